@@ -1,0 +1,31 @@
+// Converting between TensorProto (the file form of a tensor) and Tensor.
+//
+//   ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto, /*base_dir=*/"models"));
+//   TensorProto p = TensorToProto(t);
+//
+// Stateless functions; thread-safe.
+#ifndef SLUICE_CORE_TENSOR_PROTO_H_
+#define SLUICE_CORE_TENSOR_PROTO_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "proto/types.pb.h"
+
+namespace sluice {
+
+// Checks the proto (valid dtype, fully defined shape within limits, exactly
+// one data source whose length equals elements x dtype size, or a splat) and
+// builds a host tensor. External data is read from base_dir/path; a path that
+// is absolute or leaves base_dir with ".." is an error, as is an empty
+// base_dir. No allocation is made before the sizes are checked.
+absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
+                                       const std::string& base_dir = "");
+
+// Raw `content` form. REQUIRES: t is a valid host tensor.
+TensorProto TensorToProto(const Tensor& t);
+
+}  // namespace sluice
+
+#endif  // SLUICE_CORE_TENSOR_PROTO_H_

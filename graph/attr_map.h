@@ -1,0 +1,53 @@
+// AttrMap: a node's attributes by name, with typed getters. After a graph is
+// built every attribute its op declares is present (defaults filled in), so
+// getters only fail for names the op does not declare or for wrong types.
+//
+//   ASSIGN_OR_RETURN(int64_t axis, node.attrs().GetInt("axis"));
+//   ASSIGN_OR_RETURN(std::vector<int64_t> perm, node.attrs().GetIntList("perm"));
+//
+// Immutable after construction; thread-safe to read.
+#ifndef SLUICE_GRAPH_ATTR_MAP_H_
+#define SLUICE_GRAPH_ATTR_MAP_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/shape.h"
+#include "proto/graph.pb.h"
+
+namespace sluice {
+
+class AttrMap {
+ public:
+  AttrMap() = default;
+  explicit AttrMap(std::map<std::string, AttrValue, std::less<>> values)
+      : values_(std::move(values)) {}
+
+  bool Has(std::string_view name) const;
+  // nullptr when absent.
+  const AttrValue* Find(std::string_view name) const;
+
+  absl::StatusOr<int64_t> GetInt(std::string_view name) const;
+  absl::StatusOr<float> GetFloat(std::string_view name) const;
+  absl::StatusOr<std::string> GetString(std::string_view name) const;
+  absl::StatusOr<bool> GetBool(std::string_view name) const;
+  absl::StatusOr<DataType> GetType(std::string_view name) const;
+  absl::StatusOr<Shape> GetShape(std::string_view name) const;
+  absl::StatusOr<std::vector<int64_t>> GetIntList(std::string_view name) const;
+  absl::StatusOr<std::vector<float>> GetFloatList(std::string_view name) const;
+
+  const std::map<std::string, AttrValue, std::less<>>& values() const {
+    return values_;
+  }
+
+ private:
+  std::map<std::string, AttrValue, std::less<>> values_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_GRAPH_ATTR_MAP_H_

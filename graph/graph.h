@@ -1,0 +1,163 @@
+// Graph: a validated, immutable dataflow graph. Every node's op is known, its
+// attributes are complete and typed, its inputs exist, there are no cycles,
+// and every output has an inferred dtype and (possibly partial) shape.
+// Graphs are built from a GraphDef by BuildGraph (graph/builder.h) or loaded
+// from a file (graph/loader.h); passes build new graphs.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<const Graph> g, LoadGraph("mlp.pbtxt"));
+//   for (int id : g->topological_order()) {
+//     const Node& n = g->node(id);
+//     ...
+//   }
+//
+// Immutable after construction; thread-safe to read.
+#ifndef SLUICE_GRAPH_GRAPH_H_
+#define SLUICE_GRAPH_GRAPH_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+#include "graph/attr_map.h"
+#include "graph/op_def.h"
+#include "proto/graph.pb.h"
+
+namespace sluice {
+
+// One output of one node: "node:port".
+struct TensorRef {
+  int node = -1;
+  int port = 0;
+  friend bool operator==(const TensorRef& a, const TensorRef& b) {
+    return a.node == b.node && a.port == b.port;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const TensorRef& r) {
+    return H::combine(std::move(h), r.node, r.port);
+  }
+};
+
+// A consumer of a node's output: node `node` reads it as its input `input`.
+struct Consumer {
+  int node = -1;
+  int input = 0;
+};
+
+class Node {
+ public:
+  int id() const { return id_; }
+  const std::string& name() const { return name_; }
+  const std::string& op() const { return op_def_->name; }
+  const OpDef& op_def() const { return *op_def_; }
+  // The device the file requested ("/gpu:1", "/gpu:*"), or "".
+  const std::string& requested_device() const { return requested_device_; }
+  const AttrMap& attrs() const { return attrs_; }
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  const TensorRef& input(int i) const { return inputs_[i]; }
+  absl::Span<const TensorRef> inputs() const { return inputs_; }
+  absl::Span<const int> control_inputs() const { return control_inputs_; }
+
+  int num_outputs() const { return static_cast<int>(output_dtypes_.size()); }
+  DataType output_dtype(int port) const { return output_dtypes_[port]; }
+  const Shape& output_shape(int port) const { return output_shapes_[port]; }
+
+  // For Const nodes, the value; nullptr otherwise.
+  const Tensor* const_value() const {
+    return const_value_ ? &*const_value_ : nullptr;
+  }
+  // 1-based line of the node in a text file; 0 when unknown.
+  int source_line() const { return source_line_; }
+  // "node 'fc1' (MatMul)", with " at line N" when the line is known.
+  std::string DebugName() const;
+
+ private:
+  friend class GraphBuilder;  // graph/builder.cc fills nodes in
+  int id_ = -1;
+  std::string name_;
+  const OpDef* op_def_ = nullptr;  // owned by the OpRegistry
+  std::string requested_device_;
+  AttrMap attrs_;
+  std::vector<TensorRef> inputs_;
+  std::vector<int> control_inputs_;
+  std::vector<DataType> output_dtypes_;
+  std::vector<Shape> output_shapes_;
+  std::optional<Tensor> const_value_;
+  int source_line_ = 0;
+};
+
+// A graph input: an Input node, fed by the caller.
+struct GraphInput {
+  std::string name;
+  int node = -1;
+  DataType dtype = DT_INVALID;
+  Shape shape;  // may be partial
+};
+
+// A graph output: a name for one node output.
+struct GraphOutput {
+  std::string name;
+  TensorRef tensor;
+  DataType dtype = DT_INVALID;
+  Shape shape;  // may be partial
+};
+
+class Graph {
+ public:
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  const Node& node(int id) const { return nodes_[id]; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  // nullptr when no node has that name.
+  const Node* FindNode(std::string_view name) const;
+
+  // Node ids such that every node comes after all its data and control
+  // inputs. Stable: ties keep file order.
+  absl::Span<const int> topological_order() const { return topo_order_; }
+  // Who reads output `port` of node `id`.
+  absl::Span<const Consumer> consumers(int id, int port) const {
+    return consumers_[id][port];
+  }
+  // Nodes that list `id` as a control input.
+  absl::Span<const int> control_consumers(int id) const {
+    return control_consumers_[id];
+  }
+
+  const std::vector<GraphInput>& inputs() const { return inputs_; }
+  const std::vector<GraphOutput>& outputs() const { return outputs_; }
+  const GraphInput* FindInput(std::string_view name) const;
+  const GraphOutput* FindOutput(std::string_view name) const;
+
+  // The definition the graph was built from, for passes and `convert`.
+  const GraphDef& def() const { return def_; }
+  // Folder that external weights paths were resolved against ("" if none).
+  const std::string& base_dir() const { return base_dir_; }
+
+ private:
+  friend class GraphBuilder;
+  std::vector<Node> nodes_;
+  absl::flat_hash_map<std::string, int> index_;
+  std::vector<int> topo_order_;
+  std::vector<std::vector<std::vector<Consumer>>> consumers_;
+  std::vector<std::vector<int>> control_consumers_;
+  std::vector<GraphInput> inputs_;
+  std::vector<GraphOutput> outputs_;
+  GraphDef def_;
+  std::string base_dir_;
+};
+
+// Parses "node", "node:port" or "^node".
+struct ParsedInput {
+  std::string node;
+  int port = 0;
+  bool control = false;
+};
+absl::StatusOr<ParsedInput> ParseInputString(std::string_view input);
+
+}  // namespace sluice
+
+#endif  // SLUICE_GRAPH_GRAPH_H_

@@ -1,0 +1,59 @@
+// Loading model files: binary (.pb) and text (.pbtxt) GraphDefs, with
+// external weights resolved relative to the model file. ONNX (.onnx) is
+// handled by a separate importer when it exists.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<const Graph> g, LoadGraph(path));
+//
+// Stateless functions; thread-safe.
+#ifndef SLUICE_GRAPH_LOADER_H_
+#define SLUICE_GRAPH_LOADER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "proto/graph.pb.h"
+
+namespace sluice {
+
+// Where a GraphDef came from: used to resolve external weights and to name
+// lines in errors.
+struct GraphSource {
+  std::string path;      // the model file, for messages ("" if in memory)
+  std::string base_dir;  // folder for external weights ("" = none allowed)
+  // Node name -> 1-based line in a text file.
+  absl::flat_hash_map<std::string, int> node_lines;
+};
+
+struct LoadedGraphDef {
+  GraphDef def;
+  GraphSource source;
+};
+
+// Reads a .pb or .pbtxt file (by extension; other extensions try binary then
+// text). Errors: missing or unreadable file (NOT_FOUND / PERMISSION_DENIED),
+// malformed content (INVALID_ARGUMENT with the line for text files).
+absl::StatusOr<LoadedGraphDef> LoadGraphDef(const std::string& path);
+
+// Builds and validates a graph. On failure the status is INVALID_ARGUMENT and
+// its message lists every error found, one per line; each names the node, its
+// op and, when known, the line.
+absl::StatusOr<std::unique_ptr<const Graph>> BuildGraph(
+    const GraphDef& def, const GraphSource& source = {});
+
+// Like BuildGraph, returning every error separately (empty on success).
+std::vector<absl::Status> ValidateGraphDef(const GraphDef& def,
+                                           const GraphSource& source = {});
+
+// LoadGraphDef then BuildGraph.
+absl::StatusOr<std::unique_ptr<const Graph>> LoadGraph(const std::string& path);
+
+// Writes a GraphDef as .pb or .pbtxt, chosen by extension.
+absl::Status SaveGraphDef(const GraphDef& def, const std::string& path);
+
+}  // namespace sluice
+
+#endif  // SLUICE_GRAPH_LOADER_H_

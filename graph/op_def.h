@@ -1,0 +1,97 @@
+// OpDef: what an op is: its inputs, outputs, attributes (with defaults and
+// allowed dtypes) and the shape function that infers its output shapes.
+// Built with OpDefBuilder and registered in the OpRegistry (op_registry.h).
+//
+//   OpDef def = OpDefBuilder("Add")
+//                   .Input("x", "T").Input("y", "T").Output("z", "T")
+//                   .TypeAttr("T", kNumericTypes)
+//                   .ShapeFn(BroadcastShapeFn)
+//                   .Doc("Elementwise x + y with NumPy broadcasting.")
+//                   .Build();
+//
+// An OpDef is immutable once registered; thread-safe to read.
+#ifndef SLUICE_GRAPH_OP_DEF_H_
+#define SLUICE_GRAPH_OP_DEF_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "proto/graph.pb.h"
+
+namespace sluice {
+
+class InferenceContext;  // graph/shape_inference.h
+
+enum class AttrType {
+  kInt, kFloat, kString, kBool, kType, kShape, kTensor,
+  kListInt, kListFloat, kListString, kListType, kListShape,
+};
+std::string AttrTypeName(AttrType type);  // "int", "list(int)", ...
+
+struct AttrDef {
+  std::string name;
+  AttrType type = AttrType::kInt;
+  // Absent: the attribute is required. For kType attrs bound to inputs, the
+  // loader infers the value from the inputs when the node does not set it.
+  std::optional<AttrValue> default_value;
+  // For kType: the dtypes allowed (empty: any).
+  std::vector<DataType> allowed_types;
+};
+
+// One input or output argument. Its dtype is either fixed or given by a type
+// attribute; `number_attr` makes it a list of that many tensors (Concat's
+// inputs, Split's outputs).
+struct ArgDef {
+  std::string name;
+  DataType fixed_type = DT_INVALID;
+  std::string type_attr;
+  std::string number_attr;
+};
+
+using ShapeFn = std::function<absl::Status(InferenceContext&)>;
+
+struct OpDef {
+  std::string name;
+  std::vector<ArgDef> inputs;
+  std::vector<ArgDef> outputs;
+  std::vector<AttrDef> attrs;
+  ShapeFn shape_fn;
+  std::string doc;
+
+  const AttrDef* FindAttr(const std::string& attr_name) const;
+};
+
+// Common dtype sets for TypeAttr.
+extern const std::vector<DataType> kFloatTypes;    // f16, bf16, f32, f64
+extern const std::vector<DataType> kNumericTypes;  // floats + int8/32/64, uint8
+extern const std::vector<DataType> kIndexTypes;    // int32, int64
+extern const std::vector<DataType> kAllTypes;      // every dtype
+
+class OpDefBuilder {
+ public:
+  explicit OpDefBuilder(std::string name);
+  // `type` is a type attribute's name, or a dtype name ("int64", "bool") for
+  // a fixed type.
+  OpDefBuilder& Input(std::string name, std::string type);
+  OpDefBuilder& InputList(std::string name, std::string type_attr,
+                          std::string number_attr);
+  OpDefBuilder& Output(std::string name, std::string type);
+  OpDefBuilder& OutputList(std::string name, std::string type_attr,
+                           std::string number_attr);
+  OpDefBuilder& TypeAttr(std::string name, std::vector<DataType> allowed);
+  OpDefBuilder& Attr(std::string name, AttrType type);  // required
+  OpDefBuilder& Attr(std::string name, AttrType type, AttrValue default_value);
+  OpDefBuilder& ShapeFn(sluice::ShapeFn fn);
+  OpDefBuilder& Doc(std::string doc);
+  OpDef Build();
+
+ private:
+  OpDef def_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_GRAPH_OP_DEF_H_

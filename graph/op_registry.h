@@ -1,0 +1,46 @@
+// OpRegistry: every op sluice knows, by name. The global registry holds the
+// built-in op set (graph/ops/), registered on first use.
+//
+//   const OpDef* def = OpRegistry::Global()->Find("MatMul");
+//   if (def == nullptr) { ... unknown op ... }
+//
+// Registration happens once, before Global() returns; lookups are
+// thread-safe.
+#ifndef SLUICE_GRAPH_OP_REGISTRY_H_
+#define SLUICE_GRAPH_OP_REGISTRY_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "graph/op_def.h"
+
+namespace sluice {
+
+class OpRegistry {
+ public:
+  // The registry with all built-in ops. Never null.
+  static const OpRegistry* Global();
+
+  // Error when an op of that name exists already.
+  absl::Status Register(OpDef def);
+  const OpDef* Find(std::string_view name) const;  // nullptr when unknown
+  std::vector<std::string> OpNames() const;        // sorted
+
+ private:
+  std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
+};
+
+// Built-in op families (graph/ops/*.cc); Global() calls each once.
+void RegisterArrayOps(OpRegistry* registry);   // Const, Input, Identity, Cast,
+                                               // shapes, Concat, Gather, ...
+void RegisterMathOps(OpRegistry* registry);    // unary, binary, MatMul, reduce
+void RegisterNnOps(OpRegistry* registry);      // Softmax, LayerNorm, Conv2D,
+                                               // pools
+
+}  // namespace sluice
+
+#endif  // SLUICE_GRAPH_OP_REGISTRY_H_

@@ -1,0 +1,64 @@
+// InferenceContext: what a shape function sees of one node: its inputs'
+// dtypes and (partial) shapes, their values when known at load time (Const
+// inputs), and its attributes. It sets each output's shape; output dtypes
+// come from the op's type attributes and are set before the function runs.
+//
+//   absl::Status ReluShape(InferenceContext& c) {
+//     c.set_output_shape(0, c.input_shape(0));
+//     return absl::OkStatus();
+//   }
+//
+// Used by one thread at a time, during graph building.
+#ifndef SLUICE_GRAPH_SHAPE_INFERENCE_H_
+#define SLUICE_GRAPH_SHAPE_INFERENCE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+#include "graph/attr_map.h"
+
+namespace sluice {
+
+class InferenceContext {
+ public:
+  // All pointers are borrowed and must outlive the context.
+  InferenceContext(const AttrMap* attrs, std::vector<DataType> input_dtypes,
+                   std::vector<Shape> input_shapes,
+                   std::vector<const Tensor*> input_values,
+                   std::vector<DataType> output_dtypes)
+      : attrs_(attrs),
+        input_dtypes_(std::move(input_dtypes)),
+        input_shapes_(std::move(input_shapes)),
+        input_values_(std::move(input_values)),
+        output_dtypes_(std::move(output_dtypes)),
+        output_shapes_(output_dtypes_.size(), Shape::UnknownRank()) {}
+
+  int num_inputs() const { return static_cast<int>(input_shapes_.size()); }
+  int num_outputs() const { return static_cast<int>(output_dtypes_.size()); }
+  DataType input_dtype(int i) const { return input_dtypes_[i]; }
+  const Shape& input_shape(int i) const { return input_shapes_[i]; }
+  // The input's value when known at build time (a Const), else nullptr.
+  const Tensor* input_value(int i) const { return input_values_[i]; }
+  const AttrMap& attrs() const { return *attrs_; }
+
+  DataType output_dtype(int i) const { return output_dtypes_[i]; }
+  void set_output_shape(int i, Shape shape) {
+    output_shapes_[i] = std::move(shape);
+  }
+  const std::vector<Shape>& output_shapes() const { return output_shapes_; }
+
+ private:
+  const AttrMap* attrs_;
+  std::vector<DataType> input_dtypes_;
+  std::vector<Shape> input_shapes_;
+  std::vector<const Tensor*> input_values_;
+  std::vector<DataType> output_dtypes_;
+  std::vector<Shape> output_shapes_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_GRAPH_SHAPE_INFERENCE_H_

@@ -1,0 +1,84 @@
+// OpKernel: the code that runs one node on one device type. A kernel object
+// is made once per node when a plan is compiled (so it parses attributes
+// once) and its Compute runs every step.
+//
+//   class ReluKernel : public OpKernel {
+//    public:
+//     using OpKernel::OpKernel;
+//     absl::Status Compute(OpKernelContext* ctx) override {
+//       ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, ctx->input(0).shape()));
+//       ...
+//     }
+//   };
+//
+// Compute may run concurrently for different steps: kernels keep no mutable
+// state outside the context.
+#ifndef SLUICE_KERNELS_KERNEL_H_
+#define SLUICE_KERNELS_KERNEL_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/tensor.h"
+#include "device/device.h"
+#include "graph/graph.h"
+
+namespace sluice {
+
+// What one Compute call sees: its inputs, and where its outputs go.
+class OpKernelContext {
+ public:
+  // All pointers are borrowed and must outlive the context.
+  OpKernelContext(const Node* node, Device* device,
+                  absl::Span<const Tensor> inputs, absl::Span<Tensor> outputs)
+      : node_(node), device_(device), inputs_(inputs), outputs_(outputs) {}
+
+  const Node& node() const { return *node_; }
+  Device* device() const { return device_; }
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  const Tensor& input(int i) const { return inputs_[i]; }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+
+  // Allocates output `port` on the device, with the node's output dtype (or
+  // `dtype`). RESOURCE_EXHAUSTED when the device's memory runs out.
+  absl::StatusOr<Tensor*> allocate_output(int port, const Shape& shape);
+  absl::StatusOr<Tensor*> allocate_output(int port, const Shape& shape,
+                                          DataType dtype);
+  // Sets an output to an existing tensor (Identity, Reshape: no copy).
+  void set_output(int port, Tensor t) { outputs_[port] = std::move(t); }
+  const Tensor& output(int port) const { return outputs_[port]; }
+  // Scratch memory on the device, freed when the returned tensor goes away.
+  absl::StatusOr<Tensor> allocate_temp(DataType dtype, const Shape& shape);
+
+ private:
+  const Node* node_;
+  Device* device_;
+  absl::Span<const Tensor> inputs_;
+  absl::Span<Tensor> outputs_;
+};
+
+class OpKernel {
+ public:
+  // `node` must outlive the kernel (the graph owns it).
+  explicit OpKernel(const Node& node) : node_(node) {}
+  virtual ~OpKernel() = default;
+  OpKernel(const OpKernel&) = delete;
+  OpKernel& operator=(const OpKernel&) = delete;
+
+  const Node& node() const { return node_; }
+
+  // Checks inputs (dtypes, shapes, index ranges) before touching memory and
+  // returns a Status naming what is wrong; the executor adds the node's name.
+  virtual absl::Status Compute(OpKernelContext* ctx) = 0;
+
+ private:
+  const Node& node_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_KERNEL_H_
