@@ -1,0 +1,63 @@
+// Session: a loaded graph, the devices it runs on and their allocators, and a
+// cache of compiled plans (one per set of input shapes). The C++ entry point
+// to sluice.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<Session> s,
+//                    Session::CreateFromFile("examples/mlp.pbtxt", config));
+//   ASSIGN_OR_RETURN(std::vector<Tensor> out,
+//                    s->Run({{"x", x}}, {"logits"}));
+//
+// Run may be called from several threads at once.
+#ifndef SLUICE_EXECUTOR_SESSION_H_
+#define SLUICE_EXECUTOR_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "graph/graph.h"
+#include "proto/config.pb.h"
+
+namespace sluice {
+
+class Device;
+
+// Feeds: name -> value. A name is a graph input ("x"), or any node output
+// ("node" or "node:port"), which is then not computed.
+using Feeds = std::vector<std::pair<std::string, Tensor>>;
+
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  // Takes ownership of the graph. Errors: an invalid config, devices that
+  // cannot be set up, a graph some node of which has no kernel anywhere.
+  static absl::StatusOr<std::unique_ptr<Session>> Create(
+      std::unique_ptr<const Graph> graph, const RuntimeConfig& config = {});
+  // LoadGraph(path) then Create.
+  static absl::StatusOr<std::unique_ptr<Session>> CreateFromFile(
+      const std::string& path, const RuntimeConfig& config = {});
+
+  // Runs one step and returns the fetched tensors, in order, on the host.
+  // Fetches are graph output names or "node[:port]"; empty means every graph
+  // output. Errors name the feed or node: a missing, unknown, wrongly typed
+  // or wrongly shaped feed (INVALID_ARGUMENT, with the expected signature); a
+  // kernel failure (the node and op); memory exhausted (RESOURCE_EXHAUSTED).
+  // After an error the session stays usable.
+  virtual absl::StatusOr<std::vector<Tensor>> Run(
+      const Feeds& feeds, const std::vector<std::string>& fetches = {}) = 0;
+
+  virtual const Graph& graph() const = 0;
+  virtual const RuntimeConfig& config() const = 0;
+  // The devices this session uses (not owned by the caller).
+  virtual std::vector<Device*> devices() const = 0;
+  // Names of the fetches Run({}, {}) returns: the graph's outputs.
+  std::vector<std::string> DefaultFetchNames() const;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_EXECUTOR_SESSION_H_
