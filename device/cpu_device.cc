@@ -1,0 +1,37 @@
+// CpuDevice: the host allocator (optionally budgeted) and an Eigen pool.
+#include "device/cpu_device.h"
+
+#define EIGEN_USE_THREADS
+#include "unsupported/Eigen/CXX11/Tensor"
+#include "unsupported/Eigen/CXX11/ThreadPool"
+
+#include "device/limited_allocator.h"
+
+namespace sluice {
+
+struct CpuDevice::Pool {
+  explicit Pool(int threads) : pool(threads), device(&pool, threads) {}
+  Eigen::ThreadPool pool;
+  Eigen::ThreadPoolDevice device;
+};
+
+CpuDevice::CpuDevice(int index, int64_t memory_limit, int intra_op_threads)
+    : Device(DeviceType::kCpu, index, memory_limit),
+      intra_op_threads_(intra_op_threads < 1 ? 1 : intra_op_threads) {
+  if (memory_limit > 0) {
+    limited_ = std::make_unique<LimitedAllocator>(CpuAllocator(), name(),
+                                                  memory_limit);
+    allocator_ = limited_.get();
+  } else {
+    allocator_ = CpuAllocator();
+  }
+  if (intra_op_threads_ > 1) pool_ = std::make_unique<Pool>(intra_op_threads_);
+}
+
+CpuDevice::~CpuDevice() = default;
+
+const Eigen::ThreadPoolDevice* CpuDevice::eigen_cpu_device() const {
+  return pool_ ? &pool_->device : nullptr;
+}
+
+}  // namespace sluice

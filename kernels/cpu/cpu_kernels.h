@@ -1,0 +1,35 @@
+// The CPU kernel families. Each Register* function adds one family's kernels
+// (one KernelDef per op, constrained to the dtypes that family implements);
+// RegisterCpuKernels (kernel_registry.h) calls them all.
+//
+//   KernelRegistry r;
+//   cpu::RegisterMatMulKernels(&r);
+//
+// Call once per registry, before it is shared between threads.
+#ifndef SLUICE_KERNELS_CPU_CPU_KERNELS_H_
+#define SLUICE_KERNELS_CPU_CPU_KERNELS_H_
+
+#include "kernels/kernel_registry.h"
+
+namespace sluice::cpu {
+
+void RegisterSourceKernels(KernelRegistry* registry);        // sources.cc
+void RegisterIdentityKernels(KernelRegistry* registry);      // identity.cc
+void RegisterCastKernels(KernelRegistry* registry);          // cast.cc
+void RegisterUnaryKernels(KernelRegistry* registry);         // elementwise_unary.cc
+void RegisterBinaryKernels(KernelRegistry* registry);        // elementwise_binary.cc
+void RegisterWhereKernels(KernelRegistry* registry);         // where.cc
+void RegisterMatMulKernels(KernelRegistry* registry);        // matmul.cc
+void RegisterSoftmaxKernels(KernelRegistry* registry);       // softmax.cc
+void RegisterLayerNormKernels(KernelRegistry* registry);     // layer_norm.cc
+void RegisterReduceKernels(KernelRegistry* registry);        // reduce.cc
+void RegisterShapeKernels(KernelRegistry* registry);         // shape_ops.cc
+void RegisterConcatSplitKernels(KernelRegistry* registry);   // concat_split.cc
+void RegisterSliceKernels(KernelRegistry* registry);         // slice.cc
+void RegisterGatherKernels(KernelRegistry* registry);        // gather.cc
+void RegisterConvKernels(KernelRegistry* registry);          // conv.cc
+void RegisterPoolKernels(KernelRegistry* registry);          // pool.cc
+
+}  // namespace sluice::cpu
+
+#endif  // SLUICE_KERNELS_CPU_CPU_KERNELS_H_

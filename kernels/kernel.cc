@@ -1,0 +1,37 @@
+// OpKernelContext: output and scratch allocation on the kernel's device.
+#include "kernels/kernel.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+
+namespace sluice {
+
+absl::StatusOr<Tensor*> OpKernelContext::allocate_output(int port,
+                                                         const Shape& shape) {
+  if (port < 0 || port >= num_outputs() || port >= node_->num_outputs()) {
+    return absl::InternalError(absl::StrCat(
+        "allocate_output: port ", port, " out of range for ",
+        node_->DebugName(), " with ", num_outputs(), " outputs"));
+  }
+  return allocate_output(port, shape, node_->output_dtype(port));
+}
+
+absl::StatusOr<Tensor*> OpKernelContext::allocate_output(int port,
+                                                         const Shape& shape,
+                                                         DataType dtype) {
+  if (port < 0 || port >= num_outputs()) {
+    return absl::InternalError(absl::StrCat(
+        "allocate_output: port ", port, " out of range for ",
+        node_->DebugName(), " with ", num_outputs(), " outputs"));
+  }
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape, device_->allocator()));
+  outputs_[port] = std::move(t);
+  return &outputs_[port];
+}
+
+absl::StatusOr<Tensor> OpKernelContext::allocate_temp(DataType dtype,
+                                                      const Shape& shape) {
+  return Tensor::Create(dtype, shape, device_->allocator());
+}
+
+}  // namespace sluice
