@@ -11,6 +11,7 @@
 #ifndef SLUICE_EXECUTOR_SESSION_H_
 #define SLUICE_EXECUTOR_SESSION_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -56,6 +57,13 @@ class Session {
   virtual std::vector<Device*> devices() const = 0;
   // Names of the fetches Run({}, {}) returns: the graph's outputs.
   std::vector<std::string> DefaultFetchNames() const;
+
+  struct Stats {
+    int64_t runs = 0;            // Run calls that succeeded
+    int64_t plans_compiled = 0;  // cache misses
+    int64_t plans_cached = 0;    // plans in the cache now
+  };
+  virtual Stats stats() const = 0;
 };
 
 }  // namespace sluice

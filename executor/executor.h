@@ -1,0 +1,34 @@
+// RunPlan: executes one step of a compiled plan. Nodes run in dataflow order;
+// a chain runs on the calling thread, anything wider runs its independent
+// branches on the inter-op scheduler. Each value slot is released as soon as
+// its last reader has run, so peak memory follows the live set.
+//
+//   ASSIGN_OR_RETURN(std::vector<Tensor> fetched,
+//                    RunPlan(*plan, std::move(feed_values), scheduler));
+//
+// Thread-safe: concurrent calls on one plan share nothing mutable.
+#ifndef SLUICE_EXECUTOR_EXECUTOR_H_
+#define SLUICE_EXECUTOR_EXECUTOR_H_
+
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "executor/plan.h"
+
+namespace sluice {
+
+// Runs a closure on another thread (the session's inter-op pool).
+using Scheduler = std::function<void(std::function<void()>)>;
+
+// `feed_values` are in the order of the plan's feeds. Returns the fetched
+// values in fetch order. A kernel error stops the step (nodes not yet started
+// are skipped) and is returned with the node's name and op.
+absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
+                                            std::vector<Tensor> feed_values,
+                                            const Scheduler& scheduler);
+
+}  // namespace sluice
+
+#endif  // SLUICE_EXECUTOR_EXECUTOR_H_

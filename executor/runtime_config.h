@@ -1,0 +1,90 @@
+// Runtime configuration: loading a RuntimeConfig text proto (--config CFG),
+// checking it, and applying the environment variables that override it.
+//
+//   ASSIGN_OR_RETURN(RuntimeConfig config, LoadRuntimeConfig("run.pbtxt"));
+//   std::vector<std::string> log;
+//   RETURN_IF_ERROR(ApplyEnvironmentOverrides(&config, &log));
+//   RETURN_IF_ERROR(ValidateRuntimeConfig(config));
+//
+// Stateless functions; thread-safe (ApplyEnvironmentOverrides reads the
+// process environment, which must not be modified concurrently).
+#ifndef SLUICE_EXECUTOR_RUNTIME_CONFIG_H_
+#define SLUICE_EXECUTOR_RUNTIME_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "proto/config.pb.h"
+
+namespace sluice {
+
+// Environment variables that override a config (DESIGN.md, decision 5).
+inline constexpr char kEnvGpuAllowGrowth[] = "SLUICE_GPU_ALLOW_GROWTH";
+inline constexpr char kEnvGpuMemoryLimit[] = "SLUICE_GPU_MEMORY_LIMIT";
+
+// Reads a text-format RuntimeConfig. Errors: NOT_FOUND for a missing file,
+// INVALID_ARGUMENT for malformed text, as "PATH:LINE:COLUMN: message" for the
+// first error (the parser stops there). Does not validate: call
+// ValidateRuntimeConfig.
+absl::StatusOr<RuntimeConfig> LoadRuntimeConfig(const std::string& path);
+// The same for text already in memory; `source_name` prefixes error messages.
+absl::StatusOr<RuntimeConfig> ParseRuntimeConfig(
+    absl::string_view text, absl::string_view source_name = "<config>");
+
+// Checks the values: memory fractions in (0, 1], byte limits > 0 (logical
+// CPUs may use 0, meaning no budget), thread counts in [0, 4096], no GPU
+// index listed twice, logical GPUs each with a limit that fits the GPU's
+// own, a known placement strategy, a parseable default device. The first
+// problem found is returned as INVALID_ARGUMENT naming the field
+// ("gpu[1].logical_devices[0].memory_limit: ...").
+absl::Status ValidateRuntimeConfig(const RuntimeConfig& config);
+
+// Applies SLUICE_GPU_ALLOW_GROWTH (true|false) and SLUICE_GPU_MEMORY_LIMIT
+// (bytes such as "4GiB" or "512M", or a fraction such as "0.5") to `config`.
+// The memory limit replaces gpu_memory_limit and clears per-GPU limits, so
+// the environment wins everywhere. Appends one line per change to `log`
+// (may be null). A variable that is set to anything else (including the empty
+// string) is INVALID_ARGUMENT naming the variable, and `config` is unchanged.
+absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
+                                       std::vector<std::string>* log);
+// The same with the environment read through `getenv` (for tests).
+using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
+absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
+                                       std::vector<std::string>* log,
+                                       const EnvLookup& getenv);
+
+// "4096", "4K", "4KiB" (x1024), "4KB" (x1000), likewise M/MiB/MB, G/GiB/GB,
+// T/TiB/TB; "B" for bytes; a space before the unit and a decimal number
+// ("1.5GiB") are allowed; the result is rounded down to whole bytes. Errors:
+// negative, no number, unknown unit, or more than 2^63-1 bytes.
+absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
+
+// A memory limit as written on the command line or in the environment: a
+// number with a decimal point and no unit is a fraction in (0, 1] ("0.5",
+// "1.0"); anything else is a byte size for ParseByteSize.
+absl::StatusOr<MemoryLimit> ParseMemoryLimit(absl::string_view text);
+
+// "1.5 GiB", "512 MiB", "100 B": binary units, one decimal.
+std::string FormatBytes(int64_t bytes);
+// "4.0 GiB" or "50% of the card"; "none" when unset.
+std::string DescribeMemoryLimit(const MemoryLimit& limit);
+
+// The limit in force for physical GPU `gpu_index`: its GpuConfig's limit if
+// set, else gpu_memory_limit. A MemoryLimit with no value means the whole
+// card.
+MemoryLimit EffectiveGpuMemoryLimit(const RuntimeConfig& config,
+                                    int gpu_index);
+// Bytes allowed by `limit` on a device of `total_bytes` (the whole device
+// when the limit is unset; a fraction rounds down). Never more than
+// total_bytes when total_bytes > 0.
+int64_t ResolveMemoryLimit(const MemoryLimit& limit, int64_t total_bytes);
+
+}  // namespace sluice
+
+#endif  // SLUICE_EXECUTOR_RUNTIME_CONFIG_H_
