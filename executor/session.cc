@@ -202,8 +202,9 @@ class SessionImpl final : public Session {
                                  /*allow_parallel=*/pool_ != nullptr));
     std::shared_ptr<const ExecutionPlan> plan = std::move(compiled);
     absl::MutexLock lock(&mu_);
-    ++plans_compiled_;
     auto [it, inserted] = plans_.emplace(key, plan);
+    // Two threads may compile the same signature at once; one plan is kept.
+    if (inserted) ++plans_compiled_;
     return it->second;
   }
 

@@ -1,0 +1,285 @@
+// Session and executor behaviour on the CPU: feeds, fetches, plan caching,
+// early release of buffers, errors, and concurrent Run calls.
+#include "executor/session.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
+#include "graph/loader.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+// y = relu(x @ w + b), x: float32[?,2], w = [[1,-1],[2,0.5]], b = [0.5,-4].
+constexpr char kSmallModel[] = R"pb(
+  node { name: "x" op: "Input"
+         attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "shape" value { shape { dim: -1 dim: 2 } } } }
+  node { name: "w" op: "Const"
+         attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 2 dim: 2 }
+                                              float_val: [1, -1, 2, 0.5] } } } }
+  node { name: "b" op: "Const"
+         attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 2 }
+                                              float_val: [0.5, -4] } } } }
+  node { name: "mm" op: "MatMul" input: "x" input: "w" }
+  node { name: "add" op: "Add" input: "mm" input: "b" }
+  node { name: "y" op: "Relu" input: "add" }
+  signature {
+    inputs { name: "x" }
+    outputs { name: "y" tensor: "y" }
+  }
+)pb";
+
+std::unique_ptr<Session> MakeSession(const std::string& text,
+                                     const RuntimeConfig& config = {}) {
+  GraphDef def;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &def));
+  absl::StatusOr<std::unique_ptr<const Graph>> graph = BuildGraph(def);
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (!graph.ok()) return nullptr;
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      Session::Create(*std::move(graph), config);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *std::move(s) : nullptr;
+}
+
+std::vector<float> Values(const Tensor& t) {
+  auto v = t.flat<float>();
+  return std::vector<float>(v.begin(), v.end());
+}
+
+TEST(SessionTest, RunsSmallModelAndMatchesHandComputedValues) {
+  auto s = MakeSession(kSmallModel);
+  ASSERT_NE(s, nullptr);
+  Tensor x = Tensor::FromVector<float>({1, 2, -1, 0}, Shape({2, 2}));
+  auto out = s->Run({{"x", x}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 1u);
+  // Row 0: [1+4, -1+1] + b = [5.5, -4] -> relu [5.5, 0].
+  // Row 1: [-1, 1] + b = [-0.5, -3] -> relu [0, 0].
+  EXPECT_EQ((*out)[0].shape(), Shape({2, 2}));
+  EXPECT_THAT(Values((*out)[0]), ::testing::ElementsAre(5.5f, 0.f, 0.f, 0.f));
+}
+
+TEST(SessionTest, EmptyFetchListReturnsGraphOutputs) {
+  auto s = MakeSession(kSmallModel);
+  ASSERT_NE(s, nullptr);
+  EXPECT_THAT(s->DefaultFetchNames(), ::testing::ElementsAre("y"));
+  auto out = s->Run({{"x", Tensor::FromVector<float>({1, 1}, Shape({1, 2}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ::testing::ElementsAre(3.5f, 0.f));
+}
+
+TEST(SessionTest, FetchesIntermediateNodeOutput) {
+  auto s = MakeSession(kSmallModel);
+  ASSERT_NE(s, nullptr);
+  Tensor x = Tensor::FromVector<float>({1, 2}, Shape({1, 2}));
+  auto out = s->Run({{"x", x}}, {"mm:0", "add"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ::testing::ElementsAre(5.f, 0.f));
+  EXPECT_THAT(Values((*out)[1]), ::testing::ElementsAre(5.5f, -4.f));
+}
+
+TEST(SessionTest, FeedingANodeOutputSkipsEverythingAboveIt) {
+  auto s = MakeSession(kSmallModel);
+  ASSERT_NE(s, nullptr);
+  // "x" is not fed: if mm were computed, the run would fail on the input.
+  Tensor mm = Tensor::FromVector<float>({-1, 3}, Shape({1, 2}));
+  auto out = s->Run({{"mm", mm}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ::testing::ElementsAre(0.f, 0.f));
+  Tensor mm2 = Tensor::FromVector<float>({1, 5}, Shape({1, 2}));
+  out = s->Run({{"mm:0", mm2}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ::testing::ElementsAre(1.5f, 1.f));
+}
+
+TEST(SessionTest, MissingInputIsAnErrorShowingTheSignature) {
+  auto s = MakeSession(kSmallModel);
+  ASSERT_NE(s, nullptr);
+  auto out = s->Run({}, {"y"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("missing input 'x'"));
+  EXPECT_THAT(out.status().message(), HasSubstr("float32[?,2]"));
+}
+
+TEST(SessionTest, WrongDtypeFeedNamesTheInputAndExpectedType) {
+  auto s = MakeSession(kSmallModel);
+  ASSERT_NE(s, nullptr);
+  Tensor x = Tensor::FromVector<int32_t>({1, 2}, Shape({1, 2}));
+  auto out = s->Run({{"x", x}}, {"y"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("input 'x' has dtype int32"));
+  EXPECT_THAT(out.status().message(), HasSubstr("x: float32[?,2]"));
+}
+
+TEST(SessionTest, WrongShapeFeedNamesTheInputAndExpectedShape) {
+  auto s = MakeSession(kSmallModel);
+  ASSERT_NE(s, nullptr);
+  Tensor x = Tensor::FromVector<float>({1, 2, 3}, Shape({1, 3}));
+  auto out = s->Run({{"x", x}}, {"y"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("input 'x' has shape [1,3]"));
+  EXPECT_THAT(out.status().message(), HasSubstr("float32[?,2]"));
+}
+
+TEST(SessionTest, UnknownFeedAndFetchAreErrors) {
+  auto s = MakeSession(kSmallModel);
+  ASSERT_NE(s, nullptr);
+  Tensor x = Tensor::FromVector<float>({1, 2}, Shape({1, 2}));
+  auto out = s->Run({{"nope", x}}, {"y"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("unknown input 'nope'"));
+  out = s->Run({{"x", x}}, {"zzz"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("unknown fetch 'zzz'"));
+  EXPECT_THAT(out.status().message(), HasSubstr("y: float32"));
+  out = s->Run({{"x", x}, {"x", x}}, {"y"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("more than once"));
+}
+
+TEST(SessionTest, CompilesOnePlanPerInputShape) {
+  auto s = MakeSession(kSmallModel);
+  ASSERT_NE(s, nullptr);
+  Tensor x1 = Tensor::FromVector<float>({1, 2}, Shape({1, 2}));
+  Tensor x2 = Tensor::FromVector<float>({1, 2, 3, 4}, Shape({2, 2}));
+  ASSERT_TRUE(s->Run({{"x", x1}}).ok());
+  ASSERT_TRUE(s->Run({{"x", x1}}).ok());
+  EXPECT_EQ(s->stats().plans_compiled, 1);
+  ASSERT_TRUE(s->Run({{"x", x2}}).ok());
+  ASSERT_TRUE(s->Run({{"x", x2}}).ok());
+  ASSERT_TRUE(s->Run({{"x", x1}}).ok());
+  EXPECT_EQ(s->stats().plans_compiled, 2);
+  EXPECT_EQ(s->stats().runs, 5);
+}
+
+// A chain of 12 Neg ops on 1 MiB tensors. With buffers released as soon as
+// their last reader has run, at most two are live at once; without, 12 MiB.
+std::string NegChain(int n) {
+  std::string text = R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 262144 } } } }
+  )pb";
+  std::string prev = "x";
+  for (int i = 0; i < n; ++i) {
+    std::string name = absl::StrCat("n", i);
+    absl::StrAppend(&text, "node { name: '", name, "' op: 'Neg' input: '",
+                    prev, "' }\n");
+    prev = name;
+  }
+  absl::StrAppend(&text, "signature { inputs { name: 'x' } outputs { name: 'y' tensor: '",
+                  prev, "' } }");
+  return text;
+}
+
+TEST(SessionTest, PeakMemoryFollowsTheLiveSetNotTheGraph) {
+  RuntimeConfig config;
+  // One logical CPU with a 3 MiB budget: enough for two live 1 MiB tensors.
+  config.add_logical_cpus()->mutable_memory_limit()->set_bytes(3 << 20);
+  auto s = MakeSession(NegChain(12), config);
+  ASSERT_NE(s, nullptr);
+  absl::StatusOr<Tensor> x = Tensor::Zeros(DT_FLOAT, Shape({262144}));
+  ASSERT_TRUE(x.ok());
+  x->flat<float>()[7] = 2.5f;
+  auto out = s->Run({{"x", *x}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].flat<float>()[7], 2.5f);  // 12 negations
+}
+
+TEST(SessionTest, MemoryLimitExhaustionIsAnErrorAndSessionStaysUsable) {
+  RuntimeConfig config;
+  config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
+  auto s = MakeSession(NegChain(3), config);
+  ASSERT_NE(s, nullptr);
+  // 262144 floats is exactly 1 MiB: two live at once do not fit.
+  absl::StatusOr<Tensor> big = Tensor::Zeros(DT_FLOAT, Shape({262144}));
+  ASSERT_TRUE(big.ok());
+  auto out = s->Run({{"x", *big}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(), HasSubstr("'n"));
+}
+
+TEST(SessionTest, KernelErrorNamesTheNodeAndSessionStaysUsable) {
+  constexpr char kGather[] = R"pb(
+    node { name: "idx" op: "Input"
+           attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "shape" value { shape { dim: 2 } } } }
+    node { name: "table" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 3 }
+                                                float_val: [10, 20, 30] } } } }
+    node { name: "lookup" op: "Gather" input: "table" input: "idx" }
+    signature { inputs { name: "idx" } outputs { name: "out" tensor: "lookup" } }
+  )pb";
+  auto s = MakeSession(kGather);
+  ASSERT_NE(s, nullptr);
+  auto bad = s->Run({{"idx", Tensor::FromVector<int64_t>({0, 7}, Shape({2}))}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("'lookup' (Gather)"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("7"));
+  auto good = s->Run({{"idx", Tensor::FromVector<int64_t>({2, 0}, Shape({2}))}});
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_THAT(Values((*good)[0]), ::testing::ElementsAre(30.f, 10.f));
+}
+
+// Two branches joined: z = exp(x) + neg(x) * x, on the inter-op pool.
+constexpr char kDiamond[] = R"pb(
+  node { name: "x" op: "Input"
+         attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "shape" value { shape { dim: -1 } } } }
+  node { name: "e" op: "Exp" input: "x" }
+  node { name: "n" op: "Neg" input: "x" }
+  node { name: "m" op: "Mul" input: "n" input: "x" }
+  node { name: "z" op: "Add" input: "e" input: "m" }
+  signature { inputs { name: "x" } outputs { name: "z" tensor: "z" } }
+)pb";
+
+TEST(SessionTest, ConcurrentRunsFromManyThreadsGiveCorrectResults) {
+  RuntimeConfig config;
+  config.set_inter_op_threads(4);
+  auto s = MakeSession(kDiamond, config);
+  ASSERT_NE(s, nullptr);
+  constexpr int kThreads = 8;
+  constexpr int kRuns = 50;
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns; ++r) {
+        // Each thread uses its own values and a size of its own.
+        int n = 1 + (t + r) % 5;
+        std::vector<float> xs(n);
+        for (int i = 0; i < n; ++i) xs[i] = 0.1f * (t - i) + 0.01f * r;
+        auto out = s->Run({{"x", Tensor::FromVector<float>(xs, Shape({n}))}});
+        if (!out.ok()) {
+          ++failures[t];
+          continue;
+        }
+        auto z = (*out)[0].flat<float>();
+        for (int i = 0; i < n; ++i) {
+          float want = std::exp(xs[i]) - xs[i] * xs[i];
+          if (std::abs(z[i] - want) > 1e-5f * (1 + std::abs(want))) {
+            ++failures[t];
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+  EXPECT_EQ(s->stats().runs, kThreads * kRuns);
+  EXPECT_EQ(s->stats().plans_compiled, 5);
+}
+
+}  // namespace
+}  // namespace sluice
