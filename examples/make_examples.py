@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the example models in examples/, their inputs, and (by running
-examples/reference.py on them) their expected outputs.
+examples/reference.py on them) their expected outputs, which
+examples/check_reference.py then checks against hand-written formulas.
 
     .venv/bin/python examples/make_examples.py
 
@@ -261,6 +262,7 @@ def main():
             args += ["--input", "%s=%s" % (input_name, path)]
         print("%s: %s" % (name, os.path.relpath(model_path)))
         subprocess.run(args, check=True)
+    subprocess.run([sys.executable, os.path.join(HERE, "check_reference.py")], check=True)
 
 
 if __name__ == "__main__":
