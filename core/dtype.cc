@@ -35,7 +35,9 @@ std::string DataTypeName(DataType dtype) {
   }
 }
 
-absl::StatusOr<DataType> ParseDataType(std::string_view name) {
+absl::StatusOr<DataType> ParseDataType(std::string_view name_view) {
+  // Debian's Abseil has its own string_view, not std::string_view.
+  const std::string name(name_view);
   std::string n = absl::AsciiStrToLower(name);
   if (n.rfind("dt_", 0) == 0) n = n.substr(3);
   if (n == "float32" || n == "float") return DT_FLOAT;

@@ -48,6 +48,21 @@ class AttrMap {
   std::map<std::string, AttrValue, std::less<>> values_;
 };
 
+// AttrValue constructors, for op defaults, tests and code that writes graphs.
+AttrValue MakeIntAttr(int64_t v);
+AttrValue MakeFloatAttr(float v);
+AttrValue MakeStringAttr(std::string v);
+AttrValue MakeBoolAttr(bool v);
+AttrValue MakeTypeAttr(DataType v);
+AttrValue MakeShapeAttr(const Shape& v);
+AttrValue MakeTensorAttr(TensorProto v);
+AttrValue MakeIntListAttr(const std::vector<int64_t>& v);
+AttrValue MakeFloatListAttr(const std::vector<float>& v);
+
+// "int", "float", "list(int)", "tensor", ... for the value held; "unset" for
+// an AttrValue with nothing set. For error messages.
+std::string AttrValueKind(const AttrValue& value);
+
 }  // namespace sluice
 
 #endif  // SLUICE_GRAPH_ATTR_MAP_H_

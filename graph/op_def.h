@@ -13,6 +13,7 @@
 #ifndef SLUICE_GRAPH_OP_DEF_H_
 #define SLUICE_GRAPH_OP_DEF_H_
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -63,6 +64,14 @@ struct OpDef {
 
   const AttrDef* FindAttr(const std::string& attr_name) const;
 };
+
+// OK when `value` holds a value of `type` (an empty list fits every list
+// type); INVALID_ARGUMENT naming both kinds otherwise.
+absl::Status CheckAttrType(const AttrValue& value, AttrType type);
+
+// Most tensors a list argument may hold (Concat's inputs, Split's outputs).
+// Bounds what a number in a file can make the loader allocate.
+inline constexpr int64_t kMaxListArgs = int64_t{1} << 16;
 
 // Common dtype sets for TypeAttr.
 extern const std::vector<DataType> kFloatTypes;    // f16, bf16, f32, f64

@@ -34,6 +34,9 @@ class OpRegistry {
   std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
 };
 
+// Registers a built-in op; aborts on a schema error (a programmer error).
+void RegisterOrDie(OpRegistry* registry, OpDef def);
+
 // Built-in op families (graph/ops/*.cc); Global() calls each once.
 void RegisterArrayOps(OpRegistry* registry);   // Const, Input, Identity, Cast,
                                                // shapes, Concat, Gather, ...

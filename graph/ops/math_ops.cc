@@ -1,0 +1,172 @@
+// Schemas of the elementwise ops, MatMul and the reductions (docs/ops.md:
+// Elementwise, Linear algebra, Reductions).
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/op_registry.h"
+#include "graph/shape_fns.h"
+
+namespace sluice {
+namespace {
+
+absl::Status GeluFn(InferenceContext& c) {
+  const AttrValue* approximate = c.attrs().Find("approximate");
+  if (approximate == nullptr || approximate->value_case() != AttrValue::kS) {
+    return absl::InvalidArgumentError("approximate must be a string");
+  }
+  const std::string& mode = approximate->s();
+  if (mode != "none" && mode != "tanh") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "approximate must be \"none\" or \"tanh\", got \"", mode, "\""));
+  }
+  return UnchangedShapeFn(c);
+}
+
+absl::Status MatMulFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(bool ta, c.attrs().GetBool("transpose_a"));
+  ASSIGN_OR_RETURN(bool tb, c.attrs().GetBool("transpose_b"));
+  ASSIGN_OR_RETURN(Shape out,
+                   MatMulShape(c.input_shape(0), c.input_shape(1), ta, tb));
+  c.set_output_shape(0, std::move(out));
+  return absl::OkStatus();
+}
+
+// Whether any reduced dimension is known to be 0.
+absl::StatusOr<bool> ReducesEmpty(const Shape& in,
+                                  const std::vector<int64_t>& axes) {
+  if (in.unknown_rank()) return false;
+  if (axes.empty()) {
+    for (int64_t d : in.dims()) {
+      if (d == 0) return true;
+    }
+    return false;
+  }
+  ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(axes, in.rank()));
+  for (int a : norm) {
+    if (in.dim(a) == 0) return true;
+  }
+  return false;
+}
+
+// kind: 0 sum, 1 mean, 2 max.
+absl::Status ReduceFn(InferenceContext& c, int kind) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes, c.attrs().GetIntList("axes"));
+  ASSIGN_OR_RETURN(bool keepdims, c.attrs().GetBool("keepdims"));
+  const Shape& in = c.input_shape(0);
+  ASSIGN_OR_RETURN(Shape out, ReduceShape(in, axes, keepdims));
+  ASSIGN_OR_RETURN(bool empty, ReducesEmpty(in, axes));
+  if (empty && kind == 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ReduceMax over an empty dimension of ", in.DebugString()));
+  }
+  if (empty && kind == 1 && !IsFloatingPoint(c.input_dtype(0))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "integer ReduceMean over an empty dimension of ", in.DebugString()));
+  }
+  c.set_output_shape(0, std::move(out));
+  return absl::OkStatus();
+}
+
+void Unary(OpRegistry* r, const std::string& op,
+           const std::vector<DataType>& types, const std::string& doc) {
+  RegisterOrDie(r, OpDefBuilder(op)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .TypeAttr("T", types)
+                       .ShapeFn(UnchangedShapeFn)
+                       .Doc(doc)
+                       .Build());
+}
+
+void Binary(OpRegistry* r, const std::string& op,
+            const std::vector<DataType>& types, const std::string& out_type,
+            const std::string& doc) {
+  RegisterOrDie(r, OpDefBuilder(op)
+                       .Input("x", "T")
+                       .Input("y", "T")
+                       .Output("z", out_type)
+                       .TypeAttr("T", types)
+                       .ShapeFn(BroadcastShapeFn)
+                       .Doc(doc + " NumPy broadcasting.")
+                       .Build());
+}
+
+void Reduce(OpRegistry* r, const std::string& op, int kind,
+            const std::string& doc) {
+  AttrValue empty;
+  empty.mutable_list();
+  RegisterOrDie(r, OpDefBuilder(op)
+                       .Input("input", "T")
+                       .Output("output", "T")
+                       .TypeAttr("T", kNumericTypes)
+                       .Attr("axes", AttrType::kListInt, empty)
+                       .Attr("keepdims", AttrType::kBool, MakeBoolAttr(false))
+                       .ShapeFn([kind](InferenceContext& c) {
+                         return ReduceFn(c, kind);
+                       })
+                       .Doc(doc + " over axes (all when empty).")
+                       .Build());
+}
+
+}  // namespace
+
+void RegisterMathOps(OpRegistry* r) {
+  Unary(r, "Neg", kNumericTypes, "-x.");
+  Unary(r, "Abs", kNumericTypes, "|x|.");
+  Unary(r, "Relu", kNumericTypes, "max(x, 0).");
+  Unary(r, "Exp", kFloatTypes, "e^x.");
+  Unary(r, "Log", kFloatTypes, "ln x.");
+  Unary(r, "Sqrt", kFloatTypes, "sqrt(x).");
+  Unary(r, "Rsqrt", kFloatTypes, "1 / sqrt(x).");
+  Unary(r, "Tanh", kFloatTypes, "tanh(x).");
+  Unary(r, "Sigmoid", kFloatTypes, "1 / (1 + e^-x).");
+  Unary(r, "Erf", kFloatTypes, "The error function.");
+  RegisterOrDie(r, OpDefBuilder("Gelu")
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("approximate", AttrType::kString,
+                             MakeStringAttr("none"))
+                       .ShapeFn(GeluFn)
+                       .Doc("GELU: exact erf form (\"none\") or the tanh "
+                            "approximation (\"tanh\").")
+                       .Build());
+
+  Binary(r, "Add", kNumericTypes, "T", "x + y.");
+  Binary(r, "Sub", kNumericTypes, "T", "x - y.");
+  Binary(r, "Mul", kNumericTypes, "T", "x * y.");
+  Binary(r, "Div", kNumericTypes, "T",
+         "x / y; integers truncate toward zero and y = 0 is an error.");
+  Binary(r, "Pow", kNumericTypes, "T", "x ^ y.");
+  Binary(r, "Maximum", kNumericTypes, "T", "max(x, y).");
+  Binary(r, "Minimum", kNumericTypes, "T", "min(x, y).");
+  Binary(r, "Equal", kAllTypes, "bool", "x == y.");
+  Binary(r, "Less", kNumericTypes, "bool", "x < y.");
+  Binary(r, "Greater", kNumericTypes, "bool", "x > y.");
+  RegisterOrDie(r, OpDefBuilder("Where")
+                       .Input("condition", "bool")
+                       .Input("x", "T")
+                       .Input("y", "T")
+                       .Output("output", "T")
+                       .TypeAttr("T", kAllTypes)
+                       .ShapeFn(BroadcastShapeFn)
+                       .Doc("condition ? x : y, all three broadcast.")
+                       .Build());
+
+  RegisterOrDie(r, OpDefBuilder("MatMul")
+                       .Input("a", "T")
+                       .Input("b", "T")
+                       .Output("product", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("transpose_a", AttrType::kBool, MakeBoolAttr(false))
+                       .Attr("transpose_b", AttrType::kBool, MakeBoolAttr(false))
+                       .ShapeFn(MatMulFn)
+                       .Doc("Batched matrix product over the last two dims; "
+                            "batch dims broadcast.")
+                       .Build());
+
+  Reduce(r, "ReduceSum", 0, "Sum");
+  Reduce(r, "ReduceMean", 1, "Mean");
+  Reduce(r, "ReduceMax", 2, "Maximum");
+}
+
+}  // namespace sluice

@@ -1,0 +1,151 @@
+// Schemas of the neural-network ops (docs/ops.md: Softmax, LayerNorm,
+// Convolution and pooling).
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/op_registry.h"
+#include "graph/shape_fns.h"
+
+namespace sluice {
+namespace {
+
+absl::Status SoftmaxFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(int64_t axis, c.attrs().GetInt("axis"));
+  const Shape& in = c.input_shape(0);
+  if (!in.unknown_rank()) RETURN_IF_ERROR(NormalizeAxis(axis, in.rank()).status());
+  c.set_output_shape(0, in);
+  return absl::OkStatus();
+}
+
+absl::Status LayerNormFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(int64_t axis, c.attrs().GetInt("axis"));
+  ASSIGN_OR_RETURN(float epsilon, c.attrs().GetFloat("epsilon"));
+  if (!(epsilon >= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("epsilon must be >= 0, got ", epsilon));
+  }
+  const Shape& x = c.input_shape(0);
+  if (!x.unknown_rank()) {
+    ASSIGN_OR_RETURN(int a, NormalizeAxis(axis, x.rank()));
+    Shape normalized(absl::MakeConstSpan(x.dims()).subspan(a));
+    for (int i = 1; i <= 2; ++i) {
+      if (!c.input_shape(i).IsCompatibleWith(normalized)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            i == 1 ? "scale " : "bias ", c.input_shape(i).DebugString(),
+            " must have shape x.shape[axis:] = ", normalized.DebugString()));
+      }
+    }
+  }
+  c.set_output_shape(0, x);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Conv2DParams> GetWindowParams(const AttrMap& attrs,
+                                             bool with_conv_attrs) {
+  Conv2DParams p;
+  ASSIGN_OR_RETURN(p.strides, attrs.GetIntList("strides"));
+  ASSIGN_OR_RETURN(p.pads, attrs.GetIntList("pads"));
+  if (with_conv_attrs) {
+    ASSIGN_OR_RETURN(p.dilations, attrs.GetIntList("dilations"));
+    ASSIGN_OR_RETURN(p.group, attrs.GetInt("group"));
+  }
+  return p;
+}
+
+absl::Status Conv2DFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(Conv2DParams p, GetWindowParams(c.attrs(), true));
+  ASSIGN_OR_RETURN(Shape out,
+                   Conv2DShape(c.input_shape(0), c.input_shape(1), p));
+  c.set_output_shape(0, std::move(out));
+  return absl::OkStatus();
+}
+
+absl::Status PoolFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(Conv2DParams p, GetWindowParams(c.attrs(), false));
+  ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
+                   c.attrs().GetIntList("kernel_shape"));
+  ASSIGN_OR_RETURN(Shape out, PoolShape(c.input_shape(0), kernel, p));
+  c.set_output_shape(0, std::move(out));
+  return absl::OkStatus();
+}
+
+absl::Status GlobalAvgPoolFn(InferenceContext& c) {
+  const Shape& in = c.input_shape(0);
+  if (in.unknown_rank()) {
+    c.set_output_shape(0, Shape({kUnknownDim, kUnknownDim, 1, 1}));
+    return absl::OkStatus();
+  }
+  if (in.rank() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GlobalAvgPool input must have rank 4, got ", in.DebugString()));
+  }
+  c.set_output_shape(0, Shape({in.dim(0), in.dim(1), 1, 1}));
+  return absl::OkStatus();
+}
+
+OpDefBuilder Pool(const std::string& op) {
+  OpDefBuilder b(op);
+  b.Input("input", "T")
+      .Output("output", "T")
+      .TypeAttr("T", kFloatTypes)
+      .Attr("kernel_shape", AttrType::kListInt)
+      .Attr("strides", AttrType::kListInt, MakeIntListAttr({1, 1}))
+      .Attr("pads", AttrType::kListInt, MakeIntListAttr({0, 0, 0, 0}))
+      .ShapeFn(PoolFn);
+  return b;
+}
+
+}  // namespace
+
+void RegisterNnOps(OpRegistry* r) {
+  RegisterOrDie(r, OpDefBuilder("Softmax")
+                       .Input("logits", "T")
+                       .Output("softmax", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("axis", AttrType::kInt, MakeIntAttr(-1))
+                       .ShapeFn(SoftmaxFn)
+                       .Doc("exp(x) / sum(exp(x)) along axis.")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("LayerNorm")
+                       .Input("x", "T")
+                       .Input("scale", "T")
+                       .Input("bias", "T")
+                       .Output("y", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("axis", AttrType::kInt, MakeIntAttr(-1))
+                       .Attr("epsilon", AttrType::kFloat, MakeFloatAttr(1e-5f))
+                       .ShapeFn(LayerNormFn)
+                       .Doc("Normalises over dims [axis, rank); scale and bias "
+                            "have shape x.shape[axis:].")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("Conv2D")
+                       .Input("input", "T")
+                       .Input("filter", "T")
+                       .Output("output", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("strides", AttrType::kListInt,
+                             MakeIntListAttr({1, 1}))
+                       .Attr("pads", AttrType::kListInt,
+                             MakeIntListAttr({0, 0, 0, 0}))
+                       .Attr("dilations", AttrType::kListInt,
+                             MakeIntListAttr({1, 1}))
+                       .Attr("group", AttrType::kInt, MakeIntAttr(1))
+                       .ShapeFn(Conv2DFn)
+                       .Doc("NCHW convolution; filter [O, C/group, KH, KW]; "
+                            "pads are top, left, bottom, right.")
+                       .Build());
+  RegisterOrDie(r, Pool("MaxPool").Doc("NCHW max pooling.").Build());
+  RegisterOrDie(r, Pool("AvgPool")
+                       .Attr("count_include_pad", AttrType::kBool,
+                             MakeBoolAttr(false))
+                       .Doc("NCHW average pooling.")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("GlobalAvgPool")
+                       .Input("input", "T")
+                       .Output("output", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .ShapeFn(GlobalAvgPoolFn)
+                       .Doc("Mean over H and W: [N,C,H,W] -> [N,C,1,1].")
+                       .Build());
+}
+
+}  // namespace sluice
