@@ -1,0 +1,172 @@
+// GpuDevice: one CUDA GPU, or one logical GPU carved out of a physical one,
+// as the executor and the CUDA kernels see it: an arena allocator with the
+// memory limit from the config, four streams (compute, host-to-device,
+// device-to-host, device-to-device) ordered with CUDA events, pinned staging
+// buffers for host transfers, and a cuBLAS handle bound to the compute
+// stream. This header is CUDA-free: streams and handles are opaque void*
+// (cudaStream_t, cublasHandle_t) that only kernels/cuda and device/cuda cast.
+//
+//   ASSIGN_OR_RETURN(std::vector<std::unique_ptr<GpuDevice>> gpus,
+//                    CreateGpuDevices(config));         // /gpu:0, /gpu:1, ...
+//   GpuDevice* gpu = gpus[0].get();
+//   ASSIGN_OR_RETURN(Tensor x_dev, gpu->CopyToDevice(x_host));  // async
+//   ... kernels on gpu->compute_stream() ...
+//   ASSIGN_OR_RETURN(Tensor y_host, gpu->CopyToHost(y_dev));    // waits
+//
+// Ordering contract (what makes the arena's immediate reuse of freed blocks
+// safe): all work on a device's tensors is ordered with its compute stream.
+// Every copy first waits for the compute stream(s) of the devices it touches
+// (so it reads finished data and writes memory no kernel still uses), and
+// the compute stream(s) then wait for the copy. So a kernel enqueued after a
+// copy call sees the copied data, and a tensor may be dropped on the host as
+// soon as the last call that uses it has returned.
+//
+// Thread-safe: copies, waits and kernels may be issued from any thread; each
+// call makes its GPU current on the calling thread for its duration.
+#ifndef SLUICE_DEVICE_GPU_DEVICE_H_
+#define SLUICE_DEVICE_GPU_DEVICE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "device/arena.h"
+#include "device/device.h"
+#include "device/discovery.h"
+#include "proto/config.pb.h"
+
+namespace sluice {
+
+enum class GpuStream { kCompute, kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+class GpuDevice : public Device {
+ public:
+  // `index` is the logical index (the N of "/gpu:N").
+  GpuDevice(int index, int64_t memory_limit)
+      : Device(DeviceType::kGpu, index, memory_limit) {}
+  ~GpuDevice() override = default;
+
+  // --- What it is -----------------------------------------------------------
+  // The CUDA device ordinal (after CUDA_VISIBLE_DEVICES) this device runs on;
+  // logical GPUs of one physical GPU share it.
+  virtual int physical_index() const = 0;
+  virtual const GpuInfo& info() const = 0;
+  virtual bool allow_growth() const = 0;
+  // Whether float32 MatMul may use TF32 tensor cores (RuntimeConfig).
+  virtual bool allow_tf32() const = 0;
+
+  // --- Streams, for kernels -------------------------------------------------
+  // A cudaStream_t. Owned by the device.
+  virtual void* stream(GpuStream which) const = 0;
+  void* compute_stream() const { return stream(GpuStream::kCompute); }
+  // A cublasHandle_t bound to the compute stream, with a workspace taken from
+  // this device's arena. Owned by the device.
+  virtual void* cublas_handle() const = 0;
+  // Makes this device's GPU current on the calling thread (cudaSetDevice).
+  // Kernel launchers call it before launching.
+  virtual absl::Status MakeCurrent() const = 0;
+
+  // --- Copies (see the ordering contract above) -----------------------------
+  // Host -> this device. `src` is any host tensor (pageable memory is fine);
+  // `dst` is a tensor in this device's memory of the same byte size. The
+  // bytes go through pinned staging buffers in chunks, double-buffered, on
+  // the host-to-device stream. Returns once `src` has been read (the last
+  // chunk may still be in flight); later compute-stream work is ordered
+  // after the copy.
+  virtual absl::Status CopyHostToDevice(const Tensor& src, Tensor* dst) = 0;
+  // This device -> host. Waits for the compute stream's work so far, copies
+  // on the device-to-host stream through pinned staging, and returns when
+  // `dst` (a host tensor of the same byte size) holds the bytes. The only
+  // call that makes the host wait: use it to hand outputs back.
+  virtual absl::Status CopyDeviceToHost(const Tensor& src, Tensor* dst) = 0;
+  // This device -> `dst_device` (this one, another logical GPU, or a peer
+  // over NVLink / PCIe). Asynchronous on this device's device-to-device
+  // stream; both compute streams are ordered after it. `dst` lies in
+  // dst_device's memory and has the same byte size.
+  virtual absl::Status CopyDeviceToDevice(const Tensor& src,
+                                          GpuDevice* dst_device,
+                                          Tensor* dst) = 0;
+  // Makes `waiter` wait (on the GPU, not the host) for the work enqueued on
+  // `waitee` so far, through a CUDA event.
+  virtual absl::Status StreamWait(GpuStream waiter, GpuStream waitee) = 0;
+  // Blocks the host until all four streams are idle; returns any error an
+  // earlier asynchronous operation left behind.
+  virtual absl::Status Synchronize() = 0;
+
+  // Convenience: allocate on the destination and copy.
+  absl::StatusOr<Tensor> CopyToDevice(const Tensor& host) {
+    absl::StatusOr<Tensor> dst =
+        Tensor::Create(host.dtype(), host.shape(), allocator());
+    if (!dst.ok()) return dst.status();
+    absl::Status s = CopyHostToDevice(host, &*dst);
+    if (!s.ok()) return s;
+    return dst;
+  }
+  absl::StatusOr<Tensor> CopyToHost(const Tensor& device_tensor) {
+    absl::StatusOr<Tensor> dst =
+        Tensor::Create(device_tensor.dtype(), device_tensor.shape());
+    if (!dst.ok()) return dst.status();
+    absl::Status s = CopyDeviceToHost(device_tensor, &*dst);
+    if (!s.ok()) return s;
+    return dst;
+  }
+
+  // --- Memory ---------------------------------------------------------------
+  virtual AllocatorStats allocator_stats() const = 0;
+  // Hands regions that hold no tensor back to the driver; returns the bytes.
+  virtual int64_t ReleaseUnusedMemory() = 0;
+};
+
+// One logical GPU to create: which physical GPU, and its byte limit.
+struct GpuDeviceSpec {
+  int physical_index = 0;
+  int64_t memory_limit = 0;  // bytes, > 0
+};
+
+// Memory the runtime leaves on a card for the CUDA context and libraries
+// when no limit is set ("the whole card" = free memory minus this).
+inline constexpr int64_t kGpuReservedBytes = int64_t{768} << 20;
+
+// Which logical GPUs `config` asks for on these physical GPUs, in /gpu:N
+// order: visible_gpus (all usable GPUs when empty; use_gpu false hides all),
+// then per GPU either its logical_devices or one device. A limit is
+// GpuConfig.memory_limit, else gpu_memory_limit, else the free memory minus
+// kGpuReservedBytes; fractions are of the total memory. Errors
+// (INVALID_ARGUMENT, naming the field): an index that is not visible, an
+// unusable GPU asked for by index, a limit above the card's total, logical
+// limits that together exceed it.
+absl::StatusOr<std::vector<GpuDeviceSpec>> PlanGpuDevices(
+    const RuntimeConfig& config, const std::vector<GpuInfo>& gpus);
+
+// Discovers the GPUs, plans them, and creates one GpuDevice per spec with
+// allow_growth and allow_tf32 from `config`. No GPU (or a CPU-only build)
+// gives an empty vector, unless `config` names GPUs by index, which is then
+// FAILED_PRECONDITION with the reason. With allow_growth false, each arena
+// reserves its whole limit here (RESOURCE_EXHAUSTED if the card cannot).
+absl::StatusOr<std::vector<std::unique_ptr<GpuDevice>>> CreateGpuDevices(
+    const RuntimeConfig& config);
+// The same with an explicit plan (tests, tools).
+absl::StatusOr<std::vector<std::unique_ptr<GpuDevice>>> CreateGpuDevicesFromSpecs(
+    const RuntimeConfig& config, const std::vector<GpuDeviceSpec>& specs);
+
+#ifndef SLUICE_WITH_CUDA
+// CPU-only builds (no CUDA toolkit): no GPU devices, so that callers need no
+// #ifdef. PlanGpuDevices and CreateGpuDevicesFromSpecs exist only in CUDA
+// builds.
+inline absl::StatusOr<std::vector<std::unique_ptr<GpuDevice>>>
+CreateGpuDevices(const RuntimeConfig& config) {
+  if (config.visible_gpus_size() > 0 || config.gpu_size() > 0) {
+    return absl::FailedPreconditionError(
+        "the config names GPUs but this build of sluice has no CUDA support");
+  }
+  return std::vector<std::unique_ptr<GpuDevice>>();
+}
+#endif  // SLUICE_WITH_CUDA
+
+}  // namespace sluice
+
+#endif  // SLUICE_DEVICE_GPU_DEVICE_H_
