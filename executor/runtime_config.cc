@@ -1,0 +1,462 @@
+// Loading, validating and overriding RuntimeConfig (see runtime_config.h).
+#include "executor/runtime_config.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "device/device.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+
+namespace sluice {
+namespace {
+
+constexpr int kMaxThreads = 4096;
+
+// Keeps the first error the text parser reports, with its position.
+class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (has_error_) return;
+    has_error_ = true;
+    line_ = line + 1;  // the parser counts from 0
+    column_ = column + 1;
+    message_ = message;
+  }
+  void AddWarning(int, google::protobuf::io::ColumnNumber,
+                  const std::string&) override {}
+
+  bool has_error() const { return has_error_; }
+  std::string Format(absl::string_view source) const {
+    return absl::StrCat(source, ":", line_, ":", column_, ": ", message_);
+  }
+
+ private:
+  bool has_error_ = false;
+  int line_ = 0;
+  int column_ = 0;
+  std::string message_;
+};
+
+absl::Status Invalid(absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
+}
+
+// Checks one MemoryLimit. `required`: it must be set; `allow_zero`: 0 bytes
+// is accepted (meaning no budget).
+absl::Status CheckMemoryLimit(const MemoryLimit& limit, absl::string_view field,
+                              bool required, bool allow_zero) {
+  switch (limit.limit_case()) {
+    case MemoryLimit::LIMIT_NOT_SET:
+      if (required) {
+        return Invalid(field, "is required (set bytes or fraction)");
+      }
+      return absl::OkStatus();
+    case MemoryLimit::kBytes:
+      if (limit.bytes() < 0) {
+        return Invalid(field, absl::StrCat("bytes must not be negative, got ",
+                                           limit.bytes()));
+      }
+      if (limit.bytes() == 0 && !allow_zero) {
+        return Invalid(field,
+                       "bytes must be > 0 (leave the limit out to use the "
+                       "whole device)");
+      }
+      return absl::OkStatus();
+    case MemoryLimit::kFraction: {
+      const double f = limit.fraction();
+      if (!(f > 0.0 && f <= 1.0)) {  // also rejects NaN
+        return Invalid(field, absl::StrCat("fraction must be in (0, 1], got ",
+                                           f));
+      }
+      return absl::OkStatus();
+    }
+  }
+  return Invalid(field, "unknown kind of limit");
+}
+
+absl::Status CheckLogicalGpus(const GpuConfig& gpu, const RuntimeConfig& config,
+                              absl::string_view prefix) {
+  int64_t bytes_sum = 0;
+  double fraction_sum = 0;
+  bool any_bytes = false;
+  bool any_fraction = false;
+  for (int j = 0; j < gpu.logical_devices_size(); ++j) {
+    const MemoryLimit& limit = gpu.logical_devices(j).memory_limit();
+    std::string field =
+        absl::StrCat(prefix, ".logical_devices[", j, "].memory_limit");
+    RETURN_IF_ERROR(CheckMemoryLimit(limit, field, /*required=*/true,
+                                     /*allow_zero=*/false));
+    if (limit.has_bytes()) {
+      any_bytes = true;
+      if (bytes_sum > std::numeric_limits<int64_t>::max() - limit.bytes()) {
+        return Invalid(field, "the logical devices' bytes overflow int64");
+      }
+      bytes_sum += limit.bytes();
+    } else {
+      any_fraction = true;
+      fraction_sum += limit.fraction();
+    }
+  }
+  if (any_fraction && fraction_sum > 1.0 + 1e-9) {
+    return Invalid(absl::StrCat(prefix, ".logical_devices"),
+                   absl::StrFormat("fractions add up to %g, more than the "
+                                   "whole card",
+                                   fraction_sum));
+  }
+  const MemoryLimit parent = EffectiveGpuMemoryLimit(config, gpu.index());
+  if (any_bytes && parent.has_bytes() && bytes_sum > parent.bytes()) {
+    return Invalid(absl::StrCat(prefix, ".logical_devices"),
+                   absl::StrCat("limits add up to ", FormatBytes(bytes_sum),
+                                ", more than GPU ", gpu.index(),
+                                "'s memory limit of ",
+                                FormatBytes(parent.bytes())));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckGpus(const RuntimeConfig& config) {
+  std::set<int> visible;
+  for (int i = 0; i < config.visible_gpus_size(); ++i) {
+    const int index = config.visible_gpus(i);
+    std::string field = absl::StrCat("visible_gpus[", i, "]");
+    if (index < 0) {
+      return Invalid(field, absl::StrCat("GPU index must be >= 0, got ", index));
+    }
+    if (!visible.insert(index).second) {
+      return Invalid(field, absl::StrCat("GPU ", index, " is listed twice"));
+    }
+  }
+  if (config.has_use_gpu() && !config.use_gpu() && !visible.empty()) {
+    return Invalid("visible_gpus",
+                   "lists GPUs but use_gpu is false; remove one of the two");
+  }
+  RETURN_IF_ERROR(CheckMemoryLimit(config.gpu_memory_limit(),
+                                   "gpu_memory_limit", /*required=*/false,
+                                   /*allow_zero=*/false));
+  std::map<int, int> seen;  // GPU index -> position in `gpu`
+  for (int i = 0; i < config.gpu_size(); ++i) {
+    const GpuConfig& gpu = config.gpu(i);
+    const std::string prefix = absl::StrCat("gpu[", i, "]");
+    if (gpu.index() < 0) {
+      return Invalid(absl::StrCat(prefix, ".index"),
+                     absl::StrCat("GPU index must be >= 0, got ", gpu.index()));
+    }
+    auto [it, inserted] = seen.emplace(gpu.index(), i);
+    if (!inserted) {
+      return Invalid(absl::StrCat(prefix, ".index"),
+                     absl::StrCat("GPU ", gpu.index(),
+                                  " is configured twice (also gpu[", it->second,
+                                  "])"));
+    }
+    if (!visible.empty() && visible.count(gpu.index()) == 0) {
+      return Invalid(absl::StrCat(prefix, ".index"),
+                     absl::StrCat("GPU ", gpu.index(),
+                                  " is not in visible_gpus [",
+                                  absl::StrJoin(visible, ", "), "]"));
+    }
+    RETURN_IF_ERROR(CheckMemoryLimit(gpu.memory_limit(),
+                                     absl::StrCat(prefix, ".memory_limit"),
+                                     /*required=*/false,
+                                     /*allow_zero=*/false));
+    RETURN_IF_ERROR(CheckLogicalGpus(gpu, config, prefix));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckThreads(int32_t value, absl::string_view field) {
+  if (value < 0 || value > kMaxThreads) {
+    return Invalid(field, absl::StrCat("must be in [0, ", kMaxThreads,
+                                       "] (0: one per core), got ", value));
+  }
+  return absl::OkStatus();
+}
+
+// Splits "1.5GiB" into the number and the unit; the unit may follow a space.
+bool SplitNumberAndUnit(absl::string_view text, absl::string_view* number,
+                        absl::string_view* unit) {
+  size_t i = 0;
+  while (i < text.size() &&
+         (absl::ascii_isdigit(static_cast<unsigned char>(text[i])) ||
+          text[i] == '.')) {
+    ++i;
+  }
+  if (i == 0) return false;
+  *number = text.substr(0, i);
+  *unit = absl::StripAsciiWhitespace(text.substr(i));
+  return true;
+}
+
+absl::StatusOr<bool> ParseBool(absl::string_view variable,
+                               absl::string_view value) {
+  const std::string lower = absl::AsciiStrToLower(value);
+  if (lower == "true") return true;
+  if (lower == "false") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat(variable, "='", value, "': expected true or false"));
+}
+
+std::string DescribeGrowth(const RuntimeConfig& config) {
+  if (!config.has_allow_growth()) return "unset (default false)";
+  return config.allow_growth() ? "true" : "false";
+}
+
+}  // namespace
+
+absl::StatusOr<RuntimeConfig> ParseRuntimeConfig(absl::string_view text,
+                                                 absl::string_view source_name) {
+  google::protobuf::TextFormat::Parser parser;
+  FirstErrorCollector errors;
+  parser.RecordErrorsTo(&errors);
+  RuntimeConfig config;
+  const std::string owned(text);
+  if (!parser.ParseFromString(owned, &config)) {
+    if (errors.has_error()) {
+      return absl::InvalidArgumentError(errors.Format(source_name));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_name, ": not a valid RuntimeConfig text proto"));
+  }
+  return config;
+}
+
+absl::StatusOr<RuntimeConfig> LoadRuntimeConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open runtime config '", path, "'"));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    return absl::DataLossError(
+        absl::StrCat("error reading runtime config '", path, "'"));
+  }
+  return ParseRuntimeConfig(text.str(), path);
+}
+
+absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
+  RETURN_IF_ERROR(CheckGpus(config));
+  for (int i = 0; i < config.logical_cpus_size(); ++i) {
+    RETURN_IF_ERROR(CheckMemoryLimit(
+        config.logical_cpus(i).memory_limit(),
+        absl::StrCat("logical_cpus[", i, "].memory_limit"),
+        /*required=*/false, /*allow_zero=*/true));
+  }
+  if (!PlacementStrategy_IsValid(config.placement_strategy())) {
+    return Invalid("placement_strategy",
+                   absl::StrCat("unknown strategy ",
+                                static_cast<int>(config.placement_strategy())));
+  }
+  if (!config.default_device().empty()) {
+    absl::StatusOr<DeviceName> name = ParseDeviceName(config.default_device());
+    if (!name.ok()) return Invalid("default_device", name.status().message());
+    if (name->index < 0) {
+      return Invalid("default_device",
+                     absl::StrCat("must name one device such as \"/gpu:0\", "
+                                  "got '",
+                                  config.default_device(), "'"));
+    }
+    if (name->type == DeviceType::kGpu && config.has_use_gpu() &&
+        !config.use_gpu()) {
+      return Invalid("default_device",
+                     absl::StrCat("is '", config.default_device(),
+                                  "' but use_gpu is false"));
+    }
+  }
+  RETURN_IF_ERROR(CheckThreads(config.inter_op_threads(), "inter_op_threads"));
+  RETURN_IF_ERROR(CheckThreads(config.intra_op_threads(), "intra_op_threads"));
+  return absl::OkStatus();
+}
+
+absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
+                                       std::vector<std::string>* log) {
+  return ApplyEnvironmentOverrides(
+      config, log, [](const char* name) -> std::optional<std::string> {
+        const char* value = std::getenv(name);
+        if (value == nullptr) return std::nullopt;
+        return std::string(value);
+      });
+}
+
+absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
+                                       std::vector<std::string>* log,
+                                       const EnvLookup& getenv) {
+  // Parse everything first so that an error leaves `config` unchanged.
+  std::optional<bool> growth;
+  std::optional<MemoryLimit> limit;
+  if (std::optional<std::string> v = getenv(kEnvGpuAllowGrowth)) {
+    ASSIGN_OR_RETURN(growth, ParseBool(kEnvGpuAllowGrowth, *v));
+  }
+  if (std::optional<std::string> v = getenv(kEnvGpuMemoryLimit)) {
+    absl::StatusOr<MemoryLimit> parsed = ParseMemoryLimit(*v);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kEnvGpuMemoryLimit, "='", *v, "': ", parsed.status().message()));
+    }
+    limit = *parsed;
+  }
+  std::vector<std::string> lines;
+  if (growth.has_value()) {
+    lines.push_back(absl::StrCat(kEnvGpuAllowGrowth, " sets allow_growth to ",
+                                 *growth ? "true" : "false", " (config: ",
+                                 DescribeGrowth(*config), ")"));
+    config->set_allow_growth(*growth);
+  }
+  if (limit.has_value()) {
+    lines.push_back(absl::StrCat(
+        kEnvGpuMemoryLimit, " sets gpu_memory_limit to ",
+        DescribeMemoryLimit(*limit), " (config: ",
+        DescribeMemoryLimit(config->gpu_memory_limit()), ")"));
+    *config->mutable_gpu_memory_limit() = *limit;
+    for (GpuConfig& gpu : *config->mutable_gpu()) {
+      if (gpu.memory_limit().limit_case() == MemoryLimit::LIMIT_NOT_SET) {
+        continue;
+      }
+      lines.push_back(absl::StrCat(kEnvGpuMemoryLimit, " replaces GPU ",
+                                   gpu.index(), "'s memory_limit of ",
+                                   DescribeMemoryLimit(gpu.memory_limit())));
+      gpu.clear_memory_limit();
+    }
+  }
+  if (log != nullptr) {
+    for (std::string& line : lines) log->push_back(std::move(line));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
+  const absl::string_view stripped = absl::StripAsciiWhitespace(text);
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad byte size '", text, "': ", why,
+                     " (examples: 4096, 512M, 4GiB, 1.5 GB)"));
+  };
+  if (!stripped.empty() && stripped[0] == '-') return bad("negative");
+  absl::string_view number, unit;
+  if (!SplitNumberAndUnit(stripped, &number, &unit)) {
+    return bad("no number");
+  }
+  static const auto* const kUnits = new std::map<std::string, double>{
+      {"", 1.0},          {"b", 1.0},
+      {"k", 0x1p10},      {"kib", 0x1p10},  {"kb", 1e3},
+      {"m", 0x1p20},      {"mib", 0x1p20},  {"mb", 1e6},
+      {"g", 0x1p30},      {"gib", 0x1p30},  {"gb", 1e9},
+      {"t", 0x1p40},      {"tib", 0x1p40},  {"tb", 1e12},
+  };
+  auto it = kUnits->find(absl::AsciiStrToLower(unit));
+  if (it == kUnits->end()) {
+    return bad(absl::StrCat("unknown unit '", unit, "'"));
+  }
+  if (number.find('.') == absl::string_view::npos) {
+    uint64_t whole = 0;
+    if (!absl::SimpleAtoi(number, &whole)) return bad("number out of range");
+    const long double bytes =
+        static_cast<long double>(whole) * static_cast<long double>(it->second);
+    if (bytes > static_cast<long double>(std::numeric_limits<int64_t>::max())) {
+      return bad("more than 2^63-1 bytes");
+    }
+    // Exact for integers times powers of two or ten within range.
+    if (it->second == 1.0) {
+      if (whole > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return bad("more than 2^63-1 bytes");
+      }
+      return static_cast<int64_t>(whole);
+    }
+    return static_cast<int64_t>(bytes);
+  }
+  double value = 0;
+  if (!absl::SimpleAtod(number, &value) || !std::isfinite(value)) {
+    return bad("not a number");
+  }
+  const double bytes = std::floor(value * it->second);
+  if (bytes >= 0x1p63) return bad("more than 2^63-1 bytes");
+  return static_cast<int64_t>(bytes);
+}
+
+absl::StatusOr<MemoryLimit> ParseMemoryLimit(absl::string_view text) {
+  const absl::string_view stripped = absl::StripAsciiWhitespace(text);
+  absl::string_view number, unit;
+  MemoryLimit limit;
+  if (SplitNumberAndUnit(stripped, &number, &unit) && unit.empty() &&
+      number.find('.') != absl::string_view::npos) {
+    double fraction = 0;
+    if (!absl::SimpleAtod(number, &fraction) ||
+        !(fraction > 0.0 && fraction <= 1.0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a fraction of the card must be in (0, 1], got '", stripped,
+          "' (for bytes write e.g. 4GiB)"));
+    }
+    limit.set_fraction(fraction);
+    return limit;
+  }
+  ASSIGN_OR_RETURN(int64_t bytes, ParseByteSize(stripped));
+  if (bytes <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a memory limit must be > 0 bytes, got '", stripped, "'"));
+  }
+  limit.set_bytes(bytes);
+  return limit;
+}
+
+std::string FormatBytes(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024 && bytes > -1024) return absl::StrCat(bytes, " B");
+  double value = static_cast<double>(bytes);
+  int unit = -1;
+  while ((value >= 1024.0 || value <= -1024.0) && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return absl::StrFormat("%.1f %s", value, kUnits[unit]);
+}
+
+std::string DescribeMemoryLimit(const MemoryLimit& limit) {
+  switch (limit.limit_case()) {
+    case MemoryLimit::kBytes:
+      return FormatBytes(limit.bytes());
+    case MemoryLimit::kFraction:
+      return absl::StrFormat("%g%% of the card", limit.fraction() * 100.0);
+    case MemoryLimit::LIMIT_NOT_SET:
+      break;
+  }
+  return "none";
+}
+
+MemoryLimit EffectiveGpuMemoryLimit(const RuntimeConfig& config,
+                                    int gpu_index) {
+  for (const GpuConfig& gpu : config.gpu()) {
+    if (gpu.index() == gpu_index &&
+        gpu.memory_limit().limit_case() != MemoryLimit::LIMIT_NOT_SET) {
+      return gpu.memory_limit();
+    }
+  }
+  return config.gpu_memory_limit();
+}
+
+int64_t ResolveMemoryLimit(const MemoryLimit& limit, int64_t total_bytes) {
+  int64_t bytes = total_bytes;
+  if (limit.has_bytes()) {
+    bytes = limit.bytes();
+  } else if (limit.has_fraction()) {
+    bytes = static_cast<int64_t>(
+        std::floor(limit.fraction() * static_cast<double>(total_bytes)));
+  }
+  if (total_bytes > 0 && bytes > total_bytes) bytes = total_bytes;
+  return bytes;
+}
+
+}  // namespace sluice
