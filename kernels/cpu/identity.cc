@@ -20,7 +20,7 @@ class IdentityKernel final : public OpKernel {
 }  // namespace
 
 void RegisterIdentityKernels(KernelRegistry* registry) {
-  registry->Register(CpuKernel("Identity", {{"T", CpuComparisonTypes()}},
+  registry->Register(CpuKernel("Identity", {{"T", CpuAllTypes()}},
                                MakeKernel<IdentityKernel>));
 }
 

@@ -42,6 +42,13 @@ const std::vector<DataType>& CpuNnTypes() {
   return k;
 }
 
+const std::vector<DataType>& CpuAllTypes() { return AllDataTypes(); }
+
+absl::Status UnsupportedDtype(DataType dtype) {
+  return absl::UnimplementedError(
+      absl::StrCat("no CPU implementation for dtype ", DataTypeName(dtype)));
+}
+
 KernelDef CpuKernel(std::string op,
                     std::map<std::string, std::vector<DataType>> constraints,
                     KernelFactory factory) {

@@ -35,6 +35,7 @@ const std::vector<DataType>& CpuReduceTypes();       // f32, int32, int64
 const std::vector<DataType>& CpuCastTypes();         // arith + bool
 const std::vector<DataType>& CpuMatMulTypes();       // floats
 const std::vector<DataType>& CpuNnTypes();           // f32
+const std::vector<DataType>& CpuAllTypes();          // every dtype
 
 // A CPU KernelDef with these type constraints and no host-memory inputs.
 KernelDef CpuKernel(std::string op,
@@ -60,8 +61,78 @@ absl::Status CheckHostInputs(const OpKernelContext& ctx);
 void ParallelFor(const OpKernelContext& ctx, int64_t n, double cost_per_unit,
                  const std::function<void(int64_t, int64_t)>& fn);
 
+// Calls f(TypeTag<T>{}) with T the C++ type of `dtype`, for the dtypes of
+// each family; UNIMPLEMENTED naming the dtype for any other.
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+template <typename F>
+absl::Status VisitFloat(DataType dtype, F&& f);       // f32, f64, f16, bf16
+template <typename F>
+absl::Status VisitArith(DataType dtype, F&& f);       // floats + i32, i64
+template <typename F>
+absl::Status VisitComparable(DataType dtype, F&& f);  // arith + bool
+// Data movement by element size: T is an unsigned integer as wide as the
+// dtype (uint8_t for bool and int8, uint16_t for the 16-bit floats, ...).
+template <typename F>
+absl::Status VisitBySize(DataType dtype, F&& f);
+
+// The type arithmetic is done in: float for the 16-bit floats, T otherwise.
+template <typename T>
+struct ComputeType {
+  using type = T;
+};
+template <>
+struct ComputeType<half> {
+  using type = float;
+};
+template <>
+struct ComputeType<bfloat16> {
+  using type = float;
+};
+
+absl::Status UnsupportedDtype(DataType dtype);
+
 // Row-major strides of a shape (elements).
 DimVector RowMajorStrides(const Shape& shape);
+
+template <typename F>
+absl::Status VisitFloat(DataType dtype, F&& f) {
+  switch (dtype) {
+    case DT_FLOAT: return f(TypeTag<float>{});
+    case DT_DOUBLE: return f(TypeTag<double>{});
+    case DT_FLOAT16: return f(TypeTag<half>{});
+    case DT_BFLOAT16: return f(TypeTag<bfloat16>{});
+    default: return UnsupportedDtype(dtype);
+  }
+}
+
+template <typename F>
+absl::Status VisitArith(DataType dtype, F&& f) {
+  switch (dtype) {
+    case DT_INT32: return f(TypeTag<int32_t>{});
+    case DT_INT64: return f(TypeTag<int64_t>{});
+    default: return VisitFloat(dtype, f);
+  }
+}
+
+template <typename F>
+absl::Status VisitComparable(DataType dtype, F&& f) {
+  if (dtype == DT_BOOL) return f(TypeTag<bool>{});
+  return VisitArith(dtype, f);
+}
+
+template <typename F>
+absl::Status VisitBySize(DataType dtype, F&& f) {
+  switch (DataTypeSize(dtype)) {
+    case 1: return f(TypeTag<uint8_t>{});
+    case 2: return f(TypeTag<uint16_t>{});
+    case 4: return f(TypeTag<uint32_t>{});
+    case 8: return f(TypeTag<uint64_t>{});
+    default: return UnsupportedDtype(dtype);
+  }
+}
 
 }  // namespace sluice::cpu
 

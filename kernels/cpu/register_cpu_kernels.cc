@@ -7,6 +7,14 @@ namespace sluice {
 void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterSourceKernels(registry);
   cpu::RegisterIdentityKernels(registry);
+  cpu::RegisterCastKernels(registry);
+  cpu::RegisterUnaryKernels(registry);
+  cpu::RegisterBinaryKernels(registry);
+  cpu::RegisterWhereKernels(registry);
+  cpu::RegisterMatMulKernels(registry);
+  cpu::RegisterSoftmaxKernels(registry);
+  cpu::RegisterLayerNormKernels(registry);
+  cpu::RegisterReduceKernels(registry);
 }
 
 }  // namespace sluice

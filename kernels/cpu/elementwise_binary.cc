@@ -1,0 +1,230 @@
+// Binary elementwise kernels with NumPy broadcasting: Add, Sub, Mul, Div,
+// Pow, Maximum, Minimum, and the comparisons Equal, Less, Greater.
+// Same-shape and scalar operands take a flat loop; everything else walks a
+// BroadcastPlan row by row. float16/bfloat16 compute in float; signed
+// integer arithmetic wraps (it is done in the unsigned type).
+#include <cmath>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace sluice::cpu {
+namespace {
+
+template <typename C>
+using Wide = std::conditional_t<std::is_integral_v<C> && !std::is_same_v<C, bool>,
+                                std::make_unsigned<C>, std::type_identity<C>>;
+
+template <typename C>
+C WrapAdd(C a, C b) {
+  using U = typename Wide<C>::type;
+  return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <typename C>
+C WrapSub(C a, C b) {
+  using U = typename Wide<C>::type;
+  return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <typename C>
+C WrapMul(C a, C b) {
+  using U = typename Wide<C>::type;
+  return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
+}
+
+// Integer power by squaring. REQUIRES: e >= 0 (checked by the kernel).
+template <typename C>
+C IntPow(C base, C e) {
+  C result = 1;
+  while (e > 0) {
+    if (e & 1) result = WrapMul(result, base);
+    base = WrapMul(base, base);
+    e >>= 1;
+  }
+  return result;
+}
+
+struct AddOp {
+  template <typename C> static C Apply(C a, C b) { return WrapAdd(a, b); }
+};
+struct SubOp {
+  template <typename C> static C Apply(C a, C b) { return WrapSub(a, b); }
+};
+struct MulOp {
+  template <typename C> static C Apply(C a, C b) { return WrapMul(a, b); }
+};
+struct DivOp {
+  // Integers: truncation toward zero; b == 0 is rejected before the loop.
+  template <typename C> static C Apply(C a, C b) {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == -1) return WrapSub(C(0), a);  // INT_MIN / -1 wraps
+      return a / b;
+    } else {
+      return a / b;
+    }
+  }
+};
+struct PowOp {
+  template <typename C> static C Apply(C a, C b) {
+    if constexpr (std::is_integral_v<C>) {
+      return IntPow(a, b);
+    } else {
+      return std::pow(a, b);
+    }
+  }
+};
+// NaN-propagating, like NumPy.
+struct MaximumOp {
+  template <typename C> static C Apply(C a, C b) {
+    return (a >= b || a != a) ? a : b;
+  }
+};
+struct MinimumOp {
+  template <typename C> static C Apply(C a, C b) {
+    return (a <= b || a != a) ? a : b;
+  }
+};
+struct EqualOp {
+  template <typename C> static bool Apply(C a, C b) { return a == b; }
+};
+struct LessOp {
+  template <typename C> static bool Apply(C a, C b) { return a < b; }
+};
+struct GreaterOp {
+  template <typename C> static bool Apply(C a, C b) { return a > b; }
+};
+
+// z[j] = Op(x[j * sx], y[j * sy]) for j in [0, n); sx, sy are 0 or 1. Each
+// stride combination has its own loop so the compiler can vectorise it.
+template <typename Op, typename T, typename R>
+void BinaryRow(const T* x, int64_t sx, const T* y, int64_t sy, R* z,
+               int64_t n) {
+  using C = typename ComputeType<T>::type;
+  auto f = [](C a, C b) { return static_cast<R>(Op::Apply(a, b)); };
+  if (sx == 1 && sy == 1) {
+    for (int64_t j = 0; j < n; ++j) z[j] = f(C(x[j]), C(y[j]));
+  } else if (sx == 0 && sy == 1) {
+    const C a = C(x[0]);
+    for (int64_t j = 0; j < n; ++j) z[j] = f(a, C(y[j]));
+  } else if (sx == 1 && sy == 0) {
+    const C b = C(y[0]);
+    for (int64_t j = 0; j < n; ++j) z[j] = f(C(x[j]), b);
+  } else if (sx == 0 && sy == 0) {
+    const R v = f(C(x[0]), C(y[0]));
+    for (int64_t j = 0; j < n; ++j) z[j] = v;
+  } else {
+    for (int64_t j = 0; j < n; ++j) z[j] = f(C(x[j * sx]), C(y[j * sy]));
+  }
+}
+
+// Integer Div rejects zero divisors and integer Pow negative exponents
+// before any output is written.
+template <typename Op, typename T>
+absl::Status CheckOperands(const Tensor& y) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const T* v = y.data<T>();
+    for (int64_t i = 0; i < y.NumElements(); ++i) {
+      if (std::is_same_v<Op, DivOp> && v[i] == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "integer division by zero (divisor element ", i, " is 0)"));
+      }
+      if (std::is_same_v<Op, PowOp> && v[i] < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "integer Pow with negative exponent ", v[i], " (element ", i,
+            "); cast to a float type first"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename Op, typename T, typename R>
+void RunBinary(const OpKernelContext& ctx, const Tensor& x, const Tensor& y,
+               Tensor* z) {
+  const T* xp = x.data<T>();
+  const T* yp = y.data<T>();
+  R* zp = z->data<R>();
+  const int64_t n = z->NumElements();
+  if (n == 0) return;
+  const int64_t sx = x.NumElements() == n ? 1 : 0;
+  const int64_t sy = y.NumElements() == n ? 1 : 0;
+  // An operand with all n elements has the output's layout (broadcasting
+  // only added 1s); one with a single element is a scalar.
+  if ((sx == 1 || x.NumElements() == 1) && (sy == 1 || y.NumElements() == 1)) {
+    ParallelFor(ctx, n, 1, [=](int64_t b, int64_t e) {
+      BinaryRow<Op, T, R>(xp + b * sx, sx, yp + b * sy, sy, zp + b, e - b);
+    });
+    return;
+  }
+  BroadcastPlan<2> plan(z->shape(), {&x.shape(), &y.shape()});
+  const int64_t inner = plan.inner();
+  const int64_t isx = plan.inner_stride(0), isy = plan.inner_stride(1);
+  ParallelFor(ctx, plan.rows(), static_cast<double>(inner),
+              [&](int64_t b, int64_t e) {
+                plan.ForEachRow(b, e, [&](int64_t o, const int64_t* in) {
+                  BinaryRow<Op, T, R>(xp + in[0], isx, yp + in[1], isy,
+                                      zp + o, inner);
+                });
+              });
+}
+
+enum class Family { kArith, kComparable };
+
+template <typename Op, Family kFamily, bool kBoolOut>
+class BinaryKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    RETURN_IF_ERROR(CheckDtype(x, t, "input x"));
+    RETURN_IF_ERROR(CheckDtype(y, t, "input y"));
+    ASSIGN_OR_RETURN(Shape out_shape, BroadcastShapes({&x.shape(), &y.shape()}));
+    auto run = [&](auto tag) -> absl::Status {
+      using T = typename decltype(tag)::type;
+      using R = std::conditional_t<kBoolOut, bool, T>;
+      RETURN_IF_ERROR((CheckOperands<Op, T>(y)));
+      ASSIGN_OR_RETURN(Tensor * z, ctx->allocate_output(0, out_shape));
+      RunBinary<Op, T, R>(*ctx, x, y, z);
+      return absl::OkStatus();
+    };
+    if constexpr (kFamily == Family::kComparable) {
+      return VisitComparable(t, run);
+    } else {
+      return VisitArith(t, run);
+    }
+  }
+};
+
+template <typename Op>
+void RegisterArith(KernelRegistry* r, const char* op) {
+  r->Register(CpuKernel(op, {{"T", CpuArithTypes()}},
+                        MakeKernel<BinaryKernel<Op, Family::kArith, false>>));
+}
+
+}  // namespace
+
+void RegisterBinaryKernels(KernelRegistry* r) {
+  RegisterArith<AddOp>(r, "Add");
+  RegisterArith<SubOp>(r, "Sub");
+  RegisterArith<MulOp>(r, "Mul");
+  RegisterArith<DivOp>(r, "Div");
+  RegisterArith<PowOp>(r, "Pow");
+  RegisterArith<MaximumOp>(r, "Maximum");
+  RegisterArith<MinimumOp>(r, "Minimum");
+  r->Register(
+      CpuKernel("Equal", {{"T", CpuComparisonTypes()}},
+                MakeKernel<BinaryKernel<EqualOp, Family::kComparable, true>>));
+  r->Register(CpuKernel("Less", {{"T", CpuArithTypes()}},
+                        MakeKernel<BinaryKernel<LessOp, Family::kArith, true>>));
+  r->Register(
+      CpuKernel("Greater", {{"T", CpuArithTypes()}},
+                MakeKernel<BinaryKernel<GreaterOp, Family::kArith, true>>));
+}
+
+}  // namespace sluice::cpu

@@ -1,0 +1,194 @@
+// ReduceSum, ReduceMean, ReduceMax over a set of axes (all when empty), with
+// keepdims. Adjacent dimensions of the same kind (reduced or kept) are merged
+// first, so the walk is over rows of the innermost group: a reduced innermost
+// group folds each row into one output, a kept one accumulates a row of
+// outputs. Reducing only trailing dimensions runs rows in parallel.
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace sluice::cpu {
+namespace {
+
+enum class ReduceKind { kSum, kMean, kMax };
+
+// The input as merged groups: dims_[g], whether it is reduced, and the
+// output stride of each group (0 when reduced).
+struct ReducePlan {
+  DimVector dims;
+  std::vector<bool> reduced;
+  DimVector out_strides;
+  int64_t reduced_count = 1;  // elements folded into each output
+};
+
+ReducePlan MakePlan(const Shape& in, const std::vector<bool>& is_reduced) {
+  ReducePlan p;
+  for (int d = 0; d < in.rank(); ++d) {
+    if (is_reduced[d]) p.reduced_count *= in.dim(d);
+    if (in.dim(d) == 1) continue;
+    if (!p.dims.empty() && p.reduced.back() == is_reduced[d]) {
+      p.dims.back() *= in.dim(d);
+    } else {
+      p.dims.push_back(in.dim(d));
+      p.reduced.push_back(is_reduced[d]);
+    }
+  }
+  if (p.dims.empty()) {  // a single element
+    p.dims.push_back(1);
+    p.reduced.push_back(true);
+  }
+  p.out_strides.resize(p.dims.size());
+  int64_t s = 1;
+  for (int g = static_cast<int>(p.dims.size()) - 1; g >= 0; --g) {
+    p.out_strides[g] = p.reduced[g] ? 0 : s;
+    if (!p.reduced[g]) s *= p.dims[g];
+  }
+  return p;
+}
+
+template <ReduceKind kKind, typename T>
+T Fold(T acc, T v) {
+  if constexpr (kKind == ReduceKind::kMax) {
+    return (v > acc || v != v) ? v : acc;
+  } else {
+    return acc + v;
+  }
+}
+
+template <ReduceKind kKind, typename T>
+T Identity() {
+  if constexpr (kKind == ReduceKind::kMax) {
+    if constexpr (std::is_floating_point_v<T>) return -INFINITY;
+    return std::numeric_limits<T>::lowest();
+  }
+  return T(0);
+}
+
+template <ReduceKind kKind, typename T>
+void Reduce(const OpKernelContext& ctx, const ReducePlan& p, const T* in,
+            T* out, int64_t out_n) {
+  const int groups = static_cast<int>(p.dims.size());
+  const int64_t inner = p.dims[groups - 1];
+  const bool fold_rows = p.reduced[groups - 1];
+  std::fill(out, out + out_n, Identity<kKind, T>());
+  if (fold_rows && groups <= 2 && (groups == 1 || !p.reduced[0])) {
+    // Trailing reduction: row r is output r.
+    using Acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
+    ParallelFor(ctx, out_n, static_cast<double>(inner),
+                [&](int64_t b, int64_t e) {
+                  for (int64_t r = b; r < e; ++r) {
+                    Acc acc = Identity<kKind, T>();
+                    const T* row = in + r * inner;
+                    for (int64_t j = 0; j < inner; ++j) {
+                      acc = Fold<kKind, Acc>(acc, row[j]);
+                    }
+                    out[r] = static_cast<T>(acc);
+                  }
+                });
+    return;
+  }
+  DimVector idx(groups, 0);
+  int64_t off = 0;
+  const int64_t rows = p.reduced_count == 0 ? 0 : [&] {
+    int64_t n = 1;
+    for (int g = 0; g < groups - 1; ++g) n *= p.dims[g];
+    return n;
+  }();
+  for (int64_t r = 0; r < rows; ++r, in += inner) {
+    if (fold_rows) {
+      T acc = out[off];
+      for (int64_t j = 0; j < inner; ++j) acc = Fold<kKind, T>(acc, in[j]);
+      out[off] = acc;
+    } else {
+      T* o = out + off;
+      for (int64_t j = 0; j < inner; ++j) o[j] = Fold<kKind, T>(o[j], in[j]);
+    }
+    for (int g = groups - 2; g >= 0; --g) {
+      off += p.out_strides[g];
+      if (++idx[g] < p.dims[g]) break;
+      off -= idx[g] * p.out_strides[g];
+      idx[g] = 0;
+    }
+  }
+}
+
+template <ReduceKind kKind>
+class ReduceKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    RETURN_IF_ERROR(CheckDtype(x, t, "input"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> axes, node().attrs().GetIntList("axes"));
+    ASSIGN_OR_RETURN(bool keepdims, node().attrs().GetBool("keepdims"));
+    std::vector<bool> is_reduced(x.rank(), axes.empty());
+    for (int64_t a : axes) {
+      ASSIGN_OR_RETURN(int axis, NormalizeAxis(a, x.rank()));
+      if (is_reduced[axis]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("axis ", a, " is listed twice in axes"));
+      }
+      is_reduced[axis] = true;
+    }
+    Shape out_shape;
+    for (int d = 0; d < x.rank(); ++d) {
+      if (!is_reduced[d]) {
+        out_shape.AddDim(x.dim(d));
+      } else if (keepdims) {
+        out_shape.AddDim(1);
+      }
+    }
+    const ReducePlan plan = MakePlan(x.shape(), is_reduced);
+    const int64_t out_n = out_shape.num_elements();
+    if (plan.reduced_count == 0 && out_n > 0) {
+      if (kKind == ReduceKind::kMax) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ReduceMax over an empty axis of ", x.shape().DebugString()));
+      }
+      if (kKind == ReduceKind::kMean && IsInteger(t)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "integer ReduceMean over an empty axis of ",
+            x.shape().DebugString()));
+      }
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, out_shape));
+    return VisitArith(t, [&](auto tag) -> absl::Status {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t> ||
+                    std::is_same_v<T, int64_t>) {
+        T* out = y->data<T>();
+        Reduce<kKind == ReduceKind::kMax ? kKind : ReduceKind::kSum, T>(
+            *ctx, plan, x.data<T>(), out, out_n);
+        if (kKind == ReduceKind::kMean) {
+          for (int64_t i = 0; i < out_n; ++i) {
+            out[i] = static_cast<T>(out[i] / static_cast<T>(plan.reduced_count));
+          }
+        }
+        return absl::OkStatus();
+      } else {
+        return UnsupportedDtype(t);
+      }
+    });
+  }
+};
+
+}  // namespace
+
+void RegisterReduceKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("ReduceSum", {{"T", CpuReduceTypes()}},
+                        MakeKernel<ReduceKernel<ReduceKind::kSum>>));
+  r->Register(CpuKernel("ReduceMean", {{"T", CpuReduceTypes()}},
+                        MakeKernel<ReduceKernel<ReduceKind::kMean>>));
+  r->Register(CpuKernel("ReduceMax", {{"T", CpuReduceTypes()}},
+                        MakeKernel<ReduceKernel<ReduceKind::kMax>>));
+}
+
+}  // namespace sluice::cpu

@@ -1,0 +1,136 @@
+// Device-side helpers for the .cu files of kernels/cuda: conversions between
+// storage types and the accumulation type, IndexMap offsets, a grid-stride
+// launch shape, block-wide reductions in shared memory, and turning a launch
+// error into a Status. Included only by kernels/cuda/*.cu.
+//
+//   float v = ToFloat(x[i]);                    // __half, bf16, float ...
+//   float m = BlockReduce<float>(v, MaxOp());   // every thread gets the max
+//   return LaunchStatus("Softmax");
+//
+// Stateless; thread-safe.
+#ifndef SLUICE_KERNELS_CUDA_DEVICE_UTILS_CUH_
+#define SLUICE_KERNELS_CUDA_DEVICE_UTILS_CUH_
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "kernels/cuda/launch_types.h"
+
+namespace sluice::cuda {
+
+inline constexpr int kThreads = 256;
+
+// Blocks for a grid-stride loop over n elements.
+inline unsigned int GridFor(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  if (blocks > (int64_t{1} << 20)) blocks = int64_t{1} << 20;
+  return static_cast<unsigned int>(blocks < 1 ? 1 : blocks);
+}
+
+// The status of the launch just made.
+inline absl::Status LaunchStatus(const char* what) {
+  cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, " kernel launch failed: ",
+                                          cudaGetErrorString(err), " (",
+                                          cudaGetErrorName(err), ")"));
+}
+
+// Wide type a value is computed in: float for 16-bit floats and float,
+// double for double, int64 for integers and bool.
+template <typename T> struct Wide { using type = int64_t; };
+template <> struct Wide<float> { using type = float; };
+template <> struct Wide<__half> { using type = float; };
+template <> struct Wide<__nv_bfloat16> { using type = float; };
+template <> struct Wide<double> { using type = double; };
+
+template <typename T>
+__device__ __forceinline__ typename Wide<T>::type ToWide(T x) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(x);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(x);
+  } else {
+    return static_cast<typename Wide<T>::type>(x);
+  }
+}
+
+template <typename T, typename W>
+__device__ __forceinline__ T FromWide(W x) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(static_cast<float>(x));
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16_rn(static_cast<float>(x));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return x != W(0);
+  } else {
+    return static_cast<T>(x);
+  }
+}
+
+// Offset of operand `op` for linear index i of the map's iteration space.
+__device__ __forceinline__ int64_t MapOffset(const IndexMap& m, int op,
+                                             int64_t i) {
+  int64_t off = 0;
+  for (int d = m.rank - 1; d >= 0; --d) {
+    const int64_t dim = m.dims[d];
+    off += (i % dim) * m.strides[op][d];
+    i /= dim;
+  }
+  return off;
+}
+
+struct SumOp {
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const { return a + b; }
+};
+struct MaxOp {
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    // NaN propagates, as on the CPU.
+    if (a != a) return a;
+    if (b != b) return b;
+    return a > b ? a : b;
+  }
+};
+
+template <typename A>
+__device__ __forceinline__ A ShuffleDown(A v, int offset) {
+  return __shfl_down_sync(0xffffffffu, v, offset);
+}
+
+// Reduces `v` over the block (blockDim.x a multiple of 32, at most 1024);
+// every thread gets the result. Uses 32 slots of shared memory.
+template <typename A, typename Op>
+__device__ A BlockReduce(A v, Op op) {
+  __shared__ A partial[32];
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  for (int offset = 16; offset > 0; offset /= 2) {
+    v = op(v, ShuffleDown(v, offset));
+  }
+  __syncthreads();  // `partial` may still be read from a previous call
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  const int warps = blockDim.x / 32;
+  v = partial[0];
+  for (int w = 1; w < warps; ++w) v = op(v, partial[w]);
+  return v;
+}
+
+// Unsigned type of each element size, for dtype-agnostic copies.
+template <int kBytes> struct Bits;
+template <> struct Bits<1> { using type = uint8_t; };
+template <> struct Bits<2> { using type = uint16_t; };
+template <> struct Bits<4> { using type = uint32_t; };
+template <> struct Bits<8> { using type = uint64_t; };
+
+}  // namespace sluice::cuda
+
+#endif  // SLUICE_KERNELS_CUDA_DEVICE_UTILS_CUH_
