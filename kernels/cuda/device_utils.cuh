@@ -22,6 +22,10 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/launch_types.h"
 
+// nvcc (EDG) flags `status = Launch...()` because absl::Status is
+// [[nodiscard]] and operator= returns a reference; g++ does not.
+#pragma nv_diag_suppress 2810
+
 namespace sluice::cuda {
 
 inline constexpr int kThreads = 256;

@@ -1,0 +1,104 @@
+// Direct NCHW convolution and pooling: one thread per output element.
+#include <cmath>
+
+#include "kernels/cuda/conv_pool.h"
+#include "kernels/cuda/device_utils.cuh"
+
+namespace sluice::cuda {
+namespace {
+
+static __global__ void Conv2DKernel(ConvGeometry g, const float* input,
+                                    const float* filter, float* output) {
+  const int64_t total = g.n * g.o * g.oh * g.ow;
+  const int64_t cg = g.c / g.group;   // input channels per group
+  const int64_t og = g.o / g.group;   // output channels per group
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t x = i % g.ow;
+    const int64_t y = (i / g.ow) % g.oh;
+    const int64_t oc = (i / (g.ow * g.oh)) % g.o;
+    const int64_t b = i / (g.ow * g.oh * g.o);
+    const int64_t group = oc / og;
+    float acc = 0.f;
+    for (int64_t ci = 0; ci < cg; ++ci) {
+      const float* in = input + ((b * g.c) + group * cg + ci) * g.h * g.w;
+      const float* f = filter + ((oc * cg) + ci) * g.kh * g.kw;
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const int64_t iy = y * g.stride_h - g.pad_top + ky * g.dilation_h;
+        if (iy < 0 || iy >= g.h) continue;
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          const int64_t ix = x * g.stride_w - g.pad_left + kx * g.dilation_w;
+          if (ix < 0 || ix >= g.w) continue;
+          acc += in[iy * g.w + ix] * f[ky * g.kw + kx];
+        }
+      }
+    }
+    output[i] = acc;
+  }
+}
+
+template <bool kMax>
+static __global__ void PoolKernel(ConvGeometry g, bool count_include_pad,
+                                  const float* input, float* output) {
+  const int64_t total = g.n * g.c * g.oh * g.ow;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t x = i % g.ow;
+    const int64_t y = (i / g.ow) % g.oh;
+    const int64_t plane = i / (g.ow * g.oh);
+    const float* in = input + plane * g.h * g.w;
+    float acc = kMax ? -INFINITY : 0.f;
+    int64_t count = 0;
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      const int64_t iy = y * g.stride_h - g.pad_top + ky;
+      if (iy < 0 || iy >= g.h) continue;
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        const int64_t ix = x * g.stride_w - g.pad_left + kx;
+        if (ix < 0 || ix >= g.w) continue;
+        const float v = in[iy * g.w + ix];
+        if (kMax) {
+          acc = MaxOp()(acc, v);
+        } else {
+          acc += v;
+        }
+        ++count;
+      }
+    }
+    if (!kMax) {
+      const int64_t div = count_include_pad ? g.kh * g.kw : count;
+      acc = div > 0 ? acc / static_cast<float>(div) : 0.f;
+    }
+    output[i] = acc;
+  }
+}
+
+}  // namespace
+
+absl::Status LaunchConv2D(const ConvGeometry& g, const float* input,
+                          const float* filter, float* output,
+                          cudaStream_t stream) {
+  const int64_t n = g.n * g.o * g.oh * g.ow;
+  if (n == 0) return absl::OkStatus();
+  Conv2DKernel<<<GridFor(n), kThreads, 0, stream>>>(g, input, filter, output);
+  return LaunchStatus("Conv2D");
+}
+
+absl::Status LaunchMaxPool(const ConvGeometry& g, const float* input,
+                           float* output, cudaStream_t stream) {
+  const int64_t n = g.n * g.c * g.oh * g.ow;
+  if (n == 0) return absl::OkStatus();
+  PoolKernel<true><<<GridFor(n), kThreads, 0, stream>>>(g, false, input, output);
+  return LaunchStatus("MaxPool");
+}
+
+absl::Status LaunchAvgPool(const ConvGeometry& g, bool count_include_pad,
+                           const float* input, float* output,
+                           cudaStream_t stream) {
+  const int64_t n = g.n * g.c * g.oh * g.ow;
+  if (n == 0) return absl::OkStatus();
+  PoolKernel<false><<<GridFor(n), kThreads, 0, stream>>>(g, count_include_pad,
+                                                         input, output);
+  return LaunchStatus("AvgPool");
+}
+
+}  // namespace sluice::cuda

@@ -1,0 +1,110 @@
+// Strided copies and Gather, by element size.
+#include "kernels/cuda/copy.h"
+#include "kernels/cuda/device_utils.cuh"
+
+namespace sluice::cuda {
+namespace {
+
+template <int kBytes>
+static __global__ void StridedCopyKernel(const void* src, int64_t src_offset,
+                                         void* dst, int64_t dst_offset,
+                                         IndexMap map) {
+  using U = typename Bits<kBytes>::type;
+  const U* s = static_cast<const U*>(src) + src_offset;
+  U* d = static_cast<U*>(dst) + dst_offset;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+       i < map.num_elements; i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t rest = i;
+    int64_t so = 0;
+    int64_t dof = 0;
+    for (int k = map.rank - 1; k >= 0; --k) {
+      const int64_t idx = rest % map.dims[k];
+      rest /= map.dims[k];
+      so += idx * map.strides[0][k];
+      dof += idx * map.strides[1][k];
+    }
+    d[dof] = s[so];
+  }
+}
+
+template <int kBytes, typename I>
+static __global__ void GatherKernel(const void* params, const I* indices,
+                                    void* out, int64_t outer, int64_t axis_dim,
+                                    int64_t inner, int64_t num_indices,
+                                    unsigned long long* bad_position) {
+  using U = typename Bits<kBytes>::type;
+  const U* p = static_cast<const U*>(params);
+  U* o = static_cast<U*>(out);
+  const int64_t total = outer * num_indices * inner;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t in_pos = i % inner;
+    const int64_t k = (i / inner) % num_indices;
+    const int64_t out_pos = i / (inner * num_indices);
+    int64_t index = static_cast<int64_t>(indices[k]);
+    if (index < 0) index += axis_dim;
+    if (index < 0 || index >= axis_dim) {
+      atomicCAS(bad_position, 0ull, static_cast<unsigned long long>(k) + 1);
+      o[i] = U(0);
+      continue;
+    }
+    o[i] = p[(out_pos * axis_dim + index) * inner + in_pos];
+  }
+}
+
+template <int kBytes>
+void LaunchGatherBytes(const void* params, const void* indices,
+                       bool indices_int64, void* out, int64_t outer,
+                       int64_t axis_dim, int64_t inner, int64_t num_indices,
+                       unsigned long long* bad, cudaStream_t stream) {
+  const int64_t n = outer * num_indices * inner;
+  if (indices_int64) {
+    GatherKernel<kBytes, int64_t><<<GridFor(n), kThreads, 0, stream>>>(
+        params, static_cast<const int64_t*>(indices), out, outer, axis_dim,
+        inner, num_indices, bad);
+  } else {
+    GatherKernel<kBytes, int32_t><<<GridFor(n), kThreads, 0, stream>>>(
+        params, static_cast<const int32_t*>(indices), out, outer, axis_dim,
+        inner, num_indices, bad);
+  }
+}
+
+}  // namespace
+
+absl::Status LaunchStridedCopy(int element_bytes, const void* src,
+                               int64_t src_offset, void* dst,
+                               int64_t dst_offset, const IndexMap& map,
+                               cudaStream_t stream) {
+  const int64_t n = map.num_elements;
+  if (n == 0) return absl::OkStatus();
+  switch (element_bytes) {
+    case 1: StridedCopyKernel<1><<<GridFor(n), kThreads, 0, stream>>>(src, src_offset, dst, dst_offset, map); break;
+    case 2: StridedCopyKernel<2><<<GridFor(n), kThreads, 0, stream>>>(src, src_offset, dst, dst_offset, map); break;
+    case 4: StridedCopyKernel<4><<<GridFor(n), kThreads, 0, stream>>>(src, src_offset, dst, dst_offset, map); break;
+    case 8: StridedCopyKernel<8><<<GridFor(n), kThreads, 0, stream>>>(src, src_offset, dst, dst_offset, map); break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("strided copy: unsupported element size ", element_bytes));
+  }
+  return LaunchStatus("strided copy");
+}
+
+absl::Status LaunchGather(int element_bytes, const void* params,
+                          const void* indices, bool indices_int64, void* out,
+                          int64_t outer, int64_t axis_dim, int64_t inner,
+                          int64_t num_indices, unsigned long long* bad_position,
+                          cudaStream_t stream) {
+  if (outer * num_indices * inner == 0) return absl::OkStatus();
+  switch (element_bytes) {
+    case 1: LaunchGatherBytes<1>(params, indices, indices_int64, out, outer, axis_dim, inner, num_indices, bad_position, stream); break;
+    case 2: LaunchGatherBytes<2>(params, indices, indices_int64, out, outer, axis_dim, inner, num_indices, bad_position, stream); break;
+    case 4: LaunchGatherBytes<4>(params, indices, indices_int64, out, outer, axis_dim, inner, num_indices, bad_position, stream); break;
+    case 8: LaunchGatherBytes<8>(params, indices, indices_int64, out, outer, axis_dim, inner, num_indices, bad_position, stream); break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("Gather: unsupported element size ", element_bytes));
+  }
+  return LaunchStatus("Gather");
+}
+
+}  // namespace sluice::cuda
