@@ -15,6 +15,12 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterSoftmaxKernels(registry);
   cpu::RegisterLayerNormKernels(registry);
   cpu::RegisterReduceKernels(registry);
+  cpu::RegisterShapeKernels(registry);
+  cpu::RegisterConcatSplitKernels(registry);
+  cpu::RegisterSliceKernels(registry);
+  cpu::RegisterGatherKernels(registry);
+  cpu::RegisterConvKernels(registry);
+  cpu::RegisterPoolKernels(registry);
 }
 
 }  // namespace sluice

@@ -1,0 +1,116 @@
+// Concat and Split along one axis. Both view each tensor as [outer, chunk]
+// with chunk = dims[axis:] and move whole chunks with memcpy. Any dtype.
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/shape_fns.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace sluice::cpu {
+namespace {
+
+// Bytes per outer index of `shape` from `axis` on.
+int64_t ChunkBytes(const Shape& shape, int axis, DataType t) {
+  int64_t n = static_cast<int64_t>(DataTypeSize(t));
+  for (int d = axis; d < shape.rank(); ++d) n *= shape.dim(d);
+  return n;
+}
+
+int64_t Outer(const Shape& shape, int axis) {
+  int64_t n = 1;
+  for (int d = 0; d < axis; ++d) n *= shape.dim(d);
+  return n;
+}
+
+class ConcatKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    std::vector<Shape> shapes;
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      RETURN_IF_ERROR(
+          CheckDtype(ctx->input(i), t, absl::StrCat("input ", i)));
+      shapes.push_back(ctx->input(i).shape());
+    }
+    ASSIGN_OR_RETURN(Shape shape, ::sluice::ConcatShape(shapes, axis_attr));
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, shape.rank()));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    const int64_t outer = Outer(shape, axis);
+    const int64_t out_chunk = ChunkBytes(shape, axis, t);
+    std::vector<int64_t> chunks;
+    for (const Shape& s : shapes) chunks.push_back(ChunkBytes(s, axis, t));
+    char* out = static_cast<char*>(y->raw_data());
+    ParallelFor(*ctx, outer, static_cast<double>(out_chunk) / 8,
+                [&](int64_t b, int64_t e) {
+                  for (int64_t o = b; o < e; ++o) {
+                    char* dst = out + o * out_chunk;
+                    for (size_t i = 0; i < chunks.size(); ++i) {
+                      if (chunks[i] == 0) continue;
+                      const char* src =
+                          static_cast<const char*>(ctx->input(i).raw_data());
+                      std::memcpy(dst, src + o * chunks[i], chunks[i]);
+                      dst += chunks[i];
+                    }
+                  }
+                });
+    return absl::OkStatus();
+  }
+};
+
+class SplitKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    RETURN_IF_ERROR(CheckDtype(x, t, "input value"));
+    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    ASSIGN_OR_RETURN(int64_t num_split, node().attrs().GetInt("num_split"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                     node().attrs().GetIntList("sizes"));
+    ASSIGN_OR_RETURN(std::vector<Shape> shapes,
+                     ::sluice::SplitShapes(x.shape(), axis_attr, num_split,
+                                           sizes));
+    if (static_cast<int>(shapes.size()) != ctx->num_outputs()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Split makes ", shapes.size(), " outputs but the node has ",
+          ctx->num_outputs()));
+    }
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
+    const int64_t outer = Outer(x.shape(), axis);
+    const int64_t in_chunk = ChunkBytes(x.shape(), axis, t);
+    const char* in = static_cast<const char*>(x.raw_data());
+    int64_t offset = 0;  // bytes into each input chunk
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(i, shapes[i]));
+      const int64_t chunk = ChunkBytes(shapes[i], axis, t);
+      char* out = static_cast<char*>(y->raw_data());
+      if (chunk > 0) {
+        for (int64_t o = 0; o < outer; ++o) {
+          std::memcpy(out + o * chunk, in + o * in_chunk + offset, chunk);
+        }
+      }
+      offset += chunk;
+    }
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+void RegisterConcatSplitKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("Concat", {{"T", CpuAllTypes()}},
+                        MakeKernel<ConcatKernel>));
+  r->Register(CpuKernel("Split", {{"T", CpuAllTypes()}},
+                        MakeKernel<SplitKernel>));
+}
+
+}  // namespace sluice::cpu

@@ -1,0 +1,143 @@
+// MaxPool, AvgPool and GlobalAvgPool, NCHW. Padding never contributes to a
+// maximum; AvgPool divides by the window's cells inside the image, or, with
+// count_include_pad, by its cells inside the padded image.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/shape_fns.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace sluice::cpu {
+namespace {
+
+struct PoolGeometry {
+  int64_t h, w, kh, kw, oh, ow, sh, sw, pt, pl, pb, pr;
+};
+
+enum class PoolKind { kMax, kAvg };
+
+// One output plane from one input plane.
+template <PoolKind kKind>
+void PoolPlane(const float* in, float* out, const PoolGeometry& g,
+               bool count_include_pad) {
+  for (int64_t y = 0; y < g.oh; ++y) {
+    for (int64_t x = 0; x < g.ow; ++x) {
+      const int64_t y0 = y * g.sh - g.pt, x0 = x * g.sw - g.pl;
+      const int64_t y1 = std::min(y0 + g.kh, g.h + g.pb);
+      const int64_t x1 = std::min(x0 + g.kw, g.w + g.pr);
+      const int64_t padded_cells = (y1 - y0) * (x1 - x0);
+      const int64_t ys = std::max<int64_t>(y0, 0), ye = std::min(y1, g.h);
+      const int64_t xs = std::max<int64_t>(x0, 0), xe = std::min(x1, g.w);
+      float acc = kKind == PoolKind::kMax ? -INFINITY : 0.0f;
+      for (int64_t iy = ys; iy < ye; ++iy) {
+        for (int64_t ix = xs; ix < xe; ++ix) {
+          const float v = in[iy * g.w + ix];
+          if constexpr (kKind == PoolKind::kMax) {
+            acc = (v > acc || std::isnan(v)) ? v : acc;
+          } else {
+            acc += v;
+          }
+        }
+      }
+      if constexpr (kKind == PoolKind::kAvg) {
+        const int64_t cells =
+            count_include_pad ? padded_cells : (ye - ys) * (xe - xs);
+        acc = cells > 0 ? acc / static_cast<float>(cells) : 0.0f;
+      }
+      out[y * g.ow + x] = acc;
+    }
+  }
+}
+
+template <PoolKind kKind>
+class PoolKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
+    RETURN_IF_ERROR(CheckRank(x, 4, "pooling input"));
+    const AttrMap& attrs = node().attrs();
+    ASSIGN_OR_RETURN(std::vector<int64_t> kernel, attrs.GetIntList("kernel_shape"));
+    Conv2DParams p;
+    ASSIGN_OR_RETURN(p.strides, attrs.GetIntList("strides"));
+    ASSIGN_OR_RETURN(p.pads, attrs.GetIntList("pads"));
+    RETURN_IF_ERROR(::sluice::CheckConv2DParams(p));
+    ASSIGN_OR_RETURN(Shape shape, ::sluice::PoolShape(x.shape(), kernel, p));
+    bool include_pad = false;
+    if constexpr (kKind == PoolKind::kAvg) {
+      ASSIGN_OR_RETURN(include_pad, attrs.GetBool("count_include_pad"));
+    }
+    if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1) {
+      return absl::InvalidArgumentError("kernel_shape must be two sizes >= 1");
+    }
+    // A window wholly inside the padding would have no input cells.
+    if (p.pads[0] >= kernel[0] || p.pads[2] >= kernel[0] ||
+        p.pads[1] >= kernel[1] || p.pads[3] >= kernel[1]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pads [", p.pads[0], ",", p.pads[1], ",", p.pads[2], ",", p.pads[3],
+          "] must be smaller than kernel_shape [", kernel[0], ",", kernel[1],
+          "]"));
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    const PoolGeometry g{x.dim(2),     x.dim(3),     kernel[0],    kernel[1],
+                         shape.dim(2), shape.dim(3), p.strides[0], p.strides[1],
+                         p.pads[0],    p.pads[1],    p.pads[2],    p.pads[3]};
+    const float* in = x.data<float>();
+    float* out = y->data<float>();
+    const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+    ParallelFor(*ctx, x.dim(0) * x.dim(1),
+                static_cast<double>(out_plane * g.kh * g.kw),
+                [=](int64_t b, int64_t e) {
+                  for (int64_t c = b; c < e; ++c) {
+                    PoolPlane<kKind>(in + c * in_plane, out + c * out_plane, g,
+                                     include_pad);
+                  }
+                });
+    return absl::OkStatus();
+  }
+};
+
+class GlobalAvgPoolKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
+    RETURN_IF_ERROR(CheckRank(x, 4, "GlobalAvgPool input"));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(
+                                     0, Shape({x.dim(0), x.dim(1), 1, 1})));
+    const int64_t plane = x.dim(2) * x.dim(3);
+    const float* in = x.data<float>();
+    float* out = y->data<float>();
+    ParallelFor(*ctx, y->NumElements(), static_cast<double>(plane),
+                [=](int64_t b, int64_t e) {
+                  for (int64_t c = b; c < e; ++c) {
+                    double sum = 0;
+                    for (int64_t i = 0; i < plane; ++i) sum += in[c * plane + i];
+                    out[c] = static_cast<float>(sum / static_cast<double>(plane));
+                  }
+                });
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+void RegisterPoolKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("MaxPool", {{"T", CpuNnTypes()}},
+                        MakeKernel<PoolKernel<PoolKind::kMax>>));
+  r->Register(CpuKernel("AvgPool", {{"T", CpuNnTypes()}},
+                        MakeKernel<PoolKernel<PoolKind::kAvg>>));
+  r->Register(CpuKernel("GlobalAvgPool", {{"T", CpuNnTypes()}},
+                        MakeKernel<GlobalAvgPoolKernel>));
+}
+
+}  // namespace sluice::cpu

@@ -1,0 +1,133 @@
+// Reshape, Squeeze, Unsqueeze (the input's buffer under a new shape),
+// Transpose and Expand (strided copies). Any dtype.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/shape_fns.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/strided_copy.h"
+
+namespace sluice::cpu {
+namespace {
+
+enum class ViewKind { kReshape, kSqueeze, kUnsqueeze };
+
+// Ops whose output is the input's buffer with another shape.
+template <ViewKind kKind>
+class ViewKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    RETURN_IF_ERROR(CheckDtype(x, t, "input"));
+    Shape shape;
+    if constexpr (kKind == ViewKind::kReshape) {
+      ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                       node().attrs().GetIntList("shape"));
+      ASSIGN_OR_RETURN(shape, ::sluice::ReshapeShape(x.shape(), dims));
+    } else {
+      ASSIGN_OR_RETURN(std::vector<int64_t> axes,
+                       node().attrs().GetIntList("axes"));
+      if constexpr (kKind == ViewKind::kSqueeze) {
+        ASSIGN_OR_RETURN(shape, ::sluice::SqueezeShape(x.shape(), axes));
+      } else {
+        ASSIGN_OR_RETURN(shape, ::sluice::UnsqueezeShape(x.shape(), axes));
+      }
+    }
+    // The shape functions guarantee this; a view must never outgrow its
+    // buffer, so check anyway.
+    if (!shape.IsFullyDefined() || shape.num_elements() != x.NumElements()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot view ", x.shape().DebugString(), " as ",
+          shape.DebugString()));
+    }
+    ctx->set_output(0, x.Reshaped(shape));
+    return absl::OkStatus();
+  }
+};
+
+class TransposeKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    RETURN_IF_ERROR(CheckDtype(x, t, "input x"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> perm,
+                     node().attrs().GetIntList("perm"));
+    ASSIGN_OR_RETURN(Shape shape, ::sluice::TransposeShape(x.shape(), perm));
+    const int r = x.rank();
+    if (perm.empty()) {
+      for (int d = r - 1; d >= 0; --d) perm.push_back(d);
+    }
+    const DimVector in_strides = RowMajorStrides(x.shape());
+    DimVector strides(r);
+    for (int d = 0; d < r; ++d) {
+      const int64_t p = perm[d] < 0 ? perm[d] + r : perm[d];
+      strides[d] = in_strides[p];
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
+    return VisitBySize(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      StridedCopy<T>(*ctx, x.data<T>(), y->data<T>(), shape.dims(), strides);
+      return absl::OkStatus();
+    });
+  }
+};
+
+class ExpandKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    RETURN_IF_ERROR(CheckDtype(x, t, "input"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                     node().attrs().GetIntList("shape"));
+    ASSIGN_OR_RETURN(Shape shape, ::sluice::ExpandShape(x.shape(), dims));
+    // Input strides aligned on the right; 0 where the input stretches.
+    const int r = shape.rank();
+    const DimVector in_strides = RowMajorStrides(x.shape());
+    DimVector strides(r, 0);
+    for (int d = 0; d < r; ++d) {
+      const int id = d - (r - x.rank());
+      if (id >= 0 && x.dim(id) != 1) {
+        if (x.dim(id) != shape.dim(d)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "cannot expand ", x.shape().DebugString(), " to ",
+              shape.DebugString()));
+        }
+        strides[d] = in_strides[id];
+      }
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
+    return VisitBySize(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      StridedCopy<T>(*ctx, x.data<T>(), y->data<T>(), shape.dims(), strides);
+      return absl::OkStatus();
+    });
+  }
+};
+
+}  // namespace
+
+void RegisterShapeKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("Reshape", {{"T", CpuAllTypes()}},
+                        MakeKernel<ViewKernel<ViewKind::kReshape>>));
+  r->Register(CpuKernel("Squeeze", {{"T", CpuAllTypes()}},
+                        MakeKernel<ViewKernel<ViewKind::kSqueeze>>));
+  r->Register(CpuKernel("Unsqueeze", {{"T", CpuAllTypes()}},
+                        MakeKernel<ViewKernel<ViewKind::kUnsqueeze>>));
+  r->Register(CpuKernel("Transpose", {{"T", CpuAllTypes()}},
+                        MakeKernel<TransposeKernel>));
+  r->Register(CpuKernel("Expand", {{"T", CpuAllTypes()}},
+                        MakeKernel<ExpandKernel>));
+}
+
+}  // namespace sluice::cpu

@@ -1,0 +1,65 @@
+// Slice (NumPy / ONNX): per-axis begin, end and step; negative bounds count
+// from the end and are clamped, steps may be negative. The result is a
+// strided view of the input, copied densely. Any dtype.
+#include <vector>
+
+#include "core/status_macros.h"
+#include "graph/shape_fns.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/strided_copy.h"
+
+namespace sluice::cpu {
+namespace {
+
+class SliceKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    RETURN_IF_ERROR(CheckDtype(x, t, "input"));
+    const AttrMap& attrs = node().attrs();
+    ASSIGN_OR_RETURN(std::vector<int64_t> begin, attrs.GetIntList("begin"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> end, attrs.GetIntList("end"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> axes, attrs.GetIntList("axes"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> steps, attrs.GetIntList("steps"));
+    // Checks lengths, steps, axes and bounds.
+    ASSIGN_OR_RETURN(Shape shape,
+                     ::sluice::SliceShape(x.shape(), begin, end, axes, steps));
+    if (axes.empty()) {
+      for (size_t i = 0; i < begin.size(); ++i) axes.push_back(i);
+    }
+    ASSIGN_OR_RETURN(std::vector<int> norm,
+                     ::sluice::NormalizeAxes(axes, x.rank()));
+    const DimVector in_strides = RowMajorStrides(x.shape());
+    DimVector strides = in_strides;
+    int64_t base = 0;
+    for (size_t i = 0; i < norm.size(); ++i) {
+      const int d = norm[i];
+      ASSIGN_OR_RETURN(SliceDim sd,
+                       ::sluice::NormalizeSlice(x.dim(d), begin[i], end[i],
+                                                steps.empty() ? 1 : steps[i]));
+      base += sd.start * in_strides[d];
+      strides[d] = in_strides[d] * sd.step;
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    return VisitBySize(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      StridedCopy<T>(*ctx, x.data<T>() + base, y->data<T>(), shape.dims(),
+                     strides);
+      return absl::OkStatus();
+    });
+  }
+};
+
+}  // namespace
+
+void RegisterSliceKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("Slice", {{"T", CpuAllTypes()}},
+                        MakeKernel<SliceKernel>));
+}
+
+}  // namespace sluice::cpu
