@@ -26,6 +26,9 @@ struct GraphSource {
   std::string base_dir;  // folder for external weights ("" = none allowed)
   // Node name -> 1-based line in a text file.
   absl::flat_hash_map<std::string, int> node_lines;
+  // The same by position in GraphDef.node (empty when unknown); preferred
+  // over node_lines, which cannot tell two nodes of one name apart.
+  std::vector<int> node_lines_by_index;
 };
 
 struct LoadedGraphDef {
