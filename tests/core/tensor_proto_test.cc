@@ -1,0 +1,205 @@
+// Tests for TensorFromProto / TensorToProto: every data source, splats, and
+// every malformed tensor.
+#include "core/tensor_proto.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+TensorProto Proto(DataType dtype, std::initializer_list<int64_t> dims) {
+  TensorProto p;
+  p.set_dtype(dtype);
+  for (int64_t d : dims) p.mutable_shape()->add_dim(d);
+  return p;
+}
+
+void ExpectInvalid(const TensorProto& p, const std::string& substr,
+                   const std::string& base_dir = "") {
+  absl::StatusOr<Tensor> t = TensorFromProto(p, base_dir);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(t.status().message(), HasSubstr(substr));
+}
+
+// A folder holding a 16-byte weights file.
+std::string WeightsDir() {
+  std::filesystem::path dir =
+      std::filesystem::path(SLUICE_BINARY_DIR) / "test_scratch" / "tensor_proto";
+  std::filesystem::create_directories(dir / "sub");
+  std::ofstream out(dir / "w.bin", std::ios::binary);
+  float v[4] = {1, 2, 3, 4};
+  out.write(reinterpret_cast<const char*>(v), sizeof(v));
+  return dir.string();
+}
+
+TEST(TensorProtoTest, FloatValuesFillFloatTypes) {
+  TensorProto p = Proto(DT_FLOAT, {3});
+  p.add_float_val(1.5f);
+  p.add_float_val(-2);
+  p.add_float_val(3);
+  Tensor t = *TensorFromProto(p);
+  EXPECT_EQ(t.flat<float>()[1], -2.0f);
+  p.set_dtype(DT_FLOAT16);
+  EXPECT_EQ(static_cast<float>(TensorFromProto(p)->flat<half>()[0]), 1.5f);
+  p.set_dtype(DT_BFLOAT16);
+  EXPECT_EQ(static_cast<float>(TensorFromProto(p)->flat<bfloat16>()[2]), 3.0f);
+}
+
+TEST(TensorProtoTest, SingleValueIsASplat) {
+  TensorProto p = Proto(DT_INT32, {2, 3});
+  p.add_int_val(7);
+  Tensor t = *TensorFromProto(p);
+  for (int32_t v : t.flat<int32_t>()) EXPECT_EQ(v, 7);
+}
+
+TEST(TensorProtoTest, IntValuesFillIntsAndBoolsWithRangeChecks) {
+  TensorProto p = Proto(DT_BOOL, {2});
+  p.add_int_val(1);
+  p.add_int_val(0);
+  Tensor t = *TensorFromProto(p);
+  EXPECT_TRUE(t.flat<bool>()[0]);
+  EXPECT_FALSE(t.flat<bool>()[1]);
+  p.set_int_val(0, 2);
+  ExpectInvalid(p, "bool value 2 is not 0 or 1");
+  p = Proto(DT_INT8, {1});
+  p.add_int_val(300);
+  ExpectInvalid(p, "value 300 is out of range for int8");
+  p = Proto(DT_UINT8, {1});
+  p.add_int_val(-1);
+  ExpectInvalid(p, "out of range for uint8");
+}
+
+TEST(TensorProtoTest, DoubleValuesFillFloat64) {
+  TensorProto p = Proto(DT_DOUBLE, {2});
+  p.add_double_val(0.25);
+  p.add_double_val(1e300);
+  EXPECT_EQ(TensorFromProto(p)->flat<double>()[1], 1e300);
+}
+
+TEST(TensorProtoTest, ListMustSuitTheDtype) {
+  TensorProto p = Proto(DT_FLOAT, {1});
+  p.add_int_val(1);
+  ExpectInvalid(p, "stores its values in int_val; use float_val");
+  p = Proto(DT_DOUBLE, {1});
+  p.add_float_val(1);
+  ExpectInvalid(p, "use double_val");
+}
+
+TEST(TensorProtoTest, ContentRoundTrips) {
+  Tensor t = Tensor::FromVector<int64_t>({1, -2, 3}, Shape({3}));
+  TensorProto p = TensorToProto(t);
+  EXPECT_EQ(p.content().size(), 24u);
+  absl::StatusOr<Tensor> back = TensorFromProto(p);
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(TensorsEqual(t, *back));
+}
+
+TEST(TensorProtoTest, RejectsDataLengthMismatch) {
+  TensorProto p = Proto(DT_FLOAT, {2, 2});
+  p.set_content(std::string(15, '\0'));
+  ExpectInvalid(p, "15 bytes of content, expected 16 (4 elements x 4 bytes)");
+  p = Proto(DT_FLOAT, {4});
+  p.add_float_val(1);
+  p.add_float_val(2);
+  ExpectInvalid(p, "has 2 values in float_val for 4 elements");
+}
+
+TEST(TensorProtoTest, RejectsBoolContentOtherThanZeroOrOne) {
+  TensorProto p = Proto(DT_BOOL, {2});
+  p.set_content(std::string("\x01\x05", 2));
+  ExpectInvalid(p, "not 0 or 1");
+}
+
+TEST(TensorProtoTest, RejectsSeveralSourcesOrNone) {
+  TensorProto p = Proto(DT_FLOAT, {1});
+  p.add_float_val(1);
+  p.set_content(std::string(4, '\0'));
+  ExpectInvalid(p, "exactly one is allowed");
+  ExpectInvalid(Proto(DT_FLOAT, {2}), "has 2 elements but no data");
+  EXPECT_EQ(TensorFromProto(Proto(DT_FLOAT, {0, 3}))->NumElements(), 0);
+}
+
+TEST(TensorProtoTest, RejectsBadDtypeAndShapes) {
+  TensorProto p = Proto(DT_INVALID, {1});
+  p.add_float_val(1);
+  ExpectInvalid(p, "invalid dtype");
+  p = Proto(DT_FLOAT, {int64_t{1} << 62});
+  p.add_float_val(1);
+  ExpectInvalid(p, "more than 2^48 elements");
+  p = Proto(DT_FLOAT, {-1});
+  p.add_float_val(1);
+  ExpectInvalid(p, "must be fully defined");
+  p = Proto(DT_FLOAT, {2, -4});
+  p.add_float_val(1);
+  ExpectInvalid(p, "negative dimension -4");
+}
+
+TEST(TensorProtoTest, LimitsSplatSize) {
+  TensorProto p = Proto(DT_FLOAT, {int64_t{1} << 40});
+  p.add_float_val(0);
+  ExpectInvalid(p, "splats are limited");
+}
+
+TEST(TensorProtoTest, ReadsExternalDataRange) {
+  std::string dir = WeightsDir();
+  TensorProto p = Proto(DT_FLOAT, {2});
+  p.mutable_external()->set_path("w.bin");
+  p.mutable_external()->set_offset(8);
+  p.mutable_external()->set_length(8);
+  absl::StatusOr<Tensor> t = TensorFromProto(p, dir);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->flat<float>()[0], 3.0f);
+  EXPECT_EQ(t->flat<float>()[1], 4.0f);
+  // A path that goes down and back up stays inside.
+  p.mutable_external()->set_path("sub/../w.bin");
+  EXPECT_TRUE(TensorFromProto(p, dir).ok());
+}
+
+TEST(TensorProtoTest, RejectsExternalPathsOutsideTheFolder) {
+  std::string dir = WeightsDir();
+  TensorProto p = Proto(DT_FLOAT, {2});
+  p.mutable_external()->set_length(8);
+  p.mutable_external()->set_path("../tensor_proto/w.bin");
+  ExpectInvalid(p, "leaves the model folder", dir);
+  p.mutable_external()->set_path("sub/../../x.bin");
+  ExpectInvalid(p, "leaves the model folder", dir);
+  p.mutable_external()->set_path(dir + "/w.bin");
+  ExpectInvalid(p, "must be relative", dir);
+  p.mutable_external()->set_path("w.bin");
+  ExpectInvalid(p, "needs a model folder", "");
+  p.mutable_external()->set_path("");
+  ExpectInvalid(p, "empty path", dir);
+}
+
+TEST(TensorProtoTest, RejectsExternalRangesPastTheFile) {
+  std::string dir = WeightsDir();
+  TensorProto p = Proto(DT_FLOAT, {2});
+  p.mutable_external()->set_path("w.bin");
+  p.mutable_external()->set_offset(12);
+  p.mutable_external()->set_length(8);
+  absl::StatusOr<Tensor> t = TensorFromProto(p, dir);
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(t.status().message(), HasSubstr("runs past the end of the file"));
+  p.mutable_external()->set_offset(INT64_MAX);
+  EXPECT_EQ(TensorFromProto(p, dir).status().code(),
+            absl::StatusCode::kOutOfRange);
+  p.mutable_external()->set_offset(-1);
+  ExpectInvalid(p, "negative offset", dir);
+  p.mutable_external()->set_offset(0);
+  p.mutable_external()->set_length(4);
+  ExpectInvalid(p, "has length 4, expected 8", dir);
+  p.mutable_external()->set_length(8);
+  p.mutable_external()->set_path("missing.bin");
+  EXPECT_EQ(TensorFromProto(p, dir).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace sluice
