@@ -1,0 +1,154 @@
+// Test helpers for the CPU kernels.
+#include "kernel_test_util.h"
+
+#include <cmath>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "device/cpu_device.h"
+#include "graph/loader.h"
+#include "kernels/kernel.h"
+#include "kernels/kernel_registry.h"
+
+namespace sluice::testing {
+
+AttrValue IntAttr(int64_t v) {
+  AttrValue a;
+  a.set_i(v);
+  return a;
+}
+AttrValue FloatAttr(float v) {
+  AttrValue a;
+  a.set_f(v);
+  return a;
+}
+AttrValue BoolAttr(bool v) {
+  AttrValue a;
+  a.set_b(v);
+  return a;
+}
+AttrValue StringAttr(const std::string& v) {
+  AttrValue a;
+  a.set_s(v);
+  return a;
+}
+AttrValue TypeAttr(DataType v) {
+  AttrValue a;
+  a.set_type(v);
+  return a;
+}
+AttrValue IntListAttr(const std::vector<int64_t>& v) {
+  AttrValue a;
+  auto* list = a.mutable_list();
+  for (int64_t x : v) list->add_i(x);
+  return a;
+}
+
+absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
+                                          const std::vector<Tensor>& inputs,
+                                          const Attrs& attrs,
+                                          const RunOptions& options) {
+  GraphDef def;
+  NodeDef node;
+  node.set_name("op");
+  node.set_op(op);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    NodeDef* in = def.add_node();
+    in->set_name(absl::StrCat("in", i));
+    in->set_op("Input");
+    (*in->mutable_attr())["dtype"] = TypeAttr(inputs[i].dtype());
+    AttrValue shape;
+    *shape.mutable_shape() = options.known_shapes
+                                 ? ShapeToProto(inputs[i].shape())
+                                 : ShapeToProto(Shape::UnknownRank());
+    (*in->mutable_attr())["shape"] = shape;
+    node.add_input(in->name());
+  }
+  for (const auto& [name, value] : attrs) (*node.mutable_attr())[name] = value;
+  *def.add_node() = node;
+  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph, BuildGraph(def));
+  const Node* n = graph->FindNode("op");
+  if (n == nullptr) return absl::InternalError("node 'op' missing");
+  ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
+                   KernelRegistry::Global()->Create(*n, DeviceType::kCpu));
+  CpuDevice device(0, options.memory_limit, options.intra_op_threads);
+  std::vector<Tensor> outputs(n->num_outputs());
+  OpKernelContext ctx(n, &device, inputs, absl::MakeSpan(outputs));
+  RETURN_IF_ERROR(kernel->Compute(&ctx));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i].valid()) {
+      return absl::InternalError(absl::StrCat("output ", i, " was not set"));
+    }
+  }
+  return outputs;
+}
+
+namespace {
+
+template <typename T>
+T FromDouble(double v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
+  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    return static_cast<T>(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <typename T>
+double ToDouble(T v) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    return static_cast<float>(v);
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+}  // namespace
+
+Tensor MakeTensor(DataType dtype, const Shape& shape,
+                  const std::vector<double>& values) {
+  absl::StatusOr<Tensor> t = Tensor::Create(dtype, shape);
+  EXPECT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->NumElements(), static_cast<int64_t>(values.size()));
+  SLUICE_SWITCH_DTYPE(dtype, {
+    T* p = t->data<T>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = FromDouble<T>(values[i]);
+  }, {});
+  return *t;
+}
+
+Tensor Bool(const std::vector<bool>& v, const Shape& s) {
+  std::vector<double> d(v.begin(), v.end());
+  return MakeTensor(DT_BOOL, s, d);
+}
+
+std::vector<double> ToDoubles(const Tensor& t) {
+  std::vector<double> out;
+  SLUICE_SWITCH_DTYPE(t.dtype(), {
+    const T* p = t.data<T>();
+    for (int64_t i = 0; i < t.NumElements(); ++i) out.push_back(ToDouble(p[i]));
+  }, {});
+  return out;
+}
+
+void ExpectTensor(const Tensor& t, const Shape& shape,
+                  const std::vector<double>& values, double tol) {
+  ASSERT_TRUE(t.valid());
+  ASSERT_EQ(t.shape(), shape) << "got " << t.shape().DebugString();
+  std::vector<double> got = ToDoubles(t);
+  ASSERT_EQ(got.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (std::isnan(values[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " = " << got[i];
+    } else if (std::isinf(values[i])) {
+      EXPECT_EQ(got[i], values[i]) << "element " << i;
+    } else {
+      EXPECT_NEAR(got[i], values[i], tol) << "element " << i;
+    }
+  }
+}
+
+}  // namespace sluice::testing

@@ -1,0 +1,73 @@
+// Test helpers for the CPU kernels: build a one-node graph whose inputs are
+// Input nodes (so the kernel, not shape inference, sees the real shapes),
+// create the node's kernel from the global registry and run it on a
+// CpuDevice.
+//
+//   ASSIGN_OR_RETURN(std::vector<Tensor> out,
+//                    RunOp("Add", {F32({1, 2}, {2}), F32({3}, {})}));
+//   ExpectValues(out[0], {4, 5});
+//
+// Not thread-safe; each call builds its own graph and device.
+#ifndef SLUICE_TESTS_KERNELS_KERNEL_TEST_UTIL_H_
+#define SLUICE_TESTS_KERNELS_KERNEL_TEST_UTIL_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "gtest/gtest.h"
+#include "proto/graph.pb.h"
+
+namespace sluice::testing {
+
+using Attrs = std::map<std::string, AttrValue>;
+
+AttrValue IntAttr(int64_t v);
+AttrValue FloatAttr(float v);
+AttrValue BoolAttr(bool v);
+AttrValue StringAttr(const std::string& v);
+AttrValue TypeAttr(DataType v);
+AttrValue IntListAttr(const std::vector<int64_t>& v);
+
+struct RunOptions {
+  int num_outputs = 1;       // Split: how many outputs to collect
+  int intra_op_threads = 1;  // > 1: the device gets an Eigen pool
+  int64_t memory_limit = 0;  // bytes; 0 = unlimited
+  // Give the Input nodes the tensors' shapes (otherwise unknown rank, so
+  // only the kernel checks shapes).
+  bool known_shapes = false;
+};
+
+// Builds the graph (errors from BuildGraph pass through), creates the
+// kernel (NOT_FOUND when none is registered) and runs it.
+absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
+                                          const std::vector<Tensor>& inputs,
+                                          const Attrs& attrs = {},
+                                          const RunOptions& options = {});
+
+// Tensors from doubles, for any dtype (bool: v != 0).
+Tensor MakeTensor(DataType dtype, const Shape& shape,
+                  const std::vector<double>& values);
+inline Tensor F32(const std::vector<float>& v, const Shape& s) {
+  return Tensor::FromVector<float>(v, s);
+}
+inline Tensor I32(const std::vector<int32_t>& v, const Shape& s) {
+  return Tensor::FromVector<int32_t>(v, s);
+}
+inline Tensor I64(const std::vector<int64_t>& v, const Shape& s) {
+  return Tensor::FromVector<int64_t>(v, s);
+}
+Tensor Bool(const std::vector<bool>& v, const Shape& s);
+
+// A tensor's values as doubles (any host dtype).
+std::vector<double> ToDoubles(const Tensor& t);
+
+// Checks shape and values (absolute tolerance `tol`, NaN equals NaN).
+void ExpectTensor(const Tensor& t, const Shape& shape,
+                  const std::vector<double>& values, double tol = 0);
+
+}  // namespace sluice::testing
+
+#endif  // SLUICE_TESTS_KERNELS_KERNEL_TEST_UTIL_H_
