@@ -1,0 +1,104 @@
+// GraphEmitter: writes sluice nodes into a GraphDef while tracking, for each
+// value, its dtype, its (possibly partial) shape and, when known at import
+// time, its constant value. Every node goes through the op registry's schema
+// and shape function as it is emitted, so the importer always knows the
+// shapes a later ONNX Shape node would read; a node whose inputs are all
+// constants is folded (const_eval.h) instead of emitted. Constants become
+// Const nodes only when an emitted node reads them.
+//
+//   GraphEmitter em(&def);
+//   ASSIGN_OR_RETURN(ValuePtr x, em.AddInput("x", DT_FLOAT, Shape({1, 4})));
+//   ValuePtr w = em.AddConstant(weights, "w");
+//   ASSIGN_OR_RETURN(ValuePtr y, em.Emit1("MatMul", "fc", {x, w}));
+//
+// Used by one thread at a time.
+#ifndef SLUICE_ONNX_GRAPH_EMITTER_H_
+#define SLUICE_ONNX_GRAPH_EMITTER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+#include "proto/graph.pb.h"
+
+namespace sluice {
+
+// One value of the graph being built. Shared between the importer's ONNX
+// name table and the handlers; a constant's `ref` is filled in when it is
+// first materialised as a Const node.
+struct ValueData {
+  std::string ref;  // "node" or "node:port"; empty for an unmaterialised
+                    // constant
+  DataType dtype = DT_INVALID;
+  Shape shape = Shape::UnknownRank();
+  std::optional<Tensor> constant;  // the value, when known at import time
+  std::string name_hint;           // for the Const node's name
+};
+using ValuePtr = std::shared_ptr<ValueData>;
+
+using AttrList = std::map<std::string, AttrValue>;
+
+class GraphEmitter {
+ public:
+  // `def` is borrowed and must outlive the emitter.
+  explicit GraphEmitter(GraphDef* def) : def_(def) {}
+
+  // A node name not used yet, derived from `hint` (':' and a leading '^'
+  // are replaced, since they mean ports and control inputs in sluice).
+  std::string UniqueName(absl::string_view hint);
+  // Reserves `name` exactly. ALREADY_EXISTS when it is taken.
+  absl::Status ReserveName(const std::string& name);
+
+  // Adds an Input node named `name` (which must be unique).
+  absl::StatusOr<ValuePtr> AddInput(const std::string& name, DataType dtype,
+                                    const Shape& shape);
+  // A constant value; no node is written until an emitted node reads it.
+  ValuePtr AddConstant(Tensor value, absl::string_view name_hint);
+
+  // Emits sluice op `op` (its node named after `name_hint`) reading
+  // `inputs`, with `attrs` (type attributes bound to inputs may be left
+  // out). Checks the inputs against the op's schema, runs its shape
+  // function and returns one value per output. When every input is a
+  // constant and const_eval.h can evaluate the op, no node is written and
+  // the outputs are constants.
+  absl::StatusOr<std::vector<ValuePtr>> Emit(const std::string& op,
+                                             absl::string_view name_hint,
+                                             const std::vector<ValuePtr>& inputs,
+                                             const AttrList& attrs = {});
+  // Emit for single-output ops.
+  absl::StatusOr<ValuePtr> Emit1(const std::string& op,
+                                 absl::string_view name_hint,
+                                 const std::vector<ValuePtr>& inputs,
+                                 const AttrList& attrs = {});
+
+  // The reference a consumer uses for `value`, writing a Const node for a
+  // constant the first time.
+  absl::StatusOr<std::string> Materialize(const ValuePtr& value);
+
+  GraphDef* def() { return def_; }
+
+ private:
+  GraphDef* def_;  // not owned
+  absl::flat_hash_set<std::string> names_;
+};
+
+// Constants of one element, for handlers: a scalar of `dtype` holding `v`.
+Tensor ScalarTensor(DataType dtype, double v);
+// A rank-1 int64 tensor.
+Tensor Int64Vector(const std::vector<int64_t>& values);
+// The elements of an integer (int8/32/64, uint8) or bool tensor as int64.
+absl::StatusOr<std::vector<int64_t>> ToInt64s(const Tensor& t);
+// The elements of any numeric tensor as double.
+absl::StatusOr<std::vector<double>> ToDoubles(const Tensor& t);
+
+}  // namespace sluice
+
+#endif  // SLUICE_ONNX_GRAPH_EMITTER_H_

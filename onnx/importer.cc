@@ -1,0 +1,271 @@
+// ImportOnnx: reading the model, checking every node is supported, then
+// converting graph inputs, initializers and nodes in order.
+#include "onnx/importer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "graph/attr_map.h"
+#include "onnx/graph_emitter.h"
+#include "onnx/import_context.h"
+#include "onnx/onnx_tensor.h"
+
+namespace sluice {
+namespace {
+
+constexpr int kMinOpset = 13;
+constexpr int kMaxOpset = 18;
+
+bool IsDefaultDomain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model,
+                                 absl::string_view model_name) {
+  for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
+    if (!IsDefaultDomain(id.domain())) continue;
+    if (id.version() < kMinOpset || id.version() > kMaxOpset) {
+      return absl::UnimplementedError(absl::StrCat(
+          model_name, ": opset ", id.version(), " of the default ONNX domain; ",
+          "sluice imports opsets ", kMinOpset, " to ", kMaxOpset,
+          " (re-export, or convert with onnx.version_converter)"));
+    }
+    return static_cast<int>(id.version());
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      model_name, ": the model imports no opset of the default ONNX domain"));
+}
+
+// Every node the importer cannot convert, with the reason, in one message.
+absl::Status CheckSupported(const onnx::GraphProto& graph, int opset,
+                            absl::string_view model_name) {
+  const OnnxOpTable& table = GetOnnxOpTable();
+  std::vector<std::string> problems;
+  for (const onnx::NodeProto& node : graph.node()) {
+    std::string reason;
+    if (!IsDefaultDomain(node.domain())) {
+      reason = absl::StrCat("domain '", node.domain(), "' is not supported");
+    } else {
+      auto it = table.find(node.op_type());
+      if (it == table.end()) {
+        reason = "op not supported";
+      } else if (it->second.check != nullptr) {
+        reason = it->second.check(node, opset);
+      }
+    }
+    if (!reason.empty()) {
+      std::string name = node.name().empty() && node.output_size() > 0
+                             ? node.output(0)
+                             : node.name();
+      problems.push_back(absl::StrCat("  node '", name, "' (", node.op_type(),
+                                      ", opset ", opset, "): ", reason));
+    }
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      model_name, ": ", problems.size(), problems.size() == 1 ? " node uses" :
+      " nodes use", " ops or attributes sluice does not support:\n",
+      absl::StrJoin(problems, "\n")));
+}
+
+// The shape of a graph input: the model's, with symbolic dims from
+// dim_values and the whole shape from input_shapes when given.
+absl::StatusOr<Shape> InputShape(const onnx::ValueInfoProto& info,
+                                 const OnnxImportOptions& options) {
+  const onnx::TypeProto::Tensor& tt = info.type().tensor_type();
+  Shape shape = Shape::UnknownRank();
+  if (tt.has_shape()) {
+    shape = Shape();
+    for (const onnx::TensorShapeProto::Dimension& d : tt.shape().dim()) {
+      int64_t dim = kUnknownDim;
+      if (d.has_dim_value() && d.dim_value() >= 0) dim = d.dim_value();
+      if (d.has_dim_param()) {
+        auto it = options.dim_values.find(d.dim_param());
+        if (it != options.dim_values.end()) dim = it->second;
+      }
+      shape.AddDim(dim);
+    }
+  }
+  auto it = options.input_shapes.find(info.name());
+  if (it == options.input_shapes.end()) return shape;
+  const std::vector<int64_t>& given = it->second;
+  if (!shape.unknown_rank() && shape.rank() != static_cast<int>(given.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input_shapes gives '", info.name(), "' rank ", given.size(),
+        ", the model has ", shape.DebugString()));
+  }
+  Shape out;
+  for (size_t i = 0; i < given.size(); ++i) {
+    int64_t model_dim = shape.unknown_rank() ? kUnknownDim : shape.dim(i);
+    int64_t dim = given[i] < 0 ? model_dim : given[i];
+    if (model_dim >= 0 && dim != model_dim) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input_shapes gives '", info.name(), "' dimension ", i, " = ", dim,
+          ", the model fixes it to ", model_dim));
+    }
+    out.AddDim(dim);
+  }
+  return out;
+}
+
+// Marks each Conv -> BatchNormalization pair whose BN can be folded into the
+// Conv: the Conv output is read by the BN alone and is not a graph output.
+void FindFoldableBatchNorms(const onnx::GraphProto& graph, ImportContext& ctx) {
+  absl::flat_hash_map<std::string, int> readers;
+  absl::flat_hash_map<std::string, int> producer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const std::string& in : graph.node(i).input()) ++readers[in];
+    for (const std::string& out : graph.node(i).output()) producer[out] = i;
+  }
+  for (const onnx::ValueInfoProto& out : graph.output()) ++readers[out.name()];
+  for (const onnx::NodeProto& bn : graph.node()) {
+    if (bn.op_type() != "BatchNormalization" || bn.input_size() < 5) continue;
+    auto it = producer.find(bn.input(0));
+    if (it == producer.end()) continue;
+    const onnx::NodeProto& conv = graph.node(it->second);
+    if (conv.op_type() != "Conv" || readers[bn.input(0)] != 1) continue;
+    bool constant = true;
+    for (int k = 1; k < 5; ++k) {
+      ValuePtr v = ctx.Find(bn.input(k));
+      constant = constant && v != nullptr && v->constant.has_value();
+    }
+    for (int k = 1; k < conv.input_size(); ++k) {
+      ValuePtr v = ctx.Find(conv.input(k));
+      constant = constant && v != nullptr && v->constant.has_value();
+    }
+    if (!constant) continue;
+    ctx.folded_bn()[&conv] = &bn;
+    ctx.skipped().insert(&bn);
+  }
+}
+
+absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
+                                     const std::string& base_dir,
+                                     const OnnxImportOptions& options,
+                                     absl::string_view model_name) {
+  ASSIGN_OR_RETURN(int opset, DefaultOpset(model, model_name));
+  const onnx::GraphProto& graph = model.graph();
+  RETURN_IF_ERROR(CheckSupported(graph, opset, model_name));
+
+  GraphDef def;
+  GraphEmitter em(&def);
+  ImportContext ctx(&em, &options, opset, base_dir);
+  auto fail = [&](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(model_name, ": ", s.message()));
+  };
+
+  for (const onnx::TensorProto& init : graph.initializer()) {
+    absl::StatusOr<Tensor> t = TensorFromOnnx(init, base_dir);
+    if (!t.ok()) return fail(t.status());
+    ctx.Bind(init.name(), em.AddConstant(*std::move(t), init.name()));
+  }
+  for (const onnx::ValueInfoProto& info : graph.input()) {
+    if (ctx.Find(info.name()) != nullptr) continue;  // an initializer
+    if (!info.type().has_tensor_type()) {
+      return fail(absl::UnimplementedError(absl::StrCat(
+          "graph input '", info.name(), "' is not a tensor")));
+    }
+    absl::StatusOr<DataType> dtype =
+        DataTypeFromOnnx(info.type().tensor_type().elem_type());
+    if (!dtype.ok()) {
+      return fail(absl::UnimplementedError(absl::StrCat(
+          "graph input '", info.name(), "': ", dtype.status().message())));
+    }
+    absl::StatusOr<Shape> shape = InputShape(info, options);
+    if (!shape.ok()) return fail(shape.status());
+    std::string name = em.UniqueName(info.name());
+    absl::StatusOr<ValuePtr> v = em.AddInput(name, *dtype, *shape);
+    if (!v.ok()) return fail(v.status());
+    ctx.Bind(info.name(), *v);
+    TensorInfo* sig = def.mutable_signature()->add_inputs();
+    sig->set_name(name);
+    sig->set_dtype(*dtype);
+    *sig->mutable_shape() = ShapeToProto(*shape);
+  }
+  for (const auto& [name, dims] : options.input_shapes) {
+    bool found = false;
+    for (const onnx::ValueInfoProto& info : graph.input()) {
+      found = found || info.name() == name;
+    }
+    if (!found) {
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          "input_shapes names '", name, "', which is not a graph input")));
+    }
+  }
+  if (options.fold_batch_norm) FindFoldableBatchNorms(graph, ctx);
+
+  const OnnxOpTable& table = GetOnnxOpTable();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    if (ctx.skipped().contains(&node)) continue;
+    absl::Status s = table.at(node.op_type()).convert(node, ctx);
+    if (!s.ok()) {
+      std::string msg(s.message());
+      if (msg.find(NodeLabel(node)) == std::string::npos) {
+        msg = absl::StrCat(NodeLabel(node), ": ", msg);
+      }
+      return fail(absl::Status(s.code(), msg));
+    }
+  }
+
+  for (const onnx::ValueInfoProto& out : graph.output()) {
+    ValuePtr v = ctx.Find(out.name());
+    if (v == nullptr) {
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          "graph output '", out.name(), "' is produced by no node")));
+    }
+    absl::StatusOr<std::string> ref = em.Materialize(v);
+    if (!ref.ok()) return fail(ref.status());
+    TensorInfo* sig = def.mutable_signature()->add_outputs();
+    sig->set_name(out.name());
+    sig->set_tensor(*ref);
+    sig->set_dtype(v->dtype);
+    *sig->mutable_shape() = ShapeToProto(v->shape);
+  }
+  return def;
+}
+
+}  // namespace
+
+absl::StatusOr<GraphDef> ImportOnnxBytes(absl::string_view bytes,
+                                         const std::string& base_dir,
+                                         const OnnxImportOptions& options,
+                                         absl::string_view model_name) {
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        model_name, ": not a valid ONNX model (the ModelProto does not parse",
+        bytes.size() > static_cast<size_t>(INT32_MAX)
+            ? "; files over 2 GiB must keep their weights as external data"
+            : "",
+        ")"));
+  }
+  if (!model.has_graph()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(model_name, ": the ONNX model has no graph"));
+  }
+  return ImportModel(model, base_dir, options, model_name);
+}
+
+absl::StatusOr<GraphDef> ImportOnnx(const std::string& path,
+                                    const OnnxImportOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open ONNX model '", path, "'"));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const std::string base_dir = dir.empty() ? std::string(".") : dir.string();
+  return ImportOnnxBytes(buffer.str(), base_dir, options, path);
+}
+
+bool OnnxImportAvailable() { return true; }
+
+}  // namespace sluice

@@ -1,0 +1,33 @@
+// LoadModel: dispatch on the model file's extension.
+#include "onnx/model_loader.h"
+
+#include <filesystem>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "core/status_macros.h"
+
+namespace sluice {
+
+bool IsOnnxPath(const std::string& path) {
+  return absl::EndsWith(absl::AsciiStrToLower(path), ".onnx");
+}
+
+absl::StatusOr<LoadedGraphDef> LoadModel(
+    const std::string& path, const OnnxImportOptions& onnx_options) {
+  if (!IsOnnxPath(path)) return LoadGraphDef(path);
+  LoadedGraphDef out;
+  ASSIGN_OR_RETURN(out.def, ImportOnnx(path, onnx_options));
+  out.source.path = path;
+  // Every weight is inside the imported GraphDef: none is external.
+  out.source.base_dir = "";
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<const Graph>> LoadModelGraph(
+    const std::string& path, const OnnxImportOptions& onnx_options) {
+  ASSIGN_OR_RETURN(LoadedGraphDef model, LoadModel(path, onnx_options));
+  return BuildGraph(model.def, model.source);
+}
+
+}  // namespace sluice

@@ -1,0 +1,40 @@
+// LoadModel: the one place that turns a model path into a GraphDef, whatever
+// its format: sluice's .pb / .pbtxt (graph/loader.h) or ONNX's .onnx
+// (onnx/importer.h). The tools and Session::CreateFromFile load through it,
+// so every command that takes a model path takes all three.
+//
+//   ASSIGN_OR_RETURN(LoadedGraphDef model, LoadModel("resnet18.onnx"));
+//   ASSIGN_OR_RETURN(std::unique_ptr<const Graph> g,
+//                    BuildGraph(model.def, model.source));
+//   // or in one step:
+//   ASSIGN_OR_RETURN(std::unique_ptr<const Graph> g, LoadModelGraph(path));
+//
+// Stateless functions; thread-safe.
+#ifndef SLUICE_ONNX_MODEL_LOADER_H_
+#define SLUICE_ONNX_MODEL_LOADER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "graph/loader.h"
+#include "onnx/importer.h"
+
+namespace sluice {
+
+// Whether `path` names an ONNX model (extension .onnx, any case).
+bool IsOnnxPath(const std::string& path);
+
+// .onnx: ImportOnnx(path, onnx_options), with source.path = path; anything
+// else: LoadGraphDef(path). Errors are those of the function called.
+absl::StatusOr<LoadedGraphDef> LoadModel(
+    const std::string& path, const OnnxImportOptions& onnx_options = {});
+
+// LoadModel then BuildGraph.
+absl::StatusOr<std::unique_ptr<const Graph>> LoadModelGraph(
+    const std::string& path, const OnnxImportOptions& onnx_options = {});
+
+}  // namespace sluice
+
+#endif  // SLUICE_ONNX_MODEL_LOADER_H_

@@ -1,0 +1,249 @@
+// ONNX element types and tensors -> sluice dtypes and host tensors.
+#include "onnx/onnx_tensor.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+
+namespace sluice {
+namespace {
+
+using OnnxTensor = onnx::TensorProto;
+
+absl::Status TensorError(const OnnxTensor& proto, absl::string_view message) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("ONNX tensor '", proto.name(), "': ", message));
+}
+
+// Copies a typed repeated field into `out`, converting each value.
+template <typename T, typename Field>
+void CopyTyped(const Field& field, Tensor* out) {
+  T* dst = out->data<T>();
+  for (int i = 0; i < field.size(); ++i) dst[i] = static_cast<T>(field.Get(i));
+}
+
+// float16 and bfloat16 arrive in int32_data as their 16-bit patterns.
+void CopyBits16(const google::protobuf::RepeatedField<int32_t>& field,
+                Tensor* out) {
+  uint16_t* dst = out->data<uint16_t>();
+  for (int i = 0; i < field.size(); ++i) {
+    dst[i] = static_cast<uint16_t>(field.Get(i) & 0xffff);
+  }
+}
+
+// Makes bools canonical (0 or 1) whatever bytes the file held.
+void CanonicalizeBools(Tensor* t) {
+  if (t->dtype() != DT_BOOL) return;
+  uint8_t* p = static_cast<uint8_t*>(t->raw_data());
+  for (int64_t i = 0; i < t->NumElements(); ++i) p[i] = p[i] != 0 ? 1 : 0;
+}
+
+absl::StatusOr<std::string> ExternalPath(const OnnxTensor& proto,
+                                         const std::string& base_dir,
+                                         const std::string& location) {
+  if (base_dir.empty()) {
+    return TensorError(proto,
+                       "has external data but the model was not loaded from a "
+                       "file, so there is no folder to find it in");
+  }
+  std::filesystem::path rel(location);
+  if (location.empty() || rel.is_absolute()) {
+    return TensorError(proto, absl::StrCat("external data location '",
+                                           location,
+                                           "' must be a relative path"));
+  }
+  for (const auto& part : rel) {
+    if (part == "..") {
+      return TensorError(proto, absl::StrCat("external data location '",
+                                             location,
+                                             "' leaves the model's folder"));
+    }
+  }
+  return (std::filesystem::path(base_dir) / rel).string();
+}
+
+absl::Status ReadExternal(const OnnxTensor& proto, const std::string& base_dir,
+                          Tensor* out) {
+  std::string location;
+  int64_t offset = 0;
+  int64_t length = -1;
+  for (const auto& entry : proto.external_data()) {
+    int64_t* target = nullptr;
+    if (entry.key() == "location") {
+      location = entry.value();
+      continue;
+    }
+    if (entry.key() == "offset") target = &offset;
+    if (entry.key() == "length") target = &length;
+    if (target == nullptr) continue;  // checksum and others: not used
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(entry.value().c_str(), &end, 10);
+    if (errno != 0 || end == entry.value().c_str() || *end != '\0' || v < 0) {
+      return TensorError(proto, absl::StrCat("external data ", entry.key(),
+                                             " '", entry.value(),
+                                             "' is not a byte count"));
+    }
+    *target = v;
+  }
+  ASSIGN_OR_RETURN(std::string path, ExternalPath(proto, base_dir, location));
+  std::error_code ec;
+  uintmax_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    return absl::NotFoundError(
+        absl::StrCat("ONNX tensor '", proto.name(), "': external data file '",
+                     path, "' cannot be read: ", ec.message()));
+  }
+  const int64_t want = static_cast<int64_t>(out->bytes());
+  if (length < 0) {
+    length = static_cast<int64_t>(file_size) - offset;
+  }
+  if (length != want) {
+    return TensorError(proto, absl::StrCat("external data holds ", length,
+                                           " bytes, the tensor needs ", want));
+  }
+  if (static_cast<uintmax_t>(offset) > file_size ||
+      static_cast<uintmax_t>(length) > file_size - offset) {
+    return TensorError(proto, absl::StrCat("external data range [", offset,
+                                           ", ", offset + length,
+                                           ") is past the end of '", path,
+                                           "' (", file_size, " bytes)"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(offset);
+  in.read(static_cast<char*>(out->raw_data()), length);
+  if (!in) {
+    return absl::DataLossError(absl::StrCat(
+        "ONNX tensor '", proto.name(), "': reading '", path, "' failed"));
+  }
+  return absl::OkStatus();
+}
+
+// Fills `out` from the typed value field that matches its ONNX type.
+absl::Status ReadTyped(const OnnxTensor& proto, Tensor* out) {
+  const int64_t n = out->NumElements();
+  auto check = [&](int64_t count, absl::string_view field) -> absl::Status {
+    if (count == n) return absl::OkStatus();
+    return TensorError(proto, absl::StrCat(field, " holds ", count,
+                                           " values, the shape needs ", n));
+  };
+  switch (proto.data_type()) {
+    case OnnxTensor::FLOAT:
+      RETURN_IF_ERROR(check(proto.float_data_size(), "float_data"));
+      CopyTyped<float>(proto.float_data(), out);
+      break;
+    case OnnxTensor::DOUBLE:
+      RETURN_IF_ERROR(check(proto.double_data_size(), "double_data"));
+      CopyTyped<double>(proto.double_data(), out);
+      break;
+    case OnnxTensor::INT64:
+      RETURN_IF_ERROR(check(proto.int64_data_size(), "int64_data"));
+      CopyTyped<int64_t>(proto.int64_data(), out);
+      break;
+    case OnnxTensor::INT32:
+      RETURN_IF_ERROR(check(proto.int32_data_size(), "int32_data"));
+      CopyTyped<int32_t>(proto.int32_data(), out);
+      break;
+    case OnnxTensor::INT8:
+      RETURN_IF_ERROR(check(proto.int32_data_size(), "int32_data"));
+      CopyTyped<int8_t>(proto.int32_data(), out);
+      break;
+    case OnnxTensor::UINT8:
+      RETURN_IF_ERROR(check(proto.int32_data_size(), "int32_data"));
+      CopyTyped<uint8_t>(proto.int32_data(), out);
+      break;
+    case OnnxTensor::BOOL:
+      RETURN_IF_ERROR(check(proto.int32_data_size(), "int32_data"));
+      CopyTyped<uint8_t>(proto.int32_data(), out);
+      CanonicalizeBools(out);
+      break;
+    case OnnxTensor::FLOAT16:
+    case OnnxTensor::BFLOAT16:
+      RETURN_IF_ERROR(check(proto.int32_data_size(), "int32_data"));
+      CopyBits16(proto.int32_data(), out);
+      break;
+    default:
+      return TensorError(proto, "has no data");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<DataType> DataTypeFromOnnx(int32_t elem_type) {
+  switch (elem_type) {
+    case OnnxTensor::FLOAT: return DT_FLOAT;
+    case OnnxTensor::FLOAT16: return DT_FLOAT16;
+    case OnnxTensor::BFLOAT16: return DT_BFLOAT16;
+    case OnnxTensor::DOUBLE: return DT_DOUBLE;
+    case OnnxTensor::INT8: return DT_INT8;
+    case OnnxTensor::INT32: return DT_INT32;
+    case OnnxTensor::INT64: return DT_INT64;
+    case OnnxTensor::UINT8: return DT_UINT8;
+    case OnnxTensor::BOOL: return DT_BOOL;
+    default:
+      return absl::UnimplementedError(absl::StrCat(
+          "ONNX element type ", OnnxTypeName(elem_type),
+          " has no sluice dtype"));
+  }
+}
+
+std::string OnnxTypeName(int32_t elem_type) {
+  if (OnnxTensor::DataType_IsValid(elem_type)) {
+    return OnnxTensor::DataType_Name(
+        static_cast<OnnxTensor::DataType>(elem_type));
+  }
+  return absl::StrCat("type ", elem_type);
+}
+
+absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
+                                      const std::string& base_dir) {
+  absl::StatusOr<DataType> dtype = DataTypeFromOnnx(proto.data_type());
+  if (!dtype.ok()) return TensorError(proto, dtype.status().message());
+  if (proto.dims_size() > kMaxRank) {
+    return TensorError(proto, absl::StrCat("has rank ", proto.dims_size(),
+                                           ", above ", kMaxRank));
+  }
+  Shape shape;
+  for (int64_t d : proto.dims()) {
+    if (d < 0) {
+      return TensorError(proto, absl::StrCat("has a negative dimension ", d));
+    }
+    shape.AddDim(d);
+  }
+  absl::StatusOr<int64_t> n = shape.NumElements();
+  if (!n.ok()) return TensorError(proto, n.status().message());
+  if (proto.has_segment()) {
+    return TensorError(proto, "is segmented, which sluice does not read");
+  }
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(*dtype, shape));
+  if (proto.data_location() == OnnxTensor::EXTERNAL) {
+    RETURN_IF_ERROR(ReadExternal(proto, base_dir, &t));
+    CanonicalizeBools(&t);
+    return t;
+  }
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != t.bytes()) {
+      return TensorError(proto, absl::StrCat("raw_data holds ",
+                                             proto.raw_data().size(),
+                                             " bytes, the tensor needs ",
+                                             t.bytes()));
+    }
+    if (t.bytes() > 0) {
+      std::memcpy(t.raw_data(), proto.raw_data().data(), t.bytes());
+    }
+    CanonicalizeBools(&t);
+    return t;
+  }
+  if (*n == 0) return t;
+  RETURN_IF_ERROR(ReadTyped(proto, &t));
+  return t;
+}
+
+}  // namespace sluice

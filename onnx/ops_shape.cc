@@ -1,0 +1,332 @@
+// ONNX shape and indexing ops -> sluice. The ops that only compute values
+// (Shape, Size, Constant, ConstantOfShape, Range) become constants; the
+// structural ops take their ONNX shape/axes/bounds inputs as sluice
+// attributes, which must fold to constants.
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/attr_map.h"
+#include "onnx/import_context.h"
+#include "onnx/onnx_tensor.h"
+
+namespace sluice {
+namespace {
+
+absl::Status Bad(const onnx::NodeProto& node, absl::string_view message) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(NodeLabel(node), ": ", message));
+}
+
+absl::Status SetConst(const onnx::NodeProto& node, ImportContext& ctx,
+                      Tensor value) {
+  return ctx.SetOutput(node, 0,
+                       ctx.em().AddConstant(std::move(value), ctx.Hint(node)));
+}
+
+absl::Status ConvertShape(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  if (x->shape.unknown_rank()) {
+    return Bad(node, absl::StrCat("the rank of '", node.input(0),
+                                  "' is not known; give the input shapes"));
+  }
+  const int64_t rank = x->shape.rank();
+  int64_t start = AttrInt(node, "start", 0);
+  int64_t end = AttrInt(node, "end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  std::vector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) {
+    if (x->shape.dim(i) < 0) {
+      return Bad(node, absl::StrCat(
+          "dimension ", i, " of '", node.input(0), "' ",
+          x->shape.DebugString(),
+          " is not known at import time; fix dynamic input dimensions with "
+          "input_shapes or dim_values (`--input-shape NAME=D0,D1,...`)"));
+    }
+    dims.push_back(x->shape.dim(i));
+  }
+  return SetConst(node, ctx, Int64Vector(dims));
+}
+
+absl::Status ConvertSize(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  absl::StatusOr<int64_t> n = x->shape.NumElements();
+  if (!n.ok()) {
+    return Bad(node, absl::StrCat("the shape of '", node.input(0), "' ",
+                                  x->shape.DebugString(),
+                                  " is not known at import time"));
+  }
+  return SetConst(node, ctx, Tensor::Scalar<int64_t>(*n));
+}
+
+std::string CheckConstant(const onnx::NodeProto& node, int opset) {
+  for (const char* attr : {"value", "value_float", "value_floats",
+                           "value_int", "value_ints"}) {
+    if (FindAttr(node, attr) != nullptr) return "";
+  }
+  if (FindAttr(node, "sparse_value") != nullptr) {
+    return "sparse_value is not supported";
+  }
+  return "only value, value_float(s) and value_int(s) are supported";
+}
+
+absl::Status ConvertConstant(const onnx::NodeProto& node, ImportContext& ctx) {
+  if (const auto* a = FindAttr(node, "value")) {
+    ASSIGN_OR_RETURN(Tensor t, TensorFromOnnx(a->t(), ctx.base_dir()));
+    return SetConst(node, ctx, std::move(t));
+  }
+  if (const auto* a = FindAttr(node, "value_float")) {
+    return SetConst(node, ctx, Tensor::Scalar<float>(a->f()));
+  }
+  if (const auto* a = FindAttr(node, "value_int")) {
+    return SetConst(node, ctx, Tensor::Scalar<int64_t>(a->i()));
+  }
+  if (const auto* a = FindAttr(node, "value_floats")) {
+    std::vector<float> v(a->floats().begin(), a->floats().end());
+    return SetConst(node, ctx, Tensor::FromVector<float>(
+                                   v, Shape({static_cast<int64_t>(v.size())})));
+  }
+  std::optional<std::vector<int64_t>> ints = AttrInts(node, "value_ints");
+  return SetConst(node, ctx, Int64Vector(ints.value_or(std::vector<int64_t>{})));
+}
+
+absl::Status ConvertConstantOfShape(const onnx::NodeProto& node,
+                                    ImportContext& ctx) {
+  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dims,
+                   ctx.ConstInts(node, 0, "shape"));
+  Tensor fill = Tensor::Scalar<float>(0.0f);
+  if (const auto* a = FindAttr(node, "value")) {
+    ASSIGN_OR_RETURN(fill, TensorFromOnnx(a->t(), ctx.base_dir()));
+    if (fill.NumElements() != 1) {
+      return Bad(node, "value must hold exactly one element");
+    }
+  }
+  Shape shape(*dims);
+  absl::StatusOr<int64_t> n = shape.NumElements();
+  if (!n.ok()) return Bad(node, n.status().message());
+  ASSIGN_OR_RETURN(Tensor out, Tensor::Create(fill.dtype(), shape));
+  const size_t size = DataTypeSize(fill.dtype());
+  char* dst = static_cast<char*>(out.raw_data());
+  for (int64_t i = 0; i < *n; ++i) {
+    std::memcpy(dst + i * size, fill.raw_data(), size);
+  }
+  return SetConst(node, ctx, std::move(out));
+}
+
+absl::Status ConvertRange(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(Tensor start, ctx.ConstInput(node, 0, "start"));
+  ASSIGN_OR_RETURN(Tensor limit, ctx.ConstInput(node, 1, "limit"));
+  ASSIGN_OR_RETURN(Tensor delta, ctx.ConstInput(node, 2, "delta"));
+  ASSIGN_OR_RETURN(std::vector<double> s, ToDoubles(start));
+  ASSIGN_OR_RETURN(std::vector<double> l, ToDoubles(limit));
+  ASSIGN_OR_RETURN(std::vector<double> d, ToDoubles(delta));
+  if (s.size() != 1 || l.size() != 1 || d.size() != 1) {
+    return Bad(node, "start, limit and delta must be scalars");
+  }
+  if (d[0] == 0) return Bad(node, "delta is 0");
+  double count = std::ceil((l[0] - s[0]) / d[0]);
+  int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
+  if (n > kMaxElements) return Bad(node, "the range is too long");
+  ASSIGN_OR_RETURN(Tensor out, Tensor::Create(start.dtype(), Shape({n})));
+  absl::Status st = absl::OkStatus();
+  SLUICE_SWITCH_DTYPE(start.dtype(), {
+    T first = start.data<T>()[0];
+    T step = delta.data<T>()[0];
+    for (int64_t i = 0; i < n; ++i) {
+      out.data<T>()[i] = static_cast<T>(first + static_cast<T>(i) * step);
+    }
+  }, st = Bad(node, "unsupported dtype"));
+  RETURN_IF_ERROR(st);
+  return SetConst(node, ctx, std::move(out));
+}
+
+absl::Status ConvertReshape(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> shape,
+                   ctx.ConstInts(node, 1, "shape"));
+  if (!shape) return Bad(node, "needs its shape input");
+  const bool allow_zero = AttrInt(node, "allowzero", 0) != 0;
+  bool has_minus_one = false;
+  for (int64_t d : *shape) has_minus_one = has_minus_one || d == -1;
+  for (size_t i = 0; i < shape->size() && !allow_zero; ++i) {
+    if ((*shape)[i] != 0) continue;
+    // ONNX: 0 copies the input's dimension; sluice: 0 is a literal zero.
+    int64_t dim = x->shape.unknown_rank() ||
+                          static_cast<int>(i) >= x->shape.rank()
+                      ? kUnknownDim
+                      : x->shape.dim(i);
+    if (dim < 0 && has_minus_one) {
+      return Bad(node, absl::StrCat("shape entry ", i,
+                                    " copies an input dimension that is not "
+                                    "known at import time"));
+    }
+    if (dim < 0) has_minus_one = true;
+    (*shape)[i] = dim < 0 ? -1 : dim;
+  }
+  ASSIGN_OR_RETURN(ValuePtr y, EmitReshape(ctx, ctx.Hint(node), x, *shape));
+  return ctx.SetOutput(node, 0, y);
+}
+
+absl::Status ConvertFlatten(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  if (x->shape.unknown_rank()) {
+    return Bad(node, "the input's rank is not known at import time");
+  }
+  const int rank = x->shape.rank();
+  int64_t axis = AttrInt(node, "axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return Bad(node, "axis out of range");
+  int64_t outer = 1, inner = 1;
+  bool outer_known = true, inner_known = true;
+  for (int i = 0; i < rank; ++i) {
+    int64_t d = x->shape.dim(i);
+    bool& known = i < axis ? outer_known : inner_known;
+    int64_t& prod = i < axis ? outer : inner;
+    if (d < 0) known = false; else prod *= d;
+  }
+  if (!outer_known && !inner_known) {
+    return Bad(node, absl::StrCat("cannot flatten ", x->shape.DebugString(),
+                                  ": unknown dimensions on both sides of "
+                                  "the axis; give the input shapes"));
+  }
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   EmitReshape(ctx, ctx.Hint(node), x,
+                               {outer_known ? outer : -1,
+                                inner_known ? inner : -1}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+absl::Status ConvertTranspose(const onnx::NodeProto& node,
+                              ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  std::vector<int64_t> perm =
+      AttrInts(node, "perm").value_or(std::vector<int64_t>{});
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Transpose", ctx.Hint(node), {x},
+                                              {{"perm", MakeIntListAttr(perm)}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+// Axes from input 1 (opset 13 on) or the attribute (older forms).
+absl::StatusOr<std::optional<std::vector<int64_t>>> Axes(
+    const onnx::NodeProto& node, ImportContext& ctx, int input) {
+  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes,
+                   ctx.ConstInts(node, input, "axes"));
+  if (!axes) axes = AttrInts(node, "axes");
+  return axes;
+}
+
+absl::Status ConvertSqueeze(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes,
+                   Axes(node, ctx, 1));
+  const std::string op = node.op_type();
+  if (op == "Unsqueeze" && !axes) return Bad(node, "needs axes");
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1(op, ctx.Hint(node), {x},
+                     {{"axes", MakeIntListAttr(axes.value_or(
+                                   std::vector<int64_t>{}))}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+absl::Status ConvertConcat(const onnx::NodeProto& node, ImportContext& ctx) {
+  std::vector<ValuePtr> inputs;
+  for (int i = 0; i < node.input_size(); ++i) {
+    ASSIGN_OR_RETURN(ValuePtr v, ctx.Input(node, i));
+    inputs.push_back(v);
+  }
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
+      "Concat", ctx.Hint(node), inputs,
+      {{"axis", MakeIntAttr(AttrInt(node, "axis", 0))}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+absl::Status ConvertSplit(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  const int64_t axis = AttrInt(node, "axis", 0);
+  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sizes,
+                   ctx.ConstInts(node, 1, "split sizes"));
+  if (!sizes) sizes = AttrInts(node, "split");
+  const int64_t n = AttrInt(node, "num_outputs", node.output_size());
+  if (!sizes && !x->shape.unknown_rank()) {
+    // Uneven parts (opset 18): ceil-sized chunks, the last one smaller.
+    int a = static_cast<int>(axis < 0 ? axis + x->shape.rank() : axis);
+    if (a >= 0 && a < x->shape.rank() && x->shape.dim(a) >= 0 && n > 0 &&
+        x->shape.dim(a) % n != 0) {
+      int64_t dim = x->shape.dim(a), chunk = (dim + n - 1) / n;
+      sizes.emplace();
+      for (int64_t i = 0; i < n; ++i) {
+        sizes->push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+      }
+    }
+  }
+  AttrList attrs = {{"axis", MakeIntAttr(axis)},
+                    {"num_split", MakeIntAttr(sizes ? sizes->size() : n)}};
+  if (sizes) attrs["sizes"] = MakeIntListAttr(*sizes);
+  ASSIGN_OR_RETURN(std::vector<ValuePtr> outs,
+                   ctx.em().Emit("Split", ctx.Hint(node), {x}, attrs));
+  for (size_t i = 0; i < outs.size(); ++i) {
+    RETURN_IF_ERROR(ctx.SetOutput(node, static_cast<int>(i), outs[i]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConvertSlice(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(auto starts, ctx.ConstInts(node, 1, "starts"));
+  ASSIGN_OR_RETURN(auto ends, ctx.ConstInts(node, 2, "ends"));
+  ASSIGN_OR_RETURN(auto axes, ctx.ConstInts(node, 3, "axes"));
+  ASSIGN_OR_RETURN(auto steps, ctx.ConstInts(node, 4, "steps"));
+  if (!starts || !ends) return Bad(node, "needs starts and ends");
+  AttrList attrs = {{"begin", MakeIntListAttr(*starts)},
+                    {"end", MakeIntListAttr(*ends)}};
+  if (axes) attrs["axes"] = MakeIntListAttr(*axes);
+  if (steps) attrs["steps"] = MakeIntListAttr(*steps);
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   ctx.em().Emit1("Slice", ctx.Hint(node), {x}, attrs));
+  return ctx.SetOutput(node, 0, y);
+}
+
+absl::Status ConvertGather(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr params, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr indices, ctx.Input(node, 1));
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
+      "Gather", ctx.Hint(node), {params, indices},
+      {{"axis", MakeIntAttr(AttrInt(node, "axis", 0))}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+absl::Status ConvertExpand(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(auto shape, ctx.ConstInts(node, 1, "shape"));
+  if (!shape) return Bad(node, "needs its shape input");
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
+      "Expand", ctx.Hint(node), {x}, {{"shape", MakeIntListAttr(*shape)}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+}  // namespace
+
+void AddShapeOps(OnnxOpTable* table) {
+  (*table)["Shape"] = {ConvertShape, nullptr};
+  (*table)["Size"] = {ConvertSize, nullptr};
+  (*table)["Constant"] = {ConvertConstant, CheckConstant};
+  (*table)["ConstantOfShape"] = {ConvertConstantOfShape, nullptr};
+  (*table)["Range"] = {ConvertRange, nullptr};
+  (*table)["Reshape"] = {ConvertReshape, nullptr};
+  (*table)["Flatten"] = {ConvertFlatten, nullptr};
+  (*table)["Transpose"] = {ConvertTranspose, nullptr};
+  (*table)["Squeeze"] = {ConvertSqueeze, nullptr};
+  (*table)["Unsqueeze"] = {ConvertSqueeze, nullptr};
+  (*table)["Concat"] = {ConvertConcat, nullptr};
+  (*table)["Split"] = {ConvertSplit, nullptr};
+  (*table)["Slice"] = {ConvertSlice, nullptr};
+  (*table)["Gather"] = {ConvertGather, nullptr};
+  (*table)["Expand"] = {ConvertExpand, nullptr};
+}
+
+}  // namespace sluice
