@@ -1,0 +1,274 @@
+// Reductions and the shape and indexing kernels: Reshape, Transpose,
+// Concat, Split, Slice, Gather, Expand, Squeeze, Unsqueeze, Identity.
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernel_test_util.h"
+
+namespace sluice::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<double> Iota(int n) {
+  std::vector<double> v(n);
+  for (int i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+TEST(ReduceKernelTest, SumMeanMaxByHandEveryDtype) {
+  // [[1, 5, 3], [4, 2, 6]]
+  for (DataType t : {DT_FLOAT, DT_INT32, DT_INT64}) {
+    Tensor x = MakeTensor(t, {2, 3}, {1, 5, 3, 4, 2, 6});
+    auto s0 = RunOp("ReduceSum", {x}, {{"axes", IntListAttr({0})}});
+    auto s1 = RunOp("ReduceSum", {x}, {{"axes", IntListAttr({-1})},
+                                       {"keepdims", BoolAttr(true)}});
+    auto sa = RunOp("ReduceSum", {x});
+    auto m1 = RunOp("ReduceMean", {x}, {{"axes", IntListAttr({1})}});
+    auto x0 = RunOp("ReduceMax", {x}, {{"axes", IntListAttr({0})}});
+    auto xa = RunOp("ReduceMax", {x}, {{"keepdims", BoolAttr(true)}});
+    ASSERT_TRUE(s0.ok() && s1.ok() && sa.ok() && m1.ok() && x0.ok() && xa.ok())
+        << DataTypeName(t);
+    ExpectTensor((*s0)[0], {3}, {5, 7, 9});
+    ExpectTensor((*s1)[0], {2, 1}, {9, 12});
+    ExpectTensor((*sa)[0], {}, {21});
+    ExpectTensor((*m1)[0], {2}, {3, 4});
+    ExpectTensor((*x0)[0], {3}, {4, 5, 6});
+    ExpectTensor((*xa)[0], {1, 1}, {6});
+  }
+}
+
+TEST(ReduceKernelTest, NonAdjacentAxesMatchNaive) {
+  // [2,3,4], reduce axes {0, 2}.
+  auto x = Iota(24);
+  auto out = RunOp("ReduceSum", {MakeTensor(DT_FLOAT, {2, 3, 4}, x)},
+                   {{"axes", IntListAttr({0, -1})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> want(3, 0);
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 4; ++c) want[b] += x[(a * 3 + b) * 4 + c];
+  ExpectTensor((*out)[0], {3}, want);
+  auto mx = RunOp("ReduceMax", {MakeTensor(DT_INT64, {2, 3, 4}, x)},
+                  {{"axes", IntListAttr({1})}, {"keepdims", BoolAttr(true)}});
+  ASSERT_TRUE(mx.ok()) << mx.status();
+  ExpectTensor((*mx)[0], {2, 1, 4}, {8, 9, 10, 11, 20, 21, 22, 23});
+}
+
+TEST(ReduceKernelTest, IntegerMeanTruncates) {
+  auto out = RunOp("ReduceMean", {I32({1, 2, -1, -2}, {2, 2})},
+                   {{"axes", IntListAttr({1})}});
+  ASSERT_TRUE(out.ok());
+  ExpectTensor((*out)[0], {2}, {1, -1});
+}
+
+TEST(ReduceKernelTest, EmptyAxisRules) {
+  Tensor x = F32({}, {3, 0});
+  auto sum = RunOp("ReduceSum", {x}, {{"axes", IntListAttr({1})}});
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  ExpectTensor((*sum)[0], {3}, {0, 0, 0});
+  auto mean = RunOp("ReduceMean", {x}, {{"axes", IntListAttr({1})}});
+  ASSERT_TRUE(mean.ok());
+  ExpectTensor((*mean)[0], {3}, {NAN, NAN, NAN});
+  auto mx = RunOp("ReduceMax", {x}, {{"axes", IntListAttr({1})}});
+  EXPECT_EQ(mx.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(mx.status().message(), HasSubstr("empty"));
+  auto imean = RunOp("ReduceMean", {I32({}, {2, 0})}, {{"axes", IntListAttr({1})}});
+  EXPECT_EQ(imean.status().code(), absl::StatusCode::kInvalidArgument);
+  // Reducing the non-empty axis of an empty tensor is fine for Max.
+  auto ok = RunOp("ReduceMax", {F32({}, {0, 3})}, {{"axes", IntListAttr({1})}});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ExpectTensor((*ok)[0], {0}, {});
+}
+
+TEST(ReduceKernelTest, BadAxesAreErrors) {
+  auto out = RunOp("ReduceSum", {F32({1, 2}, {2})}, {{"axes", IntListAttr({2})}});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  out = RunOp("ReduceSum", {F32({1, 2}, {2})}, {{"axes", IntListAttr({0, -1})}});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ReshapeKernelTest, SharesBufferAndInfersMinusOne) {
+  Tensor x = F32({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto out = RunOp("Reshape", {x}, {{"shape", IntListAttr({3, -1})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {3, 2}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ((*out)[0].raw_data(), x.raw_data());
+  auto bad = RunOp("Reshape", {x}, {{"shape", IntListAttr({4, -1})}});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TransposeKernelTest, PermutesEveryDtype) {
+  for (DataType t : AllDataTypes()) {
+    const bool is_bool = t == DT_BOOL;
+    std::vector<double> v = {0, 1, 1, 0, 1, 1};
+    if (!is_bool) v = {1, 2, 3, 4, 5, 6};
+    auto out = RunOp("Transpose", {MakeTensor(t, {2, 3}, v)});
+    ASSERT_TRUE(out.ok()) << DataTypeName(t) << out.status();
+    ExpectTensor((*out)[0], {3, 2}, {v[0], v[3], v[1], v[4], v[2], v[5]});
+  }
+}
+
+TEST(TransposeKernelTest, ThreeDimsAgainstNaive) {
+  auto x = Iota(24);
+  auto out = RunOp("Transpose", {MakeTensor(DT_INT64, {2, 3, 4}, x)},
+                   {{"perm", IntListAttr({1, 2, 0})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> want;
+  for (int b = 0; b < 3; ++b)
+    for (int c = 0; c < 4; ++c)
+      for (int a = 0; a < 2; ++a) want.push_back(x[(a * 3 + b) * 4 + c]);
+  ExpectTensor((*out)[0], {3, 4, 2}, want);
+}
+
+TEST(TransposeKernelTest, BadPermIsAnError) {
+  auto out = RunOp("Transpose", {F32({1, 2}, {1, 2})},
+                   {{"perm", IntListAttr({0, 0})}});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ConcatKernelTest, MiddleAxisAndEmptyInput) {
+  auto out = RunOp("Concat", {F32({1, 2, 3, 4}, {2, 1, 2}), F32({}, {2, 0, 2}),
+                              F32({5, 6, 7, 8, 9, 10, 11, 12}, {2, 2, 2})},
+                   {{"axis", IntAttr(-2)}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {2, 3, 2}, {1, 2, 5, 6, 7, 8, 3, 4, 9, 10, 11, 12});
+}
+
+TEST(ConcatKernelTest, EveryDtypeAndMismatchError) {
+  for (DataType t : AllDataTypes()) {
+    auto out = RunOp("Concat", {MakeTensor(t, {1}, {1}), MakeTensor(t, {2}, {0, 1})},
+                     {{"axis", IntAttr(0)}});
+    ASSERT_TRUE(out.ok()) << DataTypeName(t) << out.status();
+    ExpectTensor((*out)[0], {3}, {1, 0, 1});
+  }
+  auto bad = RunOp("Concat", {F32({1, 2}, {1, 2}), F32({1, 2, 3}, {1, 3})},
+                   {{"axis", IntAttr(0)}});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SplitKernelTest, EqualPartsAndSizes) {
+  RunOptions three;
+  three.num_outputs = 3;
+  auto eq = RunOp("Split", {MakeTensor(DT_INT32, {2, 3}, Iota(6))},
+                  {{"axis", IntAttr(1)}, {"num_split", IntAttr(3)}}, three);
+  ASSERT_TRUE(eq.ok()) << eq.status();
+  ASSERT_EQ(eq->size(), 3u);
+  ExpectTensor((*eq)[0], {2, 1}, {0, 3});
+  ExpectTensor((*eq)[2], {2, 1}, {2, 5});
+  auto sz = RunOp("Split", {MakeTensor(DT_BOOL, {4}, {1, 0, 0, 1})},
+                  {{"num_split", IntAttr(2)}, {"sizes", IntListAttr({3, 1})}});
+  ASSERT_TRUE(sz.ok()) << sz.status();
+  ExpectTensor((*sz)[0], {3}, {1, 0, 0});
+  ExpectTensor((*sz)[1], {1}, {1});
+  auto bad = RunOp("Split", {F32({1, 2, 3}, {3})}, {{"num_split", IntAttr(2)}});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SliceKernelTest, NegativeBoundsAndSteps) {
+  // x = 0..9; [-3:] -> 7,8,9; [8:1:-3] -> 8,5,2; [::-1] with clamping.
+  Tensor x = MakeTensor(DT_FLOAT, {10}, Iota(10));
+  auto a = RunOp("Slice", {x}, {{"begin", IntListAttr({-3})},
+                                {"end", IntListAttr({100})}});
+  auto b = RunOp("Slice", {x}, {{"begin", IntListAttr({8})},
+                                {"end", IntListAttr({1})},
+                                {"steps", IntListAttr({-3})}});
+  auto c = RunOp("Slice", {x}, {{"begin", IntListAttr({-1})},
+                                {"end", IntListAttr({-100})},
+                                {"steps", IntListAttr({-4})}});
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << a.status() << b.status() << c.status();
+  ExpectTensor((*a)[0], {3}, {7, 8, 9});
+  ExpectTensor((*b)[0], {3}, {8, 5, 2});
+  ExpectTensor((*c)[0], {3}, {9, 5, 1});
+}
+
+TEST(SliceKernelTest, AxesSelectDimensionsAndEmptyResult) {
+  // [3,4]: rows 0..3, columns 1..3 step 2 via axes {1}.
+  Tensor x = MakeTensor(DT_INT64, {3, 4}, Iota(12));
+  auto out = RunOp("Slice", {x}, {{"begin", IntListAttr({1})},
+                                  {"end", IntListAttr({4})},
+                                  {"axes", IntListAttr({-1})},
+                                  {"steps", IntListAttr({2})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {3, 2}, {1, 3, 5, 7, 9, 11});
+  auto empty = RunOp("Slice", {x}, {{"begin", IntListAttr({2})},
+                                    {"end", IntListAttr({1})}});
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  ExpectTensor((*empty)[0], {0, 4}, {});
+  auto zero = RunOp("Slice", {x}, {{"begin", IntListAttr({0})},
+                                   {"end", IntListAttr({1})},
+                                   {"steps", IntListAttr({0})}});
+  EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(GatherKernelTest, AxisZeroAndNegativeIndices) {
+  Tensor params = MakeTensor(DT_FLOAT, {3, 2}, Iota(6));
+  auto out = RunOp("Gather", {params, I64({2, -3, 1, 2}, {2, 2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {2, 2, 2}, {4, 5, 0, 1, 2, 3, 4, 5});
+}
+
+TEST(GatherKernelTest, LastAxisEveryDtype) {
+  for (DataType t : AllDataTypes()) {
+    std::vector<double> v = t == DT_BOOL ? std::vector<double>{1, 0, 0, 1}
+                                         : std::vector<double>{1, 2, 3, 4};
+    auto out = RunOp("Gather", {MakeTensor(t, {2, 2}, v), I32({1}, {})},
+                     {{"axis", IntAttr(-1)}});
+    ASSERT_TRUE(out.ok()) << DataTypeName(t) << out.status();
+    ExpectTensor((*out)[0], {2}, {v[1], v[3]});
+  }
+}
+
+TEST(GatherKernelTest, OutOfRangeIndexNamesValueAndRange) {
+  auto out = RunOp("Gather", {F32({1, 2, 3}, {3}), I32({0, 3}, {2})});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("index 3"));
+  EXPECT_THAT(out.status().message(), HasSubstr("[-3, 3)"));
+  out = RunOp("Gather", {F32({1, 2, 3}, {3}), I64({-4}, {1})});
+  EXPECT_THAT(out.status().message(), HasSubstr("index -4"));
+}
+
+TEST(ExpandKernelTest, BroadcastsBothWays) {
+  // [3,1] with shape [2,1,4] -> [2,3,4].
+  auto out = RunOp("Expand", {F32({1, 2, 3}, {3, 1})},
+                   {{"shape", IntListAttr({2, 1, 4})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> want;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 4; ++c) want.push_back(b + 1);
+  ExpectTensor((*out)[0], {2, 3, 4}, want);
+  auto bad = RunOp("Expand", {F32({1, 2, 3}, {3})}, {{"shape", IntListAttr({2})}});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SqueezeKernelTest, DefaultAndExplicitAxes) {
+  Tensor x = F32({1, 2}, {1, 2, 1});
+  auto all = RunOp("Squeeze", {x});
+  auto one = RunOp("Squeeze", {x}, {{"axes", IntListAttr({-1})}});
+  ASSERT_TRUE(all.ok() && one.ok());
+  ExpectTensor((*all)[0], {2}, {1, 2});
+  ExpectTensor((*one)[0], {1, 2}, {1, 2});
+  auto bad = RunOp("Squeeze", {x}, {{"axes", IntListAttr({1})}});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(UnsqueezeKernelTest, InsertsOutputPositions) {
+  auto out = RunOp("Unsqueeze", {MakeTensor(DT_BOOL, {2}, {1, 0})},
+                   {{"axes", IntListAttr({0, -1})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {1, 2, 1}, {1, 0});
+}
+
+TEST(IdentityKernelTest, ForwardsBufferEveryDtype) {
+  for (DataType t : AllDataTypes()) {
+    Tensor x = MakeTensor(t, {2}, {1, 0});
+    auto out = RunOp("Identity", {x});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].raw_data(), x.raw_data());
+  }
+}
+
+}  // namespace
+}  // namespace sluice::testing
