@@ -1,0 +1,200 @@
+// Hard constraints: kernel availability, requests, colocation, soft
+// placement.
+#include "placer/constraints.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/dtype.h"
+#include "core/status_macros.h"
+#include "kernels/kernel_registry.h"
+
+namespace sluice {
+namespace {
+
+// Kernel availability depends on the op and its type attributes only, so
+// answers are cached under "op|T=1|..." (the predicate may be slow).
+class KernelCache {
+ public:
+  KernelCache(const DeviceTopology& topo, const KernelPredicate& pred)
+      : topo_(topo), pred_(pred) {}
+
+  DeviceMask Mask(const Node& node) {
+    std::string key = node.op();
+    for (const auto& [name, value] : node.attrs().values()) {
+      if (value.value_case() == AttrValue::kType) {
+        absl::StrAppend(&key, "|", name, "=", static_cast<int>(value.type()));
+      }
+    }
+    auto [it, inserted] = cache_.try_emplace(std::move(key), 0);
+    if (inserted) {
+      bool cpu = pred_(node, DeviceType::kCpu);
+      bool gpu = pred_(node, DeviceType::kGpu);
+      DeviceMask m = 0;
+      for (int d = 0; d < topo_.num_devices(); ++d) {
+        bool ok = topo_.devices[d].type == DeviceType::kGpu ? gpu : cpu;
+        if (ok) m |= DeviceBit(d);
+      }
+      it->second = m;
+    }
+    return it->second;
+  }
+
+ private:
+  const DeviceTopology& topo_;
+  const KernelPredicate& pred_;
+  absl::flat_hash_map<std::string, DeviceMask> cache_;
+};
+
+// Devices matching a parsed request.
+DeviceMask RequestMask(const DeviceTopology& topo, const DeviceName& req) {
+  DeviceMask m = 0;
+  for (int d = 0; d < topo.num_devices(); ++d) {
+    const DeviceSpec& s = topo.devices[d];
+    if (s.type == req.type && (req.index < 0 || req.index == s.index)) {
+      m |= DeviceBit(d);
+    }
+  }
+  return m;
+}
+
+std::string TypeAttrs(const Node& node) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : node.attrs().values()) {
+    if (value.value_case() == AttrValue::kType) {
+      parts.push_back(absl::StrCat(name, "=", DataTypeName(value.type())));
+    }
+  }
+  return parts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(parts, ", "), ")");
+}
+
+// Applies node `id`'s request to c->mask[id].
+absl::Status ApplyRequest(const Node& node, const DeviceTopology& topo,
+                          bool soft, NodeConstraints* c) {
+  const int id = node.id();
+  const std::string& want = node.requested_device();
+  if (want.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(DeviceName req, ParseDeviceName(want));
+  DeviceMask requested = RequestMask(topo, req);
+  DeviceMask allowed = requested & c->kernel_mask[id];
+  if (allowed != 0) {
+    c->mask[id] = allowed;
+    c->request[id] = req.index < 0 ? RequestKind::kPartial : RequestKind::kFull;
+    return absl::OkStatus();
+  }
+  std::string why =
+      requested == 0
+          ? absl::StrCat("no device ", req.ToString(), " among ",
+                         MaskToString(topo, ~DeviceMask{0}))
+          : absl::StrCat("no ", DeviceTypeName(req.type), " kernel for ",
+                         node.op(), TypeAttrs(node));
+  if (!soft) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        node.DebugName(), " requests ", want, " but there is ", why,
+        "; possible devices: ", MaskToString(topo, c->kernel_mask[id]),
+        " (soft placement is off)"));
+  }
+  c->request[id] = RequestKind::kRelaxed;
+  c->notes[id] = absl::StrCat("requested ", want, " but there is ", why,
+                              " (soft placement)");
+  return absl::OkStatus();
+}
+
+absl::Status ApplyColocation(const Graph& graph, const DeviceTopology& topo,
+                             bool soft, NodeConstraints* c) {
+  absl::flat_hash_map<std::string, int> ids;
+  for (const Node& node : graph.nodes()) {
+    const AttrValue* v = node.attrs().Find(kColocateAttr);
+    if (v == nullptr || v->value_case() != AttrValue::kS || v->s().empty()) {
+      continue;
+    }
+    auto [it, inserted] = ids.try_emplace(v->s(), c->group_names.size());
+    if (inserted) {
+      c->group_names.push_back(v->s());
+      c->group_mask.push_back(~DeviceMask{0});
+    }
+    c->group[node.id()] = it->second;
+    c->group_mask[it->second] &= c->mask[node.id()];
+  }
+  for (int g = 0; g < static_cast<int>(c->group_names.size()); ++g) {
+    if (c->group_mask[g] != 0) continue;
+    // Requests conflict: soft placement keeps only the kernel constraint.
+    DeviceMask kernels = ~DeviceMask{0};
+    std::vector<std::string> members;
+    for (const Node& node : graph.nodes()) {
+      if (c->group[node.id()] != g) continue;
+      kernels &= c->kernel_mask[node.id()];
+      members.push_back(absl::StrCat(
+          "'", node.name(), "' -> ", MaskToString(topo, c->mask[node.id()])));
+    }
+    std::string list = absl::StrJoin(members, ", ");
+    if (!soft || kernels == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "colocation group '", c->group_names[g],
+          "' has no device all its members may use: ", list,
+          kernels == 0 ? "" : " (soft placement is off)"));
+    }
+    c->group_mask[g] = kernels;
+    for (const Node& node : graph.nodes()) {
+      if (c->group[node.id()] != g || node.requested_device().empty()) continue;
+      c->request[node.id()] = RequestKind::kRelaxed;
+      c->notes[node.id()] = absl::StrCat(
+          "requested ", node.requested_device(),
+          " but colocation group '", c->group_names[g],
+          "' could not honour every request (soft placement)");
+    }
+  }
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (c->group[id] >= 0) c->mask[id] = c->group_mask[c->group[id]];
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+KernelPredicate RegistryKernelPredicate() {
+  return [](const Node& node, DeviceType type) {
+    return KernelRegistry::Global()->Has(node, type);
+  };
+}
+
+std::string MaskToString(const DeviceTopology& topo, DeviceMask mask) {
+  std::vector<std::string> names;
+  for (int d = 0; d < topo.num_devices(); ++d) {
+    if (mask & DeviceBit(d)) names.push_back(topo.devices[d].name);
+  }
+  return names.empty() ? "none" : absl::StrJoin(names, ", ");
+}
+
+absl::StatusOr<NodeConstraints> ComputeConstraints(
+    const Graph& graph, const DeviceTopology& topo,
+    const KernelPredicate& has_kernel, bool soft_placement) {
+  const int n = graph.num_nodes();
+  if (topo.num_devices() < 1 || topo.num_devices() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the placer needs 1 to 64 devices, got ", topo.num_devices()));
+  }
+  NodeConstraints c;
+  c.kernel_mask.resize(n);
+  c.mask.resize(n);
+  c.request.assign(n, RequestKind::kNone);
+  c.group.assign(n, -1);
+  KernelCache kernels(topo, has_kernel);
+  for (const Node& node : graph.nodes()) {
+    DeviceMask k = kernels.Mask(node);
+    if (k == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          node.DebugName(), " has no kernel", TypeAttrs(node),
+          " on any device: ", MaskToString(topo, ~DeviceMask{0})));
+    }
+    c.kernel_mask[node.id()] = k;
+    c.mask[node.id()] = k;
+    RETURN_IF_ERROR(ApplyRequest(node, topo, soft_placement, &c));
+  }
+  RETURN_IF_ERROR(ApplyColocation(graph, topo, soft_placement, &c));
+  return c;
+}
+
+}  // namespace sluice

@@ -1,0 +1,306 @@
+// Device specs: default rates, link model, planning-string parser, and specs
+// built from a session's real devices.
+#include "placer/device_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "core/status_macros.h"
+
+namespace sluice {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+absl::string_view AbslView(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+// Link between two distinct devices.
+Link LinkBetween(const DeviceSpec& a, const DeviceSpec& b, bool peer) {
+  bool same_physical = a.type == b.type && a.physical_id >= 0 &&
+                       a.physical_id == b.physical_id;
+  if (a.type == DeviceType::kCpu && b.type == DeviceType::kCpu) {
+    // Logical CPUs share host memory: a memcpy.
+    return {LinkKind::kLocalCopy, kLocalCopyLatencySeconds,
+            kCpuMemcpyBytesPerSecond};
+  }
+  if (same_physical) {
+    // A copy inside one GPU's memory: half the read+write bandwidth.
+    return {LinkKind::kLocalCopy, kLocalCopyLatencySeconds,
+            kGpuBytesPerSecond / 2};
+  }
+  if (a.type == DeviceType::kGpu && b.type == DeviceType::kGpu) {
+    if (peer) {
+      return {LinkKind::kNvlinkPeer, kNvlinkLatencySeconds,
+              kNvlinkBytesPerSecond};
+    }
+    return {LinkKind::kHostStaged, kHostStagedLatencySeconds,
+            kPcieBytesPerSecond};
+  }
+  return {LinkKind::kPcie, kPcieLatencySeconds, kPcieBytesPerSecond};
+}
+
+// One item of a planning spec: "[Nx]type[:SIZE]".
+absl::Status ParseSpecItem(absl::string_view item, DeviceTopology* topo, int* next_gpu,
+                           int* next_cpu) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad device spec item '", item, "': ", why,
+        " (expected e.g. \"4xgpu:80GiB\", \"2xgpu:16GiB,cpu\", "
+        "\"gpu:80GiB,gpu:40GiB\", \"cpu:64GiB\")"));
+  };
+  std::string lower = absl::AsciiStrToLower(absl::StripAsciiWhitespace(item));
+  absl::string_view rest = lower;
+  if (rest.empty()) return bad("empty item");
+  int count = 1;
+  size_t x = rest.find('x');
+  if (x != absl::string_view::npos && x > 0 &&
+      absl::ascii_isdigit(static_cast<unsigned char>(rest[0]))) {
+    if (!absl::SimpleAtoi(rest.substr(0, x), &count) || count < 1 ||
+        count > 64) {
+      return bad("the count before 'x' must be 1 to 64");
+    }
+    rest.remove_prefix(x + 1);
+  }
+  std::vector<absl::string_view> parts = absl::StrSplit(rest, ':');
+  if (parts.size() > 2) return bad("too many ':'");
+  DeviceType type;
+  if (parts[0] == "gpu") {
+    type = DeviceType::kGpu;
+  } else if (parts[0] == "cpu") {
+    type = DeviceType::kCpu;
+  } else {
+    return bad("unknown device type (gpu or cpu)");
+  }
+  int64_t limit = 0;
+  if (parts.size() == 2) {
+    absl::StatusOr<int64_t> bytes =
+        ParseBytes(std::string_view(parts[1].data(), parts[1].size()));
+    if (!bytes.ok()) return bad(bytes.status().message());
+    if (*bytes <= 0) return bad("the memory size must be positive");
+    limit = *bytes;
+  } else if (type == DeviceType::kGpu) {
+    return bad("a GPU needs a memory size, as in gpu:80GiB");
+  }
+  for (int i = 0; i < count; ++i) {
+    int index = type == DeviceType::kGpu ? (*next_gpu)++ : (*next_cpu)++;
+    topo->devices.push_back(MakeDeviceSpec(type, index, limit));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int64_t WorkspaceReserve(int64_t memory_limit) {
+  if (memory_limit <= 0) return 0;
+  int64_t reserve = std::max<int64_t>(memory_limit / 20, 64 * kMiB);
+  return std::min(reserve, memory_limit / 4);
+}
+
+DeviceSpec MakeDeviceSpec(DeviceType type, int index, int64_t memory_limit,
+                          int cpu_cores) {
+  DeviceSpec d;
+  d.type = type;
+  d.index = index;
+  d.name = DeviceName{type, index}.ToString();
+  d.memory_limit = memory_limit;
+  d.memory_budget = memory_limit > 0
+                        ? memory_limit - WorkspaceReserve(memory_limit)
+                        : kUnlimitedBudget;
+  if (type == DeviceType::kGpu) {
+    d.flops_per_s = kGpuFp32FlopsPerSecond;
+    d.half_flops_per_s = kGpuHalfFlopsPerSecond;
+    d.bytes_per_s = kGpuBytesPerSecond;
+    d.launch_seconds = kGpuLaunchSeconds;
+  } else {
+    int cores = cpu_cores > 0 ? cpu_cores : kDefaultCpuCores;
+    d.flops_per_s = kCpuFlopsPerSecondPerCore * cores;
+    d.half_flops_per_s = d.flops_per_s / 2;  // converted to fp32 and back
+    d.bytes_per_s = kCpuBytesPerSecond;
+    d.launch_seconds = kCpuLaunchSeconds;
+  }
+  return d;
+}
+
+std::string LinkKindName(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::kSame: return "same device";
+    case LinkKind::kLocalCopy: return "local copy";
+    case LinkKind::kNvlinkPeer: return "NVLink peer";
+    case LinkKind::kHostStaged: return "through pinned host memory";
+    case LinkKind::kPcie: return "PCIe";
+  }
+  return "unknown";
+}
+
+int DeviceTopology::Find(std::string_view name) const {
+  absl::StatusOr<DeviceName> parsed = ParseDeviceName(name);
+  if (!parsed.ok() || parsed->index < 0) return -1;
+  for (int i = 0; i < num_devices(); ++i) {
+    if (devices[i].type == parsed->type && devices[i].index == parsed->index) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+void BuildLinks(DeviceTopology* topo,
+                const std::vector<std::vector<bool>>& gpu_peer_access) {
+  const int n = topo->num_devices();
+  topo->links.assign(static_cast<size_t>(n) * n, Link{});
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      bool peer = true;
+      if (!gpu_peer_access.empty()) {
+        peer = a < static_cast<int>(gpu_peer_access.size()) &&
+               b < static_cast<int>(gpu_peer_access[a].size()) &&
+               gpu_peer_access[a][b];
+      }
+      topo->links[static_cast<size_t>(a) * n + b] =
+          LinkBetween(topo->devices[a], topo->devices[b], peer);
+    }
+  }
+}
+
+absl::StatusOr<DeviceTopology> ParseDeviceSpecs(std::string_view spec,
+                                                bool gpu_peer_access) {
+  DeviceTopology topo;
+  int next_gpu = 0;
+  int next_cpu = 0;
+  if (absl::StripAsciiWhitespace(AbslView(spec)).empty()) {
+    return absl::InvalidArgumentError(
+        "empty device spec (expected e.g. \"4xgpu:80GiB\" or "
+        "\"2xgpu:16GiB,cpu\")");
+  }
+  for (absl::string_view item : absl::StrSplit(AbslView(spec), ',')) {
+    RETURN_IF_ERROR(ParseSpecItem(item, &topo, &next_gpu, &next_cpu));
+  }
+  if (topo.num_devices() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device spec '", AbslView(spec), "' lists ", topo.num_devices(),
+        " devices; at most 64 are supported"));
+  }
+  std::vector<std::vector<bool>> peers;
+  if (!gpu_peer_access) {
+    peers.assign(topo.num_devices(),
+                 std::vector<bool>(topo.num_devices(), false));
+  }
+  BuildLinks(&topo, peers);
+  return topo;
+}
+
+absl::StatusOr<DeviceTopology> TopologyFromDevices(
+    absl::Span<const Device* const> devices, const RealDeviceInfo& info) {
+  if (devices.empty()) {
+    return absl::InvalidArgumentError("no devices to place onto");
+  }
+  if (devices.size() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        devices.size(), " devices; the placer supports at most 64"));
+  }
+  DeviceTopology topo;
+  std::vector<int> physical;  // per device position, for peer lookup
+  for (const Device* dev : devices) {
+    int64_t limit = dev->memory_limit();
+    const int index = dev->index();
+    const bool gpu = dev->type() == DeviceType::kGpu;
+    int phys = index;
+    if (gpu && index < static_cast<int>(info.physical_gpu.size())) {
+      phys = info.physical_gpu[index];
+    }
+    if (gpu && limit <= 0) {
+      if (phys < 0 || phys >= static_cast<int>(info.gpu_total_memory.size())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            dev->name(), " has no memory limit and no known total memory"));
+      }
+      limit = info.gpu_total_memory[phys];
+    }
+    DeviceSpec spec = MakeDeviceSpec(dev->type(), index, limit, info.cpu_cores);
+    spec.physical_id = gpu ? phys : 0;  // logical CPUs share the host
+    topo.devices.push_back(std::move(spec));
+    physical.push_back(gpu ? phys : -1);
+  }
+  std::vector<std::vector<bool>> peers;
+  if (!info.peer_access.empty()) {
+    const int n = topo.num_devices();
+    peers.assign(n, std::vector<bool>(n, false));
+    for (int a = 0; a < n; ++a) {
+      for (int b = 0; b < n; ++b) {
+        int pa = physical[a], pb = physical[b];
+        peers[a][b] = pa >= 0 && pb >= 0 &&
+                      pa < static_cast<int>(info.peer_access.size()) &&
+                      pb < static_cast<int>(info.peer_access[pa].size()) &&
+                      info.peer_access[pa][pb];
+      }
+    }
+  }
+  BuildLinks(&topo, peers);
+  return topo;
+}
+
+absl::StatusOr<int64_t> ParseBytes(std::string_view text) {
+  absl::string_view s = absl::StripAsciiWhitespace(AbslView(text));
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad memory size '", s, "': ", why,
+        " (expected e.g. \"80GiB\", \"16G\", \"512MB\", \"4096\")"));
+  };
+  size_t end = 0;
+  while (end < s.size() && (absl::ascii_isdigit(static_cast<unsigned char>(
+                                s[end])) || s[end] == '.')) {
+    ++end;
+  }
+  double number = 0;
+  if (end == 0 || !absl::SimpleAtod(s.substr(0, end), &number)) {
+    return bad("no number");
+  }
+  std::string unit =
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(s.substr(end)));
+  double scale = 1;
+  if (!unit.empty() && unit != "b") {
+    static constexpr char kPrefixes[] = "kmgt";
+    size_t p = std::string_view(kPrefixes).find(unit[0]);
+    std::string suffix = unit.substr(1);
+    if (p == std::string_view::npos ||
+        (suffix != "" && suffix != "i" && suffix != "ib" && suffix != "b")) {
+      return bad("unknown unit");
+    }
+    double base = suffix == "b" ? 1000.0 : 1024.0;
+    scale = std::pow(base, static_cast<double>(p + 1));
+  }
+  double bytes = std::floor(number * scale);
+  if (!(bytes < 9.2e18)) return bad("too large");
+  return static_cast<int64_t>(bytes);
+}
+
+std::string HumanBytes(int64_t bytes) {
+  if (bytes == kUnlimitedBudget) return "unlimited";
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  double v = static_cast<double>(bytes) / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  return absl::StrFormat("%.1f %s", v, kUnits[u]);
+}
+
+std::string HumanSeconds(double seconds) {
+  if (seconds >= 1) return absl::StrFormat("%.2f s", seconds);
+  if (seconds >= 1e-3) return absl::StrFormat("%.2f ms", seconds * 1e3);
+  return absl::StrFormat("%.1f us", seconds * 1e6);
+}
+
+}  // namespace sluice
