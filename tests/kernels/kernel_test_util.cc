@@ -2,6 +2,7 @@
 #include "kernel_test_util.h"
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -76,12 +77,25 @@ absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
   std::vector<Tensor> outputs(n->num_outputs());
   OpKernelContext ctx(n, &device, inputs, absl::MakeSpan(outputs));
   RETURN_IF_ERROR(kernel->Compute(&ctx));
+  // The device (and its allocator) dies with this call: hand back copies in
+  // the process-wide host allocator.
+  std::vector<Tensor> result;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!outputs[i].valid()) {
       return absl::InternalError(absl::StrCat("output ", i, " was not set"));
     }
+    if (outputs[i].allocator() == CpuAllocator()) {
+      result.push_back(outputs[i]);
+      continue;
+    }
+    ASSIGN_OR_RETURN(Tensor copy,
+                     Tensor::Create(outputs[i].dtype(), outputs[i].shape()));
+    if (copy.bytes() > 0) {
+      std::memcpy(copy.raw_data(), outputs[i].raw_data(), copy.bytes());
+    }
+    result.push_back(std::move(copy));
   }
-  return outputs;
+  return result;
 }
 
 namespace {

@@ -1,0 +1,165 @@
+// Conv2D and the pools against naive direct loops and hand-computed values.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernel_test_util.h"
+
+namespace sluice::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<double> Pattern(int n, int mod) {
+  std::vector<double> v(n);
+  for (int i = 0; i < n; ++i) v[i] = ((i * 7) % mod) - mod / 2.0;
+  return v;
+}
+
+struct ConvCase {
+  int n, c, h, w, o, kh, kw, group;
+  int sh, sw, pt, pl, pb, pr, dh, dw;
+};
+
+// Direct definition of a grouped, strided, dilated, padded convolution.
+std::vector<double> NaiveConv(const ConvCase& p, const std::vector<double>& x,
+                              const std::vector<double>& f, int* oh, int* ow) {
+  *oh = (p.h + p.pt + p.pb - p.dh * (p.kh - 1) - 1) / p.sh + 1;
+  *ow = (p.w + p.pl + p.pr - p.dw * (p.kw - 1) - 1) / p.sw + 1;
+  const int cg = p.c / p.group, og = p.o / p.group;
+  std::vector<double> y;
+  for (int b = 0; b < p.n; ++b)
+    for (int o = 0; o < p.o; ++o)
+      for (int i = 0; i < *oh; ++i)
+        for (int j = 0; j < *ow; ++j) {
+          double s = 0;
+          const int g = o / og;
+          for (int ci = 0; ci < cg; ++ci)
+            for (int u = 0; u < p.kh; ++u)
+              for (int v = 0; v < p.kw; ++v) {
+                const int iy = i * p.sh - p.pt + u * p.dh;
+                const int ix = j * p.sw - p.pl + v * p.dw;
+                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+                s += x[((b * p.c + g * cg + ci) * p.h + iy) * p.w + ix] *
+                     f[((o * cg + ci) * p.kh + u) * p.kw + v];
+              }
+          y.push_back(s);
+        }
+  return y;
+}
+
+void CheckConv(const ConvCase& p, int threads = 1) {
+  auto x = Pattern(p.n * p.c * p.h * p.w, 9);
+  auto f = Pattern(p.o * (p.c / p.group) * p.kh * p.kw, 5);
+  int oh = 0, ow = 0;
+  auto want = NaiveConv(p, x, f, &oh, &ow);
+  RunOptions opts;
+  opts.intra_op_threads = threads;
+  auto out = RunOp("Conv2D",
+                   {MakeTensor(DT_FLOAT, {p.n, p.c, p.h, p.w}, x),
+                    MakeTensor(DT_FLOAT, {p.o, p.c / p.group, p.kh, p.kw}, f)},
+                   {{"strides", IntListAttr({p.sh, p.sw})},
+                    {"pads", IntListAttr({p.pt, p.pl, p.pb, p.pr})},
+                    {"dilations", IntListAttr({p.dh, p.dw})},
+                    {"group", IntAttr(p.group)}},
+                   opts);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {p.n, p.o, oh, ow}, want, 1e-4);
+}
+
+TEST(Conv2DKernelTest, ThreeByThreeByHand) {
+  // One 3x3 image of 1..9, a 2x2 filter of ones: window sums.
+  auto out = RunOp("Conv2D", {F32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3}),
+                              F32({1, 1, 1, 1}, {1, 1, 2, 2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {1, 1, 2, 2}, {12, 16, 24, 28});
+}
+
+TEST(Conv2DKernelTest, MatchesNaiveAcrossParameters) {
+  CheckConv({2, 3, 5, 6, 4, 3, 3, 1, 1, 1, 0, 0, 0, 0, 1, 1});  // plain
+  CheckConv({1, 2, 7, 7, 2, 3, 2, 1, 2, 3, 1, 0, 2, 1, 1, 1});  // strides, pads
+  CheckConv({1, 2, 8, 8, 2, 3, 3, 1, 1, 1, 2, 2, 2, 2, 2, 2});  // dilation
+  CheckConv({2, 4, 5, 5, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1});  // 2 groups
+  CheckConv({1, 4, 4, 4, 4, 1, 1, 4, 1, 1, 0, 0, 0, 0, 1, 1});  // depthwise 1x1
+  CheckConv({2, 8, 6, 6, 5, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1});  // 1x1 direct
+}
+
+TEST(Conv2DKernelTest, LargerWithThreads) {
+  CheckConv({2, 16, 20, 20, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 4);
+}
+
+TEST(Conv2DKernelTest, ChannelMismatchIsAnError) {
+  auto out = RunOp("Conv2D", {F32(std::vector<float>(18, 1), {1, 2, 3, 3}),
+                              F32(std::vector<float>(12, 1), {1, 3, 2, 2})});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  out = RunOp("Conv2D", {F32({1, 2, 3}, {3}), F32({1}, {1, 1, 1, 1})});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("rank 4"));
+}
+
+TEST(PoolKernelTest, MaxPoolWithPaddingIgnoresPads) {
+  // 3x3 of -9..-1, kernel 2, stride 2, pad 1 on all sides: windows hold
+  // 1, 2, 2 and 4 real cells.
+  std::vector<float> x;
+  for (int i = -9; i < 0; ++i) x.push_back(static_cast<float>(i));
+  auto out = RunOp("MaxPool", {F32(x, {1, 1, 3, 3})},
+                   {{"kernel_shape", IntListAttr({2, 2})},
+                    {"strides", IntListAttr({2, 2})},
+                    {"pads", IntListAttr({1, 1, 1, 1})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {1, 1, 2, 2}, {-9, -7, -3, -1});
+}
+
+TEST(PoolKernelTest, AvgPoolCountIncludePad) {
+  // 2x2 of 1..4, kernel 2, stride 1, pad 1 top/left only: 2x2 output.
+  Tensor x = F32({1, 2, 3, 4}, {1, 1, 2, 2});
+  Attrs attrs = {{"kernel_shape", IntListAttr({2, 2})},
+                 {"pads", IntListAttr({1, 1, 0, 0})}};
+  auto excl = RunOp("AvgPool", {x}, attrs);
+  attrs["count_include_pad"] = BoolAttr(true);
+  auto incl = RunOp("AvgPool", {x}, attrs);
+  ASSERT_TRUE(excl.ok() && incl.ok()) << excl.status() << incl.status();
+  ExpectTensor((*excl)[0], {1, 1, 2, 2}, {1, 1.5, 2, 2.5}, 1e-6);
+  ExpectTensor((*incl)[0], {1, 1, 2, 2}, {0.25, 0.75, 1, 2.5}, 1e-6);
+}
+
+TEST(PoolKernelTest, MaxPoolMatchesNaiveWithStrides) {
+  auto x = Pattern(2 * 3 * 7 * 6, 13);
+  auto out = RunOp("MaxPool", {MakeTensor(DT_FLOAT, {2, 3, 7, 6}, x)},
+                   {{"kernel_shape", IntListAttr({3, 2})},
+                    {"strides", IntListAttr({2, 2})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> want;
+  for (int c = 0; c < 6; ++c)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        double m = -INFINITY;
+        for (int u = 0; u < 3; ++u)
+          for (int v = 0; v < 2; ++v)
+            m = std::max(m, x[(c * 7 + i * 2 + u) * 6 + j * 2 + v]);
+        want.push_back(m);
+      }
+  ExpectTensor((*out)[0], {2, 3, 3, 3}, want);
+}
+
+TEST(PoolKernelTest, PadAsLargeAsKernelIsAnError) {
+  auto out = RunOp("MaxPool", {F32({1, 2, 3, 4}, {1, 1, 2, 2})},
+                   {{"kernel_shape", IntListAttr({1, 1})},
+                    {"pads", IntListAttr({1, 0, 0, 0})}});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("pads"));
+}
+
+TEST(PoolKernelTest, GlobalAvgPool) {
+  auto out = RunOp("GlobalAvgPool",
+                   {F32({1, 2, 3, 4, 10, 20, 30, 40}, {1, 2, 2, 2})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {1, 2, 1, 1}, {2.5, 25});
+  auto bad = RunOp("GlobalAvgPool", {F32({1, 2}, {1, 2})});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace sluice::testing
