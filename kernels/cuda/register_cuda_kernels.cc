@@ -1,9 +1,15 @@
-// CUDA kernel registration. Empty until kernels/cuda/ gains kernels; the CUDA
-// engineer fills this in. Compiled only in CUDA builds.
+// RegisterCudaKernels: every CUDA kernel family, registered once. Compiled
+// only in CUDA builds.
+#include "kernels/cuda/cuda_kernels.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
 
-void RegisterCudaKernels(KernelRegistry* registry) {}
+void RegisterCudaKernels(KernelRegistry* registry) {
+  cuda::RegisterElementwiseKernels(registry);
+  cuda::RegisterMatMulKernels(registry);
+  cuda::RegisterNnKernels(registry);
+  cuda::RegisterArrayKernels(registry);
+}
 
 }  // namespace sluice

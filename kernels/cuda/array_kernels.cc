@@ -1,0 +1,326 @@
+// CUDA OpKernels for the sources and the shape and indexing ops. Identity,
+// Reshape, Squeeze and Unsqueeze share their input's buffer; Transpose,
+// Concat, Split, Slice and Expand are strided copies (copy.h); Gather checks
+// its indices (on the host when they arrive in host memory, else through a
+// device flag).
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/shape_fns.h"
+#include "kernels/cuda/copy.h"
+#include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/cuda/cuda_kernels.h"
+
+namespace sluice::cuda {
+namespace {
+
+std::vector<int64_t> IntList(const Node& node, const char* name) {
+  absl::StatusOr<std::vector<int64_t>> v = node.attrs().GetIntList(name);
+  return v.ok() ? *std::move(v) : std::vector<int64_t>();
+}
+
+std::vector<int64_t> Dims(const Shape& s) {
+  return std::vector<int64_t>(s.dims().begin(), s.dims().end());
+}
+
+int ElementBytes(const Tensor& t) {
+  return static_cast<int>(DataTypeSize(t.dtype()));
+}
+
+class ConstKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    const Tensor* value = node().const_value();
+    if (value == nullptr || !value->valid()) {
+      return absl::InternalError("Const node has no value");
+    }
+    ASSIGN_OR_RETURN(Tensor t, gpu.device->CopyToDevice(*value));
+    ctx->set_output(0, std::move(t));
+    return absl::OkStatus();
+  }
+};
+
+class InputKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Input node '", node().name(),
+        "' must be fed by the caller; its kernel cannot compute a value"));
+  }
+};
+
+// Identity, Reshape, Squeeze, Unsqueeze: the input's buffer, reshaped.
+class ReshapeLikeKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    Shape out = x.shape();
+    const std::string& op = node().op();
+    if (op == "Reshape") {
+      ASSIGN_OR_RETURN(out, ReshapeShape(x.shape(), IntList(node(), "shape")));
+    } else if (op == "Squeeze") {
+      ASSIGN_OR_RETURN(out, SqueezeShape(x.shape(), IntList(node(), "axes")));
+    } else if (op == "Unsqueeze") {
+      ASSIGN_OR_RETURN(out, UnsqueezeShape(x.shape(), IntList(node(), "axes")));
+    }
+    ctx->set_output(0, x.Reshaped(out));
+    return absl::OkStatus();
+  }
+};
+
+class TransposeKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    std::vector<int64_t> perm = IntList(node(), "perm");
+    ASSIGN_OR_RETURN(Shape out, TransposeShape(x.shape(), perm));
+    if (perm.empty()) {
+      for (int i = x.rank() - 1; i >= 0; --i) perm.push_back(i);
+    }
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
+    std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
+    std::vector<int64_t> src(out.rank());
+    for (int i = 0; i < out.rank(); ++i) {
+      int p = static_cast<int>(perm[i]);
+      src[i] = in_strides[p < 0 ? p + x.rank() : p];
+    }
+    ASSIGN_OR_RETURN(IndexMap map, CopyMap(Dims(out), src, RowMajorStrides(out)));
+    return LaunchStridedCopy(ElementBytes(x), x.raw_data(), 0, y->raw_data(),
+                             0, map, gpu.stream);
+  }
+};
+
+class ConcatKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    std::vector<Shape> shapes;
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      shapes.push_back(ctx->input(i).shape());
+      if (ctx->input(i).dtype() != ctx->input(0).dtype()) {
+        return absl::InvalidArgumentError("Concat inputs differ in dtype");
+      }
+    }
+    ASSIGN_OR_RETURN(Shape out, ConcatShape(shapes, axis_attr));
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, out.rank()));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, ctx->input(0).dtype()));
+    const std::vector<int64_t> dst = RowMajorStrides(out);
+    int64_t offset = 0;
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      const Tensor& x = ctx->input(i);
+      ASSIGN_OR_RETURN(IndexMap map,
+                       CopyMap(Dims(x.shape()), RowMajorStrides(x.shape()), dst));
+      RETURN_IF_ERROR(LaunchStridedCopy(ElementBytes(x), x.raw_data(), 0,
+                                        y->raw_data(), offset * dst[axis], map,
+                                        gpu.stream));
+      offset += x.dim(axis);
+    }
+    return absl::OkStatus();
+  }
+};
+
+class SplitKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    ASSIGN_OR_RETURN(int64_t num_split, node().attrs().GetInt("num_split"));
+    ASSIGN_OR_RETURN(std::vector<Shape> outs,
+                     SplitShapes(x.shape(), axis_attr, num_split,
+                                 IntList(node(), "sizes")));
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
+    const std::vector<int64_t> src = RowMajorStrides(x.shape());
+    int64_t offset = 0;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(static_cast<int>(i),
+                                                       outs[i], x.dtype()));
+      ASSIGN_OR_RETURN(IndexMap map,
+                       CopyMap(Dims(outs[i]), src, RowMajorStrides(outs[i])));
+      RETURN_IF_ERROR(LaunchStridedCopy(ElementBytes(x), x.raw_data(),
+                                        offset * src[axis], y->raw_data(), 0,
+                                        map, gpu.stream));
+      offset += outs[i].dim(axis);
+    }
+    return absl::OkStatus();
+  }
+};
+
+class SliceKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    const std::vector<int64_t> begin = IntList(node(), "begin");
+    const std::vector<int64_t> end = IntList(node(), "end");
+    std::vector<int64_t> axes = IntList(node(), "axes");
+    std::vector<int64_t> steps = IntList(node(), "steps");
+    ASSIGN_OR_RETURN(Shape out, SliceShape(x.shape(), begin, end, axes, steps));
+    if (axes.empty()) {
+      for (size_t i = 0; i < begin.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    }
+    if (steps.empty()) steps.assign(begin.size(), 1);
+    const std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
+    std::vector<int64_t> src = in_strides;
+    int64_t offset = 0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      ASSIGN_OR_RETURN(int axis, NormalizeAxis(axes[i], x.rank()));
+      ASSIGN_OR_RETURN(SliceDim d,
+                       NormalizeSlice(x.dim(axis), begin[i], end[i], steps[i]));
+      offset += d.start * in_strides[axis];
+      src[axis] = d.step * in_strides[axis];
+    }
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(IndexMap map, CopyMap(Dims(out), src, RowMajorStrides(out)));
+    return LaunchStridedCopy(ElementBytes(x), x.raw_data(), offset,
+                             y->raw_data(), 0, map, gpu.stream);
+  }
+};
+
+class ExpandKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(Shape out, ExpandShape(x.shape(), IntList(node(), "shape")));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
+    const std::vector<int64_t> own = RowMajorStrides(x.shape());
+    std::vector<int64_t> src(out.rank(), 0);
+    const int shift = out.rank() - x.rank();
+    for (int d = 0; d < x.rank(); ++d) {
+      src[d + shift] = x.dim(d) == 1 ? 0 : own[d];
+    }
+    ASSIGN_OR_RETURN(IndexMap map, CopyMap(Dims(out), src, RowMajorStrides(out)));
+    return LaunchStridedCopy(ElementBytes(x), x.raw_data(), 0, y->raw_data(),
+                             0, map, gpu.stream);
+  }
+};
+
+class GatherKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    const bool host_indices = ctx->num_inputs() == 2 &&
+                              ctx->input(1).valid() && ctx->input(1).on_host();
+    if (host_indices) {
+      RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, {1}));
+    } else {
+      RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    }
+    const Tensor& params = ctx->input(0);
+    Tensor indices = ctx->input(1);
+    if (indices.dtype() != DT_INT32 && indices.dtype() != DT_INT64) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Gather indices must be int32 or int64, got ",
+          DataTypeName(indices.dtype())));
+    }
+    const bool i64 = indices.dtype() == DT_INT64;
+    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    ASSIGN_OR_RETURN(Shape out, GatherShape(params.shape(), indices.shape(), axis_attr));
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, params.rank()));
+    const int64_t axis_dim = params.dim(axis);
+    const int64_t n = indices.NumElements();
+    if (host_indices) {  // check here: no GPU round trip
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t v = i64 ? indices.data<int64_t>()[i]
+                              : indices.data<int32_t>()[i];
+        if (v < -axis_dim || v >= axis_dim) return BadIndex(v, i, axis_dim);
+      }
+      ASSIGN_OR_RETURN(indices, gpu.device->CopyToDevice(indices));
+    }
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, params.dtype()));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    int64_t outer = 1;
+    for (int d = 0; d < axis; ++d) outer *= params.dim(d);
+    int64_t inner = 1;
+    for (int d = axis + 1; d < params.rank(); ++d) inner *= params.dim(d);
+    ASSIGN_OR_RETURN(Tensor flag, ctx->allocate_temp(DT_INT64, Shape({1})));
+    auto* bad = static_cast<unsigned long long*>(flag.raw_data());
+    RETURN_IF_ERROR(Cuda(cudaMemsetAsync(bad, 0, sizeof(*bad), gpu.stream)));
+    RETURN_IF_ERROR(LaunchGather(ElementBytes(params), params.raw_data(),
+                                 indices.raw_data(), i64, y->raw_data(), outer,
+                                 axis_dim, inner, n, bad, gpu.stream));
+    if (host_indices) return absl::OkStatus();
+    // Indices computed on the GPU: read the flag back (a host wait).
+    unsigned long long position = 0;
+    RETURN_IF_ERROR(Cuda(cudaMemcpyAsync(&position, bad, sizeof(position),
+                                         cudaMemcpyDeviceToHost, gpu.stream)));
+    RETURN_IF_ERROR(Cuda(cudaStreamSynchronize(gpu.stream)));
+    if (position == 0) return absl::OkStatus();
+    const int64_t k = static_cast<int64_t>(position - 1);
+    int64_t value = 0;
+    const char* src = static_cast<const char*>(indices.raw_data()) +
+                      k * static_cast<int64_t>(DataTypeSize(indices.dtype()));
+    if (i64) {
+      RETURN_IF_ERROR(Cuda(cudaMemcpy(&value, src, 8, cudaMemcpyDeviceToHost)));
+    } else {
+      int32_t v32 = 0;
+      RETURN_IF_ERROR(Cuda(cudaMemcpy(&v32, src, 4, cudaMemcpyDeviceToHost)));
+      value = v32;
+    }
+    return BadIndex(value, k, axis_dim);
+  }
+
+ private:
+  static absl::Status BadIndex(int64_t value, int64_t position, int64_t dim) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Gather index ", value, " at position ", position,
+        " is out of range for an axis of size ", dim, " (valid: [", -dim,
+        ", ", dim, "))"));
+  }
+  static absl::Status Cuda(cudaError_t err) {
+    if (err == cudaSuccess) return absl::OkStatus();
+    cudaGetLastError();
+    return absl::InternalError(absl::StrCat("Gather: ", cudaGetErrorString(err)));
+  }
+};
+
+}  // namespace
+
+void RegisterArrayKernels(KernelRegistry* registry) {
+  RegisterGpu(registry, "Const", {}, MakeKernel<ConstKernel>);
+  RegisterGpu(registry, "Input", {}, MakeKernel<InputKernel>);
+  for (const char* op : {"Identity", "Reshape", "Squeeze", "Unsqueeze"}) {
+    RegisterGpu(registry, op, {{"T", GpuAllTypes()}},
+                MakeKernel<ReshapeLikeKernel>);
+  }
+  RegisterGpu(registry, "Transpose", {{"T", GpuAllTypes()}},
+              MakeKernel<TransposeKernel>);
+  RegisterGpu(registry, "Concat", {{"T", GpuAllTypes()}},
+              MakeKernel<ConcatKernel>);
+  RegisterGpu(registry, "Split", {{"T", GpuAllTypes()}},
+              MakeKernel<SplitKernel>);
+  RegisterGpu(registry, "Slice", {{"T", GpuAllTypes()}},
+              MakeKernel<SliceKernel>);
+  RegisterGpu(registry, "Expand", {{"T", GpuAllTypes()}},
+              MakeKernel<ExpandKernel>);
+  // Indices in host memory when the executor can keep them there: checked
+  // on the host, no GPU round trip.
+  RegisterGpu(registry, "Gather",
+              {{"T", GpuAllTypes()}, {"Tindices", {DT_INT32, DT_INT64}}},
+              MakeKernel<GatherKernel>, /*host_memory_inputs=*/{1});
+}
+
+}  // namespace sluice::cuda

@@ -1,0 +1,23 @@
+// The CUDA kernel families. Each Register* function adds one family's GPU
+// KernelDefs (constrained to the dtypes its launchers implement);
+// RegisterCudaKernels (kernel_registry.h) calls them all. CUDA builds only.
+//
+//   KernelRegistry r;
+//   cuda::RegisterMatMulKernels(&r);
+//
+// Call once per registry, before it is shared between threads.
+#ifndef SLUICE_KERNELS_CUDA_CUDA_KERNELS_H_
+#define SLUICE_KERNELS_CUDA_CUDA_KERNELS_H_
+
+#include "kernels/kernel_registry.h"
+
+namespace sluice::cuda {
+
+void RegisterElementwiseKernels(KernelRegistry* registry);  // elementwise_kernels.cc
+void RegisterMatMulKernels(KernelRegistry* registry);       // matmul.cc
+void RegisterNnKernels(KernelRegistry* registry);           // nn_kernels.cc
+void RegisterArrayKernels(KernelRegistry* registry);        // array_kernels.cc
+
+}  // namespace sluice::cuda
+
+#endif  // SLUICE_KERNELS_CUDA_CUDA_KERNELS_H_

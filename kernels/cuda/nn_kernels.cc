@@ -1,0 +1,270 @@
+// CUDA OpKernels for Softmax, LayerNorm, the reductions, Conv2D and the
+// pools.
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/shape_fns.h"
+#include "kernels/cuda/conv_pool.h"
+#include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/normalization.h"
+#include "kernels/cuda/reduce.h"
+
+namespace sluice::cuda {
+namespace {
+
+int64_t Product(const Shape& s, int begin, int end) {
+  int64_t p = 1;
+  for (int i = begin; i < end; ++i) p *= s.dim(i);
+  return p;
+}
+
+class SoftmaxKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    if (x.rank() == 0) {
+      return absl::InvalidArgumentError("Softmax needs an input of rank >= 1");
+    }
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, x.shape(), x.dtype()));
+    return LaunchSoftmax(ToGpuDtype(x.dtype()), x.raw_data(), y->raw_data(),
+                         Product(x.shape(), 0, axis), x.dim(axis),
+                         Product(x.shape(), axis + 1, x.rank()), gpu.stream);
+  }
+};
+
+class LayerNormKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    const Tensor& scale = ctx->input(1);
+    const Tensor& bias = ctx->input(2);
+    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    ASSIGN_OR_RETURN(float eps, node().attrs().GetFloat("epsilon"));
+    if (x.rank() == 0) {
+      return absl::InvalidArgumentError("LayerNorm needs an input of rank >= 1");
+    }
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
+    const Shape norm(absl::MakeConstSpan(x.shape().dims()).subspan(axis));
+    if (scale.shape() != norm || bias.shape() != norm ||
+        scale.dtype() != x.dtype() || bias.dtype() != x.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "LayerNorm scale and bias must be ", DataTypeName(x.dtype()),
+          norm.DebugString(), ", got ", scale.DebugString(0), " and ",
+          bias.DebugString(0)));
+    }
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, x.shape(), x.dtype()));
+    return LaunchLayerNorm(ToGpuDtype(x.dtype()), x.raw_data(),
+                           scale.raw_data(), bias.raw_data(), y->raw_data(),
+                           Product(x.shape(), 0, axis),
+                           Product(x.shape(), axis, x.rank()), eps, gpu.stream);
+  }
+};
+
+// Builds the map for reducing `axes` (normalised, any order) of `in`.
+ReduceMap MakeReduceMap(const Shape& in, const std::vector<bool>& reduced) {
+  std::vector<int64_t> strides = RowMajorStrides(in);
+  ReduceMap map;
+  map.kept.num_elements = 1;
+  map.reduced.num_elements = 1;
+  for (int d = 0; d < in.rank(); ++d) {
+    IndexMap& m = reduced[d] ? map.reduced : map.kept;
+    m.num_elements *= in.dim(d);
+    if (in.dim(d) == 1) continue;
+    if (m.rank > 0 && m.strides[0][m.rank - 1] == strides[d] * in.dim(d)) {
+      m.dims[m.rank - 1] *= in.dim(d);  // contiguous with the previous one
+      m.strides[0][m.rank - 1] = strides[d];
+    } else {
+      m.dims[m.rank] = in.dim(d);
+      m.strides[0][m.rank] = strides[d];
+      ++m.rank;
+    }
+  }
+  return map;
+}
+
+int CountRuns(const Shape& in, const std::vector<bool>& reduced, bool which) {
+  int runs = 0;
+  bool prev = !which;
+  for (int d = 0; d < in.rank(); ++d) {
+    if (in.dim(d) == 1) continue;
+    if (reduced[d] == which && prev != which) ++runs;
+    prev = reduced[d];
+  }
+  return runs;
+}
+
+class ReduceKernel final : public OpKernel {
+ public:
+  ReduceKernel(const Node& node, ReduceOp op) : OpKernel(node), op_(op) {}
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(std::vector<int64_t> axes, node().attrs().GetIntList("axes"));
+    ASSIGN_OR_RETURN(bool keepdims, node().attrs().GetBool("keepdims"));
+    ASSIGN_OR_RETURN(Shape out, ReduceShape(x.shape(), axes, keepdims));
+    std::vector<bool> reduced(x.rank(), axes.empty());
+    ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(axes, x.rank()));
+    for (int a : norm) reduced[a] = true;
+    return Run(ctx, gpu, x, out, reduced, op_);
+  }
+
+  static absl::Status Run(OpKernelContext* ctx, const GpuContext& gpu,
+                          const Tensor& x, const Shape& out,
+                          const std::vector<bool>& reduced, ReduceOp op) {
+    if (CountRuns(x.shape(), reduced, true) > kMaxGpuDims ||
+        CountRuns(x.shape(), reduced, false) > kMaxGpuDims) {
+      return absl::UnimplementedError("reduction pattern has too many dimensions");
+    }
+    ReduceMap map = MakeReduceMap(x.shape(), reduced);
+    if (map.reduced.num_elements == 0 && map.kept.num_elements > 0) {
+      if (op == ReduceOp::kMax) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ReduceMax over an empty axis of ", x.shape().DebugString()));
+      }
+      if (op == ReduceOp::kMean && !IsFloatingPoint(x.dtype())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ReduceMean of an integer tensor over an empty axis of ",
+            x.shape().DebugString()));
+      }
+    }
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
+    return LaunchReduce(op, ToGpuDtype(x.dtype()), x.raw_data(), y->raw_data(),
+                        map, gpu.stream);
+  }
+
+ private:
+  const ReduceOp op_;
+};
+
+class GlobalAvgPoolKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    if (x.rank() != 4) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GlobalAvgPool needs [N,C,H,W], got ", x.shape().DebugString()));
+    }
+    return ReduceKernel::Run(ctx, gpu, x, Shape({x.dim(0), x.dim(1), 1, 1}),
+                             {false, false, true, true}, ReduceOp::kMean);
+  }
+};
+
+absl::StatusOr<Conv2DParams> ReadWindow(const Node& node, bool conv) {
+  Conv2DParams p;
+  ASSIGN_OR_RETURN(p.strides, node.attrs().GetIntList("strides"));
+  ASSIGN_OR_RETURN(p.pads, node.attrs().GetIntList("pads"));
+  if (conv) {
+    ASSIGN_OR_RETURN(p.dilations, node.attrs().GetIntList("dilations"));
+    ASSIGN_OR_RETURN(p.group, node.attrs().GetInt("group"));
+  }
+  RETURN_IF_ERROR(CheckConv2DParams(p));
+  return p;
+}
+
+ConvGeometry Geometry(const Shape& in, const Shape& out, int64_t kh,
+                      int64_t kw, const Conv2DParams& p) {
+  ConvGeometry g;
+  g.n = in.dim(0); g.c = in.dim(1); g.h = in.dim(2); g.w = in.dim(3);
+  g.o = out.dim(1); g.oh = out.dim(2); g.ow = out.dim(3);
+  g.kh = kh; g.kw = kw;
+  g.stride_h = p.strides[0]; g.stride_w = p.strides[1];
+  g.pad_top = p.pads[0]; g.pad_left = p.pads[1];
+  g.dilation_h = p.dilations[0]; g.dilation_w = p.dilations[1];
+  g.group = p.group;
+  return g;
+}
+
+class Conv2DKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    const Tensor& f = ctx->input(1);
+    if (x.dtype() != DT_FLOAT || f.dtype() != DT_FLOAT) {
+      return absl::UnimplementedError("CUDA Conv2D supports float32 only");
+    }
+    ASSIGN_OR_RETURN(Conv2DParams p, ReadWindow(node(), true));
+    ASSIGN_OR_RETURN(Shape out, Conv2DShape(x.shape(), f.shape(), p));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, DT_FLOAT));
+    return LaunchConv2D(Geometry(x.shape(), out, f.dim(2), f.dim(3), p),
+                        x.data<float>(), f.data<float>(), y->data<float>(),
+                        gpu.stream);
+  }
+};
+
+class PoolKernel final : public OpKernel {
+ public:
+  PoolKernel(const Node& node, bool max) : OpKernel(node), max_(max) {}
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    if (x.dtype() != DT_FLOAT) {
+      return absl::UnimplementedError("CUDA pooling supports float32 only");
+    }
+    ASSIGN_OR_RETURN(std::vector<int64_t> k, node().attrs().GetIntList("kernel_shape"));
+    ASSIGN_OR_RETURN(Conv2DParams p, ReadWindow(node(), false));
+    ASSIGN_OR_RETURN(Shape out, PoolShape(x.shape(), k, p));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, DT_FLOAT));
+    ConvGeometry g = Geometry(x.shape(), out, k[0], k[1], p);
+    if (max_) return LaunchMaxPool(g, x.data<float>(), y->data<float>(), gpu.stream);
+    const bool include_pad =
+        node().attrs().GetBool("count_include_pad").value_or(false);
+    return LaunchAvgPool(g, include_pad, x.data<float>(), y->data<float>(),
+                         gpu.stream);
+  }
+
+ private:
+  const bool max_;
+};
+
+}  // namespace
+
+void RegisterNnKernels(KernelRegistry* registry) {
+  RegisterGpu(registry, "Softmax", {{"T", GpuFloatTypes()}},
+              MakeKernel<SoftmaxKernel>);
+  RegisterGpu(registry, "LayerNorm", {{"T", GpuFloatTypes()}},
+              MakeKernel<LayerNormKernel>);
+  const struct { const char* name; ReduceOp op; } reductions[] = {
+      {"ReduceSum", ReduceOp::kSum},
+      {"ReduceMean", ReduceOp::kMean},
+      {"ReduceMax", ReduceOp::kMax},
+  };
+  for (const auto& r : reductions) {
+    const ReduceOp op = r.op;
+    RegisterGpu(registry, r.name, {{"T", GpuIntFloatTypes()}},
+                [op](const Node& node) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
+                  return std::unique_ptr<OpKernel>(new ReduceKernel(node, op));
+                });
+  }
+  RegisterGpu(registry, "GlobalAvgPool", {{"T", {DT_FLOAT}}},
+              MakeKernel<GlobalAvgPoolKernel>);
+  RegisterGpu(registry, "Conv2D", {{"T", {DT_FLOAT}}}, MakeKernel<Conv2DKernel>);
+  RegisterGpu(registry, "MaxPool", {{"T", {DT_FLOAT}}},
+              [](const Node& node) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
+                return std::unique_ptr<OpKernel>(new PoolKernel(node, true));
+              });
+  RegisterGpu(registry, "AvgPool", {{"T", {DT_FLOAT}}},
+              [](const Node& node) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
+                return std::unique_ptr<OpKernel>(new PoolKernel(node, false));
+              });
+}
+
+}  // namespace sluice::cuda
