@@ -1,0 +1,126 @@
+// Tests for `sluice inspect`.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/tools/tools_test_util.h"
+#include "tools/commands.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kInputNode[] =
+    "node { name: \"x\" op: \"Input\" attr { key: \"dtype\" value { type: "
+    "DT_FLOAT } } attr { key: \"shape\" value { shape { dim: [-1, 4] } } } }\n";
+
+int CountLines(const std::string& text, const std::string& prefix) {
+  int n = 0;
+  size_t pos = 0;
+  while ((pos = text.find("\n" + prefix, pos)) != std::string::npos) {
+    ++n;
+    ++pos;
+  }
+  return n;
+}
+
+TEST(InspectCommandTest, DescribesTheMlpExample) {
+  CommandResult r = RunCommand(InspectMain, {ExampleFile("mlp.pbtxt")});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("x: float32[?,16]"));
+  EXPECT_THAT(r.out, HasSubstr("logits: float32[?,10]"));
+  EXPECT_THAT(r.out, HasSubstr("probs: float32[?,10]"));
+  EXPECT_THAT(r.out, HasSubstr("MatMul         2"));
+  EXPECT_THAT(r.out, HasSubstr("parameters: 874 in 4 Const tensors, 3.4 KiB"));
+  EXPECT_THAT(r.out, HasSubstr("\nvalid\n"));
+}
+
+TEST(InspectCommandTest, PrintsJson) {
+  CommandResult r =
+      RunCommand(InspectMain, {ExampleFile("mlp.pbtxt"), "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["valid"].get<bool>());
+  EXPECT_EQ(j["inputs"][0]["name"], "x");
+  EXPECT_EQ(j["inputs"][0]["shape"], nlohmann::json::array({-1, 16}));
+  EXPECT_EQ(j["ops"]["MatMul"], 2);
+  EXPECT_EQ(j["parameters"]["count"], 874);
+  EXPECT_EQ(j["parameters"]["bytes"], 874 * 4);
+  EXPECT_TRUE(j["errors"].empty());
+}
+
+TEST(InspectCommandTest, EveryShippedExampleIsValid) {
+  for (const char* model : {"mlp.pbtxt", "cnn.pb", "transformer_block.pb"}) {
+    CommandResult r = RunCommand(InspectMain, {ExampleFile(model)});
+    EXPECT_EQ(r.code, 0) << model << "\n" << r.out << r.err;
+  }
+}
+
+TEST(InspectCommandTest, ListsEveryErrorOnItsOwnLine) {
+  ScratchDir dir;
+  const std::string model = dir.Write(
+      "bad.pbtxt",
+      std::string(kInputNode) +
+          "node { name: \"a\" op: \"NoSuchOp\" input: \"x\" }\n"
+          "node { name: \"b\" op: \"Relu\" input: \"missing\" }\n");
+  CommandResult r = RunCommand(InspectMain, {model});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("NoSuchOp"));
+  EXPECT_THAT(r.out, HasSubstr("missing"));
+  EXPECT_GE(CountLines(r.out, "error: "), 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("invalid: "));
+  EXPECT_THAT(r.out, HasSubstr("NoSuchOp       1"));  // still summarised
+}
+
+TEST(InspectCommandTest, ReportsACycle) {
+  ScratchDir dir;
+  const std::string model = dir.Write(
+      "cycle.pbtxt", std::string(kInputNode) +
+                         "node { name: \"a\" op: \"Add\" input: [\"x\", \"b\"] }\n"
+                         "node { name: \"b\" op: \"Relu\" input: \"a\" }\n");
+  CommandResult r = RunCommand(InspectMain, {model, "--json"});
+  EXPECT_EQ(r.code, 1);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["valid"].get<bool>());
+  ASSERT_FALSE(j["errors"].empty());
+  EXPECT_THAT(j["errors"].dump(), HasSubstr("cycle"));
+}
+
+TEST(InspectCommandTest, MalformedTextFailsWithTheLine) {
+  ScratchDir dir;
+  const std::string model =
+      dir.Write("broken.pbtxt", "node {\n  name: \"a\"\n  op: \n}\n");
+  CommandResult r = RunCommand(InspectMain, {model});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("error: "));
+  EXPECT_THAT(r.err, HasSubstr("4"));
+}
+
+TEST(InspectCommandTest, GarbageBinaryFailsCleanly) {
+  ScratchDir dir;
+  const std::string model =
+      dir.Write("garbage.pb", std::string("\xff\xff\xff\xff\x0f\x01\x02", 7));
+  CommandResult r = RunCommand(InspectMain, {model});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("error: "));
+}
+
+TEST(InspectCommandTest, UsageErrorsExitTwo) {
+  CommandResult missing = RunCommand(InspectMain, {});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("MODEL"));
+  EXPECT_EQ(RunCommand(InspectMain, {"/no/such/model.pbtxt"}).code, 2);
+  EXPECT_EQ(RunCommand(InspectMain, {ExampleFile("mlp.pbtxt"), "--bogus"}).code,
+            2);
+}
+
+TEST(InspectCommandTest, HelpExitsZero) {
+  CommandResult r = RunCommand(InspectMain, {"--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("MODEL"));
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,167 @@
+// Tests for `sluice run` and the top-level `sluice` dispatch.
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "core/npy.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/tools/tools_test_util.h"
+#include "tools/commands.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Whether `path` holds a float32 .npy equal to `expected_path`'s within atol.
+::testing::AssertionResult NpyClose(const std::string& path,
+                                    const std::string& expected_path,
+                                    double atol) {
+  absl::StatusOr<Tensor> a = ReadNpy(path);
+  absl::StatusOr<Tensor> e = ReadNpy(expected_path);
+  if (!a.ok()) return ::testing::AssertionFailure() << a.status();
+  if (!e.ok()) return ::testing::AssertionFailure() << e.status();
+  if (a->shape() != e->shape() || a->dtype() != DT_FLOAT) {
+    return ::testing::AssertionFailure()
+           << a->DebugString() << " vs " << e->DebugString();
+  }
+  for (int64_t i = 0; i < a->NumElements(); ++i) {
+    const double d = std::fabs(a->flat<float>()[i] - e->flat<float>()[i]);
+    if (!(d <= atol)) {
+      return ::testing::AssertionFailure() << "element " << i << " off by " << d;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(RunCommandTest, RunsTheMlpAndMatchesTheNumPyReference) {
+  ScratchDir dir;
+  CommandResult r = RunCommand(
+      RunMain, {ExampleFile("mlp.pbtxt"), "--input",
+                "x=" + ExampleFile("mlp_input.npy"), "--output-dir",
+                dir.Path("out")});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("logits: float32[4,10] ["));
+  EXPECT_THAT(r.out, HasSubstr("probs: float32[4,10] ["));
+  EXPECT_TRUE(NpyClose(dir.Path("out/logits.npy"),
+                       ExampleFile("mlp_logits_expected.npy"), 1e-4));
+  EXPECT_TRUE(NpyClose(dir.Path("out/probs.npy"),
+                       ExampleFile("mlp_probs_expected.npy"), 1e-4));
+}
+
+TEST(RunCommandTest, PrintsJson) {
+  ScratchDir dir;
+  CommandResult r = RunCommand(
+      RunMain, {ExampleFile("mlp.pbtxt"), "--input",
+                "x=" + ExampleFile("mlp_input.npy"), "--output-dir",
+                dir.Path("out"), "--json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  ASSERT_EQ(j["outputs"].size(), 2u);
+  EXPECT_EQ(j["outputs"][0]["name"], "logits");
+  EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json::array({4, 10}));
+  EXPECT_EQ(j["outputs"][0]["first_values"].size(), 8u);
+}
+
+TEST(RunCommandTest, RandomInputsAreSeededAndResolveUnknownDims) {
+  ScratchDir dir;
+  auto run = [&](const std::string& out, const std::string& seed) {
+    return RunCommand(RunMain, {ExampleFile("mlp.pbtxt"), "--random-inputs",
+                                "--seed", seed, "--output-dir", dir.Path(out)});
+  };
+  CommandResult a = run("a", "7");
+  ASSERT_EQ(a.code, 0) << a.out << a.err;
+  EXPECT_THAT(a.err, HasSubstr("unknown dimensions become 1"));
+  EXPECT_THAT(a.out, HasSubstr("logits: float32[1,10]"));
+  CommandResult b = run("b", "7");
+  CommandResult c = run("c", "8");
+  ASSERT_EQ(b.code, 0);
+  ASSERT_EQ(c.code, 0);
+  EXPECT_TRUE(NpyClose(dir.Path("a/logits.npy"), dir.Path("b/logits.npy"), 0));
+  EXPECT_FALSE(NpyClose(dir.Path("a/logits.npy"), dir.Path("c/logits.npy"), 0));
+}
+
+TEST(RunCommandTest, MissingInputShowsTheSignature) {
+  ScratchDir dir;
+  CommandResult r = RunCommand(
+      RunMain, {ExampleFile("mlp.pbtxt"), "--output-dir", dir.Path("out")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("x"));
+  EXPECT_THAT(r.err, HasSubstr("float32[?,16]"));
+}
+
+TEST(RunCommandTest, WrongShapeNamesTheInput) {
+  ScratchDir dir;
+  Tensor bad = Tensor::FromVector<float>({1, 2, 3}, Shape({1, 3}));
+  ASSERT_TRUE(WriteNpy(bad, dir.Path("bad.npy")).ok());
+  CommandResult r = RunCommand(
+      RunMain, {ExampleFile("mlp.pbtxt"), "--input", "x=" + dir.Path("bad.npy"),
+                "--output-dir", dir.Path("out")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("'x'"));
+  EXPECT_THAT(r.err, HasSubstr("[?,16]"));
+}
+
+TEST(RunCommandTest, BadNpyNamesTheInputAndFile) {
+  ScratchDir dir;
+  const std::string path = dir.Write("junk.npy", "not an npy file");
+  CommandResult r = RunCommand(
+      RunMain, {ExampleFile("mlp.pbtxt"), "--input", "x=" + path,
+                "--output-dir", dir.Path("out")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("input 'x'"));
+  EXPECT_THAT(r.err, HasSubstr("junk.npy"));
+}
+
+TEST(RunCommandTest, MalformedInputFlagIsAnError) {
+  CommandResult r =
+      RunCommand(RunMain, {ExampleFile("mlp.pbtxt"), "--input", "x"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("NAME=FILE.npy"));
+}
+
+TEST(RunCommandTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunCommand(RunMain, {}).code, 2);
+  EXPECT_EQ(RunCommand(RunMain, {"/no/such/model.pbtxt"}).code, 2);
+  // --seed needs --random-inputs.
+  EXPECT_EQ(RunCommand(RunMain, {ExampleFile("mlp.pbtxt"), "--seed", "3"}).code,
+            2);
+  EXPECT_EQ(
+      RunCommand(RunMain, {ExampleFile("mlp.pbtxt"), "--random-inputs",
+                           "--seed", "minus one"})
+          .code,
+      2);
+}
+
+TEST(SluiceMainTest, DispatchesToSubcommands) {
+  CommandResult r =
+      RunCommand(SluiceMain, {"inspect", ExampleFile("mlp.pbtxt")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("x: float32[?,16]"));
+  EXPECT_EQ(RunCommand(SluiceMain, {"devices"}).code, 0);
+}
+
+TEST(SluiceMainTest, HelpEverywhere) {
+  CommandResult top = RunCommand(SluiceMain, {"--help"});
+  EXPECT_EQ(top.code, 0);
+  EXPECT_THAT(top.out, HasSubstr("devices"));
+  EXPECT_THAT(top.out, HasSubstr("inspect"));
+  EXPECT_THAT(top.out, HasSubstr("run"));
+  for (const char* sub : {"devices", "inspect", "run"}) {
+    CommandResult r = RunCommand(SluiceMain, {sub, "--help"});
+    EXPECT_EQ(r.code, 0) << sub;
+    EXPECT_THAT(r.out, HasSubstr(std::string("sluice ") + sub)) << r.out;
+  }
+}
+
+TEST(SluiceMainTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunCommand(SluiceMain, {}).code, 2);
+  EXPECT_EQ(RunCommand(SluiceMain, {"frobnicate"}).code, 2);
+  EXPECT_EQ(RunCommand(SluiceMain, {"inspect"}).code, 2);
+}
+
+}  // namespace
+}  // namespace sluice

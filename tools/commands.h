@@ -1,0 +1,77 @@
+// The `sluice` command line: one function per subcommand, each taking its
+// arguments and the streams to write to and returning the process exit code,
+// so that tests can drive a command without a process.
+//
+//   std::ostringstream out, err;
+//   int code = SluiceMain({"inspect", "examples/mlp.pbtxt", "--json"}, out, err);
+//   int same = InspectMain({"examples/mlp.pbtxt", "--json"}, out, err);
+//
+// Exit codes: 0 success, 1 failure (an invalid model, a failed run), 2 usage
+// error (unknown flag, missing argument, nonexistent file). No exception
+// leaves these functions: CLI11's are caught where arguments are parsed.
+// Thread-compatible: commands read the process environment and may write
+// files, but share no state.
+#ifndef SLUICE_TOOLS_COMMANDS_H_
+#define SLUICE_TOOLS_COMMANDS_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace sluice {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// The whole CLI; `args` excludes the program name.
+int SluiceMain(const std::vector<std::string>& args, std::ostream& out,
+               std::ostream& err);
+
+// sluice devices [--json] [--config CFG]
+struct DevicesOptions {
+  bool json = false;
+  std::string config_path;
+};
+void AddDevicesOptions(CLI::App* app, DevicesOptions* options);
+int RunDevices(const DevicesOptions& options, std::ostream& out,
+               std::ostream& err);
+int DevicesMain(const std::vector<std::string>& args, std::ostream& out,
+                std::ostream& err);
+
+// sluice inspect MODEL [--json]
+struct InspectOptions {
+  std::string model_path;
+  bool json = false;
+};
+void AddInspectOptions(CLI::App* app, InspectOptions* options);
+int RunInspect(const InspectOptions& options, std::ostream& out,
+               std::ostream& err);
+int InspectMain(const std::vector<std::string>& args, std::ostream& out,
+                std::ostream& err);
+
+// sluice run MODEL [--input NAME=FILE.npy]... [--random-inputs [--seed N]]
+//                  [--output-dir DIR] [--config CFG] [--json]
+inline constexpr char kDefaultOutputDir[] = "sluice_out";
+struct RunOptions {
+  std::string model_path;
+  std::vector<std::string> inputs;  // "NAME=FILE.npy"
+  bool random_inputs = false;
+  uint64_t seed = 0;
+  std::string output_dir = kDefaultOutputDir;
+  std::string config_path;
+  bool json = false;
+};
+void AddRunOptions(CLI::App* app, RunOptions* options);
+int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err);
+int RunMain(const std::vector<std::string>& args, std::ostream& out,
+            std::ostream& err);
+
+}  // namespace sluice
+
+#endif  // SLUICE_TOOLS_COMMANDS_H_

@@ -1,0 +1,242 @@
+// `sluice inspect MODEL [--json]`: a model's inputs and outputs (dtypes and
+// shapes), a histogram of its ops, its parameters (Const tensors: count and
+// bytes) and every validation error, one per line. Exit 0 for a valid model,
+// 1 for an invalid or unreadable one, 2 for a usage error.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "executor/runtime_config.h"
+#include "graph/loader.h"
+#include "nlohmann/json.hpp"
+#include "tools/cli_util.h"
+#include "tools/commands.h"
+
+namespace sluice {
+namespace {
+
+using nlohmann::json;
+
+struct TensorSummary {
+  std::string name;
+  DataType dtype = DT_INVALID;
+  Shape shape = Shape::UnknownRank();
+  std::string tensor;  // outputs: "node:port"
+};
+
+struct ModelSummary {
+  std::string path;
+  int format_version = 0;
+  int num_nodes = 0;
+  std::map<std::string, int> ops;  // op -> count
+  std::vector<TensorSummary> inputs;
+  std::vector<TensorSummary> outputs;
+  int64_t param_tensors = 0;
+  int64_t param_count = 0;
+  int64_t param_bytes = 0;
+  std::vector<std::string> errors;
+};
+
+// Elements of a Const's value, from its declared shape; -1 when the shape is
+// not a valid, fully defined one (the validator reports that).
+int64_t ConstElements(const NodeDef& node, DataType* dtype) {
+  auto it = node.attr().find("value");
+  if (it == node.attr().end() || !it->second.has_tensor()) return -1;
+  const TensorProto& t = it->second.tensor();
+  *dtype = t.dtype();
+  absl::StatusOr<Shape> shape = ShapeFromProto(t.shape(), true);
+  if (!shape.ok()) return -1;
+  absl::StatusOr<int64_t> n = shape->NumElements();
+  return n.ok() ? *n : -1;
+}
+
+// What the GraphDef says, valid or not.
+void SummarizeDef(const GraphDef& def, ModelSummary* s) {
+  s->format_version = def.format_version();
+  s->num_nodes = def.node_size();
+  for (const NodeDef& node : def.node()) {
+    ++s->ops[node.op()];
+    if (node.op() != "Const") continue;
+    DataType dtype = DT_INVALID;
+    const int64_t n = ConstElements(node, &dtype);
+    if (n < 0) continue;
+    ++s->param_tensors;
+    s->param_count += n;
+    s->param_bytes += n * static_cast<int64_t>(DataTypeSize(dtype));
+  }
+  for (const TensorInfo& info : def.signature().inputs()) {
+    TensorSummary t{info.name(), info.dtype(), Shape::UnknownRank(), ""};
+    if (absl::StatusOr<Shape> shape = ShapeFromProto(info.shape()); shape.ok()) {
+      t.shape = *shape;
+    }
+    s->inputs.push_back(t);
+  }
+  for (const TensorInfo& info : def.signature().outputs()) {
+    TensorSummary t{info.name(), info.dtype(), Shape::UnknownRank(),
+                    info.tensor()};
+    if (info.has_shape()) {
+      if (absl::StatusOr<Shape> shape = ShapeFromProto(info.shape());
+          shape.ok()) {
+        t.shape = *shape;
+      }
+    }
+    s->outputs.push_back(t);
+  }
+}
+
+// What inference says about a valid graph's signature.
+void SummarizeGraph(const Graph& graph, ModelSummary* s) {
+  s->inputs.clear();
+  for (const GraphInput& in : graph.inputs()) {
+    s->inputs.push_back({in.name, in.dtype, in.shape, ""});
+  }
+  s->outputs.clear();
+  for (const GraphOutput& out : graph.outputs()) {
+    s->outputs.push_back(
+        {out.name, out.dtype, out.shape,
+         absl::StrCat(graph.node(out.tensor.node).name(), ":", out.tensor.port)});
+  }
+}
+
+std::string DtypeText(DataType dtype) {
+  return dtype == DT_INVALID ? "?" : DataTypeName(dtype);
+}
+
+void PrintText(const ModelSummary& s, std::ostream& out) {
+  out << "model: " << s.path << " (format version " << s.format_version
+      << ", " << s.num_nodes << " nodes)\n";
+  out << "inputs:\n";
+  if (s.inputs.empty()) out << "  (none)\n";
+  for (const TensorSummary& t : s.inputs) {
+    out << "  " << t.name << ": " << DtypeText(t.dtype) << t.shape.DebugString()
+        << "\n";
+  }
+  out << "outputs:\n";
+  if (s.outputs.empty()) out << "  (none)\n";
+  for (const TensorSummary& t : s.outputs) {
+    out << "  " << t.name << ": " << DtypeText(t.dtype) << t.shape.DebugString();
+    if (!t.tensor.empty()) out << "  (" << t.tensor << ")";
+    out << "\n";
+  }
+  out << "ops:\n";
+  for (const auto& [op, count] : s.ops) {
+    out << absl::StrFormat("  %-14s %d\n", op.empty() ? "(no op)" : op, count);
+  }
+  out << "parameters: " << s.param_count << " in " << s.param_tensors
+      << " Const tensors, " << FormatBytes(s.param_bytes) << "\n";
+  if (s.errors.empty()) {
+    out << "valid\n";
+    return;
+  }
+  out << "invalid: " << s.errors.size()
+      << (s.errors.size() == 1 ? " error" : " errors") << "\n";
+  for (const std::string& e : s.errors) out << "error: " << e << "\n";
+}
+
+json TensorsJson(const std::vector<TensorSummary>& tensors) {
+  json list = json::array();
+  for (const TensorSummary& t : tensors) {
+    json j = {{"name", t.name},
+              {"dtype", DtypeText(t.dtype)},
+              {"shape", ShapeToJson(t.shape)}};
+    if (!t.tensor.empty()) j["tensor"] = t.tensor;
+    list.push_back(j);
+  }
+  return list;
+}
+
+json SummaryJson(const ModelSummary& s) {
+  return {{"model", s.path},
+          {"valid", s.errors.empty()},
+          {"format_version", s.format_version},
+          {"num_nodes", s.num_nodes},
+          {"inputs", TensorsJson(s.inputs)},
+          {"outputs", TensorsJson(s.outputs)},
+          {"ops", s.ops},
+          {"parameters",
+           {{"count", s.param_count},
+            {"bytes", s.param_bytes},
+            {"tensors", s.param_tensors}}},
+          {"errors", s.errors}};
+}
+
+// Each line of each status, so one error is one line.
+void AddErrors(const absl::Status& status, std::vector<std::string>* errors) {
+  std::string text(status.message());
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) errors->push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
+void AddInspectOptions(CLI::App* app, InspectOptions* options) {
+  app->description(
+      "Show a model's inputs, outputs, op histogram and parameters, and "
+      "every validation error. Exit 0 if valid, 1 if not, 2 on a usage "
+      "error.");
+  app->add_option("MODEL", options->model_path, "Model file (.pb or .pbtxt)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app->add_flag("--json", options->json, "Print JSON instead of text");
+}
+
+int RunInspect(const InspectOptions& options, std::ostream& out,
+               std::ostream& err) {
+  absl::StatusOr<LoadedGraphDef> loaded = LoadGraphDef(options.model_path);
+  if (!loaded.ok()) {
+    if (options.json) {
+      json j = {{"model", options.model_path}, {"valid", false}};
+      std::vector<std::string> errors;
+      AddErrors(loaded.status(), &errors);
+      j["errors"] = errors;
+      out << j.dump(2) << "\n";
+    } else {
+      PrintStatusLines(err, "error", loaded.status());
+    }
+    return kExitFailure;
+  }
+  ModelSummary summary;
+  summary.path = options.model_path;
+  SummarizeDef(loaded->def, &summary);
+  for (const absl::Status& e : ValidateGraphDef(loaded->def, loaded->source)) {
+    AddErrors(e, &summary.errors);
+  }
+  if (summary.errors.empty()) {
+    absl::StatusOr<std::unique_ptr<const Graph>> graph =
+        BuildGraph(loaded->def, loaded->source);
+    if (graph.ok()) {
+      SummarizeGraph(**graph, &summary);
+    } else {
+      AddErrors(graph.status(), &summary.errors);
+    }
+  }
+  if (options.json) {
+    out << SummaryJson(summary).dump(2) << "\n";
+  } else {
+    PrintText(summary, out);
+  }
+  return summary.errors.empty() ? kExitOk : kExitFailure;
+}
+
+int InspectMain(const std::vector<std::string>& args, std::ostream& out,
+                std::ostream& err) {
+  CLI::App app;
+  app.name("sluice inspect");
+  InspectOptions options;
+  AddInspectOptions(&app, &options);
+  if (int code = ParseCommandLine(app, args, out, err); code != kParsed) {
+    return code;
+  }
+  return RunInspect(options, out, err);
+}
+
+}  // namespace sluice

@@ -1,0 +1,12 @@
+// The `sluice` command line. Everything but the dispatch lives in the
+// sluice_tools library (tools/commands.h), where tests can reach it.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return sluice::SluiceMain(args, std::cout, std::cerr);
+}

@@ -1,0 +1,326 @@
+// `sluice run MODEL [--input NAME=FILE.npy]... [--random-inputs [--seed N]]
+// [--output-dir DIR] [--config CFG] [--json]`: runs one step through the
+// Session API, prints each output's name, dtype, shape and first values,
+// and writes each output as DIR/NAME.npy (DIR defaults to ./sluice_out).
+//
+// Random inputs: floats uniform in [-1, 1), integers uniform in [0, 10),
+// bools fair coin flips, from a seeded generator whose sequence is the same
+// on every platform. Unknown dimensions become 1 (with a note).
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/npy.h"
+#include "core/status_macros.h"
+#include "executor/runtime_config.h"
+#include "executor/session.h"
+#include "nlohmann/json.hpp"
+#include "tools/cli_util.h"
+#include "tools/commands.h"
+
+namespace sluice {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kValuesShown = 8;
+
+// SplitMix64: a tiny generator with a fixed, platform-independent sequence
+// (std:: distributions differ between standard libraries).
+class Random {
+ public:
+  explicit Random(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, 1).
+  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1p-53; }
+
+ private:
+  uint64_t state_;
+};
+
+template <typename T>
+void FillRandom(Tensor* t, Random* random) {
+  T* data = t->data<T>();
+  for (int64_t i = 0; i < t->NumElements(); ++i) {
+    if constexpr (std::is_same_v<T, bool>) {
+      data[i] = (random->Next() & 1) != 0;
+    } else if constexpr (std::is_integral_v<T>) {
+      data[i] = static_cast<T>(random->Next() % 10);
+    } else {
+      data[i] = static_cast<T>(static_cast<float>(random->Uniform() * 2.0 - 1.0));
+    }
+  }
+}
+
+absl::StatusOr<Tensor> RandomTensor(DataType dtype, const Shape& shape,
+                                    Random* random) {
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape));
+  absl::Status status = absl::OkStatus();
+  SLUICE_SWITCH_DTYPE(
+      dtype, FillRandom<T>(&t, random),
+      status = absl::InvalidArgumentError(
+          absl::StrCat("cannot make random values of ", DataTypeName(dtype))));
+  RETURN_IF_ERROR(status);
+  return t;
+}
+
+// Feeds for every graph input not given with --input.
+absl::Status AddRandomInputs(const Graph& graph, uint64_t seed,
+                             const std::set<std::string>& given, Feeds* feeds,
+                             std::vector<std::string>* notes) {
+  Random random(seed);
+  for (const GraphInput& in : graph.inputs()) {
+    if (given.count(in.name) > 0) continue;
+    if (in.shape.unknown_rank()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", in.name, "' has an unknown rank, so no random value can "
+          "be made for it; give it with --input ", in.name, "=FILE.npy"));
+    }
+    Shape shape = in.shape;
+    for (int i = 0; i < shape.rank(); ++i) {
+      if (shape.dim(i) < 0) shape.set_dim(i, 1);
+    }
+    if (shape != in.shape) {
+      notes->push_back(absl::StrCat("random input '", in.name, "': shape ",
+                                    in.shape.DebugString(), " run as ",
+                                    shape.DebugString(),
+                                    " (unknown dimensions become 1)"));
+    }
+    ASSIGN_OR_RETURN(Tensor t, RandomTensor(in.dtype, shape, &random));
+    feeds->emplace_back(in.name, std::move(t));
+  }
+  return absl::OkStatus();
+}
+
+// A float32 tensor converted to bfloat16 (NumPy cannot store bfloat16).
+Tensor ToBfloat16(const Tensor& f32) {
+  absl::StatusOr<Tensor> t = Tensor::Create(DT_BFLOAT16, f32.shape());
+  if (!t.ok()) return f32;
+  const float* in = f32.data<float>();
+  bfloat16* out = t->data<bfloat16>();
+  for (int64_t i = 0; i < f32.NumElements(); ++i) out[i] = bfloat16(in[i]);
+  return *std::move(t);
+}
+
+// The --input feeds. Errors name the flag or the file.
+absl::Status ReadInputs(const Graph& graph,
+                        const std::vector<std::string>& specs, Feeds* feeds,
+                        std::set<std::string>* given,
+                        std::vector<std::string>* notes) {
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input '", spec, "': expected NAME=FILE.npy"));
+    }
+    const std::string name = spec.substr(0, eq);
+    const std::string path = spec.substr(eq + 1);
+    if (!given->insert(name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input ", name, " is given more than once"));
+    }
+    absl::StatusOr<Tensor> t = ReadNpy(path);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(),
+                          absl::StrCat("input '", name, "': ",
+                                       t.status().message()));
+    }
+    const GraphInput* in = graph.FindInput(name);
+    if (in != nullptr && in->dtype == DT_BFLOAT16 && t->dtype() == DT_FLOAT) {
+      notes->push_back(absl::StrCat("input '", name,
+                                    "': float32 file converted to bfloat16"));
+      *t = ToBfloat16(*t);
+    }
+    feeds->emplace_back(name, *std::move(t));
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+void AppendValues(const Tensor& t, int64_t n, json* values,
+                  std::vector<std::string>* parts) {
+  const T* data = t.data<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, bool>) {
+      values->push_back(data[i]);
+      parts->push_back(data[i] ? "true" : "false");
+    } else if constexpr (std::is_integral_v<T>) {
+      values->push_back(static_cast<int64_t>(data[i]));
+      parts->push_back(absl::StrCat(static_cast<int64_t>(data[i])));
+    } else {
+      const double v = static_cast<double>(data[i]);
+      values->push_back(std::isfinite(v) ? json(v) : json(nullptr));
+      parts->push_back(absl::StrFormat("%.6g", v));
+    }
+  }
+}
+
+// The first values of a host tensor, as JSON numbers (NaN/inf as null) and
+// as text.
+void FirstValues(const Tensor& t, json* values, std::string* text) {
+  *values = json::array();
+  std::vector<std::string> parts;
+  const int64_t n = std::min<int64_t>(t.NumElements(), kValuesShown);
+  SLUICE_SWITCH_DTYPE(t.dtype(), AppendValues<T>(t, n, values, &parts), {});
+  *text = absl::StrCat("[", absl::StrJoin(parts, ", "),
+                       t.NumElements() > n ? ", ..." : "", "]");
+}
+
+// A file name for an output: characters other than [A-Za-z0-9_.-] become _.
+std::string FileNameFor(const std::string& output) {
+  std::string name = output;
+  for (char& c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    if (!ok) c = '_';
+  }
+  if (name.empty() || name == "." || name == "..") name = "output";
+  return name + ".npy";
+}
+
+int Fail(const absl::Status& status, bool json_mode, std::ostream& out,
+         std::ostream& err) {
+  if (json_mode) {
+    std::vector<std::string> lines;
+    for (absl::string_view line : absl::StrSplit(status.message(), '\n')) {
+      if (!line.empty()) lines.emplace_back(line);
+    }
+    out << json{{"ok", false}, {"errors", lines}}.dump(2) << "\n";
+  } else {
+    PrintStatusLines(err, "error", status);
+  }
+  return kExitFailure;
+}
+
+}  // namespace
+
+void AddRunOptions(CLI::App* app, RunOptions* options) {
+  app->description(
+      "Run one step of a model on this machine, print each output and "
+      "write it as OUTPUT_DIR/NAME.npy.");
+  app->add_option("MODEL", options->model_path, "Model file (.pb or .pbtxt)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app->add_option("--input", options->inputs,
+                  "NAME=FILE.npy: a value for graph input NAME (repeatable)");
+  CLI::Option* random = app->add_flag(
+      "--random-inputs", options->random_inputs,
+      "Make random values for every input not given with --input (floats "
+      "in [-1,1), ints in [0,10); unknown dimensions become 1)");
+  app->add_option("--seed", options->seed, "Seed for --random-inputs")
+      ->needs(random);
+  app->add_option("--output-dir", options->output_dir,
+                  "Where to write NAME.npy for each output")
+      ->capture_default_str();
+  app->add_option("--config", options->config_path,
+                  "A RuntimeConfig text proto")
+      ->check(CLI::ExistingFile);
+  app->add_flag("--json", options->json, "Print JSON instead of text");
+}
+
+int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> notes;
+  absl::StatusOr<RuntimeConfig> config =
+      LoadEffectiveConfig(options.config_path, &notes);
+  if (!config.ok()) return Fail(config.status(), options.json, out, err);
+
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      Session::CreateFromFile(options.model_path, *config);
+  if (!session.ok()) return Fail(session.status(), options.json, out, err);
+  const Graph& graph = (*session)->graph();
+
+  Feeds feeds;
+  std::set<std::string> given;
+  absl::Status s = ReadInputs(graph, options.inputs, &feeds, &given, &notes);
+  if (s.ok() && options.random_inputs) {
+    s = AddRandomInputs(graph, options.seed, given, &feeds, &notes);
+  }
+  if (!s.ok()) return Fail(s, options.json, out, err);
+
+  const std::vector<std::string> names = (*session)->DefaultFetchNames();
+  absl::StatusOr<std::vector<Tensor>> outputs = (*session)->Run(feeds, names);
+  if (!outputs.ok()) {
+    absl::Status status = outputs.status();
+    if (status.code() == absl::StatusCode::kInvalidArgument &&
+        !options.random_inputs && feeds.size() < graph.inputs().size()) {
+      status = absl::Status(
+          status.code(),
+          absl::StrCat(status.message(),
+                       "\n(give each input with --input NAME=FILE.npy, or "
+                       "use --random-inputs)"));
+    }
+    return Fail(status, options.json, out, err);
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(options.output_dir, ec);
+  if (ec) {
+    return Fail(absl::PermissionDeniedError(
+                    absl::StrCat("cannot create output directory '",
+                                 options.output_dir, "': ", ec.message())),
+                options.json, out, err);
+  }
+  json result = {{"ok", true}, {"model", options.model_path}};
+  result["outputs"] = json::array();
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const Tensor& t = (*outputs)[i];
+    const std::string path =
+        (std::filesystem::path(options.output_dir) / FileNameFor(names[i]))
+            .string();
+    if (absl::Status w = WriteNpy(t, path); !w.ok()) {
+      return Fail(w, options.json, out, err);
+    }
+    if (t.dtype() == DT_BFLOAT16) {
+      notes.push_back(absl::StrCat("output '", names[i],
+                                   "' is bfloat16: written as float32"));
+    }
+    json values;
+    std::string text;
+    FirstValues(t, &values, &text);
+    result["outputs"].push_back({{"name", names[i]},
+                                 {"dtype", DataTypeName(t.dtype())},
+                                 {"shape", ShapeToJson(t.shape())},
+                                 {"first_values", values},
+                                 {"file", path}});
+    lines.push_back(absl::StrCat(names[i], ": ", DataTypeName(t.dtype()),
+                                 t.shape().DebugString(), " ", text, "\n  -> ",
+                                 path));
+  }
+  result["notes"] = notes;
+  if (options.json) {
+    out << result.dump(2) << "\n";
+    return kExitOk;
+  }
+  for (const std::string& note : notes) err << "note: " << note << "\n";
+  for (const std::string& line : lines) out << line << "\n";
+  return kExitOk;
+}
+
+int RunMain(const std::vector<std::string>& args, std::ostream& out,
+            std::ostream& err) {
+  CLI::App app;
+  app.name("sluice run");
+  RunOptions options;
+  AddRunOptions(&app, &options);
+  if (int code = ParseCommandLine(app, args, out, err); code != kParsed) {
+    return code;
+  }
+  return RunRun(options, out, err);
+}
+
+}  // namespace sluice

@@ -1,0 +1,49 @@
+// SluiceMain: the top-level `sluice` command with its subcommands.
+#include <string>
+#include <vector>
+
+#include "tools/cli_util.h"
+#include "tools/commands.h"
+
+namespace sluice {
+
+int SluiceMain(const std::vector<std::string>& args, std::ostream& out,
+               std::ostream& err) {
+  CLI::App app(
+      "sluice runs dataflow graphs (.pb / .pbtxt models) on the CPU and CUDA "
+      "GPUs.");
+  app.name("sluice");
+  app.set_version_flag("--version", "sluice 0.1");
+  app.require_subcommand(1);
+  app.footer("Run 'sluice COMMAND --help' for a command's options.");
+
+  DevicesOptions devices;
+  CLI::App* devices_app = app.add_subcommand(
+      "devices", "List the CPU and GPUs, their memory and peer access");
+  AddDevicesOptions(devices_app, &devices);
+
+  InspectOptions inspect;
+  CLI::App* inspect_app = app.add_subcommand(
+      "inspect", "Show a model's signature, ops, parameters and errors");
+  AddInspectOptions(inspect_app, &inspect);
+
+  RunOptions run;
+  CLI::App* run_app =
+      app.add_subcommand("run", "Run one step of a model and save the outputs");
+  AddRunOptions(run_app, &run);
+
+  if (args.empty()) {
+    err << app.help();
+    return kExitUsage;
+  }
+  if (int code = ParseCommandLine(app, args, out, err); code != kParsed) {
+    return code;
+  }
+  if (devices_app->parsed()) return RunDevices(devices, out, err);
+  if (inspect_app->parsed()) return RunInspect(inspect, out, err);
+  if (run_app->parsed()) return RunRun(run, out, err);
+  err << "error: no command given\n";
+  return kExitUsage;
+}
+
+}  // namespace sluice
