@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Configures and builds sluice into build/ (Ninja, Release). Extra arguments
+# go to CMake, e.g. scripts/build.sh -DSLUICE_WITH_CUDA=OFF.
+#
+#   scripts/build.sh
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$ROOT/build"
+
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+cmake --build "$BUILD" --parallel "${SLUICE_JOBS:-$(nproc)}"

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs what building and testing sluice needs, on Debian 12, and creates
+# the Python virtual environment .venv (NumPy, for the example reference
+# scripts). Idempotent: when everything is present it only checks, quickly.
+#
+#   scripts/setup.sh
+#
+# Set SLUICE_SKIP_APT=1 to skip the package step (machines without apt or
+# network, where the packages are provided some other way).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+PACKAGES=(
+  libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev
+  libeigen3-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev
+  cmake ninja-build g++ graphviz python3-venv
+)
+
+install_packages() {
+  if [[ "${SLUICE_SKIP_APT:-0}" == "1" ]]; then
+    echo "setup: SLUICE_SKIP_APT=1, not checking Debian packages"
+    return
+  fi
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "setup: no dpkg here; install these yourself: ${PACKAGES[*]}" >&2
+    return
+  fi
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+        grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  if ((${#missing[@]} == 0)); then
+    echo "setup: Debian packages present"
+    return
+  fi
+  echo "setup: installing ${missing[*]}"
+  local sudo=()
+  if [[ "$(id -u)" != "0" ]]; then sudo=(sudo); fi
+  "${sudo[@]}" apt-get update
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y \
+    --no-install-recommends "${missing[@]}"
+}
+
+# The venv is rebuilt only when scripts/requirements.txt changes (its hash is
+# kept in the venv).
+create_venv() {
+  local venv="$ROOT/.venv"
+  local requirements="$ROOT/scripts/requirements.txt"
+  local stamp="$venv/.sluice-requirements.sha256"
+  local want
+  want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+  if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    echo "setup: .venv up to date"
+    return
+  fi
+  if [[ ! -x "$venv/bin/python" ]]; then
+    echo "setup: creating .venv with $(command -v python3)"
+    python3 -m venv "$venv"
+  fi
+  echo "setup: installing Python packages from scripts/requirements.txt"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -r "$requirements"
+  echo "$want" >"$stamp"
+}
+
+install_packages
+create_venv
