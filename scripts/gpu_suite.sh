@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The GPU test suite, run on the H200 machine from the repository root with a
+# build already in .gpu/ (made on a development machine by
+# scripts/prepare_gpu.sh: .gpu/bin holds the test binaries and `sluice`,
+# .gpu/lib the Abseil / protobuf shared libraries the machine lacks; ldd on
+# the binaries lists them).
+#
+#   scripts/prepare_gpu.sh                     # here, on the dev machine
+#   OUT=/tmp/out scripts/gpu_suite.sh          # there; logs go to $OUT
+#
+# Steps: nvidia-smi; each test binary in full (GPU tests run, nothing should
+# skip for want of a GPU); compute-sanitizer memcheck on the GPU tests
+# (conformance suite, GPU device tests). Exit status: 0 when every step
+# passed. Set SANITIZE=0 to skip memcheck.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out/gpu}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="/usr/local/cuda/bin:$PATH"
+# Tests find testdata through the source path compiled in (/work/main);
+# point it at this checkout when that path is free.
+if [[ ! -e /work/main ]]; then
+  mkdir -p /work 2>/dev/null && ln -s "$PWD" /work/main 2>/dev/null || true
+fi
+
+status=0
+step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records failure
+  local name=$1; shift
+  echo "=== $name: $*"
+  "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "--- $name: exit $rc ($(tail -n 3 "$OUT/$name.log" | tr '\n' ' '))"
+  [[ $rc -eq 0 ]] || status=1
+}
+
+if [[ ! -d .gpu/bin ]]; then
+  echo "no .gpu/bin: run scripts/prepare_gpu.sh on the build machine first" >&2
+  exit 2
+fi
+step nvidia-smi nvidia-smi
+nvidia-smi topo -m >"$OUT/nvidia-smi-topo.log" 2>&1 || true
+
+for bin in .gpu/bin/sluice_*_test; do
+  name=$(basename "$bin")
+  step "$name" "$bin" --gtest_color=no
+  grep -h "Skipped\|no GPU" "$OUT/$name.log" | sort | uniq -c \
+    >"$OUT/$name.skips.txt" || true
+done
+
+if [[ "${SANITIZE:-1}" != 0 ]] && command -v compute-sanitizer >/dev/null; then
+  GPU_FILTER='AllOps/*:GpuKernelErrorTest.*:GpuDeviceTest.*'
+  step memcheck-kernels compute-sanitizer --tool memcheck --error-exitcode 1 \
+    --leak-check full .gpu/bin/sluice_kernels_test --gtest_filter="$GPU_FILTER"
+  step racecheck-kernels compute-sanitizer --tool racecheck --error-exitcode 1 \
+    .gpu/bin/sluice_kernels_test --gtest_filter='AllOps/*Softmax*:AllOps/*LayerNorm*:AllOps/*Reduce*'
+  for other in device executor tools examples; do
+    [[ -x .gpu/bin/sluice_${other}_test ]] || continue
+    step "memcheck-$other" compute-sanitizer --tool memcheck --error-exitcode 1 \
+      ".gpu/bin/sluice_${other}_test" --gtest_filter='*Gpu*:*GPU*:*Cuda*'
+  done
+fi
+
+echo "gpu suite: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED); logs in $OUT"
+exit $status

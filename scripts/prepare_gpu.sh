@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Prepares .gpu/ for the GPU test machine (docs: /work/shared/GPU-MACHINE.md):
+# the CUDA build's test binaries and CLI, plus the shared libraries they need
+# that the machine lacks (Abseil above all; it has CUDA 13 and protobuf
+# 3.21.12, but libprotobuf is copied too so the exact build-time .so travels).
+#
+#   scripts/prepare_gpu.sh              # builds build-cuda/ first if needed
+#   BUILD=build-cuda scripts/prepare_gpu.sh
+#
+# Layout produced:  .gpu/bin/*   test binaries and `sluice`
+#                   .gpu/lib/*   libabsl_*.so.*, libprotobuf*.so.* and other
+#                                non-system, non-CUDA libraries `ldd` lists
+# scripts/gpu_suite.sh then runs on the GPU machine from the repo root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build-cuda}
+JOBS=${JOBS:-1}
+
+if [[ ! -f "$BUILD/build.ninja" ]]; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DSLUICE_BUILD_BENCH=OFF
+fi
+# -k 0: a module that does not build yet should not stop the others' tests
+# from travelling; what failed is listed.
+ninja -C "$BUILD" -j"$JOBS" -k 0 || echo "warning: some targets failed to build" >&2
+
+rm -rf .gpu
+mkdir -p .gpu/bin .gpu/lib
+shopt -s nullglob
+for bin in "$BUILD"/tests/sluice_*_test "$BUILD"/tools/sluice; do
+  [[ -x "$bin" ]] && cp "$bin" .gpu/bin/
+done
+
+# Libraries: everything ldd resolves except the C/C++ runtime (present on
+# Ubuntu 24.04 in newer versions) and CUDA (in /usr/local/cuda there).
+for bin in .gpu/bin/*; do
+  ldd "$bin" | awk '/=> \// {print $3}'
+done | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libpthread.so*|libdl.so*|\
+    librt.so*|ld-linux*|libcuda.so*|libcudart.so*|libcublas*.so*|libnvrtc*)
+      continue ;;
+  esac
+  cp -L "$lib" .gpu/lib/
+done
+echo "prepared .gpu/: $(ls .gpu/bin | wc -l) binaries, $(ls .gpu/lib | wc -l) libraries"
+ls .gpu/bin
