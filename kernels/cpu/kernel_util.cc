@@ -20,11 +20,6 @@ const std::vector<DataType>& CpuArithTypes() {
                                           DT_BFLOAT16, DT_INT32,  DT_INT64};
   return k;
 }
-const std::vector<DataType>& CpuIndexedTypes() {
-  static const std::vector<DataType> k = {DT_FLOAT, DT_INT32, DT_INT64,
-                                          DT_BOOL};
-  return k;
-}
 const std::vector<DataType>& CpuComparisonTypes() {
   static const std::vector<DataType> k = {DT_FLOAT,    DT_DOUBLE, DT_FLOAT16,
                                           DT_BFLOAT16, DT_INT32,  DT_INT64,

@@ -29,7 +29,6 @@ namespace sluice::cpu {
 // present").
 const std::vector<DataType>& CpuFloatTypes();        // f32, f64, f16, bf16
 const std::vector<DataType>& CpuArithTypes();        // floats + int32, int64
-const std::vector<DataType>& CpuIndexedTypes();      // f32, int32, int64, bool
 const std::vector<DataType>& CpuComparisonTypes();   // arith + bool
 const std::vector<DataType>& CpuReduceTypes();       // f32, int32, int64
 const std::vector<DataType>& CpuCastTypes();         // arith + bool

@@ -1,7 +1,7 @@
 // LayerNorm: normalises over dimensions [axis, rank) with population
 // variance, then scales and shifts: y = (x - mean) / sqrt(var + eps) * scale
 // + bias, where scale and bias have shape x.shape[axis:]. Statistics are
-// accumulated in double.
+// accumulated in double; float16 and bfloat16 compute in float.
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -12,20 +12,31 @@
 namespace sluice::cpu {
 namespace {
 
-void NormalizeRow(const float* x, const float* scale, const float* bias,
-                  float eps, int64_t n, float* y) {
+template <typename T>
+double Wide(T v) {
+  return static_cast<double>(static_cast<typename ComputeType<T>::type>(v));
+}
+
+template <typename T>
+void NormalizeRow(const T* x, const T* scale, const T* bias, float eps,
+                  int64_t n, T* y) {
+  using C = typename ComputeType<T>::type;
   double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  for (int64_t i = 0; i < n; ++i) sum += Wide(x[i]);
   const double mean = sum / static_cast<double>(n);
   double sq = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const double d = x[i] - mean;
+    const double d = Wide(x[i]) - mean;
     sq += d * d;
   }
   const double var = sq / static_cast<double>(n);
-  const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
-  const float m = static_cast<float>(mean);
-  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * inv * scale[i] + bias[i];
+  const C inv = static_cast<C>(1.0 / std::sqrt(var + eps));
+  const C m = static_cast<C>(mean);
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = static_cast<T>((static_cast<C>(x[i]) - m) * inv *
+                              static_cast<C>(scale[i]) +
+                          static_cast<C>(bias[i]));
+  }
 }
 
 class LayerNormKernel final : public OpKernel {
@@ -36,9 +47,10 @@ class LayerNormKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     const Tensor& scale = ctx->input(1);
     const Tensor& bias = ctx->input(2);
-    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input x"));
-    RETURN_IF_ERROR(CheckDtype(scale, DT_FLOAT, "input scale"));
-    RETURN_IF_ERROR(CheckDtype(bias, DT_FLOAT, "input bias"));
+    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    RETURN_IF_ERROR(CheckDtype(x, t, "input x"));
+    RETURN_IF_ERROR(CheckDtype(scale, t, "input scale"));
+    RETURN_IF_ERROR(CheckDtype(bias, t, "input bias"));
     ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
     ASSIGN_OR_RETURN(float eps, node().attrs().GetFloat("epsilon"));
     if (x.rank() == 0) {
@@ -57,24 +69,27 @@ class LayerNormKernel final : public OpKernel {
     const int64_t n = norm.num_elements();
     if (x.NumElements() == 0) return absl::OkStatus();
     const int64_t rows = x.NumElements() / n;
-    const float* in = x.data<float>();
-    const float* sp = scale.data<float>();
-    const float* bp = bias.data<float>();
-    float* out = y->data<float>();
-    ParallelFor(*ctx, rows, 8.0 * static_cast<double>(n),
-                [=](int64_t b, int64_t e) {
-                  for (int64_t r = b; r < e; ++r) {
-                    NormalizeRow(in + r * n, sp, bp, eps, n, out + r * n);
-                  }
-                });
-    return absl::OkStatus();
+    return VisitFloat(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* in = x.data<T>();
+      const T* sp = scale.data<T>();
+      const T* bp = bias.data<T>();
+      T* out = y->data<T>();
+      ParallelFor(*ctx, rows, 8.0 * static_cast<double>(n),
+                  [=](int64_t b, int64_t e) {
+                    for (int64_t r = b; r < e; ++r) {
+                      NormalizeRow(in + r * n, sp, bp, eps, n, out + r * n);
+                    }
+                  });
+      return absl::OkStatus();
+    });
   }
 };
 
 }  // namespace
 
 void RegisterLayerNormKernels(KernelRegistry* r) {
-  r->Register(CpuKernel("LayerNorm", {{"T", CpuNnTypes()}},
+  r->Register(CpuKernel("LayerNorm", {{"T", CpuFloatTypes()}},
                         MakeKernel<LayerNormKernel>));
 }
 

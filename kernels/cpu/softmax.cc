@@ -1,5 +1,6 @@
 // Softmax along one axis, numerically stable (the maximum is subtracted
 // before exponentiating). The tensor is viewed as [outer, n, inner].
+// float16 and bfloat16 compute in float.
 #include <algorithm>
 #include <cmath>
 
@@ -10,18 +11,19 @@
 namespace sluice::cpu {
 namespace {
 
-// One softmax over x[0], x[s], ..., x[(n-1)s].
-void SoftmaxStrided(const float* x, float* y, int64_t n, int64_t s) {
-  float mx = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i * s]);
-  float sum = 0;
+// One softmax over x[0], x[s], ..., x[(n-1)s], computed in C (float for
+// the 16-bit types).
+template <typename T>
+void SoftmaxStrided(const T* x, T* y, int64_t n, int64_t s) {
+  using C = typename ComputeType<T>::type;
+  C mx = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, static_cast<C>(x[i * s]));
+  C sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<C>(x[i * s]) - mx);
+  const C inv = C(1) / sum;
   for (int64_t i = 0; i < n; ++i) {
-    const float e = std::exp(x[i * s] - mx);
-    y[i * s] = e;
-    sum += e;
+    y[i * s] = static_cast<T>(std::exp(static_cast<C>(x[i * s]) - mx) * inv);
   }
-  const float inv = 1.0f / sum;
-  for (int64_t i = 0; i < n; ++i) y[i * s] *= inv;
 }
 
 class SoftmaxKernel final : public OpKernel {
@@ -30,7 +32,8 @@ class SoftmaxKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input logits"));
+    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    RETURN_IF_ERROR(CheckDtype(x, t, "input logits"));
     ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
     if (x.rank() == 0) {
       return absl::InvalidArgumentError("Softmax needs a tensor of rank >= 1");
@@ -42,25 +45,28 @@ class SoftmaxKernel final : public OpKernel {
     for (int d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
     const int64_t n = x.dim(axis);
     if (x.NumElements() == 0) return absl::OkStatus();
-    const float* in = x.data<float>();
-    float* out = y->data<float>();
-    // One unit of work: a softmax over n values at one (outer, inner) point.
-    ParallelFor(*ctx, outer * inner, 25.0 * static_cast<double>(n),
-                [=](int64_t b, int64_t e) {
-                  for (int64_t u = b; u < e; ++u) {
-                    const int64_t o = u / inner, i = u % inner;
-                    const int64_t base = o * n * inner + i;
-                    SoftmaxStrided(in + base, out + base, n, inner);
-                  }
-                });
-    return absl::OkStatus();
+    return VisitFloat(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* in = x.data<T>();
+      T* out = y->data<T>();
+      // One unit of work: a softmax over n values at one (outer, inner) point.
+      ParallelFor(*ctx, outer * inner, 40.0 * static_cast<double>(n),
+                  [=](int64_t b, int64_t e) {
+                    for (int64_t u = b; u < e; ++u) {
+                      const int64_t o = u / inner, i = u % inner;
+                      const int64_t base = o * n * inner + i;
+                      SoftmaxStrided(in + base, out + base, n, inner);
+                    }
+                  });
+      return absl::OkStatus();
+    });
   }
 };
 
 }  // namespace
 
 void RegisterSoftmaxKernels(KernelRegistry* r) {
-  r->Register(CpuKernel("Softmax", {{"T", CpuNnTypes()}},
+  r->Register(CpuKernel("Softmax", {{"T", CpuFloatTypes()}},
                         MakeKernel<SoftmaxKernel>));
 }
 

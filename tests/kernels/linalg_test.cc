@@ -186,6 +186,26 @@ TEST(LayerNormKernelTest, LeadingAxisNormalisesTrailingBlock) {
   ExpectTensor((*out)[0], {2, 2, 2}, want, 1e-5);
 }
 
+TEST(SoftmaxKernelTest, EveryFloatDtype) {
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16}) {
+    auto out = RunOp("Softmax", {MakeTensor(t, {2}, {0, std::log(3.0)})});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectTensor((*out)[0], {2}, {0.25, 0.75}, t == DT_BFLOAT16 ? 1e-2 : 1e-3);
+  }
+}
+
+TEST(LayerNormKernelTest, EveryFloatDtype) {
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16}) {
+    // Row {1, 3}: mean 2, variance 1 -> {-1, 1}, then * 2 + 0.5.
+    auto out = RunOp("LayerNorm", {MakeTensor(t, {2}, {1, 3}),
+                                   MakeTensor(t, {2}, {2, 2}),
+                                   MakeTensor(t, {2}, {0.5, 0.5})},
+                     {{"epsilon", FloatAttr(0)}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectTensor((*out)[0], {2}, {-1.5, 2.5}, 1e-2);
+  }
+}
+
 TEST(LayerNormKernelTest, WrongScaleShapeIsAnError) {
   auto out = RunOp("LayerNorm", {F32({1, 2, 3, 4}, {2, 2}), F32({1, 1, 1}, {3}),
                                  F32({0, 0}, {2})});
