@@ -36,9 +36,9 @@ bool HasBinaryKernel(BinaryOp op, GpuDtype dtype);
 
 absl::Status LaunchUnary(UnaryOp op, GpuDtype dtype, const void* x, void* y,
                          int64_t n, cudaStream_t stream);
-// `map` spans the output; strides[0] are a's, strides[1] b's, strides[2]
-// the output's (row-major). `contiguous`: all three share the output's
-// layout, so the map is not consulted.
+// `map` spans the output (written row-major); strides[0] are a's, strides[1]
+// b's. `contiguous`: a, b and the output have the same shape, so only
+// map.num_elements is read.
 absl::Status LaunchBinary(BinaryOp op, GpuDtype dtype, const void* a,
                           const void* b, void* out, const IndexMap& map,
                           bool contiguous, cudaStream_t stream);
