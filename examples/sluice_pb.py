@@ -20,6 +20,13 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _generate():
+    try:
+        import google.protobuf  # noqa: F401
+    except ImportError:
+        sys.exit("examples: the Python protobuf runtime is missing; install the "
+                 "version matching protoc 3.21 with: pip install protobuf==4.21.12")
+    if shutil.which("protoc") is None:
+        sys.exit("examples: protoc is not on PATH (Debian: protobuf-compiler)")
     out_dir = tempfile.mkdtemp(prefix="sluice_pb_")
     atexit.register(shutil.rmtree, out_dir, ignore_errors=True)
     protos = ["proto/types.proto", "proto/graph.proto", "proto/config.proto"]
