@@ -102,17 +102,29 @@ absl::Status ApplyRequest(const Node& node, const DeviceTopology& topo,
   return absl::OkStatus();
 }
 
-absl::Status ApplyColocation(const Graph& graph, const DeviceTopology& topo,
-                             bool soft, NodeConstraints* c) {
+// The node's colocation group name, or "".
+std::string GroupOf(
+    const Node& node,
+    const absl::flat_hash_map<std::string, std::string>& extra_groups) {
+  const AttrValue* v = node.attrs().Find(kColocateAttr);
+  if (v != nullptr && v->value_case() == AttrValue::kS && !v->s().empty()) {
+    return v->s();
+  }
+  auto it = extra_groups.find(node.name());
+  return it == extra_groups.end() ? std::string() : it->second;
+}
+
+absl::Status ApplyColocation(
+    const Graph& graph, const DeviceTopology& topo, bool soft,
+    const absl::flat_hash_map<std::string, std::string>& extra_groups,
+    NodeConstraints* c) {
   absl::flat_hash_map<std::string, int> ids;
   for (const Node& node : graph.nodes()) {
-    const AttrValue* v = node.attrs().Find(kColocateAttr);
-    if (v == nullptr || v->value_case() != AttrValue::kS || v->s().empty()) {
-      continue;
-    }
-    auto [it, inserted] = ids.try_emplace(v->s(), c->group_names.size());
+    std::string group = GroupOf(node, extra_groups);
+    if (group.empty()) continue;
+    auto [it, inserted] = ids.try_emplace(group, c->group_names.size());
     if (inserted) {
-      c->group_names.push_back(v->s());
+      c->group_names.push_back(group);
       c->group_mask.push_back(~DeviceMask{0});
     }
     c->group[node.id()] = it->second;
@@ -170,7 +182,8 @@ std::string MaskToString(const DeviceTopology& topo, DeviceMask mask) {
 
 absl::StatusOr<NodeConstraints> ComputeConstraints(
     const Graph& graph, const DeviceTopology& topo,
-    const KernelPredicate& has_kernel, bool soft_placement) {
+    const KernelPredicate& has_kernel, bool soft_placement,
+    const absl::flat_hash_map<std::string, std::string>& extra_groups) {
   const int n = graph.num_nodes();
   if (topo.num_devices() < 1 || topo.num_devices() > 64) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -193,7 +206,8 @@ absl::StatusOr<NodeConstraints> ComputeConstraints(
     c.mask[node.id()] = k;
     RETURN_IF_ERROR(ApplyRequest(node, topo, soft_placement, &c));
   }
-  RETURN_IF_ERROR(ApplyColocation(graph, topo, soft_placement, &c));
+  RETURN_IF_ERROR(
+      ApplyColocation(graph, topo, soft_placement, extra_groups, &c));
   return c;
 }
 

@@ -59,9 +59,12 @@ struct NodeConstraints {
 // that names no usable device while soft placement is off (the message names
 // the node and the devices that were possible); an unparseable request; a
 // colocation group whose members have no device in common.
+// `extra_groups` maps node names to colocation groups, merged with the
+// kColocateAttr attributes (a node's attribute wins).
 absl::StatusOr<NodeConstraints> ComputeConstraints(
     const Graph& graph, const DeviceTopology& topo,
-    const KernelPredicate& has_kernel, bool soft_placement);
+    const KernelPredicate& has_kernel, bool soft_placement,
+    const absl::flat_hash_map<std::string, std::string>& extra_groups = {});
 
 // "/cpu:0, /gpu:1" for the devices in `mask`; "none" when empty.
 std::string MaskToString(const DeviceTopology& topo, DeviceMask mask);

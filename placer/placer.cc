@@ -235,7 +235,8 @@ absl::StatusOr<Placement> PlaceGraph(const Graph& graph,
                                           : RegistryKernelPredicate();
   ASSIGN_OR_RETURN(NodeConstraints constraints,
                    ComputeConstraints(graph, topo, has_kernel,
-                                      options.soft_placement));
+                                      options.soft_placement,
+                                      options.colocation_groups));
   CostModel cost(graph, options.cost);
   std::vector<int> order = RankOrder(graph, topo, cost, constraints);
   Inputs in{graph, topo, cost, constraints, order, options};

@@ -61,6 +61,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
 #include "placer/constraints.h"
@@ -77,6 +78,9 @@ struct PlacerOptions {
   // first GPU, else the first CPU.
   std::string default_device;
   CostModelOptions cost;
+  // Colocation groups by node name, in addition to `_colocate` attributes
+  // (for callers that group nodes themselves; the attribute wins).
+  absl::flat_hash_map<std::string, std::string> colocation_groups;
   // Kernel availability; empty: KernelRegistry::Global()->Has.
   KernelPredicate has_kernel;
   // Fill Placement::reason (a string per node). Off saves time on huge

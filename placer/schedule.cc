@@ -177,7 +177,7 @@ void Scheduler::Commit(int v, int d, const Eval& e) {
       link_bytes_[link] += cost_.output_bytes_flat(o);
       ++link_count_[link];
     }
-    if (--remaining_[o] == 0 && last_use_[o] < n_) Finalize(in);
+    if (--remaining_[o] == 0) Finalize(in);
   }
 }
 
@@ -200,7 +200,8 @@ void Scheduler::Finalize(const TensorRef& ref) {
     const int d = __builtin_ctzll(m);
     int e = end[d];
     if (d == dev_[u]) {
-      if (cost_.weight_bytes(u) > 0) continue;  // weights, not activations
+      // Weights are not activations; a graph output stays to the end.
+      if (cost_.weight_bytes(u) > 0 || last == n_) continue;
       e = std::max(e, pos_[u]);
     }
     if (e >= 0 && e < last) mem_[d].AddActivation(e + 1, last, -bytes);
@@ -288,23 +289,55 @@ int Scheduler::ChoosePreferred(int v, DeviceMask mask,
   return -1;
 }
 
-absl::Status Scheduler::PlaceSourceNow(int u, DeviceMask prefer) {
+absl::Status Scheduler::PlaceSourceNow(int u, DeviceMask prefer,
+                                      bool soft) {
   // A deferred source that cannot follow its consumer everywhere: place it
   // now, on a device its consumer may use if possible.
   DeviceMask mask = c_.mask[u];
-  for (DeviceMask pass : {mask & prefer, mask & ~prefer}) {
-    for (DeviceMask m = pass; m != 0; m &= m - 1) {
-      const int d = __builtin_ctzll(m);
-      if (!Evaluate(u, d, &best_)) continue;
-      Commit(u, d, best_);
-      why_[u] = ConstrainedWhy(u, d);
-      if ((mask & (mask - 1)) != 0) {
-        why_[u] = {PlaceWhy::kPreferred, -1, -1, best_.finish, 0, 0};
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (DeviceMask pass : {mask & prefer, mask & ~prefer}) {
+      for (DeviceMask m = pass; m != 0; m &= m - 1) {
+        const int d = __builtin_ctzll(m);
+        if (!Evaluate(u, d, &best_)) continue;
+        Commit(u, d, best_);
+        why_[u] = (mask & (mask - 1)) == 0
+                      ? ConstrainedWhy(u, d)
+                      : PlaceWhy{PlaceWhy::kEarliest, -1, -1, best_.finish};
+        return absl::OkStatus();
       }
-      return absl::OkStatus();
+    }
+    if (attempt == 0) {
+      DeviceMask wider = 0;
+      RETURN_IF_ERROR(RelaxFullRequest(u, mask, soft, &wider));
+      if (wider == 0) break;
+      mask = wider;
     }
   }
   return NoRoom(u, mask);
+}
+
+absl::Status Scheduler::RelaxFullRequest(int v, DeviceMask mask, bool soft,
+                                         DeviceMask* wider) {
+  *wider = 0;
+  const bool requested = c_.request[v] == RequestKind::kFull ||
+                         c_.request[v] == RequestKind::kPartial;
+  const int g = c_.group[v];
+  // Group members keep the group's devices.
+  if (!requested || g >= 0) return absl::OkStatus();
+  // Rule 4: the requested devices are full.
+  std::string what = absl::StrCat("requested ",
+                                  graph_.node(v).requested_device(),
+                                  " but it has no room (",
+                                  MaskToString(topo_, mask), ")");
+  if (!soft) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        graph_.node(v).DebugName(), ": ", what,
+        "; possible devices: ", MaskToString(topo_, c_.kernel_mask[v]),
+        " (soft placement is off)"));
+  }
+  extra_notes_[v] = absl::StrCat(what, " (soft placement)");
+  *wider = c_.kernel_mask[v];
+  return absl::OkStatus();
 }
 
 absl::Status Scheduler::PlaceNode(int v, const SchedulePolicy& policy,
@@ -314,7 +347,7 @@ absl::Status Scheduler::PlaceNode(int v, const SchedulePolicy& policy,
   for (const TensorRef& in : graph_.node(v).inputs()) {
     const int u = in.node;
     if (dev_[u] < 0 && (c_.mask[u] & mask) != mask) {
-      RETURN_IF_ERROR(PlaceSourceNow(u, mask));
+      RETURN_IF_ERROR(PlaceSourceNow(u, mask, soft));
     }
   }
   PlaceWhy why;
@@ -329,23 +362,10 @@ absl::Status Scheduler::PlaceNode(int v, const SchedulePolicy& policy,
         graph_.node(v).DebugName(), " does not fit on ",
         topo_.devices[policy.preference[0]].name));
   }
-  const bool requested = c_.request[v] == RequestKind::kFull ||
-                         c_.request[v] == RequestKind::kPartial;
-  const int g = c_.group[v];
-  if (d < 0 && requested && (g < 0 || group_dev_[g] < 0)) {
-    // Rule 4: the requested devices are full.
-    std::string used = absl::StrCat(
-        "requested ", graph_.node(v).requested_device(),
-        " but it has no room (", MaskToString(topo_, mask), ")");
-    if (!soft) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          graph_.node(v).DebugName(), ": ", used,
-          "; possible devices: ", MaskToString(topo_, c_.kernel_mask[v]),
-          " (soft placement is off)"));
-    }
-    extra_notes_[v] = absl::StrCat(used, " (soft placement)");
-    mask = g >= 0 ? c_.group_mask[g] | c_.kernel_mask[v] : c_.kernel_mask[v];
-    d = choose(mask);
+  if (d < 0) {
+    DeviceMask wider = 0;
+    RETURN_IF_ERROR(RelaxFullRequest(v, mask, soft, &wider));
+    if (wider != 0) d = choose(mask = wider);
   }
   if (d < 0) return NoRoom(v, mask);
   Commit(v, d, best_);

@@ -89,7 +89,12 @@ class Scheduler {
   bool Evaluate(int v, int d, Eval* e);
   void Commit(int v, int d, const Eval& e);
   void Finalize(const TensorRef& ref);
-  absl::Status PlaceSourceNow(int u, DeviceMask prefer);
+  absl::Status PlaceSourceNow(int u, DeviceMask prefer, bool soft);
+  // Soft placement for a node whose requested devices (`mask`) are full:
+  // sets *wider to the devices to try instead (0: nothing to relax), or
+  // fails when soft placement is off.
+  absl::Status RelaxFullRequest(int v, DeviceMask mask, bool soft,
+                                DeviceMask* wider);
   PlaceWhy ConstrainedWhy(int v, int d) const;
   DeviceMask AllowedNow(int v) const;
   int ChooseEarliest(int v, DeviceMask mask, Eval* e, PlaceWhy* why);

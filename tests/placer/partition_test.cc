@@ -1,0 +1,137 @@
+// Partitioning: one send/recv pair per (producer output, destination),
+// control edges carried, GraphDefs rewritten to read the receives.
+#include "placer/partition.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "placer_test_util.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing_util::Cpu;
+using testing_util::DefWriter;
+using testing_util::FakeTopology;
+using testing_util::Gpu;
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// A placement by node name; every other node on device 0.
+Placement PlaceByName(const Graph& g,
+                      const std::vector<std::pair<std::string, int>>& where) {
+  Placement p;
+  p.device_of_node.assign(g.num_nodes(), 0);
+  for (const auto& [name, d] : where) p.device_of_node[g.FindNode(name)->id()] = d;
+  p.run_order.assign(g.topological_order().begin(), g.topological_order().end());
+  return p;
+}
+
+const NodeDef* FindDef(const GraphDef& def, const std::string& name) {
+  for (const NodeDef& n : def.node()) {
+    if (n.name() == name) return &n;
+  }
+  return nullptr;
+}
+
+TEST(PartitionTest, OneTransferPerProducerOutputAndDestination) {
+  DefWriter w;
+  std::string x = w.Input("x", {4, 8});
+  std::string h = w.Op("Relu", "h", {x});
+  w.Op("Neg", "a", {h});
+  w.Op("Abs", "b", {h});
+  w.Op("Add", "c", {h, h});
+  w.Op("Exp", "d", {h});
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Gpu(kMiB), Gpu(kMiB), Cpu()});
+  Placement p = PlaceByName(*g, {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 2}});
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, p);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  ASSERT_EQ(parts->transfers.size(), 2u);
+  const Transfer& to_gpu1 = parts->transfers[0];
+  EXPECT_EQ(to_gpu1.producer.node, g->FindNode("h")->id());
+  EXPECT_EQ(to_gpu1.src_device, 0);
+  EXPECT_EQ(to_gpu1.dst_device, 1);
+  EXPECT_EQ(to_gpu1.bytes, 4 * 8 * 4);
+  EXPECT_EQ(to_gpu1.consumers.size(), 4u);  // a, b, and c twice
+  EXPECT_EQ(parts->transfers[1].dst_device, 2);
+  ASSERT_EQ(parts->partitions.size(), 3u);
+  EXPECT_THAT(parts->partitions[0].sends, ElementsAre(0, 1));
+  EXPECT_THAT(parts->partitions[1].recvs, ElementsAre(0));
+  // GraphDefs: the consumers read the receive; the producer feeds a send.
+  const GraphDef& gpu1 = parts->partitions[1].def;
+  const NodeDef* c = FindDef(gpu1, "c");
+  ASSERT_NE(c, nullptr);
+  EXPECT_THAT(c->input(), ElementsAre(to_gpu1.recv_node, to_gpu1.recv_node));
+  EXPECT_EQ(c->device(), "/gpu:1");
+  const NodeDef* recv = FindDef(gpu1, to_gpu1.recv_node);
+  ASSERT_NE(recv, nullptr);
+  EXPECT_EQ(recv->op(), "_Recv");
+  EXPECT_EQ(recv->attr().at("send_device").s(), "/gpu:0");
+  const NodeDef* send = FindDef(parts->partitions[0].def, to_gpu1.send_node);
+  ASSERT_NE(send, nullptr);
+  EXPECT_THAT(send->input(), ElementsAre("h:0"));
+  EXPECT_EQ(FindDef(parts->partitions[0].def, "a"), nullptr);
+}
+
+TEST(PartitionTest, CarriesControlEdgesAcrossDevices) {
+  DefWriter w;
+  std::string x = w.Input("x", {2});
+  w.Op("Relu", "first", {x});
+  w.Op("Neg", "second", {x});
+  w.last()->add_input("^first");
+  w.Op("Abs", "third", {x});
+  w.last()->add_input("^first");
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Gpu(kMiB), Gpu(kMiB)});
+  Placement p = PlaceByName(*g, {{"second", 1}, {"third", 1}});
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, p);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  ASSERT_EQ(parts->control_transfers.size(), 1u);
+  const ControlTransfer& ct = parts->control_transfers[0];
+  EXPECT_EQ(ct.producer, g->FindNode("first")->id());
+  EXPECT_EQ(ct.consumers.size(), 2u);
+  const NodeDef* second = FindDef(parts->partitions[1].def, "second");
+  ASSERT_NE(second, nullptr);
+  EXPECT_THAT(second->input(),
+              ElementsAre(parts->transfers[0].recv_node, "^" + ct.recv_node));
+  const NodeDef* send = FindDef(parts->partitions[0].def, ct.send_node);
+  ASSERT_NE(send, nullptr);
+  EXPECT_THAT(send->input(), ElementsAre("^first"));
+  EXPECT_TRUE(send->attr().at("control").b());
+}
+
+TEST(PartitionTest, SignaturesFollowTheirNodes) {
+  DefWriter w;
+  std::string x = w.Input("x", {2});
+  w.Op("Relu", "y", {x});
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Cpu(), Gpu(kMiB)});
+  Placement p = PlaceByName(*g, {{"y", 1}});
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, p);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_EQ(parts->partitions[0].def.signature().inputs(0).name(), "x");
+  EXPECT_EQ(parts->partitions[1].def.signature().outputs(0).tensor(), "y:0");
+}
+
+TEST(PartitionTest, RejectsPlacementOfWrongSize) {
+  DefWriter w;
+  w.Input("x", {2});
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Cpu()});
+  Placement p;
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, p);
+  EXPECT_EQ(parts.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(parts.status().message(), HasSubstr("placement is for 0 nodes"));
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,72 @@
+// Helpers for the placer tests: GraphDefs written in code, fake device
+// topologies, a kernel predicate that needs no kernel registry, and an
+// independent check of a placement's memory use.
+//
+//   DefWriter w;
+//   std::string x = w.Input("x", {1, 256});
+//   std::string h = w.Dense("fc1", x, 256, 512);   // Const weights + MatMul
+//   std::unique_ptr<const Graph> g = w.Build();
+//   DeviceTopology topo = FakeTopology({Gpu(4 << 20), Gpu(4 << 20), Cpu()});
+//
+// Not thread-safe; tests only.
+#ifndef SLUICE_TESTS_PLACER_PLACER_TEST_UTIL_H_
+#define SLUICE_TESTS_PLACER_PLACER_TEST_UTIL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "placer/device_spec.h"
+#include "placer/placer.h"
+#include "proto/graph.pb.h"
+
+namespace sluice {
+namespace testing_util {
+
+// Writes a GraphDef node by node; every tensor is float32.
+class DefWriter {
+ public:
+  std::string Input(const std::string& name, std::vector<int64_t> shape);
+  // A float32 constant of `shape` (all zeros, written as a splat).
+  std::string Const(const std::string& name, std::vector<int64_t> shape);
+  std::string Op(const std::string& op, const std::string& name,
+                 std::vector<std::string> inputs);
+  // Const weights [in, out] named name+"_w", and MatMul(x, w) named name.
+  std::string Dense(const std::string& name, const std::string& x,
+                    int64_t in, int64_t out);
+  // The last node written, to add a device request, attrs or control inputs.
+  NodeDef* last() { return def_.mutable_node(def_.node_size() - 1); }
+  GraphDef& def() { return def_; }
+  // BuildGraph; fails the test (returns nullptr) on error.
+  std::unique_ptr<const Graph> Build() const;
+
+ private:
+  GraphDef def_;
+};
+
+// Fake devices: default rates, a budget of exactly `budget` bytes.
+DeviceSpec Gpu(int64_t budget);
+DeviceSpec Cpu(int64_t budget = kUnlimitedBudget);
+// Numbers the devices per type (/gpu:0, /gpu:1, /cpu:0) and builds links.
+DeviceTopology FakeTopology(std::vector<DeviceSpec> devices);
+
+// Every op has a kernel on every device type, except the ops listed in
+// `cpu_only`.
+KernelPredicate AllKernels(std::vector<std::string> cpu_only = {});
+
+// Weights and peak activations per device, recomputed from the graph, the
+// placement and the rules in placer.h (rule 5), independently of the
+// placer's own bookkeeping.
+struct MemoryCheck {
+  std::vector<int64_t> weights;
+  std::vector<int64_t> peak;
+};
+MemoryCheck RecomputeMemory(const Graph& graph, const DeviceTopology& topo,
+                            const Placement& p, int64_t batch = 1);
+
+}  // namespace testing_util
+}  // namespace sluice
+
+#endif  // SLUICE_TESTS_PLACER_PLACER_TEST_UTIL_H_
