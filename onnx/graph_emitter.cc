@@ -129,12 +129,16 @@ absl::StatusOr<Inferred> Infer(const OpDef& def,
 
 }  // namespace
 
-std::string GraphEmitter::UniqueName(absl::string_view hint) {
-  std::string base(hint.empty() ? "node" : hint);
-  for (char& c : base) {
-    if (c == ':') c = '_';
+std::string SanitizeNodeName(absl::string_view name) {
+  std::string out(name.empty() ? "node" : name);
+  for (char& c : out) {
+    if (c == ':' || c == '^') c = '_';
   }
-  if (base[0] == '^') base[0] = '_';
+  return out;
+}
+
+std::string GraphEmitter::UniqueName(absl::string_view hint) {
+  const std::string base = SanitizeNodeName(hint);
   std::string name = base;
   for (int i = 1; names_.contains(name); ++i) name = absl::StrCat(base, "_", i);
   names_.insert(name);

@@ -51,8 +51,8 @@ class GraphEmitter {
   // `def` is borrowed and must outlive the emitter.
   explicit GraphEmitter(GraphDef* def) : def_(def) {}
 
-  // A node name not used yet, derived from `hint` (':' and a leading '^'
-  // are replaced, since they mean ports and control inputs in sluice).
+  // A node name not used yet, derived from `hint` (':' and '^' become '_',
+  // since they mean ports and control inputs in sluice).
   std::string UniqueName(absl::string_view hint);
   // Reserves `name` exactly. ALREADY_EXISTS when it is taken.
   absl::Status ReserveName(const std::string& name);
@@ -89,6 +89,10 @@ class GraphEmitter {
   GraphDef* def_;  // not owned
   absl::flat_hash_set<std::string> names_;
 };
+
+// `name` with ':' and '^' replaced by '_' ("node" when empty): a valid
+// sluice node name.
+std::string SanitizeNodeName(absl::string_view name);
 
 // Constants of one element, for handlers: a scalar of `dtype` holding `v`.
 Tensor ScalarTensor(DataType dtype, double v);

@@ -177,7 +177,7 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
     }
     absl::StatusOr<Shape> shape = InputShape(info, options);
     if (!shape.ok()) return fail(shape.status());
-    std::string name = em.UniqueName(info.name());
+    std::string name = SanitizeNodeName(info.name());
     absl::StatusOr<ValuePtr> v = em.AddInput(name, *dtype, *shape);
     if (!v.ok()) return fail(v.status());
     ctx.Bind(info.name(), *v);

@@ -1,0 +1,74 @@
+// `sluice convert` on the generated ONNX models: writes .pb and .pbtxt that
+// load as valid graphs, passes --dim and --input-shape through, and reports
+// import errors and bad output names with the right exit codes.
+#include <filesystem>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "graph/loader.h"
+#include "gtest/gtest.h"
+#include "tools/commands.h"
+#include "tools/convert_command.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Model(const std::string& name) {
+  return std::string(SLUICE_SOURCE_DIR) + "/tests/onnx/testdata/" + name;
+}
+
+std::string OutDir() {
+  std::string dir = std::string(SLUICE_BINARY_DIR) + "/convert_test_tmp";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(ConvertCommandTest, WritesPbAndPbtxtThatLoad) {
+  for (const char* ext : {".pb", ".pbtxt"}) {
+    std::ostringstream out, err;
+    const std::string path = OutDir() + "/transformer" + ext;
+    int code = ConvertMain({Model("transformer.onnx"), path, "--dim",
+                            "batch=2", "--dim", "seq=8"},
+                           out, err);
+    ASSERT_EQ(code, kExitOk) << err.str();
+    EXPECT_THAT(out.str(), HasSubstr("input  ids: int64[2,8]"));
+    absl::StatusOr<std::unique_ptr<const Graph>> g = LoadGraph(path);
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_NE((*g)->FindOutput("logits"), nullptr);
+  }
+}
+
+TEST(ConvertCommandTest, InputShapeFlagFixesDynamicDims) {
+  std::ostringstream out, err;
+  int code = ConvertMain({Model("shape_folding.onnx"), OutDir() + "/sf.pb",
+                          "--input-shape", "x=3,-1,-1"},
+                         out, err);
+  EXPECT_EQ(code, kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("input  x: float32[3,2,4]"));
+}
+
+TEST(ConvertCommandTest, ImportErrorsExitOneWithTheMessage) {
+  std::ostringstream out, err;
+  int code = ConvertMain({Model("shape_folding.onnx"), OutDir() + "/x.pb"},
+                         out, err);
+  EXPECT_EQ(code, kExitFailure);
+  EXPECT_THAT(err.str(), HasSubstr("error: "));
+  EXPECT_THAT(err.str(), HasSubstr("(Shape)"));
+}
+
+TEST(ConvertCommandTest, BadOutputExtensionOrFlagIsAUsageError) {
+  std::ostringstream out, err;
+  EXPECT_EQ(ConvertMain({Model("cnn.onnx"), OutDir() + "/x.onnx"}, out, err),
+            kExitUsage);
+  EXPECT_EQ(ConvertMain({Model("cnn.onnx"), OutDir() + "/x.pb", "--dim",
+                         "N"},
+                        out, err),
+            kExitUsage);
+  EXPECT_EQ(ConvertMain({"/nonexistent.onnx", OutDir() + "/x.pb"}, out, err),
+            kExitUsage);
+}
+
+}  // namespace
+}  // namespace sluice

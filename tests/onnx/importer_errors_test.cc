@@ -1,0 +1,293 @@
+// The importer on bad and unusual input, with models built here as ONNX
+// protos: every unsupported node listed at once, files that are not ONNX,
+// opsets out of range, external data that is missing, short or outside the
+// model's folder, initializers in each typed field, values that sluice needs
+// at import time but cannot fold, and the command-line option parsers.
+#include <filesystem>
+#include <fstream>
+
+#include "core/tensor_proto.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/importer.h"
+#include "onnx/onnx_pb.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+onnx::ModelProto NewModel(int opset = 17) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  onnx::OperatorSetIdProto* id = model.add_opset_import();
+  id->set_domain("");
+  id->set_version(opset);
+  return model;
+}
+
+void AddInput(onnx::GraphProto* g, const std::string& name,
+              std::vector<int64_t> dims, int elem = onnx::TensorProto::FLOAT) {
+  onnx::ValueInfoProto* v = g->add_input();
+  v->set_name(name);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem);
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void AddOutput(onnx::GraphProto* g, const std::string& name) {
+  g->add_output()->set_name(name);
+}
+
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op,
+                         std::vector<std::string> in,
+                         std::vector<std::string> out,
+                         const std::string& name = "") {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (const auto& s : in) n->add_input(s);
+  for (const auto& s : out) n->add_output(s);
+  return n;
+}
+
+absl::StatusOr<GraphDef> Import(const onnx::ModelProto& model,
+                                const std::string& base_dir = "",
+                                const OnnxImportOptions& options = {}) {
+  return ImportOnnxBytes(model.SerializeAsString(), base_dir, options, "m");
+}
+
+// The value of the Const node a folded graph output points at.
+Tensor OutputConst(const GraphDef& def, int i) {
+  const std::string& ref = def.signature().outputs(i).tensor();
+  for (const NodeDef& n : def.node()) {
+    if (n.name() == ref && n.op() == "Const") {
+      absl::StatusOr<Tensor> t = TensorFromProto(n.attr().at("value").tensor());
+      if (t.ok()) return *t;
+    }
+  }
+  ADD_FAILURE() << "output " << i << " is not a Const";
+  return Tensor();
+}
+
+TEST(OnnxImporterErrorTest, ListsEveryUnsupportedNodeAtOnce) {
+  onnx::ModelProto model = NewModel(17);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {1, 2, 4, 4, 4});
+  AddNode(g, "Relu", {"x"}, {"r"}, "fine");
+  AddNode(g, "TopK", {"r", "k"}, {"v", "i"}, "topk");
+  AddNode(g, "Mod", {"r", "r"}, {"m"}, "mod");
+  AddNode(g, "FusedGemm", {"r", "r"}, {"f"}, "fused")
+      ->set_domain("com.microsoft");
+  onnx::NodeProto* conv = AddNode(g, "Conv", {"x", "w"}, {"c"}, "conv3d");
+  onnx::AttributeProto* k = conv->add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 3; ++i) k->add_ints(3);
+  onnx::NodeProto* bn = AddNode(g, "BatchNormalization",
+                                {"x", "s", "b", "m", "v"}, {"y"}, "bn_train");
+  onnx::AttributeProto* tm = bn->add_attribute();
+  tm->set_name("training_mode");
+  tm->set_type(onnx::AttributeProto::INT);
+  tm->set_i(1);
+  AddOutput(g, "r");
+
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_FALSE(def.ok());
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(def.status().message(),
+              AllOf(HasSubstr("5 nodes"),
+                    HasSubstr("node 'topk' (TopK, opset 17): op not supported"),
+                    HasSubstr("node 'mod' (Mod, opset 17)"),
+                    HasSubstr("node 'fused' (FusedGemm, opset 17): domain "
+                              "'com.microsoft'"),
+                    HasSubstr("node 'conv3d' (Conv, opset 17): 3-D windows"),
+                    HasSubstr("node 'bn_train' (BatchNormalization, opset "
+                              "17): training_mode"),
+                    Not(HasSubstr("'fine'"))));
+}
+
+TEST(OnnxImporterErrorTest, NotAnOnnxFile) {
+  absl::StatusOr<GraphDef> def =
+      ImportOnnxBytes("\xff\xff\xff garbage", "", {}, "junk.onnx");
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(), HasSubstr("junk.onnx"));
+}
+
+TEST(OnnxImporterErrorTest, MissingFileIsNotFound) {
+  absl::StatusOr<GraphDef> def = ImportOnnx("/nonexistent/model.onnx");
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(OnnxImporterErrorTest, OpsetOutsideThirteenToEighteen) {
+  onnx::ModelProto model = NewModel(11);
+  AddInput(model.mutable_graph(), "x", {2});
+  absl::StatusOr<GraphDef> def = Import(model);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(def.status().message(), HasSubstr("opsets 13 to 18"));
+}
+
+// A model y = x + w where w's data is external at `location`.
+onnx::ModelProto ExternalModel(const std::string& location,
+                               const std::string& length = "") {
+  onnx::ModelProto model = NewModel();
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {4});
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* loc = w->add_external_data();
+  loc->set_key("location");
+  loc->set_value(location);
+  if (!length.empty()) {
+    auto* len = w->add_external_data();
+    len->set_key("length");
+    len->set_value(length);
+  }
+  AddNode(g, "Add", {"x", "w"}, {"y"});
+  AddOutput(g, "y");
+  return model;
+}
+
+class ExternalDataTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::string(SLUICE_BINARY_DIR) + "/onnx_external_test";
+    std::filesystem::create_directories(dir_);
+  }
+  std::string dir_;
+};
+
+TEST_F(ExternalDataTest, MissingFileIsNotFoundNamingIt) {
+  absl::StatusOr<GraphDef> def = Import(ExternalModel("absent.bin"), dir_);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(def.status().message(),
+              AllOf(HasSubstr("'w'"), HasSubstr("absent.bin")));
+}
+
+TEST_F(ExternalDataTest, ShortFileIsAnError) {
+  std::ofstream(dir_ + "/short.bin", std::ios::binary) << "12345678";
+  absl::StatusOr<GraphDef> def = Import(ExternalModel("short.bin"), dir_);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(), HasSubstr("needs 16"));
+  def = Import(ExternalModel("short.bin", "16"), dir_);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(), HasSubstr("past the end"));
+}
+
+TEST_F(ExternalDataTest, PathsMustStayInTheModelFolder) {
+  absl::StatusOr<GraphDef> def = Import(ExternalModel("../up.bin"), dir_);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(), HasSubstr("leaves the model's folder"));
+  def = Import(ExternalModel("/etc/passwd"), dir_);
+  EXPECT_THAT(def.status().message(), HasSubstr("must be a relative path"));
+  def = Import(ExternalModel("w.bin"), "");
+  EXPECT_THAT(def.status().message(), HasSubstr("no folder"));
+}
+
+TEST_F(ExternalDataTest, ReadsTheByteRange) {
+  std::vector<float> values = {9, 1.5f, -2, 3, 4.25f, 7};
+  std::ofstream(dir_ + "/w.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(values.data()), 24);
+  onnx::ModelProto model = ExternalModel("w.bin", "16");
+  auto* off = model.mutable_graph()->mutable_initializer(0)->add_external_data();
+  off->set_key("offset");
+  off->set_value("4");
+  // Make the output the folded initializer itself.
+  model.mutable_graph()->mutable_output(0)->set_name("w");
+  absl::StatusOr<GraphDef> def = Import(model, dir_);
+  ASSERT_TRUE(def.ok()) << def.status();
+  Tensor w = OutputConst(*def, 0);
+  EXPECT_THAT(w.flat<float>(), ElementsAre(1.5f, -2, 3, 4.25f));
+}
+
+TEST(OnnxImporterErrorTest, ReadsTypedFieldsAndChecksRawSizes) {
+  onnx::ModelProto model = NewModel();
+  onnx::GraphProto* g = model.mutable_graph();
+  onnx::TensorProto* i8 = g->add_initializer();
+  i8->set_name("i8");
+  i8->set_data_type(onnx::TensorProto::INT8);
+  i8->add_dims(3);
+  for (int v : {-3, 0, 7}) i8->add_int32_data(v);
+  onnx::TensorProto* b = g->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::BOOL);
+  b->add_dims(2);
+  b->add_int32_data(1);
+  b->add_int32_data(0);
+  onnx::TensorProto* i64 = g->add_initializer();
+  i64->set_name("i64");
+  i64->set_data_type(onnx::TensorProto::INT64);
+  i64->add_int64_data(int64_t{1} << 40);
+  AddOutput(g, "i8");
+  AddOutput(g, "b");
+  AddOutput(g, "i64");
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_THAT(OutputConst(*def, 0).flat<int8_t>(), ElementsAre(-3, 0, 7));
+  EXPECT_THAT(OutputConst(*def, 1).flat<bool>(), ElementsAre(true, false));
+  EXPECT_THAT(OutputConst(*def, 2).flat<int64_t>(),
+              ElementsAre(int64_t{1} << 40));
+
+  i64->set_raw_data("1234567");  // 7 bytes for an int64 scalar
+  def = Import(model);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(),
+              AllOf(HasSubstr("'i64'"), HasSubstr("raw_data holds 7 bytes")));
+}
+
+TEST(OnnxImporterErrorTest, RuntimeShapeInputIsAClearError) {
+  onnx::ModelProto model = NewModel();
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {2, 3});
+  AddInput(g, "shape", {2}, onnx::TensorProto::INT64);
+  AddNode(g, "Reshape", {"x", "shape"}, {"y"}, "reshape_me");
+  AddOutput(g, "y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(),
+              AllOf(HasSubstr("node 'reshape_me' (Reshape)"),
+                    HasSubstr("shape (input 1) known at import time")));
+}
+
+TEST(OnnxImporterErrorTest, UnknownInputNameIsNotFound) {
+  onnx::ModelProto model = NewModel();
+  onnx::GraphProto* g = model.mutable_graph();
+  AddNode(g, "Relu", {"nowhere"}, {"y"}, "r");
+  AddOutput(g, "y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(def.status().message(), HasSubstr("'nowhere'"));
+}
+
+TEST(OnnxImporterErrorTest, SanitisesNamesWithColons) {
+  onnx::ModelProto model = NewModel();
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "input:0", {2});
+  AddNode(g, "Relu", {"input:0"}, {"onnx::Relu_1"});
+  AddOutput(g, "onnx::Relu_1");
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_EQ(def->signature().inputs(0).name(), "input_0");
+  EXPECT_EQ(def->signature().outputs(0).name(), "onnx::Relu_1");
+  EXPECT_EQ(def->signature().outputs(0).tensor(), "onnx__Relu_1");
+}
+
+TEST(OnnxImporterErrorTest, ParsesCommandLineOptions) {
+  OnnxImportOptions options;
+  ASSERT_TRUE(ParseInputShapeFlag("x=1,3,-1", &options).ok());
+  EXPECT_THAT(options.input_shapes["x"], ElementsAre(1, 3, -1));
+  ASSERT_TRUE(ParseDimValueFlag("batch=4", &options).ok());
+  EXPECT_EQ(options.dim_values["batch"], 4);
+  EXPECT_FALSE(ParseInputShapeFlag("x", &options).ok());
+  EXPECT_FALSE(ParseInputShapeFlag("x=1,a", &options).ok());
+  EXPECT_FALSE(ParseDimValueFlag("batch=", &options).ok());
+}
+
+}  // namespace
+}  // namespace sluice
