@@ -4,6 +4,7 @@
 
 #include "tools/cli_util.h"
 #include "tools/commands.h"
+#include "tools/convert_command.h"
 
 namespace sluice {
 
@@ -32,6 +33,11 @@ int SluiceMain(const std::vector<std::string>& args, std::ostream& out,
       app.add_subcommand("run", "Run one step of a model and save the outputs");
   AddRunOptions(run_app, &run);
 
+  ConvertOptions convert;
+  CLI::App* convert_app = app.add_subcommand(
+      "convert", "Convert a model (.onnx, .pb, .pbtxt) to a sluice .pb/.pbtxt");
+  AddConvertOptions(convert_app, &convert);
+
   if (args.empty()) {
     err << app.help();
     return kExitUsage;
@@ -42,6 +48,7 @@ int SluiceMain(const std::vector<std::string>& args, std::ostream& out,
   if (devices_app->parsed()) return RunDevices(devices, out, err);
   if (inspect_app->parsed()) return RunInspect(inspect, out, err);
   if (run_app->parsed()) return RunRun(run, out, err);
+  if (convert_app->parsed()) return RunConvert(convert, out, err);
   err << "error: no command given\n";
   return kExitUsage;
 }
