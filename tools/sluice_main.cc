@@ -5,6 +5,7 @@
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 #include "tools/convert_command.h"
+#include "tools/place_command.h"
 
 namespace sluice {
 
@@ -38,6 +39,11 @@ int SluiceMain(const std::vector<std::string>& args, std::ostream& out,
       "convert", "Convert a model (.onnx, .pb, .pbtxt) to a sluice .pb/.pbtxt");
   AddConvertOptions(convert_app, &convert);
 
+  PlaceOptions place;
+  CLI::App* place_app = app.add_subcommand(
+      "place", "Place a model on devices (real or planned) without running it");
+  AddPlaceOptions(place_app, &place);
+
   if (args.empty()) {
     err << app.help();
     return kExitUsage;
@@ -49,6 +55,7 @@ int SluiceMain(const std::vector<std::string>& args, std::ostream& out,
   if (inspect_app->parsed()) return RunInspect(inspect, out, err);
   if (run_app->parsed()) return RunRun(run, out, err);
   if (convert_app->parsed()) return RunConvert(convert, out, err);
+  if (place_app->parsed()) return RunPlace(place, out, err);
   err << "error: no command given\n";
   return kExitUsage;
 }

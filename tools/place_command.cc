@@ -1,0 +1,370 @@
+// `sluice place`: placement without running (tools/place_command.h).
+#include "tools/place_command.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "device/discovery.h"
+#include "device/gpu_device.h"
+#include "graph/loader.h"
+#include "graph/op_registry.h"
+#include "kernels/kernel_registry.h"
+#include "nlohmann/json.hpp"
+#include "placer/partition.h"
+#include "placer/placer.h"
+#include "tools/cli_util.h"
+#include "tools/commands.h"
+
+extern char** environ;
+
+namespace sluice {
+namespace {
+
+using nlohmann::json;
+
+// This machine's devices as a session with `config` would create them: the
+// logical CPUs, then (CUDA builds) the planned logical GPUs.
+absl::StatusOr<DeviceTopology> MachineTopology(const RuntimeConfig& config) {
+  DeviceInventory inv = DiscoverDevices();
+  DeviceTopology topo;
+  const int cpus = std::max(1, config.logical_cpus_size());
+  for (int i = 0; i < cpus; ++i) {
+    int64_t limit = 0;
+    if (i < config.logical_cpus_size() &&
+        config.logical_cpus(i).memory_limit().has_bytes()) {
+      limit = config.logical_cpus(i).memory_limit().bytes();
+    }
+    DeviceSpec cpu = MakeDeviceSpec(DeviceType::kCpu, i, limit, inv.cpu.cores);
+    cpu.physical_id = 0;
+    topo.devices.push_back(cpu);
+  }
+  std::vector<int> physical(cpus, -1);
+#ifdef SLUICE_WITH_CUDA
+  if (!inv.gpus.empty()) {
+    ASSIGN_OR_RETURN(std::vector<GpuDeviceSpec> gpus,
+                     PlanGpuDevices(config, inv.gpus));
+    for (int i = 0; i < static_cast<int>(gpus.size()); ++i) {
+      DeviceSpec gpu =
+          MakeDeviceSpec(DeviceType::kGpu, i, gpus[i].memory_limit);
+      gpu.physical_id = gpus[i].physical_index;
+      topo.devices.push_back(gpu);
+      physical.push_back(gpus[i].physical_index);
+    }
+  }
+#endif
+  const int n = topo.num_devices();
+  std::vector<std::vector<bool>> peers(n, std::vector<bool>(n, false));
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      int pa = physical[a], pb = physical[b];
+      peers[a][b] = pa >= 0 && pb >= 0 &&
+                    pa < static_cast<int>(inv.peer_access.size()) &&
+                    pb < static_cast<int>(inv.peer_access[pa].size()) &&
+                    inv.peer_access[pa][pb];
+    }
+  }
+  BuildLinks(&topo, peers);
+  return topo;
+}
+
+// Whether this build registered any GPU kernel.
+bool HasGpuKernels() {
+  for (const std::string& op : OpRegistry::Global()->OpNames()) {
+    for (const KernelDef* k : KernelRegistry::Global()->KernelsFor(op)) {
+      if (k->device == DeviceType::kGpu) return true;
+    }
+  }
+  return false;
+}
+
+std::string LinkLine(const DeviceTopology& topo, const LinkTraffic& l) {
+  return absl::StrFormat("  %s -> %s: %s in %d transfer%s (%s)",
+                         topo.devices[l.src].name, topo.devices[l.dst].name,
+                         HumanBytes(l.bytes), l.transfers,
+                         l.transfers == 1 ? "" : "s",
+                         LinkKindName(topo.link(l.src, l.dst).kind));
+}
+
+void PrintText(const Graph& g, const DeviceTopology& topo, const Placement& p,
+               const std::vector<std::string>& notes, bool explain,
+               std::ostream& out) {
+  size_t width = 4;
+  for (const Node& n : g.nodes()) {
+    width = std::max(width, n.name().size() + n.op().size() + 3);
+  }
+  out << "strategy: " << StrategyName(p.strategy) << "\n";
+  for (const std::string& note : notes) out << "note: " << note << "\n";
+  out << "nodes:\n";
+  for (const Node& n : g.nodes()) {
+    std::string label = absl::StrCat(n.name(), " (", n.op(), ")");
+    out << "  " << label << std::string(width - label.size() + 1, ' ')
+        << topo.devices[p.device_of_node[n.id()]].name;
+    if (explain) out << "  " << p.reason[n.id()];
+    out << "\n";
+  }
+  out << "devices:\n";
+  for (int d = 0; d < topo.num_devices(); ++d) {
+    const DeviceUsage& u = p.devices[d];
+    out << absl::StrFormat(
+        "  %-7s %6d nodes  weights %-10s peak activations %-10s budget %-10s "
+        "busy %s\n",
+        topo.devices[d].name, u.num_nodes, HumanBytes(u.weight_bytes),
+        HumanBytes(u.peak_activation_bytes), HumanBytes(u.budget),
+        HumanSeconds(u.busy_seconds));
+  }
+  out << "estimated step time: " << HumanSeconds(p.estimated_step_seconds)
+      << "\n";
+  out << "links:" << (p.links.empty() ? " none\n" : "\n");
+  for (const LinkTraffic& l : p.links) out << LinkLine(topo, l) << "\n";
+  for (const std::string& note : p.notes) out << "note: " << note << "\n";
+}
+
+json ToJson(const PlaceOptions& o, const Graph& g, const DeviceTopology& topo,
+            const Placement& p, const std::vector<std::string>& notes) {
+  json devices = json::array();
+  for (int d = 0; d < topo.num_devices(); ++d) {
+    const DeviceSpec& s = topo.devices[d];
+    const DeviceUsage& u = p.devices[d];
+    devices.push_back(
+        {{"name", s.name}, {"type", DeviceTypeName(s.type)},
+         {"memory_limit", s.memory_limit},
+         {"budget", s.memory_budget == kUnlimitedBudget
+                        ? json(nullptr) : json(s.memory_budget)},
+         {"nodes", u.num_nodes}, {"weight_bytes", u.weight_bytes},
+         {"peak_activation_bytes", u.peak_activation_bytes},
+         {"busy_seconds", u.busy_seconds}});
+  }
+  json nodes = json::array();
+  for (const Node& n : g.nodes()) {
+    json j = {{"name", n.name()}, {"op", n.op()},
+              {"device", topo.devices[p.device_of_node[n.id()]].name}};
+    if (o.explain) j["reason"] = p.reason[n.id()];
+    nodes.push_back(std::move(j));
+  }
+  json links = json::array();
+  for (const LinkTraffic& l : p.links) {
+    links.push_back({{"src", topo.devices[l.src].name},
+                     {"dst", topo.devices[l.dst].name},
+                     {"bytes", l.bytes}, {"transfers", l.transfers},
+                     {"kind", LinkKindName(topo.link(l.src, l.dst).kind)}});
+  }
+  std::vector<std::string> all_notes = notes;
+  all_notes.insert(all_notes.end(), p.notes.begin(), p.notes.end());
+  return {{"model", o.model_path}, {"strategy", StrategyName(p.strategy)},
+          {"batch", o.batch}, {"devices", devices}, {"nodes", nodes},
+          {"estimated_step_seconds", p.estimated_step_seconds},
+          {"links", links}, {"notes", all_notes}};
+}
+
+// A DOT string literal; newlines become line breaks in the label.
+std::string Quote(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '\n') {
+      q += "\\n";
+      continue;
+    }
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::string Dot(const Graph& g, const DeviceTopology& topo, const Placement& p,
+                const Partitioning& parts) {
+  static constexpr const char* kColors[] = {
+      "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3",
+      "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd"};
+  auto color = [&](int d) { return kColors[d % 10]; };
+  std::string s = "digraph placement {\n  rankdir=TB;\n"
+                  "  node [style=filled, fontname=\"Helvetica\"];\n";
+  s += "  subgraph cluster_legend {\n    label=\"devices\";\n";
+  for (int d = 0; d < topo.num_devices(); ++d) {
+    absl::StrAppend(&s, "    legend_", d, " [shape=box, label=",
+                    Quote(topo.devices[d].name), ", fillcolor=\"", color(d),
+                    "\"];\n");
+  }
+  s += "  }\n";
+  for (const Node& n : g.nodes()) {
+    int d = p.device_of_node[n.id()];
+    absl::StrAppend(&s, "  n", n.id(), " [label=",
+                    Quote(absl::StrCat(n.name(), "\n", n.op())),
+                    ", fillcolor=\"", color(d), "\"];\n");
+  }
+  for (const Node& n : g.nodes()) {
+    const int d = p.device_of_node[n.id()];
+    for (const TensorRef& in : n.inputs()) {
+      if (p.device_of_node[in.node] == d) {
+        absl::StrAppend(&s, "  n", in.node, " -> n", n.id(), ";\n");
+      }
+    }
+    for (int c : n.control_inputs()) {
+      if (p.device_of_node[c] == d) {
+        absl::StrAppend(&s, "  n", c, " -> n", n.id(), " [style=dashed];\n");
+      }
+    }
+  }
+  for (size_t t = 0; t < parts.transfers.size(); ++t) {
+    const Transfer& x = parts.transfers[t];
+    absl::StrAppend(
+        &s, "  t", t, " [shape=cds, fillcolor=white, label=",
+        Quote(absl::StrCat(topo.devices[x.src_device].name, " -> ",
+                           topo.devices[x.dst_device].name, "\n",
+                           HumanBytes(x.bytes))),
+        "];\n  n", x.producer.node, " -> t", t, ";\n");
+    for (const Consumer& c : x.consumers) {
+      absl::StrAppend(&s, "  t", t, " -> n", c.node, ";\n");
+    }
+  }
+  for (size_t t = 0; t < parts.control_transfers.size(); ++t) {
+    const ControlTransfer& x = parts.control_transfers[t];
+    absl::StrAppend(&s, "  c", t,
+                    " [shape=cds, style=dashed, label=\"control\"];\n  n",
+                    x.producer, " -> c", t, " [style=dashed];\n");
+    for (int c : x.consumers) {
+      absl::StrAppend(&s, "  c", t, " -> n", c, " [style=dashed];\n");
+    }
+  }
+  return s + "}\n";
+}
+
+// Runs `dot -Tsvg dot_path -o svg_path` when dot is on the PATH. Returns a
+// note for the user.
+std::string WriteSvg(const std::string& dot_path) {
+  std::string svg = dot_path;
+  if (absl::EndsWith(svg, ".dot") || absl::EndsWith(svg, ".gv")) {
+    svg = svg.substr(0, svg.rfind('.'));
+  }
+  svg += ".svg";
+  std::vector<std::string> args = {"dot", "-Tsvg", dot_path, "-o", svg};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawnp(&pid, "dot", nullptr, nullptr, argv.data(), environ) != 0) {
+    return "Graphviz 'dot' is not on the PATH; no SVG written";
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::StrCat("dot failed to write ", svg);
+  }
+  return absl::StrCat("wrote ", svg);
+}
+
+absl::StatusOr<DeviceTopology> Topology(const PlaceOptions& o,
+                                        const RuntimeConfig& config) {
+  if (!o.devices.empty()) return ParseDeviceSpecs(o.devices);
+  return MachineTopology(config);
+}
+
+// Places and prints; a failed placement is an error status.
+absl::Status Place(const PlaceOptions& o, std::ostream& out) {
+  std::vector<std::string> notes;
+  ASSIGN_OR_RETURN(RuntimeConfig config,
+                   LoadEffectiveConfig(o.config_path, &notes));
+  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
+                   LoadGraph(o.model_path));
+  ASSIGN_OR_RETURN(DeviceTopology topo, Topology(o, config));
+  PlacerOptions options = PlacerOptionsFromConfig(config);
+  if (!o.strategy.empty()) {
+    ASSIGN_OR_RETURN(options.strategy, ParseStrategy(o.strategy));
+  }
+  options.cost.batch = o.batch;
+  options.record_reasons = o.explain || !o.dot_path.empty();
+  bool plans_gpus = false;
+  for (const DeviceSpec& d : topo.devices) {
+    plans_gpus = plans_gpus || d.type == DeviceType::kGpu;
+  }
+  if (plans_gpus && !HasGpuKernels()) {
+    notes.push_back(
+        "this build has no GPU kernels; planning assumes every op with a CPU "
+        "kernel has a GPU kernel too");
+    options.has_kernel = [](const Node& node, DeviceType) {
+      return KernelRegistry::Global()->Has(node, DeviceType::kCpu);
+    };
+  }
+  ASSIGN_OR_RETURN(Placement p, PlaceGraph(*graph, topo, options));
+  if (!o.dot_path.empty()) {
+    PartitionOptions po;
+    po.build_graph_defs = false;
+    po.batch = o.batch;
+    ASSIGN_OR_RETURN(Partitioning parts, PartitionGraph(*graph, topo, p, po));
+    std::ofstream file(o.dot_path);
+    file << Dot(*graph, topo, p, parts);
+    if (!file) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot write ", o.dot_path));
+    }
+    file.close();
+    notes.push_back(absl::StrCat("wrote ", o.dot_path));
+    notes.push_back(WriteSvg(o.dot_path));
+  }
+  if (o.json) {
+    out << ToJson(o, *graph, topo, p, notes).dump(2) << "\n";
+  } else {
+    PrintText(*graph, topo, p, notes, o.explain, out);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
+  app->description(
+      "Place a model on devices without running it: each node's device, "
+      "per device weights / peak activations / budget, the estimated step "
+      "time and the bytes crossing each link.");
+  app->add_option("MODEL", options->model_path, "Model file (.pb or .pbtxt)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app->add_option("--config", options->config_path,
+                  "RuntimeConfig text proto (limits, strategy, soft placement)")
+      ->check(CLI::ExistingFile);
+  app->add_option("--devices", options->devices,
+                  "Plan for these devices instead of this machine's, e.g. "
+                  "4xgpu:80GiB or 2xgpu:16GiB,cpu");
+  app->add_option("--strategy", options->strategy,
+                  "auto | single | manual (default: the config's, else auto)")
+      ->check(CLI::IsMember({"auto", "single", "manual"}));
+  app->add_option("--batch", options->batch,
+                  "Value assumed for unknown dimensions (default 1)")
+      ->check(CLI::PositiveNumber);
+  app->add_flag("--explain", options->explain, "Print why each node went where");
+  app->add_option("--dot", options->dot_path,
+                  "Write the placed graph as Graphviz (and an SVG beside it "
+                  "when dot is installed)");
+  app->add_flag("--json", options->json, "Print JSON instead of text");
+}
+
+int RunPlace(const PlaceOptions& options, std::ostream& out,
+             std::ostream& err) {
+  absl::Status s = Place(options, out);
+  if (s.ok()) return kExitOk;
+  PrintStatusLines(err, "error", s);
+  return kExitFailure;
+}
+
+int PlaceMain(const std::vector<std::string>& args, std::ostream& out,
+              std::ostream& err) {
+  CLI::App app;
+  app.name("sluice place");
+  PlaceOptions options;
+  AddPlaceOptions(&app, &options);
+  if (int code = ParseCommandLine(app, args, out, err); code != kParsed) {
+    return code;
+  }
+  return RunPlace(options, out, err);
+}
+
+}  // namespace sluice
