@@ -17,22 +17,30 @@ namespace sluice {
 namespace {
 
 template <typename T>
-constexpr bool kIsHalf =
-    std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
+constexpr bool kIsHalf = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
 
 // Calls f(T{}) with T the C++ type of `dtype`.
 template <typename F>
 absl::Status VisitDtype(DataType dtype, F&& f) {
   switch (dtype) {
-    case DT_FLOAT: return f(float{});
-    case DT_FLOAT16: return f(half{});
-    case DT_BFLOAT16: return f(bfloat16{});
-    case DT_DOUBLE: return f(double{});
-    case DT_INT8: return f(int8_t{});
-    case DT_INT32: return f(int32_t{});
-    case DT_INT64: return f(int64_t{});
-    case DT_UINT8: return f(uint8_t{});
-    case DT_BOOL: return f(bool{});
+    case DT_FLOAT:
+      return f(float{});
+    case DT_FLOAT16:
+      return f(half{});
+    case DT_BFLOAT16:
+      return f(bfloat16{});
+    case DT_DOUBLE:
+      return f(double{});
+    case DT_INT8:
+      return f(int8_t{});
+    case DT_INT32:
+      return f(int32_t{});
+    case DT_INT64:
+      return f(int64_t{});
+    case DT_UINT8:
+      return f(uint8_t{});
+    case DT_BOOL:
+      return f(bool{});
     default:
       return absl::UnimplementedError(
           absl::StrCat("no folding for ", DataTypeName(dtype)));
@@ -131,7 +139,7 @@ absl::StatusOr<Tensor> Unary(const std::string& op, const Tensor& x) {
       auto o = out.flat<T>();
       for (size_t i = 0; i < in.size(); ++i) {
         if constexpr (std::is_integral_v<T>) {
-          o[i] = op == "Neg" ? static_cast<T>(-in[i])
+          o[i] = op == "Neg"   ? static_cast<T>(-in[i])
                  : op == "Abs" ? static_cast<T>(in[i] < 0 ? -in[i] : in[i])
                                : static_cast<T>(in[i] > 0 ? in[i] : 0);
         } else {
@@ -216,9 +224,9 @@ absl::StatusOr<Tensor> Where(const Tensor& c, const Tensor& x, const Tensor& y,
   const size_t size = DataTypeSize(x.dtype());
   const bool* cond = c.data<bool>();
   for (size_t i = 0; i < ci.size(); ++i) {
-    const char* src = cond[ci[i]]
-                          ? static_cast<const char*>(x.raw_data()) + xi[i] * size
-                          : static_cast<const char*>(y.raw_data()) + yi[i] * size;
+    const char* src =
+        cond[ci[i]] ? static_cast<const char*>(x.raw_data()) + xi[i] * size
+                    : static_cast<const char*>(y.raw_data()) + yi[i] * size;
     std::memcpy(static_cast<char*>(out.raw_data()) + i * size, src, size);
   }
   return out;
@@ -346,11 +354,11 @@ absl::StatusOr<Tensor> Gather(const Tensor& params, const Tensor& indices,
 
 const absl::flat_hash_set<std::string>& Ops() {
   static const auto* ops = new absl::flat_hash_set<std::string>{
-      "Identity", "Cast",    "Neg",     "Abs",     "Relu",      "Sqrt",
-      "Rsqrt",    "Exp",     "Log",     "Erf",     "Tanh",      "Sigmoid",
-      "Add",      "Sub",     "Mul",     "Div",     "Pow",       "Maximum",
-      "Minimum",  "Equal",   "Less",    "Greater", "Where",     "Reshape",
-      "Squeeze",  "Unsqueeze", "Expand", "Transpose", "Slice",  "Concat",
+      "Identity", "Cast",      "Neg",    "Abs",       "Relu",  "Sqrt",
+      "Rsqrt",    "Exp",       "Log",    "Erf",       "Tanh",  "Sigmoid",
+      "Add",      "Sub",       "Mul",    "Div",       "Pow",   "Maximum",
+      "Minimum",  "Equal",     "Less",   "Greater",   "Where", "Reshape",
+      "Squeeze",  "Unsqueeze", "Expand", "Transpose", "Slice", "Concat",
       "Split",    "Gather"};
   return *ops;
 }
@@ -360,8 +368,8 @@ const absl::flat_hash_set<std::string>& Ops() {
 bool CanEvaluateConst(const std::string& op) { return Ops().contains(op); }
 
 absl::StatusOr<std::vector<Tensor>> EvaluateConst(
-    const std::string& op, const AttrMap& attrs,
-    const std::vector<Tensor>& in, const std::vector<DataType>& out_dtypes,
+    const std::string& op, const AttrMap& attrs, const std::vector<Tensor>& in,
+    const std::vector<DataType>& out_dtypes,
     const std::vector<Shape>& out_shapes) {
   for (const Shape& s : out_shapes) {
     if (!s.IsFullyDefined()) {
@@ -377,9 +385,8 @@ absl::StatusOr<std::vector<Tensor>> EvaluateConst(
   } else if (op == "Cast") {
     ASSIGN_OR_RETURN(out, Cast(in[0], out_dtypes[0]));
   } else if (op == "Expand") {
-    ASSIGN_OR_RETURN(out, GatherBytes(in[0], BroadcastIndices(in[0].shape(),
-                                                              shape),
-                                      shape));
+    ASSIGN_OR_RETURN(
+        out, GatherBytes(in[0], BroadcastIndices(in[0].shape(), shape), shape));
   } else if (op == "Where") {
     ASSIGN_OR_RETURN(out, Where(in[0], in[1], in[2], shape));
   } else if (op == "Transpose") {

@@ -35,15 +35,15 @@ absl::Status BindType(const OpDef& def, const std::string& attr_name,
   if (it == attrs->end()) {
     (*attrs)[attr_name] = MakeTypeAttr(dtype);
   } else if (it->second.type() != dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input '", arg, "' is ", DataTypeName(dtype), " but ", attr_name,
-        " is ", DataTypeName(it->second.type())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", arg, "' is ", DataTypeName(dtype), " but ",
+                     attr_name, " is ", DataTypeName(it->second.type())));
   }
   const AttrDef* a = def.FindAttr(attr_name);
   if (a != nullptr && !Allowed(*a, dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        def.name, " does not take ", DataTypeName(dtype), " for ", attr_name,
-        " (input '", arg, "')"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(def.name, " does not take ", DataTypeName(dtype), " for ",
+                     attr_name, " (input '", arg, "')"));
   }
   return absl::OkStatus();
 }
@@ -81,9 +81,9 @@ absl::StatusOr<Inferred> Infer(const OpDef& def,
       if (!arg.type_attr.empty()) {
         RETURN_IF_ERROR(BindType(def, arg.type_attr, dt, arg.name, &attrs));
       } else if (arg.fixed_type != dt) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "input '", arg.name, "' is ", DataTypeName(dt), ", ", def.name,
-            " needs ", DataTypeName(arg.fixed_type)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("input '", arg.name, "' is ", DataTypeName(dt), ", ",
+                         def.name, " needs ", DataTypeName(arg.fixed_type)));
       }
     }
   }
@@ -120,8 +120,7 @@ absl::StatusOr<Inferred> Infer(const OpDef& def,
     in_shapes.push_back(v->shape);
     in_values.push_back(v->constant ? &*v->constant : nullptr);
   }
-  InferenceContext ctx(&out.attrs, in_dtypes, in_shapes, in_values,
-                       out.dtypes);
+  InferenceContext ctx(&out.attrs, in_dtypes, in_shapes, in_values, out.dtypes);
   if (def.shape_fn) RETURN_IF_ERROR(def.shape_fn(ctx));
   out.shapes = ctx.output_shapes();
   return out;
@@ -258,8 +257,8 @@ absl::StatusOr<ValuePtr> GraphEmitter::Emit1(
   ASSIGN_OR_RETURN(std::vector<ValuePtr> outs,
                    Emit(op, name_hint, inputs, attrs));
   if (outs.size() != 1) {
-    return absl::InternalError(absl::StrCat(op, " has ", outs.size(),
-                                            " outputs, expected 1"));
+    return absl::InternalError(
+        absl::StrCat(op, " has ", outs.size(), " outputs, expected 1"));
   }
   return outs[0];
 }
@@ -285,22 +284,28 @@ absl::StatusOr<std::vector<int64_t>> ToInt64s(const Tensor& t) {
     case DT_INT64:
     case DT_UINT8:
     case DT_BOOL:
-      SLUICE_SWITCH_DTYPE(t.dtype(), {
-        for (T v : t.flat<T>()) out.push_back(static_cast<int64_t>(v));
-      }, {});
+      SLUICE_SWITCH_DTYPE(t.dtype(),
+                          {
+                            for (T v : t.flat<T>())
+                              out.push_back(static_cast<int64_t>(v));
+                          },
+                          {});
       return out;
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "expected integers, got ", DataTypeName(t.dtype())));
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected integers, got ", DataTypeName(t.dtype())));
   }
 }
 
 absl::StatusOr<std::vector<double>> ToDoubles(const Tensor& t) {
   std::vector<double> out;
   out.reserve(t.NumElements());
-  SLUICE_SWITCH_DTYPE(t.dtype(), {
-    for (T v : t.flat<T>()) out.push_back(static_cast<double>(v));
-  }, return absl::InvalidArgumentError("invalid tensor"));
+  SLUICE_SWITCH_DTYPE(
+      t.dtype(),
+      {
+        for (T v : t.flat<T>()) out.push_back(static_cast<double>(v));
+      },
+      return absl::InvalidArgumentError("invalid tensor"));
   return out;
 }
 

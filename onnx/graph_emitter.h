@@ -69,10 +69,9 @@ class GraphEmitter {
   // function and returns one value per output. When every input is a
   // constant and const_eval.h can evaluate the op, no node is written and
   // the outputs are constants.
-  absl::StatusOr<std::vector<ValuePtr>> Emit(const std::string& op,
-                                             absl::string_view name_hint,
-                                             const std::vector<ValuePtr>& inputs,
-                                             const AttrList& attrs = {});
+  absl::StatusOr<std::vector<ValuePtr>> Emit(
+      const std::string& op, absl::string_view name_hint,
+      const std::vector<ValuePtr>& inputs, const AttrList& attrs = {});
   // Emit for single-output ops.
   absl::StatusOr<ValuePtr> Emit1(const std::string& op,
                                  absl::string_view name_hint,

@@ -48,15 +48,14 @@ absl::StatusOr<Tensor> ImportContext::ConstInput(const onnx::NodeProto& node,
         " (it depends on values or on shapes that are not known: '",
         node.input(i), "' is ", DataTypeName(v->dtype), v->shape.DebugString(),
         "; fix dynamic input dimensions with input_shapes or dim_values, "
-        "`--input-shape NAME=D0,D1,...` on the command line)");
+        "`--input-shape NAME=D0,D1,...` or `--dim NAME=N`)");
   } else {
     why = absl::StrCat(" ('", node.input(i),
                        "' is computed from graph inputs at run time)");
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      NodeLabel(node), ": sluice needs its ", what,
-      " (input ", i, ") known at import time, and it cannot be folded",
-      why));
+  return absl::InvalidArgumentError(
+      absl::StrCat(NodeLabel(node), ": sluice needs its ", what, " (input ", i,
+                   ") known at import time, and it cannot be folded", why));
 }
 
 absl::StatusOr<std::optional<std::vector<int64_t>>> ImportContext::ConstInts(
@@ -65,9 +64,9 @@ absl::StatusOr<std::optional<std::vector<int64_t>>> ImportContext::ConstInts(
   ASSIGN_OR_RETURN(Tensor t, ConstInput(node, i, what));
   absl::StatusOr<std::vector<int64_t>> v = ToInt64s(t);
   if (!v.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        NodeLabel(node), ": ", what, " must be integers, got ",
-        DataTypeName(t.dtype())));
+    return absl::InvalidArgumentError(absl::StrCat(NodeLabel(node), ": ", what,
+                                                   " must be integers, got ",
+                                                   DataTypeName(t.dtype())));
   }
   return *std::move(v);
 }
@@ -88,7 +87,7 @@ ValuePtr ImportContext::Find(const std::string& name) const {
 
 std::string ImportContext::Hint(const onnx::NodeProto& node,
                                 absl::string_view suffix) const {
-  std::string base = !node.name().empty() ? node.name()
+  std::string base = !node.name().empty()     ? node.name()
                      : node.output_size() > 0 ? node.output(0)
                                               : node.op_type();
   if (suffix.empty()) return base;
@@ -128,8 +127,8 @@ std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node,
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
-absl::StatusOr<ValuePtr> EmitReshape(ImportContext& ctx,
-                                     absl::string_view hint, ValuePtr x,
+absl::StatusOr<ValuePtr> EmitReshape(ImportContext& ctx, absl::string_view hint,
+                                     ValuePtr x,
                                      const std::vector<int64_t>& shape) {
   return ctx.em().Emit1("Reshape", hint, {std::move(x)},
                         {{"shape", MakeIntListAttr(shape)}});

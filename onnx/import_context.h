@@ -5,8 +5,8 @@
 //
 //   absl::Status ConvertRelu(const onnx::NodeProto& node, ImportContext& ctx) {
 //     ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
-//     ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Relu", ctx.Hint(node), {x}));
-//     return ctx.SetOutput(node, 0, y);
+//     ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Relu", ctx.Hint(node),
+//     {x})); return ctx.SetOutput(node, 0, y);
 //   }
 //
 // Internal to onnx/; used by one thread at a time.
@@ -32,7 +32,9 @@ class ImportContext {
   // All references are borrowed and must outlive the context.
   ImportContext(GraphEmitter* em, const OnnxImportOptions* options, int opset,
                 std::string base_dir)
-      : em_(em), options_(options), opset_(opset),
+      : em_(em),
+        options_(options),
+        opset_(opset),
         base_dir_(std::move(base_dir)) {}
 
   GraphEmitter& em() { return *em_; }
@@ -119,8 +121,8 @@ void AddNnOps(OnnxOpTable* table);
 
 // Helpers shared by the handlers.
 // Emits x reshaped to `shape` (folded when x is a constant).
-absl::StatusOr<ValuePtr> EmitReshape(ImportContext& ctx,
-                                     absl::string_view hint, ValuePtr x,
+absl::StatusOr<ValuePtr> EmitReshape(ImportContext& ctx, absl::string_view hint,
+                                     ValuePtr x,
                                      const std::vector<int64_t>& shape);
 // Emits a Cast of x to `dtype`, or returns x when it has that dtype.
 absl::StatusOr<ValuePtr> EmitCastTo(ImportContext& ctx, absl::string_view hint,

@@ -66,10 +66,11 @@ absl::Status CheckSupported(const onnx::GraphProto& graph, int opset,
     }
   }
   if (problems.empty()) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat(
-      model_name, ": ", problems.size(), problems.size() == 1 ? " node uses" :
-      " nodes use", " ops or attributes sluice does not support:\n",
-      absl::StrJoin(problems, "\n")));
+  return absl::UnimplementedError(
+      absl::StrCat(model_name, ": ", problems.size(),
+                   problems.size() == 1 ? " node uses" : " nodes use",
+                   " ops or attributes sluice does not support:\n",
+                   absl::StrJoin(problems, "\n")));
 }
 
 // The shape of a graph input: the model's, with symbolic dims from
@@ -94,18 +95,18 @@ absl::StatusOr<Shape> InputShape(const onnx::ValueInfoProto& info,
   if (it == options.input_shapes.end()) return shape;
   const std::vector<int64_t>& given = it->second;
   if (!shape.unknown_rank() && shape.rank() != static_cast<int>(given.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input_shapes gives '", info.name(), "' rank ", given.size(),
-        ", the model has ", shape.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input_shapes gives '", info.name(), "' rank ",
+                     given.size(), ", the model has ", shape.DebugString()));
   }
   Shape out;
   for (size_t i = 0; i < given.size(); ++i) {
     int64_t model_dim = shape.unknown_rank() ? kUnknownDim : shape.dim(i);
     int64_t dim = given[i] < 0 ? model_dim : given[i];
     if (model_dim >= 0 && dim != model_dim) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input_shapes gives '", info.name(), "' dimension ", i, " = ", dim,
-          ", the model fixes it to ", model_dim));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input_shapes gives '", info.name(), "' dimension ", i,
+                       " = ", dim, ", the model fixes it to ", model_dim));
     }
     out.AddDim(dim);
   }
@@ -166,8 +167,8 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
   for (const onnx::ValueInfoProto& info : graph.input()) {
     if (ctx.Find(info.name()) != nullptr) continue;  // an initializer
     if (!info.type().has_tensor_type()) {
-      return fail(absl::UnimplementedError(absl::StrCat(
-          "graph input '", info.name(), "' is not a tensor")));
+      return fail(absl::UnimplementedError(
+          absl::StrCat("graph input '", info.name(), "' is not a tensor")));
     }
     absl::StatusOr<DataType> dtype =
         DataTypeFromOnnx(info.type().tensor_type().elem_type());

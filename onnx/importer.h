@@ -52,10 +52,10 @@ absl::StatusOr<GraphDef> ImportOnnx(const std::string& path,
 
 // Imports a serialized ModelProto. `base_dir` is the folder external data
 // is read from ("" allows none); `model_name` prefixes error messages.
-absl::StatusOr<GraphDef> ImportOnnxBytes(absl::string_view bytes,
-                                         const std::string& base_dir,
-                                         const OnnxImportOptions& options = {},
-                                         absl::string_view model_name = "<onnx>");
+absl::StatusOr<GraphDef> ImportOnnxBytes(
+    absl::string_view bytes, const std::string& base_dir,
+    const OnnxImportOptions& options = {},
+    absl::string_view model_name = "<onnx>");
 
 // Whether this build can import ONNX (false when libonnx was not found).
 bool OnnxImportAvailable();

@@ -6,9 +6,10 @@ namespace sluice {
 namespace {
 
 absl::Status NoOnnx(absl::string_view what) {
-  return absl::UnimplementedError(absl::StrCat(
-      what, ": this sluice was built without ONNX import (install "
-      "libonnx-dev and re-run CMake)"));
+  return absl::UnimplementedError(
+      absl::StrCat(what,
+                   ": this sluice was built without ONNX import (install "
+                   "libonnx-dev and re-run CMake)"));
 }
 
 }  // namespace

@@ -54,15 +54,14 @@ absl::StatusOr<std::string> ExternalPath(const OnnxTensor& proto,
   }
   std::filesystem::path rel(location);
   if (location.empty() || rel.is_absolute()) {
-    return TensorError(proto, absl::StrCat("external data location '",
-                                           location,
+    return TensorError(proto, absl::StrCat("external data location '", location,
                                            "' must be a relative path"));
   }
   for (const auto& part : rel) {
     if (part == "..") {
-      return TensorError(proto, absl::StrCat("external data location '",
-                                             location,
-                                             "' leaves the model's folder"));
+      return TensorError(proto,
+                         absl::StrCat("external data location '", location,
+                                      "' leaves the model's folder"));
     }
   }
   return (std::filesystem::path(base_dir) / rel).string();
@@ -86,9 +85,9 @@ absl::Status ReadExternal(const OnnxTensor& proto, const std::string& base_dir,
     errno = 0;
     long long v = std::strtoll(entry.value().c_str(), &end, 10);
     if (errno != 0 || end == entry.value().c_str() || *end != '\0' || v < 0) {
-      return TensorError(proto, absl::StrCat("external data ", entry.key(),
-                                             " '", entry.value(),
-                                             "' is not a byte count"));
+      return TensorError(proto,
+                         absl::StrCat("external data ", entry.key(), " '",
+                                      entry.value(), "' is not a byte count"));
     }
     *target = v;
   }
@@ -110,17 +109,17 @@ absl::Status ReadExternal(const OnnxTensor& proto, const std::string& base_dir,
   }
   if (static_cast<uintmax_t>(offset) > file_size ||
       static_cast<uintmax_t>(length) > file_size - offset) {
-    return TensorError(proto, absl::StrCat("external data range [", offset,
-                                           ", ", offset + length,
-                                           ") is past the end of '", path,
-                                           "' (", file_size, " bytes)"));
+    return TensorError(
+        proto, absl::StrCat("external data range [", offset, ", ",
+                            offset + length, ") is past the end of '", path,
+                            "' (", file_size, " bytes)"));
   }
   std::ifstream in(path, std::ios::binary);
   in.seekg(offset);
   in.read(static_cast<char*>(out->raw_data()), length);
   if (!in) {
-    return absl::DataLossError(absl::StrCat(
-        "ONNX tensor '", proto.name(), "': reading '", path, "' failed"));
+    return absl::DataLossError(absl::StrCat("ONNX tensor '", proto.name(),
+                                            "': reading '", path, "' failed"));
   }
   return absl::OkStatus();
 }
@@ -178,19 +177,28 @@ absl::Status ReadTyped(const OnnxTensor& proto, Tensor* out) {
 
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t elem_type) {
   switch (elem_type) {
-    case OnnxTensor::FLOAT: return DT_FLOAT;
-    case OnnxTensor::FLOAT16: return DT_FLOAT16;
-    case OnnxTensor::BFLOAT16: return DT_BFLOAT16;
-    case OnnxTensor::DOUBLE: return DT_DOUBLE;
-    case OnnxTensor::INT8: return DT_INT8;
-    case OnnxTensor::INT32: return DT_INT32;
-    case OnnxTensor::INT64: return DT_INT64;
-    case OnnxTensor::UINT8: return DT_UINT8;
-    case OnnxTensor::BOOL: return DT_BOOL;
+    case OnnxTensor::FLOAT:
+      return DT_FLOAT;
+    case OnnxTensor::FLOAT16:
+      return DT_FLOAT16;
+    case OnnxTensor::BFLOAT16:
+      return DT_BFLOAT16;
+    case OnnxTensor::DOUBLE:
+      return DT_DOUBLE;
+    case OnnxTensor::INT8:
+      return DT_INT8;
+    case OnnxTensor::INT32:
+      return DT_INT32;
+    case OnnxTensor::INT64:
+      return DT_INT64;
+    case OnnxTensor::UINT8:
+      return DT_UINT8;
+    case OnnxTensor::BOOL:
+      return DT_BOOL;
     default:
-      return absl::UnimplementedError(absl::StrCat(
-          "ONNX element type ", OnnxTypeName(elem_type),
-          " has no sluice dtype"));
+      return absl::UnimplementedError(absl::StrCat("ONNX element type ",
+                                                   OnnxTypeName(elem_type),
+                                                   " has no sluice dtype"));
   }
 }
 
@@ -230,10 +238,9 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
   }
   if (proto.has_raw_data()) {
     if (proto.raw_data().size() != t.bytes()) {
-      return TensorError(proto, absl::StrCat("raw_data holds ",
-                                             proto.raw_data().size(),
-                                             " bytes, the tensor needs ",
-                                             t.bytes()));
+      return TensorError(
+          proto, absl::StrCat("raw_data holds ", proto.raw_data().size(),
+                              " bytes, the tensor needs ", t.bytes()));
     }
     if (t.bytes() > 0) {
       std::memcpy(t.raw_data(), proto.raw_data().data(), t.bytes());

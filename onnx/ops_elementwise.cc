@@ -12,18 +12,18 @@ namespace {
 
 const absl::flat_hash_map<std::string, std::string>& UnaryOps() {
   static const auto* ops = new absl::flat_hash_map<std::string, std::string>{
-      {"Relu", "Relu"}, {"Neg", "Neg"},         {"Abs", "Abs"},
-      {"Exp", "Exp"},   {"Log", "Log"},         {"Sqrt", "Sqrt"},
-      {"Tanh", "Tanh"}, {"Sigmoid", "Sigmoid"}, {"Erf", "Erf"},
+      {"Relu", "Relu"},         {"Neg", "Neg"},         {"Abs", "Abs"},
+      {"Exp", "Exp"},           {"Log", "Log"},         {"Sqrt", "Sqrt"},
+      {"Tanh", "Tanh"},         {"Sigmoid", "Sigmoid"}, {"Erf", "Erf"},
       {"Identity", "Identity"}, {"Dropout", "Identity"}};
   return *ops;
 }
 
 const absl::flat_hash_map<std::string, std::string>& BinaryOps() {
   static const auto* ops = new absl::flat_hash_map<std::string, std::string>{
-      {"Add", "Add"},     {"Sub", "Sub"},     {"Mul", "Mul"},
-      {"Div", "Div"},     {"Pow", "Pow"},     {"Equal", "Equal"},
-      {"Less", "Less"},   {"Greater", "Greater"}};
+      {"Add", "Add"},   {"Sub", "Sub"},        {"Mul", "Mul"},
+      {"Div", "Div"},   {"Pow", "Pow"},        {"Equal", "Equal"},
+      {"Less", "Less"}, {"Greater", "Greater"}};
   return *ops;
 }
 
@@ -44,8 +44,8 @@ absl::Status ConvertBinary(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr y, ctx.Input(node, 1));
   if (node.op_type() == "Pow") {
     // ONNX lets the exponent have its own type; sluice's Pow does not.
-    ASSIGN_OR_RETURN(y, EmitCastTo(ctx, ctx.Hint(node, "exponent"), y,
-                                   x->dtype));
+    ASSIGN_OR_RETURN(y,
+                     EmitCastTo(ctx, ctx.Hint(node, "exponent"), y, x->dtype));
   }
   ASSIGN_OR_RETURN(ValuePtr z, ctx.em().Emit1(BinaryOps().at(node.op_type()),
                                               ctx.Hint(node), {x, y}));
@@ -75,13 +75,13 @@ absl::Status ConvertVariadic(const onnx::NodeProto& node, ImportContext& ctx) {
 absl::Status ConvertOrEqual(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   ASSIGN_OR_RETURN(ValuePtr y, ctx.Input(node, 1));
-  const std::string op =
-      node.op_type() == "LessOrEqual" ? "Greater" : "Less";
+  const std::string op = node.op_type() == "LessOrEqual" ? "Greater" : "Less";
   ASSIGN_OR_RETURN(ValuePtr strict,
                    ctx.em().Emit1(op, ctx.Hint(node, "strict"), {x, y}));
-  ASSIGN_OR_RETURN(ValuePtr z, ctx.em().Emit1(
-      "Equal", ctx.Hint(node),
-      {strict, Scalar(ctx, DT_BOOL, 0, ctx.Hint(node, "false"))}));
+  ASSIGN_OR_RETURN(ValuePtr z,
+                   ctx.em().Emit1("Equal", ctx.Hint(node),
+                                  {strict, Scalar(ctx, DT_BOOL, 0,
+                                                  ctx.Hint(node, "false"))}));
   return ctx.SetOutput(node, 0, z);
 }
 
@@ -112,9 +112,10 @@ absl::Status ConvertLogic(const onnx::NodeProto& node, ImportContext& ctx) {
 absl::Status ConvertReciprocal(const onnx::NodeProto& node,
                                ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
-      "Div", ctx.Hint(node), {Scalar(ctx, x->dtype, 1, ctx.Hint(node, "one")),
-                              x}));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("Div", ctx.Hint(node),
+                     {Scalar(ctx, x->dtype, 1, ctx.Hint(node, "one")), x}));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -141,13 +142,12 @@ absl::Status ConvertCast(const onnx::NodeProto& node, ImportContext& ctx) {
     ASSIGN_OR_RETURN(ValuePtr like, ctx.Input(node, 1));
     to = like->dtype;
   } else {
-    ASSIGN_OR_RETURN(to, DataTypeFromOnnx(
-                             static_cast<int32_t>(AttrInt(node, "to", 0))));
+    ASSIGN_OR_RETURN(
+        to, DataTypeFromOnnx(static_cast<int32_t>(AttrInt(node, "to", 0))));
   }
   // Even a no-op Cast gets a node, so that the output has its own name.
-  ASSIGN_OR_RETURN(ValuePtr y,
-                   ctx.em().Emit1("Cast", ctx.Hint(node), {x},
-                                  {{"DstT", MakeTypeAttr(to)}}));
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Cast", ctx.Hint(node), {x},
+                                              {{"DstT", MakeTypeAttr(to)}}));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -159,9 +159,10 @@ absl::Status ConvertClip(const onnx::NodeProto& node, ImportContext& ctx) {
     ASSIGN_OR_RETURN(y, ctx.em().Emit1("Identity", ctx.Hint(node), {y}));
   }
   if (lo != nullptr) {
-    ASSIGN_OR_RETURN(y, ctx.em().Emit1(
-        "Maximum", hi == nullptr ? ctx.Hint(node) : ctx.Hint(node, "min"),
-        {y, lo}));
+    ASSIGN_OR_RETURN(y, ctx.em().Emit1("Maximum",
+                                       hi == nullptr ? ctx.Hint(node)
+                                                     : ctx.Hint(node, "min"),
+                                       {y, lo}));
   }
   if (hi != nullptr) {
     ASSIGN_OR_RETURN(y, ctx.em().Emit1("Minimum", ctx.Hint(node), {y, hi}));
@@ -169,8 +170,7 @@ absl::Status ConvertClip(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, y);
 }
 
-absl::Status ConvertLeakyRelu(const onnx::NodeProto& node,
-                              ImportContext& ctx) {
+absl::Status ConvertLeakyRelu(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   float alpha = AttrFloat(node, "alpha", 0.01f);
   ValuePtr zero = Scalar(ctx, x->dtype, 0, ctx.Hint(node, "zero"));
@@ -179,8 +179,8 @@ absl::Status ConvertLeakyRelu(const onnx::NodeProto& node,
                    ctx.em().Emit1("Greater", ctx.Hint(node, "pos"), {x, zero}));
   ASSIGN_OR_RETURN(ValuePtr scaled,
                    ctx.em().Emit1("Mul", ctx.Hint(node, "scaled"), {x, a}));
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Where", ctx.Hint(node),
-                                              {pos, x, scaled}));
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   ctx.em().Emit1("Where", ctx.Hint(node), {pos, x, scaled}));
   return ctx.SetOutput(node, 0, y);
 }
 

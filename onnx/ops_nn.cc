@@ -37,8 +37,10 @@ absl::Status ConvertMatMul(const onnx::NodeProto& node, ImportContext& ctx) {
                                        {{"axes", MakeIntListAttr({1})}}));
   }
   const bool squeeze = a_vec || b_vec;
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
-      "MatMul", squeeze ? ctx.Hint(node, "matmul") : ctx.Hint(node), {a, b}));
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("MatMul",
+                                              squeeze ? ctx.Hint(node, "matmul")
+                                                      : ctx.Hint(node),
+                                              {a, b}));
   if (squeeze) {
     std::vector<int64_t> axes;
     if (a_vec) axes.push_back(-2);
@@ -65,15 +67,17 @@ absl::Status ConvertGemm(const onnx::NodeProto& node, ImportContext& ctx) {
           {{"transpose_a", MakeBoolAttr(AttrInt(node, "transA", 0) != 0)},
            {"transpose_b", MakeBoolAttr(AttrInt(node, "transB", 0) != 0)}}));
   if (scale) {
-    ASSIGN_OR_RETURN(y, ctx.em().Emit1(
-        "Mul", has_c ? ctx.Hint(node, "alpha") : ctx.Hint(node),
-        {y, Scalar(ctx, y->dtype, alpha, ctx.Hint(node, "alpha_value"))}));
+    ASSIGN_OR_RETURN(
+        y,
+        ctx.em().Emit1(
+            "Mul", has_c ? ctx.Hint(node, "alpha") : ctx.Hint(node),
+            {y, Scalar(ctx, y->dtype, alpha, ctx.Hint(node, "alpha_value"))}));
   }
   if (has_c) {
     if (beta != 1.0f) {
-      ASSIGN_OR_RETURN(c, ctx.em().Emit1(
-          "Mul", ctx.Hint(node, "beta_c"),
-          {c, Scalar(ctx, c->dtype, beta, ctx.Hint(node, "beta"))}));
+      ASSIGN_OR_RETURN(c, ctx.em().Emit1("Mul", ctx.Hint(node, "beta_c"),
+                                         {c, Scalar(ctx, c->dtype, beta,
+                                                    ctx.Hint(node, "beta"))}));
     }
     ASSIGN_OR_RETURN(y, ctx.em().Emit1("Add", ctx.Hint(node), {y, c}));
   }
@@ -83,9 +87,11 @@ absl::Status ConvertGemm(const onnx::NodeProto& node, ImportContext& ctx) {
 absl::Status ConvertSoftmax(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   const bool log = node.op_type() == "LogSoftmax";
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
-      "Softmax", log ? ctx.Hint(node, "softmax") : ctx.Hint(node), {x},
-      {{"axis", MakeIntAttr(AttrInt(node, "axis", -1))}}));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("Softmax",
+                     log ? ctx.Hint(node, "softmax") : ctx.Hint(node), {x},
+                     {{"axis", MakeIntAttr(AttrInt(node, "axis", -1))}}));
   if (log) {
     ASSIGN_OR_RETURN(y, ctx.em().Emit1("Log", ctx.Hint(node), {y}));
   }
@@ -102,8 +108,7 @@ std::string CheckExtraOutputs(const onnx::NodeProto& node, int opset) {
   return "";
 }
 
-absl::Status ConvertLayerNorm(const onnx::NodeProto& node,
-                              ImportContext& ctx) {
+absl::Status ConvertLayerNorm(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   ASSIGN_OR_RETURN(ValuePtr scale, ctx.Input(node, 1));
   ASSIGN_OR_RETURN(ValuePtr bias, ctx.OptionalInput(node, 2));
@@ -123,15 +128,17 @@ absl::Status ConvertLayerNorm(const onnx::NodeProto& node,
   }
   for (ValuePtr* p : {&scale, &bias}) {
     if ((*p)->shape != target && target.IsFullyDefined()) {
-      ASSIGN_OR_RETURN(*p, ctx.em().Emit1(
-          "Expand", ctx.Hint(node, "param"), {*p},
-          {{"shape", MakeIntListAttr(norm_shape)}}));
+      ASSIGN_OR_RETURN(
+          *p, ctx.em().Emit1("Expand", ctx.Hint(node, "param"), {*p},
+                             {{"shape", MakeIntListAttr(norm_shape)}}));
     }
   }
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
-      "LayerNorm", ctx.Hint(node), {x, scale, bias},
-      {{"axis", MakeIntAttr(axis)},
-       {"epsilon", MakeFloatAttr(AttrFloat(node, "epsilon", 1e-5f))}}));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1(
+          "LayerNorm", ctx.Hint(node), {x, scale, bias},
+          {{"axis", MakeIntAttr(axis)},
+           {"epsilon", MakeFloatAttr(AttrFloat(node, "epsilon", 1e-5f))}}));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -149,13 +156,13 @@ absl::StatusOr<BnAffine> BatchNormAffine(const onnx::NodeProto& bn,
   GraphEmitter& em = ctx.em();
   ValuePtr eps = Scalar(ctx, var->dtype, AttrFloat(bn, "epsilon", 1e-5f),
                         ctx.Hint(bn, "epsilon"));
-  ASSIGN_OR_RETURN(ValuePtr v, em.Emit1("Add", ctx.Hint(bn, "var_eps"),
-                                        {var, eps}));
+  ASSIGN_OR_RETURN(ValuePtr v,
+                   em.Emit1("Add", ctx.Hint(bn, "var_eps"), {var, eps}));
   ASSIGN_OR_RETURN(ValuePtr sd, em.Emit1("Sqrt", ctx.Hint(bn, "std"), {v}));
   BnAffine out;
   ASSIGN_OR_RETURN(out.s, em.Emit1("Div", ctx.Hint(bn, "scale"), {gamma, sd}));
-  ASSIGN_OR_RETURN(ValuePtr ms, em.Emit1("Mul", ctx.Hint(bn, "mean_scaled"),
-                                         {mean, out.s}));
+  ASSIGN_OR_RETURN(ValuePtr ms,
+                   em.Emit1("Mul", ctx.Hint(bn, "mean_scaled"), {mean, out.s}));
   ASSIGN_OR_RETURN(out.t, em.Emit1("Sub", ctx.Hint(bn, "shift"), {beta, ms}));
   return out;
 }
@@ -167,8 +174,7 @@ std::string CheckBatchNorm(const onnx::NodeProto& node, int opset) {
   return CheckExtraOutputs(node, opset);
 }
 
-absl::Status ConvertBatchNorm(const onnx::NodeProto& node,
-                              ImportContext& ctx) {
+absl::Status ConvertBatchNorm(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   if (x->shape.unknown_rank() || x->shape.rank() < 2) {
     return Bad(node, "needs an input of known rank >= 2");
@@ -176,12 +182,12 @@ absl::Status ConvertBatchNorm(const onnx::NodeProto& node,
   ASSIGN_OR_RETURN(BnAffine affine, BatchNormAffine(node, ctx));
   std::vector<int64_t> shape = {-1};
   shape.resize(x->shape.rank() - 1, 1);
-  ASSIGN_OR_RETURN(ValuePtr s, EmitReshape(ctx, ctx.Hint(node, "s"),
-                                           affine.s, shape));
-  ASSIGN_OR_RETURN(ValuePtr t, EmitReshape(ctx, ctx.Hint(node, "t"),
-                                           affine.t, shape));
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Mul", ctx.Hint(node, "mul"),
-                                              {x, s}));
+  ASSIGN_OR_RETURN(ValuePtr s,
+                   EmitReshape(ctx, ctx.Hint(node, "s"), affine.s, shape));
+  ASSIGN_OR_RETURN(ValuePtr t,
+                   EmitReshape(ctx, ctx.Hint(node, "t"), affine.t, shape));
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   ctx.em().Emit1("Mul", ctx.Hint(node, "mul"), {x, s}));
   ASSIGN_OR_RETURN(y, ctx.em().Emit1("Add", ctx.Hint(node), {y, t}));
   return ctx.SetOutput(node, 0, y);
 }
@@ -202,8 +208,8 @@ std::string CheckWindow(const onnx::NodeProto& node, int opset) {
     return absl::StrCat("auto_pad '", pad, "' is not supported");
   }
   if (node.op_type() == "MaxPool") {
-    for (int64_t d : AttrInts(node, "dilations").value_or(
-             std::vector<int64_t>{})) {
+    for (int64_t d :
+         AttrInts(node, "dilations").value_or(std::vector<int64_t>{})) {
       if (d != 1) return "dilations other than 1 are not supported";
     }
     return CheckExtraOutputs(node, opset);
@@ -231,9 +237,12 @@ absl::StatusOr<Window> ResolveWindow(const onnx::NodeProto& node,
   if (auto_pad == "VALID") w.pads = {0, 0, 0, 0};
   if (auto_pad == "NOTSET" && !ceil_mode) return w;
   if (in.unknown_rank() || in.rank() != 4 || in.dim(2) < 0 || in.dim(3) < 0) {
-    return Bad(node, absl::StrCat(
-        "auto_pad / ceil_mode need the spatial input dims, which are not "
-        "known: ", in.DebugString()));
+    return Bad(
+        node,
+        absl::StrCat(
+            "auto_pad / ceil_mode need the spatial input dims, which are not "
+            "known: ",
+            in.DebugString()));
   }
   for (int i = 0; i < 2; ++i) {
     const int64_t size = in.dim(2 + i), s = w.strides[i];
@@ -253,12 +262,13 @@ absl::StatusOr<Window> ResolveWindow(const onnx::NodeProto& node,
       // The last window must start inside the input or the begin padding.
       if ((out_ceil - 1) * s >= size + w.pads[i]) --out_ceil;
       if (out_ceil > out_floor) {
-        w.pads[i + 2] += (out_ceil - 1) * s + k - (size + w.pads[i] +
-                                                   w.pads[i + 2]);
+        w.pads[i + 2] +=
+            (out_ceil - 1) * s + k - (size + w.pads[i] + w.pads[i + 2]);
         if (node.op_type() == "AveragePool" &&
             AttrInt(node, "count_include_pad", 0) != 0) {
-          return Bad(node, "ceil_mode with count_include_pad = 1 is not "
-                           "supported when the last window overhangs");
+          return Bad(node,
+                     "ceil_mode with count_include_pad = 1 is not "
+                     "supported when the last window overhangs");
         }
       }
     }
@@ -277,10 +287,12 @@ absl::Status ConvertConv(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr b, ctx.OptionalInput(node, 2));
   if (w->shape.unknown_rank() || w->shape.rank() != 4) {
     return Bad(node, absl::StrCat("only 2-D convolution is supported; the "
-                                  "weights are ", w->shape.DebugString()));
+                                  "weights are ",
+                                  w->shape.DebugString()));
   }
-  std::vector<int64_t> kernel = AttrInts(node, "kernel_shape")
-      .value_or(std::vector<int64_t>{w->shape.dim(2), w->shape.dim(3)});
+  std::vector<int64_t> kernel =
+      AttrInts(node, "kernel_shape")
+          .value_or(std::vector<int64_t>{w->shape.dim(2), w->shape.dim(3)});
   ASSIGN_OR_RETURN(Window win, ResolveWindow(node, x->shape, kernel));
   const int64_t out_channels = w->shape.dim(0);
   std::string out_name = ctx.Hint(node);
@@ -291,25 +303,27 @@ absl::Status ConvertConv(const onnx::NodeProto& node, ImportContext& ctx) {
     out_name = ctx.Hint(*bn);
     // W' = W * s[o]; b' = (b - mean) * s + beta = b * s + t.
     ASSIGN_OR_RETURN(BnAffine affine, BatchNormAffine(*bn, ctx));
-    ASSIGN_OR_RETURN(ValuePtr s4, EmitReshape(ctx, ctx.Hint(*bn, "s"),
-                                              affine.s, {-1, 1, 1, 1}));
-    ASSIGN_OR_RETURN(w, ctx.em().Emit1("Mul", ctx.Hint(node, "w_folded"),
-                                       {w, s4}));
+    ASSIGN_OR_RETURN(ValuePtr s4, EmitReshape(ctx, ctx.Hint(*bn, "s"), affine.s,
+                                              {-1, 1, 1, 1}));
+    ASSIGN_OR_RETURN(
+        w, ctx.em().Emit1("Mul", ctx.Hint(node, "w_folded"), {w, s4}));
     if (b == nullptr) {
       b = affine.t;
     } else {
-      ASSIGN_OR_RETURN(ValuePtr bs, ctx.em().Emit1(
-          "Mul", ctx.Hint(node, "b_scaled"), {b, affine.s}));
-      ASSIGN_OR_RETURN(b, ctx.em().Emit1("Add", ctx.Hint(node, "b_folded"),
-                                         {bs, affine.t}));
+      ASSIGN_OR_RETURN(
+          ValuePtr bs,
+          ctx.em().Emit1("Mul", ctx.Hint(node, "b_scaled"), {b, affine.s}));
+      ASSIGN_OR_RETURN(
+          b, ctx.em().Emit1("Add", ctx.Hint(node, "b_folded"), {bs, affine.t}));
     }
   }
   AttrList attrs = WindowAttrs(win);
   attrs["dilations"] = MakeIntListAttr(win.dilations);
   attrs["group"] = MakeIntAttr(AttrInt(node, "group", 1));
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
-      "Conv2D", b != nullptr ? ctx.Hint(node, "conv") : out_name, {x, w},
-      attrs));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("Conv2D", b != nullptr ? ctx.Hint(node, "conv") : out_name,
+                     {x, w}, attrs));
   if (b != nullptr) {
     ASSIGN_OR_RETURN(ValuePtr b4, EmitReshape(ctx, ctx.Hint(node, "bias"), b,
                                               {1, out_channels, 1, 1}));
@@ -351,8 +365,8 @@ absl::Status ConvertGlobalPool(const onnx::NodeProto& node,
   } else {
     std::vector<int64_t> axes;
     for (int i = 2; i < x->shape.rank(); ++i) axes.push_back(i);
-    const std::string op = node.op_type() == "GlobalMaxPool" ? "ReduceMax"
-                                                              : "ReduceMean";
+    const std::string op =
+        node.op_type() == "GlobalMaxPool" ? "ReduceMax" : "ReduceMean";
     ASSIGN_OR_RETURN(y, ctx.em().Emit1(op, ctx.Hint(node), {x},
                                        {{"axes", MakeIntListAttr(axes)},
                                         {"keepdims", MakeBoolAttr(true)}}));
@@ -370,8 +384,8 @@ absl::Status ConvertReduce(const onnx::NodeProto& node, ImportContext& ctx) {
   const bool keepdims = AttrInt(node, "keepdims", 1) != 0;
   if ((!axes || axes->empty()) &&
       AttrInt(node, "noop_with_empty_axes", 0) != 0) {
-    ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Identity", ctx.Hint(node),
-                                                {x}));
+    ASSIGN_OR_RETURN(ValuePtr y,
+                     ctx.em().Emit1("Identity", ctx.Hint(node), {x}));
     return ctx.SetOutput(node, 0, y);
   }
   const std::string& op = node.op_type();
@@ -380,10 +394,10 @@ absl::Status ConvertReduce(const onnx::NodeProto& node, ImportContext& ctx) {
       {"keepdims", MakeBoolAttr(keepdims)}};
   ValuePtr y;
   if (op == "ReduceMin") {  // min(x) = -max(-x)
-    ASSIGN_OR_RETURN(ValuePtr n, ctx.em().Emit1("Neg", ctx.Hint(node, "neg"),
-                                                {x}));
-    ASSIGN_OR_RETURN(n, ctx.em().Emit1("ReduceMax", ctx.Hint(node, "max"),
-                                       {n}, attrs));
+    ASSIGN_OR_RETURN(ValuePtr n,
+                     ctx.em().Emit1("Neg", ctx.Hint(node, "neg"), {x}));
+    ASSIGN_OR_RETURN(
+        n, ctx.em().Emit1("ReduceMax", ctx.Hint(node, "max"), {n}, attrs));
     ASSIGN_OR_RETURN(y, ctx.em().Emit1("Neg", ctx.Hint(node), {n}));
   } else {
     ASSIGN_OR_RETURN(y, ctx.em().Emit1(op, ctx.Hint(node), {x}, attrs));

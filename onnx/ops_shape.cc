@@ -41,11 +41,14 @@ absl::Status ConvertShape(const onnx::NodeProto& node, ImportContext& ctx) {
   std::vector<int64_t> dims;
   for (int64_t i = start; i < end; ++i) {
     if (x->shape.dim(i) < 0) {
-      return Bad(node, absl::StrCat(
-          "dimension ", i, " of '", node.input(0), "' ",
-          x->shape.DebugString(),
-          " is not known at import time; fix dynamic input dimensions with "
-          "input_shapes or dim_values (`--input-shape NAME=D0,D1,...`)"));
+      return Bad(
+          node,
+          absl::StrCat(
+              "dimension ", i, " of '", node.input(0), "' ",
+              x->shape.DebugString(),
+              " is not known at import time; fix dynamic input dimensions with "
+              "input_shapes or dim_values (`--input-shape NAME=D0,D1,...` or "
+              "`--dim NAME=N`)"));
     }
     dims.push_back(x->shape.dim(i));
   }
@@ -64,8 +67,8 @@ absl::Status ConvertSize(const onnx::NodeProto& node, ImportContext& ctx) {
 }
 
 std::string CheckConstant(const onnx::NodeProto& node, int opset) {
-  for (const char* attr : {"value", "value_float", "value_floats",
-                           "value_int", "value_ints"}) {
+  for (const char* attr :
+       {"value", "value_float", "value_floats", "value_int", "value_ints"}) {
     if (FindAttr(node, attr) != nullptr) return "";
   }
   if (FindAttr(node, "sparse_value") != nullptr) {
@@ -87,11 +90,13 @@ absl::Status ConvertConstant(const onnx::NodeProto& node, ImportContext& ctx) {
   }
   if (const auto* a = FindAttr(node, "value_floats")) {
     std::vector<float> v(a->floats().begin(), a->floats().end());
-    return SetConst(node, ctx, Tensor::FromVector<float>(
-                                   v, Shape({static_cast<int64_t>(v.size())})));
+    return SetConst(
+        node, ctx,
+        Tensor::FromVector<float>(v, Shape({static_cast<int64_t>(v.size())})));
   }
   std::optional<std::vector<int64_t>> ints = AttrInts(node, "value_ints");
-  return SetConst(node, ctx, Int64Vector(ints.value_or(std::vector<int64_t>{})));
+  return SetConst(node, ctx,
+                  Int64Vector(ints.value_or(std::vector<int64_t>{})));
 }
 
 absl::Status ConvertConstantOfShape(const onnx::NodeProto& node,
@@ -133,13 +138,16 @@ absl::Status ConvertRange(const onnx::NodeProto& node, ImportContext& ctx) {
   if (n > kMaxElements) return Bad(node, "the range is too long");
   ASSIGN_OR_RETURN(Tensor out, Tensor::Create(start.dtype(), Shape({n})));
   absl::Status st = absl::OkStatus();
-  SLUICE_SWITCH_DTYPE(start.dtype(), {
-    T first = start.data<T>()[0];
-    T step = delta.data<T>()[0];
-    for (int64_t i = 0; i < n; ++i) {
-      out.data<T>()[i] = static_cast<T>(first + static_cast<T>(i) * step);
-    }
-  }, st = Bad(node, "unsupported dtype"));
+  SLUICE_SWITCH_DTYPE(
+      start.dtype(),
+      {
+        T first = start.data<T>()[0];
+        T step = delta.data<T>()[0];
+        for (int64_t i = 0; i < n; ++i) {
+          out.data<T>()[i] = static_cast<T>(first + static_cast<T>(i) * step);
+        }
+      },
+      st = Bad(node, "unsupported dtype"));
   RETURN_IF_ERROR(st);
   return SetConst(node, ctx, std::move(out));
 }
@@ -155,10 +163,10 @@ absl::Status ConvertReshape(const onnx::NodeProto& node, ImportContext& ctx) {
   for (size_t i = 0; i < shape->size() && !allow_zero; ++i) {
     if ((*shape)[i] != 0) continue;
     // ONNX: 0 copies the input's dimension; sluice: 0 is a literal zero.
-    int64_t dim = x->shape.unknown_rank() ||
-                          static_cast<int>(i) >= x->shape.rank()
-                      ? kUnknownDim
-                      : x->shape.dim(i);
+    int64_t dim =
+        x->shape.unknown_rank() || static_cast<int>(i) >= x->shape.rank()
+            ? kUnknownDim
+            : x->shape.dim(i);
     if (dim < 0 && has_minus_one) {
       return Bad(node, absl::StrCat("shape entry ", i,
                                     " copies an input dimension that is not "
@@ -186,27 +194,29 @@ absl::Status ConvertFlatten(const onnx::NodeProto& node, ImportContext& ctx) {
     int64_t d = x->shape.dim(i);
     bool& known = i < axis ? outer_known : inner_known;
     int64_t& prod = i < axis ? outer : inner;
-    if (d < 0) known = false; else prod *= d;
+    if (d < 0)
+      known = false;
+    else
+      prod *= d;
   }
   if (!outer_known && !inner_known) {
     return Bad(node, absl::StrCat("cannot flatten ", x->shape.DebugString(),
                                   ": unknown dimensions on both sides of "
                                   "the axis; give the input shapes"));
   }
-  ASSIGN_OR_RETURN(ValuePtr y,
-                   EmitReshape(ctx, ctx.Hint(node), x,
-                               {outer_known ? outer : -1,
-                                inner_known ? inner : -1}));
+  ASSIGN_OR_RETURN(ValuePtr y, EmitReshape(ctx, ctx.Hint(node), x,
+                                           {outer_known ? outer : -1,
+                                            inner_known ? inner : -1}));
   return ctx.SetOutput(node, 0, y);
 }
 
-absl::Status ConvertTranspose(const onnx::NodeProto& node,
-                              ImportContext& ctx) {
+absl::Status ConvertTranspose(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   std::vector<int64_t> perm =
       AttrInts(node, "perm").value_or(std::vector<int64_t>{});
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Transpose", ctx.Hint(node), {x},
-                                              {{"perm", MakeIntListAttr(perm)}}));
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   ctx.em().Emit1("Transpose", ctx.Hint(node), {x},
+                                  {{"perm", MakeIntListAttr(perm)}}));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -227,9 +237,9 @@ absl::Status ConvertSqueeze(const onnx::NodeProto& node, ImportContext& ctx) {
   if (op == "Unsqueeze" && !axes) return Bad(node, "needs axes");
   ASSIGN_OR_RETURN(
       ValuePtr y,
-      ctx.em().Emit1(op, ctx.Hint(node), {x},
-                     {{"axes", MakeIntListAttr(axes.value_or(
-                                   std::vector<int64_t>{}))}}));
+      ctx.em().Emit1(
+          op, ctx.Hint(node), {x},
+          {{"axes", MakeIntListAttr(axes.value_or(std::vector<int64_t>{}))}}));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -239,9 +249,10 @@ absl::Status ConvertConcat(const onnx::NodeProto& node, ImportContext& ctx) {
     ASSIGN_OR_RETURN(ValuePtr v, ctx.Input(node, i));
     inputs.push_back(v);
   }
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
-      "Concat", ctx.Hint(node), inputs,
-      {{"axis", MakeIntAttr(AttrInt(node, "axis", 0))}}));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("Concat", ctx.Hint(node), inputs,
+                     {{"axis", MakeIntAttr(AttrInt(node, "axis", 0))}}));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -260,7 +271,8 @@ absl::Status ConvertSplit(const onnx::NodeProto& node, ImportContext& ctx) {
       int64_t dim = x->shape.dim(a), chunk = (dim + n - 1) / n;
       sizes.emplace();
       for (int64_t i = 0; i < n; ++i) {
-        sizes->push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+        sizes->push_back(
+            std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
       }
     }
   }
@@ -294,9 +306,10 @@ absl::Status ConvertSlice(const onnx::NodeProto& node, ImportContext& ctx) {
 absl::Status ConvertGather(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr params, ctx.Input(node, 0));
   ASSIGN_OR_RETURN(ValuePtr indices, ctx.Input(node, 1));
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
-      "Gather", ctx.Hint(node), {params, indices},
-      {{"axis", MakeIntAttr(AttrInt(node, "axis", 0))}}));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("Gather", ctx.Hint(node), {params, indices},
+                     {{"axis", MakeIntAttr(AttrInt(node, "axis", 0))}}));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -304,8 +317,9 @@ absl::Status ConvertExpand(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   ASSIGN_OR_RETURN(auto shape, ctx.ConstInts(node, 1, "shape"));
   if (!shape) return Bad(node, "needs its shape input");
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
-      "Expand", ctx.Hint(node), {x}, {{"shape", MakeIntListAttr(*shape)}}));
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   ctx.em().Emit1("Expand", ctx.Hint(node), {x},
+                                  {{"shape", MakeIntListAttr(*shape)}}));
   return ctx.SetOutput(node, 0, y);
 }
 

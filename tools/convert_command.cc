@@ -74,9 +74,8 @@ int RunConvert(const ConvertOptions& options, std::ostream& out,
   for (const auto& [op, count] : ops) {
     parts.push_back(absl::StrCat(op, " x", count));
   }
-  out << "wrote " << options.output_path << ": "
-      << loaded->def.node_size() << " nodes (" << absl::StrJoin(parts, ", ")
-      << ")\n";
+  out << "wrote " << options.output_path << ": " << loaded->def.node_size()
+      << " nodes (" << absl::StrJoin(parts, ", ") << ")\n";
   for (const GraphInput& in : (*graph)->inputs()) {
     out << "  input  " << in.name << ": " << DataTypeName(in.dtype)
         << in.shape.DebugString() << "\n";

@@ -1,6 +1,8 @@
 // `sluice convert` on the generated ONNX models: writes .pb and .pbtxt that
 // load as valid graphs, passes --dim and --input-shape through, and reports
 // import errors and bad output names with the right exit codes.
+#include "tools/convert_command.h"
+
 #include <filesystem>
 #include <sstream>
 
@@ -8,7 +10,6 @@
 #include "graph/loader.h"
 #include "gtest/gtest.h"
 #include "tools/commands.h"
-#include "tools/convert_command.h"
 
 namespace sluice {
 namespace {
@@ -29,9 +30,9 @@ TEST(ConvertCommandTest, WritesPbAndPbtxtThatLoad) {
   for (const char* ext : {".pb", ".pbtxt"}) {
     std::ostringstream out, err;
     const std::string path = OutDir() + "/transformer" + ext;
-    int code = ConvertMain({Model("transformer.onnx"), path, "--dim",
-                            "batch=2", "--dim", "seq=8"},
-                           out, err);
+    int code = ConvertMain(
+        {Model("transformer.onnx"), path, "--dim", "batch=2", "--dim", "seq=8"},
+        out, err);
     ASSERT_EQ(code, kExitOk) << err.str();
     EXPECT_THAT(out.str(), HasSubstr("input  ids: int64[2,8]"));
     absl::StatusOr<std::unique_ptr<const Graph>> g = LoadGraph(path);
@@ -51,8 +52,8 @@ TEST(ConvertCommandTest, InputShapeFlagFixesDynamicDims) {
 
 TEST(ConvertCommandTest, ImportErrorsExitOneWithTheMessage) {
   std::ostringstream out, err;
-  int code = ConvertMain({Model("shape_folding.onnx"), OutDir() + "/x.pb"},
-                         out, err);
+  int code =
+      ConvertMain({Model("shape_folding.onnx"), OutDir() + "/x.pb"}, out, err);
   EXPECT_EQ(code, kExitFailure);
   EXPECT_THAT(err.str(), HasSubstr("error: "));
   EXPECT_THAT(err.str(), HasSubstr("(Shape)"));
@@ -62,8 +63,7 @@ TEST(ConvertCommandTest, BadOutputExtensionOrFlagIsAUsageError) {
   std::ostringstream out, err;
   EXPECT_EQ(ConvertMain({Model("cnn.onnx"), OutDir() + "/x.onnx"}, out, err),
             kExitUsage);
-  EXPECT_EQ(ConvertMain({Model("cnn.onnx"), OutDir() + "/x.pb", "--dim",
-                         "N"},
+  EXPECT_EQ(ConvertMain({Model("cnn.onnx"), OutDir() + "/x.pb", "--dim", "N"},
                         out, err),
             kExitUsage);
   EXPECT_EQ(ConvertMain({"/nonexistent.onnx", OutDir() + "/x.pb"}, out, err),

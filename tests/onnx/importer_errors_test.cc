@@ -195,7 +195,8 @@ TEST_F(ExternalDataTest, ReadsTheByteRange) {
   std::ofstream(dir_ + "/w.bin", std::ios::binary)
       .write(reinterpret_cast<const char*>(values.data()), 24);
   onnx::ModelProto model = ExternalModel("w.bin", "16");
-  auto* off = model.mutable_graph()->mutable_initializer(0)->add_external_data();
+  auto* off =
+      model.mutable_graph()->mutable_initializer(0)->add_external_data();
   off->set_key("offset");
   off->set_value("4");
   // Make the output the folded initializer itself.

@@ -58,8 +58,8 @@ OnnxImportOptions OptionsFor(const nlohmann::json& entry) {
 }
 
 GraphDef Import(const std::string& name) {
-  absl::StatusOr<GraphDef> def = ImportOnnx(
-      DataDir() + "/" + name + ".onnx", OptionsFor(Entry(name)));
+  absl::StatusOr<GraphDef> def =
+      ImportOnnx(DataDir() + "/" + name + ".onnx", OptionsFor(Entry(name)));
   EXPECT_TRUE(def.ok()) << def.status();
   return def.ok() ? *def : GraphDef();
 }
@@ -90,9 +90,8 @@ void ExpectClose(const Tensor& got, const Tensor& want, double rtol,
                       << " values differ; largest difference " << worst;
     return;
   }
-  EXPECT_TRUE(TensorsEqual(got, want))
-      << what << ": got " << got.DebugString() << ", want "
-      << want.DebugString();
+  EXPECT_TRUE(TensorsEqual(got, want)) << what << ": got " << got.DebugString()
+                                       << ", want " << want.DebugString();
 }
 
 class OnnxModelTest : public ::testing::TestWithParam<std::string> {};
@@ -110,14 +109,16 @@ TEST_P(OnnxModelTest, MatchesOnnxRuntime) {
 
   Feeds feeds;
   for (const auto& [input, file] : entry["inputs"].items()) {
-    absl::StatusOr<Tensor> t = ReadNpy(DataDir() + "/" + file.get<std::string>());
+    absl::StatusOr<Tensor> t =
+        ReadNpy(DataDir() + "/" + file.get<std::string>());
     ASSERT_TRUE(t.ok()) << t.status();
     feeds.emplace_back(input, *t);
   }
   std::vector<std::string> fetches;
   std::vector<Tensor> expected;
   for (const auto& [output, file] : entry["outputs"].items()) {
-    absl::StatusOr<Tensor> t = ReadNpy(DataDir() + "/" + file.get<std::string>());
+    absl::StatusOr<Tensor> t =
+        ReadNpy(DataDir() + "/" + file.get<std::string>());
     ASSERT_TRUE(t.ok()) << t.status();
     fetches.push_back(output);
     expected.push_back(*t);
@@ -139,9 +140,9 @@ INSTANTIATE_TEST_SUITE_P(Generated, OnnxModelTest,
 TEST(OnnxImportTest, ManifestListsEveryModelFamily) {
   std::vector<std::string> names = ModelNames();
   EXPECT_GE(names.size(), 14u);
-  EXPECT_THAT(names, ::testing::IsSupersetOf({"cnn", "transformer",
-                                             "shape_folding",
-                                             "external_mlp"}));
+  EXPECT_THAT(names,
+              ::testing::IsSupersetOf(
+                  {"cnn", "transformer", "shape_folding", "external_mlp"}));
 }
 
 TEST(OnnxImportTest, FoldsBatchNormIntoThePrecedingConv) {
