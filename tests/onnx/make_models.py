@@ -8,7 +8,7 @@ fixed seeds. The C++ tests (tests/onnx/onnx_models_test.cc) read
 testdata/manifest.json, import each model, run it on sluice's CPU and compare.
 
 Run from the repository root, in the project's virtual environment:
-    .venv/bin/pip install numpy onnx onnxruntime
+    .venv/bin/pip install -r tests/onnx/requirements.txt
     .venv/bin/python tests/onnx/make_models.py
 """
 import json
