@@ -1,0 +1,54 @@
+// `sluice place` end to end on the example MLP, with planned devices.
+#include "tools/place_command.h"
+
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kMlp = std::string(SLUICE_SOURCE_DIR) + "/examples/mlp.pbtxt";
+
+TEST(PlaceCommandTest, PrintsDevicesReasonsAndStepTime) {
+  std::ostringstream out, err;
+  int code = PlaceMain({kMlp, "--devices", "2xgpu:1GiB,cpu", "--explain"},
+                       out, err);
+  ASSERT_EQ(code, 0) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("fc1/matmul (MatMul)"));
+  EXPECT_THAT(out.str(), HasSubstr("earliest finish"));
+  EXPECT_THAT(out.str(), HasSubstr("budget 960.0 MiB"));
+  EXPECT_THAT(out.str(), HasSubstr("estimated step time"));
+}
+
+TEST(PlaceCommandTest, JsonListsEveryNode) {
+  std::ostringstream out, err;
+  int code = PlaceMain({kMlp, "--devices", "gpu:1GiB", "--json",
+                        "--strategy", "single"}, out, err);
+  ASSERT_EQ(code, 0) << err.str();
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["strategy"], "single");
+  EXPECT_EQ(j["nodes"].size(), 11u);
+  EXPECT_EQ(j["devices"][0]["name"], "/gpu:0");
+}
+
+TEST(PlaceCommandTest, ModelThatDoesNotFitFailsWithNumbers) {
+  std::ostringstream out, err;
+  int code = PlaceMain({kMlp, "--devices", "cpu:1KiB"}, out, err);
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err.str(), HasSubstr("does not fit"));
+}
+
+TEST(PlaceCommandTest, BadDeviceSpecAndStrategyAreReported) {
+  std::ostringstream out, err;
+  EXPECT_EQ(PlaceMain({kMlp, "--devices", "2xgpu"}, out, err), 1);
+  EXPECT_THAT(err.str(), HasSubstr("a GPU needs a memory size"));
+  EXPECT_EQ(PlaceMain({kMlp, "--strategy", "fastest"}, out, err), 2);
+}
+
+}  // namespace
+}  // namespace sluice
