@@ -11,6 +11,7 @@
 #ifndef SLUICE_EXECUTOR_PLAN_H_
 #define SLUICE_EXECUTOR_PLAN_H_
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct PlanNode {
   const Node* node = nullptr;   // owned by the graph
   Device* device = nullptr;     // owned by the session
   std::unique_ptr<OpKernel> kernel;
+  bool is_copy = false;          // a CopyKernel the plan inserted
   std::vector<int> input_slots;  // one per data input
   int output_slot = 0;           // outputs use [output_slot, +num_outputs)
   int num_outputs = 0;
@@ -43,6 +45,8 @@ struct ExecutionPlan {
   // Values that never change (Const outputs): set into their slots at the
   // start of every step instead of running the Const kernel.
   std::vector<std::pair<int, Tensor>> constant_slots;
+  // Copies inserted between devices, per step.
+  int num_copies = 0;
   // Plan indices with no predecessors.
   std::vector<int> roots;
   // True when no two nodes can ever run at once (a chain): the executor then
@@ -50,18 +54,34 @@ struct ExecutionPlan {
   bool sequential = false;
 };
 
-// Picks the device of each node (by node id). Borrowed; must outlive the
-// compiled plan's use.
+// The device of each node, by node id.
 using DeviceAssignment = std::vector<Device*>;
 
+struct PlanOptions {
+  // Where each node runs. Borrowed: the devices and the vector must outlive
+  // the plan.
+  const DeviceAssignment* devices = nullptr;
+  // The host device: feeds arrive there and fetched values are returned
+  // there.
+  Device* host = nullptr;
+  bool allow_parallel = true;
+  // A Const node's value on a device (the session caches device copies).
+  // Unset: the host value is used, which is right for CPU devices only.
+  std::function<absl::StatusOr<Tensor>(const Node&, Device*)> constant_on;
+};
+
+// Compiles the plan. Wherever a value is read on another device than the one
+// it lives on, a CopyKernel node is inserted, one per (value, destination
+// device) however many readers there are; inputs a kernel reads from host
+// memory (KernelDef::host_memory_inputs) are read on the host. Fetched values
+// that live on a GPU are copied to the host.
 // REQUIRES: every ref in `feeds` and `fetches` is a valid output of `graph`,
 // and no two feeds name the same ref. Errors: a needed Input node that is not
 // fed (INVALID_ARGUMENT listing each missing input with its dtype and shape),
 // or a node with no kernel on its device (NOT_FOUND naming the node).
 absl::StatusOr<std::unique_ptr<const ExecutionPlan>> CompilePlan(
     const Graph& graph, const std::vector<TensorRef>& feeds,
-    const std::vector<TensorRef>& fetches, const DeviceAssignment& devices,
-    bool allow_parallel);
+    const std::vector<TensorRef>& fetches, const PlanOptions& options);
 
 }  // namespace sluice
 

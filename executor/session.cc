@@ -13,9 +13,14 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/cpu_device.h"
+#include "device/gpu_device.h"
+#include "executor/copy_kernel.h"
+#include "executor/device_assignment.h"
 #include "executor/executor.h"
 #include "executor/plan.h"
+#include "executor/runtime_config.h"
 #include "graph/loader.h"
+#include "onnx/model_loader.h"
 
 namespace sluice {
 namespace {
@@ -34,8 +39,20 @@ class SessionImpl final : public Session {
  public:
   SessionImpl(std::unique_ptr<const Graph> graph, RuntimeConfig config)
       : graph_(std::move(graph)), config_(std::move(config)) {}
+  ~SessionImpl() override {
+    // Device work still queued may use tensors the plans hold.
+    for (const auto& d : devices_) {
+      if (d->type() == DeviceType::kGpu) {
+        static_cast<GpuDevice*>(d.get())->Synchronize().IgnoreError();
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    plans_.clear();
+  }
 
   absl::Status Init() {
+    RETURN_IF_ERROR(ApplyEnvironmentOverrides(&config_, &log_));
+    RETURN_IF_ERROR(ValidateRuntimeConfig(config_));
     int intra = ThreadCount(config_.intra_op_threads());
     int num_cpus = std::max(1, config_.logical_cpus_size());
     for (int i = 0; i < num_cpus; ++i) {
@@ -46,8 +63,14 @@ class SessionImpl final : public Session {
       }
       devices_.push_back(std::make_unique<CpuDevice>(i, limit, intra));
     }
-    // Until the placer exists every node runs on the first device.
-    assignment_.assign(graph_->num_nodes(), devices_[0].get());
+    host_ = devices_[0].get();
+    if (!config_.has_use_gpu() || config_.use_gpu()) {
+      ASSIGN_OR_RETURN(std::vector<std::unique_ptr<GpuDevice>> gpus,
+                       CreateGpuDevices(config_));
+      for (auto& gpu : gpus) devices_.push_back(std::move(gpu));
+    }
+    ASSIGN_OR_RETURN(Device* preferred, DefaultDevice());
+    assignment_ = AssignDevices(*graph_, devices(), preferred, host_);
     int inter = ThreadCount(config_.inter_op_threads());
     if (inter > 1) {
       pool_ = std::make_unique<Eigen::ThreadPool>(inter);
@@ -55,6 +78,12 @@ class SessionImpl final : public Session {
         pool->Schedule(std::move(fn));
       };
     }
+    plan_options_.devices = &assignment_;
+    plan_options_.host = host_;
+    plan_options_.allow_parallel = pool_ != nullptr;
+    plan_options_.constant_on = [this](const Node& n, Device* d) {
+      return ConstantOn(n, d);
+    };
     return absl::OkStatus();
   }
 
@@ -97,6 +126,8 @@ class SessionImpl final : public Session {
 
   const Graph& graph() const override { return *graph_; }
   const RuntimeConfig& config() const override { return config_; }
+  const std::vector<std::string>& log() const override { return log_; }
+  const DeviceAssignment& assignment() const override { return assignment_; }
   std::vector<Device*> devices() const override {
     std::vector<Device*> out;
     for (const auto& d : devices_) out.push_back(d.get());
@@ -189,6 +220,39 @@ class SessionImpl final : public Session {
     return ResolveRef(name, /*is_feed=*/false);
   }
 
+  // config.default_device, else the first GPU, else the CPU.
+  absl::StatusOr<Device*> DefaultDevice() const {
+    if (config_.default_device().empty()) {
+      for (const auto& d : devices_) {
+        if (d->type() == DeviceType::kGpu) return d.get();
+      }
+      return host_;
+    }
+    ASSIGN_OR_RETURN(DeviceName want, ParseDeviceName(config_.default_device()));
+    for (const auto& d : devices_) {
+      if (d->type() == want.type && (want.index < 0 || d->index() == want.index)) {
+        return d.get();
+      }
+    }
+    std::vector<std::string> names;
+    for (const auto& d : devices_) names.push_back(d->name());
+    return absl::InvalidArgumentError(absl::StrCat(
+        "default_device '", config_.default_device(),
+        "' is not present; this session has ", absl::StrJoin(names, ", ")));
+  }
+
+  // A Const node's value on a device, copied there once per session.
+  absl::StatusOr<Tensor> ConstantOn(const Node& node, Device* device) {
+    absl::MutexLock lock(&constants_mu_);
+    auto key = std::make_pair(node.id(), device);
+    auto it = constants_.find(key);
+    if (it != constants_.end()) return it->second;
+    ASSIGN_OR_RETURN(Tensor value,
+                     CopyTensor(*node.const_value(), host_, device));
+    constants_.emplace(key, value);
+    return value;
+  }
+
   absl::StatusOr<std::shared_ptr<const ExecutionPlan>> GetPlan(
       const std::string& key, const std::vector<TensorRef>& feeds,
       const std::vector<TensorRef>& fetches) {
@@ -198,8 +262,7 @@ class SessionImpl final : public Session {
       if (it != plans_.end()) return it->second;
     }
     ASSIGN_OR_RETURN(std::unique_ptr<const ExecutionPlan> compiled,
-                     CompilePlan(*graph_, feeds, fetches, assignment_,
-                                 /*allow_parallel=*/pool_ != nullptr));
+                     CompilePlan(*graph_, feeds, fetches, plan_options_));
     std::shared_ptr<const ExecutionPlan> plan = std::move(compiled);
     absl::MutexLock lock(&mu_);
     auto [it, inserted] = plans_.emplace(key, plan);
@@ -210,11 +273,18 @@ class SessionImpl final : public Session {
 
   // Fixed after Init().
   const std::unique_ptr<const Graph> graph_;
-  const RuntimeConfig config_;
+  RuntimeConfig config_;  // with environment overrides applied
+  std::vector<std::string> log_;
   std::vector<std::unique_ptr<Device>> devices_;
+  Device* host_ = nullptr;  // devices_[0], /cpu:0
   DeviceAssignment assignment_;
   std::unique_ptr<Eigen::ThreadPool> pool_;
   Scheduler scheduler_;
+  PlanOptions plan_options_;
+
+  absl::Mutex constants_mu_;
+  absl::flat_hash_map<std::pair<int, Device*>, Tensor> constants_
+      ABSL_GUARDED_BY(constants_mu_);
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const ExecutionPlan>>
@@ -243,7 +313,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(
 
 absl::StatusOr<std::unique_ptr<Session>> Session::CreateFromFile(
     const std::string& path, const RuntimeConfig& config) {
-  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph, LoadGraph(path));
+  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph, LoadModelGraph(path));
   return Create(std::move(graph), config);
 }
 

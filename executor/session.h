@@ -38,7 +38,7 @@ class Session {
   // cannot be set up, a graph some node of which has no kernel anywhere.
   static absl::StatusOr<std::unique_ptr<Session>> Create(
       std::unique_ptr<const Graph> graph, const RuntimeConfig& config = {});
-  // LoadGraph(path) then Create.
+  // Loads a .pb, .pbtxt or .onnx model (onnx/model_loader.h), then Create.
   static absl::StatusOr<std::unique_ptr<Session>> CreateFromFile(
       const std::string& path, const RuntimeConfig& config = {});
 
@@ -52,7 +52,12 @@ class Session {
       const Feeds& feeds, const std::vector<std::string>& fetches = {}) = 0;
 
   virtual const Graph& graph() const = 0;
+  // The config in force: the one given, with environment overrides applied.
   virtual const RuntimeConfig& config() const = 0;
+  // What the session noted while starting (environment overrides applied).
+  virtual const std::vector<std::string>& log() const = 0;
+  // The device of each node, by node id.
+  virtual const std::vector<Device*>& assignment() const = 0;
   // The devices this session uses (not owned by the caller).
   virtual std::vector<Device*> devices() const = 0;
   // Names of the fetches Run({}, {}) returns: the graph's outputs.

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "device/device.h"
 #include "google/protobuf/text_format.h"
 #include "graph/loader.h"
 #include "gmock/gmock.h"
@@ -279,6 +280,67 @@ TEST(SessionTest, ConcurrentRunsFromManyThreadsGiveCorrectResults) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
   EXPECT_EQ(s->stats().runs, kThreads * kRuns);
   EXPECT_EQ(s->stats().plans_compiled, 5);
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// Two logical CPUs; the middle node asks for /cpu:1, so its input is copied
+// there and its output copied back for the caller.
+TEST(SessionDevicesTest, RequestedLogicalCpuGetsTheNodeWithCopiesBetween) {
+  constexpr char kModel[] = R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 3 } } } }
+    node { name: "a" op: "Neg" input: "x" }
+    node { name: "b" op: "Exp" input: "a" device: "/cpu:1" }
+    node { name: "c" op: "Neg" input: "b" }
+    signature { inputs { name: "x" } outputs { name: "c" tensor: "c" } }
+  )pb";
+  RuntimeConfig config;
+  config.add_logical_cpus();
+  config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
+  auto s = MakeSession(kModel, config);
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->devices().size(), 2u);
+  const Graph& g = s->graph();
+  EXPECT_EQ(s->assignment()[g.FindNode("a")->id()]->name(), "/cpu:0");
+  EXPECT_EQ(s->assignment()[g.FindNode("b")->id()]->name(), "/cpu:1");
+  EXPECT_EQ(s->assignment()[g.FindNode("c")->id()]->name(), "/cpu:0");
+  auto out = s->Run({{"x", Tensor::FromVector<float>({0, 1, -2}, Shape({3}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto c = (*out)[0].flat<float>();
+  EXPECT_FLOAT_EQ(c[0], -1.f);
+  EXPECT_FLOAT_EQ(c[1], -std::exp(-1.f));
+  EXPECT_FLOAT_EQ(c[2], -std::exp(2.f));
+}
+
+TEST(SessionDevicesTest, UnknownDefaultDeviceIsAnError) {
+  RuntimeConfig config;
+  config.set_default_device("/gpu:3");
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kSmallModel, &def));
+  auto graph = BuildGraph(def);
+  ASSERT_TRUE(graph.ok());
+  auto s = Session::Create(*std::move(graph), config);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("'/gpu:3' is not present"));
+}
+
+TEST(SessionDevicesTest, InvalidConfigIsRejected) {
+  RuntimeConfig config;
+  config.set_inter_op_threads(-3);
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kSmallModel, &def));
+  auto graph = BuildGraph(def);
+  ASSERT_TRUE(graph.ok());
+  auto s = Session::Create(*std::move(graph), config);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), HasSubstr("inter_op_threads"));
 }
 
 }  // namespace
