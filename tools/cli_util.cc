@@ -32,6 +32,8 @@ int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args,
 
 absl::StatusOr<RuntimeConfig> LoadEffectiveConfig(
     const std::string& path, std::vector<std::string>* notes) {
+  std::vector<std::string> local_notes;
+  if (notes == nullptr) notes = &local_notes;
   RuntimeConfig config;
   if (!path.empty()) {
     ASSIGN_OR_RETURN(config, LoadRuntimeConfig(path));
@@ -39,10 +41,14 @@ absl::StatusOr<RuntimeConfig> LoadEffectiveConfig(
   RETURN_IF_ERROR(ApplyEnvironmentOverrides(&config, notes));
   absl::Status valid = ValidateRuntimeConfig(config);
   if (!valid.ok()) {
-    return absl::Status(
-        valid.code(),
+    std::string message =
         absl::StrCat(path.empty() ? "runtime config" : path, ": ",
-                     valid.message()));
+                     valid.message());
+    // Say where a value came from when the environment changed it.
+    for (const std::string& note : *notes) {
+      absl::StrAppend(&message, "\n(environment: ", note, ")");
+    }
+    return absl::Status(valid.code(), message);
   }
   return config;
 }

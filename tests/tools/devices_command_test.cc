@@ -97,6 +97,22 @@ TEST(DevicesCommandTest, BadEnvironmentNamesTheVariable) {
   EXPECT_THAT(r.err, HasSubstr("SLUICE_GPU_MEMORY_LIMIT='plenty'"));
 }
 
+TEST(DevicesCommandTest, ConfigBrokenByTheEnvironmentSaysSo) {
+  ScratchDir dir;
+  const std::string cfg = dir.Write(
+      "split.pbtxt",
+      "gpu { index: 0 logical_devices { memory_limit { bytes: 17179869184 } } "
+      "}\n");
+  setenv("SLUICE_GPU_MEMORY_LIMIT", "8GiB", 1);
+  CommandResult r = RunCommand(DevicesMain, {"--config", cfg});
+  unsetenv("SLUICE_GPU_MEMORY_LIMIT");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("limits add up to 16.0 GiB, more than GPU 0's "
+                               "memory limit of 8.0 GiB"));
+  EXPECT_THAT(r.err, HasSubstr("(environment: SLUICE_GPU_MEMORY_LIMIT sets "
+                               "gpu_memory_limit to 8.0 GiB"));
+}
+
 TEST(DevicesCommandTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCommand(DevicesMain, {"--no-such-flag"}).code, 2);
   CommandResult r = RunCommand(DevicesMain, {"--config", "/no/such.pbtxt"});
