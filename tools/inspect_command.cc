@@ -13,6 +13,7 @@
 #include "executor/runtime_config.h"
 #include "graph/loader.h"
 #include "nlohmann/json.hpp"
+#include "onnx/model_loader.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -183,7 +184,8 @@ void AddInspectOptions(CLI::App* app, InspectOptions* options) {
       "Show a model's inputs, outputs, op histogram and parameters, and "
       "every validation error. Exit 0 if valid, 1 if not, 2 on a usage "
       "error.");
-  app->add_option("MODEL", options->model_path, "Model file (.pb or .pbtxt)")
+  app->add_option("MODEL", options->model_path,
+                  "Model file (.pb, .pbtxt or .onnx)")
       ->required()
       ->check(CLI::ExistingFile);
   app->add_flag("--json", options->json, "Print JSON instead of text");
@@ -191,7 +193,7 @@ void AddInspectOptions(CLI::App* app, InspectOptions* options) {
 
 int RunInspect(const InspectOptions& options, std::ostream& out,
                std::ostream& err) {
-  absl::StatusOr<LoadedGraphDef> loaded = LoadGraphDef(options.model_path);
+  absl::StatusOr<LoadedGraphDef> loaded = LoadModel(options.model_path);
   if (!loaded.ok()) {
     if (options.json) {
       json j = {{"model", options.model_path}, {"valid", false}};

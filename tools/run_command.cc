@@ -212,7 +212,8 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
   app->description(
       "Run one step of a model on this machine, print each output and "
       "write it as OUTPUT_DIR/NAME.npy.");
-  app->add_option("MODEL", options->model_path, "Model file (.pb or .pbtxt)")
+  app->add_option("MODEL", options->model_path,
+                  "Model file (.pb, .pbtxt or .onnx)")
       ->required()
       ->check(CLI::ExistingFile);
   app->add_option("--input", options->inputs,

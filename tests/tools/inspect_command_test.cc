@@ -58,6 +58,16 @@ TEST(InspectCommandTest, EveryShippedExampleIsValid) {
   }
 }
 
+#ifdef SLUICE_HAVE_ONNX
+TEST(InspectCommandTest, ReadsOnnxModels) {
+  CommandResult r = RunCommand(
+      InspectMain,
+      {std::string(SLUICE_SOURCE_DIR) + "/tests/onnx/testdata/binary.onnx"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("inputs:"));
+}
+#endif  // SLUICE_HAVE_ONNX
+
 TEST(InspectCommandTest, ListsEveryErrorOnItsOwnLine) {
   ScratchDir dir;
   const std::string model = dir.Write(
