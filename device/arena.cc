@@ -1,6 +1,8 @@
 // ArenaAllocator: best-fit blocks over regions from a RegionSource.
 #include "device/arena.h"
 
+#include "core/byte_size.h"
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -19,22 +21,13 @@ size_t RoundUp(size_t bytes) {
 
 }  // namespace
 
-std::string HumanBytes(int64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  if (bytes < (int64_t{1} << 20)) return absl::StrFormat("%.1f KiB", b / 1024);
-  if (bytes < (int64_t{1} << 30)) {
-    return absl::StrFormat("%.1f MiB", b / (1 << 20));
-  }
-  return absl::StrFormat("%.2f GiB", b / (1 << 30));
-}
 
 std::string AllocatorStats::DebugString() const {
-  return absl::StrCat("in use ", HumanBytes(bytes_in_use), " (peak ",
-                      HumanBytes(peak_bytes_in_use), "), reserved ",
-                      HumanBytes(bytes_reserved), " of ", HumanBytes(limit),
-                      " limit (peak ", HumanBytes(peak_bytes_reserved),
-                      "), largest free block ", HumanBytes(largest_free_block),
+  return absl::StrCat("in use ", FormatBytes(bytes_in_use), " (peak ",
+                      FormatBytes(peak_bytes_in_use), "), reserved ",
+                      FormatBytes(bytes_reserved), " of ", FormatBytes(limit),
+                      " limit (peak ", FormatBytes(peak_bytes_reserved),
+                      "), largest free block ", FormatBytes(largest_free_block),
                       ", ", num_allocations, " allocations in ", num_regions,
                       " regions");
 }
@@ -60,7 +53,7 @@ absl::StatusOr<std::unique_ptr<ArenaAllocator>> ArenaAllocator::Create(
     if (!s.ok()) {
       return absl::ResourceExhaustedError(absl::StrCat(
           arena->options_.name, ": cannot reserve the memory limit of ",
-          HumanBytes(arena->options_.limit), " (", arena->options_.limit,
+          FormatBytes(arena->options_.limit), " (", arena->options_.limit,
           " bytes) up front (allow_growth is false): ", s.message()));
     }
   }
@@ -82,7 +75,7 @@ ArenaAllocator::~ArenaAllocator() {
 
 std::string ArenaAllocator::Name() const {
   return absl::StrCat("arena ", options_.name, " (", source_->Name(),
-                      ", limit ", HumanBytes(options_.limit), ")");
+                      ", limit ", FormatBytes(options_.limit), ")");
 }
 
 absl::Status ArenaAllocator::AddRegionLocked(size_t bytes) {
@@ -239,12 +232,12 @@ std::string ArenaAllocator::OutOfMemoryMessage(size_t bytes) const {
   std::string largest =
       sizes.empty() ? "none"
                     : absl::StrJoin(sizes, ", ", [](std::string* out, size_t s) {
-                        out->append(HumanBytes(static_cast<int64_t>(s)));
+                        out->append(FormatBytes(static_cast<int64_t>(s)));
                       });
   return absl::StrCat(
       options_.name, ": out of memory allocating ", bytes, " bytes (",
-      HumanBytes(static_cast<int64_t>(bytes)), "): limit ", options_.limit,
-      " bytes (", HumanBytes(options_.limit), "), in use ", in_use_,
+      FormatBytes(static_cast<int64_t>(bytes)), "): limit ", options_.limit,
+      " bytes (", FormatBytes(options_.limit), "), in use ", in_use_,
       " bytes in ", num_allocations_, " allocations, reserved ", reserved_,
       " bytes, largest free block ", LargestFreeLocked(),
       " bytes; largest allocations: ", largest);

@@ -88,7 +88,12 @@ class PlanBuilder {
       slot_of_[f] = plan_->feed_slots.back();
     }
     plan_index_.assign(graph_.num_nodes(), -1);
-    for (int id : graph_.topological_order()) {
+    absl::Span<const int> order = graph_.topological_order();
+    if (options_.order != nullptr &&
+        options_.order->size() == static_cast<size_t>(graph_.num_nodes())) {
+      order = *options_.order;
+    }
+    for (int id : order) {
       if (needed[id]) RETURN_IF_ERROR(AddNode(graph_.node(id), fed));
     }
     for (const TensorRef& f : fetches) {

@@ -61,6 +61,9 @@ struct PlanOptions {
   // Where each node runs. Borrowed: the devices and the vector must outlive
   // the plan.
   const DeviceAssignment* devices = nullptr;
+  // Node ids in the order to run them (a topological order, the placer's
+  // run order); null: the graph's topological order.
+  const std::vector<int>* order = nullptr;
   // The host device: feeds arrive there and fetched values are returned
   // there.
   Device* host = nullptr;

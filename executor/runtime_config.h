@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/byte_size.h"
 #include "proto/config.pb.h"
 
 namespace sluice {
@@ -59,19 +60,11 @@ absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
                                        std::vector<std::string>* log,
                                        const EnvLookup& getenv);
 
-// "4096", "4K", "4KiB" (x1024), "4KB" (x1000), likewise M/MiB/MB, G/GiB/GB,
-// T/TiB/TB; "B" for bytes; a space before the unit and a decimal number
-// ("1.5GiB") are allowed; the result is rounded down to whole bytes. Errors:
-// negative, no number, unknown unit, or more than 2^63-1 bytes.
-absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
-
 // A memory limit as written on the command line or in the environment: a
 // number with a decimal point and no unit is a fraction in (0, 1] ("0.5",
 // "1.0"); anything else is a byte size for ParseByteSize.
 absl::StatusOr<MemoryLimit> ParseMemoryLimit(absl::string_view text);
 
-// "1.5 GiB", "512 MiB", "100 B": binary units, one decimal.
-std::string FormatBytes(int64_t bytes);
 // "4.0 GiB" or "50% of the card"; "none" when unset.
 std::string DescribeMemoryLimit(const MemoryLimit& limit);
 

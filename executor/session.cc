@@ -9,17 +9,20 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/cpu_device.h"
 #include "device/gpu_device.h"
 #include "executor/copy_kernel.h"
-#include "executor/device_assignment.h"
 #include "executor/executor.h"
 #include "executor/plan.h"
 #include "executor/runtime_config.h"
 #include "graph/loader.h"
+#include "kernels/kernel_registry.h"
+#include "placer/device_spec.h"
+#include "placer/placer.h"
 #include "onnx/model_loader.h"
 
 namespace sluice {
@@ -69,8 +72,8 @@ class SessionImpl final : public Session {
                        CreateGpuDevices(config_));
       for (auto& gpu : gpus) devices_.push_back(std::move(gpu));
     }
-    ASSIGN_OR_RETURN(Device* preferred, DefaultDevice());
-    assignment_ = AssignDevices(*graph_, devices(), preferred, host_);
+    RETURN_IF_ERROR(DefaultDevice().status());
+    RETURN_IF_ERROR(Place());
     int inter = ThreadCount(config_.inter_op_threads());
     if (inter > 1) {
       pool_ = std::make_unique<Eigen::ThreadPool>(inter);
@@ -79,6 +82,7 @@ class SessionImpl final : public Session {
       };
     }
     plan_options_.devices = &assignment_;
+    plan_options_.order = &placement_.run_order;
     plan_options_.host = host_;
     plan_options_.allow_parallel = pool_ != nullptr;
     plan_options_.constant_on = [this](const Node& n, Device* d) {
@@ -128,6 +132,7 @@ class SessionImpl final : public Session {
   const RuntimeConfig& config() const override { return config_; }
   const std::vector<std::string>& log() const override { return log_; }
   const DeviceAssignment& assignment() const override { return assignment_; }
+  const Placement& placement() const override { return placement_; }
   std::vector<Device*> devices() const override {
     std::vector<Device*> out;
     for (const auto& d : devices_) out.push_back(d.get());
@@ -220,6 +225,55 @@ class SessionImpl final : public Session {
     return ResolveRef(name, /*is_feed=*/false);
   }
 
+  // Runs the placer over this session's devices. With a GPU present, the CPU
+  // takes only what no GPU can run, or what asks for it by name: a model
+  // whose nodes all have GPU kernels stays on the GPUs, as TensorFlow users
+  // expect, and feeds and results are the only traffic with the host.
+  absl::Status Place() {
+    std::vector<const Device*> devs;
+    RealDeviceInfo info;
+    info.cpu_cores = ThreadCount(config_.intra_op_threads());
+    bool have_gpu = false;
+    for (const auto& d : devices_) {
+      devs.push_back(d.get());
+      if (d->type() != DeviceType::kGpu) continue;
+      have_gpu = true;
+      const auto* gpu = static_cast<const GpuDevice*>(d.get());
+      if (static_cast<int>(info.gpu_total_memory.size()) <= gpu->index()) {
+        info.gpu_total_memory.resize(gpu->index() + 1, 0);
+        info.physical_gpu.resize(gpu->index() + 1, 0);
+      }
+      info.gpu_total_memory[gpu->index()] = gpu->info().total_memory;
+      info.physical_gpu[gpu->index()] = gpu->physical_index();
+    }
+    ASSIGN_OR_RETURN(DeviceTopology topo, TopologyFromDevices(devs, info));
+    PlacerOptions options = PlacerOptionsFromConfig(config_);
+    if (have_gpu) {
+      options.has_kernel = [](const Node& node, DeviceType type) {
+        const KernelRegistry* registry = KernelRegistry::Global();
+        if (!registry->Has(node, type)) return false;
+        if (type == DeviceType::kGpu) return true;
+        return !registry->Has(node, DeviceType::kGpu) ||
+               absl::StartsWith(node.requested_device(), "/cpu") ||
+               absl::StartsWith(node.requested_device(), "cpu");
+      };
+    }
+    ASSIGN_OR_RETURN(placement_, PlaceGraph(*graph_, topo, options));
+    assignment_.resize(graph_->num_nodes());
+    for (int id = 0; id < graph_->num_nodes(); ++id) {
+      assignment_[id] = devices_[placement_.device_of_node[id]].get();
+      if (config_.log_placement()) {
+        std::string line = absl::StrCat("placement: ", graph_->node(id).name(),
+                                        " -> ", assignment_[id]->name());
+        if (id < static_cast<int>(placement_.reason.size())) {
+          absl::StrAppend(&line, " (", placement_.reason[id], ")");
+        }
+        log_.push_back(line);
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // config.default_device, else the first GPU, else the CPU.
   absl::StatusOr<Device*> DefaultDevice() const {
     if (config_.default_device().empty()) {
@@ -277,6 +331,7 @@ class SessionImpl final : public Session {
   std::vector<std::string> log_;
   std::vector<std::unique_ptr<Device>> devices_;
   Device* host_ = nullptr;  // devices_[0], /cpu:0
+  Placement placement_;
   DeviceAssignment assignment_;
   std::unique_ptr<Eigen::ThreadPool> pool_;
   Scheduler scheduler_;

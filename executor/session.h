@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
 #include "graph/graph.h"
+#include "placer/placer.h"
 #include "proto/config.pb.h"
 
 namespace sluice {
@@ -56,8 +57,10 @@ class Session {
   virtual const RuntimeConfig& config() const = 0;
   // What the session noted while starting (environment overrides applied).
   virtual const std::vector<std::string>& log() const = 0;
-  // The device of each node, by node id.
+  // The device of each node, by node id, and the placer's full result
+  // (reasons, per-device memory, estimated step time).
   virtual const std::vector<Device*>& assignment() const = 0;
+  virtual const Placement& placement() const = 0;
   // The devices this session uses (not owned by the caller).
   virtual std::vector<Device*> devices() const = 0;
   // Names of the fetches Run({}, {}) returns: the graph's outputs.

@@ -123,6 +123,12 @@ void GraphBuilder::ResolveAttrs(int id) {
   std::vector<std::string> declared;
   for (const AttrDef& a : op.attrs) declared.push_back(a.name);
   for (const auto& [name, value] : n.def->attr()) {
+    // Names starting with '_' belong to the runtime, not the op (for
+    // example "_colocate", the placer's colocation group): kept, unchecked.
+    if (!name.empty() && name[0] == '_') {
+      n.attrs[name] = value;
+      continue;
+    }
     if (op.FindAttr(name) == nullptr) {
       NodeError(id, absl::StrCat(
                         "unknown attribute '", name, "' (", op.name, " has ",

@@ -2,6 +2,8 @@
 // built from a session's real devices.
 #include "placer/device_spec.h"
 
+#include "core/byte_size.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -250,51 +252,12 @@ absl::StatusOr<DeviceTopology> TopologyFromDevices(
 }
 
 absl::StatusOr<int64_t> ParseBytes(std::string_view text) {
-  absl::string_view s = absl::StripAsciiWhitespace(AbslView(text));
-  auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bad memory size '", s, "': ", why,
-        " (expected e.g. \"80GiB\", \"16G\", \"512MB\", \"4096\")"));
-  };
-  size_t end = 0;
-  while (end < s.size() && (absl::ascii_isdigit(static_cast<unsigned char>(
-                                s[end])) || s[end] == '.')) {
-    ++end;
-  }
-  double number = 0;
-  if (end == 0 || !absl::SimpleAtod(s.substr(0, end), &number)) {
-    return bad("no number");
-  }
-  std::string unit =
-      absl::AsciiStrToLower(absl::StripAsciiWhitespace(s.substr(end)));
-  double scale = 1;
-  if (!unit.empty() && unit != "b") {
-    static constexpr char kPrefixes[] = "kmgt";
-    size_t p = std::string_view(kPrefixes).find(unit[0]);
-    std::string suffix = unit.substr(1);
-    if (p == std::string_view::npos ||
-        (suffix != "" && suffix != "i" && suffix != "ib" && suffix != "b")) {
-      return bad("unknown unit");
-    }
-    double base = suffix == "b" ? 1000.0 : 1024.0;
-    scale = std::pow(base, static_cast<double>(p + 1));
-  }
-  double bytes = std::floor(number * scale);
-  if (!(bytes < 9.2e18)) return bad("too large");
-  return static_cast<int64_t>(bytes);
+  return ParseByteSize(absl::string_view(text.data(), text.size()));
 }
 
 std::string HumanBytes(int64_t bytes) {
   if (bytes == kUnlimitedBudget) return "unlimited";
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  double v = static_cast<double>(bytes) / 1024;
-  int u = 0;
-  while (v >= 1024 && u < 3) {
-    v /= 1024;
-    ++u;
-  }
-  return absl::StrFormat("%.1f %s", v, kUnits[u]);
+  return FormatBytes(bytes);
 }
 
 std::string HumanSeconds(double seconds) {

@@ -138,8 +138,7 @@ struct RealDeviceInfo {
 absl::StatusOr<DeviceTopology> TopologyFromDevices(
     absl::Span<const Device* const> devices, const RealDeviceInfo& info = {});
 
-// Parses "80GiB", "16G", "512MB", "1.5TiB", "4096" (bytes). Binary units for
-// "K"/"KiB", decimal for "KB". INVALID_ARGUMENT otherwise.
+// ParseByteSize (core/byte_size.h) for std::string_view callers.
 absl::StatusOr<int64_t> ParseBytes(std::string_view text);
 // "3.9 GiB", "512.0 MiB", "100 B"; "unlimited" for kUnlimitedBudget.
 std::string HumanBytes(int64_t bytes);

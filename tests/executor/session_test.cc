@@ -36,8 +36,10 @@ constexpr char kSmallModel[] = R"pb(
   }
 )pb";
 
+// These tests are about the CPU path: GPUs stay out unless a test asks.
 std::unique_ptr<Session> MakeSession(const std::string& text,
-                                     const RuntimeConfig& config = {}) {
+                                     RuntimeConfig config = {}) {
+  if (!config.has_use_gpu()) config.set_use_gpu(false);
   GraphDef def;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &def));
   absl::StatusOr<std::unique_ptr<const Graph>> graph = BuildGraph(def);
@@ -164,12 +166,13 @@ TEST(SessionTest, CompilesOnePlanPerInputShape) {
 
 // A chain of 12 Neg ops on 1 MiB tensors. With buffers released as soon as
 // their last reader has run, at most two are live at once; without, 12 MiB.
-std::string NegChain(int n) {
-  std::string text = R"pb(
+// `dim` is the input's declared size (-1: unknown until it is fed).
+std::string NegChain(int n, int64_t dim = 262144) {
+  std::string text = absl::StrCat(R"pb(
     node { name: "x" op: "Input"
            attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "shape" value { shape { dim: 262144 } } } }
-  )pb";
+           attr { key: "shape" value { shape { dim: )pb", dim, R"pb( } } } }
+  )pb");
   std::string prev = "x";
   for (int i = 0; i < n; ++i) {
     std::string name = absl::StrCat("n", i);
@@ -196,10 +199,26 @@ TEST(SessionTest, PeakMemoryFollowsTheLiveSetNotTheGraph) {
   EXPECT_EQ((*out)[0].flat<float>()[7], 2.5f);  // 12 negations
 }
 
+TEST(SessionTest, ModelThatCannotFitIsRejectedWhenTheSessionIsCreated) {
+  RuntimeConfig config;
+  config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(NegChain(3), &def));
+  auto graph = BuildGraph(def);
+  ASSERT_TRUE(graph.ok());
+  // Shapes are known: two live 1 MiB tensors cannot fit in 1 MiB.
+  auto s = Session::Create(*std::move(graph), config);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.status().message(), HasSubstr("does not fit"));
+  EXPECT_THAT(s.status().message(), HasSubstr("/cpu:0"));
+}
+
 TEST(SessionTest, MemoryLimitExhaustionIsAnErrorAndSessionStaysUsable) {
   RuntimeConfig config;
   config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
-  auto s = MakeSession(NegChain(3), config);
+  // The input's size is unknown until it is fed, so the placer cannot tell.
+  auto s = MakeSession(NegChain(3, /*dim=*/-1), config);
   ASSERT_NE(s, nullptr);
   // 262144 floats is exactly 1 MiB: two live at once do not fit.
   absl::StatusOr<Tensor> big = Tensor::Zeros(DT_FLOAT, Shape({262144}));
@@ -207,7 +226,12 @@ TEST(SessionTest, MemoryLimitExhaustionIsAnErrorAndSessionStaysUsable) {
   auto out = s->Run({{"x", *big}});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(out.status().message(), HasSubstr("'n"));
+  EXPECT_THAT(out.status().message(), HasSubstr("node 'n"));
+  EXPECT_THAT(out.status().message(), HasSubstr("/cpu:0"));
+  // A smaller input then runs.
+  auto small = s->Run({{"x", Tensor::FromVector<float>({1, -2}, Shape({2}))}});
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_THAT(Values((*small)[0]), ::testing::ElementsAre(-1.f, 2.f));
 }
 
 TEST(SessionTest, KernelErrorNamesTheNodeAndSessionStaysUsable) {
@@ -303,6 +327,8 @@ TEST(SessionDevicesTest, RequestedLogicalCpuGetsTheNodeWithCopiesBetween) {
   RuntimeConfig config;
   config.add_logical_cpus();
   config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
+  // Manual placement: requests only, the rest on the default device.
+  config.set_placement_strategy(PLACEMENT_MANUAL);
   auto s = MakeSession(kModel, config);
   ASSERT_NE(s, nullptr);
   ASSERT_EQ(s->devices().size(), 2u);

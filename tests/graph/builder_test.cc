@@ -447,3 +447,23 @@ TEST(ParseInputStringTest, ParsesAllForms) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST(GraphBuilderRuntimeAttrTest, KeepsAttributesStartingWithUnderscore) {
+  GraphDef def;
+  NodeDef* x = def.add_node();
+  x->set_name("x");
+  x->set_op("Input");
+  (*x->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  (*x->mutable_attr())["_colocate"].set_s("g");
+  absl::StatusOr<std::unique_ptr<const Graph>> g = BuildGraph(def);
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<std::string> group = (*g)->node(0).attrs().GetString("_colocate");
+  ASSERT_TRUE(group.ok()) << group.status();
+  EXPECT_EQ(*group, "g");
+}
+
+}  // namespace
+}  // namespace sluice

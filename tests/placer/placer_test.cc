@@ -181,10 +181,7 @@ TEST(PlacerTest, ColocatesGroupMembersByAttribute) {
     if (n.name() == "fc2") n.set_device("/gpu:1");
   }
   absl::StatusOr<std::unique_ptr<const Graph>> g = BuildGraph(w.def());
-  if (!g.ok()) {
-    GTEST_SKIP() << "the graph builder rejects the '" << kColocateAttr
-                 << "' attribute: " << g.status();
-  }
+  ASSERT_TRUE(g.ok()) << g.status();
   DeviceTopology topo = FakeTopology({Gpu(64 * kMiB), Gpu(64 * kMiB)});
   absl::StatusOr<Placement> p = PlaceGraph(**g, topo, Fake());
   ASSERT_TRUE(p.ok()) << p.status();

@@ -1,0 +1,215 @@
+// The session on a GPU: placement on /gpu:0 by default, feeds copied in and
+// results copied out, memory limits and growth from the config, running out
+// of memory and recovering, and falling back to the CPU for a node with no
+// GPU kernel. Every test skips, with the reason, where no GPU is usable.
+#include <cmath>
+
+#include "device/device.h"
+#include "device/discovery.h"
+#include "device/gpu_device.h"
+#include "executor/session.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "graph/loader.h"
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Skips the test when this machine has no usable GPU.
+#define SKIP_WITHOUT_GPU()                                              \
+  do {                                                                  \
+    DeviceInventory inv = DiscoverDevices();                            \
+    bool usable = false;                                                \
+    for (const GpuInfo& g : inv.gpus) usable = usable || g.usable;      \
+    if (!usable) GTEST_SKIP() << "no usable GPU: " << inv.no_gpu_reason; \
+  } while (0)
+
+// z = relu(x @ w) + x, with x float32[?,64] and w 64x64.
+GraphDef MlpDef() {
+  GraphDef def;
+  std::string text = R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: -1 dim: 64 } } } }
+    node { name: "w" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 64 dim: 64 } } } } }
+    node { name: "mm" op: "MatMul" input: "x" input: "w" }
+    node { name: "r" op: "Relu" input: "mm" }
+    node { name: "z" op: "Add" input: "r" input: "x" }
+    signature { inputs { name: "x" } outputs { name: "z" tensor: "z" } }
+  )pb";
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &def));
+  TensorProto* w = def.mutable_node(1)->mutable_attr()->at("value").mutable_tensor();
+  for (int i = 0; i < 64 * 64; ++i) {
+    w->add_float_val(static_cast<float>((i * 37) % 101) / 101.0f - 0.5f);
+  }
+  return def;
+}
+
+// The same computation in plain loops, for comparison.
+std::vector<float> MlpReference(const GraphDef& def, const std::vector<float>& x,
+                                int rows) {
+  const auto& w = def.node(1).attr().at("value").tensor().float_val();
+  std::vector<float> z(rows * 64);
+  for (int r = 0; r < rows; ++r) {
+    for (int j = 0; j < 64; ++j) {
+      double acc = 0;
+      for (int k = 0; k < 64; ++k) acc += double(x[r * 64 + k]) * w[k * 64 + j];
+      z[r * 64 + j] = static_cast<float>(std::max(acc, 0.0) + x[r * 64 + j]);
+    }
+  }
+  return z;
+}
+
+absl::StatusOr<std::unique_ptr<Session>> MakeSession(const GraphDef& def,
+                                                     const RuntimeConfig& config) {
+  absl::StatusOr<std::unique_ptr<const Graph>> g = BuildGraph(def);
+  if (!g.ok()) return g.status();
+  return Session::Create(*std::move(g), config);
+}
+
+std::vector<float> Input(int rows, int seed) {
+  std::vector<float> x(rows * 64);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<float>((i * 7 + seed * 13) % 29) / 29.0f - 0.4f;
+  }
+  return x;
+}
+
+void ExpectNear(const Tensor& got, const std::vector<float>& want) {
+  ASSERT_TRUE(got.on_host());
+  ASSERT_EQ(got.NumElements(), static_cast<int64_t>(want.size()));
+  auto g = got.flat<float>();
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(g[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << "at " << i;
+  }
+}
+
+Device* Find(const Session& s, const std::string& name) {
+  for (Device* d : s.devices()) {
+    if (d->name() == name) return d;
+  }
+  return nullptr;
+}
+
+TEST(GpuSessionTest, RunsOnGpuByDefaultAndMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  GraphDef def = MlpDef();
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Graph& g = (*s)->graph();
+  EXPECT_EQ((*s)->assignment()[g.FindNode("mm")->id()]->name(), "/gpu:0");
+  EXPECT_EQ((*s)->assignment()[g.FindNode("z")->id()]->name(), "/gpu:0");
+  for (int rows : {1, 5, 33}) {
+    std::vector<float> x = Input(rows, rows);
+    auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({rows, 64}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectNear((*out)[0], MlpReference(def, x, rows));
+  }
+}
+
+TEST(GpuSessionTest, FetchesIntermediateValuesFromTheGpu) {
+  SKIP_WITHOUT_GPU();
+  GraphDef def = MlpDef();
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::vector<float> x = Input(3, 1);
+  auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({3, 64}))}},
+                       {"r", "z"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<float> z = MlpReference(def, x, 3);
+  auto r = (*out)[0].flat<float>();
+  for (int i = 0; i < 3 * 64; ++i) ASSERT_NEAR(r[i], z[i] - x[i], 1e-4f);
+}
+
+TEST(GpuSessionTest, MemoryLimitFromConfigWithAndWithoutGrowth) {
+  SKIP_WITHOUT_GPU();
+  for (bool growth : {false, true}) {
+    RuntimeConfig config;
+    config.mutable_gpu_memory_limit()->set_bytes(256 << 20);
+    config.set_allow_growth(growth);
+    auto s = MakeSession(MlpDef(), config);
+    ASSERT_TRUE(s.ok()) << s.status();
+    auto* gpu = static_cast<GpuDevice*>(Find(**s, "/gpu:0"));
+    ASSERT_NE(gpu, nullptr);
+    EXPECT_EQ(gpu->memory_limit(), 256 << 20);
+    AllocatorStats before = gpu->allocator_stats();
+    if (growth) {
+      EXPECT_LT(before.bytes_reserved, 256 << 20) << "growth reserves on demand";
+    } else {
+      EXPECT_EQ(before.bytes_reserved, 256 << 20) << "no growth reserves it all";
+    }
+    std::vector<float> x = Input(8, 2);
+    auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({8, 64}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_LE(gpu->allocator_stats().peak_bytes_in_use, 256 << 20);
+  }
+}
+
+TEST(GpuSessionTest, RunningOutOfMemoryIsAnErrorAndASmallerInputThenRuns) {
+  SKIP_WITHOUT_GPU();
+  RuntimeConfig config;
+  config.mutable_gpu_memory_limit()->set_bytes(64 << 20);
+  config.set_allow_growth(true);
+  auto s = MakeSession(MlpDef(), config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  // 262144 x 64 floats = 64 MiB for the input alone: cannot fit.
+  const int big = 262144;
+  absl::StatusOr<Tensor> x = Tensor::Zeros(DT_FLOAT, Shape({big, 64}));
+  ASSERT_TRUE(x.ok());
+  auto out = (*s)->Run({{"x", *x}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out.status().message(), HasSubstr("/gpu:0"));
+  std::vector<float> small = Input(4, 3);
+  out = (*s)->Run({{"x", Tensor::FromVector(small, Shape({4, 64}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectNear((*out)[0], MlpReference(MlpDef(), small, 4));
+}
+
+TEST(GpuSessionTest, NodeWithoutGpuKernelFallsBackToCpu) {
+  SKIP_WITHOUT_GPU();
+  // Integer Div has a CPU kernel only.
+  constexpr char kModel[] = R"pb(
+    node { name: "a" op: "Input"
+           attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "shape" value { shape { dim: 4 } } } }
+    node { name: "two" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_INT32 shape { dim: 4 } int_val: 2 } } } }
+    node { name: "m" op: "Mul" input: "a" input: "two" }
+    node { name: "d" op: "Div" input: "m" input: "a" }
+    node { name: "s" op: "Add" input: "d" input: "m" }
+    signature { inputs { name: "a" } outputs { name: "s" tensor: "s" } }
+  )pb";
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kModel, &def));
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Graph& g = (*s)->graph();
+  EXPECT_EQ((*s)->assignment()[g.FindNode("m")->id()]->name(), "/gpu:0");
+  EXPECT_EQ((*s)->assignment()[g.FindNode("d")->id()]->name(), "/cpu:0");
+  auto out = (*s)->Run({{"a", Tensor::FromVector<int32_t>({1, -3, 5, 7}, Shape({4}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto v = (*out)[0].flat<int32_t>();
+  // d = 2a / a = 2; s = 2 + 2a.
+  EXPECT_THAT(std::vector<int32_t>(v.begin(), v.end()),
+              ::testing::ElementsAre(4, -4, 12, 16));
+}
+
+TEST(GpuSessionTest, UseGpuFalseKeepsEverythingOnTheCpu) {
+  RuntimeConfig config;
+  config.set_use_gpu(false);
+  auto s = MakeSession(MlpDef(), config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (Device* d : (*s)->devices()) EXPECT_EQ(d->type(), DeviceType::kCpu);
+  std::vector<float> x = Input(2, 5);
+  auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({2, 64}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectNear((*out)[0], MlpReference(MlpDef(), x, 2));
+}
+
+}  // namespace
+}  // namespace sluice
