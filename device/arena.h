@@ -30,6 +30,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "core/byte_size.h"
 #include "absl/synchronization/mutex.h"
 #include "core/allocator.h"
 
@@ -76,9 +77,6 @@ struct AllocatorStats {
   //  largest free block 6.5 MiB, 3 allocations in 1 region".
   std::string DebugString() const;
 };
-
-// "1.5 MiB", "512 B".
-std::string HumanBytes(int64_t bytes);
 
 class ArenaAllocator final : public Allocator {
  public:

@@ -55,10 +55,40 @@ if [[ "${SANITIZE:-1}" != 0 ]] && command -v compute-sanitizer >/dev/null; then
     .gpu/bin/sluice_kernels_test --gtest_filter="$GPU_FILTER"
   step racecheck-kernels compute-sanitizer --tool racecheck --error-exitcode 1 \
     .gpu/bin/sluice_kernels_test --gtest_filter='AllOps/*Softmax*:AllOps/*LayerNorm*:AllOps/*Reduce*'
-  for other in device executor tools examples; do
+  for other in device executor tools; do
     [[ -x .gpu/bin/sluice_${other}_test ]] || continue
     step "memcheck-$other" compute-sanitizer --tool memcheck --error-exitcode 1 \
       ".gpu/bin/sluice_${other}_test" --gtest_filter='*Gpu*:*GPU*:*Cuda*'
+  done
+  # The example models run on /gpu:0 by default: check them whole.
+  [[ -x .gpu/bin/sluice_examples_test ]] && step memcheck-examples \
+    compute-sanitizer --tool memcheck --error-exitcode 1 .gpu/bin/sluice_examples_test
+fi
+
+# The CLI on the GPU: devices, and the examples on /gpu:0 with a memory
+# limit from a config file, with and without growth.
+if [[ -x .gpu/bin/sluice ]]; then
+  step sluice-devices .gpu/bin/sluice devices
+  for growth in false true; do
+    printf 'gpu_memory_limit { bytes: 1073741824 }\nallow_growth: %s\n' "$growth" \
+      >"$OUT/limit-$growth.pbtxt"
+    for model in mlp.pbtxt transformer_block.pb cnn.pb; do
+      stem=${model%%.*}
+      input=examples/${stem}_input.npy
+      step "run-$stem-growth-$growth" .gpu/bin/sluice run "examples/$model" \
+        --input "x=$input" --config "$OUT/limit-$growth.pbtxt" --stats \
+        --output-dir "$OUT/run-$stem-$growth"
+    done
+  done
+fi
+
+# Benchmarks (BENCH=0 skips): JSON and the console table under $OUT.
+if [[ "${BENCH:-1}" != 0 ]]; then
+  for b in .gpu/bin/*_bench; do
+    [[ -x "$b" ]] || continue
+    name=$(basename "$b")
+    step "$name" "$b" --benchmark_counters_tabular=true \
+      --benchmark_out="$OUT/$name.json" --benchmark_out_format=json
   done
 fi
 

@@ -7,7 +7,7 @@
 #   scripts/prepare_gpu.sh              # builds build-cuda/ first if needed
 #   BUILD=build-cuda scripts/prepare_gpu.sh
 #
-# Layout produced:  .gpu/bin/*   test binaries and `sluice`
+# Layout produced:  .gpu/bin/*   test binaries, benchmarks and `sluice`
 #                   .gpu/lib/*   libabsl_*.so.*, libprotobuf*.so.* and other
 #                                non-system, non-CUDA libraries `ldd` lists
 # scripts/gpu_suite.sh then runs on the GPU machine from the repo root.
@@ -27,7 +27,7 @@ ninja -C "$BUILD" -j"$JOBS" -k 0 || echo "warning: some targets failed to build"
 rm -rf .gpu
 mkdir -p .gpu/bin .gpu/lib
 shopt -s nullglob
-for bin in "$BUILD"/tests/sluice_*_test "$BUILD"/tools/sluice; do
+for bin in "$BUILD"/tests/sluice_*_test "$BUILD"/tools/sluice "$BUILD"/bench/*_bench; do
   [[ -x "$bin" ]] && cp "$bin" .gpu/bin/
 done
 

@@ -65,6 +65,8 @@ struct RunOptions {
   uint64_t seed = 0;
   std::string output_dir = kDefaultOutputDir;
   std::string config_path;
+  std::string device;  // "gpu:0": run every node there it has a kernel for
+  bool stats = false;  // print each device's memory statistics after the run
   bool json = false;
 };
 void AddRunOptions(CLI::App* app, RunOptions* options);

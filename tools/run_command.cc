@@ -1,11 +1,12 @@
 // `sluice run MODEL [--input NAME=FILE.npy]... [--random-inputs [--seed N]]
-// [--output-dir DIR] [--config CFG] [--json]`: runs one step through the
+// [--output-dir DIR] [--config CFG] [--device DEV] [--stats] [--json]`: runs one step through the
 // Session API, prints each output's name, dtype, shape and first values,
 // and writes each output as DIR/NAME.npy (DIR defaults to ./sluice_out).
 //
 // Random inputs: floats uniform in [-1, 1), integers uniform in [0, 10),
 // bools fair coin flips, from a seeded generator whose sequence is the same
 // on every platform. Unknown dimensions become 1 (with a note).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "core/npy.h"
 #include "core/status_macros.h"
+#include "device/gpu_device.h"
 #include "executor/runtime_config.h"
 #include "executor/session.h"
 #include "nlohmann/json.hpp"
@@ -230,18 +232,56 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
   app->add_option("--config", options->config_path,
                   "A RuntimeConfig text proto")
       ->check(CLI::ExistingFile);
+  app->add_option("--device", options->device,
+                  "Run on this device (e.g. gpu:0, cpu:0): manual placement "
+                  "with it as the default device");
+  app->add_flag("--stats", options->stats,
+                "Print each device's memory statistics after the run");
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
+
+namespace {
+
+// "in use ..., peak ..." per GPU (CPU devices have no arena).
+std::vector<std::string> DeviceStats(const Session& session, json* out) {
+  std::vector<std::string> lines;
+  *out = json::array();
+  for (Device* d : session.devices()) {
+    if (d->type() != DeviceType::kGpu) continue;
+    AllocatorStats st = static_cast<GpuDevice*>(d)->allocator_stats();
+    lines.push_back(absl::StrCat(d->name(), ": ", st.DebugString()));
+    out->push_back({{"device", d->name()},
+                    {"limit", st.limit},
+                    {"bytes_in_use", st.bytes_in_use},
+                    {"peak_bytes_in_use", st.peak_bytes_in_use},
+                    {"bytes_reserved", st.bytes_reserved},
+                    {"largest_free_block", st.largest_free_block}});
+  }
+  if (lines.empty()) lines.push_back("no GPU in this session: nothing to report");
+  return lines;
+}
+
+}  // namespace
 
 int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> notes;
   absl::StatusOr<RuntimeConfig> config =
       LoadEffectiveConfig(options.config_path, &notes);
   if (!config.ok()) return Fail(config.status(), options.json, out, err);
+  if (!options.device.empty()) {
+    config->set_default_device(options.device);
+    config->set_placement_strategy(PLACEMENT_MANUAL);
+  }
 
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::CreateFromFile(options.model_path, *config);
   if (!session.ok()) return Fail(session.status(), options.json, out, err);
+  // The session notes environment overrides again: keep each line once.
+  for (const std::string& line : (*session)->log()) {
+    if (std::find(notes.begin(), notes.end(), line) == notes.end()) {
+      notes.push_back(line);
+    }
+  }
   const Graph& graph = (*session)->graph();
 
   Feeds feeds;
@@ -301,6 +341,13 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
     lines.push_back(absl::StrCat(names[i], ": ", DataTypeName(t.dtype()),
                                  t.shape().DebugString(), " ", text, "\n  -> ",
                                  path));
+  }
+  if (options.stats) {
+    json stats;
+    for (std::string& line : DeviceStats(**session, &stats)) {
+      lines.push_back(absl::StrCat("memory ", line));
+    }
+    result["memory"] = stats;
   }
   result["notes"] = notes;
   if (options.json) {

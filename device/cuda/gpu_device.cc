@@ -48,10 +48,10 @@ class CudaRegionSource final : public RegionSource {
       cudaMemGetInfo(&free_bytes, &total);
       cudaGetLastError();
       return absl::ResourceExhaustedError(absl::StrCat(
-          "cudaMalloc of ", bytes, " bytes (", HumanBytes(bytes),
+          "cudaMalloc of ", bytes, " bytes (", FormatBytes(bytes),
           ") on GPU ", ordinal_, " failed: ", cudaGetErrorString(err), "; ",
-          HumanBytes(static_cast<int64_t>(free_bytes)), " free of ",
-          HumanBytes(static_cast<int64_t>(total))));
+          FormatBytes(static_cast<int64_t>(free_bytes)), " free of ",
+          FormatBytes(static_cast<int64_t>(total))));
     }
     return p;
   }

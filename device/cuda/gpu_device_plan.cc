@@ -27,8 +27,8 @@ absl::StatusOr<int64_t> ResolveLimit(const MemoryLimit& limit,
       if (gpu.total_memory > 0 && limit.bytes() > gpu.total_memory) {
         return absl::InvalidArgumentError(absl::StrCat(
             field, ": limit of ", limit.bytes(), " bytes (",
-            HumanBytes(limit.bytes()), ") exceeds GPU ", gpu.index, " (",
-            gpu.name, ") with ", HumanBytes(gpu.total_memory), " in total"));
+            FormatBytes(limit.bytes()), ") exceeds GPU ", gpu.index, " (",
+            gpu.name, ") with ", FormatBytes(gpu.total_memory), " in total"));
       }
       return limit.bytes();
     case MemoryLimit::kFraction: {
@@ -124,8 +124,8 @@ absl::StatusOr<std::vector<GpuDeviceSpec>> PlanGpuDevices(
       if (gpu.total_memory > 0 && sum > gpu.total_memory) {
         return absl::InvalidArgumentError(absl::StrCat(
             "gpu[", position, "].logical_devices: limits add up to ",
-            HumanBytes(sum), ", more than GPU ", index, "'s ",
-            HumanBytes(gpu.total_memory)));
+            FormatBytes(sum), ", more than GPU ", index, "'s ",
+            FormatBytes(gpu.total_memory)));
       }
       continue;
     }

@@ -1,0 +1,122 @@
+#include "bench/cuda/raw_cuda.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice {
+namespace {
+
+absl::Status Check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorString(e)));
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+static __global__ void FillKernel(float* p, int64_t n, unsigned seed) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    unsigned x = static_cast<unsigned>(i) * 2654435761u + seed;
+    p[i] = static_cast<float>(x % 2001) / 1000.0f - 1.0f;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<double> RawSgemmSeconds(int n, bool tf32, int iters) {
+  const int64_t elems = int64_t{n} * n;
+  float *a = nullptr, *b = nullptr, *c = nullptr;
+  absl::Status s = Check(cudaMalloc(&a, elems * 4), "cudaMalloc");
+  if (s.ok()) s = Check(cudaMalloc(&b, elems * 4), "cudaMalloc");
+  if (s.ok()) s = Check(cudaMalloc(&c, elems * 4), "cudaMalloc");
+  cublasHandle_t handle = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  std::vector<double> times;
+  if (s.ok()) {
+    int blocks = static_cast<int>((elems + 255) / 256);
+    FillKernel<<<blocks, 256>>>(a, elems, 1);
+    FillKernel<<<blocks, 256>>>(b, elems, 2);
+    s = Check(cudaGetLastError(), "fill");
+  }
+  if (s.ok() && cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+    s = absl::InternalError("cublasCreate failed");
+  }
+  if (s.ok()) {
+    cublasSetMathMode(handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                   : CUBLAS_DEFAULT_MATH);
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    const float one = 1.f, zero = 0.f;
+    for (int i = 0; i < iters + 2 && s.ok(); ++i) {
+      cudaEventRecord(start);
+      if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b, n,
+                      a, n, &zero, c, n) != CUBLAS_STATUS_SUCCESS) {
+        s = absl::InternalError("cublasSgemm failed");
+      }
+      cudaEventRecord(stop);
+      s.Update(Check(cudaEventSynchronize(stop), "sync"));
+      float ms = 0;
+      cudaEventElapsedTime(&ms, start, stop);
+      if (i >= 2) times.push_back(ms * 1e-3);
+    }
+  }
+  if (start) cudaEventDestroy(start);
+  if (stop) cudaEventDestroy(stop);
+  if (handle) cublasDestroy(handle);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  if (!s.ok()) return s;
+  return Median(times);
+}
+
+absl::StatusOr<double> RawHostToDeviceGBps(int64_t bytes, bool pinned,
+                                           int iters) {
+  void* host = nullptr;
+  void* dev = nullptr;
+  absl::Status s;
+  if (pinned) {
+    s = Check(cudaMallocHost(&host, bytes), "cudaMallocHost");
+  } else {
+    host = std::malloc(bytes);
+    if (host == nullptr) s = absl::ResourceExhaustedError("malloc");
+  }
+  if (s.ok()) std::memset(host, 1, bytes);
+  if (s.ok()) s = Check(cudaMalloc(&dev, bytes), "cudaMalloc");
+  std::vector<double> rates;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  for (int i = 0; i < iters + 1 && s.ok(); ++i) {
+    cudaEventRecord(start);
+    s = Check(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice),
+              "cudaMemcpyAsync");
+    cudaEventRecord(stop);
+    s.Update(Check(cudaEventSynchronize(stop), "sync"));
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    if (i >= 1) rates.push_back(static_cast<double>(bytes) / (ms * 1e-3) / 1e9);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(dev);
+  if (pinned) {
+    cudaFreeHost(host);
+  } else {
+    std::free(host);
+  }
+  if (!s.ok()) return s;
+  return Median(rates);
+}
+
+}  // namespace sluice
