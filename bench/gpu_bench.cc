@@ -161,6 +161,8 @@ void BM_GpuMatMul(benchmark::State& state) {
   absl::StatusOr<double> raw = RawSgemmSeconds(static_cast<int>(n), tf32, 10);
   if (raw.ok()) {
     state.counters["raw_TFLOP/s"] = 2.0 * n * n * n / *raw * 1e-12;
+  } else {
+    state.SetLabel(std::string(raw.status().message()));
   }
 #endif
 }
@@ -200,6 +202,10 @@ void BM_GpuFeed1GiB(benchmark::State& state) {
   absl::StatusOr<double> pinned = RawHostToDeviceGBps(n * 4, true, 3);
   if (pageable.ok()) state.counters["raw_pageable_GB/s"] = *pageable;
   if (pinned.ok()) state.counters["raw_pinned_GB/s"] = *pinned;
+  if (!pageable.ok() || !pinned.ok()) {
+    state.SetLabel(std::string(
+        (!pageable.ok() ? pageable.status() : pinned.status()).message()));
+  }
 #endif
 }
 BENCHMARK(BM_GpuFeed1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);

@@ -201,6 +201,7 @@ TEST(SessionTest, PeakMemoryFollowsTheLiveSetNotTheGraph) {
 
 TEST(SessionTest, ModelThatCannotFitIsRejectedWhenTheSessionIsCreated) {
   RuntimeConfig config;
+  config.set_use_gpu(false);
   config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
   GraphDef def;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(NegChain(3), &def));

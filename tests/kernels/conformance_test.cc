@@ -350,6 +350,21 @@ void ExpectClose(const Tensor& gpu, const Tensor& cpu, double rtol,
   }
 }
 
+void ExpectNormClose(const Tensor& gpu, const Tensor& cpu, double tol,
+                     const std::string& what) {
+  ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
+  std::vector<double> g = ToDoubles(gpu);
+  std::vector<double> c = ToDoubles(cpu);
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    ASSERT_FALSE(std::isnan(g[i])) << what << ": NaN at " << i;
+    diff += (g[i] - c[i]) * (g[i] - c[i]);
+    norm += c[i] * c[i];
+  }
+  const double rel = std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+  EXPECT_LE(rel, tol) << what << ": ||gpu - cpu|| / ||cpu|| = " << rel;
+}
+
 TEST_P(ConformanceTest, GpuMatchesCpu) {
   const Case& c = GetParam();
   std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>()(c.name) & 0xffff));
@@ -390,6 +405,14 @@ TEST_P(ConformanceTest, GpuMatchesCpu) {
   ASSERT_EQ(out->size(), cpu->size());
   const DataType in_dtype = c.inputs.empty() ? DT_FLOAT : c.inputs[0].dtype;
   for (size_t i = 0; i < out->size(); ++i) {
+    if (c.tf32) {
+      // TF32 rounds operands to 10 mantissa bits: single elements of a long
+      // dot product can cancel to near zero, so the whole result is judged
+      // by ||gpu - cpu|| / ||cpu|| (METHOD.md: near 3e-4 for TF32).
+      ExpectNormClose((*out)[i], (*cpu)[i], 2e-3,
+                      absl::StrCat(c.name, " output ", i));
+      continue;
+    }
     double rtol = std::max(Tolerance((*cpu)[i].dtype(), c.tf32),
                            Tolerance(in_dtype, c.tf32));
     ExpectClose((*out)[i], (*cpu)[i], rtol * c.tol_scale,
