@@ -1,4 +1,5 @@
-// Executor overhead and CPU MatMul throughput, through the session API.
+// Executor overhead and CPU MatMul throughput, through the session API, on
+// the CPU even where a GPU is present (bench/gpu_bench.cc covers the GPU).
 //
 //   build/bench/executor_bench --benchmark_counters_tabular=true
 //
@@ -35,6 +36,7 @@ std::unique_ptr<Session> MakeSession(const GraphDef& def, int inter_op) {
   if (!g.ok()) return nullptr;
   RuntimeConfig config;
   config.set_inter_op_threads(inter_op);
+  config.set_use_gpu(false);  // this benchmark measures the CPU path
   absl::StatusOr<std::unique_ptr<Session>> s =
       Session::Create(*std::move(g), config);
   return s.ok() ? *std::move(s) : nullptr;

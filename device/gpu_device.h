@@ -127,9 +127,13 @@ struct GpuDeviceSpec {
   int64_t memory_limit = 0;  // bytes, > 0
 };
 
-// Memory the runtime leaves on a card for the CUDA context and libraries
-// when no limit is set ("the whole card" = free memory minus this).
-inline constexpr int64_t kGpuReservedBytes = int64_t{768} << 20;
+// Memory the runtime leaves on a card for the CUDA context, lazily loaded
+// kernel modules, per-thread local memory (which grows on the first launch of
+// a kernel with a larger stack frame) and libraries, when no limit is set
+// ("the whole card" = free memory minus this). 768 MiB was too little on an
+// H200: the first launch of a new kernel failed with cudaErrorMemoryAllocation
+// once the arena had reserved the rest (2026-11-29).
+inline constexpr int64_t kGpuReservedBytes = int64_t{3} << 30;
 
 // Which logical GPUs `config` asks for on these physical GPUs, in /gpu:N
 // order: visible_gpus (all usable GPUs when empty; use_gpu false hides all),

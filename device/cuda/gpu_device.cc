@@ -228,11 +228,6 @@ class CudaGpuDevice final : public GpuDevice {
   void* stream(GpuStream which) const override { return Raw(which); }
   void* cublas_handle() const override { return cublas_; }
   absl::Status MakeCurrent() const override {
-    // Called before every launch: skip the driver call when already current.
-    int current = -1;
-    if (cudaGetDevice(&current) == cudaSuccess && current == physical_) {
-      return absl::OkStatus();
-    }
     return CudaStatus(cudaSetDevice(physical_), "cudaSetDevice");
   }
 
