@@ -210,6 +210,52 @@ void BM_GpuFeed1GiB(benchmark::State& state) {
 }
 BENCHMARK(BM_GpuFeed1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
+// 1 GiB made on /gpu:0 (Expand of one value), read on /gpu:1 (Identity
+// requested there): the step includes one peer copy through the runtime.
+// range(0) = 1 puts the Identity on /gpu:0 as well, the baseline without the
+// copy; peer GB/s = 1 GiB / (t_cross - t_same), computed from the two rows.
+void BM_GpuPeerCopy1GiB(benchmark::State& state) {
+  const int64_t n = int64_t{1} << 28;
+  const bool same_gpu = state.range(0) != 0;
+  GraphDef def;
+  *def.add_node() = InputNode("v", {1});
+  NodeDef big = Node("big", "Expand", {"v"});
+  SetIntList(&big, "shape", {n});
+  big.set_device("/gpu:0");
+  *def.add_node() = big;
+  NodeDef id = Node("moved", "Identity", {"big"});
+  id.set_device(same_gpu ? "/gpu:0" : "/gpu:1");
+  *def.add_node() = id;
+  NodeDef slice = Node("first", "Slice", {"moved"});
+  SetIntList(&slice, "begin", {0});
+  SetIntList(&slice, "end", {1});
+  slice.set_device(same_gpu ? "/gpu:0" : "/gpu:1");
+  *def.add_node() = slice;
+  def.mutable_signature()->add_inputs()->set_name("v");
+  Output(&def, "first");
+  std::unique_ptr<Session> s = GpuSession(state, def);
+  if (s == nullptr) return;
+  if (!same_gpu &&
+      s->assignment()[s->graph().FindNode("moved")->id()]->name() != "/gpu:1") {
+    state.SkipWithError("needs two GPUs");
+    return;
+  }
+  Feeds feeds = {{"v", Tensor::FromVector<float>({0.5f}, Shape({1}))}};
+  if (!RunOk(state, *s, feeds)) return;
+  for (auto _ : state) {
+    auto out = s->Run(feeds);
+    benchmark::DoNotOptimize(out);
+  }
+#ifdef SLUICE_WITH_CUDA
+  if (!same_gpu) {
+    absl::StatusOr<double> raw = RawPeerCopyGBps(n * 4, 5);
+    if (raw.ok()) state.counters["raw_peer_GB/s"] = *raw;
+  }
+#endif
+}
+BENCHMARK(BM_GpuPeerCopy1GiB)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->MinTime(1.0);
+
 }  // namespace
 }  // namespace sluice
 

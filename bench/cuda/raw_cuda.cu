@@ -119,4 +119,40 @@ absl::StatusOr<double> RawHostToDeviceGBps(int64_t bytes, bool pinned,
   return Median(rates);
 }
 
+absl::StatusOr<double> RawPeerCopyGBps(int64_t bytes, int iters) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
+    cudaGetLastError();
+    return absl::FailedPreconditionError("needs two GPUs");
+  }
+  void* src = nullptr;
+  void* dst = nullptr;
+  absl::Status s = Check(cudaSetDevice(1), "cudaSetDevice");
+  if (s.ok()) s = Check(cudaMalloc(&dst, bytes), "cudaMalloc");
+  if (s.ok()) s = Check(cudaSetDevice(0), "cudaSetDevice");
+  if (s.ok()) s = Check(cudaMalloc(&src, bytes), "cudaMalloc");
+  if (s.ok()) s = Check(cudaMemset(src, 1, bytes), "cudaMemset");
+  std::vector<double> rates;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  for (int i = 0; i < iters + 1 && s.ok(); ++i) {
+    cudaEventRecord(start);
+    s = Check(cudaMemcpyPeerAsync(dst, 1, src, 0, bytes), "cudaMemcpyPeerAsync");
+    cudaEventRecord(stop);
+    s.Update(Check(cudaEventSynchronize(stop), "sync"));
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    if (i >= 1) rates.push_back(static_cast<double>(bytes) / (ms * 1e-3) / 1e9);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(src);
+  cudaSetDevice(1);
+  cudaFree(dst);
+  cudaSetDevice(0);
+  if (!s.ok()) return s;
+  return Median(rates);
+}
+
 }  // namespace sluice

@@ -23,6 +23,10 @@ absl::StatusOr<double> RawSgemmSeconds(int n, bool tf32, int iters);
 absl::StatusOr<double> RawHostToDeviceGBps(int64_t bytes, bool pinned,
                                            int iters);
 
+// GB/s of one cudaMemcpyPeerAsync of `bytes` from GPU 0 to GPU 1 (median of
+// `iters`). FAILED_PRECONDITION with fewer than two GPUs.
+absl::StatusOr<double> RawPeerCopyGBps(int64_t bytes, int iters);
+
 }  // namespace sluice
 
 #endif  // SLUICE_BENCH_CUDA_RAW_CUDA_H_
