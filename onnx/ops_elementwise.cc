@@ -109,6 +109,18 @@ absl::Status ConvertLogic(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, z);
 }
 
+// IsNaN(x) = !(x == x): NaN is the only value not equal to itself.
+absl::Status ConvertIsNaN(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr self_equal,
+                   ctx.em().Emit1("Equal", ctx.Hint(node, "self_equal"), {x, x}));
+  ASSIGN_OR_RETURN(
+      ValuePtr z,
+      ctx.em().Emit1("Equal", ctx.Hint(node),
+                     {self_equal, Scalar(ctx, DT_BOOL, 0, ctx.Hint(node, "false"))}));
+  return ctx.SetOutput(node, 0, z);
+}
+
 absl::Status ConvertReciprocal(const onnx::NodeProto& node,
                                ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
@@ -210,6 +222,7 @@ void AddElementwiseOps(OnnxOpTable* table) {
     (*table)[op] = {ConvertLogic, nullptr};
   }
   (*table)["Reciprocal"] = {ConvertReciprocal, nullptr};
+  (*table)["IsNaN"] = {ConvertIsNaN, nullptr};
   (*table)["Where"] = {ConvertWhere, nullptr};
   (*table)["Cast"] = {ConvertCast, CheckCast};
   (*table)["CastLike"] = {ConvertCast, nullptr};

@@ -469,6 +469,23 @@ def external_mlp(rng):
          inits, {"x": x}, 13, external=True, rtol=1e-4)
 
 
+def isnan_where(rng):
+    # The pattern PyTorch's attention export emits: NaNs replaced by zero.
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    x[0, 1] = np.nan
+    x[2, 3] = np.nan
+    n = helper.make_node
+    nodes = [n("IsNaN", ["x"], ["m"]), n("Where", ["m", "zero", "x"], ["y"])]
+
+    def check(f):
+        a = f["x"]
+        return [np.isnan(a), np.where(np.isnan(a), np.float32(0), a)]
+    save("isnan_where", nodes, [vi("x", F, [3, 4])],
+         [vi("m", BOOL, None), vi("y", F, None)],
+         [init("zero", np.zeros((), np.float32))], {"x": x}, 17,
+         numpy_check=check)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20240607)
@@ -486,6 +503,7 @@ def main():
     conv_variants(rng)
     transformer(rng)
     external_mlp(rng)
+    isnan_where(rng)
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump(MANIFEST, f, indent=1)
     print(f"wrote {len(MANIFEST)} models to {OUT}", file=sys.stderr)

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Real architectures through sluice's ONNX importer, on the H200 machine.
+
+Builds models with random weights in PyTorch (torchvision ResNet-18, a small
+GPT-2 and a small BERT from transformers), exports each to ONNX (opset 17),
+runs it with `sluice run` on the GPU and on the CPU, and compares the outputs
+with PyTorch (float32, TF32 off) and onnxruntime (CPU provider).
+
+    python3 scripts/real_onnx_models.py --sluice .gpu/bin/sluice --out $OUT
+
+Prints one table row per model and device: the largest absolute difference
+and the relative L2 difference against each reference, and sluice's status.
+Needs torch, torchvision, transformers, onnx, onnxruntime (present on the
+H200 machine; not on the development machines, so CI does not run this).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def build_models():
+    import torch
+    import torchvision
+    import transformers
+
+    torch.manual_seed(0)
+    models = []
+    resnet = torchvision.models.resnet18(weights=None).eval()
+    models.append(("resnet18", resnet,
+                   {"x": torch.randn(1, 3, 224, 224)}))
+    gpt_cfg = transformers.GPT2Config(n_layer=2, n_embd=256, n_head=4,
+                                      vocab_size=1000, n_positions=128)
+    gpt = transformers.GPT2Model(gpt_cfg).eval()
+    models.append(("gpt2_small", gpt,
+                   {"input_ids": torch.randint(0, 1000, (1, 32))}))
+    bert_cfg = transformers.BertConfig(num_hidden_layers=2, hidden_size=256,
+                                       num_attention_heads=4,
+                                       intermediate_size=1024,
+                                       vocab_size=1000)
+    bert = transformers.BertModel(bert_cfg).eval()
+    models.append(("bert_small", bert,
+                   {"input_ids": torch.randint(0, 1000, (1, 32))}))
+    return models
+
+
+class FirstOutput:
+    """Wraps a model so that its first tensor output is the graph output."""
+
+    def __init__(self, model):
+        import torch
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, *args):
+                out = self.inner(*args)
+                if hasattr(out, "last_hidden_state"):
+                    return out.last_hidden_state
+                if isinstance(out, (tuple, list)):
+                    return out[0]
+                return out
+
+        self.module = Wrapper(model).eval()
+
+
+def export(name, model, inputs, out_dir):
+    import torch
+    path = os.path.join(out_dir, f"{name}.onnx")
+    wrapped = FirstOutput(model).module
+    args = tuple(inputs.values())
+    errors = []
+    for kwargs in ({"dynamo": False}, {"dynamo": True}):
+        try:
+            torch.onnx.export(wrapped, args, path, opset_version=17,
+                              input_names=list(inputs.keys()),
+                              output_names=["y"], do_constant_folding=True,
+                              **kwargs)
+            return path, kwargs, wrapped
+        except Exception as e:  # the exporter raises many kinds
+            errors.append(f"{kwargs}: {type(e).__name__}: {e}"[:300])
+    raise RuntimeError("; ".join(errors))
+
+
+def rel_l2(a, b):
+    return float(np.linalg.norm((a - b).ravel()) /
+                 max(np.linalg.norm(b.ravel()), 1e-30))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sluice", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    import torch
+    import onnxruntime as ort
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+    rows = []
+    for name, model, inputs in build_models():
+        try:
+            path, how, wrapped = export(name, model, inputs, args.out)
+        except Exception as e:
+            rows.append((name, "export", f"failed: {e}"))
+            continue
+        feeds = {k: v.numpy() for k, v in inputs.items()}
+        input_args = []
+        for k, v in feeds.items():
+            f = os.path.join(args.out, f"{name}_{k}.npy")
+            np.save(f, v)
+            input_args += ["--input", f"{k}={f}"]
+        with torch.no_grad():
+            dev = wrapped.cuda()
+            cuda_args = tuple(v.cuda() for v in inputs.values())
+            want_torch = dev(*cuda_args).float().cpu().numpy()
+            for _ in range(3):
+                dev(*cuda_args)
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(20):
+                dev(*cuda_args)
+            torch.cuda.synchronize()
+            torch_ms = (time.perf_counter() - start) / 20 * 1e3
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        want_ort = sess.run(None, feeds)[0]
+        rows.append((name, "export", f"ok ({how}); torch eager on GPU "
+                     f"{torch_ms:.3f} ms/step"))
+        for device, config in (("gpu", None), ("cpu", "use_gpu: false\n")):
+            cmd = [args.sluice, "run", path, *input_args,
+                   "--output-dir", os.path.join(args.out, f"{name}_{device}")]
+            if config:
+                cfg = os.path.join(args.out, "cpu.pbtxt")
+                with open(cfg, "w") as f:
+                    f.write(config)
+                cmd += ["--config", cfg]
+            start = time.perf_counter()
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            wall = time.perf_counter() - start
+            if r.returncode != 0:
+                msg = (r.stderr or r.stdout).strip().replace("\n", " | ")
+                rows.append((name, device, f"sluice failed: {msg[:600]}"))
+                continue
+            got = np.load(os.path.join(args.out, f"{name}_{device}", "y.npy"))
+            rows.append((name, device,
+                         f"max|d| vs torch {np.abs(got - want_torch).max():.2e}"
+                         f", relL2 vs torch {rel_l2(got, want_torch):.2e}, "
+                         f"max|d| vs ort {np.abs(got - want_ort).max():.2e}, "
+                         f"relL2 vs ort {rel_l2(got, want_ort):.2e}; "
+                         f"`sluice run` wall {wall:.2f} s (load+place+1 step)"))
+    for row in rows:
+        print(" | ".join(row))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
