@@ -152,6 +152,49 @@ absl::Status ConvertRange(const onnx::NodeProto& node, ImportContext& ctx) {
   return SetConst(node, ctx, std::move(out));
 }
 
+// GatherElements on constants (what BERT's export does with its
+// token-type buffer): evaluated here, like Range. A non-constant input is
+// an error naming the node: sluice has no GatherElements kernel.
+absl::Status ConvertGatherElements(const onnx::NodeProto& node,
+                                   ImportContext& ctx) {
+  ASSIGN_OR_RETURN(Tensor data, ctx.ConstInput(node, 0, "data"));
+  ASSIGN_OR_RETURN(Tensor indices, ctx.ConstInput(node, 1, "indices"));
+  const int rank = data.rank();
+  if (indices.rank() != rank || rank == 0) {
+    return Bad(node, "data and indices must have the same rank (at least 1)");
+  }
+  int64_t axis = AttrInt(node, "axis", 0);
+  if (axis < -rank || axis >= rank) return Bad(node, "axis out of range");
+  if (axis < 0) axis += rank;
+  ASSIGN_OR_RETURN(std::vector<double> idx, ToDoubles(indices));
+  ASSIGN_OR_RETURN(Tensor out, Tensor::Create(data.dtype(), indices.shape()));
+  const size_t size = DataTypeSize(data.dtype());
+  const char* src = static_cast<const char*>(data.raw_data());
+  char* dst = static_cast<char*>(out.raw_data());
+  std::vector<int64_t> pos(rank, 0);  // index into `indices`, row-major
+  for (size_t i = 0; i < idx.size(); ++i) {
+    int64_t k = static_cast<int64_t>(idx[i]);
+    const int64_t dim = data.dim(axis);
+    if (k < -dim || k >= dim) {
+      return Bad(node, absl::StrCat("index ", k, " is out of range for axis ",
+                                    axis, " of size ", dim));
+    }
+    if (k < 0) k += dim;
+    int64_t offset = 0;
+    for (int d = 0; d < rank; ++d) {
+      const int64_t p = d == axis ? k : pos[d];
+      if (p >= data.dim(d)) return Bad(node, "indices larger than data");
+      offset = offset * data.dim(d) + p;
+    }
+    std::memcpy(dst + i * size, src + offset * size, size);
+    for (int d = rank - 1; d >= 0; --d) {  // next position in `indices`
+      if (++pos[d] < indices.dim(d)) break;
+      pos[d] = 0;
+    }
+  }
+  return SetConst(node, ctx, std::move(out));
+}
+
 absl::Status ConvertReshape(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> shape,
@@ -331,6 +374,7 @@ void AddShapeOps(OnnxOpTable* table) {
   (*table)["Constant"] = {ConvertConstant, CheckConstant};
   (*table)["ConstantOfShape"] = {ConvertConstantOfShape, nullptr};
   (*table)["Range"] = {ConvertRange, nullptr};
+  (*table)["GatherElements"] = {ConvertGatherElements, nullptr};
   (*table)["Reshape"] = {ConvertReshape, nullptr};
   (*table)["Flatten"] = {ConvertFlatten, nullptr};
   (*table)["Transpose"] = {ConvertTranspose, nullptr};

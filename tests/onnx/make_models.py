@@ -486,6 +486,23 @@ def isnan_where(rng):
          numpy_check=check)
 
 
+def gather_elements(rng):
+    # On constants, as BERT's export uses it (folded at import time).
+    data = rng.standard_normal((2, 3)).astype(np.float32)
+    index = np.array([[2, 0], [-1, 1]], np.int64)
+    x = rng.standard_normal((2, 2)).astype(np.float32)
+    n = helper.make_node
+    nodes = [n("GatherElements", ["data", "index"], ["g"], axis=1),
+             n("Add", ["g", "x"], ["y"])]
+
+    def check(f):
+        idx = np.where(index < 0, index + 3, index)
+        return [np.take_along_axis(data, idx, axis=1) + f["x"]]
+    save("gather_elements", nodes, [vi("x", F, [2, 2])], [vi("y", F, None)],
+         [init("data", data), init("index", index)], {"x": x}, 17,
+         numpy_check=check)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20240607)
@@ -504,6 +521,7 @@ def main():
     transformer(rng)
     external_mlp(rng)
     isnan_where(rng)
+    gather_elements(rng)
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump(MANIFEST, f, indent=1)
     print(f"wrote {len(MANIFEST)} models to {OUT}", file=sys.stderr)
