@@ -74,6 +74,23 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err);
 int RunMain(const std::vector<std::string>& args, std::ostream& out,
             std::ostream& err);
 
+struct BenchOptions {
+  std::string model_path;
+  std::vector<std::string> inputs;  // "NAME=FILE.npy"
+  bool random_inputs = false;
+  uint64_t seed = 0;
+  int warmup = 3;
+  int runs = 0;          // 0: as many as `seconds` allows
+  double seconds = 2.0;
+  std::string config_path;
+  std::string device;
+  bool json = false;
+};
+void AddBenchOptions(CLI::App* app, BenchOptions* options);
+int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err);
+int BenchMain(const std::vector<std::string>& args, std::ostream& out,
+              std::ostream& err);
+
 }  // namespace sluice
 
 #endif  // SLUICE_TOOLS_COMMANDS_H_

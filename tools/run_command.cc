@@ -27,6 +27,7 @@
 #include "executor/session.h"
 #include "nlohmann/json.hpp"
 #include "tools/cli_util.h"
+#include "tools/feeds.h"
 #include "tools/commands.h"
 
 namespace sluice {
@@ -35,122 +36,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int kValuesShown = 8;
-
-// SplitMix64: a tiny generator with a fixed, platform-independent sequence
-// (std:: distributions differ between standard libraries).
-class Random {
- public:
-  explicit Random(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, 1).
-  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1p-53; }
-
- private:
-  uint64_t state_;
-};
-
-template <typename T>
-void FillRandom(Tensor* t, Random* random) {
-  T* data = t->data<T>();
-  for (int64_t i = 0; i < t->NumElements(); ++i) {
-    if constexpr (std::is_same_v<T, bool>) {
-      data[i] = (random->Next() & 1) != 0;
-    } else if constexpr (std::is_integral_v<T>) {
-      data[i] = static_cast<T>(random->Next() % 10);
-    } else {
-      data[i] = static_cast<T>(static_cast<float>(random->Uniform() * 2.0 - 1.0));
-    }
-  }
-}
-
-absl::StatusOr<Tensor> RandomTensor(DataType dtype, const Shape& shape,
-                                    Random* random) {
-  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape));
-  absl::Status status = absl::OkStatus();
-  SLUICE_SWITCH_DTYPE(
-      dtype, FillRandom<T>(&t, random),
-      status = absl::InvalidArgumentError(
-          absl::StrCat("cannot make random values of ", DataTypeName(dtype))));
-  RETURN_IF_ERROR(status);
-  return t;
-}
-
-// Feeds for every graph input not given with --input.
-absl::Status AddRandomInputs(const Graph& graph, uint64_t seed,
-                             const std::set<std::string>& given, Feeds* feeds,
-                             std::vector<std::string>* notes) {
-  Random random(seed);
-  for (const GraphInput& in : graph.inputs()) {
-    if (given.count(in.name) > 0) continue;
-    if (in.shape.unknown_rank()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", in.name, "' has an unknown rank, so no random value can "
-          "be made for it; give it with --input ", in.name, "=FILE.npy"));
-    }
-    Shape shape = in.shape;
-    for (int i = 0; i < shape.rank(); ++i) {
-      if (shape.dim(i) < 0) shape.set_dim(i, 1);
-    }
-    if (shape != in.shape) {
-      notes->push_back(absl::StrCat("random input '", in.name, "': shape ",
-                                    in.shape.DebugString(), " run as ",
-                                    shape.DebugString(),
-                                    " (unknown dimensions become 1)"));
-    }
-    ASSIGN_OR_RETURN(Tensor t, RandomTensor(in.dtype, shape, &random));
-    feeds->emplace_back(in.name, std::move(t));
-  }
-  return absl::OkStatus();
-}
-
-// A float32 tensor converted to bfloat16 (NumPy cannot store bfloat16).
-Tensor ToBfloat16(const Tensor& f32) {
-  absl::StatusOr<Tensor> t = Tensor::Create(DT_BFLOAT16, f32.shape());
-  if (!t.ok()) return f32;
-  const float* in = f32.data<float>();
-  bfloat16* out = t->data<bfloat16>();
-  for (int64_t i = 0; i < f32.NumElements(); ++i) out[i] = bfloat16(in[i]);
-  return *std::move(t);
-}
-
-// The --input feeds. Errors name the flag or the file.
-absl::Status ReadInputs(const Graph& graph,
-                        const std::vector<std::string>& specs, Feeds* feeds,
-                        std::set<std::string>* given,
-                        std::vector<std::string>* notes) {
-  for (const std::string& spec : specs) {
-    const size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--input '", spec, "': expected NAME=FILE.npy"));
-    }
-    const std::string name = spec.substr(0, eq);
-    const std::string path = spec.substr(eq + 1);
-    if (!given->insert(name).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input ", name, " is given more than once"));
-    }
-    absl::StatusOr<Tensor> t = ReadNpy(path);
-    if (!t.ok()) {
-      return absl::Status(t.status().code(),
-                          absl::StrCat("input '", name, "': ",
-                                       t.status().message()));
-    }
-    const GraphInput* in = graph.FindInput(name);
-    if (in != nullptr && in->dtype == DT_BFLOAT16 && t->dtype() == DT_FLOAT) {
-      notes->push_back(absl::StrCat("input '", name,
-                                    "': float32 file converted to bfloat16"));
-      *t = ToBfloat16(*t);
-    }
-    feeds->emplace_back(name, *std::move(t));
-  }
-  return absl::OkStatus();
-}
 
 template <typename T>
 void AppendValues(const Tensor& t, int64_t n, json* values,
@@ -285,11 +170,8 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   const Graph& graph = (*session)->graph();
 
   Feeds feeds;
-  std::set<std::string> given;
-  absl::Status s = ReadInputs(graph, options.inputs, &feeds, &given, &notes);
-  if (s.ok() && options.random_inputs) {
-    s = AddRandomInputs(graph, options.seed, given, &feeds, &notes);
-  }
+  absl::Status s = MakeFeeds(graph, options.inputs, options.random_inputs,
+                             options.seed, &feeds, &notes);
   if (!s.ok()) return Fail(s, options.json, out, err);
 
   const std::vector<std::string> names = (*session)->DefaultFetchNames();

@@ -44,6 +44,11 @@ int SluiceMain(const std::vector<std::string>& args, std::ostream& out,
       "place", "Place a model on devices (real or planned) without running it");
   AddPlaceOptions(place_app, &place);
 
+  BenchOptions bench;
+  CLI::App* bench_app = app.add_subcommand(
+      "bench", "Time a model: creation, first step, latency percentiles");
+  AddBenchOptions(bench_app, &bench);
+
   if (args.empty()) {
     err << app.help();
     return kExitUsage;
@@ -56,6 +61,7 @@ int SluiceMain(const std::vector<std::string>& args, std::ostream& out,
   if (run_app->parsed()) return RunRun(run, out, err);
   if (convert_app->parsed()) return RunConvert(convert, out, err);
   if (place_app->parsed()) return RunPlace(place, out, err);
+  if (bench_app->parsed()) return RunBench(bench, out, err);
   err << "error: no command given\n";
   return kExitUsage;
 }

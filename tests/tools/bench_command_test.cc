@@ -1,0 +1,61 @@
+// `sluice bench`: timings as JSON and text, and its errors.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/tools/tools_test_util.h"
+#include "tools/commands.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(BenchCommandTest, ReportsLatencyPercentilesAsJson) {
+  CommandResult r = RunCommand(
+      BenchMain, {ExampleFile("mlp.pbtxt"), "--input",
+                  "x=" + ExampleFile("mlp_input.npy"), "--runs", "7",
+                  "--warmup", "1", "--json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  EXPECT_EQ(j["runs"].get<int>(), 7);
+  const nlohmann::json& l = j["latency_s"];
+  EXPECT_GT(l["min"].get<double>(), 0.0);
+  EXPECT_LE(l["min"].get<double>(), l["p50"].get<double>());
+  EXPECT_LE(l["p50"].get<double>(), l["p90"].get<double>());
+  EXPECT_LE(l["p90"].get<double>(), l["p99"].get<double>());
+  EXPECT_LE(l["p99"].get<double>(), l["max"].get<double>());
+  EXPECT_GT(j["session_create_s"].get<double>(), 0.0);
+  EXPECT_GT(j["first_run_s"].get<double>(), 0.0);
+  EXPECT_GT(j["steps_per_s"].get<double>(), 0.0);
+}
+
+TEST(BenchCommandTest, PrintsTextWithRandomInputs) {
+  CommandResult r = RunCommand(
+      BenchMain, {ExampleFile("cnn.pb"), "--random-inputs", "--runs", "2"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("session creation: "));
+  EXPECT_THAT(r.out, HasSubstr("timed runs: 2"));
+  EXPECT_THAT(r.out, HasSubstr("latency: min "));
+  EXPECT_THAT(r.out, HasSubstr("throughput: "));
+}
+
+TEST(BenchCommandTest, MissingInputNamesItAndSuggestsTheFlags) {
+  CommandResult r = RunCommand(BenchMain, {ExampleFile("mlp.pbtxt")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("missing input 'x'"));
+  EXPECT_THAT(r.err, HasSubstr("--random-inputs"));
+}
+
+TEST(BenchCommandTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunCommand(BenchMain, {}).code, 2);
+  EXPECT_EQ(RunCommand(BenchMain, {ExampleFile("mlp.pbtxt"), "--runs", "0"}).code, 2);
+  EXPECT_EQ(RunCommand(BenchMain, {ExampleFile("mlp.pbtxt"), "--runs", "3",
+                                   "--seconds", "1"}).code,
+            2);
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,225 @@
+// `sluice bench MODEL [--input NAME=FILE.npy]... [--random-inputs [--seed N]]
+// [--warmup N] [--runs N | --seconds S] [--config CFG] [--device DEV]
+// [--json]`: times session creation, the first step, and then repeated
+// steps, reporting latency min / p50 / p90 / p99 / max, throughput and each
+// GPU's peak memory. A progress bar shows on a terminal and stays out of
+// pipes and --json.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "device/gpu_device.h"
+#include "executor/session.h"
+#include "nlohmann/json.hpp"
+#include "tools/cli_util.h"
+#include "tools/commands.h"
+#include "tools/feeds.h"
+
+namespace sluice {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// The q-quantile (0..1) of sorted values, nearest rank.
+double Quantile(const std::vector<double>& sorted, double q) {
+  size_t i = static_cast<size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+std::string Ms(double seconds) { return absl::StrFormat("%.3f ms", seconds * 1e3); }
+
+int Fail(const absl::Status& status, bool json_mode, std::ostream& out,
+         std::ostream& err) {
+  if (json_mode) {
+    out << json{{"ok", false}, {"error", std::string(status.message())}}.dump(2)
+        << "\n";
+  } else {
+    PrintStatusLines(err, "error", status);
+  }
+  return kExitFailure;
+}
+
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled) {}
+  void Show(double fraction) {
+    if (!enabled_) return;
+    int filled = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 30);
+    std::fprintf(stderr, "\r[%-30s] %3d%%", std::string(filled, '#').c_str(),
+                 static_cast<int>(fraction * 100));
+    std::fflush(stderr);
+  }
+  ~Progress() {
+    if (enabled_) std::fprintf(stderr, "\r%40s\r", "");
+  }
+
+ private:
+  bool enabled_;
+};
+
+}  // namespace
+
+void AddBenchOptions(CLI::App* app, BenchOptions* options) {
+  app->description(
+      "Time a model: session creation, the first step, then repeated steps "
+      "(latency percentiles, throughput, peak GPU memory).");
+  app->add_option("MODEL", options->model_path,
+                  "Model file (.pb, .pbtxt or .onnx)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app->add_option("--input", options->inputs,
+                  "NAME=FILE.npy: a value for graph input NAME (repeatable)");
+  CLI::Option* random = app->add_flag(
+      "--random-inputs", options->random_inputs,
+      "Random values for every input not given with --input");
+  app->add_option("--seed", options->seed, "Seed for --random-inputs")
+      ->needs(random);
+  app->add_option("--warmup", options->warmup, "Untimed steps after the first")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  CLI::Option* runs = app->add_option(
+      "--runs", options->runs, "Timed steps (default: as many as --seconds allows)");
+  runs->check(CLI::PositiveNumber);
+  app->add_option("--seconds", options->seconds,
+                  "Time budget for the timed steps when --runs is not given")
+      ->check(CLI::PositiveNumber)
+      ->excludes(runs)
+      ->capture_default_str();
+  app->add_option("--config", options->config_path, "A RuntimeConfig text proto")
+      ->check(CLI::ExistingFile);
+  app->add_option("--device", options->device,
+                  "Run on this device (e.g. gpu:0, cpu:0)");
+  app->add_flag("--json", options->json, "Print JSON instead of text");
+}
+
+int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> notes;
+  absl::StatusOr<RuntimeConfig> config =
+      LoadEffectiveConfig(options.config_path, &notes);
+  if (!config.ok()) return Fail(config.status(), options.json, out, err);
+  if (!options.device.empty()) {
+    config->set_default_device(options.device);
+    config->set_placement_strategy(PLACEMENT_MANUAL);
+  }
+  const Clock::time_point t0 = Clock::now();
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      Session::CreateFromFile(options.model_path, *config);
+  if (!session.ok()) return Fail(session.status(), options.json, out, err);
+  const double create_s = Seconds(t0, Clock::now());
+
+  Feeds feeds;
+  absl::Status s = MakeFeeds((*session)->graph(), options.inputs,
+                             options.random_inputs, options.seed, &feeds, &notes);
+  if (!s.ok()) return Fail(s, options.json, out, err);
+
+  Clock::time_point start = Clock::now();
+  absl::StatusOr<std::vector<Tensor>> first = (*session)->Run(feeds);
+  if (!first.ok()) {
+    absl::Status status = first.status();
+    if (status.code() == absl::StatusCode::kInvalidArgument &&
+        !options.random_inputs &&
+        feeds.size() < (*session)->graph().inputs().size()) {
+      status = absl::Status(
+          status.code(), absl::StrCat(status.message(),
+                                      "\n(give each input with --input "
+                                      "NAME=FILE.npy, or use --random-inputs)"));
+    }
+    return Fail(status, options.json, out, err);
+  }
+  const double first_s = Seconds(start, Clock::now());
+  for (int i = 0; i < options.warmup; ++i) {
+    absl::StatusOr<std::vector<Tensor>> r = (*session)->Run(feeds);
+    if (!r.ok()) return Fail(r.status(), options.json, out, err);
+  }
+
+  Progress progress(!options.json && isatty(STDERR_FILENO));
+  std::vector<double> latencies;
+  const Clock::time_point timed = Clock::now();
+  while (true) {
+    const double elapsed = Seconds(timed, Clock::now());
+    if (options.runs > 0 ? static_cast<int>(latencies.size()) >= options.runs
+                         : (elapsed >= options.seconds && !latencies.empty())) {
+      break;
+    }
+    start = Clock::now();
+    absl::StatusOr<std::vector<Tensor>> r = (*session)->Run(feeds);
+    if (!r.ok()) return Fail(r.status(), options.json, out, err);
+    latencies.push_back(Seconds(start, Clock::now()));
+    progress.Show(options.runs > 0
+                      ? static_cast<double>(latencies.size()) / options.runs
+                      : elapsed / options.seconds);
+  }
+  const double total = Seconds(timed, Clock::now());
+  std::vector<double> sorted = latencies;
+  std::sort(sorted.begin(), sorted.end());
+
+  json result = {{"ok", true},
+                 {"model", options.model_path},
+                 {"session_create_s", create_s},
+                 {"first_run_s", first_s},
+                 {"runs", latencies.size()},
+                 {"latency_s",
+                  {{"min", sorted.front()},
+                   {"p50", Quantile(sorted, 0.5)},
+                   {"p90", Quantile(sorted, 0.9)},
+                   {"p99", Quantile(sorted, 0.99)},
+                   {"max", sorted.back()}}},
+                 {"steps_per_s", static_cast<double>(latencies.size()) / total}};
+  json memory = json::array();
+  std::vector<std::string> memory_lines;
+  for (Device* d : (*session)->devices()) {
+    if (d->type() != DeviceType::kGpu) continue;
+    AllocatorStats st = static_cast<GpuDevice*>(d)->allocator_stats();
+    memory.push_back({{"device", d->name()}, {"peak_bytes_in_use", st.peak_bytes_in_use},
+                      {"limit", st.limit}});
+    memory_lines.push_back(absl::StrCat("  ", d->name(), ": peak ",
+                                        FormatBytes(st.peak_bytes_in_use), " of ",
+                                        FormatBytes(st.limit)));
+  }
+  result["peak_memory"] = memory;
+  result["notes"] = notes;
+  if (options.json) {
+    out << result.dump(2) << "\n";
+    return kExitOk;
+  }
+  for (const std::string& note : notes) err << "note: " << note << "\n";
+  out << "model: " << options.model_path << "\n"
+      << "session creation: " << Ms(create_s) << "\n"
+      << "first run: " << Ms(first_s) << "\n"
+      << "timed runs: " << latencies.size() << " in "
+      << absl::StrFormat("%.2f s", total) << "\n"
+      << "latency: min " << Ms(sorted.front()) << ", p50 "
+      << Ms(Quantile(sorted, 0.5)) << ", p90 " << Ms(Quantile(sorted, 0.9))
+      << ", p99 " << Ms(Quantile(sorted, 0.99)) << ", max " << Ms(sorted.back())
+      << "\n"
+      << "throughput: "
+      << absl::StrFormat("%.1f steps/s", latencies.size() / total) << "\n";
+  if (!memory_lines.empty()) {
+    out << "peak GPU memory:\n";
+    for (const std::string& line : memory_lines) out << line << "\n";
+  }
+  return kExitOk;
+}
+
+int BenchMain(const std::vector<std::string>& args, std::ostream& out,
+              std::ostream& err) {
+  CLI::App app;
+  app.name("sluice bench");
+  BenchOptions options;
+  AddBenchOptions(&app, &options);
+  if (int code = ParseCommandLine(app, args, out, err); code != kParsed) {
+    return code;
+  }
+  return RunBench(options, out, err);
+}
+
+}  // namespace sluice

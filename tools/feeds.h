@@ -1,0 +1,34 @@
+// Feeds for a command's step: values from --input NAME=FILE.npy, and random
+// values (--random-inputs) for the inputs not given. Shared by `sluice run`
+// and `sluice bench`.
+//
+//   Feeds feeds;
+//   RETURN_IF_ERROR(MakeFeeds(graph, {"x=x.npy"}, /*random_inputs=*/true,
+//                             /*seed=*/0, &feeds, &notes));
+//
+// Random inputs: floats uniform in [-1, 1), integers uniform in [0, 10),
+// bools fair coin flips, from a seeded generator whose sequence is the same
+// on every platform; unknown dimensions become 1 (with a note). Stateless;
+// thread-safe.
+#ifndef SLUICE_TOOLS_FEEDS_H_
+#define SLUICE_TOOLS_FEEDS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "executor/session.h"
+#include "graph/graph.h"
+
+namespace sluice {
+
+// Errors name the flag, the input or the file.
+absl::Status MakeFeeds(const Graph& graph,
+                       const std::vector<std::string>& input_specs,
+                       bool random_inputs, uint64_t seed, Feeds* feeds,
+                       std::vector<std::string>* notes);
+
+}  // namespace sluice
+
+#endif  // SLUICE_TOOLS_FEEDS_H_
