@@ -149,12 +149,21 @@ def main():
                 rows.append((name, device, f"sluice failed: {msg[:600]}"))
                 continue
             got = np.load(os.path.join(args.out, f"{name}_{device}", "y.npy"))
+            bench = [args.sluice, "bench", path, *input_args, "--runs", "50",
+                     "--json"] + cmd[cmd.index("--config"):] if config else \
+                    [args.sluice, "bench", path, *input_args, "--runs", "50",
+                     "--json"]
+            b = subprocess.run(bench, capture_output=True, text=True)
+            p50 = "?"
+            if b.returncode == 0:
+                import json
+                p50 = f"{json.loads(b.stdout)['latency_s']['p50'] * 1e3:.3f} ms"
             rows.append((name, device,
                          f"max|d| vs torch {np.abs(got - want_torch).max():.2e}"
                          f", relL2 vs torch {rel_l2(got, want_torch):.2e}, "
                          f"max|d| vs ort {np.abs(got - want_ort).max():.2e}, "
                          f"relL2 vs ort {rel_l2(got, want_ort):.2e}; "
-                         f"`sluice run` wall {wall:.2f} s (load+place+1 step)"))
+                         f"sluice bench p50 {p50}/step"))
     for row in rows:
         print(" | ".join(row))
     return 0
