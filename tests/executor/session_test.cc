@@ -2,6 +2,7 @@
 // early release of buffers, errors, and concurrent Run calls.
 #include "executor/session.h"
 
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -368,6 +369,65 @@ TEST(SessionDevicesTest, InvalidConfigIsRejected) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.status().message(), HasSubstr("inter_op_threads"));
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// x [?,256] -> 4 x (MatMul with 256x256 weights, Tanh): 1 MiB of weights.
+std::string WideMlp() {
+  std::string text = R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: -1 dim: 256 } } } }
+  )pb";
+  std::string prev = "x";
+  for (int l = 0; l < 4; ++l) {
+    // A splat plus a per-layer value keeps the file small and the layers
+    // distinct.
+    absl::StrAppend(&text, "node { name: 'w", l, "' op: 'Const' attr { key: 'value' ",
+                    "value { tensor { dtype: DT_FLOAT shape { dim: 256 dim: 256 } ",
+                    "float_val: ", 0.001 * (l + 1), " } } } }\n");
+    absl::StrAppend(&text, "node { name: 'mm", l, "' op: 'MatMul' input: '", prev,
+                    "' input: 'w", l, "' }\n");
+    absl::StrAppend(&text, "node { name: 'act", l, "' op: 'Tanh' input: 'mm", l,
+                    "' }\n");
+    prev = absl::StrCat("act", l);
+  }
+  absl::StrAppend(&text, "signature { inputs { name: 'x' } outputs { name: 'y' tensor: '",
+                  prev, "' } }");
+  return text;
+}
+
+TEST(SessionDevicesTest, WeightsBeyondOneBudgetSplitAcrossLogicalCpusSameOutputs) {
+  std::vector<float> xs(2 * 256);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(0.1f * i);
+  Tensor x = Tensor::FromVector(xs, Shape({2, 256}));
+
+  auto one = MakeSession(WideMlp());
+  ASSERT_NE(one, nullptr);
+  auto want = one->Run({{"x", x}});
+  ASSERT_TRUE(want.ok()) << want.status();
+
+  RuntimeConfig config;
+  // Each logical CPU may hold 1 MiB, less the placer's reserve: the 1 MiB
+  // of weights cannot sit on one of them.
+  config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
+  config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
+  auto split = MakeSession(WideMlp(), config);
+  ASSERT_NE(split, nullptr);
+  std::set<std::string> used;
+  for (Device* d : split->assignment()) used.insert(d->name());
+  EXPECT_EQ(used, (std::set<std::string>{"/cpu:0", "/cpu:1"}));
+  auto got = split->Run({{"x", x}});
+  ASSERT_TRUE(got.ok()) << got.status();
+  auto a = (*got)[0].flat<float>();
+  auto b = (*want)[0].flat<float>();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_FLOAT_EQ(a[i], b[i]) << i;
 }
 
 }  // namespace
