@@ -103,16 +103,9 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
 
 int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> notes;
-  absl::StatusOr<RuntimeConfig> config =
-      LoadEffectiveConfig(options.config_path, &notes);
-  if (!config.ok()) return Fail(config.status(), options.json, out, err);
-  if (!options.device.empty()) {
-    config->set_default_device(options.device);
-    config->set_placement_strategy(PLACEMENT_MANUAL);
-  }
   const Clock::time_point t0 = Clock::now();
-  absl::StatusOr<std::unique_ptr<Session>> session =
-      Session::CreateFromFile(options.model_path, *config);
+  absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
+      options.model_path, options.config_path, options.device, &notes);
   if (!session.ok()) return Fail(session.status(), options.json, out, err);
   const double create_s = Seconds(t0, Clock::now());
 
@@ -124,15 +117,8 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   Clock::time_point start = Clock::now();
   absl::StatusOr<std::vector<Tensor>> first = (*session)->Run(feeds);
   if (!first.ok()) {
-    absl::Status status = first.status();
-    if (status.code() == absl::StatusCode::kInvalidArgument &&
-        !options.random_inputs &&
-        feeds.size() < (*session)->graph().inputs().size()) {
-      status = absl::Status(
-          status.code(), absl::StrCat(status.message(),
-                                      "\n(give each input with --input "
-                                      "NAME=FILE.npy, or use --random-inputs)"));
-    }
+    absl::Status status = WithFeedHint(first.status(), (*session)->graph(),
+                                       feeds, options.random_inputs);
     return Fail(status, options.json, out, err);
   }
   const double first_s = Seconds(start, Clock::now());

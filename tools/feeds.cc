@@ -1,11 +1,13 @@
 #include "tools/feeds.h"
 
+#include <algorithm>
 #include <set>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "core/npy.h"
 #include "core/status_macros.h"
+#include "tools/cli_util.h"
 
 namespace sluice {
 namespace {
@@ -138,6 +140,37 @@ absl::Status MakeFeeds(const Graph& graph,
     RETURN_IF_ERROR(AddRandomInputs(graph, seed, given, feeds, notes));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Session>> OpenSession(
+    const std::string& model_path, const std::string& config_path,
+    const std::string& device, std::vector<std::string>* notes) {
+  ASSIGN_OR_RETURN(RuntimeConfig config, LoadEffectiveConfig(config_path, notes));
+  if (!device.empty()) {
+    config.set_default_device(device);
+    config.set_placement_strategy(PLACEMENT_MANUAL);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                   Session::CreateFromFile(model_path, config));
+  // The session notes environment overrides again: keep each line once.
+  for (const std::string& line : session->log()) {
+    if (std::find(notes->begin(), notes->end(), line) == notes->end()) {
+      notes->push_back(line);
+    }
+  }
+  return session;
+}
+
+absl::Status WithFeedHint(const absl::Status& status, const Graph& graph,
+                          const Feeds& feeds, bool random_inputs) {
+  if (status.code() != absl::StatusCode::kInvalidArgument || random_inputs ||
+      feeds.size() >= graph.inputs().size()) {
+    return status;
+  }
+  return absl::Status(status.code(),
+                      absl::StrCat(status.message(),
+                                   "\n(give each input with --input "
+                                   "NAME=FILE.npy, or use --random-inputs)"));
 }
 
 }  // namespace sluice

@@ -1,4 +1,4 @@
-// Feeds for a command's step: values from --input NAME=FILE.npy, and random
+// Sessions and feeds for a command's step: values from --input NAME=FILE.npy, and random
 // values (--random-inputs) for the inputs not given. Shared by `sluice run`
 // and `sluice bench`.
 //
@@ -14,6 +14,7 @@
 #define SLUICE_TOOLS_FEEDS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,19 @@ absl::Status MakeFeeds(const Graph& graph,
                        const std::vector<std::string>& input_specs,
                        bool random_inputs, uint64_t seed, Feeds* feeds,
                        std::vector<std::string>* notes);
+
+// The session a command runs: the config from `config_path` ("" = default)
+// with environment overrides, `device` (when not "") as manual placement's
+// default device, then the model. The config's and the session's notes are
+// appended to `notes`, each line once.
+absl::StatusOr<std::unique_ptr<Session>> OpenSession(
+    const std::string& model_path, const std::string& config_path,
+    const std::string& device, std::vector<std::string>* notes);
+
+// A failed step's status, with a hint to give the inputs when some were left
+// out and the step failed on its feeds.
+absl::Status WithFeedHint(const absl::Status& status, const Graph& graph,
+                          const Feeds& feeds, bool random_inputs);
 
 }  // namespace sluice
 

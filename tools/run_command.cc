@@ -150,23 +150,9 @@ std::vector<std::string> DeviceStats(const Session& session, json* out) {
 
 int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> notes;
-  absl::StatusOr<RuntimeConfig> config =
-      LoadEffectiveConfig(options.config_path, &notes);
-  if (!config.ok()) return Fail(config.status(), options.json, out, err);
-  if (!options.device.empty()) {
-    config->set_default_device(options.device);
-    config->set_placement_strategy(PLACEMENT_MANUAL);
-  }
-
-  absl::StatusOr<std::unique_ptr<Session>> session =
-      Session::CreateFromFile(options.model_path, *config);
+  absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
+      options.model_path, options.config_path, options.device, &notes);
   if (!session.ok()) return Fail(session.status(), options.json, out, err);
-  // The session notes environment overrides again: keep each line once.
-  for (const std::string& line : (*session)->log()) {
-    if (std::find(notes.begin(), notes.end(), line) == notes.end()) {
-      notes.push_back(line);
-    }
-  }
   const Graph& graph = (*session)->graph();
 
   Feeds feeds;
@@ -177,15 +163,8 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   const std::vector<std::string> names = (*session)->DefaultFetchNames();
   absl::StatusOr<std::vector<Tensor>> outputs = (*session)->Run(feeds, names);
   if (!outputs.ok()) {
-    absl::Status status = outputs.status();
-    if (status.code() == absl::StatusCode::kInvalidArgument &&
-        !options.random_inputs && feeds.size() < graph.inputs().size()) {
-      status = absl::Status(
-          status.code(),
-          absl::StrCat(status.message(),
-                       "\n(give each input with --input NAME=FILE.npy, or "
-                       "use --random-inputs)"));
-    }
+    absl::Status status =
+        WithFeedHint(outputs.status(), graph, feeds, options.random_inputs);
     return Fail(status, options.json, out, err);
   }
 
