@@ -1,12 +1,17 @@
 #include "executor/executor.h"
 
 #include <atomic>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <thread>
 #include <memory>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "device/gpu_device.h"
 
 namespace sluice {
 namespace {
@@ -16,9 +21,50 @@ absl::Status WithNode(const Node& node, const absl::Status& s) {
                       absl::StrCat(node.DebugName(), ": ", s.message()));
 }
 
+absl::Status ComputeNode(const PlanNode& pn, std::vector<Tensor>& values);
+
+// Records node timings when a StepStats is given.
+class Timer {
+ public:
+  explicit Timer(StepStats* stats) : stats_(stats), start_(Clock::now()) {}
+  StepStats* stats() const { return stats_; }
+  double Now() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+  // Ends the node's timing: a GPU node first waits for its device.
+  void Record(const PlanNode& pn, double begin) {
+    if (pn.device->type() == DeviceType::kGpu) {
+      static_cast<GpuDevice*>(pn.device)->Synchronize().IgnoreError();
+    }
+    NodeTiming t;
+    t.node = pn.node;
+    t.device = pn.device;
+    t.is_copy = pn.is_copy;
+    t.start_seconds = begin;
+    t.end_seconds = Now();
+    t.thread = std::hash<std::thread::id>()(std::this_thread::get_id());
+    absl::MutexLock lock(&stats_->mu);
+    stats_->nodes.push_back(t);
+  }
+  void Finish() { stats_->step_seconds = Now(); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  StepStats* const stats_;
+  const Clock::time_point start_;
+};
+
 // Runs one node's kernel, reading its inputs from `values` and writing its
 // outputs there. Does not release anything.
-absl::Status RunNode(const PlanNode& pn, std::vector<Tensor>& values) {
+absl::Status RunNode(const PlanNode& pn, std::vector<Tensor>& values,
+                     Timer* timer) {
+  const double begin = timer != nullptr ? timer->Now() : 0;
+  absl::Status s = ComputeNode(pn, values);
+  if (timer != nullptr) timer->Record(pn, begin);
+  return s;
+}
+
+absl::Status ComputeNode(const PlanNode& pn, std::vector<Tensor>& values) {
   absl::InlinedVector<Tensor, 4> inputs;
   inputs.reserve(pn.input_slots.size());
   for (int slot : pn.input_slots) inputs.push_back(values[slot]);
@@ -53,7 +99,7 @@ std::vector<Tensor> CollectFetches(const ExecutionPlan& plan,
 }
 
 absl::StatusOr<std::vector<Tensor>> RunSequential(
-    const ExecutionPlan& plan, std::vector<Tensor> feed_values) {
+    const ExecutionPlan& plan, std::vector<Tensor> feed_values, Timer* timer) {
   std::vector<Tensor> values;
   InitSlots(plan, feed_values, values);
   std::vector<int> reads = plan.slot_reads;
@@ -61,7 +107,7 @@ absl::StatusOr<std::vector<Tensor>> RunSequential(
     if (reads[slot] == 0) values[slot] = Tensor();
   };
   for (const PlanNode& pn : plan.nodes) {
-    absl::Status s = RunNode(pn, values);
+    absl::Status s = RunNode(pn, values, timer);
     if (!s.ok()) return s;
     for (int slot : pn.input_slots) {
       --reads[slot];
@@ -76,9 +122,10 @@ absl::StatusOr<std::vector<Tensor>> RunSequential(
 class ParallelStep {
  public:
   ParallelStep(const ExecutionPlan& plan, std::vector<Tensor> feed_values,
-               const Scheduler& scheduler)
+               const Scheduler& scheduler, Timer* timer)
       : plan_(plan),
         scheduler_(scheduler),
+        timer_(timer),
         pending_(new std::atomic<int>[plan.nodes.size()]),
         reads_(new std::atomic<int>[plan.num_slots]),
         remaining_(static_cast<int>(plan.nodes.size())) {
@@ -112,7 +159,7 @@ class ParallelStep {
     while (index >= 0) {
       const PlanNode& pn = plan_.nodes[index];
       if (!failed_.load(std::memory_order_acquire)) {
-        absl::Status s = RunNode(pn, values_);
+        absl::Status s = RunNode(pn, values_, timer_);
         if (!s.ok()) {
           absl::MutexLock lock(&mu_);
           if (status_.ok()) status_ = s;
@@ -150,6 +197,7 @@ class ParallelStep {
 
   const ExecutionPlan& plan_;
   const Scheduler& scheduler_;
+  Timer* const timer_;  // null: no stats
   std::vector<Tensor> values_;
   std::unique_ptr<std::atomic<int>[]> pending_;
   std::unique_ptr<std::atomic<int>[]> reads_;
@@ -164,12 +212,20 @@ class ParallelStep {
 
 absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
                                             std::vector<Tensor> feed_values,
-                                            const Scheduler& scheduler) {
+                                            const Scheduler& scheduler,
+                                            StepStats* stats) {
+  std::optional<Timer> timer;
+  if (stats != nullptr) timer.emplace(stats);
+  Timer* t = timer ? &*timer : nullptr;
+  absl::StatusOr<std::vector<Tensor>> out;
   if (plan.sequential || !scheduler) {
-    return RunSequential(plan, std::move(feed_values));
+    out = RunSequential(plan, std::move(feed_values), t);
+  } else {
+    ParallelStep step(plan, std::move(feed_values), scheduler, t);
+    out = step.Run();
   }
-  ParallelStep step(plan, std::move(feed_values), scheduler);
-  return step.Run();
+  if (t != nullptr) t->Finish();
+  return out;
 }
 
 }  // namespace sluice

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
 #include "executor/plan.h"
+#include "executor/step_stats.h"
 
 namespace sluice {
 
@@ -25,9 +26,12 @@ using Scheduler = std::function<void(std::function<void()>)>;
 // `feed_values` are in the order of the plan's feeds. Returns the fetched
 // values in fetch order. A kernel error stops the step (nodes not yet started
 // are skipped) and is returned with the node's name and op.
+// With `stats`, every node's start and end are recorded (GPU nodes are
+// followed by a device synchronisation; see step_stats.h).
 absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
                                             std::vector<Tensor> feed_values,
-                                            const Scheduler& scheduler);
+                                            const Scheduler& scheduler,
+                                            StepStats* stats = nullptr);
 
 }  // namespace sluice
 

@@ -94,6 +94,12 @@ class SessionImpl final : public Session {
 
   absl::StatusOr<std::vector<Tensor>> Run(
       const Feeds& feeds, const std::vector<std::string>& fetches) override {
+    return RunWithStats(feeds, fetches, nullptr);
+  }
+
+  absl::StatusOr<std::vector<Tensor>> RunWithStats(
+      const Feeds& feeds, const std::vector<std::string>& fetches,
+      StepStats* stats) override {
     std::vector<TensorRef> feed_refs;
     std::vector<Tensor> feed_values;
     feed_refs.reserve(feeds.size());
@@ -124,7 +130,7 @@ class SessionImpl final : public Session {
     ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> plan,
                      GetPlan(key, feed_refs, fetch_refs));
     ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                     RunPlan(*plan, std::move(feed_values), scheduler_));
+                     RunPlan(*plan, std::move(feed_values), scheduler_, stats));
     runs_.fetch_add(1, std::memory_order_relaxed);
     return out;
   }

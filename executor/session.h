@@ -26,6 +26,7 @@
 namespace sluice {
 
 class Device;
+struct StepStats;
 
 // Feeds: name -> value. A name is a graph input ("x"), or any node output
 // ("node" or "node:port"), which is then not computed.
@@ -51,6 +52,12 @@ class Session {
   // After an error the session stays usable.
   virtual absl::StatusOr<std::vector<Tensor>> Run(
       const Feeds& feeds, const std::vector<std::string>& fetches = {}) = 0;
+  // Run, recording every node's time in `stats` (not owned; see
+  // executor/step_stats.h: GPU nodes are synchronised one by one, so the
+  // step is slower than Run).
+  virtual absl::StatusOr<std::vector<Tensor>> RunWithStats(
+      const Feeds& feeds, const std::vector<std::string>& fetches,
+      StepStats* stats) = 0;
 
   virtual const Graph& graph() const = 0;
   // The config in force: the one given, with environment overrides applied.

@@ -1,19 +1,23 @@
 // `sluice bench MODEL [--input NAME=FILE.npy]... [--random-inputs [--seed N]]
 // [--warmup N] [--runs N | --seconds S] [--config CFG] [--device DEV]
-// [--json]`: times session creation, the first step, and then repeated
-// steps, reporting latency min / p50 / p90 / p99 / max, throughput and each
-// GPU's peak memory. A progress bar shows on a terminal and stays out of
+// [--top N] [--trace FILE.json] [--json]`: times session creation, the first
+// step, and then repeated steps, reporting latency min / p50 / p90 / p99 /
+// max, throughput and each GPU's peak memory; then one profiled step gives
+// the top ops and nodes by time (and, with --trace, a Chrome trace). A progress bar shows on a terminal and stays out of
 // pipes and --json.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "device/gpu_device.h"
 #include "executor/session.h"
+#include "executor/step_stats.h"
 #include "nlohmann/json.hpp"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
@@ -66,6 +70,74 @@ class Progress {
   bool enabled_;
 };
 
+// Time per op and per node from one profiled step, largest first.
+struct Profile {
+  std::vector<std::pair<std::string, double>> ops;    // op -> seconds
+  std::vector<std::pair<std::string, double>> nodes;  // "name (op) on dev"
+  double total = 0;                                   // sum of node times
+};
+
+Profile Summarize(StepStats& stats) {
+  absl::MutexLock lock(&stats.mu);
+  std::map<std::string, double> ops;
+  Profile p;
+  for (const NodeTiming& t : stats.nodes) {
+    const std::string op = t.is_copy ? "(copy)" : t.node->op();
+    ops[op] += t.seconds();
+    p.nodes.emplace_back(
+        absl::StrCat(t.is_copy ? "copy of " : "", t.node->name(), " (", op,
+                     ") on ", t.device->name()),
+        t.seconds());
+    p.total += t.seconds();
+  }
+  p.ops.assign(ops.begin(), ops.end());
+  auto larger = [](const auto& a, const auto& b) { return a.second > b.second; };
+  std::sort(p.ops.begin(), p.ops.end(), larger);
+  std::sort(p.nodes.begin(), p.nodes.end(), larger);
+  return p;
+}
+
+// One step as a Chrome trace (chrome://tracing, Perfetto): a row per host
+// thread, and a row per device for its nodes (GPU nodes are timed to their
+// completion, see step_stats.h).
+absl::Status WriteTrace(StepStats& stats, const std::string& path) {
+  absl::MutexLock lock(&stats.mu);
+  json events = json::array();
+  std::map<size_t, int> thread_rows;
+  std::map<std::string, int> device_rows;
+  for (const NodeTiming& t : stats.nodes) {
+    thread_rows.emplace(t.thread, static_cast<int>(thread_rows.size()));
+    device_rows.emplace(t.device->name(), 1000 + static_cast<int>(device_rows.size()));
+  }
+  for (const auto& [thread, row] : thread_rows) {
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", row},
+                      {"args", {{"name", absl::StrCat("host thread ", row)}}}});
+  }
+  for (const auto& [device, row] : device_rows) {
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", row},
+                      {"args", {{"name", device}}}});
+  }
+  for (const NodeTiming& t : stats.nodes) {
+    const std::string op = t.is_copy ? "copy" : t.node->op();
+    json args = {{"node", t.node->name()}, {"op", op}, {"device", t.device->name()}};
+    for (int row : {thread_rows[t.thread], device_rows[t.device->name()]}) {
+      events.push_back({{"ph", "X"}, {"name", t.is_copy ? "copy " + t.node->name()
+                                                         : t.node->name()},
+                        {"cat", op}, {"pid", 1}, {"tid", row},
+                        {"ts", t.start_seconds * 1e6},
+                        {"dur", t.seconds() * 1e6}, {"args", args}});
+    }
+  }
+  std::ofstream file(path);
+  if (!file) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write trace '", path, "'"));
+  }
+  file << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+  return file.good() ? absl::OkStatus()
+                     : absl::DataLossError(absl::StrCat("writing '", path, "' failed"));
+}
+
 }  // namespace
 
 void AddBenchOptions(CLI::App* app, BenchOptions* options) {
@@ -98,6 +170,11 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
       ->check(CLI::ExistingFile);
   app->add_option("--device", options->device,
                   "Run on this device (e.g. gpu:0, cpu:0)");
+  app->add_option("--top", options->top, "How many ops and nodes to list")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app->add_option("--trace", options->trace_path,
+                  "Write one profiled step as a Chrome trace (JSON)");
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -148,6 +225,19 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   std::vector<double> sorted = latencies;
   std::sort(sorted.begin(), sorted.end());
 
+  // One more step, profiled node by node.
+  StepStats stats;
+  absl::StatusOr<std::vector<Tensor>> profiled =
+      (*session)->RunWithStats(feeds, {}, &stats);
+  if (!profiled.ok()) return Fail(profiled.status(), options.json, out, err);
+  if (!options.trace_path.empty()) {
+    if (absl::Status t = WriteTrace(stats, options.trace_path); !t.ok()) {
+      return Fail(t, options.json, out, err);
+    }
+  }
+  const Profile profile = Summarize(stats);
+  const size_t top = static_cast<size_t>(options.top);
+
   json result = {{"ok", true},
                  {"model", options.model_path},
                  {"session_create_s", create_s},
@@ -172,6 +262,27 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
                                         FormatBytes(st.limit)));
   }
   result["peak_memory"] = memory;
+  json ops = json::array();
+  std::vector<std::string> op_lines;
+  for (size_t i = 0; i < profile.ops.size() && i < top; ++i) {
+    const auto& [op, secs] = profile.ops[i];
+    const double share = profile.total > 0 ? secs / profile.total : 0;
+    ops.push_back({{"op", op}, {"seconds", secs}, {"share", share}});
+    op_lines.push_back(absl::StrFormat("  %-16s %10.3f ms  %5.1f%%", op,
+                                       secs * 1e3, share * 100));
+  }
+  json nodes = json::array();
+  std::vector<std::string> node_lines;
+  for (size_t i = 0; i < profile.nodes.size() && i < top; ++i) {
+    const auto& [name, secs] = profile.nodes[i];
+    const double share = profile.total > 0 ? secs / profile.total : 0;
+    nodes.push_back({{"node", name}, {"seconds", secs}, {"share", share}});
+    node_lines.push_back(absl::StrFormat("  %-40s %10.3f ms  %5.1f%%", name,
+                                         secs * 1e3, share * 100));
+  }
+  result["profile"] = {{"step_seconds", stats.step_seconds},
+                       {"top_ops", ops},
+                       {"top_nodes", nodes}};
   result["notes"] = notes;
   if (options.json) {
     out << result.dump(2) << "\n";
@@ -193,6 +304,11 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     out << "peak GPU memory:\n";
     for (const std::string& line : memory_lines) out << line << "\n";
   }
+  out << "profiled step (each GPU node synchronised): "
+      << Ms(stats.step_seconds) << "\ntop ops:\n";
+  for (const std::string& line : op_lines) out << line << "\n";
+  out << "top nodes:\n";
+  for (const std::string& line : node_lines) out << line << "\n";
   return kExitOk;
 }
 

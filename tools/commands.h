@@ -84,6 +84,8 @@ struct BenchOptions {
   double seconds = 2.0;
   std::string config_path;
   std::string device;
+  int top = 10;
+  std::string trace_path;
   bool json = false;
 };
 void AddBenchOptions(CLI::App* app, BenchOptions* options);

@@ -1,6 +1,7 @@
 // Session and executor behaviour on the CPU: feeds, fetches, plan caching,
 // early release of buffers, errors, and concurrent Run calls.
 #include "executor/session.h"
+#include "executor/step_stats.h"
 
 #include <set>
 #include <thread>
@@ -428,6 +429,32 @@ TEST(SessionDevicesTest, WeightsBeyondOneBudgetSplitAcrossLogicalCpusSameOutputs
   auto b = (*want)[0].flat<float>();
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_FLOAT_EQ(a[i], b[i]) << i;
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST(SessionStatsTest, RunWithStatsTimesEveryNodeInsideTheStep) {
+  auto s = MakeSession(kSmallModel);
+  ASSERT_NE(s, nullptr);
+  StepStats stats;
+  auto out = s->RunWithStats(
+      {{"x", Tensor::FromVector<float>({1, 2}, Shape({1, 2}))}}, {}, &stats);
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::MutexLock lock(&stats.mu);
+  std::set<std::string> names;
+  for (const NodeTiming& t : stats.nodes) {
+    names.insert(t.node->name());
+    EXPECT_LE(0.0, t.start_seconds);
+    EXPECT_LE(t.start_seconds, t.end_seconds);
+    EXPECT_LE(t.end_seconds, stats.step_seconds);
+    EXPECT_FALSE(t.is_copy);
+  }
+  // Constants are not run; the three kernels are.
+  EXPECT_EQ(names, (std::set<std::string>{"mm", "add", "y"}));
 }
 
 }  // namespace

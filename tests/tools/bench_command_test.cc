@@ -1,4 +1,5 @@
 // `sluice bench`: timings as JSON and text, and its errors.
+#include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -55,6 +56,45 @@ TEST(BenchCommandTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCommand(BenchMain, {ExampleFile("mlp.pbtxt"), "--runs", "3",
                                    "--seconds", "1"}).code,
             2);
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST(BenchCommandTest, ProfilesOpsAndWritesAChromeTrace) {
+  ScratchDir dir;
+  const std::string trace = dir.Path("trace.json");
+  CommandResult r = RunCommand(
+      BenchMain, {ExampleFile("mlp.pbtxt"), "--random-inputs", "--runs", "2",
+                  "--top", "3", "--trace", trace, "--json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& ops = j["profile"]["top_ops"];
+  ASSERT_EQ(ops.size(), 3u);  // the MLP runs MatMul, Add, Relu, Softmax
+  double share = 0;
+  for (const auto& op : ops) {
+    EXPECT_GT(op["seconds"].get<double>(), 0.0);
+    share += op["share"].get<double>();
+  }
+  EXPECT_LE(share, 1.0 + 1e-9);
+  EXPECT_GE(ops[0]["seconds"].get<double>(), ops[1]["seconds"].get<double>());
+
+  std::ifstream in(trace);
+  ASSERT_TRUE(in.good());
+  nlohmann::json t = nlohmann::json::parse(in);
+  int slices = 0;
+  bool device_row = false;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "X") ++slices;
+    if (e["ph"] == "M" && e["args"]["name"] == "/cpu:0") device_row = true;
+  }
+  // 6 kernels (2 MatMul, 2 Add, Relu, Softmax), each on a thread row and
+  // its device row.
+  EXPECT_EQ(slices, 12);
+  EXPECT_TRUE(device_row);
 }
 
 }  // namespace
