@@ -55,15 +55,6 @@ KernelDef CpuKernel(std::string op,
   return def;
 }
 
-absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
-  if (axis < -rank || axis >= rank) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("axis ", axis, " is out of range for rank ", rank,
-                     " (valid: [", -rank, ", ", rank, "))"));
-  }
-  return static_cast<int>(axis < 0 ? axis + rank : axis);
-}
-
 absl::Status CheckDtype(const Tensor& t, DataType want,
                         absl::string_view what) {
   if (t.dtype() != want) {

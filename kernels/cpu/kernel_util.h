@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/tensor.h"
+#include "graph/shape_fns.h"
 #include "kernels/kernel.h"
 #include "kernels/kernel_registry.h"
 
@@ -41,8 +42,9 @@ KernelDef CpuKernel(std::string op,
                     std::map<std::string, std::vector<DataType>> constraints,
                     KernelFactory factory);
 
-// Maps `axis` in [-rank, rank) to [0, rank); INVALID_ARGUMENT otherwise.
-absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank);
+// Axes are normalised with graph/shape_fns.h's NormalizeAxis, the one the
+// shape functions use.
+using ::sluice::NormalizeAxis;
 
 // Each input's dtype must equal the node's declared dtype for that input
 // position; catches executors feeding the wrong tensor.
