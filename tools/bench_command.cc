@@ -41,16 +41,6 @@ double Quantile(const std::vector<double>& sorted, double q) {
 
 std::string Ms(double seconds) { return absl::StrFormat("%.3f ms", seconds * 1e3); }
 
-int Fail(const absl::Status& status, bool json_mode, std::ostream& out,
-         std::ostream& err) {
-  if (json_mode) {
-    out << json{{"ok", false}, {"error", std::string(status.message())}}.dump(2)
-        << "\n";
-  } else {
-    PrintStatusLines(err, "error", status);
-  }
-  return kExitFailure;
-}
 
 class Progress {
  public:
@@ -183,25 +173,25 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   const Clock::time_point t0 = Clock::now();
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
       options.model_path, options.config_path, options.device, &notes);
-  if (!session.ok()) return Fail(session.status(), options.json, out, err);
+  if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const double create_s = Seconds(t0, Clock::now());
 
   Feeds feeds;
   absl::Status s = MakeFeeds((*session)->graph(), options.inputs,
                              options.random_inputs, options.seed, &feeds, &notes);
-  if (!s.ok()) return Fail(s, options.json, out, err);
+  if (!s.ok()) return FailCommand(s, options.json, out, err);
 
   Clock::time_point start = Clock::now();
   absl::StatusOr<std::vector<Tensor>> first = (*session)->Run(feeds);
   if (!first.ok()) {
     absl::Status status = WithFeedHint(first.status(), (*session)->graph(),
                                        feeds, options.random_inputs);
-    return Fail(status, options.json, out, err);
+    return FailCommand(status, options.json, out, err);
   }
   const double first_s = Seconds(start, Clock::now());
   for (int i = 0; i < options.warmup; ++i) {
     absl::StatusOr<std::vector<Tensor>> r = (*session)->Run(feeds);
-    if (!r.ok()) return Fail(r.status(), options.json, out, err);
+    if (!r.ok()) return FailCommand(r.status(), options.json, out, err);
   }
 
   Progress progress(!options.json && isatty(STDERR_FILENO));
@@ -215,7 +205,7 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     }
     start = Clock::now();
     absl::StatusOr<std::vector<Tensor>> r = (*session)->Run(feeds);
-    if (!r.ok()) return Fail(r.status(), options.json, out, err);
+    if (!r.ok()) return FailCommand(r.status(), options.json, out, err);
     latencies.push_back(Seconds(start, Clock::now()));
     progress.Show(options.runs > 0
                       ? static_cast<double>(latencies.size()) / options.runs
@@ -229,10 +219,10 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   StepStats stats;
   absl::StatusOr<std::vector<Tensor>> profiled =
       (*session)->RunWithStats(feeds, {}, &stats);
-  if (!profiled.ok()) return Fail(profiled.status(), options.json, out, err);
+  if (!profiled.ok()) return FailCommand(profiled.status(), options.json, out, err);
   if (!options.trace_path.empty()) {
     if (absl::Status t = WriteTrace(stats, options.trace_path); !t.ok()) {
-      return Fail(t, options.json, out, err);
+      return FailCommand(t, options.json, out, err);
     }
   }
   const Profile profile = Summarize(stats);

@@ -68,4 +68,18 @@ void PrintStatusLines(std::ostream& out, const std::string& prefix,
   }
 }
 
+int FailCommand(const absl::Status& status, bool json_mode, std::ostream& out,
+                std::ostream& err) {
+  if (json_mode) {
+    std::vector<std::string> lines;
+    for (absl::string_view line : absl::StrSplit(status.message(), '\n')) {
+      if (!line.empty()) lines.emplace_back(line);
+    }
+    out << nlohmann::json{{"ok", false}, {"errors", lines}}.dump(2) << "\n";
+  } else {
+    PrintStatusLines(err, "error", status);
+  }
+  return kExitFailure;
+}
+
 }  // namespace sluice

@@ -47,6 +47,12 @@ nlohmann::json ShapeToJson(const Shape& shape);
 void PrintStatusLines(std::ostream& out, const std::string& prefix,
                       const absl::Status& status);
 
+// Reports a command's failure and returns kExitFailure: with `json_mode`,
+// {"ok": false, "errors": [one entry per line]} on `out`; otherwise
+// "error: line" on `err`.
+int FailCommand(const absl::Status& status, bool json_mode, std::ostream& out,
+                std::ostream& err);
+
 }  // namespace sluice
 
 #endif  // SLUICE_TOOLS_CLI_UTIL_H_

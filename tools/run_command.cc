@@ -79,19 +79,6 @@ std::string FileNameFor(const std::string& output) {
   return name + ".npy";
 }
 
-int Fail(const absl::Status& status, bool json_mode, std::ostream& out,
-         std::ostream& err) {
-  if (json_mode) {
-    std::vector<std::string> lines;
-    for (absl::string_view line : absl::StrSplit(status.message(), '\n')) {
-      if (!line.empty()) lines.emplace_back(line);
-    }
-    out << json{{"ok", false}, {"errors", lines}}.dump(2) << "\n";
-  } else {
-    PrintStatusLines(err, "error", status);
-  }
-  return kExitFailure;
-}
 
 }  // namespace
 
@@ -152,26 +139,26 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> notes;
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
       options.model_path, options.config_path, options.device, &notes);
-  if (!session.ok()) return Fail(session.status(), options.json, out, err);
+  if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const Graph& graph = (*session)->graph();
 
   Feeds feeds;
   absl::Status s = MakeFeeds(graph, options.inputs, options.random_inputs,
                              options.seed, &feeds, &notes);
-  if (!s.ok()) return Fail(s, options.json, out, err);
+  if (!s.ok()) return FailCommand(s, options.json, out, err);
 
   const std::vector<std::string> names = (*session)->DefaultFetchNames();
   absl::StatusOr<std::vector<Tensor>> outputs = (*session)->Run(feeds, names);
   if (!outputs.ok()) {
     absl::Status status =
         WithFeedHint(outputs.status(), graph, feeds, options.random_inputs);
-    return Fail(status, options.json, out, err);
+    return FailCommand(status, options.json, out, err);
   }
 
   std::error_code ec;
   std::filesystem::create_directories(options.output_dir, ec);
   if (ec) {
-    return Fail(absl::PermissionDeniedError(
+    return FailCommand(absl::PermissionDeniedError(
                     absl::StrCat("cannot create output directory '",
                                  options.output_dir, "': ", ec.message())),
                 options.json, out, err);
@@ -185,7 +172,7 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
         (std::filesystem::path(options.output_dir) / FileNameFor(names[i]))
             .string();
     if (absl::Status w = WriteNpy(t, path); !w.ok()) {
-      return Fail(w, options.json, out, err);
+      return FailCommand(w, options.json, out, err);
     }
     if (t.dtype() == DT_BFLOAT16) {
       notes.push_back(absl::StrCat("output '", names[i],
