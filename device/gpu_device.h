@@ -42,6 +42,16 @@
 namespace sluice {
 
 enum class GpuStream { kCompute, kHostToDevice, kDeviceToHost, kDeviceToDevice };
+// "compute", "host-to-device", "device-to-host", "device-to-device".
+inline const char* GpuStreamName(GpuStream stream) {
+  switch (stream) {
+    case GpuStream::kCompute: return "compute";
+    case GpuStream::kHostToDevice: return "host-to-device";
+    case GpuStream::kDeviceToHost: return "device-to-host";
+    case GpuStream::kDeviceToDevice: return "device-to-device";
+  }
+  return "?";
+}
 
 class GpuDevice : public Device {
  public:

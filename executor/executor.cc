@@ -1,17 +1,14 @@
 #include "executor/executor.h"
 
 #include <atomic>
-#include <chrono>
 #include <functional>
-#include <optional>
-#include <thread>
 #include <memory>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "device/gpu_device.h"
+#include "executor/step_timer.h"
 
 namespace sluice {
 namespace {
@@ -23,45 +20,12 @@ absl::Status WithNode(const Node& node, const absl::Status& s) {
 
 absl::Status ComputeNode(const PlanNode& pn, std::vector<Tensor>& values);
 
-// Records node timings when a StepStats is given.
-class Timer {
- public:
-  explicit Timer(StepStats* stats) : stats_(stats), start_(Clock::now()) {}
-  StepStats* stats() const { return stats_; }
-  double Now() const {
-    return std::chrono::duration<double>(Clock::now() - start_).count();
-  }
-  // Ends the node's timing: a GPU node first waits for its device.
-  void Record(const PlanNode& pn, double begin) {
-    if (pn.device->type() == DeviceType::kGpu) {
-      static_cast<GpuDevice*>(pn.device)->Synchronize().IgnoreError();
-    }
-    NodeTiming t;
-    t.node = pn.node;
-    t.device = pn.device;
-    t.is_copy = pn.is_copy;
-    t.start_seconds = begin;
-    t.end_seconds = Now();
-    t.thread = std::hash<std::thread::id>()(std::this_thread::get_id());
-    absl::MutexLock lock(&stats_->mu);
-    stats_->nodes.push_back(t);
-  }
-  void Finish() { stats_->step_seconds = Now(); }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  StepStats* const stats_;
-  const Clock::time_point start_;
-};
-
 // Runs one node's kernel, reading its inputs from `values` and writing its
-// outputs there. Does not release anything.
+// outputs there, timed when a timer is given. Does not release anything.
 absl::Status RunNode(const PlanNode& pn, std::vector<Tensor>& values,
-                     Timer* timer) {
-  const double begin = timer != nullptr ? timer->Now() : 0;
-  absl::Status s = ComputeNode(pn, values);
-  if (timer != nullptr) timer->Record(pn, begin);
-  return s;
+                     StepTimer* timer) {
+  if (timer == nullptr) return ComputeNode(pn, values);
+  return timer->Time(pn, values, [&] { return ComputeNode(pn, values); });
 }
 
 absl::Status ComputeNode(const PlanNode& pn, std::vector<Tensor>& values) {
@@ -99,7 +63,7 @@ std::vector<Tensor> CollectFetches(const ExecutionPlan& plan,
 }
 
 absl::StatusOr<std::vector<Tensor>> RunSequential(
-    const ExecutionPlan& plan, std::vector<Tensor> feed_values, Timer* timer) {
+    const ExecutionPlan& plan, std::vector<Tensor> feed_values, StepTimer* timer) {
   std::vector<Tensor> values;
   InitSlots(plan, feed_values, values);
   std::vector<int> reads = plan.slot_reads;
@@ -122,7 +86,7 @@ absl::StatusOr<std::vector<Tensor>> RunSequential(
 class ParallelStep {
  public:
   ParallelStep(const ExecutionPlan& plan, std::vector<Tensor> feed_values,
-               const Scheduler& scheduler, Timer* timer)
+               const Scheduler& scheduler, StepTimer* timer)
       : plan_(plan),
         scheduler_(scheduler),
         timer_(timer),
@@ -197,7 +161,7 @@ class ParallelStep {
 
   const ExecutionPlan& plan_;
   const Scheduler& scheduler_;
-  Timer* const timer_;  // null: no stats
+  StepTimer* const timer_;  // null: no stats
   std::vector<Tensor> values_;
   std::unique_ptr<std::atomic<int>[]> pending_;
   std::unique_ptr<std::atomic<int>[]> reads_;
@@ -214,17 +178,23 @@ absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
                                             std::vector<Tensor> feed_values,
                                             const Scheduler& scheduler,
                                             StepStats* stats) {
-  std::optional<Timer> timer;
-  if (stats != nullptr) timer.emplace(stats);
-  Timer* t = timer ? &*timer : nullptr;
+  std::unique_ptr<StepTimer> timer;
+  if (stats != nullptr) {
+    absl::StatusOr<std::unique_ptr<StepTimer>> started =
+        StepTimer::Start(plan, stats);
+    if (!started.ok()) return started.status();
+    timer = *std::move(started);
+  }
   absl::StatusOr<std::vector<Tensor>> out;
   if (plan.sequential || !scheduler) {
-    out = RunSequential(plan, std::move(feed_values), t);
+    out = RunSequential(plan, std::move(feed_values), timer.get());
   } else {
-    ParallelStep step(plan, std::move(feed_values), scheduler, t);
+    ParallelStep step(plan, std::move(feed_values), scheduler, timer.get());
     out = step.Run();
   }
-  if (t != nullptr) t->Finish();
+  if (timer != nullptr && out.ok()) {
+    if (absl::Status s = timer->Finish(); !s.ok()) return s;
+  }
   return out;
 }
 

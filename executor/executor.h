@@ -26,8 +26,9 @@ using Scheduler = std::function<void(std::function<void()>)>;
 // `feed_values` are in the order of the plan's feeds. Returns the fetched
 // values in fetch order. A kernel error stops the step (nodes not yet started
 // are skipped) and is returned with the node's name and op.
-// With `stats`, every node's start and end are recorded (GPU nodes are
-// followed by a device synchronisation; see step_stats.h).
+// With `stats`, every node's host slice is recorded, and the GPU slice of
+// every node whose work runs on a GPU stream (see step_stats.h); a failure
+// to time the GPUs fails the step.
 absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
                                             std::vector<Tensor> feed_values,
                                             const Scheduler& scheduler,

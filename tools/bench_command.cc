@@ -3,14 +3,15 @@
 // [--top N] [--trace FILE.json] [--json]`: times session creation, the first
 // step, and then repeated steps, reporting latency min / p50 / p90 / p99 /
 // max, throughput and each GPU's peak memory; then one profiled step gives
-// the top ops and nodes by time (and, with --trace, a Chrome trace). A progress bar shows on a terminal and stays out of
-// pipes and --json.
+// the top ops and nodes by time (GPU nodes by their time on the stream) and
+// the bytes copied per link, and with --trace is written as a Chrome trace
+// (tools/trace.h). A progress bar shows on a terminal and stays out of pipes
+// and --json.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,7 @@
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 #include "tools/feeds.h"
+#include "tools/trace.h"
 
 namespace sluice {
 namespace {
@@ -60,18 +62,38 @@ class Progress {
   bool enabled_;
 };
 
-// Time per op and per node from one profiled step, largest first.
+// Bytes moved over one link ("/cpu:0 -> /gpu:0") in a step.
+struct LinkBytes {
+  std::string name;
+  int64_t bytes = 0;
+  int copies = 0;
+  double seconds = 0;  // summed transfer time (GPU-timed where a GPU moves it)
+};
+
+// Time per op and per node from one profiled step, largest first, and the
+// bytes copied per link.
 struct Profile {
   std::vector<std::pair<std::string, double>> ops;    // op -> seconds
   std::vector<std::pair<std::string, double>> nodes;  // "name (op) on dev"
+  std::vector<LinkBytes> links;                          // by bytes
   double total = 0;                                   // sum of node times
 };
 
 Profile Summarize(StepStats& stats) {
   absl::MutexLock lock(&stats.mu);
   std::map<std::string, double> ops;
+  std::map<std::string, LinkBytes> links;
   Profile p;
   for (const NodeTiming& t : stats.nodes) {
+    if (t.is_copy) {
+      const std::string name =
+          absl::StrCat(t.copy_source->name(), " -> ", t.device->name());
+      LinkBytes& link = links[name];
+      link.name = name;
+      link.bytes += t.bytes;
+      ++link.copies;
+      link.seconds += t.seconds();
+    }
     const std::string op = t.is_copy ? "(copy)" : t.node->op();
     ops[op] += t.seconds();
     p.nodes.emplace_back(
@@ -84,48 +106,10 @@ Profile Summarize(StepStats& stats) {
   auto larger = [](const auto& a, const auto& b) { return a.second > b.second; };
   std::sort(p.ops.begin(), p.ops.end(), larger);
   std::sort(p.nodes.begin(), p.nodes.end(), larger);
+  for (const auto& [name, link] : links) p.links.push_back(link);
+  std::sort(p.links.begin(), p.links.end(),
+            [](const LinkBytes& a, const LinkBytes& b) { return a.bytes > b.bytes; });
   return p;
-}
-
-// One step as a Chrome trace (chrome://tracing, Perfetto): a row per host
-// thread, and a row per device for its nodes (GPU nodes are timed to their
-// completion, see step_stats.h).
-absl::Status WriteTrace(StepStats& stats, const std::string& path) {
-  absl::MutexLock lock(&stats.mu);
-  json events = json::array();
-  std::map<size_t, int> thread_rows;
-  std::map<std::string, int> device_rows;
-  for (const NodeTiming& t : stats.nodes) {
-    thread_rows.emplace(t.thread, static_cast<int>(thread_rows.size()));
-    device_rows.emplace(t.device->name(), 1000 + static_cast<int>(device_rows.size()));
-  }
-  for (const auto& [thread, row] : thread_rows) {
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", row},
-                      {"args", {{"name", absl::StrCat("host thread ", row)}}}});
-  }
-  for (const auto& [device, row] : device_rows) {
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", row},
-                      {"args", {{"name", device}}}});
-  }
-  for (const NodeTiming& t : stats.nodes) {
-    const std::string op = t.is_copy ? "copy" : t.node->op();
-    json args = {{"node", t.node->name()}, {"op", op}, {"device", t.device->name()}};
-    for (int row : {thread_rows[t.thread], device_rows[t.device->name()]}) {
-      events.push_back({{"ph", "X"}, {"name", t.is_copy ? "copy " + t.node->name()
-                                                         : t.node->name()},
-                        {"cat", op}, {"pid", 1}, {"tid", row},
-                        {"ts", t.start_seconds * 1e6},
-                        {"dur", t.seconds() * 1e6}, {"args", args}});
-    }
-  }
-  std::ofstream file(path);
-  if (!file) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot write trace '", path, "'"));
-  }
-  file << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
-  return file.good() ? absl::OkStatus()
-                     : absl::DataLossError(absl::StrCat("writing '", path, "' failed"));
 }
 
 }  // namespace
@@ -221,7 +205,7 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
       (*session)->RunWithStats(feeds, {}, &stats);
   if (!profiled.ok()) return FailCommand(profiled.status(), options.json, out, err);
   if (!options.trace_path.empty()) {
-    if (absl::Status t = WriteTrace(stats, options.trace_path); !t.ok()) {
+    if (absl::Status t = WriteChromeTrace(stats, options.trace_path); !t.ok()) {
       return FailCommand(t, options.json, out, err);
     }
   }
@@ -270,9 +254,22 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     node_lines.push_back(absl::StrFormat("  %-40s %10.3f ms  %5.1f%%", name,
                                          secs * 1e3, share * 100));
   }
+  json links = json::array();
+  std::vector<std::string> link_lines;
+  for (const LinkBytes& link : profile.links) {
+    const double rate = link.seconds > 0 ? link.bytes / link.seconds : 0;
+    links.push_back({{"link", link.name}, {"bytes", link.bytes},
+                     {"copies", link.copies}, {"seconds", link.seconds},
+                     {"bytes_per_s", rate}});
+    link_lines.push_back(absl::StrFormat(
+        "  %-24s %12s in %d cop%s, %10.3f ms (%s/s)", link.name,
+        FormatBytes(link.bytes), link.copies, link.copies == 1 ? "y" : "ies",
+        link.seconds * 1e3, FormatBytes(static_cast<int64_t>(rate))));
+  }
   result["profile"] = {{"step_seconds", stats.step_seconds},
                        {"top_ops", ops},
-                       {"top_nodes", nodes}};
+                       {"top_nodes", nodes},
+                       {"links", links}};
   result["notes"] = notes;
   if (options.json) {
     out << result.dump(2) << "\n";
@@ -294,11 +291,15 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     out << "peak GPU memory:\n";
     for (const std::string& line : memory_lines) out << line << "\n";
   }
-  out << "profiled step (each GPU node synchronised): "
-      << Ms(stats.step_seconds) << "\ntop ops:\n";
+  out << "profiled step: " << Ms(stats.step_seconds)
+      << " (GPU nodes: time on their stream)\ntop ops:\n";
   for (const std::string& line : op_lines) out << line << "\n";
   out << "top nodes:\n";
   for (const std::string& line : node_lines) out << line << "\n";
+  out << "bytes copied per link:";
+  if (link_lines.empty()) out << " none (no copies between devices)";
+  out << "\n";
+  for (const std::string& line : link_lines) out << line << "\n";
   return kExitOk;
 }
 

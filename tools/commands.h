@@ -67,6 +67,7 @@ struct RunOptions {
   std::string config_path;
   std::string device;  // "gpu:0": run every node there it has a kernel for
   bool stats = false;  // print each device's memory statistics after the run
+  std::string trace_path;  // write the step as a Chrome trace (tools/trace.h)
   bool json = false;
 };
 void AddRunOptions(CLI::App* app, RunOptions* options);

@@ -1,7 +1,9 @@
 // `sluice run MODEL [--input NAME=FILE.npy]... [--random-inputs [--seed N]]
-// [--output-dir DIR] [--config CFG] [--device DEV] [--stats] [--json]`: runs one step through the
-// Session API, prints each output's name, dtype, shape and first values,
-// and writes each output as DIR/NAME.npy (DIR defaults to ./sluice_out).
+// [--output-dir DIR] [--config CFG] [--device DEV] [--stats] [--trace FILE]
+// [--json]`: runs one step through the Session API, prints each output's
+// name, dtype, shape and first values, and writes each output as
+// DIR/NAME.npy (DIR defaults to ./sluice_out); with --trace, the step also
+// goes to FILE as a Chrome trace (tools/trace.h).
 //
 // Random inputs: floats uniform in [-1, 1), integers uniform in [0, 10),
 // bools fair coin flips, from a seeded generator whose sequence is the same
@@ -25,9 +27,11 @@
 #include "device/gpu_device.h"
 #include "executor/runtime_config.h"
 #include "executor/session.h"
+#include "executor/step_stats.h"
 #include "nlohmann/json.hpp"
 #include "tools/cli_util.h"
 #include "tools/feeds.h"
+#include "tools/trace.h"
 #include "tools/commands.h"
 
 namespace sluice {
@@ -109,6 +113,10 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
                   "with it as the default device");
   app->add_flag("--stats", options->stats,
                 "Print each device's memory statistics after the run");
+  app->add_option("--trace", options->trace_path,
+                  "Write the step as a Chrome trace (JSON for chrome://tracing "
+                  "or Perfetto); it is the session's first step, so it "
+                  "includes one-time costs such as loading GPU kernels");
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -148,7 +156,11 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   if (!s.ok()) return FailCommand(s, options.json, out, err);
 
   const std::vector<std::string> names = (*session)->DefaultFetchNames();
-  absl::StatusOr<std::vector<Tensor>> outputs = (*session)->Run(feeds, names);
+  StepStats step_stats;
+  absl::StatusOr<std::vector<Tensor>> outputs =
+      options.trace_path.empty()
+          ? (*session)->Run(feeds, names)
+          : (*session)->RunWithStats(feeds, names, &step_stats);
   if (!outputs.ok()) {
     absl::Status status =
         WithFeedHint(outputs.status(), graph, feeds, options.random_inputs);
@@ -189,6 +201,16 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
     lines.push_back(absl::StrCat(names[i], ": ", DataTypeName(t.dtype()),
                                  t.shape().DebugString(), " ", text, "\n  -> ",
                                  path));
+  }
+  if (!options.trace_path.empty()) {
+    if (absl::Status t = WriteChromeTrace(step_stats, options.trace_path);
+        !t.ok()) {
+      return FailCommand(t, options.json, out, err);
+    }
+    result["trace"] = options.trace_path;
+    lines.push_back(absl::StrCat("trace: ", options.trace_path, " (",
+                                 absl::StrFormat("%.3f ms", step_stats.step_seconds * 1e3),
+                                 " step; open in chrome://tracing or Perfetto)"));
   }
   if (options.stats) {
     json stats;

@@ -3,11 +3,14 @@
 // of memory and recovering, and falling back to the CPU for a node with no
 // GPU kernel. Every test skips, with the reason, where no GPU is usable.
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "device/device.h"
 #include "device/discovery.h"
 #include "device/gpu_device.h"
 #include "executor/session.h"
+#include "executor/step_stats.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "graph/loader.h"
@@ -209,6 +212,63 @@ TEST(GpuSessionTest, UseGpuFalseKeepsEverythingOnTheCpu) {
   auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({2, 64}))}});
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectNear((*out)[0], MlpReference(MlpDef(), x, 2));
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// A profiled step on the GPU: every kernel and transfer has a GPU slice on
+// the stream it ran on, inside the step, in dataflow order, with its bytes.
+TEST(GpuSessionStatsTest, GpuSlicesAreTimedOnTheirStreamsInDataflowOrder) {
+  SKIP_WITHOUT_GPU();
+  GraphDef def = MlpDef();
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  constexpr int kRows = 512;
+  const Feeds feeds = {{"x", Tensor::FromVector(Input(kRows, 2), Shape({kRows, 64}))}};
+  ASSERT_TRUE((*s)->Run(feeds).ok());  // plan compiled, kernels loaded
+  StepStats stats;
+  auto out = (*s)->RunWithStats(feeds, {}, &stats);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectNear((*out)[0], MlpReference(def, Input(kRows, 2), kRows));
+
+  absl::MutexLock lock(&stats.mu);
+  const double slack = stats.gpu_alignment_error_seconds + 2e-6;
+  EXPECT_LT(stats.gpu_alignment_error_seconds, 1e-3);
+  std::map<std::string, const NodeTiming*> by_name;
+  for (const NodeTiming& t : stats.nodes) {
+    const std::string name = (t.is_copy ? "copy " : "") + t.node->name();
+    by_name[name] = &t;
+    ASSERT_TRUE(t.gpu_timed) << name;
+    EXPECT_EQ(t.gpu->name(), "/gpu:0") << name;
+    EXPECT_LE(t.gpu_start_seconds, t.gpu_end_seconds) << name;
+    EXPECT_GE(t.gpu_start_seconds, -slack) << name;
+    EXPECT_LE(t.gpu_end_seconds, stats.step_seconds + slack) << name;
+    EXPECT_EQ(t.bytes, int64_t{kRows} * 64 * 4) << name;
+    EXPECT_EQ(t.seconds(), t.gpu_end_seconds - t.gpu_start_seconds);
+  }
+  ASSERT_EQ(by_name.size(), 5u);  // x in, mm, r, z, z out
+  const NodeTiming* in = by_name.at("copy x");
+  const NodeTiming* mm = by_name.at("mm");
+  const NodeTiming* r = by_name.at("r");
+  const NodeTiming* z = by_name.at("z");
+  const NodeTiming* back = by_name.at("copy z");
+  EXPECT_EQ(in->stream, GpuStream::kHostToDevice);
+  EXPECT_EQ(in->copy_source->name(), "/cpu:0");
+  EXPECT_EQ(back->stream, GpuStream::kDeviceToHost);
+  EXPECT_EQ(back->device->name(), "/cpu:0");
+  for (const NodeTiming* k : {mm, r, z}) EXPECT_EQ(k->stream, GpuStream::kCompute);
+  EXPECT_EQ(mm->shapes, "float32[512,64], float32[64,64] -> float32[512,64]");
+  // Each waits on the GPU for the one before.
+  const NodeTiming* order[] = {in, mm, r, z, back};
+  for (int i = 0; i + 1 < 5; ++i) {
+    EXPECT_LE(order[i]->gpu_end_seconds, order[i + 1]->gpu_start_seconds + 1e-6)
+        << "slice " << i;
+  }
+  EXPECT_GT(mm->seconds(), 0.0);
 }
 
 }  // namespace

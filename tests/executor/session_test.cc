@@ -3,6 +3,7 @@
 #include "executor/session.h"
 #include "executor/step_stats.h"
 
+#include <algorithm>
 #include <set>
 #include <thread>
 
@@ -455,6 +456,46 @@ TEST(SessionStatsTest, RunWithStatsTimesEveryNodeInsideTheStep) {
   }
   // Constants are not run; the three kernels are.
   EXPECT_EQ(names, (std::set<std::string>{"mm", "add", "y"}));
+}
+
+TEST(SessionStatsTest, StatsGiveShapesBytesAndCopySources) {
+  // The logical-CPU model above: a -> (copy) b on /cpu:1 -> (copy) c.
+  constexpr char kModel[] = R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 3 } } } }
+    node { name: "a" op: "Neg" input: "x" }
+    node { name: "b" op: "Exp" input: "a" device: "/cpu:1" }
+    node { name: "c" op: "Neg" input: "b" }
+    signature { inputs { name: "x" } outputs { name: "c" tensor: "c" } }
+  )pb";
+  RuntimeConfig config;
+  config.add_logical_cpus();
+  config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
+  config.set_placement_strategy(PLACEMENT_MANUAL);
+  auto s = MakeSession(kModel, config);
+  ASSERT_NE(s, nullptr);
+  StepStats stats;
+  auto out = s->RunWithStats(
+      {{"x", Tensor::FromVector<float>({0, 1, -2}, Shape({3}))}}, {}, &stats);
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::MutexLock lock(&stats.mu);
+  std::vector<std::string> copies;
+  for (const NodeTiming& t : stats.nodes) {
+    EXPECT_FALSE(t.gpu_timed);  // nothing ran on a GPU
+    EXPECT_EQ(t.seconds(), t.host_seconds());
+    EXPECT_EQ(t.bytes, 12);     // every value is float32[3]
+    EXPECT_EQ(t.shapes, "float32[3] -> float32[3]") << t.node->name();
+    if (t.is_copy) {
+      ASSERT_NE(t.copy_source, nullptr);
+      copies.push_back(t.copy_source->name() + " -> " + t.device->name());
+    } else {
+      EXPECT_EQ(t.copy_source, nullptr);
+    }
+  }
+  std::sort(copies.begin(), copies.end());
+  EXPECT_EQ(copies, (std::vector<std::string>{"/cpu:0 -> /cpu:1",
+                                              "/cpu:1 -> /cpu:0"}));
 }
 
 }  // namespace

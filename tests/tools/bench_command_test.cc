@@ -42,6 +42,7 @@ TEST(BenchCommandTest, PrintsTextWithRandomInputs) {
   EXPECT_THAT(r.out, HasSubstr("timed runs: 2"));
   EXPECT_THAT(r.out, HasSubstr("latency: min "));
   EXPECT_THAT(r.out, HasSubstr("throughput: "));
+  EXPECT_THAT(r.out, HasSubstr("bytes copied per link:"));
 }
 
 TEST(BenchCommandTest, MissingInputNamesItAndSuggestsTheFlags) {
@@ -83,26 +84,47 @@ TEST(BenchCommandTest, ProfilesOpsAndWritesAChromeTrace) {
   EXPECT_LE(share, 1.0 + 1e-9);
   EXPECT_GE(ops[0]["seconds"].get<double>(), ops[1]["seconds"].get<double>());
 
+  // Bytes per link: every copy the step made, by link. The MLP's feed and
+  // fetches cross devices only where it runs on a GPU.
+  int64_t copied = 0;
+  for (const auto& link : j["profile"]["links"]) {
+    EXPECT_GT(link["bytes"].get<int64_t>(), 0);
+    EXPECT_GE(link["copies"].get<int>(), 1);
+    copied += link["bytes"].get<int64_t>();
+  }
+  const bool on_gpu = !j["peak_memory"].empty();
+  // Random input x: float32[1,16] (the unknown batch becomes 1) in; logits
+  // and probs, float32[1,10] each, out.
+  EXPECT_EQ(copied, on_gpu ? 64 + 80 : 0);
+
   std::ifstream in(trace);
   ASSERT_TRUE(in.good());
   nlohmann::json t = nlohmann::json::parse(in);
-  // Each kernel (2 MatMul, 2 Add, Relu, Softmax) appears on its host thread's
-  // row and on its device's row; copies (on a GPU machine) come on top.
+  // Each kernel (2 MatMul, 2 Add, Relu, Softmax) has a slice on its host
+  // thread's row and, on a GPU, one on the stream that ran it, in the GPU's
+  // process. Copies (on a GPU machine) come on top.
   std::set<std::string> row_names, devices;
   int kernel_slices = 0;
   for (const auto& e : t["traceEvents"]) {
     if (e["ph"] == "M") row_names.insert(e["args"]["name"].get<std::string>());
     if (e["ph"] == "X") {
-      devices.insert(e["args"]["device"].get<std::string>());
-      if (e["cat"] != "copy") ++kernel_slices;
+      if (e["cat"] != "copy") {
+        ++kernel_slices;
+        if (e["args"].contains("stream")) {
+          devices.insert(e["args"]["device"].get<std::string>());
+        }
+      }
       EXPECT_GE(e["dur"].get<double>(), 0.0);
+      EXPECT_FALSE(e["args"]["shapes"].get<std::string>().empty());
     }
   }
-  EXPECT_EQ(kernel_slices, 12);
-  ASSERT_FALSE(devices.empty());
+  EXPECT_EQ(kernel_slices, on_gpu ? 12 : 6);
+  EXPECT_EQ(devices.empty(), !on_gpu);
   for (const std::string& d : devices) {
     EXPECT_EQ(row_names.count(d), 1u) << "no row for " << d;
   }
+  EXPECT_EQ(row_names.count(on_gpu ? "compute" : "host thread 0"), 1u);
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("bytes copied")));  // JSON only
 }
 
 }  // namespace

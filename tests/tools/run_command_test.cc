@@ -1,6 +1,12 @@
 // Tests for `sluice run` and the top-level `sluice` dispatch.
 #include <cmath>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "core/npy.h"
@@ -49,6 +55,76 @@ TEST(RunCommandTest, RunsTheMlpAndMatchesTheNumPyReference) {
                        ExampleFile("mlp_logits_expected.npy"), 1e-4));
   EXPECT_TRUE(NpyClose(dir.Path("out/probs.npy"),
                        ExampleFile("mlp_probs_expected.npy"), 1e-4));
+}
+
+// `run --trace`: the step as a Chrome trace. Slices on one row (a host
+// thread, a GPU stream) never overlap, all lie inside the
+// step, and on a GPU machine the compute and both host copy streams have
+// rows.
+TEST(RunCommandTest, TraceHasARowPerThreadAndStreamAndSlicesInsideTheStep) {
+  ScratchDir dir;
+  const std::string trace = dir.Path("step.json");
+  CommandResult r = RunCommand(
+      RunMain, {ExampleFile("transformer_block.pb"), "--input",
+                "x=" + ExampleFile("transformer_block_input.npy"),
+                "--output-dir", dir.Path("out"), "--trace", trace});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("trace: " + trace));
+  EXPECT_TRUE(NpyClose(dir.Path("out/y.npy"),
+                       ExampleFile("transformer_block_expected.npy"), 1e-4));
+
+  std::ifstream in(trace);
+  ASSERT_TRUE(in.good());
+  const nlohmann::json t = nlohmann::json::parse(in);
+  const double step_us = t["otherData"]["step_us"].get<double>();
+  const double slack_us = t["otherData"]["gpu_alignment_error_us"].get<double>() + 2;
+  ASSERT_GT(step_us, 0);
+  std::map<std::pair<int, int>, std::string> rows;
+  std::map<int, std::string> processes;
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> slices;
+  for (const auto& e : t["traceEvents"]) {
+    const int pid = e["pid"].get<int>(), tid = e["tid"].get<int>();
+    const std::string ph = e["ph"].get<std::string>();
+    if (ph == "M" && e["name"] == "thread_name") {
+      rows[{pid, tid}] = e["args"]["name"].get<std::string>();
+    } else if (ph == "M" && e["name"] == "process_name") {
+      processes[pid] = e["args"]["name"].get<std::string>();
+    } else if (ph == "X") {
+      const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
+      EXPECT_GE(ts, -slack_us) << e.dump();
+      EXPECT_GE(dur, 0) << e.dump();
+      EXPECT_LE(ts + dur, step_us + slack_us) << e.dump();
+      EXPECT_EQ(rows.count({pid, tid}), 1u) << "slice on an unnamed row: " << e.dump();
+      slices[{pid, tid}].push_back({ts, ts + dur});
+    }
+  }
+  for (auto& [row, list] : slices) {
+    std::sort(list.begin(), list.end());
+    for (size_t i = 1; i < list.size(); ++i) {
+      EXPECT_LE(list[i - 1].second, list[i].first + 1.0)
+          << "overlap on " << processes[row.first] << " " << rows[row];
+    }
+  }
+  std::set<std::string> names;
+  for (const auto& [row, name] : rows) names.insert(processes[row.first] + "/" + name);
+  EXPECT_EQ(processes[1], "host");
+  EXPECT_EQ(names.count("host/host thread 0"), 1u);
+  bool gpu = false;
+  for (const auto& [pid, name] : processes) gpu |= name == "/gpu:0";
+  if (gpu) {
+    for (const char* stream : {"compute", "host-to-device", "device-to-host"}) {
+      EXPECT_EQ(names.count(std::string("/gpu:0/") + stream), 1u) << stream;
+    }
+  }
+}
+
+TEST(RunCommandTest, UnwritableTraceIsAnError) {
+  ScratchDir dir;
+  CommandResult r = RunCommand(
+      RunMain, {ExampleFile("mlp.pbtxt"), "--random-inputs", "--output-dir",
+                dir.Path("out"), "--trace", dir.Path("no/such/dir/t.json")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("cannot write trace"));
 }
 
 TEST(RunCommandTest, PrintsJson) {
