@@ -4,14 +4,17 @@
 //
 // BM_GpuChain: 2,000 Neg nodes on 1,024 floats on /gpu:0; us_per_node is
 //   wall time per node (PyTorch eager measured 8.0 us per op there).
-// BM_GpuMatMul/8192/{0,1}: ten chained 8192^3 float32 MatMuls (1: TF32
-//   allowed) on operands made on the GPU; TFLOP/s through sluice, and
-//   `of_raw`, the fraction of raw cuBLAS's rate in the same process.
+// BM_GpuMatMul/{4096,8192}/{fp32,tf32,bf16}: ten chained N^3 MatMuls on
+//   operands made on the GPU: float32, float32 with TF32 allowed, and
+//   bfloat16 in and out with float32 accumulation. TFLOP/s through sluice,
+//   raw_TFLOP/s of one cuBLAS GEMM of the same types in the same process,
+//   and `of_raw`, the first as a fraction of the second.
 // BM_GpuFeed1GiB: a 1 GiB pageable host feed copied to the GPU through the
 //   runtime's pinned staging; GB/s, beside raw pageable and pinned copies.
 // Every benchmark skips, with the reason, where no GPU is usable.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -112,22 +115,50 @@ void BM_GpuChain(benchmark::State& state) {
 }
 BENCHMARK(BM_GpuChain)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// a[i][j] = (r[j] + c[i]) / n on the GPU, then 10 chained MatMuls m_k =
-// m_{k-1} @ a; the fetch is one element (Slice) so no big result crosses
-// the bus.
-void BM_GpuMatMul(benchmark::State& state) {
+// The GEMM types sluice's CUDA MatMul has (kernels/cuda/matmul.cc).
+enum class GemmType { kFp32, kTf32, kBf16 };
+
+const char* GemmTypeName(GemmType type) {
+  switch (type) {
+    case GemmType::kFp32: return "fp32";
+    case GemmType::kTf32: return "tf32";
+    case GemmType::kBf16: return "bf16";
+  }
+  return "?";
+}
+
+#ifdef SLUICE_WITH_CUDA
+RawGemm RawGemmFor(GemmType type) {
+  switch (type) {
+    case GemmType::kFp32: return RawGemm::kFp32;
+    case GemmType::kTf32: return RawGemm::kTf32;
+    case GemmType::kBf16: return RawGemm::kBf16;
+  }
+  return RawGemm::kFp32;
+}
+#endif
+
+// a[i][j] = (r[j] + c[i]) / n on the GPU (then Cast to bfloat16 for bf16),
+// then 10 chained MatMuls m_k = m_{k-1} @ a; the fetch is one element
+// (Slice) so no big result crosses the bus.
+void BM_GpuMatMul(benchmark::State& state, int64_t n, GemmType type) {
   constexpr int kChain = 10;
-  const int64_t n = state.range(0);
-  const bool tf32 = state.range(1) != 0;
   GraphDef def;
   *def.add_node() = InputNode("r", {1, n});
   *def.add_node() = InputNode("c", {n, 1});
   *def.add_node() = InputNode("scale", {1});
   *def.add_node() = Node("sum", "Add", {"r", "c"});
-  *def.add_node() = Node("a", "Mul", {"sum", "scale"});
-  std::string prev = "a";
+  *def.add_node() = Node("a32", "Mul", {"sum", "scale"});
+  std::string a = "a32";
+  if (type == GemmType::kBf16) {
+    NodeDef cast = Node("a16", "Cast", {"a32"});
+    (*cast.mutable_attr())["DstT"].set_type(DT_BFLOAT16);
+    *def.add_node() = cast;
+    a = "a16";
+  }
+  std::string prev = a;
   for (int k = 0; k < kChain; ++k) {
-    *def.add_node() = Node(absl::StrCat("m", k), "MatMul", {prev, "a"});
+    *def.add_node() = Node(absl::StrCat("m", k), "MatMul", {prev, a});
     prev = absl::StrCat("m", k);
   }
   NodeDef slice = Node("corner", "Slice", {prev});
@@ -138,7 +169,7 @@ void BM_GpuMatMul(benchmark::State& state) {
     def.mutable_signature()->add_inputs()->set_name(in);
   }
   Output(&def, "corner");
-  std::unique_ptr<Session> s = GpuSession(state, def, tf32);
+  std::unique_ptr<Session> s = GpuSession(state, def, type == GemmType::kTf32);
   if (s == nullptr) return;
   std::vector<float> r(n), c(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -149,29 +180,48 @@ void BM_GpuMatMul(benchmark::State& state) {
                  {"c", Tensor::FromVector(c, Shape({n, 1}))},
                  {"scale", Tensor::FromVector<float>({1.0f / n}, Shape({1}))}};
   if (!RunOk(state, *s, feeds)) return;
+  const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     auto out = s->Run(feeds);
     benchmark::DoNotOptimize(out);
   }
+  [[maybe_unused]] const double seconds = std::chrono::duration<double>(
+      std::chrono::steady_clock::now() - start).count();
   const double flops = 2.0 * n * n * n * kChain;
   state.counters["TFLOP/s"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * flops * 1e-12,
       benchmark::Counter::kIsRate);
 #ifdef SLUICE_WITH_CUDA
-  absl::StatusOr<double> raw = RawSgemmSeconds(static_cast<int>(n), tf32, 10);
+  absl::StatusOr<double> raw =
+      RawGemmSeconds(static_cast<int>(n), RawGemmFor(type), 10);
   if (raw.ok()) {
-    state.counters["raw_TFLOP/s"] = 2.0 * n * n * n / *raw * 1e-12;
+    const double raw_tflops = 2.0 * n * n * n / *raw * 1e-12;
+    state.counters["raw_TFLOP/s"] = raw_tflops;
+    if (seconds > 0) {
+      state.counters["of_raw"] =
+          static_cast<double>(state.iterations()) * flops * 1e-12 / seconds /
+          raw_tflops;
+    }
   } else {
     state.SetLabel(std::string(raw.status().message()));
   }
 #endif
 }
-BENCHMARK(BM_GpuMatMul)
-    ->Args({8192, 0})
-    ->Args({8192, 1})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->MinTime(2.0);
+
+// BM_GpuMatMul/N/type, by size then type.
+[[maybe_unused]] const bool kMatMulsRegistered = [] {
+  for (int64_t n : {4096, 8192}) {
+    for (GemmType type : {GemmType::kFp32, GemmType::kTf32, GemmType::kBf16}) {
+      benchmark::RegisterBenchmark(
+          absl::StrCat("BM_GpuMatMul/", n, "/", GemmTypeName(type)).c_str(),
+          BM_GpuMatMul, n, type)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->MinTime(2.0);
+    }
+  }
+  return true;
+}();
 
 void BM_GpuFeed1GiB(benchmark::State& state) {
   const int64_t n = int64_t{1} << 28;  // floats: 1 GiB

@@ -1,6 +1,7 @@
 #include "bench/cuda/raw_cuda.h"
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -23,45 +24,63 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-static __global__ void FillKernel(float* p, int64_t n, unsigned seed) {
+template <typename T>
+static __global__ void FillKernel(T* p, int64_t n, unsigned seed) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n) {
     unsigned x = static_cast<unsigned>(i) * 2654435761u + seed;
-    p[i] = static_cast<float>(x % 2001) / 1000.0f - 1.0f;
+    p[i] = T(static_cast<float>(x % 2001) / 1000.0f - 1.0f);
   }
+}
+
+template <typename T>
+absl::Status Fill(T* p, int64_t n, unsigned seed) {
+  int blocks = static_cast<int>((n + 255) / 256);
+  FillKernel<<<blocks, 256>>>(p, n, seed);
+  return Check(cudaGetLastError(), "fill");
 }
 
 }  // namespace
 
-absl::StatusOr<double> RawSgemmSeconds(int n, bool tf32, int iters) {
+absl::StatusOr<double> RawGemmSeconds(int n, RawGemm type, int iters) {
+  const bool bf16 = type == RawGemm::kBf16;
+  const cudaDataType_t data = bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  const cublasComputeType_t compute = type == RawGemm::kTf32
+                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                          : CUBLAS_COMPUTE_32F;
   const int64_t elems = int64_t{n} * n;
-  float *a = nullptr, *b = nullptr, *c = nullptr;
-  absl::Status s = Check(cudaMalloc(&a, elems * 4), "cudaMalloc");
-  if (s.ok()) s = Check(cudaMalloc(&b, elems * 4), "cudaMalloc");
-  if (s.ok()) s = Check(cudaMalloc(&c, elems * 4), "cudaMalloc");
+  const int64_t bytes = elems * (bf16 ? 2 : 4);
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  absl::Status s = Check(cudaMalloc(&a, bytes), "cudaMalloc");
+  if (s.ok()) s = Check(cudaMalloc(&b, bytes), "cudaMalloc");
+  if (s.ok()) s = Check(cudaMalloc(&c, bytes), "cudaMalloc");
   cublasHandle_t handle = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   std::vector<double> times;
-  if (s.ok()) {
-    int blocks = static_cast<int>((elems + 255) / 256);
-    FillKernel<<<blocks, 256>>>(a, elems, 1);
-    FillKernel<<<blocks, 256>>>(b, elems, 2);
-    s = Check(cudaGetLastError(), "fill");
+  if (s.ok() && bf16) {
+    s = Fill(static_cast<__nv_bfloat16*>(a), elems, 1);
+    if (s.ok()) s = Fill(static_cast<__nv_bfloat16*>(b), elems, 2);
+  } else if (s.ok()) {
+    s = Fill(static_cast<float*>(a), elems, 1);
+    if (s.ok()) s = Fill(static_cast<float*>(b), elems, 2);
   }
   if (s.ok() && cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
     s = absl::InternalError("cublasCreate failed");
   }
   if (s.ok()) {
-    cublasSetMathMode(handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                   : CUBLAS_DEFAULT_MATH);
+    // As sluice's GPU device sets its handle.
+    cublasSetMathMode(handle, type == RawGemm::kTf32
+                                  ? CUBLAS_TF32_TENSOR_OP_MATH
+                                  : CUBLAS_DEFAULT_MATH);
     cudaEventCreate(&start);
     cudaEventCreate(&stop);
     const float one = 1.f, zero = 0.f;
     for (int i = 0; i < iters + 2 && s.ok(); ++i) {
       cudaEventRecord(start);
-      if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b, n,
-                      a, n, &zero, c, n) != CUBLAS_STATUS_SUCCESS) {
-        s = absl::InternalError("cublasSgemm failed");
+      if (cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b,
+                       data, n, a, data, n, &zero, c, data, n, compute,
+                       CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+        s = absl::InternalError("cublasGemmEx failed");
       }
       cudaEventRecord(stop);
       s.Update(Check(cudaEventSynchronize(stop), "sync"));
