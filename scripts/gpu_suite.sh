@@ -41,6 +41,8 @@ fi
 step nvidia-smi nvidia-smi
 nvidia-smi topo -m >"$OUT/nvidia-smi-topo.log" 2>&1 || true
 
+# Tests that can write a Chrome trace put it here (multi-GPU step).
+export SLUICE_TRACE_DIR="$OUT"
 for bin in .gpu/bin/sluice_*_test; do
   name=$(basename "$bin")
   step "$name" "$bin" --gtest_color=no
@@ -80,6 +82,17 @@ if [[ -x .gpu/bin/sluice ]]; then
         --output-dir "$OUT/run-$stem-$growth"
     done
   done
+fi
+
+# Step traces on the GPU, to open in Perfetto: the transformer block (compute
+# and both host copy streams) and the CNN.
+if [[ -x .gpu/bin/sluice ]]; then
+  step trace-transformer .gpu/bin/sluice run examples/transformer_block.pb \
+    --input x=examples/transformer_block_input.npy --output-dir "$OUT/trace-out" \
+    --trace "$OUT/trace-transformer-run.json"
+  step bench-trace-transformer .gpu/bin/sluice bench examples/transformer_block.pb \
+    --input x=examples/transformer_block_input.npy --runs 200 \
+    --trace "$OUT/trace-transformer-bench.json"
 fi
 
 # Benchmarks (BENCH=0 skips): JSON and the console table under $OUT.

@@ -4,12 +4,16 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "device/device.h"
 #include "device/discovery.h"
+#include "device/gpu_device.h"
 #include "executor/session.h"
+#include "executor/step_stats.h"
+#include "tools/trace.h"
 #include "gtest/gtest.h"
 #include "graph/loader.h"
 
@@ -134,6 +138,36 @@ TEST(MultiGpuTest, ModelLargerThanOneGpuBudgetSplitsAcrossTwoAndMatchesCpu) {
   std::cout << "step time: estimated "
             << gpu->placement().estimated_step_seconds * 1e6 << " us, measured "
             << measured * 1e6 << " us\n";
+
+  // A profiled step: the peer copy runs on /gpu:0's device-to-device stream
+  // and is timed there, after its producer and before its consumer.
+  StepStats stats;
+  ASSERT_TRUE(gpu->RunWithStats({{"x", x}}, {}, &stats).ok());
+  const char* trace_dir = std::getenv("SLUICE_TRACE_DIR");
+  if (trace_dir != nullptr) {
+    const std::string path = std::string(trace_dir) + "/two-gpu-step.json";
+    EXPECT_TRUE(WriteChromeTrace(stats, path).ok());
+    std::cout << "trace: " << path << "\n";
+  }
+  absl::MutexLock lock(&stats.mu);
+  int peer_copies = 0;
+  for (const NodeTiming& t : stats.nodes) {
+    EXPECT_TRUE(t.gpu_timed || (!t.is_copy && t.device->type() == DeviceType::kCpu))
+        << t.node->name();
+    if (!t.is_copy || t.copy_source->type() != DeviceType::kGpu ||
+        t.device->type() != DeviceType::kGpu) {
+      continue;
+    }
+    ++peer_copies;
+    EXPECT_EQ(t.stream, GpuStream::kDeviceToDevice);
+    EXPECT_EQ(t.gpu, t.copy_source);
+    EXPECT_EQ(t.bytes, int64_t{4} * kWidth * 4);
+    EXPECT_GT(t.seconds(), 0.0);
+    std::cout << "peer copy " << t.copy_source->name() << " -> "
+              << t.device->name() << ": " << t.bytes << " bytes in "
+              << t.seconds() * 1e6 << " us (GPU slice)\n";
+  }
+  EXPECT_GE(peer_copies, 1);
 }
 
 }  // namespace
