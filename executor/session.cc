@@ -9,7 +9,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -21,13 +20,18 @@
 #include "executor/plan.h"
 #include "executor/runtime_config.h"
 #include "graph/loader.h"
-#include "kernels/kernel_registry.h"
 #include "placer/device_spec.h"
 #include "placer/placer.h"
 #include "onnx/model_loader.h"
 
 namespace sluice {
 namespace {
+
+#ifdef SLUICE_WITH_CUDA
+constexpr bool kCudaBuild = true;
+#else
+constexpr bool kCudaBuild = false;
+#endif
 
 int ThreadCount(int configured) {
   if (configured > 0) return configured;
@@ -68,13 +72,7 @@ class SessionImpl final : public Session {
       devices_.push_back(std::make_unique<CpuDevice>(i, limit, intra));
     }
     host_ = devices_[0].get();
-    if (!config_.has_use_gpu() || config_.use_gpu()) {
-      ASSIGN_OR_RETURN(std::vector<std::unique_ptr<GpuDevice>> gpus,
-                       CreateGpuDevices(config_));
-      for (auto& gpu : gpus) devices_.push_back(std::move(gpu));
-    }
-    RETURN_IF_ERROR(DefaultDevice().status());
-    RETURN_IF_ERROR(Place());
+    RETURN_IF_ERROR(AddGpusAndPlace());
     int inter = ThreadCount(config_.inter_op_threads());
     if (inter > 1) {
       pool_ = std::make_unique<Eigen::ThreadPool>(inter);
@@ -232,19 +230,49 @@ class SessionImpl final : public Session {
     return ResolveRef(name, /*is_feed=*/false);
   }
 
-  // Runs the placer over this session's devices. With a GPU present, the CPU
-  // takes only what no GPU can run, or what asks for it by name: a model
-  // whose nodes all have GPU kernels stays on the GPUs, as TensorFlow users
-  // expect, and feeds and results are the only traffic with the host.
+  // Sets up the GPUs (unless use_gpu is false) and places the graph. Manual
+  // placement on a CPU with no node requesting a GPU (StaysOnCpus) tries the
+  // CPUs alone first: when they take every node, no GPU is set up, so
+  // `sluice run --device cpu:0` reserves no GPU memory and makes no CUDA
+  // context. A node with no CPU kernel, or no room on the CPUs, still gets
+  // the GPUs, as manual placement's fallback promises.
+  absl::Status AddGpusAndPlace() {
+    const bool use_gpu = !config_.has_use_gpu() || config_.use_gpu();
+    if (use_gpu && StaysOnCpus(*graph_, PlacerOptionsFromConfig(config_))) {
+      // A CPU that is not there would not be there with the GPUs either.
+      ASSIGN_OR_RETURN(Device* cpu, DefaultDevice());
+      const size_t mark = log_.size();
+      if (Place().ok()) {
+        if (kCudaBuild) {
+          log_.insert(log_.begin() + mark,
+                      absl::StrCat("devices: no GPU set up: manual placement on ",
+                                   cpu->name(), " and no node requests a GPU"));
+        }
+        return absl::OkStatus();
+      }
+    }
+    if (use_gpu) {
+      ASSIGN_OR_RETURN(std::vector<std::unique_ptr<GpuDevice>> gpus,
+                       CreateGpuDevices(config_));
+      for (auto& gpu : gpus) devices_.push_back(std::move(gpu));
+    }
+    RETURN_IF_ERROR(DefaultDevice().status());
+    return Place();
+  }
+
+  // Runs the placer over this session's devices, GPUs first (placer.h rule
+  // 1): with a GPU present, the CPU takes only what no GPU can run, what asks
+  // for it by name, or, under MANUAL or SINGLE with a CPU default device,
+  // what has no request. So a model whose nodes all have GPU kernels stays
+  // on the GPUs, as TensorFlow users expect, and feeds and results are the
+  // only traffic with the host. On error nothing has changed.
   absl::Status Place() {
     std::vector<const Device*> devs;
     RealDeviceInfo info;
     info.cpu_cores = ThreadCount(config_.intra_op_threads());
-    bool have_gpu = false;
     for (const auto& d : devices_) {
       devs.push_back(d.get());
       if (d->type() != DeviceType::kGpu) continue;
-      have_gpu = true;
       const auto* gpu = static_cast<const GpuDevice*>(d.get());
       if (static_cast<int>(info.gpu_total_memory.size()) <= gpu->index()) {
         info.gpu_total_memory.resize(gpu->index() + 1, 0);
@@ -255,16 +283,7 @@ class SessionImpl final : public Session {
     }
     ASSIGN_OR_RETURN(DeviceTopology topo, TopologyFromDevices(devs, info));
     PlacerOptions options = PlacerOptionsFromConfig(config_);
-    if (have_gpu) {
-      options.has_kernel = [](const Node& node, DeviceType type) {
-        const KernelRegistry* registry = KernelRegistry::Global();
-        if (!registry->Has(node, type)) return false;
-        if (type == DeviceType::kGpu) return true;
-        return !registry->Has(node, DeviceType::kGpu) ||
-               absl::StartsWith(node.requested_device(), "/cpu") ||
-               absl::StartsWith(node.requested_device(), "cpu");
-      };
-    }
+    options.gpu_first = true;
     ASSIGN_OR_RETURN(placement_, PlaceAutoOrSingle(topo, options));
     for (const std::string& note : placement_.notes) {
       log_.push_back(absl::StrCat("placement: ", note));

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "device/device.h"
 #include "placer/schedule.h"
 
 namespace sluice {
@@ -122,6 +123,39 @@ absl::StatusOr<int> DefaultDevice(const DeviceTopology& topo,
   return 0;
 }
 
+// Whether a default device or a request names a CPU ("/cpu:0", "cpu:1",
+// "/device:CPU:0").
+bool NamesCpu(const std::string& name) {
+  absl::StatusOr<DeviceName> parsed = ParseDeviceName(name);
+  return parsed.ok() && parsed->type == DeviceType::kCpu;
+}
+
+bool DefaultsToCpu(const PlacerOptions& options) {
+  return (options.strategy == PLACEMENT_MANUAL ||
+          options.strategy == PLACEMENT_SINGLE) &&
+         NamesCpu(options.default_device);
+}
+
+// Whether rule 1's GPUs-first restriction applies to this placement: a CPU
+// default device asks for the CPU on behalf of every unrequested node.
+bool GpuFirstApplies(const DeviceTopology& topo, const PlacerOptions& options) {
+  if (!options.gpu_first || DefaultsToCpu(options)) return false;
+  for (const DeviceSpec& d : topo.devices) {
+    if (d.type == DeviceType::kGpu) return true;
+  }
+  return false;
+}
+
+// `base`, with the CPUs' kernels hidden for nodes a GPU can run, unless
+// they request the CPU.
+KernelPredicate GpuFirst(KernelPredicate base) {
+  return [base = std::move(base)](const Node& node, DeviceType type) {
+    if (!base(node, type)) return false;
+    if (type == DeviceType::kGpu) return true;
+    return !base(node, DeviceType::kGpu) || NamesCpu(node.requested_device());
+  };
+}
+
 struct Inputs {
   const Graph& graph;
   const DeviceTopology& topo;
@@ -205,6 +239,19 @@ PlacerOptions PlacerOptionsFromConfig(const RuntimeConfig& config) {
   return o;
 }
 
+bool StaysOnCpus(const Graph& graph, const PlacerOptions& options) {
+  if (options.strategy != PLACEMENT_MANUAL || !NamesCpu(options.default_device)) {
+    return false;
+  }
+  for (const Node& node : graph.nodes()) {
+    if (node.requested_device().empty()) continue;
+    // An unparseable request is left to PlaceGraph to report.
+    absl::StatusOr<DeviceName> parsed = ParseDeviceName(node.requested_device());
+    if (!parsed.ok() || parsed->type != DeviceType::kCpu) return false;
+  }
+  return true;
+}
+
 std::string StrategyName(PlacementStrategy strategy) {
   switch (strategy) {
     case PLACEMENT_SINGLE: return "single";
@@ -230,9 +277,9 @@ absl::StatusOr<Placement> PlaceGraph(const Graph& graph,
     return absl::InvalidArgumentError(
         "device topology has no link table (call BuildLinks)");
   }
-  const KernelPredicate& has_kernel = options.has_kernel
-                                          ? options.has_kernel
-                                          : RegistryKernelPredicate();
+  KernelPredicate has_kernel = options.has_kernel ? options.has_kernel
+                                                  : RegistryKernelPredicate();
+  if (GpuFirstApplies(topo, options)) has_kernel = GpuFirst(std::move(has_kernel));
   ASSIGN_OR_RETURN(NodeConstraints constraints,
                    ComputeConstraints(graph, topo, has_kernel,
                                       options.soft_placement,

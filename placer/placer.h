@@ -17,7 +17,12 @@
 //  1. Kernels. A node goes only to a device whose type has a kernel for its
 //     op and type attributes (PlacerOptions::has_kernel, by default
 //     KernelRegistry::Global()->Has). A node with no kernel anywhere is an
-//     INVALID_ARGUMENT error.
+//     INVALID_ARGUMENT error. GPUs first (PlacerOptions::gpu_first, which
+//     sessions set): with a GPU in the topology, a node that has a GPU
+//     kernel may go to a CPU only when it requests a CPU ("/cpu:0",
+//     "/device:CPU:0"), unless MANUAL or SINGLE has a CPU as its default
+//     device: that default is a request for the CPU by every node without
+//     one.
 //  2. Requests. A node's requested device, full ("/gpu:1") or partial
 //     ("/gpu:*": any GPU), restricts it to the matching devices.
 //  3. Colocation. Nodes whose string attribute `_colocate` (kColocateAttr)
@@ -83,6 +88,10 @@ struct PlacerOptions {
   absl::flat_hash_map<std::string, std::string> colocation_groups;
   // Kernel availability; empty: KernelRegistry::Global()->Has.
   KernelPredicate has_kernel;
+  // Rule 1's GPUs first: keep nodes that a GPU can run off the CPUs, so a
+  // model whose every node has a GPU kernel stays on the GPUs, as
+  // TensorFlow users expect. No effect without a GPU in the topology.
+  bool gpu_first = false;
   // Fill Placement::reason (a string per node). Off saves time on huge
   // graphs; placement is the same.
   bool record_reasons = true;
@@ -91,6 +100,13 @@ struct PlacerOptions {
 // Options from a session's config: strategy, soft_placement (default true)
 // and default_device.
 PlacerOptions PlacerOptionsFromConfig(const RuntimeConfig& config);
+
+// Whether `options` keep every node of `graph` off the GPUs wherever a CPU
+// has a kernel and room for it: MANUAL placement with a CPU default device
+// and no node requesting a GPU. A caller whose CPUs alone take the graph
+// (PlaceGraph on a topology without GPUs succeeds) then needs no GPU; the
+// session sets none up for `sluice run --device cpu:0`.
+bool StaysOnCpus(const Graph& graph, const PlacerOptions& options);
 
 struct DeviceUsage {
   int64_t weight_bytes = 0;

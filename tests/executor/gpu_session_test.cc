@@ -214,6 +214,56 @@ TEST(GpuSessionTest, UseGpuFalseKeepsEverythingOnTheCpu) {
   ExpectNear((*out)[0], MlpReference(MlpDef(), x, 2));
 }
 
+RuntimeConfig ManualOn(const std::string& device) {
+  RuntimeConfig config;
+  config.set_placement_strategy(PLACEMENT_MANUAL);
+  config.set_default_device(device);
+  return config;
+}
+
+// `sluice run --device cpu:0` on a GPU machine: every node on the CPU, and
+// no GPU set up, so no GPU memory is reserved.
+TEST(GpuSessionTest, ManualPlacementOnTheCpuKeepsEveryNodeThereAndSetsUpNoGpu) {
+  SKIP_WITHOUT_GPU();
+  auto s = MakeSession(MlpDef(), ManualOn("cpu:0"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (Device* d : (*s)->assignment()) EXPECT_EQ(d->name(), "/cpu:0");
+  for (Device* d : (*s)->devices()) EXPECT_EQ(d->type(), DeviceType::kCpu);
+  EXPECT_THAT((*s)->log(), ::testing::Contains(HasSubstr("no GPU set up")));
+  std::vector<float> x = Input(3, 2);
+  auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({3, 64}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectNear((*out)[0], MlpReference(MlpDef(), x, 3));
+}
+
+TEST(GpuSessionTest, ManualPlacementOnTheCpuStillGivesARequestedGpuItsNode) {
+  SKIP_WITHOUT_GPU();
+  GraphDef def = MlpDef();
+  def.mutable_node(2)->set_device("/gpu:0");  // mm
+  auto s = MakeSession(def, ManualOn("/cpu:0"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Graph& g = (*s)->graph();
+  EXPECT_EQ((*s)->assignment()[g.FindNode("mm")->id()]->name(), "/gpu:0");
+  EXPECT_EQ((*s)->assignment()[g.FindNode("r")->id()]->name(), "/cpu:0");
+  EXPECT_EQ((*s)->assignment()[g.FindNode("z")->id()]->name(), "/cpu:0");
+  std::vector<float> x = Input(3, 4);
+  auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({3, 64}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectNear((*out)[0], MlpReference(def, x, 3));
+}
+
+// `--device gpu:0` is unchanged: every node with a GPU kernel runs there.
+TEST(GpuSessionTest, ManualPlacementOnTheGpuKeepsNodesWithGpuKernelsThere) {
+  SKIP_WITHOUT_GPU();
+  auto s = MakeSession(MlpDef(), ManualOn("gpu:0"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Graph& g = (*s)->graph();
+  for (const char* name : {"mm", "r", "z"}) {
+    EXPECT_EQ((*s)->assignment()[g.FindNode(name)->id()]->name(), "/gpu:0")
+        << name;
+  }
+}
+
 }  // namespace
 }  // namespace sluice
 

@@ -373,6 +373,50 @@ TEST(SessionDevicesTest, InvalidConfigIsRejected) {
   EXPECT_THAT(s.status().message(), HasSubstr("inter_op_threads"));
 }
 
+// A config naming GPU 0, as on a GPU machine, with manual placement on a CPU.
+RuntimeConfig ManualOnCpuNamingGpu0() {
+  RuntimeConfig config;
+  config.set_use_gpu(true);
+  config.add_visible_gpus(0);
+  config.set_allow_growth(true);
+  config.set_placement_strategy(PLACEMENT_MANUAL);
+  config.set_default_device("cpu:0");
+  return config;
+}
+
+// `sluice run --device cpu:0`: manual placement on the CPU with no node
+// asking for a GPU sets up no GPU at all, so the config naming GPU 0 opens
+// alike with and without one (and in a CPU-only build), everything on the
+// CPU.
+TEST(SessionDevicesTest, ManualPlacementOnTheCpuSetsUpNoGpu) {
+  auto s = MakeSession(kSmallModel, ManualOnCpuNamingGpu0());
+  ASSERT_NE(s, nullptr);
+  for (Device* d : s->devices()) EXPECT_EQ(d->type(), DeviceType::kCpu);
+  for (Device* d : s->assignment()) EXPECT_EQ(d->name(), "/cpu:0");
+  auto out = s->Run({{"x", Tensor::FromVector<float>({1, 2}, Shape({1, 2}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values((*out)[0]), ::testing::ElementsAre(5.5f, 0.f));
+}
+
+// A node that asks for a GPU needs one: the GPUs are set up as usual, which
+// for GPU 0 fails without it.
+TEST(SessionDevicesTest, ManualPlacementOnTheCpuSetsUpTheGpuANodeRequests) {
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kSmallModel, &def));
+  def.mutable_node(3)->set_device("/gpu:0");  // mm
+  auto graph = BuildGraph(def);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto s = Session::Create(*std::move(graph), ManualOnCpuNamingGpu0());
+  if (!s.ok()) {
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition)
+        << s.status();
+    return;
+  }
+  const Graph& g = (*s)->graph();
+  EXPECT_EQ((*s)->assignment()[g.FindNode("mm")->id()]->name(), "/gpu:0");
+  EXPECT_EQ((*s)->assignment()[g.FindNode("y")->id()]->name(), "/cpu:0");
+}
+
 }  // namespace
 }  // namespace sluice
 
@@ -430,6 +474,27 @@ TEST(SessionDevicesTest, WeightsBeyondOneBudgetSplitAcrossLogicalCpusSameOutputs
   auto b = (*want)[0].flat<float>();
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_FLOAT_EQ(a[i], b[i]) << i;
+}
+
+// Manual placement on a CPU that has no room for the weights falls back to
+// the next device, so the GPUs are set up after all: GPU 0 takes the rest
+// where there is one, and without it the config naming it fails.
+TEST(SessionDevicesTest, ManualPlacementOnAFullCpuStillSetsUpTheGpus) {
+  RuntimeConfig config = ManualOnCpuNamingGpu0();
+  config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(WideMlp(), &def));
+  auto graph = BuildGraph(def);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto s = Session::Create(*std::move(graph), config);
+  if (!s.ok()) {
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition)
+        << s.status();
+    return;
+  }
+  std::set<std::string> used;
+  for (Device* d : (*s)->assignment()) used.insert(d->name());
+  EXPECT_EQ(used, (std::set<std::string>{"/cpu:0", "/gpu:0"}));
 }
 
 }  // namespace

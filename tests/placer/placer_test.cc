@@ -340,6 +340,119 @@ TEST(PlacerTest, ManualStrategyPutsUnrequestedNodesOnDefaultDevice) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Options as a session sets them: GPUs first, fake kernels.
+PlacerOptions GpuFirst(PlacementStrategy s, const std::string& default_device,
+                       std::vector<std::string> cpu_only = {}) {
+  PlacerOptions o = Fake(s);
+  o.default_device = default_device;
+  o.gpu_first = true;
+  o.has_kernel = AllKernels(std::move(cpu_only));
+  return o;
+}
+
+TEST(PlacerTest, GpuFirstLeavesTheCpuOnlyWhatNoGpuCanRun) {
+  auto g = Mlp(2).Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Gpu(64 * kMiB), Cpu()});
+  for (PlacementStrategy s : {PLACEMENT_AUTO, PLACEMENT_SINGLE, PLACEMENT_MANUAL}) {
+    absl::StatusOr<Placement> p =
+        PlaceGraph(*g, topo, GpuFirst(s, "", /*cpu_only=*/{"Relu"}));
+    ASSERT_TRUE(p.ok()) << StrategyName(s) << ": " << p.status();
+    for (const Node& n : g->nodes()) {
+      EXPECT_EQ(p->device_of_node[n.id()], n.op() == "Relu" ? 1 : 0)
+          << StrategyName(s) << ": " << n.name();
+    }
+  }
+  // AUTO ignores default_device: still the GPU.
+  absl::StatusOr<Placement> p =
+      PlaceGraph(*g, topo, GpuFirst(PLACEMENT_AUTO, "/cpu:0"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->devices[0].num_nodes, g->num_nodes());
+  // Without a GPU in the topology it changes nothing.
+  p = PlaceGraph(*g, FakeTopology({Cpu()}), GpuFirst(PLACEMENT_AUTO, ""));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->devices[0].num_nodes, g->num_nodes());
+}
+
+TEST(PlacerTest, GpuFirstYieldsToACpuRequestInAnySpelling) {
+  DefWriter w = Mlp(1);
+  for (NodeDef& n : *w.def().mutable_node()) {
+    if (n.name() == "fc0") n.set_device("/device:CPU:0");
+    if (n.name() == "relu0") n.set_device("CPU:0");
+  }
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Gpu(64 * kMiB), Cpu()});
+  absl::StatusOr<Placement> p =
+      PlaceGraph(*g, topo, GpuFirst(PLACEMENT_AUTO, ""));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(DeviceOf(*g, *p, "fc0"), 1);
+  EXPECT_EQ(DeviceOf(*g, *p, "relu0"), 1);
+  EXPECT_EQ(ReasonOf(*g, *p, "fc0"), "requested /device:CPU:0");
+}
+
+// `sluice run --device cpu:0` on a machine with a GPU: manual placement
+// with the CPU as default device must keep every unrequested node there.
+TEST(PlacerTest, GpuFirstYieldsToACpuDefaultDeviceUnderManualAndSingle) {
+  DefWriter w = Mlp(2);
+  for (NodeDef& n : *w.def().mutable_node()) {
+    if (n.name() == "fc1") n.set_device("/gpu:0");
+  }
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Gpu(64 * kMiB), Cpu()});
+  for (const char* cpu : {"/cpu:0", "cpu:0", "/device:CPU:0"}) {
+    absl::StatusOr<Placement> p =
+        PlaceGraph(*g, topo, GpuFirst(PLACEMENT_MANUAL, cpu));
+    ASSERT_TRUE(p.ok()) << cpu << ": " << p.status();
+    for (const Node& n : g->nodes()) {
+      EXPECT_EQ(p->device_of_node[n.id()], n.name() == "fc1" ? 0 : 1)
+          << cpu << ": " << n.name();
+    }
+    EXPECT_EQ(ReasonOf(*g, *p, "fc0"), "default device /cpu:0");
+    EXPECT_EQ(ReasonOf(*g, *p, "fc1"), "requested /gpu:0");
+  }
+  absl::StatusOr<Placement> p =
+      PlaceGraph(*g, topo, GpuFirst(PLACEMENT_SINGLE, "/cpu:0"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(DeviceOf(*g, *p, "fc0"), 1);
+  EXPECT_EQ(DeviceOf(*g, *p, "relu1"), 1);
+  // A GPU default device is unchanged: everything unrequested goes there.
+  p = PlaceGraph(*g, topo, GpuFirst(PLACEMENT_MANUAL, "gpu:0"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->devices[0].num_nodes, g->num_nodes());
+}
+
+TEST(PlacerTest, GpuFirstWithALogicalCpuAsDefaultDevice) {
+  auto g = Mlp(1).Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Gpu(64 * kMiB), Cpu(), Cpu()});
+  absl::StatusOr<Placement> p =
+      PlaceGraph(*g, topo, GpuFirst(PLACEMENT_MANUAL, "/cpu:1"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->devices[2].num_nodes, g->num_nodes());
+}
+
+TEST(PlacerTest, StaysOnCpusOnlyForManualOnACpuWithoutGpuRequests) {
+  DefWriter w = Mlp(1);
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(StaysOnCpus(*g, GpuFirst(PLACEMENT_MANUAL, "cpu:0")));
+  EXPECT_TRUE(StaysOnCpus(*g, GpuFirst(PLACEMENT_MANUAL, "/cpu:1")));
+  EXPECT_FALSE(StaysOnCpus(*g, GpuFirst(PLACEMENT_MANUAL, "/gpu:0")));
+  EXPECT_FALSE(StaysOnCpus(*g, GpuFirst(PLACEMENT_MANUAL, "")));  // first GPU
+  EXPECT_FALSE(StaysOnCpus(*g, GpuFirst(PLACEMENT_SINGLE, "/cpu:0")));
+  EXPECT_FALSE(StaysOnCpus(*g, GpuFirst(PLACEMENT_AUTO, "/cpu:0")));
+  w.last()->set_device("/device:CPU:0");
+  g = w.Build();
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(StaysOnCpus(*g, GpuFirst(PLACEMENT_MANUAL, "/cpu:0")));
+  w.last()->set_device("/gpu:*");
+  g = w.Build();
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(StaysOnCpus(*g, GpuFirst(PLACEMENT_MANUAL, "/cpu:0")));
+}
+
 TEST(PlacerTest, EveryNodeHasAReasonAndRunOrderIsTopological) {
   auto g = Mlp(4).Build();
   ASSERT_NE(g, nullptr);
