@@ -18,7 +18,7 @@
 // start_time() and start_time() + alignment_error_seconds() (a few
 // microseconds), which bounds how far GPU and host slices may be misaligned.
 //
-// Thread-safe. Not for steady-state timing: every mark creates an event.
+// Thread-safe. Every mark is an event: Reserve them before the timed region.
 #ifndef SLUICE_DEVICE_GPU_TIMELINE_H_
 #define SLUICE_DEVICE_GPU_TIMELINE_H_
 
@@ -36,6 +36,10 @@ class GpuTimeline {
  public:
   virtual ~GpuTimeline() = default;
 
+  // Creates events for `marks` more marks now, so that Mark only records
+  // one (creating a CUDA event can stall the host; keep it out of the
+  // timed region).
+  virtual absl::Status Reserve(int marks) = 0;
   // Records a mark on `which` stream of the device, after the work enqueued
   // there so far; returns its id (0, 1, 2, ... in call order).
   virtual absl::StatusOr<int> Mark(GpuStream which) = 0;

@@ -18,31 +18,12 @@ absl::Status WithNode(const Node& node, const absl::Status& s) {
                       absl::StrCat(node.DebugName(), ": ", s.message()));
 }
 
-absl::Status ComputeNode(const PlanNode& pn, std::vector<Tensor>& values);
-
 // Runs one node's kernel, reading its inputs from `values` and writing its
 // outputs there, timed when a timer is given. Does not release anything.
 absl::Status RunNode(const PlanNode& pn, std::vector<Tensor>& values,
                      StepTimer* timer) {
-  if (timer == nullptr) return ComputeNode(pn, values);
-  return timer->Time(pn, values, [&] { return ComputeNode(pn, values); });
-}
-
-absl::Status ComputeNode(const PlanNode& pn, std::vector<Tensor>& values) {
-  absl::InlinedVector<Tensor, 4> inputs;
-  inputs.reserve(pn.input_slots.size());
-  for (int slot : pn.input_slots) inputs.push_back(values[slot]);
-  absl::Span<Tensor> outputs(values.data() + pn.output_slot, pn.num_outputs);
-  OpKernelContext ctx(pn.node, pn.device, inputs, outputs);
-  absl::Status s = pn.kernel->Compute(&ctx);
-  if (!s.ok()) return WithNode(*pn.node, s);
-  for (int p = 0; p < pn.num_outputs; ++p) {
-    if (!outputs[p].valid()) {
-      return WithNode(*pn.node, absl::InternalError(absl::StrCat(
-                                    "kernel did not produce output ", p)));
-    }
-  }
-  return absl::OkStatus();
+  if (timer == nullptr) return RunPlanNode(pn, values);
+  return timer->Time(pn, values, [&] { return RunPlanNode(pn, values); });
 }
 
 void InitSlots(const ExecutionPlan& plan, std::vector<Tensor>& feed_values,
@@ -173,6 +154,25 @@ class ParallelStep {
 };
 
 }  // namespace
+
+absl::Status RunPlanNode(const PlanNode& pn, std::vector<Tensor>& values,
+                         std::vector<Tensor>* keep_alive) {
+  absl::InlinedVector<Tensor, 4> inputs;
+  inputs.reserve(pn.input_slots.size());
+  for (int slot : pn.input_slots) inputs.push_back(values[slot]);
+  absl::Span<Tensor> outputs(values.data() + pn.output_slot, pn.num_outputs);
+  OpKernelContext ctx(pn.node, pn.device, inputs, outputs);
+  ctx.set_keep_alive(keep_alive);
+  absl::Status s = pn.kernel->Compute(&ctx);
+  if (!s.ok()) return WithNode(*pn.node, s);
+  for (int p = 0; p < pn.num_outputs; ++p) {
+    if (!outputs[p].valid()) {
+      return WithNode(*pn.node, absl::InternalError(absl::StrCat(
+                                    "kernel did not produce output ", p)));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
                                             std::vector<Tensor> feed_values,

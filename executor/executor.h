@@ -34,6 +34,12 @@ absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
                                             const Scheduler& scheduler,
                                             StepStats* stats = nullptr);
 
+// Runs one node's kernel, reading its inputs from `values` (indexed by
+// slot) and writing its outputs there; the error names the node. With
+// `keep_alive`, the kernel's temps are also kept there (GPU graph capture).
+absl::Status RunPlanNode(const PlanNode& pn, std::vector<Tensor>& values,
+                         std::vector<Tensor>* keep_alive = nullptr);
+
 }  // namespace sluice
 
 #endif  // SLUICE_EXECUTOR_EXECUTOR_H_

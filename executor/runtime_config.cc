@@ -288,6 +288,10 @@ absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
   if (std::optional<std::string> v = getenv(kEnvGpuAllowGrowth)) {
     ASSIGN_OR_RETURN(growth, ParseBool(kEnvGpuAllowGrowth, *v));
   }
+  std::optional<bool> graphs;
+  if (std::optional<std::string> v = getenv(kEnvGpuGraphs)) {
+    ASSIGN_OR_RETURN(graphs, ParseBool(kEnvGpuGraphs, *v));
+  }
   if (std::optional<std::string> v = getenv(kEnvGpuMemoryLimit)) {
     absl::StatusOr<MemoryLimit> parsed = ParseMemoryLimit(*v);
     if (!parsed.ok()) {
@@ -302,6 +306,12 @@ absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
                                  *growth ? "true" : "false", " (config: ",
                                  DescribeGrowth(*config), ")"));
     config->set_allow_growth(*growth);
+  }
+  if (graphs.has_value()) {
+    lines.push_back(absl::StrCat(
+        kEnvGpuGraphs, " sets gpu_graphs to ", *graphs ? "true" : "false",
+        " (config: ", config->has_gpu_graphs() && !config->gpu_graphs() ? "false" : "true", ")"));
+    config->set_gpu_graphs(*graphs);
   }
   if (limit.has_value()) {
     lines.push_back(absl::StrCat(

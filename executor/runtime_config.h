@@ -28,6 +28,7 @@ namespace sluice {
 // Environment variables that override a config (DESIGN.md, decision 5).
 inline constexpr char kEnvGpuAllowGrowth[] = "SLUICE_GPU_ALLOW_GROWTH";
 inline constexpr char kEnvGpuMemoryLimit[] = "SLUICE_GPU_MEMORY_LIMIT";
+inline constexpr char kEnvGpuGraphs[] = "SLUICE_GPU_GRAPHS";
 
 // Reads a text-format RuntimeConfig. Errors: NOT_FOUND for a missing file,
 // INVALID_ARGUMENT for malformed text, as "PATH:LINE:COLUMN: message" for the
@@ -46,8 +47,9 @@ absl::StatusOr<RuntimeConfig> ParseRuntimeConfig(
 // ("gpu[1].logical_devices[0].memory_limit: ...").
 absl::Status ValidateRuntimeConfig(const RuntimeConfig& config);
 
-// Applies SLUICE_GPU_ALLOW_GROWTH (true|false) and SLUICE_GPU_MEMORY_LIMIT
-// (bytes such as "4GiB" or "512M", or a fraction such as "0.5") to `config`.
+// Applies SLUICE_GPU_ALLOW_GROWTH (true|false), SLUICE_GPU_GRAPHS
+// (true|false) and SLUICE_GPU_MEMORY_LIMIT (bytes such as "4GiB" or "512M",
+// or a fraction such as "0.5") to `config`.
 // The memory limit replaces gpu_memory_limit and clears per-GPU limits, so
 // the environment wins everywhere. Appends one line per change to `log`
 // (may be null). A variable that is set to anything else (including the empty

@@ -17,6 +17,7 @@
 #include "device/gpu_device.h"
 #include "executor/copy_kernel.h"
 #include "executor/executor.h"
+#include "executor/gpu_graph_runner.h"
 #include "executor/plan.h"
 #include "executor/runtime_config.h"
 #include "graph/loader.h"
@@ -125,10 +126,14 @@ class SessionImpl final : public Session {
       fetch_refs.push_back(ref);
       absl::StrAppend(&key, ref.node, ":", ref.port, ";");
     }
-    ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> plan,
-                     GetPlan(key, feed_refs, fetch_refs));
-    ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                     RunPlan(*plan, std::move(feed_values), scheduler_, stats));
+    ASSIGN_OR_RETURN(CachedPlan cached, GetPlan(key, feed_refs, fetch_refs));
+    // A profiled step runs node by node; others replay the GPU graph where
+    // there is one.
+    ASSIGN_OR_RETURN(
+        std::vector<Tensor> out,
+        stats == nullptr && cached.graph_runner != nullptr
+            ? cached.graph_runner->Run(std::move(feed_values), scheduler_)
+            : RunPlan(*cached.plan, std::move(feed_values), scheduler_, stats));
     runs_.fetch_add(1, std::memory_order_relaxed);
     return out;
   }
@@ -149,6 +154,11 @@ class SessionImpl final : public Session {
     s.runs = runs_.load(std::memory_order_relaxed);
     s.plans_compiled = plans_compiled_;
     s.plans_cached = static_cast<int64_t>(plans_.size());
+    for (const auto& [key, cached] : plans_) {
+      if (cached.graph_runner == nullptr) continue;
+      s.gpu_graphs += cached.graph_runner->active() ? 1 : 0;
+      s.gpu_graph_steps += cached.graph_runner->replays();
+    }
     return s;
   }
 
@@ -372,9 +382,16 @@ class SessionImpl final : public Session {
     return value;
   }
 
-  absl::StatusOr<std::shared_ptr<const ExecutionPlan>> GetPlan(
-      const std::string& key, const std::vector<TensorRef>& feeds,
-      const std::vector<TensorRef>& fetches) {
+  // A compiled plan and, where it qualifies and the config allows, the
+  // runner that replays its GPU work as a CUDA graph.
+  struct CachedPlan {
+    std::shared_ptr<const ExecutionPlan> plan;
+    std::shared_ptr<GpuGraphRunner> graph_runner;  // null: ordinary steps
+  };
+
+  absl::StatusOr<CachedPlan> GetPlan(const std::string& key,
+                                     const std::vector<TensorRef>& feeds,
+                                     const std::vector<TensorRef>& fetches) {
     {
       absl::MutexLock lock(&mu_);
       auto it = plans_.find(key);
@@ -382,13 +399,18 @@ class SessionImpl final : public Session {
     }
     ASSIGN_OR_RETURN(std::unique_ptr<const ExecutionPlan> compiled,
                      CompilePlan(*graph_, feeds, fetches, plan_options_));
-    std::shared_ptr<const ExecutionPlan> plan = std::move(compiled);
+    CachedPlan entry;
+    entry.plan = std::move(compiled);
+    if (!config_.has_gpu_graphs() || config_.gpu_graphs()) {
+      entry.graph_runner = GpuGraphRunner::ForPlan(entry.plan);
+    }
     absl::MutexLock lock(&mu_);
-    auto [it, inserted] = plans_.emplace(key, plan);
+    auto [it, inserted] = plans_.emplace(key, std::move(entry));
     // Two threads may compile the same signature at once; one plan is kept.
     if (inserted) ++plans_compiled_;
     return it->second;
   }
+
 
   // Fixed after Init().
   const std::unique_ptr<const Graph> graph_;
@@ -407,8 +429,7 @@ class SessionImpl final : public Session {
       ABSL_GUARDED_BY(constants_mu_);
 
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const ExecutionPlan>>
-      plans_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, CachedPlan> plans_ ABSL_GUARDED_BY(mu_);
   int64_t plans_compiled_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<int64_t> runs_{0};
 };

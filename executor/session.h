@@ -77,6 +77,8 @@ class Session {
     int64_t runs = 0;            // Run calls that succeeded
     int64_t plans_compiled = 0;  // cache misses
     int64_t plans_cached = 0;    // plans in the cache now
+    int64_t gpu_graphs = 0;      // cached plans replaying a CUDA graph
+    int64_t gpu_graph_steps = 0; // steps that ran as a CUDA graph
   };
   virtual Stats stats() const = 0;
 };

@@ -52,6 +52,15 @@ absl::StatusOr<std::unique_ptr<StepTimer>> StepTimer::Start(
       timer->tracks_.push_back(std::move(track));
     }
   }
+  // Two marks per node on each GPU, created now rather than in the step.
+  for (const auto& track : timer->tracks_) {
+    int marks = 0;
+    for (const PlanNode& pn : plan.nodes) {
+      GpuStream stream;
+      marks += timer->TrackFor(pn, &stream) == track.get() ? 2 : 0;
+    }
+    RETURN_IF_ERROR(track->timeline->Reserve(marks));
+  }
   timer->start_ = Clock::now();
   return timer;
 }
@@ -94,10 +103,12 @@ absl::Status StepTimer::Time(const PlanNode& pn,
 
   absl::Status status;
   {
+    // The host slice starts once this thread may enqueue on the GPU, so it
+    // shows the launch, not the wait for the profiler's lock.
     std::optional<absl::MutexLock> lock;
+    if (track != nullptr) lock.emplace(&track->mu);
     t.start_seconds = Now();
     if (track != nullptr) {
-      lock.emplace(&track->mu);
       // A copy first waits for the compute stream; the slice starts after
       // that wait, so it holds only the transfer.
       if (pn.is_copy) {

@@ -31,7 +31,9 @@ absl::StatusOr<Tensor*> OpKernelContext::allocate_output(int port,
 
 absl::StatusOr<Tensor> OpKernelContext::allocate_temp(DataType dtype,
                                                       const Shape& shape) {
-  return Tensor::Create(dtype, shape, device_->allocator());
+  absl::StatusOr<Tensor> t = Tensor::Create(dtype, shape, device_->allocator());
+  if (t.ok() && keep_alive_ != nullptr) keep_alive_->push_back(*t);
+  return t;
 }
 
 }  // namespace sluice

@@ -51,14 +51,21 @@ class OpKernelContext {
   // Sets an output to an existing tensor (Identity, Reshape: no copy).
   void set_output(int port, Tensor t) { outputs_[port] = std::move(t); }
   const Tensor& output(int port) const { return outputs_[port]; }
-  // Scratch memory on the device, freed when the returned tensor goes away.
+  // Scratch memory on the device, freed when the returned tensor goes away
+  // (and the keep-alive list, if any, lets go of it).
   absl::StatusOr<Tensor> allocate_temp(DataType dtype, const Shape& shape);
+
+  // While a step is recorded as a CUDA graph (executor/gpu_graph_runner.h),
+  // the replays write the kernels' scratch memory again, so every temp is
+  // also kept in `keep` (borrowed) for as long as the graph lives.
+  void set_keep_alive(std::vector<Tensor>* keep) { keep_alive_ = keep; }
 
  private:
   const Node* node_;
   Device* device_;
   absl::Span<const Tensor> inputs_;
   absl::Span<Tensor> outputs_;
+  std::vector<Tensor>* keep_alive_ = nullptr;
 };
 
 class OpKernel {

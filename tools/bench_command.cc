@@ -196,6 +196,7 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
                       : elapsed / options.seconds);
   }
   const double total = Seconds(timed, Clock::now());
+  const Session::Stats session_stats = (*session)->stats();
   std::vector<double> sorted = latencies;
   std::sort(sorted.begin(), sorted.end());
 
@@ -223,7 +224,8 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
                    {"p90", Quantile(sorted, 0.9)},
                    {"p99", Quantile(sorted, 0.99)},
                    {"max", sorted.back()}}},
-                 {"steps_per_s", static_cast<double>(latencies.size()) / total}};
+                 {"steps_per_s", static_cast<double>(latencies.size()) / total},
+                 {"gpu_graph_steps", session_stats.gpu_graph_steps}};
   json memory = json::array();
   std::vector<std::string> memory_lines;
   for (Device* d : (*session)->devices()) {
@@ -287,12 +289,16 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
       << "\n"
       << "throughput: "
       << absl::StrFormat("%.1f steps/s", latencies.size() / total) << "\n";
+  if (session_stats.gpu_graph_steps > 0) {
+    out << "steps replayed as a CUDA graph: " << session_stats.gpu_graph_steps
+        << " of " << latencies.size() + options.warmup + 1 << "\n";
+  }
   if (!memory_lines.empty()) {
     out << "peak GPU memory:\n";
     for (const std::string& line : memory_lines) out << line << "\n";
   }
   out << "profiled step: " << Ms(stats.step_seconds)
-      << " (GPU nodes: time on their stream)\ntop ops:\n";
+      << " (kernel by kernel; GPU nodes: time on their stream)\ntop ops:\n";
   for (const std::string& line : op_lines) out << line << "\n";
   out << "top nodes:\n";
   for (const std::string& line : node_lines) out << line << "\n";

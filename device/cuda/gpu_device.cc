@@ -20,6 +20,7 @@
 #include "cuda_runtime_api.h"
 #include "device/cuda/cuda_status.h"
 #include "device/gpu_device.h"
+#include "device/gpu_graph.h"
 
 namespace sluice {
 namespace {
@@ -220,6 +221,16 @@ class CudaGpuDevice final : public GpuDevice {
         "cublasSetMathMode");
   }
 
+  // Copies use the copy streams and host staging, which a CUDA graph of the
+  // compute stream cannot replay (device/gpu_graph.h): while the compute
+  // stream is being captured they fail, and so does the capture.
+  absl::Status RefuseWhileCapturing(const char* what) const {
+    if (!IsCapturing(this)) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, " on ", name(),
+        " while its compute stream is being captured as a CUDA graph"));
+  }
+
   Allocator* allocator() override { return arena_.get(); }
   int physical_index() const override { return physical_; }
   const GpuInfo& info() const override { return info_; }
@@ -232,6 +243,7 @@ class CudaGpuDevice final : public GpuDevice {
   }
 
   absl::Status CopyHostToDevice(const Tensor& src, Tensor* dst) override {
+    RETURN_IF_ERROR(RefuseWhileCapturing("CopyHostToDevice"));
     RETURN_IF_ERROR(CheckCopy(src, *dst, /*src_on_host=*/true,
                               /*dst_on_host=*/false, "CopyHostToDevice"));
     const size_t n = src.bytes();
@@ -260,6 +272,7 @@ class CudaGpuDevice final : public GpuDevice {
   }
 
   absl::Status CopyDeviceToHost(const Tensor& src, Tensor* dst) override {
+    RETURN_IF_ERROR(RefuseWhileCapturing("CopyDeviceToHost"));
     RETURN_IF_ERROR(CheckCopy(src, *dst, /*src_on_host=*/false,
                               /*dst_on_host=*/true, "CopyDeviceToHost"));
     const size_t n = src.bytes();
@@ -298,6 +311,7 @@ class CudaGpuDevice final : public GpuDevice {
 
   absl::Status CopyDeviceToDevice(const Tensor& src, GpuDevice* dst_device,
                                   Tensor* dst) override {
+    RETURN_IF_ERROR(RefuseWhileCapturing("CopyDeviceToDevice"));
     auto* peer = dynamic_cast<CudaGpuDevice*>(dst_device);
     if (peer == nullptr) {
       return absl::InvalidArgumentError(

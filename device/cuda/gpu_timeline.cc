@@ -18,6 +18,19 @@ class CudaGpuTimeline final : public GpuTimeline {
     absl::MutexLock lock(&mu_);
     if (anchor_ != nullptr) cudaEventDestroy(anchor_);
     for (cudaEvent_t e : marks_) cudaEventDestroy(e);
+    for (cudaEvent_t e : spare_) cudaEventDestroy(e);
+  }
+
+  absl::Status Reserve(int marks) override {
+    ScopedCudaDevice on(device_->physical_index());
+    RETURN_IF_ERROR(on.status());
+    absl::MutexLock lock(&mu_);
+    for (int i = 0; i < marks; ++i) {
+      cudaEvent_t event = nullptr;
+      RETURN_IF_CUDA_ERROR(cudaEventCreate(&event), "cudaEventCreate");
+      spare_.push_back(event);
+    }
+    return absl::OkStatus();
   }
 
   absl::Status Start() {
@@ -38,13 +51,18 @@ class CudaGpuTimeline final : public GpuTimeline {
   absl::StatusOr<int> Mark(GpuStream which) override {
     ScopedCudaDevice on(device_->physical_index());
     RETURN_IF_ERROR(on.status());
+    absl::MutexLock lock(&mu_);
     cudaEvent_t event = nullptr;
-    RETURN_IF_CUDA_ERROR(cudaEventCreate(&event), "cudaEventCreate");
+    if (!spare_.empty()) {
+      event = spare_.back();
+      spare_.pop_back();
+    } else {
+      RETURN_IF_CUDA_ERROR(cudaEventCreate(&event), "cudaEventCreate");
+    }
+    marks_.push_back(event);  // destroyed with the timeline, even on error
     absl::Status s = CudaStatus(
         cudaEventRecord(event, static_cast<cudaStream_t>(device_->stream(which))),
         "cudaEventRecord");
-    absl::MutexLock lock(&mu_);
-    marks_.push_back(event);  // destroyed with the timeline, even on error
     RETURN_IF_ERROR(s);
     return static_cast<int>(marks_.size()) - 1;
   }
@@ -70,6 +88,7 @@ class CudaGpuTimeline final : public GpuTimeline {
   cudaEvent_t anchor_ = nullptr;
   absl::Mutex mu_;
   std::vector<cudaEvent_t> marks_ ABSL_GUARDED_BY(mu_);
+  std::vector<cudaEvent_t> spare_ ABSL_GUARDED_BY(mu_);  // from Reserve
 };
 
 }  // namespace

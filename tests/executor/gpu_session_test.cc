@@ -2,7 +2,9 @@
 // results copied out, memory limits and growth from the config, running out
 // of memory and recovering, and falling back to the CPU for a node with no
 // GPU kernel. Every test skips, with the reason, where no GPU is usable.
+#include <atomic>
 #include <cmath>
+#include <thread>
 #include <map>
 #include <string>
 
@@ -319,6 +321,123 @@ TEST(GpuSessionStatsTest, GpuSlicesAreTimedOnTheirStreamsInDataflowOrder) {
         << "slice " << i;
   }
   EXPECT_GT(mm->seconds(), 0.0);
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// CUDA graph replay (executor/gpu_graph_runner.h): the first step runs
+// kernel by kernel, the second records the graph, later ones replay it, and
+// every step's result is the step's own, not a stale one.
+TEST(GpuGraphTest, StepsReplayOneGraphAndMatchTheReference) {
+  SKIP_WITHOUT_GPU();
+  GraphDef def = MlpDef();
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (int step = 0; step < 6; ++step) {
+    std::vector<float> x = Input(8, 100 + step);
+    auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({8, 64}))}});
+    ASSERT_TRUE(out.ok()) << "step " << step << ": " << out.status();
+    ExpectNear((*out)[0], MlpReference(def, x, 8));
+  }
+  Session::Stats st = (*s)->stats();
+  EXPECT_EQ(st.gpu_graphs, 1);
+  EXPECT_EQ(st.gpu_graph_steps, 5);  // all but the first
+  // A second input shape is a second plan with a graph of its own; the
+  // first keeps working.
+  for (int rows : {3, 8, 3}) {
+    std::vector<float> x = Input(rows, rows);
+    auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({rows, 64}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectNear((*out)[0], MlpReference(def, x, rows));
+  }
+  EXPECT_EQ((*s)->stats().gpu_graphs, 2);
+  // A profiled step still times node by node.
+  StepStats stats;
+  ASSERT_TRUE((*s)->RunWithStats({{"x", Tensor::FromVector(Input(8, 1), Shape({8, 64}))}},
+                                 {}, &stats).ok());
+  absl::MutexLock lock(&stats.mu);
+  EXPECT_EQ(stats.nodes.size(), 5u);
+}
+
+TEST(GpuGraphTest, ConfigAndEnvironmentTurnItOff) {
+  SKIP_WITHOUT_GPU();
+  RuntimeConfig config;
+  config.set_gpu_graphs(false);
+  auto s = MakeSession(MlpDef(), config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (int step = 0; step < 3; ++step) {
+    std::vector<float> x = Input(2, step);
+    auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({2, 64}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectNear((*out)[0], MlpReference(MlpDef(), x, 2));
+  }
+  EXPECT_EQ((*s)->stats().gpu_graph_steps, 0);
+}
+
+TEST(GpuGraphTest, ConcurrentStepsGetTheirOwnResults) {
+  SKIP_WITHOUT_GPU();
+  GraphDef def = MlpDef();
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        std::vector<float> x = Input(16, t * 100 + i);
+        auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({16, 64}))}});
+        if (!out.ok()) { ++bad; continue; }
+        std::vector<float> want = MlpReference(def, x, 16);
+        auto got = (*out)[0].flat<float>();
+        for (size_t k = 0; k < want.size(); ++k) {
+          if (std::abs(got[k] - want[k]) > 1e-4f * (1 + std::abs(want[k]))) {
+            ++bad;
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT((*s)->stats().gpu_graph_steps, 0);
+}
+
+// Gather reads its indices in host memory and copies them to the GPU inside
+// the kernel: that copy cannot be replayed, so the recording fails and the
+// plan runs kernel by kernel, with correct results, from then on.
+TEST(GpuGraphTest, AKernelThatCopiesFallsBackToOrdinarySteps) {
+  SKIP_WITHOUT_GPU();
+  constexpr char kModel[] = R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 4 dim: 2 } } } }
+    node { name: "idx" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_INT64 shape { dim: 3 }
+                                                int64_val: 3 int64_val: 0 int64_val: 3 } } } }
+    node { name: "n" op: "Neg" input: "x" }
+    node { name: "g" op: "Gather" input: "n" input: "idx" attr { key: "axis" value { i: 0 } } }
+    signature { inputs { name: "x" } outputs { name: "g" tensor: "g" } }
+  )pb";
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kModel, &def));
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (int step = 0; step < 4; ++step) {
+    const float b = static_cast<float>(step);
+    auto out = (*s)->Run({{"x", Tensor::FromVector<float>(
+                                    {b, 1, 2, 3, 4, 5, 6, b + 7}, Shape({4, 2}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    auto v = (*out)[0].flat<float>();
+    EXPECT_THAT(std::vector<float>(v.begin(), v.end()),
+                ::testing::ElementsAre(-6, -(b + 7), -b, -1, -6, -(b + 7)));
+  }
+  EXPECT_EQ((*s)->stats().gpu_graphs, 0);
+  EXPECT_EQ((*s)->stats().gpu_graph_steps, 0);
 }
 
 }  // namespace

@@ -170,6 +170,25 @@ TEST(RuntimeConfigTest, EnvironmentOverridesGrowthAndSaysSo) {
                                 "true (config: false)"));
 }
 
+TEST(RuntimeConfigTest, EnvironmentTurnsGpuGraphsOffAndSaysSo) {
+  RuntimeConfig c;
+  std::vector<std::string> log;
+  ASSERT_TRUE(ApplyEnvironmentOverrides(
+                  &c, &log, FakeEnv({{"SLUICE_GPU_GRAPHS", "false"}}))
+                  .ok());
+  EXPECT_TRUE(c.has_gpu_graphs());
+  EXPECT_FALSE(c.gpu_graphs());
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_THAT(log[0], HasSubstr("SLUICE_GPU_GRAPHS sets gpu_graphs to false "
+                                "(config: true)"));
+  RuntimeConfig bad;
+  absl::Status s = ApplyEnvironmentOverrides(
+      &bad, &log, FakeEnv({{"SLUICE_GPU_GRAPHS", "maybe"}}));
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("SLUICE_GPU_GRAPHS"));
+  EXPECT_FALSE(bad.has_gpu_graphs());
+}
+
 TEST(RuntimeConfigTest, EnvironmentOverridesMemoryLimitEverywhere) {
   RuntimeConfig c = Parse(
       "gpu_memory_limit { bytes: 1024 } gpu { index: 0 memory_limit { "

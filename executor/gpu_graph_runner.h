@@ -1,0 +1,95 @@
+// GpuGraphRunner: runs a plan's steps by replaying its GPU kernels as one
+// CUDA graph (device/gpu_graph.h), so a step costs one launch instead of one
+// per kernel. The session keeps one per cached plan that qualifies.
+//
+//   std::unique_ptr<GpuGraphRunner> runner = GpuGraphRunner::ForPlan(plan);
+//   if (runner) out = runner->Run(std::move(feed_values), scheduler);
+//   else        out = RunPlan(*plan, std::move(feed_values), scheduler);
+//
+// A plan qualifies when every kernel runs on one GPU, no kernel reads a fed
+// value in host memory, and the only copies bring feeds to that GPU and take
+// results back to the host. Steps then go:
+//   1st: an ordinary step (kernels load, the arena grows, cuBLAS warms up);
+//   2nd: the feeds are copied in, the kernels are recorded in plan order,
+//        the graph is launched and the results copied out;
+//   3rd on: the feeds are copied into the same GPU buffers, the graph is
+//        launched, and the results are copied out.
+// The runner keeps every GPU tensor the graph touches (feeds, every
+// intermediate, kernels' temps) for as long as it lives: intermediates are
+// not reused within the step as in an ordinary step, so a replayed step
+// holds the sum of its intermediates rather than the live set. When the
+// recording fails (a kernel that waits for the GPU or copies, or memory
+// runs out) the step runs the ordinary way and so do all later ones.
+//
+// Thread-safe. One step replays at a time; a step that arrives while
+// another replays runs the ordinary way.
+#ifndef SLUICE_EXECUTOR_GPU_GRAPH_RUNNER_H_
+#define SLUICE_EXECUTOR_GPU_GRAPH_RUNNER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "device/gpu_device.h"
+#include "device/gpu_graph.h"
+#include "executor/executor.h"
+#include "executor/plan.h"
+
+namespace sluice {
+
+class GpuGraphRunner {
+ public:
+  // Null when `plan` does not qualify (see above); `why_not`, if given, then
+  // says why.
+  static std::unique_ptr<GpuGraphRunner> ForPlan(
+      std::shared_ptr<const ExecutionPlan> plan, std::string* why_not = nullptr);
+
+  // One step, as RunPlan would run it (same feeds, same fetches).
+  absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> feed_values,
+                                          const Scheduler& scheduler);
+
+  // Steps that replayed the graph (the recording step included).
+  int64_t replays() const { return replays_.load(std::memory_order_relaxed); }
+  // Whether a graph is recorded and in use.
+  bool active() const { return active_.load(std::memory_order_relaxed); }
+  // Why the recording failed; empty when it has not.
+  std::string failure() const;
+
+ private:
+  enum class State { kWarmUp, kRecord, kReplay, kOff };
+
+  GpuGraphRunner(std::shared_ptr<const ExecutionPlan> plan, GpuDevice* gpu)
+      : plan_(std::move(plan)), gpu_(gpu) {}
+  // The recording step; on error nothing is kept.
+  absl::StatusOr<std::vector<Tensor>> Record(std::vector<Tensor> feed_values)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::vector<Tensor>> Replay(std::vector<Tensor> feed_values)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Copies the results out of values_ and returns the fetches.
+  absl::StatusOr<std::vector<Tensor>> FetchResults()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::shared_ptr<const ExecutionPlan> plan_;
+  GpuDevice* const gpu_;
+  std::vector<int> feed_copies_;   // plan indices: host -> GPU feed copies
+  std::vector<int> kernels_;       // plan indices, in plan order
+  std::vector<int> fetch_copies_;  // plan indices: GPU -> host result copies
+
+  mutable absl::Mutex mu_;
+  State state_ ABSL_GUARDED_BY(mu_) = State::kWarmUp;
+  std::unique_ptr<GpuGraph> graph_ ABSL_GUARDED_BY(mu_);
+  // Every slot's value as recorded: what the graph reads and writes.
+  std::vector<Tensor> values_ ABSL_GUARDED_BY(mu_);
+  std::vector<Tensor> temps_ ABSL_GUARDED_BY(mu_);
+  std::string failure_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int64_t> replays_{0};
+  std::atomic<bool> active_{false};
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_EXECUTOR_GPU_GRAPH_RUNNER_H_
