@@ -23,6 +23,26 @@ absl::StatusOr<Tensor> Tensor::Create(DataType dtype, const Shape& shape,
   return t;
 }
 
+absl::StatusOr<Tensor> Tensor::FromBuffer(DataType dtype, const Shape& shape,
+                                          std::shared_ptr<Buffer> buffer) {
+  if (DataTypeSize(dtype) == 0) {
+    return absl::InvalidArgumentError("cannot create a tensor of invalid dtype");
+  }
+  ASSIGN_OR_RETURN(int64_t n, shape.NumElements());
+  const size_t bytes = static_cast<size_t>(n) * DataTypeSize(dtype);
+  if (buffer == nullptr || buffer->bytes() < bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a buffer of ", buffer ? buffer->bytes() : 0, " bytes cannot hold ",
+        DataTypeName(dtype), shape.DebugString(), " (", bytes, " bytes)"));
+  }
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.num_elements_ = n;
+  t.buffer_ = std::move(buffer);
+  return t;
+}
+
 absl::StatusOr<Tensor> Tensor::Zeros(DataType dtype, const Shape& shape) {
   ASSIGN_OR_RETURN(Tensor t, Create(dtype, shape));
   if (t.bytes() > 0) std::memset(t.raw_data(), 0, t.bytes());

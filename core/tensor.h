@@ -51,6 +51,11 @@ class Tensor {
                                        Allocator* allocator = CpuAllocator());
   // Like Create, zero-filled (host allocators only).
   static absl::StatusOr<Tensor> Zeros(DataType dtype, const Shape& shape);
+  // A tensor over an existing buffer (memory not from Allocate, such as a
+  // mapped file, whose allocator's Deallocate releases it). Errors: as
+  // Create, or a buffer smaller than the tensor.
+  static absl::StatusOr<Tensor> FromBuffer(DataType dtype, const Shape& shape,
+                                           std::shared_ptr<Buffer> buffer);
 
   // Convenience for code and tests with small, known shapes on the host.
   // CHECK-fails on error: never use with sizes that come from user input.

@@ -1,16 +1,14 @@
 // TensorProto <-> Tensor. Every size in a proto is checked against the data
-// actually present (or the external file's size) before anything is
-// allocated, so a file cannot make the loader allocate more than it holds,
-// except for splats, which are capped at kMaxSplatBytes.
+// actually present (or the external file's size, in external_data.cc) before
+// anything is allocated, so a file cannot make the loader allocate more than
+// it holds, except for splats, which are capped at kMaxSplatBytes.
 #include "core/tensor_proto.h"
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "core/external_data.h"
 #include "core/status_macros.h"
 
 namespace sluice {
@@ -69,87 +67,11 @@ absl::Status CheckBoolBytes(const Tensor& t) {
   return absl::OkStatus();
 }
 
-// base_dir/path, refusing paths that are absolute or leave base_dir.
-absl::StatusOr<std::filesystem::path> ResolveExternalPath(
-    const std::string& path, const std::string& base_dir) {
-  if (base_dir.empty()) {
-    return Invalid(absl::StrCat("external data '", path,
-                                "' needs a model folder, and there is none "
-                                "(graph not loaded from a file)"));
-  }
-  if (path.empty()) return Invalid("external data has an empty path");
-  if (path.find('\0') != std::string::npos) {
-    return Invalid("external data path contains a NUL byte");
-  }
-  std::filesystem::path p(path);
-  if (p.is_absolute() || p.has_root_name() || p.has_root_directory()) {
-    return Invalid(absl::StrCat("external data path '", path,
-                                "' must be relative to the model folder"));
-  }
-  std::filesystem::path normal = p.lexically_normal();
-  if (normal.empty() || *normal.begin() == ".." || normal == ".") {
-    return Invalid(absl::StrCat("external data path '", path,
-                                "' leaves the model folder"));
-  }
-  return std::filesystem::path(base_dir) / normal;
-}
-
-// Checks an external range against the tensor and the file; returns the
-// file to read.
-absl::StatusOr<std::filesystem::path> CheckExternal(
-    const ExternalData& ext, const std::string& base_dir,
-    int64_t expected_bytes) {
-  ASSIGN_OR_RETURN(std::filesystem::path file,
-                   ResolveExternalPath(ext.path(), base_dir));
-  if (ext.offset() < 0 || ext.length() < 0) {
-    return Invalid(absl::StrCat("external data '", ext.path(),
-                                "' has a negative offset or length"));
-  }
-  if (ext.length() != expected_bytes) {
-    return Invalid(absl::StrCat("external data '", ext.path(), "' has length ",
-                                ext.length(), ", expected ", expected_bytes,
-                                " bytes for the tensor"));
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) {
-    return absl::NotFoundError(absl::StrCat("external data file ",
-                                            file.string(), " not found"));
-  }
-  uintmax_t size = std::filesystem::file_size(file, ec);
-  if (ec) {
-    return absl::NotFoundError(absl::StrCat("cannot read the size of ",
-                                            file.string(), ": ", ec.message()));
-  }
-  if (static_cast<uintmax_t>(ext.offset()) > size ||
-      static_cast<uintmax_t>(ext.length()) >
-          size - static_cast<uintmax_t>(ext.offset())) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "external data '", ext.path(), "' range [", ext.offset(), ", +",
-        ext.length(), ") runs past the end of the file (", size, " bytes)"));
-  }
-  return file;
-}
-
-absl::Status ReadRange(const std::filesystem::path& file, int64_t offset,
-                       int64_t bytes, Tensor& t) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot open ", file.string()));
-  }
-  in.seekg(offset);
-  if (bytes > 0) in.read(static_cast<char*>(t.raw_data()), bytes);
-  if (!in || in.gcount() != bytes) {
-    return absl::DataLossError(
-        absl::StrCat("short read from ", file.string()));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
-                                       const std::string& base_dir) {
+                                       const std::string& base_dir,
+                                       ExternalDataMode mode) {
   const DataType dtype = proto.dtype();
   const size_t elem = DataTypeSize(dtype);
   if (elem == 0) {
@@ -196,17 +118,14 @@ absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
   }
   if (has_external) {
     // The length is checked against the tensor and the file before the
-    // tensor is allocated.
-    const ExternalData& ext = proto.external();
-    absl::StatusOr<std::filesystem::path> file =
-        CheckExternal(ext, base_dir, bytes);
-    if (!file.ok()) {
-      return absl::Status(file.status().code(),
-                          absl::StrCat(what, ": ", file.status().message()));
+    // tensor is allocated or mapped.
+    absl::StatusOr<Tensor> t =
+        ReadExternalTensor(proto.external(), base_dir, dtype, *shape, mode);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(),
+                          absl::StrCat(what, ": ", t.status().message()));
     }
-    ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, *shape));
-    RETURN_IF_ERROR(ReadRange(*file, ext.offset(), bytes, t));
-    RETURN_IF_ERROR(CheckBoolBytes(t));
+    RETURN_IF_ERROR(CheckBoolBytes(*t));
     return t;
   }
 

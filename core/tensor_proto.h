@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/external_data.h"
 #include "core/tensor.h"
 #include "proto/types.pb.h"
 
@@ -17,11 +18,14 @@ namespace sluice {
 
 // Checks the proto (valid dtype, fully defined shape within limits, exactly
 // one data source whose length equals elements x dtype size, or a splat) and
-// builds a host tensor. External data is read from base_dir/path; a path that
-// is absolute or leaves base_dir with ".." is an error, as is an empty
-// base_dir. No allocation is made before the sizes are checked.
-absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
-                                       const std::string& base_dir = "");
+// builds a host tensor. External data comes from base_dir/path
+// (ReadExternalTensor in core/external_data.h, which says what `mode` does:
+// by default large ranges are mapped, not copied); a path that is absolute or
+// leaves base_dir with ".." is an error, as is an empty base_dir. No
+// allocation is made before the sizes are checked.
+absl::StatusOr<Tensor> TensorFromProto(
+    const TensorProto& proto, const std::string& base_dir = "",
+    ExternalDataMode mode = ExternalDataMode::kMap);
 
 // Raw `content` form. REQUIRES: t is a valid host tensor.
 TensorProto TensorToProto(const Tensor& t);

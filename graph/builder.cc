@@ -224,7 +224,8 @@ void GraphBuilder::ResolveAttrs(int id) {
 void GraphBuilder::ResolveConst(int id) {
   NodeState& n = nodes_[id];
   absl::StatusOr<Tensor> value =
-      TensorFromProto(n.attrs["value"].tensor(), source_.base_dir);
+      TensorFromProto(n.attrs["value"].tensor(), source_.base_dir,
+                      source_.external_data);
   if (!value.ok()) {
     NodeError(id, absl::Status(value.status().code(),
                                absl::StrCat("attribute 'value': ",

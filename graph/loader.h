@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "core/external_data.h"
 #include "graph/graph.h"
 #include "proto/graph.pb.h"
 
@@ -29,6 +30,10 @@ struct GraphSource {
   // The same by position in GraphDef.node (empty when unknown); preferred
   // over node_lines, which cannot tell two nodes of one name apart.
   std::vector<int> node_lines_by_index;
+  // How Const values in external data are loaded: by default large ones are
+  // mapped from the weights file, which must then not be rewritten in place
+  // while the graph lives; kRead copies them (core/external_data.h).
+  ExternalDataMode external_data = ExternalDataMode::kMap;
 };
 
 struct LoadedGraphDef {
@@ -37,8 +42,9 @@ struct LoadedGraphDef {
 };
 
 // Reads a .pb or .pbtxt file (by extension; other extensions try binary then
-// text). Errors: missing or unreadable file (NOT_FOUND / PERMISSION_DENIED),
-// malformed content (INVALID_ARGUMENT with the line for text files).
+// text); external weights are read later, by BuildGraph. Errors: missing or
+// unreadable file (NOT_FOUND / PERMISSION_DENIED), malformed content
+// (INVALID_ARGUMENT with the line for text files).
 absl::StatusOr<LoadedGraphDef> LoadGraphDef(const std::string& path);
 
 // Builds and validates a graph. On failure the status is INVALID_ARGUMENT and
@@ -51,7 +57,9 @@ absl::StatusOr<std::unique_ptr<const Graph>> BuildGraph(
 std::vector<absl::Status> ValidateGraphDef(const GraphDef& def,
                                            const GraphSource& source = {});
 
-// LoadGraphDef then BuildGraph.
+// LoadGraphDef then BuildGraph. Large external weights are mapped from their
+// file (ExternalDataMode::kMap); to copy them instead, call LoadGraphDef, set
+// source.external_data to kRead, then BuildGraph.
 absl::StatusOr<std::unique_ptr<const Graph>> LoadGraph(const std::string& path);
 
 // Writes a GraphDef as .pb or .pbtxt, chosen by extension.

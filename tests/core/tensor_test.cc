@@ -35,6 +35,23 @@ TEST(TensorTest, CopiesAndReshapesShareTheBuffer) {
   EXPECT_EQ(c.shape(), Shape({3, 2}));
 }
 
+TEST(TensorTest, FromBufferWrapsMemoryItDoesNotAllocate) {
+  Allocator* cpu = CpuAllocator();
+  void* data = *cpu->Allocate(24);
+  auto buffer = std::make_shared<Buffer>(cpu, data, 24);
+  absl::StatusOr<Tensor> t = Tensor::FromBuffer(DT_FLOAT, Shape({2, 3}), buffer);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->raw_data(), data);
+  EXPECT_EQ(t->NumElements(), 6);
+  absl::StatusOr<Tensor> big = Tensor::FromBuffer(DT_FLOAT, Shape({7}), buffer);
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(big.status().message(),
+              ::testing::HasSubstr("a buffer of 24 bytes cannot hold float32[7]"));
+  EXPECT_FALSE(Tensor::FromBuffer(DT_INVALID, Shape({2}), buffer).ok());
+  EXPECT_FALSE(Tensor::FromBuffer(DT_FLOAT, Shape({kUnknownDim}), buffer).ok());
+  EXPECT_FALSE(Tensor::FromBuffer(DT_FLOAT, Shape({2}), nullptr).ok());
+}
+
 TEST(TensorTest, EqualityComparesDtypeShapeAndBytes) {
   Tensor a = Tensor::FromVector<int32_t>({1, 2}, Shape({2}));
   EXPECT_TRUE(TensorsEqual(a, Tensor::FromVector<int32_t>({1, 2}, Shape({2}))));

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -165,6 +166,74 @@ TEST(LoaderTest, MissingExternalFileIsReported) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(errors[0].message(), HasSubstr("no_such_weights.bin"));
+}
+
+// A model whose Const 'w' is float32[512, 512] (1 MiB, enough to be mapped)
+// at offset 64 of dir/big.weights, holding 0, 1, 2, ...
+std::string WriteLargeExternalModel(const std::string& dir) {
+  GraphDef def;
+  NodeDef* w = def.add_node();
+  w->set_name("w");
+  w->set_op("Const");
+  TensorProto* value = (*w->mutable_attr())["value"].mutable_tensor();
+  value->set_dtype(DT_FLOAT);
+  value->mutable_shape()->add_dim(512);
+  value->mutable_shape()->add_dim(512);
+  value->mutable_external()->set_path("big.weights");
+  value->mutable_external()->set_offset(64);
+  value->mutable_external()->set_length(512 * 512 * 4);
+  std::vector<float> data(16 + 512 * 512);
+  for (size_t i = 16; i < data.size(); ++i) {
+    data[i] = static_cast<float>(i - 16);
+  }
+  std::ofstream(dir + "/big.weights", std::ios::binary)
+      .write(reinterpret_cast<const char*>(data.data()),
+             static_cast<std::streamsize>(data.size() * sizeof(float)));
+  const std::string model = dir + "/big.pb";
+  EXPECT_TRUE(SaveGraphDef(def, model).ok());
+  return model;
+}
+
+TEST(LoaderTest, LargeExternalWeightsAreMappedUnlessReadIsAsked) {
+  const std::string model = WriteLargeExternalModel(ScratchDir("large_ext"));
+  absl::StatusOr<std::unique_ptr<const Graph>> mapped = LoadGraph(model);
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  const Tensor* w = (*mapped)->FindNode("w")->const_value();
+  ASSERT_NE(w, nullptr);
+  EXPECT_TRUE(IsMappedExternalData(*w));
+  EXPECT_EQ(w->flat<float>()[0], 0.0f);
+  EXPECT_EQ(w->flat<float>()[512 * 512 - 1], 512.0f * 512.0f - 1.0f);
+
+  absl::StatusOr<LoadedGraphDef> loaded = LoadGraphDef(model);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  loaded->source.external_data = ExternalDataMode::kRead;
+  absl::StatusOr<std::unique_ptr<const Graph>> read =
+      BuildGraph(loaded->def, loaded->source);
+  ASSERT_TRUE(read.ok()) << read.status();
+  const Tensor* r = (*read)->FindNode("w")->const_value();
+  EXPECT_FALSE(IsMappedExternalData(*r));
+  EXPECT_TRUE(TensorsEqual(*w, *r));
+}
+
+TEST(LoaderTest, TruncatedLargeWeightsFileNamesTheNodeAndTheFile) {
+  const std::string dir = ScratchDir("large_ext_truncated");
+  const std::string model = WriteLargeExternalModel(dir);
+  std::filesystem::resize_file(dir + "/big.weights", 1000000);
+  for (ExternalDataMode mode :
+       {ExternalDataMode::kMap, ExternalDataMode::kRead}) {
+    absl::StatusOr<LoadedGraphDef> loaded = LoadGraphDef(model);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    loaded->source.external_data = mode;
+    absl::Status s = BuildGraph(loaded->def, loaded->source).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("node 'w' (Const)"));
+    EXPECT_THAT(s.message(),
+                HasSubstr("external data 'big.weights' range [64, +1048576) "
+                          "runs past the end of the file (1000000 bytes)"));
+  }
+  absl::Status s = LoadGraph(model).status();
+  EXPECT_THAT(s.message(), HasSubstr(model + ":\n"));
+  EXPECT_THAT(s.message(), HasSubstr("runs past the end of the file"));
 }
 
 TEST(LoaderTest, TensorDataLengthMismatch) {
