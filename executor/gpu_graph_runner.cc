@@ -85,7 +85,8 @@ std::string GpuGraphRunner::failure() const {
 }
 
 absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Run(
-    std::vector<Tensor> feed_values, const Scheduler& scheduler) {
+    std::vector<Tensor> feed_values, const Scheduler& scheduler,
+    bool may_record) {
   if (!mu_.TryLock()) {  // another step is using the graph's buffers
     return RunPlan(*plan_, std::move(feed_values), scheduler);
   }
@@ -96,9 +97,17 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Run(
       return RunPlan(*plan_, std::move(feed_values), scheduler);
     case State::kWarmUp:
       out = RunPlan(*plan_, std::move(feed_values), scheduler);
-      if (out.ok()) state_ = State::kRecord;
+      if (out.ok()) {
+        state_ = State::kRecord;
+        wants_to_record_.store(true, std::memory_order_relaxed);
+      }
       break;
     case State::kRecord: {
+      if (!may_record) {
+        mu_.Unlock();
+        return RunPlan(*plan_, std::move(feed_values), scheduler);
+      }
+      wants_to_record_.store(false, std::memory_order_relaxed);
       std::vector<Tensor> again = feed_values;  // for an ordinary step
       out = Record(std::move(feed_values));
       if (out.ok()) {

@@ -22,7 +22,10 @@
 // runs out) the step runs the ordinary way and so do all later ones.
 //
 // Thread-safe. One step replays at a time; a step that arrives while
-// another replays runs the ordinary way.
+// another replays runs the ordinary way. The session runs the recording
+// step, and every replay, with no other step of its own in flight
+// (recording captures the compute stream that every step on that GPU uses;
+// see session.cc for why replays run alone too).
 #ifndef SLUICE_EXECUTOR_GPU_GRAPH_RUNNER_H_
 #define SLUICE_EXECUTOR_GPU_GRAPH_RUNNER_H_
 
@@ -48,9 +51,19 @@ class GpuGraphRunner {
   static std::unique_ptr<GpuGraphRunner> ForPlan(
       std::shared_ptr<const ExecutionPlan> plan, std::string* why_not = nullptr);
 
-  // One step, as RunPlan would run it (same feeds, same fetches).
+  // One step, as RunPlan would run it (same feeds, same fetches). The step
+  // that records the graph captures the GPU's compute stream, so nothing
+  // else may enqueue work on that GPU meanwhile: it records only when
+  // `may_record` says the caller holds the GPU alone (else the step runs
+  // the ordinary way and a later one records).
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> feed_values,
-                                          const Scheduler& scheduler);
+                                          const Scheduler& scheduler,
+                                          bool may_record);
+  // Whether the next step would record (so the caller should take the GPU
+  // alone for it).
+  bool wants_to_record() const {
+    return wants_to_record_.load(std::memory_order_relaxed);
+  }
 
   // Steps that replayed the graph (the recording step included).
   int64_t replays() const { return replays_.load(std::memory_order_relaxed); }
@@ -88,6 +101,7 @@ class GpuGraphRunner {
   std::string failure_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> replays_{0};
   std::atomic<bool> active_{false};
+  std::atomic<bool> wants_to_record_{false};
 };
 
 }  // namespace sluice

@@ -129,11 +129,29 @@ class SessionImpl final : public Session {
     ASSIGN_OR_RETURN(CachedPlan cached, GetPlan(key, feed_refs, fetch_refs));
     // A profiled step runs node by node; others replay the GPU graph where
     // there is one.
-    ASSIGN_OR_RETURN(
-        std::vector<Tensor> out,
-        stats == nullptr && cached.graph_runner != nullptr
-            ? cached.graph_runner->Run(std::move(feed_values), scheduler_)
-            : RunPlan(*cached.plan, std::move(feed_values), scheduler_, stats));
+    // Recording a graph captures a GPU's compute stream, which every step of
+    // this session on that GPU uses, so that step runs with no other in
+    // flight (steps_mu_ held exclusively). Replays run alone too: on the
+    // H200, a replay overlapping ordinary steps of the same plan from other
+    // threads gave one wrong result in 16 (2026-11-29; cause not found), so
+    // a session's graph steps do not overlap any of its other steps. All
+    // other steps share steps_mu_.
+    absl::StatusOr<std::vector<Tensor>> result;
+    GpuGraphRunner* runner =
+        stats == nullptr ? cached.graph_runner.get() : nullptr;
+    if (runner != nullptr && (runner->wants_to_record() || runner->active())) {
+      absl::WriterMutexLock lock(&steps_mu_);
+      result = runner->Run(std::move(feed_values), scheduler_,
+                           /*may_record=*/true);
+    } else {
+      absl::ReaderMutexLock lock(&steps_mu_);
+      result = runner != nullptr
+                   ? runner->Run(std::move(feed_values), scheduler_,
+                                 /*may_record=*/false)
+                   : RunPlan(*cached.plan, std::move(feed_values), scheduler_,
+                             stats);
+    }
+    ASSIGN_OR_RETURN(std::vector<Tensor> out, std::move(result));
     runs_.fetch_add(1, std::memory_order_relaxed);
     return out;
   }
@@ -428,6 +446,9 @@ class SessionImpl final : public Session {
   absl::flat_hash_map<std::pair<int, Device*>, Tensor> constants_
       ABSL_GUARDED_BY(constants_mu_);
 
+  // Held shared by every step, exclusively by a step that records a GPU
+  // graph (see RunWithStats).
+  absl::Mutex steps_mu_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, CachedPlan> plans_ ABSL_GUARDED_BY(mu_);
   int64_t plans_compiled_ ABSL_GUARDED_BY(mu_) = 0;

@@ -418,7 +418,7 @@ TEST(GpuGraphTest, AKernelThatCopiesFallsBackToOrdinarySteps) {
            attr { key: "shape" value { shape { dim: 4 dim: 2 } } } }
     node { name: "idx" op: "Const"
            attr { key: "value" value { tensor { dtype: DT_INT64 shape { dim: 3 }
-                                                int64_val: 3 int64_val: 0 int64_val: 3 } } } }
+                                                int_val: 3 int_val: 0 int_val: 3 } } } }
     node { name: "n" op: "Neg" input: "x" }
     node { name: "g" op: "Gather" input: "n" input: "idx" attr { key: "axis" value { i: 0 } } }
     signature { inputs { name: "x" } outputs { name: "g" tensor: "g" } }
