@@ -51,6 +51,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "models"))
 import encoder_layer  # noqa: E402  (bench/models/encoder_layer.py)
+from bench_env import cpu_model, sluice_gpus, tool_env  # noqa: E402
 
 GPU_PEERS = ("torch_eager", "torch_graph")
 PEER_TITLES = {
@@ -166,32 +167,6 @@ def real_model_workloads(work, quick):
 
 
 # -------------------------------------------------------------------- sluice
-
-def tool_env(binary):
-    """The environment for a sluice binary: a `lib` folder beside its `bin`
-    (scripts/prepare_gpu.sh's .gpu/ layout) and CUDA's libraries on
-    LD_LIBRARY_PATH."""
-    env = dict(os.environ)
-    extra = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(binary))), "lib"),
-             "/usr/local/cuda/lib64"]
-    extra = [p for p in extra if os.path.isdir(p)]
-    if extra:
-        env["LD_LIBRARY_PATH"] = ":".join(
-            extra + [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p])
-    return env
-
-
-def sluice_gpus(sluice):
-    """GPU names sluice sees, and why none when it sees none."""
-    try:
-        r = subprocess.run([sluice, "devices", "--json"], capture_output=True,
-                           text=True, env=tool_env(sluice), timeout=120)
-        d = json.loads(r.stdout)
-        return [g.get("name", "?") for g in d.get("gpus", [])], \
-            d.get("no_gpu_reason", "")
-    except Exception as e:
-        return [], f"sluice devices failed: {e}"
-
 
 def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout):
     """`sluice run` for the output, then `sluice bench` for the time."""
@@ -563,16 +538,7 @@ def markdown(report):
 
 
 def machine_info(gpus):
-    cpu = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {"hostname": platform.node(), "cpu": cpu, "cores": os.cpu_count(),
+    return {"hostname": platform.node(), "cpu": cpu_model(), "cores": os.cpu_count(),
             "gpus": gpus, "python": platform.python_version()}
 
 

@@ -29,47 +29,18 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_env import cpu_model, nvidia_smi_gpus, sluice_gpus, tool_env  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = ("executor_bench", "gpu_bench", "load_bench", "placer_bench")
 # --quick: placer_bench without its 1M-node cases (seconds each).
 QUICK_FILTERS = {"placer_bench": "-/1000000$"}
 
 
-def tool_env(binary):
-    """A `lib` folder beside the binary's folder (scripts/prepare_gpu.sh's
-    .gpu/ layout) and CUDA's libraries go on LD_LIBRARY_PATH."""
-    env = dict(os.environ)
-    extra = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(binary))), "lib"),
-             "/usr/local/cuda/lib64"]
-    extra = [p for p in extra if os.path.isdir(p)]
-    if extra:
-        env["LD_LIBRARY_PATH"] = ":".join(
-            extra + [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p])
-    return env
-
-
 def machine_info():
-    cpu = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    gpus = []
-    if shutil.which("nvidia-smi"):
-        try:
-            r = subprocess.run(
-                ["nvidia-smi", "--query-gpu=name,memory.total,driver_version",
-                 "--format=csv,noheader"], capture_output=True, text=True,
-                timeout=60)
-            gpus = [line.strip() for line in r.stdout.splitlines() if line.strip()]
-        except (OSError, subprocess.SubprocessError):
-            pass
-    return {"hostname": platform.node(), "cpu": cpu, "cores": os.cpu_count(),
-            "gpus": gpus, "kernel": platform.release(),
+    return {"hostname": platform.node(), "cpu": cpu_model(), "cores": os.cpu_count(),
+            "gpus": nvidia_smi_gpus(), "kernel": platform.release(),
             "python": platform.python_version()}
 
 
@@ -124,16 +95,6 @@ def tail(path, lines=15):
             return f.read().splitlines()[-lines:]
     except OSError:
         return []
-
-
-def sluice_gpus(sluice):
-    try:
-        r = subprocess.run([sluice, "devices", "--json"], capture_output=True,
-                           text=True, env=tool_env(sluice), timeout=120)
-        d = json.loads(r.stdout)
-        return [g.get("name", "?") for g in d.get("gpus", [])], d.get("no_gpu_reason", "")
-    except Exception as e:
-        return [], f"sluice devices failed: {e}"
 
 
 def sluice_benches(sluice, out_dir, quick, timeout, notes):
