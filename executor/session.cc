@@ -310,9 +310,10 @@ class SessionImpl final : public Session {
       info.physical_gpu[gpu->index()] = gpu->physical_index();
     }
     ASSIGN_OR_RETURN(DeviceTopology topo, TopologyFromDevices(devs, info));
-    PlacerOptions options = PlacerOptionsFromConfig(config_);
-    options.gpu_first = true;
-    ASSIGN_OR_RETURN(placement_, PlaceAutoOrSingle(topo, options));
+    // gpu_first and min_spread_gain come with the config's options, as for
+    // `sluice place`.
+    ASSIGN_OR_RETURN(placement_,
+                     PlaceGraph(*graph_, topo, PlacerOptionsFromConfig(config_)));
     for (const std::string& note : placement_.notes) {
       log_.push_back(absl::StrCat("placement: ", note));
     }
@@ -329,42 +330,6 @@ class SessionImpl final : public Session {
       }
     }
     return absl::OkStatus();
-  }
-
-  // AUTO spreads a model over devices when that finishes a step earliest.
-  // Each cross-device copy also costs host time the cost model does not
-  // see, so a model that fits on one device stays there unless spreading is
-  // estimated to save at least kMinSpreadGain of the step.
-  static constexpr double kMinSpreadGain = 0.2;
-  absl::StatusOr<Placement> PlaceAutoOrSingle(const DeviceTopology& topo,
-                                              const PlacerOptions& options) {
-    const bool is_auto = options.strategy == PLACEMENT_AUTO ||
-                         options.strategy == PLACEMENT_DEFAULT;
-    absl::StatusOr<Placement> spread = PlaceGraph(*graph_, topo, options);
-    if (!is_auto || !spread.ok()) return spread;
-    int used = 0;
-    for (const DeviceUsage& u : spread->devices) used += u.num_nodes > 0;
-    if (used <= 1) return spread;
-    PlacerOptions single_options = options;
-    single_options.strategy = PLACEMENT_SINGLE;
-    absl::StatusOr<Placement> single = PlaceGraph(*graph_, topo, single_options);
-    if (!single.ok()) return spread;
-    int single_used = 0;
-    for (const DeviceUsage& u : single->devices) single_used += u.num_nodes > 0;
-    if (single_used >= used ||
-        spread->estimated_step_seconds <
-            (1 - kMinSpreadGain) * single->estimated_step_seconds) {
-      return spread;
-    }
-    single->notes.push_back(absl::StrFormat(
-        "auto: kept on one device; spreading over %d would save only "
-        "%.0f%% of the estimated step (%.1f us vs %.1f us)",
-        used,
-        100 * (1 - spread->estimated_step_seconds /
-                       std::max(single->estimated_step_seconds, 1e-12)),
-        spread->estimated_step_seconds * 1e6,
-        single->estimated_step_seconds * 1e6));
-    return single;
   }
 
   // config.default_device, else the first GPU, else the CPU.

@@ -10,6 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "device/device.h"
@@ -236,6 +237,8 @@ PlacerOptions PlacerOptionsFromConfig(const RuntimeConfig& config) {
   o.soft_placement =
       config.has_soft_placement() ? config.soft_placement() : true;
   o.default_device = config.default_device();
+  o.gpu_first = true;
+  o.min_spread_gain = kRuntimeMinSpreadGain;
   return o;
 }
 
@@ -269,9 +272,11 @@ absl::StatusOr<PlacementStrategy> ParseStrategy(std::string_view name) {
       "unknown placement strategy '", s, "' (expected auto, single or manual)"));
 }
 
-absl::StatusOr<Placement> PlaceGraph(const Graph& graph,
-                                     const DeviceTopology& topo,
-                                     const PlacerOptions& options) {
+namespace {
+
+absl::StatusOr<Placement> PlaceOnce(const Graph& graph,
+                                    const DeviceTopology& topo,
+                                    const PlacerOptions& options) {
   if (static_cast<int>(topo.links.size()) !=
       topo.num_devices() * topo.num_devices()) {
     return absl::InvalidArgumentError(
@@ -298,6 +303,42 @@ absl::StatusOr<Placement> PlaceGraph(const Graph& graph,
   }
   if (p.ok()) p->strategy = strategy;
   return p;
+}
+
+int DevicesUsed(const Placement& p) {
+  int used = 0;
+  for (const DeviceUsage& u : p.devices) used += u.num_nodes > 0;
+  return used;
+}
+
+}  // namespace
+
+absl::StatusOr<Placement> PlaceGraph(const Graph& graph,
+                                     const DeviceTopology& topo,
+                                     const PlacerOptions& options) {
+  absl::StatusOr<Placement> spread = PlaceOnce(graph, topo, options);
+  const bool is_auto = options.strategy == PLACEMENT_AUTO ||
+                       options.strategy == PLACEMENT_DEFAULT;
+  if (!is_auto || options.min_spread_gain <= 0 || !spread.ok()) return spread;
+  const int used = DevicesUsed(*spread);
+  if (used <= 1) return spread;
+  PlacerOptions single_options = options;
+  single_options.strategy = PLACEMENT_SINGLE;
+  absl::StatusOr<Placement> single = PlaceOnce(graph, topo, single_options);
+  if (!single.ok() || DevicesUsed(*single) >= used ||
+      spread->estimated_step_seconds <
+          (1 - options.min_spread_gain) * single->estimated_step_seconds) {
+    return spread;
+  }
+  single->notes.push_back(absl::StrFormat(
+      "auto: kept on one device; spreading over %d would save only %.0f%% of "
+      "the estimated step (%.1f us vs %.1f us)",
+      used,
+      100 * (1 - spread->estimated_step_seconds /
+                     std::max(single->estimated_step_seconds, 1e-12)),
+      spread->estimated_step_seconds * 1e6,
+      single->estimated_step_seconds * 1e6));
+  return single;
 }
 
 }  // namespace sluice

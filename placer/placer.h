@@ -51,6 +51,10 @@
 //       group follow their first consumer, so weights sit where they are
 //       used. If the greedy pass runs out of room, a second pass fills the
 //       devices in order of speed (a pipeline split) before giving up.
+//       With PlacerOptions::min_spread_gain > 0, a result that uses several
+//       devices is kept only if it is estimated to finish a step at least
+//       that fraction sooner than SINGLE; otherwise SINGLE's is returned,
+//       with a note saying why.
 //     SINGLE: everything on the fastest device that holds the whole model
 //       (rules 1-4 still apply per node), the CPU otherwise.
 //     MANUAL: requests only; every other node on the default device
@@ -92,13 +96,22 @@ struct PlacerOptions {
   // model whose every node has a GPU kernel stays on the GPUs, as
   // TensorFlow users expect. No effect without a GPU in the topology.
   bool gpu_first = false;
+  // AUTO: keep a model that fits on one device there unless spreading it
+  // is estimated to save at least this fraction of the step (rule 6). The
+  // cost model does not see the host's cost per cross-device copy, so small
+  // estimated gains are not worth it. 0: AUTO's result as it is.
+  double min_spread_gain = 0;
   // Fill Placement::reason (a string per node). Off saves time on huge
   // graphs; placement is the same.
   bool record_reasons = true;
 };
 
+// What sessions use, so that `sluice place` shows what `sluice run` does.
+inline constexpr double kRuntimeMinSpreadGain = 0.2;
+
 // Options from a session's config: strategy, soft_placement (default true)
-// and default_device.
+// and default_device, with what every session adds: gpu_first, and
+// min_spread_gain kRuntimeMinSpreadGain.
 PlacerOptions PlacerOptionsFromConfig(const RuntimeConfig& config);
 
 // Whether `options` keep every node of `graph` off the GPUs wherever a CPU

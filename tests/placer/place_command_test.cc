@@ -36,6 +36,24 @@ TEST(PlaceCommandTest, JsonListsEveryNode) {
   EXPECT_EQ(j["devices"][0]["name"], "/gpu:0");
 }
 
+// `sluice place` decides as a session does (PlacerOptionsFromConfig): the
+// transformer block would finish only 14% sooner spread over two GPUs, less
+// than kRuntimeMinSpreadGain, so it stays on one and a note says why.
+TEST(PlaceCommandTest, AutoKeepsASmallModelOnOneDeviceAsRunDoes) {
+  const std::string model =
+      std::string(SLUICE_SOURCE_DIR) + "/examples/transformer_block.pb";
+  std::ostringstream out, err;
+  int code = PlaceMain({model, "--devices", "2xgpu:1GiB,cpu", "--json"}, out, err);
+  ASSERT_EQ(code, 0) << err.str();
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  for (const auto& n : j["nodes"]) EXPECT_EQ(n["device"], "/gpu:0") << n.dump();
+  bool noted = false;
+  for (const auto& note : j["notes"]) {
+    noted |= note.get<std::string>().find("kept on one device") != std::string::npos;
+  }
+  EXPECT_TRUE(noted) << j["notes"].dump();
+}
+
 TEST(PlaceCommandTest, ModelThatDoesNotFitFailsWithNumbers) {
   std::ostringstream out, err;
   int code = PlaceMain({kMlp, "--devices", "cpu:1KiB"}, out, err);
