@@ -3,6 +3,7 @@
 // float16 and bfloat16 compute in float.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -19,6 +20,18 @@ void SoftmaxStrided(const T* x, T* y, int64_t n, int64_t s) {
   C mx = -INFINITY;
   for (int64_t i = 0; i < n; ++i) mx = std::max(mx, static_cast<C>(x[i * s]));
   C sum = 0;
+  if constexpr (std::is_same_v<C, T>) {
+    // float and double: keep each exp in y and scale it there, so exp runs
+    // once per value (the same results as computing it twice).
+    for (int64_t i = 0; i < n; ++i) {
+      const C e = std::exp(x[i * s] - mx);
+      y[i * s] = e;
+      sum += e;
+    }
+    const C inv = C(1) / sum;
+    for (int64_t i = 0; i < n; ++i) y[i * s] *= inv;
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<C>(x[i * s]) - mx);
   const C inv = C(1) / sum;
   for (int64_t i = 0; i < n; ++i) {

@@ -152,6 +152,30 @@ TEST(SoftmaxKernelTest, NegativeAndMiddleAxis) {
   ExpectTensor((*out)[0], {2, 3, 2}, want, 1e-6);
 }
 
+// Long rows with large magnitudes and -inf (a masked score, which must give
+// exactly 0) match a float64 reference.
+TEST(SoftmaxKernelTest, LongContiguousRowsMatchAReference) {
+  constexpr int kRows = 3, kLen = 37;
+  std::vector<float> x(kRows * kLen);
+  for (int i = 0; i < kRows * kLen; ++i) x[i] = 0.37f * static_cast<float>((i * 13) % 29) - 4.f;
+  x[5] = 1000.f;          // row 0 is dominated by one value
+  x[kLen + 3] = -INFINITY;  // row 1 has a masked entry
+  for (int i = 2 * kLen; i < 3 * kLen; ++i) x[i] -= 900.f;  // row 2 far below 0
+  auto out = RunOp("Softmax", {F32(x, {kRows, kLen})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> want(x.size());
+  for (int r = 0; r < kRows; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < kLen; ++j) mx = std::max(mx, double(x[r * kLen + j]));
+    for (int j = 0; j < kLen; ++j) sum += std::exp(double(x[r * kLen + j]) - mx);
+    for (int j = 0; j < kLen; ++j) {
+      want[r * kLen + j] = std::exp(double(x[r * kLen + j]) - mx) / sum;
+    }
+  }
+  ExpectTensor((*out)[0], {kRows, kLen}, want, 1e-6);
+  EXPECT_EQ((*out)[0].flat<float>()[kLen + 3], 0.f);
+}
+
 TEST(SoftmaxKernelTest, AxisOutOfRangeIsAnError) {
   auto out = RunOp("Softmax", {F32({1, 2}, {2})}, {{"axis", IntAttr(1)}});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
