@@ -112,6 +112,23 @@ Profile Summarize(StepStats& stats) {
   return p;
 }
 
+// The first `top` of `entries` (name, seconds) with their share of `total`:
+// as JSON ({key: name, "seconds", "share"}) and as text lines, the name
+// padded to `width`.
+json TopEntries(const std::vector<std::pair<std::string, double>>& entries,
+                size_t top, double total, const char* key, int width,
+                std::vector<std::string>* lines) {
+  json out = json::array();
+  for (size_t i = 0; i < entries.size() && i < top; ++i) {
+    const auto& [name, secs] = entries[i];
+    const double share = total > 0 ? secs / total : 0;
+    out.push_back({{key, name}, {"seconds", secs}, {"share", share}});
+    lines->push_back(absl::StrFormat("  %-*s %10.3f ms  %5.1f%%", width, name,
+                                     secs * 1e3, share * 100));
+  }
+  return out;
+}
+
 }  // namespace
 
 void AddBenchOptions(CLI::App* app, BenchOptions* options) {
@@ -238,24 +255,10 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
                                         FormatBytes(st.limit)));
   }
   result["peak_memory"] = memory;
-  json ops = json::array();
-  std::vector<std::string> op_lines;
-  for (size_t i = 0; i < profile.ops.size() && i < top; ++i) {
-    const auto& [op, secs] = profile.ops[i];
-    const double share = profile.total > 0 ? secs / profile.total : 0;
-    ops.push_back({{"op", op}, {"seconds", secs}, {"share", share}});
-    op_lines.push_back(absl::StrFormat("  %-16s %10.3f ms  %5.1f%%", op,
-                                       secs * 1e3, share * 100));
-  }
-  json nodes = json::array();
-  std::vector<std::string> node_lines;
-  for (size_t i = 0; i < profile.nodes.size() && i < top; ++i) {
-    const auto& [name, secs] = profile.nodes[i];
-    const double share = profile.total > 0 ? secs / profile.total : 0;
-    nodes.push_back({{"node", name}, {"seconds", secs}, {"share", share}});
-    node_lines.push_back(absl::StrFormat("  %-40s %10.3f ms  %5.1f%%", name,
-                                         secs * 1e3, share * 100));
-  }
+  std::vector<std::string> op_lines, node_lines;
+  const json ops = TopEntries(profile.ops, top, profile.total, "op", 16, &op_lines);
+  const json nodes =
+      TopEntries(profile.nodes, top, profile.total, "node", 40, &node_lines);
   json links = json::array();
   std::vector<std::string> link_lines;
   for (const LinkBytes& link : profile.links) {

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -36,13 +37,12 @@ json ChromeTrace(StepStats& stats) {
   // Rows, numbered in order of first appearance.
   std::map<size_t, int> threads;                        // host thread -> tid
   std::map<std::string, int> gpu_pids;                  // GPU -> pid
-  std::map<std::pair<std::string, int>, int> streams;   // (GPU, stream) -> tid
+  std::set<std::pair<std::string, GpuStream>> streams;  // tid: the stream
   for (const NodeTiming& t : stats.nodes) {
     threads.emplace(t.thread, static_cast<int>(threads.size()));
     if (t.gpu_timed) {
       gpu_pids.emplace(t.gpu->name(), 2 + static_cast<int>(gpu_pids.size()));
-      streams.emplace(std::make_pair(t.gpu->name(), static_cast<int>(t.stream)),
-                      static_cast<int>(t.stream));
+      streams.emplace(t.gpu->name(), t.stream);
     }
   }
   events.push_back(Meta("process_name", kHostPid, 0, "host"));
@@ -53,9 +53,9 @@ json ChromeTrace(StepStats& stats) {
   for (const auto& [gpu, pid] : gpu_pids) {
     events.push_back(Meta("process_name", pid, 0, gpu));
   }
-  for (const auto& [key, tid] : streams) {
-    events.push_back(Meta("thread_name", gpu_pids[key.first], tid,
-                          GpuStreamName(static_cast<GpuStream>(key.second))));
+  for (const auto& [gpu, stream] : streams) {
+    events.push_back(Meta("thread_name", gpu_pids[gpu], static_cast<int>(stream),
+                          GpuStreamName(stream)));
   }
   for (const NodeTiming& t : stats.nodes) {
     json args = {{"node", t.node->name()},

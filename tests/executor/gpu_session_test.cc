@@ -363,7 +363,7 @@ TEST(GpuGraphTest, StepsReplayOneGraphAndMatchTheReference) {
   EXPECT_EQ(stats.nodes.size(), 5u);
 }
 
-TEST(GpuGraphTest, ConfigAndEnvironmentTurnItOff) {
+TEST(GpuGraphTest, ConfigTurnsItOff) {
   SKIP_WITHOUT_GPU();
   RuntimeConfig config;
   config.set_gpu_graphs(false);

@@ -317,8 +317,9 @@ namespace sluice {
 namespace {
 
 // Two logical CPUs; the middle node asks for /cpu:1, so its input is copied
-// there and its output copied back for the caller.
-TEST(SessionDevicesTest, RequestedLogicalCpuGetsTheNodeWithCopiesBetween) {
+// there and its output copied back for the caller: a -> (copy) b on /cpu:1
+// -> (copy) c, every value float32[3].
+std::unique_ptr<Session> LogicalCpuSession() {
   constexpr char kModel[] = R"pb(
     node { name: "x" op: "Input"
            attr { key: "dtype" value { type: DT_FLOAT } }
@@ -333,7 +334,11 @@ TEST(SessionDevicesTest, RequestedLogicalCpuGetsTheNodeWithCopiesBetween) {
   config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
   // Manual placement: requests only, the rest on the default device.
   config.set_placement_strategy(PLACEMENT_MANUAL);
-  auto s = MakeSession(kModel, config);
+  return MakeSession(kModel, config);
+}
+
+TEST(SessionDevicesTest, RequestedLogicalCpuGetsTheNodeWithCopiesBetween) {
+  auto s = LogicalCpuSession();
   ASSERT_NE(s, nullptr);
   ASSERT_EQ(s->devices().size(), 2u);
   const Graph& g = s->graph();
@@ -524,21 +529,7 @@ TEST(SessionStatsTest, RunWithStatsTimesEveryNodeInsideTheStep) {
 }
 
 TEST(SessionStatsTest, StatsGiveShapesBytesAndCopySources) {
-  // The logical-CPU model above: a -> (copy) b on /cpu:1 -> (copy) c.
-  constexpr char kModel[] = R"pb(
-    node { name: "x" op: "Input"
-           attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "shape" value { shape { dim: 3 } } } }
-    node { name: "a" op: "Neg" input: "x" }
-    node { name: "b" op: "Exp" input: "a" device: "/cpu:1" }
-    node { name: "c" op: "Neg" input: "b" }
-    signature { inputs { name: "x" } outputs { name: "c" tensor: "c" } }
-  )pb";
-  RuntimeConfig config;
-  config.add_logical_cpus();
-  config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
-  config.set_placement_strategy(PLACEMENT_MANUAL);
-  auto s = MakeSession(kModel, config);
+  auto s = LogicalCpuSession();
   ASSERT_NE(s, nullptr);
   StepStats stats;
   auto out = s->RunWithStats(
