@@ -317,6 +317,13 @@ std::unique_ptr<Graph> GraphBuilder::Assemble() {
     }
     for (int c : s.control_inputs) g->control_consumers_[c].push_back(id);
   }
+  for (Node& node : g->nodes_) {
+    for (const TensorRef& r : node.inputs_) {
+      const Node& src = g->nodes_[r.node];
+      node.input_dtypes_.push_back(src.output_dtypes_[r.port]);
+      node.input_shapes_.push_back(src.output_shapes_[r.port]);
+    }
+  }
   g->index_ = std::move(index_);
   g->topo_order_ = std::move(topo_order_);
   g->inputs_ = std::move(inputs_);

@@ -61,6 +61,10 @@ class Node {
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   const TensorRef& input(int i) const { return inputs_[i]; }
   absl::Span<const TensorRef> inputs() const { return inputs_; }
+  // Input i's inferred dtype and (possibly partial) shape: those of the
+  // output it reads. What a kernel's capability check looks at.
+  DataType input_dtype(int i) const { return input_dtypes_[i]; }
+  const Shape& input_shape(int i) const { return input_shapes_[i]; }
   absl::Span<const int> control_inputs() const { return control_inputs_; }
 
   int num_outputs() const { return static_cast<int>(output_dtypes_.size()); }
@@ -85,6 +89,8 @@ class Node {
   AttrMap attrs_;
   std::vector<TensorRef> inputs_;
   std::vector<int> control_inputs_;
+  std::vector<DataType> input_dtypes_;
+  std::vector<Shape> input_shapes_;
   std::vector<DataType> output_dtypes_;
   std::vector<Shape> output_shapes_;
   std::optional<Tensor> const_value_;

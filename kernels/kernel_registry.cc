@@ -51,6 +51,20 @@ bool Matches(const KernelDef& def, const Node& node) {
   return true;
 }
 
+// "the gpu kernel for Softmax cannot run it: rank 9 > 8", with the check's
+// code (UNIMPLEMENTED if it returned an unusual one).
+absl::Status Refusal(const std::string& op, DeviceType device,
+                     const absl::Status& why) {
+  absl::StatusCode code = why.code();
+  if (code != absl::StatusCode::kFailedPrecondition &&
+      code != absl::StatusCode::kInvalidArgument) {
+    code = absl::StatusCode::kUnimplemented;
+  }
+  return absl::Status(code, absl::StrCat("the ", DeviceTypeName(device),
+                                         " kernel for ", op,
+                                         " cannot run it: ", why.message()));
+}
+
 }  // namespace
 
 const KernelRegistry* KernelRegistry::Global() {
@@ -66,6 +80,18 @@ const KernelRegistry* KernelRegistry::Global() {
 }
 
 void KernelRegistry::Register(KernelDef def) {
+  if (def.supports) {
+    // No kernel is made for a node its capability check refuses, whoever
+    // calls the factory (Create, or a plan that found the def itself).
+    def.factory = [op = def.op, device = def.device, supports = def.supports,
+                   factory = std::move(def.factory)](const Node& node)
+        -> absl::StatusOr<std::unique_ptr<OpKernel>> {
+      if (absl::Status why = supports(node); !why.ok()) {
+        return Refusal(op, device, why);
+      }
+      return factory(node);
+    };
+  }
   std::string op = def.op;
   kernels_.emplace(std::move(op), std::move(def));
 }
@@ -92,10 +118,32 @@ absl::StatusOr<const KernelDef*> KernelRegistry::Find(const Node& node,
       absl::StrJoin(registered, ", ")));
 }
 
+absl::Status KernelRegistry::Supports(const Node& node,
+                                      DeviceType device) const {
+  ASSIGN_OR_RETURN(const KernelDef* def, Find(node, device));
+  if (!def->supports) return absl::OkStatus();
+  absl::Status why = def->supports(node);
+  if (why.ok()) return why;
+  return Refusal(def->op, device, why);
+}
+
 absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::Create(
     const Node& node, DeviceType device) const {
   ASSIGN_OR_RETURN(const KernelDef* def, Find(node, device));
-  return def->factory(node);
+  absl::StatusOr<std::unique_ptr<OpKernel>> kernel = def->factory(node);
+  if (kernel.ok()) return kernel;
+  // Find's errors name the node already; the factory's do not.
+  return absl::Status(kernel.status().code(),
+                      absl::StrCat(node.DebugName(), " on ",
+                                   DeviceTypeName(device), ": ",
+                                   kernel.status().message()));
+}
+
+std::function<absl::Status(const Node& node, DeviceType type)>
+KernelCapabilityQuery() {
+  return [](const Node& node, DeviceType type) {
+    return KernelRegistry::Global()->Supports(node, type);
+  };
 }
 
 std::vector<const KernelDef*> KernelRegistry::KernelsFor(

@@ -36,12 +36,24 @@ Dst CastOne(Src v) {
 
 class CastKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType src = DT_INVALID;
+    DataType dst = DT_INVALID;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.src, node.attrs().GetType("SrcT"));
+    ASSIGN_OR_RETURN(a.dst, node.attrs().GetType("DstT"));
+    return a;
+  }
+  CastKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(DataType src, node().attrs().GetType("SrcT"));
-    ASSIGN_OR_RETURN(DataType dst, node().attrs().GetType("DstT"));
+    const DataType src = attrs_.src;
+    const DataType dst = attrs_.dst;
     RETURN_IF_ERROR(CheckDtype(x, src, "input x"));
     if (src == dst) {
       ctx->set_output(0, x);
@@ -61,6 +73,9 @@ class CastKernel final : public OpKernel {
       });
     });
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 }  // namespace

@@ -27,11 +27,23 @@ int64_t Outer(const Shape& shape, int axis) {
 
 class ConcatKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+    int64_t axis_attr = 0;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    ASSIGN_OR_RETURN(a.axis_attr, node.attrs().GetInt("axis"));
+    return a;
+  }
+  ConcatKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
-    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    const DataType t = attrs_.t;
+    const int64_t axis_attr = attrs_.axis_attr;
     std::vector<Shape> shapes;
     for (int i = 0; i < ctx->num_inputs(); ++i) {
       RETURN_IF_ERROR(
@@ -62,20 +74,38 @@ class ConcatKernel final : public OpKernel {
                 });
     return absl::OkStatus();
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 class SplitKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+    int64_t axis_attr = 0;
+    int64_t num_split = 0;
+    std::vector<int64_t> sizes;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    ASSIGN_OR_RETURN(a.axis_attr, node.attrs().GetInt("axis"));
+    ASSIGN_OR_RETURN(a.num_split, node.attrs().GetInt("num_split"));
+    ASSIGN_OR_RETURN(a.sizes, node.attrs().GetIntList("sizes"));
+    return a;
+  }
+  SplitKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input value"));
-    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(int64_t num_split, node().attrs().GetInt("num_split"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
-                     node().attrs().GetIntList("sizes"));
+    const int64_t axis_attr = attrs_.axis_attr;
+    const int64_t num_split = attrs_.num_split;
+    const std::vector<int64_t>& sizes = attrs_.sizes;
     ASSIGN_OR_RETURN(std::vector<Shape> shapes,
                      ::sluice::SplitShapes(x.shape(), axis_attr, num_split,
                                            sizes));
@@ -102,6 +132,9 @@ class SplitKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 }  // namespace

@@ -62,7 +62,13 @@ absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
 
 class Conv2DKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  using Attrs = Conv2DParams;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ReadParams(node.attrs());
+  }
+  Conv2DKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), params_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
@@ -71,7 +77,7 @@ class Conv2DKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckDtype(f, DT_FLOAT, "filter"));
     RETURN_IF_ERROR(CheckRank(x, 4, "Conv2D input"));
     RETURN_IF_ERROR(CheckRank(f, 4, "Conv2D filter"));
-    ASSIGN_OR_RETURN(Conv2DParams p, ReadParams(node().attrs()));
+    const Conv2DParams& p = params_;
     ASSIGN_OR_RETURN(Shape shape,
                      ::sluice::Conv2DShape(x.shape(), f.shape(), p));
     const int64_t groups = p.group;
@@ -113,6 +119,9 @@ class Conv2DKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
+
+ private:
+  const Conv2DParams params_;
 };
 
 }  // namespace

@@ -176,12 +176,21 @@ enum class Family { kArith, kComparable };
 template <typename Op, Family kFamily, bool kBoolOut>
 class BinaryKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    return a;
+  }
+  BinaryKernel(const Node& node, Attrs attrs) : OpKernel(node), t_(attrs.t) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& y = ctx->input(1);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = t_;
     RETURN_IF_ERROR(CheckDtype(x, t, "input x"));
     RETURN_IF_ERROR(CheckDtype(y, t, "input y"));
     ASSIGN_OR_RETURN(Shape out_shape, BroadcastShapes({&x.shape(), &y.shape()}));
@@ -199,6 +208,9 @@ class BinaryKernel final : public OpKernel {
       return VisitArith(t, run);
     }
   }
+
+ private:
+  const DataType t_;
 };
 
 template <typename Op>

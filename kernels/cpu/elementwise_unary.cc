@@ -134,6 +134,11 @@ absl::StatusOr<std::unique_ptr<OpKernel>> MakeGelu(const Node& node) {
   // Read directly: GetString's StatusOr<std::string> trips GCC 12's
   // -Wmaybe-uninitialized here.
   const AttrValue* attr = node.attrs().Find("approximate");
+  if (attr != nullptr && attr->value_case() != AttrValue::kS) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attribute 'approximate' is ", AttrValueKind(*attr),
+                     ", not string"));
+  }
   const std::string approximate = attr == nullptr ? "none" : attr->s();
   if (approximate == "none") {
     return MakeKernel<UnaryKernel<GeluErfOp, Family::kFloat>>(node);

@@ -46,17 +46,31 @@ void GatherRows(const OpKernelContext& ctx, const char* params,
 
 class GatherKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+    DataType ti = DT_INVALID;
+    int64_t axis_attr = 0;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    ASSIGN_OR_RETURN(a.ti, node.attrs().GetType("Tindices"));
+    ASSIGN_OR_RETURN(a.axis_attr, node.attrs().GetInt("axis"));
+    return a;
+  }
+  GatherKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& params = ctx->input(0);
     const Tensor& indices = ctx->input(1);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
-    ASSIGN_OR_RETURN(DataType ti, node().attrs().GetType("Tindices"));
+    const DataType t = attrs_.t;
+    const DataType ti = attrs_.ti;
     RETURN_IF_ERROR(CheckDtype(params, t, "input params"));
     RETURN_IF_ERROR(CheckDtype(indices, ti, "input indices"));
     if (ti != DT_INT32 && ti != DT_INT64) return UnsupportedDtype(ti);
-    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    const int64_t axis_attr = attrs_.axis_attr;
     ASSIGN_OR_RETURN(Shape shape, ::sluice::GatherShape(
                                       params.shape(), indices.shape(),
                                       axis_attr));
@@ -83,6 +97,9 @@ class GatherKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 }  // namespace

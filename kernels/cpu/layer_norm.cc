@@ -41,18 +41,32 @@ void NormalizeRow(const T* x, const T* scale, const T* bias, float eps,
 
 class LayerNormKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+    int64_t axis_attr = 0;
+    float eps = 0;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    ASSIGN_OR_RETURN(a.axis_attr, node.attrs().GetInt("axis"));
+    ASSIGN_OR_RETURN(a.eps, node.attrs().GetFloat("epsilon"));
+    return a;
+  }
+  LayerNormKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& scale = ctx->input(1);
     const Tensor& bias = ctx->input(2);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input x"));
     RETURN_IF_ERROR(CheckDtype(scale, t, "input scale"));
     RETURN_IF_ERROR(CheckDtype(bias, t, "input bias"));
-    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(float eps, node().attrs().GetFloat("epsilon"));
+    const int64_t axis_attr = attrs_.axis_attr;
+    const float eps = attrs_.eps;
     if (x.rank() == 0) {
       return absl::InvalidArgumentError("LayerNorm needs a tensor of rank >= 1");
     }
@@ -84,6 +98,9 @@ class LayerNormKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 }  // namespace

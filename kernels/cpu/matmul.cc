@@ -51,16 +51,34 @@ absl::StatusOr<Tensor> ToFloat(OpKernelContext* ctx, const Tensor& t) {
 
 class MatMulKernel final : public OpKernel {
  public:
-  explicit MatMulKernel(const Node& node) : OpKernel(node) {
-    ta_ = node.attrs().GetBool("transpose_a").value_or(false);
-    tb_ = node.attrs().GetBool("transpose_b").value_or(false);
+  struct Attrs {
+    DataType t = DT_INVALID;
+    bool transpose_a = false;
+    bool transpose_b = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    // Absent: false.
+    if (node.attrs().Has("transpose_a")) {
+      ASSIGN_OR_RETURN(a.transpose_a, node.attrs().GetBool("transpose_a"));
+    }
+    if (node.attrs().Has("transpose_b")) {
+      ASSIGN_OR_RETURN(a.transpose_b, node.attrs().GetBool("transpose_b"));
+    }
+    return a;
   }
+  MatMulKernel(const Node& node, Attrs attrs)
+      : OpKernel(node),
+        t_(attrs.t),
+        ta_(attrs.transpose_a),
+        tb_(attrs.transpose_b) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = t_;
     RETURN_IF_ERROR(CheckDtype(a, t, "input a"));
     RETURN_IF_ERROR(CheckDtype(b, t, "input b"));
     if (a.rank() < 2 || b.rank() < 2) {
@@ -126,8 +144,9 @@ class MatMulKernel final : public OpKernel {
                 });
   }
 
-  bool ta_ = false;
-  bool tb_ = false;
+  const DataType t_;
+  const bool ta_;
+  const bool tb_;
 };
 
 }  // namespace

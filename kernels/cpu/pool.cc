@@ -56,23 +56,23 @@ void PoolPlane(const float* in, float* out, const PoolGeometry& g,
 template <PoolKind kKind>
 class PoolKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
-  absl::Status Compute(OpKernelContext* ctx) override {
-    RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    const Tensor& x = ctx->input(0);
-    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
-    RETURN_IF_ERROR(CheckRank(x, 4, "pooling input"));
-    const AttrMap& attrs = node().attrs();
-    ASSIGN_OR_RETURN(std::vector<int64_t> kernel, attrs.GetIntList("kernel_shape"));
-    Conv2DParams p;
+  struct Attrs {
+    std::vector<int64_t> kernel;
+    Conv2DParams window;  // strides and pads
+    bool include_pad = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    const AttrMap& attrs = node.attrs();
+    Attrs a;
+    ASSIGN_OR_RETURN(a.kernel, attrs.GetIntList("kernel_shape"));
+    Conv2DParams& p = a.window;
     ASSIGN_OR_RETURN(p.strides, attrs.GetIntList("strides"));
     ASSIGN_OR_RETURN(p.pads, attrs.GetIntList("pads"));
     RETURN_IF_ERROR(::sluice::CheckConv2DParams(p));
-    ASSIGN_OR_RETURN(Shape shape, ::sluice::PoolShape(x.shape(), kernel, p));
-    bool include_pad = false;
     if constexpr (kKind == PoolKind::kAvg) {
-      ASSIGN_OR_RETURN(include_pad, attrs.GetBool("count_include_pad"));
+      ASSIGN_OR_RETURN(a.include_pad, attrs.GetBool("count_include_pad"));
     }
+    const std::vector<int64_t>& kernel = a.kernel;
     if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1) {
       return absl::InvalidArgumentError("kernel_shape must be two sizes >= 1");
     }
@@ -84,6 +84,20 @@ class PoolKernel final : public OpKernel {
           "] must be smaller than kernel_shape [", kernel[0], ",", kernel[1],
           "]"));
     }
+    return a;
+  }
+  PoolKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
+    RETURN_IF_ERROR(CheckRank(x, 4, "pooling input"));
+    const std::vector<int64_t>& kernel = attrs_.kernel;
+    const Conv2DParams& p = attrs_.window;
+    ASSIGN_OR_RETURN(Shape shape, ::sluice::PoolShape(x.shape(), kernel, p));
+    const bool include_pad = attrs_.include_pad;
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
     if (y->NumElements() == 0) return absl::OkStatus();
     const PoolGeometry g{x.dim(2),     x.dim(3),     kernel[0],    kernel[1],
@@ -102,6 +116,9 @@ class PoolKernel final : public OpKernel {
                 });
     return absl::OkStatus();
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 class GlobalAvgPoolKernel final : public OpKernel {

@@ -121,14 +121,28 @@ void Reduce(const OpKernelContext& ctx, const ReducePlan& p, const T* in,
 template <ReduceKind kKind>
 class ReduceKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+    std::vector<int64_t> axes;
+    bool keepdims = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
+    ASSIGN_OR_RETURN(a.keepdims, node.attrs().GetBool("keepdims"));
+    return a;
+  }
+  ReduceKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> axes, node().attrs().GetIntList("axes"));
-    ASSIGN_OR_RETURN(bool keepdims, node().attrs().GetBool("keepdims"));
+    const std::vector<int64_t>& axes = attrs_.axes;
+    const bool keepdims = attrs_.keepdims;
     std::vector<bool> is_reduced(x.rank(), axes.empty());
     for (int64_t a : axes) {
       ASSIGN_OR_RETURN(int axis, NormalizeAxis(a, x.rank()));
@@ -178,6 +192,9 @@ class ReduceKernel final : public OpKernel {
       }
     });
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 }  // namespace

@@ -18,20 +18,35 @@ enum class ViewKind { kReshape, kSqueeze, kUnsqueeze };
 template <ViewKind kKind>
 class ViewKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+    std::vector<int64_t> dims;
+    std::vector<int64_t> axes;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    if constexpr (kKind == ViewKind::kReshape) {
+      ASSIGN_OR_RETURN(a.dims, node.attrs().GetIntList("shape"));
+    } else {
+      ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
+    }
+    return a;
+  }
+  ViewKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input"));
     Shape shape;
     if constexpr (kKind == ViewKind::kReshape) {
-      ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                       node().attrs().GetIntList("shape"));
+      const std::vector<int64_t>& dims = attrs_.dims;
       ASSIGN_OR_RETURN(shape, ::sluice::ReshapeShape(x.shape(), dims));
     } else {
-      ASSIGN_OR_RETURN(std::vector<int64_t> axes,
-                       node().attrs().GetIntList("axes"));
+      const std::vector<int64_t>& axes = attrs_.axes;
       if constexpr (kKind == ViewKind::kSqueeze) {
         ASSIGN_OR_RETURN(shape, ::sluice::SqueezeShape(x.shape(), axes));
       } else {
@@ -48,18 +63,32 @@ class ViewKernel final : public OpKernel {
     ctx->set_output(0, x.Reshaped(shape));
     return absl::OkStatus();
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 class TransposeKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+    std::vector<int64_t> perm;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    ASSIGN_OR_RETURN(a.perm, node.attrs().GetIntList("perm"));
+    return a;
+  }
+  TransposeKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input x"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> perm,
-                     node().attrs().GetIntList("perm"));
+    std::vector<int64_t> perm = attrs_.perm;
     ASSIGN_OR_RETURN(Shape shape, ::sluice::TransposeShape(x.shape(), perm));
     const int r = x.rank();
     if (perm.empty()) {
@@ -78,18 +107,32 @@ class TransposeKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 class ExpandKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+    std::vector<int64_t> dims;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    ASSIGN_OR_RETURN(a.dims, node.attrs().GetIntList("shape"));
+    return a;
+  }
+  ExpandKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                     node().attrs().GetIntList("shape"));
+    const std::vector<int64_t>& dims = attrs_.dims;
     ASSIGN_OR_RETURN(Shape shape, ::sluice::ExpandShape(x.shape(), dims));
     // Input strides aligned on the right; 0 where the input stretches.
     const int r = shape.rank();
@@ -113,6 +156,9 @@ class ExpandKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 }  // namespace

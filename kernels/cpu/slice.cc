@@ -14,17 +14,34 @@ namespace {
 
 class SliceKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+    std::vector<int64_t> begin;
+    std::vector<int64_t> end;
+    std::vector<int64_t> axes;
+    std::vector<int64_t> steps;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    ASSIGN_OR_RETURN(a.begin, node.attrs().GetIntList("begin"));
+    ASSIGN_OR_RETURN(a.end, node.attrs().GetIntList("end"));
+    ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
+    ASSIGN_OR_RETURN(a.steps, node.attrs().GetIntList("steps"));
+    return a;
+  }
+  SliceKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input"));
-    const AttrMap& attrs = node().attrs();
-    ASSIGN_OR_RETURN(std::vector<int64_t> begin, attrs.GetIntList("begin"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> end, attrs.GetIntList("end"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> axes, attrs.GetIntList("axes"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> steps, attrs.GetIntList("steps"));
+    const std::vector<int64_t>& begin = attrs_.begin;
+    const std::vector<int64_t>& end = attrs_.end;
+    std::vector<int64_t> axes = attrs_.axes;
+    const std::vector<int64_t>& steps = attrs_.steps;
     // Checks lengths, steps, axes and bounds.
     ASSIGN_OR_RETURN(Shape shape,
                      ::sluice::SliceShape(x.shape(), begin, end, axes, steps));
@@ -53,6 +70,9 @@ class SliceKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 }  // namespace

@@ -41,13 +41,25 @@ void SoftmaxStrided(const T* x, T* y, int64_t n, int64_t s) {
 
 class SoftmaxKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+    int64_t axis_attr = 0;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    ASSIGN_OR_RETURN(a.axis_attr, node.attrs().GetInt("axis"));
+    return a;
+  }
+  SoftmaxKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input logits"));
-    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    const int64_t axis_attr = attrs_.axis_attr;
     if (x.rank() == 0) {
       return absl::InvalidArgumentError("Softmax needs a tensor of rank >= 1");
     }
@@ -74,6 +86,9 @@ class SoftmaxKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 }  // namespace

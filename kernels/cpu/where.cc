@@ -10,13 +10,23 @@ namespace {
 
 class WhereKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType t = DT_INVALID;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    return a;
+  }
+  WhereKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& c = ctx->input(0);
     const Tensor& x = ctx->input(1);
     const Tensor& y = ctx->input(2);
-    ASSIGN_OR_RETURN(DataType t, node().attrs().GetType("T"));
+    const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(c, DT_BOOL, "input condition"));
     RETURN_IF_ERROR(CheckDtype(x, t, "input x"));
     RETURN_IF_ERROR(CheckDtype(y, t, "input y"));
@@ -48,6 +58,9 @@ class WhereKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 }  // namespace

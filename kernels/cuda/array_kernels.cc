@@ -16,9 +16,11 @@
 namespace sluice::cuda {
 namespace {
 
-std::vector<int64_t> IntList(const Node& node, const char* name) {
-  absl::StatusOr<std::vector<int64_t>> v = node.attrs().GetIntList(name);
-  return v.ok() ? *std::move(v) : std::vector<int64_t>();
+// An int-list attribute; empty when absent, an error when of another kind.
+absl::StatusOr<std::vector<int64_t>> IntList(const Node& node,
+                                             const char* name) {
+  if (!node.attrs().Has(name)) return std::vector<int64_t>();
+  return node.attrs().GetIntList(name);
 }
 
 std::vector<int64_t> Dims(const Shape& s) {
@@ -57,7 +59,23 @@ class InputKernel final : public OpKernel {
 // Identity, Reshape, Squeeze, Unsqueeze: the input's buffer, reshaped.
 class ReshapeLikeKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  // Reshape's "shape", or Squeeze's and Unsqueeze's "axes".
+  struct Attrs {
+    std::vector<int64_t> dims;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    const std::string& op = node.op();
+    if (op == "Reshape") {
+      ASSIGN_OR_RETURN(a.dims, node.attrs().GetIntList("shape"));
+    } else if (op == "Squeeze" || op == "Unsqueeze") {
+      ASSIGN_OR_RETURN(a.dims, IntList(node, "axes"));
+    }
+    return a;
+  }
+  ReshapeLikeKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
@@ -65,25 +83,38 @@ class ReshapeLikeKernel final : public OpKernel {
     Shape out = x.shape();
     const std::string& op = node().op();
     if (op == "Reshape") {
-      ASSIGN_OR_RETURN(out, ReshapeShape(x.shape(), IntList(node(), "shape")));
+      ASSIGN_OR_RETURN(out, ReshapeShape(x.shape(), attrs_.dims));
     } else if (op == "Squeeze") {
-      ASSIGN_OR_RETURN(out, SqueezeShape(x.shape(), IntList(node(), "axes")));
+      ASSIGN_OR_RETURN(out, SqueezeShape(x.shape(), attrs_.dims));
     } else if (op == "Unsqueeze") {
-      ASSIGN_OR_RETURN(out, UnsqueezeShape(x.shape(), IntList(node(), "axes")));
+      ASSIGN_OR_RETURN(out, UnsqueezeShape(x.shape(), attrs_.dims));
     }
     ctx->set_output(0, x.Reshaped(out));
     return absl::OkStatus();
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 class TransposeKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    std::vector<int64_t> perm;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.perm, IntList(node, "perm"));
+    return a;
+  }
+  TransposeKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), perm_(std::move(attrs.perm)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    std::vector<int64_t> perm = IntList(node(), "perm");
+    std::vector<int64_t> perm = perm_;
     ASSIGN_OR_RETURN(Shape out, TransposeShape(x.shape(), perm));
     if (perm.empty()) {
       for (int i = x.rank() - 1; i >= 0; --i) perm.push_back(i);
@@ -99,15 +130,28 @@ class TransposeKernel final : public OpKernel {
     return LaunchStridedCopy(ElementBytes(x), x.raw_data(), 0, y->raw_data(),
                              0, map, gpu.stream);
   }
+
+ private:
+  const std::vector<int64_t> perm_;
 };
 
 class ConcatKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    int64_t axis = 0;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
+    return a;
+  }
+  ConcatKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    const int64_t axis_attr = attrs_.axis;
     std::vector<Shape> shapes;
     for (int i = 0; i < ctx->num_inputs(); ++i) {
       shapes.push_back(ctx->input(i).shape());
@@ -131,20 +175,36 @@ class ConcatKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 class SplitKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    int64_t axis = 0;
+    int64_t num_split = 0;
+    std::vector<int64_t> sizes;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
+    ASSIGN_OR_RETURN(a.num_split, node.attrs().GetInt("num_split"));
+    ASSIGN_OR_RETURN(a.sizes, IntList(node, "sizes"));
+    return a;
+  }
+  SplitKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(int64_t num_split, node().attrs().GetInt("num_split"));
+    const int64_t axis_attr = attrs_.axis;
     ASSIGN_OR_RETURN(std::vector<Shape> outs,
-                     SplitShapes(x.shape(), axis_attr, num_split,
-                                 IntList(node(), "sizes")));
+                     SplitShapes(x.shape(), axis_attr, attrs_.num_split,
+                                 attrs_.sizes));
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
     const std::vector<int64_t> src = RowMajorStrides(x.shape());
     int64_t offset = 0;
@@ -160,19 +220,35 @@ class SplitKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 class SliceKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    std::vector<int64_t> begin, end, axes, steps;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.begin, IntList(node, "begin"));
+    ASSIGN_OR_RETURN(a.end, IntList(node, "end"));
+    ASSIGN_OR_RETURN(a.axes, IntList(node, "axes"));
+    ASSIGN_OR_RETURN(a.steps, IntList(node, "steps"));
+    return a;
+  }
+  SliceKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    const std::vector<int64_t> begin = IntList(node(), "begin");
-    const std::vector<int64_t> end = IntList(node(), "end");
-    std::vector<int64_t> axes = IntList(node(), "axes");
-    std::vector<int64_t> steps = IntList(node(), "steps");
+    const std::vector<int64_t>& begin = attrs_.begin;
+    const std::vector<int64_t>& end = attrs_.end;
+    std::vector<int64_t> axes = attrs_.axes;
+    std::vector<int64_t> steps = attrs_.steps;
     ASSIGN_OR_RETURN(Shape out, SliceShape(x.shape(), begin, end, axes, steps));
     if (axes.empty()) {
       for (size_t i = 0; i < begin.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -194,16 +270,29 @@ class SliceKernel final : public OpKernel {
     return LaunchStridedCopy(ElementBytes(x), x.raw_data(), offset,
                              y->raw_data(), 0, map, gpu.stream);
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 class ExpandKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    std::vector<int64_t> shape;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.shape, node.attrs().GetIntList("shape"));
+    return a;
+  }
+  ExpandKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), shape_(std::move(attrs.shape)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(Shape out, ExpandShape(x.shape(), IntList(node(), "shape")));
+    ASSIGN_OR_RETURN(Shape out, ExpandShape(x.shape(), shape_));
     ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
     const std::vector<int64_t> own = RowMajorStrides(x.shape());
     std::vector<int64_t> src(out.rank(), 0);
@@ -215,11 +304,24 @@ class ExpandKernel final : public OpKernel {
     return LaunchStridedCopy(ElementBytes(x), x.raw_data(), 0, y->raw_data(),
                              0, map, gpu.stream);
   }
+
+ private:
+  const std::vector<int64_t> shape_;
 };
 
 class GatherKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    int64_t axis = 0;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
+    return a;
+  }
+  GatherKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), axis_attr_(attrs.axis) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     const bool host_indices = ctx->num_inputs() == 2 &&
@@ -237,7 +339,7 @@ class GatherKernel final : public OpKernel {
           DataTypeName(indices.dtype())));
     }
     const bool i64 = indices.dtype() == DT_INT64;
-    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    const int64_t axis_attr = axis_attr_;
     ASSIGN_OR_RETURN(Shape out, GatherShape(params.shape(), indices.shape(), axis_attr));
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, params.rank()));
     const int64_t axis_dim = params.dim(axis);
@@ -284,6 +386,8 @@ class GatherKernel final : public OpKernel {
   }
 
  private:
+  const int64_t axis_attr_;
+
   static absl::Status BadIndex(int64_t value, int64_t position, int64_t dim) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Gather index ", value, " at position ", position,
@@ -306,16 +410,17 @@ void RegisterArrayKernels(KernelRegistry* registry) {
     RegisterGpu(registry, op, {{"T", GpuAllTypes()}},
                 MakeKernel<ReshapeLikeKernel>);
   }
+  // Strided copies index at most kMaxGpuDims dimensions.
   RegisterGpu(registry, "Transpose", {{"T", GpuAllTypes()}},
-              MakeKernel<TransposeKernel>);
+              MakeKernel<TransposeKernel>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Concat", {{"T", GpuAllTypes()}},
-              MakeKernel<ConcatKernel>);
+              MakeKernel<ConcatKernel>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Split", {{"T", GpuAllTypes()}},
-              MakeKernel<SplitKernel>);
+              MakeKernel<SplitKernel>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Slice", {{"T", GpuAllTypes()}},
-              MakeKernel<SliceKernel>);
+              MakeKernel<SliceKernel>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Expand", {{"T", GpuAllTypes()}},
-              MakeKernel<ExpandKernel>);
+              MakeKernel<ExpandKernel>, {}, RanksAtMost(kMaxGpuDims));
   // Indices in host memory when the executor can keep them there: checked
   // on the host, no GPU round trip.
   RegisterGpu(registry, "Gather",

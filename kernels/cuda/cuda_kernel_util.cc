@@ -142,20 +142,40 @@ absl::StatusOr<IndexMap> CopyMap(const std::vector<int64_t>& dims,
 
 void RegisterGpu(KernelRegistry* registry, std::string op,
                  std::map<std::string, std::vector<DataType>> constraints,
-                 KernelFactory factory, std::vector<int> host_memory_inputs) {
+                 KernelFactory factory, std::vector<int> host_memory_inputs,
+                 KernelSupports supports) {
   KernelDef def;
   def.op = std::move(op);
   def.device = DeviceType::kGpu;
   def.type_constraints = std::move(constraints);
   def.factory = std::move(factory);
   def.host_memory_inputs = std::move(host_memory_inputs);
+  def.supports = std::move(supports);
   registry->Register(std::move(def));
 }
 
-std::string StringAttr(const Node& node, const char* name,
-                       const std::string& default_value) {
-  const AttrValue* attr = node.attrs().Find(name);
-  return attr == nullptr ? default_value : attr->s();
+KernelSupports RanksAtMost(int max_rank) {
+  return [max_rank](const Node& node) -> absl::Status {
+    auto check = [&](const Shape& s, const char* what, int i) {
+      if (s.unknown_rank() || s.rank() <= max_rank) return absl::OkStatus();
+      return absl::UnimplementedError(absl::StrCat(
+          what, " ", i, " has rank ", s.rank(), " > ", max_rank,
+          ": CUDA kernels index at most ", max_rank, " dimensions"));
+    };
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      RETURN_IF_ERROR(check(node.input_shape(i), "input", i));
+    }
+    for (int i = 0; i < node.num_outputs(); ++i) {
+      RETURN_IF_ERROR(check(node.output_shape(i), "output", i));
+    }
+    return absl::OkStatus();
+  };
+}
+
+absl::StatusOr<std::string> StringAttr(const Node& node, const char* name,
+                                       const std::string& default_value) {
+  if (!node.attrs().Has(name)) return default_value;
+  return node.attrs().GetString(name);
 }
 
 }  // namespace sluice::cuda

@@ -66,14 +66,22 @@ absl::StatusOr<IndexMap> CopyMap(const std::vector<int64_t>& dims,
                                  const std::vector<int64_t>& src_strides,
                                  const std::vector<int64_t>& dst_strides);
 
-// Registers a GPU kernel for `op`.
+// Registers a GPU kernel for `op`, with its capability check (empty: any
+// node its dtypes match).
 void RegisterGpu(KernelRegistry* registry, std::string op,
                  std::map<std::string, std::vector<DataType>> constraints,
-                 KernelFactory factory, std::vector<int> host_memory_inputs = {});
+                 KernelFactory factory, std::vector<int> host_memory_inputs = {},
+                 KernelSupports supports = {});
 
-// A string attribute (default when absent).
-std::string StringAttr(const Node& node, const char* name,
-                       const std::string& default_value);
+// A capability check: every input and output of known rank has rank <=
+// `max_rank` ("rank 9 > 8: CUDA kernels index at most 8 dimensions"). For
+// kernels built on IndexMaps, whose dimensions need not all merge.
+KernelSupports RanksAtMost(int max_rank);
+
+// A string attribute (default when absent); INVALID_ARGUMENT when it is
+// of another kind.
+absl::StatusOr<std::string> StringAttr(const Node& node, const char* name,
+                                       const std::string& default_value);
 
 }  // namespace sluice::cuda
 

@@ -63,12 +63,21 @@ class BinaryKernel final : public OpKernel {
 
 class CastKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    DataType dst = DT_INVALID;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.dst, node.attrs().GetType("DstT"));
+    return a;
+  }
+  CastKernel(const Node& node, Attrs attrs) : OpKernel(node), dst_(attrs.dst) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(DataType dst, node().attrs().GetType("DstT"));
+    const DataType dst = dst_;
     if (x.dtype() == dst) {
       ctx->set_output(0, x);
       return absl::OkStatus();
@@ -77,6 +86,9 @@ class CastKernel final : public OpKernel {
     return LaunchCast(ToGpuDtype(x.dtype()), ToGpuDtype(dst), x.raw_data(),
                       y->raw_data(), x.NumElements(), gpu.stream);
   }
+
+ private:
+  const DataType dst_;
 };
 
 class WhereKernel final : public OpKernel {
@@ -150,7 +162,8 @@ void RegisterElementwiseKernels(KernelRegistry* registry) {
       registry, "Gelu", {{"T", GpuFloatTypes()}},
       [](const Node& node)
            -> absl::StatusOr<std::unique_ptr<OpKernel>> {
-         const std::string approximate = StringAttr(node, "approximate", "none");
+         ASSIGN_OR_RETURN(const std::string approximate,
+                          StringAttr(node, "approximate", "none"));
          if (approximate != "none" && approximate != "tanh") {
            return absl::InvalidArgumentError(absl::StrCat(
                "Gelu: approximate must be \"none\" or \"tanh\", got \"",
@@ -174,14 +187,16 @@ void RegisterElementwiseKernels(KernelRegistry* registry) {
                 {{"T", Supported(has_binary, static_cast<int>(op), with_bool)}},
                 Factory([op](const Node& node) {
                   return std::unique_ptr<OpKernel>(new BinaryKernel(node, op));
-                }));
+                }),
+                {}, RanksAtMost(kMaxGpuDims));  // broadcasting IndexMap
   }
   const std::vector<DataType> cast_types = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16,
                                             DT_DOUBLE, DT_INT8, DT_INT32,
                                             DT_INT64, DT_UINT8, DT_BOOL};
   RegisterGpu(registry, "Cast", {{"SrcT", cast_types}, {"DstT", cast_types}},
               MakeKernel<CastKernel>);
-  RegisterGpu(registry, "Where", {{"T", GpuAllTypes()}}, MakeKernel<WhereKernel>);
+  RegisterGpu(registry, "Where", {{"T", GpuAllTypes()}}, MakeKernel<WhereKernel>,
+              {}, RanksAtMost(kMaxGpuDims));
 }
 
 }  // namespace sluice::cuda

@@ -76,11 +76,48 @@ int64_t Progression(const std::vector<int64_t>& v) {
   return v[0] == 0 ? step : -1;
 }
 
+// A bool attribute, false when absent.
+absl::StatusOr<bool> BoolAttr(const Node& node, const char* name) {
+  if (!node.attrs().Has(name)) return false;
+  return node.attrs().GetBool(name);
+}
+
 class MatMulKernel final : public OpKernel {
  public:
-  explicit MatMulKernel(const Node& node) : OpKernel(node) {
-    ta_ = node.attrs().GetBool("transpose_a").value_or(false);
-    tb_ = node.attrs().GetBool("transpose_b").value_or(false);
+  struct Attrs {
+    bool transpose_a = false;
+    bool transpose_b = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.transpose_a, BoolAttr(node, "transpose_a"));
+    ASSIGN_OR_RETURN(a.transpose_b, BoolAttr(node, "transpose_b"));
+    return a;
+  }
+  MatMulKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), ta_(attrs.transpose_a), tb_(attrs.transpose_b) {}
+
+  // cuBLAS takes int sizes: refuses m, n or k above 2^31 - 1 when the
+  // inferred shapes know them.
+  static absl::Status Supports(const Node& node) {
+    ASSIGN_OR_RETURN(Attrs attrs, ParseAttrs(node));
+    if (node.num_inputs() != 2) return absl::OkStatus();
+    const Shape& a = node.input_shape(0);
+    const Shape& b = node.input_shape(1);
+    if (a.unknown_rank() || b.unknown_rank() || a.rank() < 2 || b.rank() < 2) {
+      return absl::OkStatus();
+    }
+    const int64_t dims[] = {a.dim(a.rank() - (attrs.transpose_a ? 1 : 2)),
+                            a.dim(a.rank() - (attrs.transpose_a ? 2 : 1)),
+                            b.dim(b.rank() - (attrs.transpose_b ? 2 : 1))};
+    const char* names[] = {"m", "k", "n"};
+    for (int i = 0; i < 3; ++i) {
+      if (dims[i] > std::numeric_limits<int>::max()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "MatMul ", names[i], " = ", dims[i], " is above 2^31 - 1 (cuBLAS)"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   absl::Status Compute(OpKernelContext* ctx) override {
@@ -177,15 +214,15 @@ class MatMulKernel final : public OpKernel {
         absl::StrCat("MatMul: ", cudaGetErrorString(err)));
   }
 
-  bool ta_ = false;
-  bool tb_ = false;
+  const bool ta_;
+  const bool tb_;
 };
 
 }  // namespace
 
 void RegisterMatMulKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "MatMul", {{"T", GpuFloatTypes()}},
-              MakeKernel<MatMulKernel>);
+              MakeKernel<MatMulKernel>, {}, MatMulKernel::Supports);
 }
 
 }  // namespace sluice::cuda

@@ -23,12 +23,22 @@ int64_t Product(const Shape& s, int begin, int end) {
 
 class SoftmaxKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    int64_t axis = -1;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
+    return a;
+  }
+  SoftmaxKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), axis_attr_(attrs.axis) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
+    const int64_t axis_attr = axis_attr_;
     if (x.rank() == 0) {
       return absl::InvalidArgumentError("Softmax needs an input of rank >= 1");
     }
@@ -38,19 +48,34 @@ class SoftmaxKernel final : public OpKernel {
                          Product(x.shape(), 0, axis), x.dim(axis),
                          Product(x.shape(), axis + 1, x.rank()), gpu.stream);
   }
+
+ private:
+  const int64_t axis_attr_;
 };
 
 class LayerNormKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  struct Attrs {
+    int64_t axis = -1;
+    float epsilon = 0;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
+    ASSIGN_OR_RETURN(a.epsilon, node.attrs().GetFloat("epsilon"));
+    return a;
+  }
+  LayerNormKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
     const Tensor& scale = ctx->input(1);
     const Tensor& bias = ctx->input(2);
-    ASSIGN_OR_RETURN(int64_t axis_attr, node().attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(float eps, node().attrs().GetFloat("epsilon"));
+    const int64_t axis_attr = attrs_.axis;
+    const float eps = attrs_.epsilon;
     if (x.rank() == 0) {
       return absl::InvalidArgumentError("LayerNorm needs an input of rank >= 1");
     }
@@ -69,6 +94,9 @@ class LayerNormKernel final : public OpKernel {
                            Product(x.shape(), 0, axis),
                            Product(x.shape(), axis, x.rank()), eps, gpu.stream);
   }
+
+ private:
+  const Attrs attrs_;
 };
 
 // Builds the map for reducing `axes` (normalised, any order) of `in`.
@@ -93,6 +121,9 @@ ReduceMap MakeReduceMap(const Shape& in, const std::vector<bool>& reduced) {
   return map;
 }
 
+// Runs of reduced (which) or kept (!which) dimensions, skipping size-1
+// ones. An unknown (-1) dimension counts as larger than 1, which can only
+// overstate the runs.
 int CountRuns(const Shape& in, const std::vector<bool>& reduced, bool which) {
   int runs = 0;
   bool prev = !which;
@@ -106,14 +137,45 @@ int CountRuns(const Shape& in, const std::vector<bool>& reduced, bool which) {
 
 class ReduceKernel final : public OpKernel {
  public:
-  ReduceKernel(const Node& node, ReduceOp op) : OpKernel(node), op_(op) {}
+  struct Attrs {
+    std::vector<int64_t> axes;
+    bool keepdims = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
+    ASSIGN_OR_RETURN(a.keepdims, node.attrs().GetBool("keepdims"));
+    return a;
+  }
+  ReduceKernel(const Node& node, ReduceOp op, Attrs attrs)
+      : OpKernel(node), op_(op), attrs_(std::move(attrs)) {}
+
+  // The reduce launcher indexes at most kMaxGpuDims runs of reduced and of
+  // kept dimensions.
+  static absl::Status Supports(const Node& node) {
+    ASSIGN_OR_RETURN(Attrs attrs, ParseAttrs(node));
+    const Shape& x = node.input_shape(0);
+    if (x.unknown_rank()) return absl::OkStatus();
+    std::vector<bool> reduced(x.rank(), attrs.axes.empty());
+    absl::StatusOr<std::vector<int>> norm = NormalizeAxes(attrs.axes, x.rank());
+    if (!norm.ok()) return absl::OkStatus();  // Compute reports it
+    for (int a : *norm) reduced[a] = true;
+    const int runs = std::max(CountRuns(x, reduced, true),
+                              CountRuns(x, reduced, false));
+    if (runs > kMaxGpuDims) {
+      return absl::UnimplementedError(absl::StrCat(
+          "reducing axes of ", x.DebugString(), " leaves ", runs,
+          " runs of dimensions > ", kMaxGpuDims));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> axes, node().attrs().GetIntList("axes"));
-    ASSIGN_OR_RETURN(bool keepdims, node().attrs().GetBool("keepdims"));
-    ASSIGN_OR_RETURN(Shape out, ReduceShape(x.shape(), axes, keepdims));
+    const std::vector<int64_t>& axes = attrs_.axes;
+    ASSIGN_OR_RETURN(Shape out, ReduceShape(x.shape(), axes, attrs_.keepdims));
     std::vector<bool> reduced(x.rank(), axes.empty());
     ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(axes, x.rank()));
     for (int a : norm) reduced[a] = true;
@@ -146,6 +208,7 @@ class ReduceKernel final : public OpKernel {
 
  private:
   const ReduceOp op_;
+  const Attrs attrs_;
 };
 
 class GlobalAvgPoolKernel final : public OpKernel {
@@ -191,7 +254,13 @@ ConvGeometry Geometry(const Shape& in, const Shape& out, int64_t kh,
 
 class Conv2DKernel final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  using Attrs = Conv2DParams;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ReadWindow(node, /*conv=*/true);
+  }
+  Conv2DKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), params_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
@@ -200,18 +269,38 @@ class Conv2DKernel final : public OpKernel {
     if (x.dtype() != DT_FLOAT || f.dtype() != DT_FLOAT) {
       return absl::UnimplementedError("CUDA Conv2D supports float32 only");
     }
-    ASSIGN_OR_RETURN(Conv2DParams p, ReadWindow(node(), true));
+    const Conv2DParams& p = params_;
     ASSIGN_OR_RETURN(Shape out, Conv2DShape(x.shape(), f.shape(), p));
     ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, DT_FLOAT));
     return LaunchConv2D(Geometry(x.shape(), out, f.dim(2), f.dim(3), p),
                         x.data<float>(), f.data<float>(), y->data<float>(),
                         gpu.stream);
   }
+
+ private:
+  const Conv2DParams params_;
 };
 
 class PoolKernel final : public OpKernel {
  public:
-  PoolKernel(const Node& node, bool max) : OpKernel(node), max_(max) {}
+  struct Attrs {
+    std::vector<int64_t> kernel_shape;
+    Conv2DParams window;
+    bool count_include_pad = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.kernel_shape, node.attrs().GetIntList("kernel_shape"));
+    ASSIGN_OR_RETURN(a.window, ReadWindow(node, /*conv=*/false));
+    if (node.attrs().Has("count_include_pad")) {
+      ASSIGN_OR_RETURN(a.count_include_pad,
+                       node.attrs().GetBool("count_include_pad"));
+    }
+    return a;
+  }
+  PoolKernel(const Node& node, bool max, Attrs attrs)
+      : OpKernel(node), max_(max), attrs_(std::move(attrs)) {}
+
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
@@ -219,21 +308,30 @@ class PoolKernel final : public OpKernel {
     if (x.dtype() != DT_FLOAT) {
       return absl::UnimplementedError("CUDA pooling supports float32 only");
     }
-    ASSIGN_OR_RETURN(std::vector<int64_t> k, node().attrs().GetIntList("kernel_shape"));
-    ASSIGN_OR_RETURN(Conv2DParams p, ReadWindow(node(), false));
+    const std::vector<int64_t>& k = attrs_.kernel_shape;
+    const Conv2DParams& p = attrs_.window;
     ASSIGN_OR_RETURN(Shape out, PoolShape(x.shape(), k, p));
     ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, DT_FLOAT));
     ConvGeometry g = Geometry(x.shape(), out, k[0], k[1], p);
     if (max_) return LaunchMaxPool(g, x.data<float>(), y->data<float>(), gpu.stream);
-    const bool include_pad =
-        node().attrs().GetBool("count_include_pad").value_or(false);
-    return LaunchAvgPool(g, include_pad, x.data<float>(), y->data<float>(),
+    return LaunchAvgPool(g, attrs_.count_include_pad, x.data<float>(), y->data<float>(),
                          gpu.stream);
   }
 
  private:
   const bool max_;
+  const Attrs attrs_;
 };
+
+// The factory for a kernel class K whose constructor takes (node, extra,
+// attrs): the attributes are parsed once, here.
+template <typename K, typename Extra>
+KernelFactory FactoryWith(Extra extra) {
+  return [extra](const Node& node) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
+    ASSIGN_OR_RETURN(typename K::Attrs attrs, K::ParseAttrs(node));
+    return std::unique_ptr<OpKernel>(new K(node, extra, std::move(attrs)));
+  };
+}
 
 }  // namespace
 
@@ -250,21 +348,15 @@ void RegisterNnKernels(KernelRegistry* registry) {
   for (const auto& r : reductions) {
     const ReduceOp op = r.op;
     RegisterGpu(registry, r.name, {{"T", GpuIntFloatTypes()}},
-                [op](const Node& node) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
-                  return std::unique_ptr<OpKernel>(new ReduceKernel(node, op));
-                });
+                FactoryWith<ReduceKernel>(op), {}, ReduceKernel::Supports);
   }
   RegisterGpu(registry, "GlobalAvgPool", {{"T", {DT_FLOAT}}},
               MakeKernel<GlobalAvgPoolKernel>);
   RegisterGpu(registry, "Conv2D", {{"T", {DT_FLOAT}}}, MakeKernel<Conv2DKernel>);
   RegisterGpu(registry, "MaxPool", {{"T", {DT_FLOAT}}},
-              [](const Node& node) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
-                return std::unique_ptr<OpKernel>(new PoolKernel(node, true));
-              });
+              FactoryWith<PoolKernel>(true));
   RegisterGpu(registry, "AvgPool", {{"T", {DT_FLOAT}}},
-              [](const Node& node) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
-                return std::unique_ptr<OpKernel>(new PoolKernel(node, false));
-              });
+              FactoryWith<PoolKernel>(false));
 }
 
 }  // namespace sluice::cuda
