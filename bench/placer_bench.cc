@@ -112,7 +112,7 @@ PlacerOptions Options(PlacementStrategy strategy, bool reasons) {
   PlacerOptions o;
   o.strategy = strategy;
   o.record_reasons = reasons;
-  o.has_kernel = [](const Node&, DeviceType) { return true; };
+  o.has_kernel = [](const Node&, DeviceType) { return absl::OkStatus(); };
   return o;
 }
 

@@ -9,43 +9,45 @@
 #include "absl/strings/str_join.h"
 #include "core/dtype.h"
 #include "core/status_macros.h"
-#include "kernels/kernel_registry.h"
 
 namespace sluice {
 namespace {
 
-// Kernel availability depends on the op and its type attributes only, so
-// answers are cached under "op|T=1|..." (the predicate may be slow).
-class KernelCache {
+// Devices of each type, and the query's answer for one node on them.
+class KernelMasks {
  public:
-  KernelCache(const DeviceTopology& topo, const KernelPredicate& pred)
-      : topo_(topo), pred_(pred) {}
+  KernelMasks(const DeviceTopology& topo, const KernelQuery& query)
+      : topo_(topo), query_(query) {
+    for (int d = 0; d < topo.num_devices(); ++d) {
+      type_mask_[Index(topo.devices[d].type)] |= DeviceBit(d);
+    }
+  }
 
-  DeviceMask Mask(const Node& node) {
-    std::string key = node.op();
-    for (const auto& [name, value] : node.attrs().values()) {
-      if (value.value_case() == AttrValue::kType) {
-        absl::StrAppend(&key, "|", name, "=", static_cast<int>(value.type()));
+  // The devices whose kernel can run `node`. Refusals other than "no
+  // kernel" (NOT_FOUND) are appended to *why, one per device type, as
+  // "/gpu:0, /gpu:1: <the query's reason>".
+  DeviceMask Mask(const Node& node, std::vector<std::string>* why) const {
+    DeviceMask m = 0;
+    for (DeviceType type : {DeviceType::kGpu, DeviceType::kCpu}) {
+      const DeviceMask of_type = type_mask_[Index(type)];
+      if (of_type == 0) continue;
+      absl::Status s = query_(node, type);
+      if (s.ok()) {
+        m |= of_type;
+      } else if (!absl::IsNotFound(s)) {
+        why->push_back(
+            absl::StrCat(MaskToString(topo_, of_type), ": ", s.message()));
       }
     }
-    auto [it, inserted] = cache_.try_emplace(std::move(key), 0);
-    if (inserted) {
-      bool cpu = pred_(node, DeviceType::kCpu);
-      bool gpu = pred_(node, DeviceType::kGpu);
-      DeviceMask m = 0;
-      for (int d = 0; d < topo_.num_devices(); ++d) {
-        bool ok = topo_.devices[d].type == DeviceType::kGpu ? gpu : cpu;
-        if (ok) m |= DeviceBit(d);
-      }
-      it->second = m;
-    }
-    return it->second;
+    return m;
   }
 
  private:
+  static int Index(DeviceType type) { return type == DeviceType::kGpu; }
+
   const DeviceTopology& topo_;
-  const KernelPredicate& pred_;
-  absl::flat_hash_map<std::string, DeviceMask> cache_;
+  const KernelQuery& query_;
+  DeviceMask type_mask_[2] = {0, 0};
 };
 
 // Devices matching a parsed request.
@@ -70,9 +72,11 @@ std::string TypeAttrs(const Node& node) {
   return parts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(parts, ", "), ")");
 }
 
-// Applies node `id`'s request to c->mask[id].
+// Applies node `id`'s request to c->mask[id]. `refused`: why devices with
+// a kernel for the op cannot run the node ("" if none).
 absl::Status ApplyRequest(const Node& node, const DeviceTopology& topo,
-                          bool soft, NodeConstraints* c) {
+                          bool soft, const std::string& refused,
+                          NodeConstraints* c) {
   const int id = node.id();
   const std::string& want = node.requested_device();
   if (want.empty()) return absl::OkStatus();
@@ -88,8 +92,10 @@ absl::Status ApplyRequest(const Node& node, const DeviceTopology& topo,
       requested == 0
           ? absl::StrCat("no device ", req.ToString(), " among ",
                          MaskToString(topo, ~DeviceMask{0}))
-          : absl::StrCat("no ", DeviceTypeName(req.type), " kernel for ",
-                         node.op(), TypeAttrs(node));
+      : refused.empty()
+          ? absl::StrCat("no ", DeviceTypeName(req.type), " kernel for ",
+                         node.op(), TypeAttrs(node))
+          : absl::StrCat("no kernel there that can run it (", refused, ")");
   if (!soft) {
     return absl::InvalidArgumentError(absl::StrCat(
         node.DebugName(), " requests ", want, " but there is ", why,
@@ -166,12 +172,6 @@ absl::Status ApplyColocation(
 
 }  // namespace
 
-KernelPredicate RegistryKernelPredicate() {
-  return [](const Node& node, DeviceType type) {
-    return KernelRegistry::Global()->Has(node, type);
-  };
-}
-
 std::string MaskToString(const DeviceTopology& topo, DeviceMask mask) {
   std::vector<std::string> names;
   for (int d = 0; d < topo.num_devices(); ++d) {
@@ -182,9 +182,14 @@ std::string MaskToString(const DeviceTopology& topo, DeviceMask mask) {
 
 absl::StatusOr<NodeConstraints> ComputeConstraints(
     const Graph& graph, const DeviceTopology& topo,
-    const KernelPredicate& has_kernel, bool soft_placement,
+    const KernelQuery& has_kernel, bool soft_placement,
     const absl::flat_hash_map<std::string, std::string>& extra_groups) {
   const int n = graph.num_nodes();
+  if (!has_kernel) {
+    return absl::InvalidArgumentError(
+        "the placer needs a kernel query (PlacerOptions::has_kernel): "
+        "KernelCapabilityQuery() from kernels/kernel_registry.h, or a fake");
+  }
   if (topo.num_devices() < 1 || topo.num_devices() > 64) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the placer needs 1 to 64 devices, got ", topo.num_devices()));
@@ -194,20 +199,34 @@ absl::StatusOr<NodeConstraints> ComputeConstraints(
   c.mask.resize(n);
   c.request.assign(n, RequestKind::kNone);
   c.group.assign(n, -1);
-  KernelCache kernels(topo, has_kernel);
+  KernelMasks kernels(topo, has_kernel);
+  // Capability refusals by node id, kept as notes when the node is placed.
+  absl::flat_hash_map<int, std::string> refused;
   for (const Node& node : graph.nodes()) {
-    DeviceMask k = kernels.Mask(node);
+    std::vector<std::string> why;
+    DeviceMask k = kernels.Mask(node, &why);
     if (k == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           node.DebugName(), " has no kernel", TypeAttrs(node),
-          " on any device: ", MaskToString(topo, ~DeviceMask{0})));
+          " that can run it on any device: ",
+          MaskToString(topo, ~DeviceMask{0}),
+          why.empty() ? "" : absl::StrCat("; ", absl::StrJoin(why, "; "))));
     }
+    if (!why.empty()) refused[node.id()] = absl::StrJoin(why, "; ");
     c.kernel_mask[node.id()] = k;
     c.mask[node.id()] = k;
-    RETURN_IF_ERROR(ApplyRequest(node, topo, soft_placement, &c));
+    RETURN_IF_ERROR(ApplyRequest(node, topo, soft_placement,
+                                 refused.contains(node.id())
+                                     ? refused[node.id()]
+                                     : std::string(),
+                                 &c));
   }
   RETURN_IF_ERROR(
       ApplyColocation(graph, topo, soft_placement, extra_groups, &c));
+  for (auto& [id, why] : refused) {
+    auto it = c.notes.find(id);
+    c.notes[id] = it == c.notes.end() ? why : absl::StrCat(why, "; ", it->second);
+  }
   return c;
 }
 

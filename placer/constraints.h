@@ -1,10 +1,12 @@
 // Hard placement constraints: for every node, the set of devices it may go
-// to, from kernel availability, its requested device and its colocation
-// group, with soft placement relaxing requests that cannot be met. The
-// placer (placer.h) then chooses within these sets.
+// to, from kernel capability (a query answering "can a kernel on this device
+// type run this node, with its shapes and attributes?"), its requested
+// device and its colocation group, with soft placement relaxing requests
+// that cannot be met. The placer (placer.h) then chooses within these sets.
 //
 //   ASSIGN_OR_RETURN(NodeConstraints c,
-//                    ComputeConstraints(graph, topo, kernel_pred, true));
+//                    ComputeConstraints(graph, topo, KernelCapabilityQuery(),
+//                                       /*soft_placement=*/true));
 //   if (c.mask[id] & (DeviceMask{1} << d)) { ... d is allowed ... }
 //
 // Stateless function; thread-safe when the predicate is.
@@ -27,10 +29,14 @@ namespace sluice {
 using DeviceMask = uint64_t;
 inline DeviceMask DeviceBit(int d) { return DeviceMask{1} << d; }
 
-// Whether a kernel for `node` exists on devices of `type`.
-using KernelPredicate = std::function<bool(const Node& node, DeviceType type)>;
-// KernelRegistry::Global()->Has.
-KernelPredicate RegistryKernelPredicate();
+// Whether a kernel on devices of `type` can run `node`: OK; NOT_FOUND when
+// there is no kernel for its op and dtypes; any other code when there is
+// one but it cannot run this node (its shapes, its attributes), with the
+// reason in the message. The placer links no kernels: callers pass
+// KernelCapabilityQuery() (kernels/kernel_registry.h, the registry's
+// Supports) or, in tests, a fake.
+using KernelQuery =
+    std::function<absl::Status(const Node& node, DeviceType type)>;
 
 // The node attribute naming a colocation group: every node with the same
 // string value is placed on one device. Ops do not declare it; the graph
@@ -45,17 +51,20 @@ enum class RequestKind : uint8_t {
 };
 
 struct NodeConstraints {
-  std::vector<DeviceMask> kernel_mask;  // devices with a kernel for the node
+  std::vector<DeviceMask> kernel_mask;  // devices whose kernel can run it
   std::vector<DeviceMask> mask;         // allowed devices (never empty)
   std::vector<RequestKind> request;
   std::vector<int> group;               // colocation group, -1 for none
   std::vector<std::string> group_names;
   std::vector<DeviceMask> group_mask;   // intersection over the members
-  // Why a request was relaxed (soft placement), by node id.
+  // By node id: why devices with a kernel for the op cannot run the node
+  // ("/gpu:0: the gpu kernel for Softmax cannot run it: rank 9 > 8"), and
+  // why a request was relaxed (soft placement), joined by "; ".
   absl::flat_hash_map<int, std::string> notes;
 };
 
-// Errors (INVALID_ARGUMENT): a node with no kernel on any device; a request
+// Errors (INVALID_ARGUMENT): no query; a node no device's kernel can run
+// (the message names the node and each refusal's reason); a request
 // that names no usable device while soft placement is off (the message names
 // the node and the devices that were possible); an unparseable request; a
 // colocation group whose members have no device in common.
@@ -63,7 +72,7 @@ struct NodeConstraints {
 // kColocateAttr attributes (a node's attribute wins).
 absl::StatusOr<NodeConstraints> ComputeConstraints(
     const Graph& graph, const DeviceTopology& topo,
-    const KernelPredicate& has_kernel, bool soft_placement,
+    const KernelQuery& has_kernel, bool soft_placement,
     const absl::flat_hash_map<std::string, std::string>& extra_groups = {});
 
 // "/cpu:0, /gpu:1" for the devices in `mask`; "none" when empty.

@@ -147,13 +147,18 @@ bool GpuFirstApplies(const DeviceTopology& topo, const PlacerOptions& options) {
   return false;
 }
 
-// `base`, with the CPUs' kernels hidden for nodes a GPU can run, unless
-// they request the CPU.
-KernelPredicate GpuFirst(KernelPredicate base) {
-  return [base = std::move(base)](const Node& node, DeviceType type) {
-    if (!base(node, type)) return false;
-    if (type == DeviceType::kGpu) return true;
-    return !base(node, DeviceType::kGpu) || NamesCpu(node.requested_device());
+// `base`, with the CPUs' kernels hidden (NOT_FOUND: not a refusal worth a
+// note) for nodes a GPU can run, unless they request the CPU.
+KernelQuery GpuFirst(KernelQuery base) {
+  return [base = std::move(base)](const Node& node,
+                                  DeviceType type) -> absl::Status {
+    absl::Status s = base(node, type);
+    if (!s.ok() || type == DeviceType::kGpu) return s;
+    if (NamesCpu(node.requested_device()) ||
+        !base(node, DeviceType::kGpu).ok()) {
+      return absl::OkStatus();
+    }
+    return absl::NotFoundError("a GPU can run it (GPUs first)");
   };
 }
 
@@ -282,9 +287,10 @@ absl::StatusOr<Placement> PlaceOnce(const Graph& graph,
     return absl::InvalidArgumentError(
         "device topology has no link table (call BuildLinks)");
   }
-  KernelPredicate has_kernel = options.has_kernel ? options.has_kernel
-                                                  : RegistryKernelPredicate();
-  if (GpuFirstApplies(topo, options)) has_kernel = GpuFirst(std::move(has_kernel));
+  KernelQuery has_kernel = options.has_kernel;
+  if (has_kernel && GpuFirstApplies(topo, options)) {
+    has_kernel = GpuFirst(std::move(has_kernel));
+  }
   ASSIGN_OR_RETURN(NodeConstraints constraints,
                    ComputeConstraints(graph, topo, has_kernel,
                                       options.soft_placement,

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "core/dtype.h"
+#include "core/status_macros.h"
 #include "graph/attr_map.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
@@ -82,11 +84,30 @@ DeviceTopology FakeTopology(std::vector<DeviceSpec> devices) {
   return topo;
 }
 
-KernelPredicate AllKernels(std::vector<std::string> cpu_only) {
-  return [cpu_only](const Node& node, DeviceType type) {
-    if (type == DeviceType::kCpu) return true;
-    return std::find(cpu_only.begin(), cpu_only.end(), node.op()) ==
-           cpu_only.end();
+KernelQuery AllKernels(std::vector<std::string> cpu_only) {
+  return [cpu_only](const Node& node, DeviceType type) -> absl::Status {
+    if (type == DeviceType::kCpu) return absl::OkStatus();
+    if (std::find(cpu_only.begin(), cpu_only.end(), node.op()) ==
+        cpu_only.end()) {
+      return absl::OkStatus();
+    }
+    return absl::NotFoundError("no gpu kernel (fake)");
+  };
+}
+
+KernelQuery GpuRankAtMost(int max_rank, std::vector<std::string> cpu_only) {
+  KernelQuery base = AllKernels(std::move(cpu_only));
+  return [base, max_rank](const Node& node, DeviceType type) -> absl::Status {
+    RETURN_IF_ERROR(base(node, type));
+    if (type == DeviceType::kCpu) return absl::OkStatus();
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      const Shape& s = node.input_shape(i);
+      if (!s.unknown_rank() && s.rank() > max_rank) {
+        return absl::UnimplementedError(
+            absl::StrCat("rank ", s.rank(), " > ", max_rank));
+      }
+    }
+    return absl::OkStatus();
   };
 }
 

@@ -1,5 +1,5 @@
 // Helpers for the placer tests: GraphDefs written in code, fake device
-// topologies, a kernel predicate that needs no kernel registry, and an
+// topologies, kernel queries that need no kernel registry, and an
 // independent check of a placement's memory use.
 //
 //   DefWriter w;
@@ -53,8 +53,11 @@ DeviceSpec Cpu(int64_t budget = kUnlimitedBudget);
 DeviceTopology FakeTopology(std::vector<DeviceSpec> devices);
 
 // Every op has a kernel on every device type, except the ops listed in
-// `cpu_only`.
-KernelPredicate AllKernels(std::vector<std::string> cpu_only = {});
+// `cpu_only` (NOT_FOUND on a GPU).
+KernelQuery AllKernels(std::vector<std::string> cpu_only = {});
+// AllKernels, where the GPU kernels also refuse (UNIMPLEMENTED, "rank 5 >
+// 4") a node with an input of rank above `max_rank`: a capability check.
+KernelQuery GpuRankAtMost(int max_rank, std::vector<std::string> cpu_only = {});
 
 // Weights and peak activations per device, recomputed from the graph, the
 // placement and the rules in placer.h (rule 5), independently of the
