@@ -4,22 +4,30 @@
 // it.
 //
 //   ASSIGN_OR_RETURN(DeviceTopology topo, ParseDeviceSpecs("2xgpu:16GiB,cpu"));
-//   ASSIGN_OR_RETURN(Placement p, PlaceGraph(graph, topo, {}));
+//   PlacerOptions options;
+//   options.has_kernel = KernelCapabilityQuery();  // kernels/kernel_registry.h
+//   ASSIGN_OR_RETURN(Placement p, PlaceGraph(graph, topo, options));
 //   std::cout << graph.node(0).name() << " -> "
 //             << topo.devices[p.device_of_node[0]].name << ": "
 //             << p.reason[0] << "\n";
 //
 // PlaceGraph is a pure function of its arguments; thread-safe when the
-// kernel predicate is.
+// kernel query is.
 //
 // The contract, in order of precedence:
 //
-//  1. Kernels. A node goes only to a device whose type has a kernel for its
-//     op and type attributes (PlacerOptions::has_kernel, by default
-//     KernelRegistry::Global()->Has). A node with no kernel anywhere is an
-//     INVALID_ARGUMENT error. GPUs first (PlacerOptions::gpu_first, which
-//     sessions set): with a GPU in the topology, a node that has a GPU
-//     kernel may go to a CPU only when it requests a CPU ("/cpu:0",
+//  1. Kernels. A node goes only to a device whose kernel can run it:
+//     PlacerOptions::has_kernel (required; KernelCapabilityQuery() from
+//     kernels/kernel_registry.h asks each kernel's capability check, which
+//     looks at the op, its type attributes, its other attributes and the
+//     node's inferred shapes). So a node that a GPU kernel cannot run for
+//     its shapes goes to a CPU, and its reason says why ("/gpu:0: the gpu
+//     kernel for Softmax cannot run it: rank 9 > 8; only /cpu:0 has a
+//     kernel"), instead of failing in the middle of a step. A node no
+//     device can run is an INVALID_ARGUMENT error naming it and each
+//     kernel's refusal. GPUs first (PlacerOptions::gpu_first, which
+//     sessions set): with a GPU in the topology, a node that a GPU can run
+//     may go to a CPU only when it requests a CPU ("/cpu:0",
 //     "/device:CPU:0"), unless MANUAL or SINGLE has a CPU as its default
 //     device: that default is a request for the CPU by every node without
 //     one.
@@ -90,8 +98,10 @@ struct PlacerOptions {
   // Colocation groups by node name, in addition to `_colocate` attributes
   // (for callers that group nodes themselves; the attribute wins).
   absl::flat_hash_map<std::string, std::string> colocation_groups;
-  // Kernel availability; empty: KernelRegistry::Global()->Has.
-  KernelPredicate has_kernel;
+  // Which device types can run each node (rule 1). Required: PlaceGraph
+  // returns INVALID_ARGUMENT when it is empty. KernelCapabilityQuery()
+  // (kernels/kernel_registry.h) for real kernels; tests pass fakes.
+  KernelQuery has_kernel;
   // Rule 1's GPUs first: keep nodes that a GPU can run off the CPUs, so a
   // model whose every node has a GPU kernel stays on the GPUs, as
   // TensorFlow users expect. No effect without a GPU in the topology.
@@ -111,7 +121,8 @@ inline constexpr double kRuntimeMinSpreadGain = 0.2;
 
 // Options from a session's config: strategy, soft_placement (default true)
 // and default_device, with what every session adds: gpu_first, and
-// min_spread_gain kRuntimeMinSpreadGain.
+// min_spread_gain kRuntimeMinSpreadGain. has_kernel is left for the caller
+// to set.
 PlacerOptions PlacerOptionsFromConfig(const RuntimeConfig& config);
 
 // Whether `options` keep every node of `graph` off the GPUs wherever a CPU
@@ -153,7 +164,7 @@ struct Placement {
 // Places `graph` on `topo`'s devices (1 to 64). Errors: see the contract.
 absl::StatusOr<Placement> PlaceGraph(const Graph& graph,
                                      const DeviceTopology& topo,
-                                     const PlacerOptions& options = {});
+                                     const PlacerOptions& options);
 
 // "auto", "single", "manual".
 std::string StrategyName(PlacementStrategy strategy);
