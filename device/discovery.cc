@@ -5,11 +5,14 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/string_view.h"
 
 namespace sluice {
@@ -97,6 +100,61 @@ bool IsSupportedComputeCapability(int major, int minor, std::string* reason) {
                            " that sluice's kernels need");
   }
   return false;
+}
+
+std::string DescribeCudaArchitectures(std::string_view cmake_list) {
+  std::vector<std::string> sass;
+  std::vector<std::string> ptx;
+  for (absl::string_view entry :
+       absl::StrSplit(absl::string_view(cmake_list.data(), cmake_list.size()),
+                      ',', absl::SkipEmpty())) {
+    absl::string_view arch = entry;
+    bool has_sass = true;
+    bool has_ptx = true;
+    if (absl::ConsumeSuffix(&arch, "-real")) has_ptx = false;
+    if (absl::ConsumeSuffix(&arch, "-virtual")) has_sass = false;
+    int number = 0;
+    if (!absl::SimpleAtoi(arch, &number) || number < 10) {
+      return std::string(cmake_list);  // "all", "native", ...
+    }
+    const std::string cc = absl::StrCat(number / 10, ".", number % 10);
+    if (has_sass) sass.push_back(cc);
+    if (has_ptx) ptx.push_back(cc);
+  }
+  if (sass.empty() && ptx.empty()) return "none";
+  std::string text = absl::StrJoin(sass, ", ");
+  if (!ptx.empty()) {
+    absl::StrAppend(&text, sass.empty() ? "" : " and ", "PTX ",
+                    absl::StrJoin(ptx, ", "));
+  }
+  return text;
+}
+
+std::string CudaBuildArchitectures() {
+#ifdef SLUICE_CUDA_ARCHITECTURES
+  return DescribeCudaArchitectures(SLUICE_CUDA_ARCHITECTURES);
+#else
+  return "none";
+#endif
+}
+
+std::string NotCoveredByBuildReason(const GpuInfo& gpu, bool driver_too_old,
+                                    std::string_view error) {
+  const std::string what =
+      absl::StrCat("GPU ", gpu.index, " (", gpu.name, ", compute capability ",
+                   gpu.cc_major, ".", gpu.cc_minor, ")");
+  const std::string rebuild = absl::StrCat(
+      "rebuild with -DCMAKE_CUDA_ARCHITECTURES=", gpu.cc_major, gpu.cc_minor);
+  const std::string built_for =
+      absl::StrCat("built for ", CudaBuildArchitectures());
+  const absl::string_view err(error.data(), error.size());
+  if (driver_too_old) {
+    return absl::StrCat(what, ": its driver is too old for the PTX in this ",
+                        "build of sluice (", built_for, ", ", err,
+                        "); update the driver or ", rebuild);
+  }
+  return absl::StrCat(what, " is not covered by this build of sluice (",
+                      built_for, ", ", err, "); ", rebuild);
 }
 
 DeviceInventory DiscoverDevices() {

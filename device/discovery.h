@@ -2,7 +2,8 @@
 // from /proc and the C++ runtime, and every CUDA GPU the CUDA runtime shows
 // (after CUDA_VISIBLE_DEVICES) with its properties and the peer-access
 // matrix. Discovery never fails: when no GPU can be listed, no_gpu_reason
-// says why in one line.
+// says why in one line. The inventory and DiscoverDevices are public
+// (sluice/devices.h); this header adds the parts tests and tools use.
 //
 //   DeviceInventory inv = DiscoverDevices();
 //   std::cout << inv.cpu.model_name << ", " << inv.cpu.cores << " cores\n";
@@ -19,48 +20,15 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/devices.h"  // IWYU pragma: export
+
 namespace sluice {
 
 // GPUs below this compute capability are listed but not usable.
 inline constexpr int kMinComputeCapabilityMajor = 7;
 inline constexpr int kMinComputeCapabilityMinor = 0;
 
-struct CpuInfo {
-  std::string model_name;          // "unknown CPU" when /proc says nothing
-  int cores = 0;                   // hardware threads this process may use
-  int64_t memory_bytes = 0;        // MemTotal; 0 when unknown
-  int64_t available_bytes = 0;     // MemAvailable; 0 when unknown
-};
-
-struct GpuInfo {
-  int index = -1;                  // CUDA device ordinal (after visibility)
-  std::string name;                // "NVIDIA H200"
-  int cc_major = 0;                // compute capability
-  int cc_minor = 0;
-  int64_t total_memory = 0;        // bytes
-  int64_t free_memory = 0;         // bytes, when discovery ran
-  int sm_count = 0;
-  std::string pci_bus_id;          // "0000:19:00.0"
-  bool usable = true;
-  std::string unusable_reason;     // set when !usable
-};
-
-struct DeviceInventory {
-  CpuInfo cpu;
-  std::vector<GpuInfo> gpus;
-  // Set when `gpus` is empty: one line saying why ("this build of sluice has
-  // no CUDA support", "CUDA driver not found (cudaErrorInsufficientDriver)").
-  std::string no_gpu_reason;
-  // peer_access[i][j]: GPU i can access GPU j's memory directly. The
-  // diagonal is true. Square, of size gpus.size().
-  std::vector<std::vector<bool>> peer_access;
-  // Informational notes (for example the CUDA_VISIBLE_DEVICES in effect, or
-  // the driver and runtime versions).
-  std::vector<std::string> notes;
-};
-
-// Discovers the CPU and, in CUDA builds, the GPUs.
-DeviceInventory DiscoverDevices();
+// CpuInfo, GpuInfo, DeviceInventory and DiscoverDevices: sluice/devices.h.
 
 // The CPU half, from the text of /proc/cpuinfo and /proc/meminfo (exposed for
 // tests). `hardware_threads` <= 0 means unknown: the cpuinfo processor count
@@ -72,6 +40,20 @@ CpuInfo DiscoverCpu();
 // Whether a GPU of this compute capability can run sluice's kernels; when
 // not, `reason` says why.
 bool IsSupportedComputeCapability(int major, int minor, std::string* reason);
+
+// The CUDA architectures this build has code for ("7.5, 8.0, 8.6, 8.9, 9.0
+// and PTX 9.0" for the default build); "none" in a build without CUDA.
+std::string CudaBuildArchitectures();
+// The same from a CMAKE_CUDA_ARCHITECTURES list with commas for semicolons
+// ("75-real,80-real,90"); special values ("all", "native") as they are.
+std::string DescribeCudaArchitectures(std::string_view cmake_list);
+// Why `gpu` is not usable when this build has no code it can run:
+// "GPU 0 (NVIDIA X, compute capability 6.1) is not covered by this build of
+// sluice (built for 7.5, ...); rebuild with -DCMAKE_CUDA_ARCHITECTURES=61".
+// `driver_too_old` is set when only PTX exists for the GPU and its driver is
+// older than the CUDA toolkit that compiled it; `error` names the CUDA error.
+std::string NotCoveredByBuildReason(const GpuInfo& gpu, bool driver_too_old,
+                                    std::string_view error);
 
 namespace internal {
 // Fills inv->gpus, inv->peer_access and inv->no_gpu_reason through the CUDA

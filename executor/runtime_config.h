@@ -1,5 +1,6 @@
-// Runtime configuration: loading a RuntimeConfig text proto (--config CFG),
-// checking it, and applying the environment variables that override it.
+// Runtime configuration: loading a RuntimeConfig text proto (--config CFG)
+// and checking it (public: sluice/config.h), and applying the environment
+// variables that override it.
 //
 //   ASSIGN_OR_RETURN(RuntimeConfig config, LoadRuntimeConfig("run.pbtxt"));
 //   std::vector<std::string> log;
@@ -22,30 +23,15 @@
 #include "absl/strings/string_view.h"
 #include "core/byte_size.h"
 #include "proto/config.pb.h"
+#include "sluice/config.h"  // IWYU pragma: export
 
 namespace sluice {
 
-// Environment variables that override a config (DESIGN.md, decision 5).
-inline constexpr char kEnvGpuAllowGrowth[] = "SLUICE_GPU_ALLOW_GROWTH";
-inline constexpr char kEnvGpuMemoryLimit[] = "SLUICE_GPU_MEMORY_LIMIT";
-inline constexpr char kEnvGpuGraphs[] = "SLUICE_GPU_GRAPHS";
+// Plans a session caches when the config leaves plan_cache_max_plans 0.
+inline constexpr int kDefaultPlanCachePlans = 64;
 
-// Reads a text-format RuntimeConfig. Errors: NOT_FOUND for a missing file,
-// INVALID_ARGUMENT for malformed text, as "PATH:LINE:COLUMN: message" for the
-// first error (the parser stops there). Does not validate: call
-// ValidateRuntimeConfig.
-absl::StatusOr<RuntimeConfig> LoadRuntimeConfig(const std::string& path);
-// The same for text already in memory; `source_name` prefixes error messages.
-absl::StatusOr<RuntimeConfig> ParseRuntimeConfig(
-    absl::string_view text, absl::string_view source_name = "<config>");
-
-// Checks the values: memory fractions in (0, 1], byte limits > 0 (logical
-// CPUs may use 0, meaning no budget), thread counts in [0, 4096], no GPU
-// index listed twice, logical GPUs each with a limit that fits the GPU's
-// own, a known placement strategy, a parseable default device. The first
-// problem found is returned as INVALID_ARGUMENT naming the field
-// ("gpu[1].logical_devices[0].memory_limit: ...").
-absl::Status ValidateRuntimeConfig(const RuntimeConfig& config);
+// kEnvGpuAllowGrowth, kEnvGpuMemoryLimit, kEnvGpuGraphs, LoadRuntimeConfig,
+// ParseRuntimeConfig and ValidateRuntimeConfig: sluice/config.h.
 
 // Applies SLUICE_GPU_ALLOW_GROWTH (true|false), SLUICE_GPU_GRAPHS
 // (true|false) and SLUICE_GPU_MEMORY_LIMIT (bytes such as "4GiB" or "512M",

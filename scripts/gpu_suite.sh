@@ -18,11 +18,8 @@ OUT=${OUT:-out/gpu}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="/usr/local/cuda/bin:$PATH"
-# Tests find testdata through the source path compiled in (/work/main);
-# point it at this checkout when that path is free.
-if [[ ! -e /work/main ]]; then
-  mkdir -p /work 2>/dev/null && ln -s "$PWD" /work/main 2>/dev/null || true
-fi
+# Tests read examples/ and tests/*/testdata from this checkout.
+export SLUICE_TEST_DATA_DIR="$PWD"
 
 status=0
 step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records failure

@@ -14,7 +14,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PACKAGES=(
   libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev
   libeigen3-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev
-  libonnx-dev cmake ninja-build g++ graphviz python3-venv
+  libonnx-dev cmake ninja-build g++ graphviz python3-venv pkg-config
 )
 
 install_packages() {

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Sets up the machine, builds, and runs the whole test suite.
+# Sets up the machine, builds, and runs the whole test suite, then installs
+# the build and builds and runs a program against the installed library
+# (scripts/consumer_test.sh).
 #
 #   scripts/test.sh
 set -euo pipefail
@@ -9,3 +11,4 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh"
 "$ROOT/scripts/build.sh"
 ctest --test-dir "$ROOT/build" --output-on-failure -j2
+"$ROOT/scripts/consumer_test.sh" "$ROOT/build"

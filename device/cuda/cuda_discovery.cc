@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cuda_runtime_api.h"
+#include "device/cuda/kernel_image_probe.h"
 #include "device/discovery.h"
 
 namespace sluice {
@@ -86,6 +87,14 @@ GpuInfo Describe(int index) {
   if (err == cudaSuccess) err = cudaMemGetInfo(&free_bytes, &total_bytes);
   if (err == cudaSuccess) {
     gpu.free_memory = static_cast<int64_t>(free_bytes);
+    // A GPU this build has no code for is named here, not at its first launch.
+    const cudaError_t probe = gpu.usable ? ProbeKernelImage() : cudaSuccess;
+    if (probe != cudaSuccess) {
+      cudaGetLastError();
+      gpu.usable = false;
+      gpu.unusable_reason = NotCoveredByBuildReason(
+          gpu, probe == cudaErrorUnsupportedPtxVersion, cudaGetErrorName(probe));
+    }
   } else {
     cudaGetLastError();
     if (gpu.usable) {

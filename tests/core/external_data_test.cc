@@ -13,6 +13,7 @@
 #include "core/tensor_proto.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_data.h"
 
 namespace sluice {
 namespace {
@@ -22,10 +23,9 @@ using ::testing::HasSubstr;
 constexpr ExternalDataMode kModes[] = {ExternalDataMode::kMap,
                                        ExternalDataMode::kRead};
 
-// A fresh folder under the build tree.
+// A fresh scratch folder.
 std::string ScratchDir(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::path(SLUICE_BINARY_DIR) /
-                              "test_scratch" / "external_data" / name;
+  std::filesystem::path dir = TestScratchDir() / "external_data" / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

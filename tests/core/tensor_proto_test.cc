@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_data.h"
 
 namespace sluice {
 namespace {
@@ -31,7 +32,7 @@ void ExpectInvalid(const TensorProto& p, const std::string& substr,
 // A folder holding a 16-byte weights file.
 std::string WeightsDir() {
   std::filesystem::path dir =
-      std::filesystem::path(SLUICE_BINARY_DIR) / "test_scratch" / "tensor_proto";
+      TestScratchDir() / "tensor_proto";
   std::filesystem::create_directories(dir / "sub");
   std::ofstream out(dir / "w.bin", std::ios::binary);
   float v[4] = {1, 2, 3, 4};

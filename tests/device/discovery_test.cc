@@ -63,6 +63,36 @@ TEST(ComputeCapabilityTest, SevenZeroIsTheMinimum) {
   EXPECT_THAT(reason, HasSubstr("compute capability 6.1 is below the 7.0"));
 }
 
+TEST(CudaArchitecturesTest, NamesMachineCodeAndPtx) {
+  EXPECT_EQ(DescribeCudaArchitectures("75-real,80-real,86-real,89-real,90"),
+            "7.5, 8.0, 8.6, 8.9, 9.0 and PTX 9.0");
+  EXPECT_EQ(DescribeCudaArchitectures("90"), "9.0 and PTX 9.0");
+  EXPECT_EQ(DescribeCudaArchitectures("90-real"), "9.0");
+  EXPECT_EQ(DescribeCudaArchitectures("80-virtual"), "PTX 8.0");
+  EXPECT_EQ(DescribeCudaArchitectures("all-major"), "all-major");
+  EXPECT_EQ(DescribeCudaArchitectures(""), "none");
+}
+
+TEST(CudaArchitecturesTest, UncoveredGpuSaysHowToRebuild) {
+  GpuInfo gpu;
+  gpu.index = 0;
+  gpu.name = "NVIDIA Old";
+  gpu.cc_major = 6;
+  gpu.cc_minor = 1;
+  const std::string reason =
+      NotCoveredByBuildReason(gpu, false, "cudaErrorNoKernelImageForDevice");
+  EXPECT_THAT(reason, HasSubstr("GPU 0 (NVIDIA Old, compute capability 6.1) "
+                                "is not covered by this build of sluice "
+                                "(built for "));
+  EXPECT_THAT(reason, HasSubstr(CudaBuildArchitectures()));
+  EXPECT_THAT(reason, HasSubstr("rebuild with -DCMAKE_CUDA_ARCHITECTURES=61"));
+  EXPECT_THAT(NotCoveredByBuildReason(gpu, true, "cudaErrorUnsupportedPtxVersion"),
+              HasSubstr("its driver is too old for the PTX"));
+#ifndef SLUICE_WITH_CUDA
+  EXPECT_EQ(CudaBuildArchitectures(), "none");
+#endif
+}
+
 TEST(DiscoverDevicesTest, FindsThisMachinesCpu) {
   DeviceInventory inv = DiscoverDevices();
   EXPECT_THAT(inv.cpu.model_name, Not(IsEmpty()));

@@ -25,6 +25,7 @@
 #include "executor/session.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "tests/test_data.h"
 
 namespace sluice {
 namespace {
@@ -40,7 +41,7 @@ namespace {
       EXAMPLES_CONCAT(statusor_, __LINE__), lhs, expr)
 
 std::string ExamplePath(const std::string& file) {
-  return absl::StrCat(SLUICE_SOURCE_DIR, "/examples/", file);
+  return TestDataPath(absl::StrCat("examples/", file));
 }
 
 struct Tolerance {

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
+#include "tests/test_data.h"
 
 namespace sluice {
 namespace {
@@ -16,13 +17,13 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string TestData(const std::string& name) {
-  return std::string(SLUICE_SOURCE_DIR) + "/tests/graph/testdata/" + name;
+  return TestDataPath("tests/graph/testdata/" + name);
 }
 
-// A fresh folder under the build tree for files a test writes.
+// A fresh scratch folder for files a test writes.
 std::string ScratchDir(const std::string& name) {
   std::filesystem::path dir =
-      std::filesystem::path(SLUICE_BINARY_DIR) / "test_scratch" / name;
+      TestScratchDir() / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

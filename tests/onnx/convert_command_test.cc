@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "tests/test_data.h"
 #include "tools/commands.h"
 
 namespace sluice {
@@ -17,11 +18,11 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string Model(const std::string& name) {
-  return std::string(SLUICE_SOURCE_DIR) + "/tests/onnx/testdata/" + name;
+  return TestDataPath("tests/onnx/testdata/" + name);
 }
 
 std::string OutDir() {
-  std::string dir = std::string(SLUICE_BINARY_DIR) + "/convert_test_tmp";
+  std::string dir = (TestScratchDir() / "convert_test_tmp").string();
   std::filesystem::create_directories(dir);
   return dir;
 }

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "onnx/importer.h"
 #include "onnx/onnx_pb.h"
+#include "tests/test_data.h"
 
 namespace sluice {
 namespace {
@@ -157,7 +158,7 @@ onnx::ModelProto ExternalModel(const std::string& location,
 class ExternalDataTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::string(SLUICE_BINARY_DIR) + "/onnx_external_test";
+    dir_ = (TestScratchDir() / "onnx_external_test").string();
     std::filesystem::create_directories(dir_);
   }
   std::string dir_;

@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "onnx/importer.h"
 #include "onnx/model_loader.h"
+#include "tests/test_data.h"
 
 namespace sluice {
 namespace {
@@ -23,7 +24,7 @@ using ::testing::HasSubstr;
 
 const std::string& DataDir() {
   static const std::string* dir =
-      new std::string(std::string(SLUICE_SOURCE_DIR) + "/tests/onnx/testdata");
+      new std::string(TestDataPath("tests/onnx/testdata"));
   return *dir;
 }
 
@@ -196,7 +197,7 @@ TEST(OnnxImportTest, InputShapesOverrideDynamicDims) {
 }
 
 TEST(OnnxImportTest, ConvertedModelRoundTripsThroughPbAndLoadModel) {
-  const std::string dir = std::string(SLUICE_BINARY_DIR) + "/onnx_test_tmp";
+  const std::string dir = (TestScratchDir() / "onnx_test_tmp").string();
   std::filesystem::create_directories(dir);
   OnnxImportOptions options = OptionsFor(Entry("cnn"));
   absl::StatusOr<LoadedGraphDef> loaded =

@@ -6,13 +6,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/test_data.h"
 
 namespace sluice {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kMlp = std::string(SLUICE_SOURCE_DIR) + "/examples/mlp.pbtxt";
+const std::string kMlp = TestDataPath("examples/mlp.pbtxt");
 
 TEST(PlaceCommandTest, PrintsDevicesReasonsAndStepTime) {
   std::ostringstream out, err;
@@ -41,7 +42,7 @@ TEST(PlaceCommandTest, JsonListsEveryNode) {
 // than kRuntimeMinSpreadGain, so it stays on one and a note says why.
 TEST(PlaceCommandTest, AutoKeepsASmallModelOnOneDeviceAsRunDoes) {
   const std::string model =
-      std::string(SLUICE_SOURCE_DIR) + "/examples/transformer_block.pb";
+      TestDataPath("examples/transformer_block.pb");
   std::ostringstream out, err;
   int code = PlaceMain({model, "--devices", "2xgpu:1GiB,cpu", "--json"}, out, err);
   ASSERT_EQ(code, 0) << err.str();

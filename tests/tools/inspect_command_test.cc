@@ -4,6 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/test_data.h"
 #include "tests/tools/tools_test_util.h"
 #include "tools/commands.h"
 
@@ -62,7 +63,7 @@ TEST(InspectCommandTest, EveryShippedExampleIsValid) {
 TEST(InspectCommandTest, ReadsOnnxModels) {
   CommandResult r = RunCommand(
       InspectMain,
-      {std::string(SLUICE_SOURCE_DIR) + "/tests/onnx/testdata/binary.onnx"});
+      {TestDataPath("tests/onnx/testdata/binary.onnx")});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("inputs:"));
 }

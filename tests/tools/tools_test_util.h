@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/test_data.h"
 
 namespace sluice {
 
@@ -35,7 +36,7 @@ inline CommandResult RunCommand(const CommandFn& fn,
 }
 
 inline std::string ExampleFile(const std::string& name) {
-  return std::string(SLUICE_SOURCE_DIR) + "/examples/" + name;
+  return TestDataPath("examples/" + name);
 }
 
 // A fresh folder under the system temp dir, removed by the destructor.
