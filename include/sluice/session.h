@@ -1,0 +1,90 @@
+// Session: a loaded graph, the devices it runs on and their allocators, and a
+// cache of compiled plans (one per set of input shapes). The C++ entry point
+// to sluice.
+//
+//   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Session> s,
+//                           Session::CreateFromFile("examples/mlp.pbtxt", config));
+//   SLUICE_ASSIGN_OR_RETURN(std::vector<Tensor> out,
+//                           s->Run({{"x", x}}, {"logits"}));
+//
+// Run may be called from several threads at once.
+#ifndef SLUICE_SESSION_H_
+#define SLUICE_SESSION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sluice/config.h"
+#include "sluice/tensor.h"
+
+namespace sluice {
+
+// Defined in sluice's private headers (graph/graph.h, placer/placer.h,
+// device/device.h, executor/step_stats.h).
+class Device;
+class Graph;
+struct Placement;
+struct StepStats;
+
+// Feeds: name -> value. A name is a graph input ("x"), or any node output
+// ("node" or "node:port"), which is then not computed.
+using Feeds = std::vector<std::pair<std::string, Tensor>>;
+
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  // Takes ownership of the graph. Errors: an invalid config, devices that
+  // cannot be set up, a graph some node of which has no kernel anywhere.
+  static absl::StatusOr<std::unique_ptr<Session>> Create(
+      std::unique_ptr<const Graph> graph, const RuntimeConfig& config = {});
+  // Loads a .pb, .pbtxt or .onnx model (onnx/model_loader.h), then Create.
+  static absl::StatusOr<std::unique_ptr<Session>> CreateFromFile(
+      const std::string& path, const RuntimeConfig& config = {});
+
+  // Runs one step and returns the fetched tensors, in order, on the host.
+  // Fetches are graph output names or "node[:port]"; empty means every graph
+  // output. Errors name the feed or node: a missing, unknown, wrongly typed
+  // or wrongly shaped feed (INVALID_ARGUMENT, with the expected signature); a
+  // kernel failure (the node and op); memory exhausted (RESOURCE_EXHAUSTED).
+  // After an error the session stays usable.
+  virtual absl::StatusOr<std::vector<Tensor>> Run(
+      const Feeds& feeds, const std::vector<std::string>& fetches = {}) = 0;
+  // Run, recording every node's time in `stats` (not owned; see
+  // executor/step_stats.h: GPU nodes are synchronised one by one, so the
+  // step is slower than Run).
+  virtual absl::StatusOr<std::vector<Tensor>> RunWithStats(
+      const Feeds& feeds, const std::vector<std::string>& fetches,
+      StepStats* stats) = 0;
+
+  virtual const Graph& graph() const = 0;
+  // The config in force: the one given, with environment overrides applied.
+  virtual const RuntimeConfig& config() const = 0;
+  // What the session noted while starting (environment overrides applied).
+  virtual const std::vector<std::string>& log() const = 0;
+  // The device of each node, by node id, and the placer's full result
+  // (reasons, per-device memory, estimated step time).
+  virtual const std::vector<Device*>& assignment() const = 0;
+  virtual const Placement& placement() const = 0;
+  // The devices this session uses (not owned by the caller).
+  virtual std::vector<Device*> devices() const = 0;
+  // Names of the fetches Run({}, {}) returns: the graph's outputs.
+  std::vector<std::string> DefaultFetchNames() const;
+
+  struct Stats {
+    int64_t runs = 0;            // Run calls that succeeded
+    int64_t plans_compiled = 0;  // cache misses
+    int64_t plans_cached = 0;    // plans in the cache now
+    int64_t gpu_graphs = 0;      // cached plans replaying a CUDA graph
+    int64_t gpu_graph_steps = 0; // steps that ran as a CUDA graph
+  };
+  virtual Stats stats() const = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SESSION_H_
