@@ -33,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "core/tensor.h"
 #include "device/arena.h"
 #include "device/device.h"
@@ -76,6 +77,31 @@ class GpuDevice : public Device {
   // A cublasHandle_t bound to the compute stream, with a workspace taken from
   // this device's arena. Owned by the device.
   virtual void* cublas_handle() const = 0;
+  // The cuBLAS workspace: scratch that a GEMM may spread over several
+  // operations on the compute stream (a partial product, then its
+  // reduction). SetCublasWorkspace points the handle at `workspace` (`bytes`
+  // > 0 of this device's memory, 256-byte aligned) for the GEMMs enqueued
+  // from now on; ResetCublasWorkspace points it back at the device's own.
+  // A recorded CUDA graph gets a workspace of its own (device/gpu_graph.h):
+  // a graph launched by one thread can land between two operations of a
+  // GEMM another thread is enqueueing, so the two must not share scratch.
+  // REQUIRES (both): no other thread enqueues cuBLAS work on this device
+  // meanwhile.
+  virtual absl::Status SetCublasWorkspace(void* workspace, size_t bytes) = 0;
+  virtual absl::Status ResetCublasWorkspace() = 0;
+  // The size of the device's own workspace (0: cuBLAS's default pool).
+  virtual size_t cublas_workspace_bytes() const = 0;
+  // Held by a kernel while it enqueues its cuBLAS calls (kernels/cuda/
+  // matmul.cc), so that the operations of one GEMM sit together on the
+  // compute stream and GEMMs enqueued by different threads never interleave
+  // in the shared workspace (cuBLAS documents a shared handle as
+  // thread-safe, but not that one call's operations stay together).
+  absl::Mutex& cublas_mutex() const { return cublas_mu_; }
+  // Held shared by every copy and exclusively while the compute stream is
+  // recorded (device/gpu_graph.h), so that a copy from another thread (a
+  // constant uploaded while a plan compiles) waits for the recording to end
+  // instead of joining it.
+  absl::Mutex& capture_mutex() const { return capture_mu_; }
   // Makes this device's GPU current on the calling thread (cudaSetDevice).
   // Kernel launchers call it before launching.
   virtual absl::Status MakeCurrent() const = 0;
@@ -129,12 +155,20 @@ class GpuDevice : public Device {
   virtual AllocatorStats allocator_stats() const = 0;
   // Hands regions that hold no tensor back to the driver; returns the bytes.
   virtual int64_t ReleaseUnusedMemory() = 0;
+
+ private:
+  mutable absl::Mutex cublas_mu_;
+  mutable absl::Mutex capture_mu_;
 };
 
 // One logical GPU to create: which physical GPU, and its byte limit.
 struct GpuDeviceSpec {
   int physical_index = 0;
   int64_t memory_limit = 0;  // bytes, > 0
+  // The N of "/gpu:N" the device gets; -1: its position in the list given to
+  // CreateGpuDevicesFromSpecs. A session that sets up only the GPUs it
+  // placed nodes on keeps the numbering of the whole plan.
+  int index = -1;
 };
 
 // Memory the runtime leaves on a card for the CUDA context, lazily loaded
@@ -157,7 +191,8 @@ absl::StatusOr<std::vector<GpuDeviceSpec>> PlanGpuDevices(
     const RuntimeConfig& config, const std::vector<GpuInfo>& gpus);
 
 // Discovers the GPUs, plans them, and creates one GpuDevice per spec with
-// allow_growth and allow_tf32 from `config`. No GPU (or a CPU-only build)
+// allow_growth (default true: grow on demand up to the limit) and
+// allow_tf32 from `config`. No GPU (or a CPU-only build)
 // gives an empty vector, unless `config` names GPUs by index, which is then
 // FAILED_PRECONDITION with the reason. With allow_growth false, each arena
 // reserves its whole limit here (RESOURCE_EXHAUSTED if the card cannot).
@@ -169,13 +204,21 @@ absl::StatusOr<std::vector<std::unique_ptr<GpuDevice>>> CreateGpuDevicesFromSpec
 
 #ifndef SLUICE_WITH_CUDA
 // CPU-only builds (no CUDA toolkit): no GPU devices, so that callers need no
-// #ifdef. PlanGpuDevices and CreateGpuDevicesFromSpecs exist only in CUDA
-// builds.
+// #ifdef. PlanGpuDevices (pure logic) exists in every build.
 inline absl::StatusOr<std::vector<std::unique_ptr<GpuDevice>>>
 CreateGpuDevices(const RuntimeConfig& config) {
   if (config.visible_gpus_size() > 0 || config.gpu_size() > 0) {
     return absl::FailedPreconditionError(
         "the config names GPUs but this build of sluice has no CUDA support");
+  }
+  return std::vector<std::unique_ptr<GpuDevice>>();
+}
+inline absl::StatusOr<std::vector<std::unique_ptr<GpuDevice>>>
+CreateGpuDevicesFromSpecs(const RuntimeConfig& config,
+                          const std::vector<GpuDeviceSpec>& specs) {
+  if (!specs.empty()) {
+    return absl::FailedPreconditionError(
+        "this build of sluice has no CUDA support");
   }
   return std::vector<std::unique_ptr<GpuDevice>>();
 }

@@ -13,55 +13,10 @@
 namespace sluice {
 namespace {
 
-// Marks the nodes the fetches need, walking back from them. A fed output
-// cuts the walk: its producer is needed only if some other output of it is.
-std::vector<bool> NeededNodes(
-    const Graph& graph, const absl::flat_hash_set<TensorRef>& fed,
-    const std::vector<TensorRef>& fetches) {
-  std::vector<bool> needed(graph.num_nodes(), false);
-  std::vector<int> stack;
-  auto need = [&](int id) {
-    if (!needed[id]) {
-      needed[id] = true;
-      stack.push_back(id);
-    }
-  };
-  for (const TensorRef& f : fetches) {
-    if (!fed.contains(f)) need(f.node);
-  }
-  while (!stack.empty()) {
-    const Node& n = graph.node(stack.back());
-    stack.pop_back();
-    for (const TensorRef& in : n.inputs()) {
-      if (!fed.contains(in)) need(in.node);
-    }
-    for (int c : n.control_inputs()) need(c);
-  }
-  return needed;
-}
-
 std::string DescribeInput(const Graph& graph, int node_id) {
   const Node& n = graph.node(node_id);
   return absl::StrCat("'", n.name(), "' (", DataTypeName(n.output_dtype(0)),
                       n.output_shape(0).DebugString(), ")");
-}
-
-absl::Status MissingInputs(const Graph& graph,
-                           const std::vector<bool>& needed) {
-  std::vector<std::string> missing;
-  for (int id : graph.topological_order()) {
-    if (needed[id] && graph.node(id).op() == "Input") {
-      missing.push_back(DescribeInput(graph, id));
-    }
-  }
-  if (missing.empty()) return absl::OkStatus();
-  std::vector<std::string> all;
-  for (const GraphInput& in : graph.inputs()) {
-    all.push_back(DescribeInput(graph, in.node));
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "missing input ", absl::StrJoin(missing, ", "),
-      "; the model's inputs are: ", absl::StrJoin(all, ", ")));
 }
 
 absl::Status WithDevice(const Node& node, const Device& device,
@@ -73,15 +28,29 @@ absl::Status WithDevice(const Node& node, const Device& device,
 // Builds the plan's nodes and slots; one instance per CompilePlan call.
 class PlanBuilder {
  public:
-  PlanBuilder(const Graph& graph, const PlanOptions& options)
-      : graph_(graph), options_(options), plan_(new ExecutionPlan) {}
+  PlanBuilder(const Graph& graph, std::shared_ptr<const Partitioning> parts,
+              const PlanOptions& options)
+      : graph_(graph), parts_(*parts), options_(options),
+        plan_(new ExecutionPlan) {
+    plan_->partitioning = std::move(parts);
+  }
 
   absl::StatusOr<std::unique_ptr<const ExecutionPlan>> Build(
       const std::vector<TensorRef>& feeds,
       const std::vector<TensorRef>& fetches) {
     absl::flat_hash_set<TensorRef> fed(feeds.begin(), feeds.end());
-    std::vector<bool> needed = NeededNodes(graph_, fed, fetches);
-    RETURN_IF_ERROR(MissingInputs(graph_, needed));
+    const std::vector<bool>& needed = parts_.computed;
+    if (needed.size() != static_cast<size_t>(graph_.num_nodes())) {
+      return absl::InternalError("the partitioning is for another graph");
+    }
+    RETURN_IF_ERROR(CheckFedInputs(graph_, parts_));
+    for (int t = 0; t < static_cast<int>(parts_.transfers.size()); ++t) {
+      const Transfer& x = parts_.transfers[t];
+      for (const Consumer& c : x.consumers) {
+        transfer_of_input_[{c.node, c.input}] = t;
+      }
+      if (x.fetched) transfer_of_fetch_[x.producer] = t;
+    }
 
     for (const TensorRef& f : feeds) {
       plan_->feed_slots.push_back(NewSlot(options_.host, -1));
@@ -97,11 +66,17 @@ class PlanBuilder {
       if (needed[id]) RETURN_IF_ERROR(AddNode(graph_.node(id), fed));
     }
     for (const TensorRef& f : fetches) {
-      // The caller gets host tensors: values on a GPU come back through a
-      // copy; values on a logical CPU are host memory already.
+      // The caller gets host tensors: values on a GPU come back through the
+      // partitioning's copy; values on a logical CPU are host memory already.
       int slot = slot_of_.at(f);
+      auto t = transfer_of_fetch_.find(f);
+      if (t != transfer_of_fetch_.end()) {
+        ASSIGN_OR_RETURN(slot, CopiedSlot(t->second, slot));
+      }
       if (slot_device_[slot]->type() == DeviceType::kGpu) {
-        slot = CopiedSlot(slot, options_.host, graph_.node(f.node));
+        return absl::InternalError(absl::StrCat(
+            "the partitioning returns fetch ", graph_.node(f.node).name(), ":",
+            f.port, " from ", slot_device_[slot]->name(), " without a copy"));
       }
       plan_->fetch_slots.push_back(slot);
       ++reads_[slot];
@@ -150,11 +125,18 @@ class PlanBuilder {
       int slot = slot_of_.at(n.input(i));
       bool on_host = std::find(host_inputs.begin(), host_inputs.end(), i) !=
                      host_inputs.end();
+      auto t = transfer_of_input_.find({n.id(), i});
+      if (t != transfer_of_input_.end()) {
+        ASSIGN_OR_RETURN(slot, CopiedSlot(t->second, slot));
+      }
+      // Nothing crosses devices but the partitioning's transfers.
       Device* want = on_host ? options_.host : device;
       Device* have = slot_device_[slot];
       bool both_host_memory = on_host && have->type() == DeviceType::kCpu;
       if (have != want && !both_host_memory) {
-        slot = CopiedSlot(slot, want, graph_.node(n.input(i).node));
+        return absl::InternalError(absl::StrCat(
+            n.DebugName(), " reads input ", i, " on ", want->name(),
+            " but the partitioning leaves it on ", have->name()));
       }
       pn.input_slots.push_back(slot);
       ++reads_[slot];
@@ -171,12 +153,23 @@ class PlanBuilder {
     return absl::OkStatus();
   }
 
-  // The slot holding `slot`'s value on `dst`, adding a copy the first time.
-  int CopiedSlot(int slot, Device* dst, const Node& producer) {
-    auto key = std::make_pair(slot, dst);
-    auto it = copies_.find(key);
+  // The slot holding transfer `t`'s value (now in `slot`) on its
+  // destination, adding the copy the first time.
+  absl::StatusOr<int> CopiedSlot(int t, int slot) {
+    auto it = copies_.find(t);
     if (it != copies_.end()) return it->second;
+    const Transfer& x = parts_.transfers[t];
+    const std::vector<Device*>& devs = *options_.topology_devices;
     Device* src = slot_device_[slot];
+    Device* dst = x.dst_device < static_cast<int>(devs.size())
+                      ? devs[x.dst_device] : nullptr;
+    if (dst == nullptr || x.src_device >= static_cast<int>(devs.size()) ||
+        devs[x.src_device] != src) {
+      return absl::InternalError(absl::StrCat(
+          "transfer of ", graph_.node(x.producer.node).name(), ":",
+          x.producer.port, " does not match the devices the plan has"));
+    }
+    const Node& producer = graph_.node(x.producer.node);
     PlanNode pn;
     pn.node = &producer;
     pn.device = dst;
@@ -189,7 +182,7 @@ class PlanBuilder {
     pn.output_slot = NewSlot(dst, self);
     plan_->nodes.push_back(std::move(pn));
     ++plan_->num_copies;
-    copies_[key] = plan_->nodes.back().output_slot;
+    copies_[t] = plan_->nodes.back().output_slot;
     return plan_->nodes.back().output_slot;
   }
 
@@ -225,6 +218,7 @@ class PlanBuilder {
   }
 
   const Graph& graph_;
+  const Partitioning& parts_;  // owned by plan_
   const PlanOptions& options_;
   std::unique_ptr<ExecutionPlan> plan_;
   absl::flat_hash_map<TensorRef, int> slot_of_;
@@ -232,15 +226,45 @@ class PlanBuilder {
   std::vector<int> slot_producer_;  // plan index, or -1 (feed, constant)
   std::vector<int> reads_;
   std::vector<int> plan_index_;     // node id -> plan index, or -1
-  absl::flat_hash_map<std::pair<int, Device*>, int> copies_;
+  absl::flat_hash_map<int, int> copies_;  // transfer -> slot on its dst
+  absl::flat_hash_map<std::pair<int, int>, int> transfer_of_input_;
+  absl::flat_hash_map<TensorRef, int> transfer_of_fetch_;
 };
 
 }  // namespace
 
+std::vector<int> KernelHostMemoryInputs(const Node& node, DeviceType type) {
+  absl::StatusOr<const KernelDef*> def = KernelRegistry::Global()->Find(node, type);
+  if (!def.ok()) return {};
+  return (*def)->host_memory_inputs;
+}
+
+absl::Status CheckFedInputs(const Graph& graph, const Partitioning& parts) {
+  std::vector<std::string> missing;
+  for (int id : graph.topological_order()) {
+    if (parts.computed[id] && graph.node(id).op() == "Input") {
+      missing.push_back(DescribeInput(graph, id));
+    }
+  }
+  if (missing.empty()) return absl::OkStatus();
+  std::vector<std::string> all;
+  for (const GraphInput& in : graph.inputs()) {
+    all.push_back(DescribeInput(graph, in.node));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "missing input ", absl::StrJoin(missing, ", "),
+      "; the model's inputs are: ", absl::StrJoin(all, ", ")));
+}
+
 absl::StatusOr<std::unique_ptr<const ExecutionPlan>> CompilePlan(
     const Graph& graph, const std::vector<TensorRef>& feeds,
-    const std::vector<TensorRef>& fetches, const PlanOptions& options) {
-  PlanBuilder builder(graph, options);
+    const std::vector<TensorRef>& fetches,
+    std::shared_ptr<const Partitioning> partitioning,
+    const PlanOptions& options) {
+  if (partitioning == nullptr || options.topology_devices == nullptr) {
+    return absl::InternalError("CompilePlan needs a partitioning and its devices");
+  }
+  PlanBuilder builder(graph, std::move(partitioning), options);
   return builder.Build(feeds, fetches);
 }
 

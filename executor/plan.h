@@ -3,8 +3,10 @@
 // value slots, and when each slot can be released. Compiled once per
 // signature and cached by the session; immutable afterwards.
 //
+//   ASSIGN_OR_RETURN(Partitioning parts, PartitionGraph(graph, topo, placement,
+//                                                       partition_options));
 //   ASSIGN_OR_RETURN(std::unique_ptr<const ExecutionPlan> plan,
-//                    CompilePlan(graph, feeds, fetches, assignment));
+//                    CompilePlan(graph, feeds, fetches, parts, options));
 //   ... RunPlan(*plan, feed_values, ...)   (executor/executor.h)
 //
 // Immutable after compilation; thread-safe to share between concurrent steps.
@@ -19,6 +21,7 @@
 #include "device/device.h"
 #include "graph/graph.h"
 #include "kernels/kernel.h"
+#include "placer/partition.h"
 
 namespace sluice {
 
@@ -45,8 +48,10 @@ struct ExecutionPlan {
   // Values that never change (Const outputs): set into their slots at the
   // start of every step instead of running the Const kernel.
   std::vector<std::pair<int, Tensor>> constant_slots;
-  // Copies inserted between devices, per step.
+  // Copies between devices, per step: one per transfer of `partitioning`,
+  // which the plan was compiled from (what `sluice place` prints).
   int num_copies = 0;
+  std::shared_ptr<const Partitioning> partitioning;
   // Plan indices with no predecessors.
   std::vector<int> roots;
   // True when no two nodes can ever run at once (a chain): the executor then
@@ -61,6 +66,10 @@ struct PlanOptions {
   // Where each node runs. Borrowed: the devices and the vector must outlive
   // the plan.
   const DeviceAssignment* devices = nullptr;
+  // The device behind each index of the topology the partitioning refers to
+  // (null where the session set up none: no node and no transfer uses it).
+  // Borrowed, like `devices`.
+  const std::vector<Device*>* topology_devices = nullptr;
   // Node ids in the order to run them (a topological order, the placer's
   // run order); null: the graph's topological order.
   const std::vector<int>* order = nullptr;
@@ -73,18 +82,32 @@ struct PlanOptions {
   std::function<absl::StatusOr<Tensor>(const Node&, Device*)> constant_on;
 };
 
-// Compiles the plan. Wherever a value is read on another device than the one
-// it lives on, a CopyKernel node is inserted, one per (value, destination
-// device) however many readers there are; inputs a kernel reads from host
-// memory (KernelDef::host_memory_inputs) are read on the host. Fetched values
-// that live on a GPU are copied to the host.
+// The inputs of `node` that its kernel on `type` reads in host memory
+// (KernelDef::host_memory_inputs); none when no kernel is registered. What
+// PartitionOptions::host_memory_inputs needs.
+std::vector<int> KernelHostMemoryInputs(const Node& node, DeviceType type);
+
+// Checks that every Input node the step needs is fed: INVALID_ARGUMENT
+// listing each missing input with its dtype and shape, and the model's
+// inputs.
+absl::Status CheckFedInputs(const Graph& graph, const Partitioning& parts);
+
+// Compiles the plan of the step `partitioning` was made for (its feeds, in
+// order, and fetches; placer/partition.h), computing the nodes it marks
+// computed on their devices and turning each of its transfers into one
+// CopyKernel node; nothing else crosses devices. The partitioning must have
+// been made with KernelHostMemoryInputs.
 // REQUIRES: every ref in `feeds` and `fetches` is a valid output of `graph`,
-// and no two feeds name the same ref. Errors: a needed Input node that is not
-// fed (INVALID_ARGUMENT listing each missing input with its dtype and shape),
-// or a node with no kernel on its device (NOT_FOUND naming the node).
+// no two feeds name the same ref, and `partitioning` was made for them on
+// the placement behind options.devices. Errors: CheckFedInputs', a node
+// with no kernel on its device (NOT_FOUND naming the node), a kernel that
+// cannot be created (its error, naming the node), or INTERNAL when the
+// partitioning lacks a transfer the plan needs.
 absl::StatusOr<std::unique_ptr<const ExecutionPlan>> CompilePlan(
     const Graph& graph, const std::vector<TensorRef>& feeds,
-    const std::vector<TensorRef>& fetches, const PlanOptions& options);
+    const std::vector<TensorRef>& fetches,
+    std::shared_ptr<const Partitioning> partitioning,
+    const PlanOptions& options);
 
 }  // namespace sluice
 

@@ -197,7 +197,7 @@ absl::StatusOr<bool> ParseBool(absl::string_view variable,
 }
 
 std::string DescribeGrowth(const RuntimeConfig& config) {
-  if (!config.has_allow_growth()) return "unset (default false)";
+  if (!config.has_allow_growth()) return "unset (default true)";
   return config.allow_growth() ? "true" : "false";
 }
 
@@ -266,6 +266,17 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
   }
   RETURN_IF_ERROR(CheckThreads(config.inter_op_threads(), "inter_op_threads"));
   RETURN_IF_ERROR(CheckThreads(config.intra_op_threads(), "intra_op_threads"));
+  if (config.plan_cache_max_plans() < 0) {
+    return Invalid("plan_cache_max_plans",
+                   absl::StrCat("must be 0 (the default, ", kDefaultPlanCachePlans,
+                                ") or positive, got ",
+                                config.plan_cache_max_plans()));
+  }
+  if (config.plan_cache_max_bytes() < 0) {
+    return Invalid("plan_cache_max_bytes",
+                   absl::StrCat("must be 0 (no byte bound) or positive, got ",
+                                config.plan_cache_max_bytes()));
+  }
   return absl::OkStatus();
 }
 

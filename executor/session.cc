@@ -1,6 +1,8 @@
 #include "executor/session.h"
 
 #include <atomic>
+#include <iterator>
+#include <list>
 #include <thread>
 
 #define EIGEN_USE_THREADS
@@ -14,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/cpu_device.h"
+#include "device/discovery.h"
 #include "device/gpu_device.h"
 #include "executor/copy_kernel.h"
 #include "executor/executor.h"
@@ -21,9 +24,11 @@
 #include "executor/plan.h"
 #include "executor/runtime_config.h"
 #include "graph/loader.h"
+#include "kernels/kernel_registry.h"
 #include "placer/device_spec.h"
+#include "placer/machine_topology.h"
 #include "placer/placer.h"
-#include "onnx/model_loader.h"
+#include "model/model_loader.h"
 
 namespace sluice {
 namespace {
@@ -62,18 +67,7 @@ class SessionImpl final : public Session {
   absl::Status Init() {
     RETURN_IF_ERROR(ApplyEnvironmentOverrides(&config_, &log_));
     RETURN_IF_ERROR(ValidateRuntimeConfig(config_));
-    int intra = ThreadCount(config_.intra_op_threads());
-    int num_cpus = std::max(1, config_.logical_cpus_size());
-    for (int i = 0; i < num_cpus; ++i) {
-      int64_t limit = 0;
-      if (i < config_.logical_cpus_size() &&
-          config_.logical_cpus(i).memory_limit().has_bytes()) {
-        limit = config_.logical_cpus(i).memory_limit().bytes();
-      }
-      devices_.push_back(std::make_unique<CpuDevice>(i, limit, intra));
-    }
-    host_ = devices_[0].get();
-    RETURN_IF_ERROR(AddGpusAndPlace());
+    RETURN_IF_ERROR(PlaceAndSetUpDevices());
     int inter = ThreadCount(config_.inter_op_threads());
     if (inter > 1) {
       pool_ = std::make_unique<Eigen::ThreadPool>(inter);
@@ -82,6 +76,7 @@ class SessionImpl final : public Session {
       };
     }
     plan_options_.devices = &assignment_;
+    plan_options_.topology_devices = &topology_devices_;
     plan_options_.order = &placement_.run_order;
     plan_options_.host = host_;
     plan_options_.allow_parallel = pool_ != nullptr;
@@ -130,16 +125,20 @@ class SessionImpl final : public Session {
     // A profiled step runs node by node; others replay the GPU graph where
     // there is one.
     // Recording a graph captures a GPU's compute stream, which every step of
-    // this session on that GPU uses, so that step runs with no other in
-    // flight (steps_mu_ held exclusively). Replays run alone too: on the
-    // H200, a replay overlapping ordinary steps of the same plan from other
-    // threads gave one wrong result in 16 (2026-11-29; cause not found), so
-    // a session's graph steps do not overlap any of its other steps. All
-    // other steps share steps_mu_.
+    // this session on that GPU uses, and points its cuBLAS handle at the
+    // graph's own workspace, so that step runs with no other in flight
+    // (steps_mu_ held exclusively). Every other step shares steps_mu_,
+    // replays included: they overlap ordinary steps and other plans' replays
+    // (one replay per plan at a time; GpuGraphRunner runs the rest the
+    // ordinary way). Replays used to run alone, because one that overlapped
+    // ordinary steps gave one wrong result in 16 on the H200 (2026-11-29).
+    // The cause, found by reading the code: the graph's GEMMs shared the
+    // cuBLAS workspace with GEMMs other threads were enqueueing; a graph now
+    // has its own (device/gpu_graph.h).
     absl::StatusOr<std::vector<Tensor>> result;
     GpuGraphRunner* runner =
         stats == nullptr ? cached.graph_runner.get() : nullptr;
-    if (runner != nullptr && (runner->wants_to_record() || runner->active())) {
+    if (runner != nullptr && runner->wants_to_record()) {
       absl::WriterMutexLock lock(&steps_mu_);
       result = runner->Run(std::move(feed_values), scheduler_,
                            /*may_record=*/true);
@@ -153,6 +152,11 @@ class SessionImpl final : public Session {
     }
     ASSIGN_OR_RETURN(std::vector<Tensor> out, std::move(result));
     runs_.fetch_add(1, std::memory_order_relaxed);
+    if (runner != nullptr && config_.plan_cache_max_bytes() > 0) {
+      // A step that recorded a graph made its plan hold memory.
+      absl::MutexLock lock(&mu_);
+      EvictLocked(key);
+    }
     return out;
   }
 
@@ -161,6 +165,15 @@ class SessionImpl final : public Session {
   const std::vector<std::string>& log() const override { return log_; }
   const DeviceAssignment& assignment() const override { return assignment_; }
   const Placement& placement() const override { return placement_; }
+  int64_t ReleaseUnusedMemory() override {
+    int64_t released = 0;
+    for (const auto& d : devices_) {
+      if (d->type() == DeviceType::kGpu) {
+        released += static_cast<GpuDevice*>(d.get())->ReleaseUnusedMemory();
+      }
+    }
+    return released;
+  }
   std::vector<Device*> devices() const override {
     std::vector<Device*> out;
     for (const auto& d : devices_) out.push_back(d.get());
@@ -172,7 +185,10 @@ class SessionImpl final : public Session {
     s.runs = runs_.load(std::memory_order_relaxed);
     s.plans_compiled = plans_compiled_;
     s.plans_cached = static_cast<int64_t>(plans_.size());
-    for (const auto& [key, cached] : plans_) {
+    s.plans_evicted = plans_evicted_;
+    for (const auto& [key, entry] : plans_) {
+      const CachedPlan& cached = entry.cached;
+      s.plan_cache_bytes += PlanBytes(cached);
       if (cached.graph_runner == nullptr) continue;
       s.gpu_graphs += cached.graph_runner->active() ? 1 : 0;
       s.gpu_graph_steps += cached.graph_runner->replays();
@@ -258,68 +274,91 @@ class SessionImpl final : public Session {
     return ResolveRef(name, /*is_feed=*/false);
   }
 
-  // Sets up the GPUs (unless use_gpu is false) and places the graph. Manual
-  // placement on a CPU with no node requesting a GPU (StaysOnCpus) tries the
-  // CPUs alone first: when they take every node, no GPU is set up, so
-  // `sluice run --device cpu:0` reserves no GPU memory and makes no CUDA
-  // context. A node with no CPU kernel, or no room on the CPUs, still gets
-  // the GPUs, as manual placement's fallback promises.
-  absl::Status AddGpusAndPlace() {
+  // Places the graph on this machine's devices (placer/machine_topology.h,
+  // the topology `sluice place` uses), then sets up the CPUs and only the
+  // GPUs that received nodes, so a model on /gpu:0 reserves no memory on
+  // /gpu:1. Manual placement on a CPU with no node requesting a GPU
+  // (StaysOnCpus) tries the CPUs alone first, without asking the driver
+  // about GPUs: when they take every node, no CUDA context is made. A node
+  // with no CPU kernel, or no room on the CPUs, still gets the GPUs, as
+  // manual placement's fallback promises.
+  absl::Status PlaceAndSetUpDevices() {
     const bool use_gpu = !config_.has_use_gpu() || config_.use_gpu();
-    if (use_gpu && StaysOnCpus(*graph_, PlacerOptionsFromConfig(config_))) {
-      // A CPU that is not there would not be there with the GPUs either.
-      ASSIGN_OR_RETURN(Device* cpu, DefaultDevice());
-      const size_t mark = log_.size();
-      if (Place().ok()) {
-        if (kCudaBuild) {
-          log_.insert(log_.begin() + mark,
-                      absl::StrCat("devices: no GPU set up: manual placement on ",
-                                   cpu->name(), " and no node requests a GPU"));
+    PlacerOptions options = PlacerOptionsFromConfig(config_);
+    options.has_kernel = KernelCapabilityQuery();
+    if (!use_gpu || StaysOnCpus(*graph_, options)) {
+      // The CPUs alone, as the config shapes them (GPUs it names are not
+      // looked at: they would get no node).
+      RuntimeConfig cpus_only = config_;
+      cpus_only.set_use_gpu(false);
+      cpus_only.clear_visible_gpus();
+      cpus_only.clear_gpu();
+      DeviceInventory cpu;
+      cpu.cpu = DiscoverCpu();
+      absl::Status s = Place(cpus_only, cpu, options);
+      if (!use_gpu) RETURN_IF_ERROR(s);
+      if (s.ok()) {
+        if (use_gpu && kCudaBuild) {
+          log_.push_back(absl::StrCat(
+              "devices: no GPU set up: manual placement on ",
+              config_.default_device(), " and no node requests a GPU"));
         }
-        return absl::OkStatus();
+        return SetUpDevices();
       }
     }
-    if (use_gpu) {
-      ASSIGN_OR_RETURN(std::vector<std::unique_ptr<GpuDevice>> gpus,
-                       CreateGpuDevices(config_));
-      for (auto& gpu : gpus) devices_.push_back(std::move(gpu));
-    }
-    RETURN_IF_ERROR(DefaultDevice().status());
-    return Place();
+    RETURN_IF_ERROR(Place(config_, DiscoverDevices(), options));
+    return SetUpDevices();
   }
 
-  // Runs the placer over this session's devices, GPUs first (placer.h rule
-  // 1): with a GPU present, the CPU takes only what no GPU can run, what asks
-  // for it by name, or, under MANUAL or SINGLE with a CPU default device,
-  // what has no request. So a model whose nodes all have GPU kernels stays
-  // on the GPUs, as TensorFlow users expect, and feeds and results are the
-  // only traffic with the host. On error nothing has changed.
-  absl::Status Place() {
-    std::vector<const Device*> devs;
-    RealDeviceInfo info;
-    info.cpu_cores = ThreadCount(config_.intra_op_threads());
-    for (const auto& d : devices_) {
-      devs.push_back(d.get());
-      if (d->type() != DeviceType::kGpu) continue;
-      const auto* gpu = static_cast<const GpuDevice*>(d.get());
-      if (static_cast<int>(info.gpu_total_memory.size()) <= gpu->index()) {
-        info.gpu_total_memory.resize(gpu->index() + 1, 0);
-        info.physical_gpu.resize(gpu->index() + 1, 0);
-      }
-      info.gpu_total_memory[gpu->index()] = gpu->info().total_memory;
-      info.physical_gpu[gpu->index()] = gpu->physical_index();
-    }
-    ASSIGN_OR_RETURN(DeviceTopology topo, TopologyFromDevices(devs, info));
-    // gpu_first and min_spread_gain come with the config's options, as for
-    // `sluice place`.
+  // Runs the placer over `inventory`'s devices as `config` shapes them,
+  // GPUs first (placer.h rule 1): with a GPU present, the CPU takes only
+  // what no GPU can run, what asks for it by name, or, under MANUAL or
+  // SINGLE with a CPU default device, what has no request. So a model whose
+  // nodes all have GPU kernels stays on the GPUs, as TensorFlow users
+  // expect, and feeds and results are the only traffic with the host.
+  absl::Status Place(const RuntimeConfig& config,
+                     const DeviceInventory& inventory,
+                     const PlacerOptions& options) {
+    ASSIGN_OR_RETURN(machine_, PlanMachineDevices(config, inventory));
+    RETURN_IF_ERROR(CheckDefaultDevice());
     ASSIGN_OR_RETURN(placement_,
-                     PlaceGraph(*graph_, topo, PlacerOptionsFromConfig(config_)));
+                     PlaceGraph(*graph_, machine_.topology, options));
+    return absl::OkStatus();
+  }
+
+  // The CPUs, and the GPUs the placement uses, in topology order.
+  absl::Status SetUpDevices() {
+    const int intra = ThreadCount(config_.intra_op_threads());
+    topology_devices_.assign(machine_.topology.num_devices(), nullptr);
+    for (int i = 0; i < machine_.num_cpus; ++i) {
+      const int64_t limit = machine_.topology.devices[i].memory_limit;
+      devices_.push_back(std::make_unique<CpuDevice>(i, limit, intra));
+      topology_devices_[i] = devices_.back().get();
+    }
+    host_ = devices_[0].get();
+    std::vector<GpuDeviceSpec> used;
+    for (int n : machine_.UsedGpus(placement_)) {
+      used.push_back(machine_.gpu_specs[n]);
+    }
+    if (!used.empty()) {
+      ASSIGN_OR_RETURN(std::vector<std::unique_ptr<GpuDevice>> gpus,
+                       CreateGpuDevicesFromSpecs(config_, used));
+      for (auto& gpu : gpus) {
+        topology_devices_[machine_.gpu_device(gpu->index())] = gpu.get();
+        devices_.push_back(std::move(gpu));
+      }
+    }
+    if (machine_.gpu_specs.size() > used.size()) {
+      log_.push_back(absl::StrCat(
+          "devices: ", used.size(), " of ", machine_.gpu_specs.size(),
+          " GPUs set up (the others have no nodes)"));
+    }
     for (const std::string& note : placement_.notes) {
       log_.push_back(absl::StrCat("placement: ", note));
     }
     assignment_.resize(graph_->num_nodes());
     for (int id = 0; id < graph_->num_nodes(); ++id) {
-      assignment_[id] = devices_[placement_.device_of_node[id]].get();
+      assignment_[id] = topology_devices_[placement_.device_of_node[id]];
       if (config_.log_placement()) {
         std::string line = absl::StrCat("placement: ", graph_->node(id).name(),
                                         " -> ", assignment_[id]->name());
@@ -332,22 +371,17 @@ class SessionImpl final : public Session {
     return absl::OkStatus();
   }
 
-  // config.default_device, else the first GPU, else the CPU.
-  absl::StatusOr<Device*> DefaultDevice() const {
-    if (config_.default_device().empty()) {
-      for (const auto& d : devices_) {
-        if (d->type() == DeviceType::kGpu) return d.get();
-      }
-      return host_;
-    }
+  // config.default_device must name a device of the machine.
+  absl::Status CheckDefaultDevice() const {
+    if (config_.default_device().empty()) return absl::OkStatus();
     ASSIGN_OR_RETURN(DeviceName want, ParseDeviceName(config_.default_device()));
-    for (const auto& d : devices_) {
-      if (d->type() == want.type && (want.index < 0 || d->index() == want.index)) {
-        return d.get();
-      }
-    }
     std::vector<std::string> names;
-    for (const auto& d : devices_) names.push_back(d->name());
+    for (const DeviceSpec& d : machine_.topology.devices) {
+      if (d.type == want.type && (want.index < 0 || d.index == want.index)) {
+        return absl::OkStatus();
+      }
+      names.push_back(d.name);
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         "default_device '", config_.default_device(),
         "' is not present; this session has ", absl::StrJoin(names, ", ")));
@@ -378,20 +412,78 @@ class SessionImpl final : public Session {
     {
       absl::MutexLock lock(&mu_);
       auto it = plans_.find(key);
-      if (it != plans_.end()) return it->second;
+      if (it != plans_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second.lru);
+        return it->second.cached;
+      }
     }
-    ASSIGN_OR_RETURN(std::unique_ptr<const ExecutionPlan> compiled,
-                     CompilePlan(*graph_, feeds, fetches, plan_options_));
+    // The placement split for this signature: the transfers in it are the
+    // copies the plan runs (and what `sluice place` prints for the default
+    // signature).
+    PartitionOptions po;
+    po.build_graph_defs = false;
+    po.feeds = &feeds;
+    po.fetches = &fetches;
+    po.host_device = 0;
+    po.host_memory_inputs = KernelHostMemoryInputs;
+    ASSIGN_OR_RETURN(Partitioning parts,
+                     PartitionGraph(*graph_, machine_.topology, placement_, po));
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<const ExecutionPlan> compiled,
+        CompilePlan(*graph_, feeds, fetches,
+                    std::make_shared<const Partitioning>(std::move(parts)),
+                    plan_options_));
     CachedPlan entry;
     entry.plan = std::move(compiled);
     if (!config_.has_gpu_graphs() || config_.gpu_graphs()) {
       entry.graph_runner = GpuGraphRunner::ForPlan(entry.plan);
     }
     absl::MutexLock lock(&mu_);
-    auto [it, inserted] = plans_.emplace(key, std::move(entry));
+    auto [it, inserted] = plans_.try_emplace(key);
     // Two threads may compile the same signature at once; one plan is kept.
-    if (inserted) ++plans_compiled_;
-    return it->second;
+    if (inserted) {
+      ++plans_compiled_;
+      it->second.cached = std::move(entry);
+      lru_.push_front(key);
+      it->second.lru = lru_.begin();
+    }
+    CachedPlan out = it->second.cached;
+    EvictLocked(key);
+    return out;
+  }
+
+  // Device bytes a cached plan holds beyond the step it runs: what its CUDA
+  // graph keeps (ordinary plans hold nothing between steps).
+  static int64_t PlanBytes(const CachedPlan& p) {
+    return p.graph_runner != nullptr ? p.graph_runner->held_bytes() : 0;
+  }
+
+  // Drops least recently used plans until the cache is within
+  // plan_cache_max_plans and plan_cache_max_bytes, never `keep` (the plan a
+  // step is about to use). A step already running an evicted plan keeps it
+  // alive until it ends.
+  void EvictLocked(const std::string& keep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const size_t max_plans = config_.plan_cache_max_plans() > 0
+                                 ? config_.plan_cache_max_plans()
+                                 : kDefaultPlanCachePlans;
+    const int64_t max_bytes = config_.plan_cache_max_bytes();
+    int64_t bytes = 0;
+    if (max_bytes > 0) {
+      for (const auto& [k, e] : plans_) bytes += PlanBytes(e.cached);
+    }
+    auto next_victim = lru_.end();
+    while (true) {
+      const bool too_many = plans_.size() > max_plans;
+      const bool too_big = max_bytes > 0 && bytes > max_bytes;
+      if ((!too_many && !too_big) || next_victim == lru_.begin()) break;
+      next_victim = std::prev(next_victim);
+      if (*next_victim == keep) continue;
+      auto it = plans_.find(*next_victim);
+      bytes -= PlanBytes(it->second.cached);
+      plans_.erase(it);
+      next_victim = lru_.erase(next_victim);
+      ++plans_evicted_;
+    }
   }
 
 
@@ -399,7 +491,11 @@ class SessionImpl final : public Session {
   const std::unique_ptr<const Graph> graph_;
   RuntimeConfig config_;  // with environment overrides applied
   std::vector<std::string> log_;
+  MachineDevices machine_;  // the topology placed on
   std::vector<std::unique_ptr<Device>> devices_;
+  // Per topology index, the device set up for it; null for GPUs without
+  // nodes.
+  std::vector<Device*> topology_devices_;
   Device* host_ = nullptr;  // devices_[0], /cpu:0
   Placement placement_;
   DeviceAssignment assignment_;
@@ -415,8 +511,14 @@ class SessionImpl final : public Session {
   // graph (see RunWithStats).
   absl::Mutex steps_mu_;
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, CachedPlan> plans_ ABSL_GUARDED_BY(mu_);
+  struct CacheEntry {
+    CachedPlan cached;
+    std::list<std::string>::iterator lru;  // its key in lru_
+  };
+  absl::flat_hash_map<std::string, CacheEntry> plans_ ABSL_GUARDED_BY(mu_);
+  std::list<std::string> lru_ ABSL_GUARDED_BY(mu_);  // most recent first
   int64_t plans_compiled_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t plans_evicted_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<int64_t> runs_{0};
 };
 

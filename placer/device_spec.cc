@@ -1,5 +1,4 @@
-// Device specs: default rates, link model, planning-string parser, and specs
-// built from a session's real devices.
+// Device specs: default rates, link model, planning-string parser.
 #include "placer/device_spec.h"
 
 #include "core/byte_size.h"
@@ -197,55 +196,6 @@ absl::StatusOr<DeviceTopology> ParseDeviceSpecs(std::string_view spec,
   if (!gpu_peer_access) {
     peers.assign(topo.num_devices(),
                  std::vector<bool>(topo.num_devices(), false));
-  }
-  BuildLinks(&topo, peers);
-  return topo;
-}
-
-absl::StatusOr<DeviceTopology> TopologyFromDevices(
-    absl::Span<const Device* const> devices, const RealDeviceInfo& info) {
-  if (devices.empty()) {
-    return absl::InvalidArgumentError("no devices to place onto");
-  }
-  if (devices.size() > 64) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        devices.size(), " devices; the placer supports at most 64"));
-  }
-  DeviceTopology topo;
-  std::vector<int> physical;  // per device position, for peer lookup
-  for (const Device* dev : devices) {
-    int64_t limit = dev->memory_limit();
-    const int index = dev->index();
-    const bool gpu = dev->type() == DeviceType::kGpu;
-    int phys = index;
-    if (gpu && index < static_cast<int>(info.physical_gpu.size())) {
-      phys = info.physical_gpu[index];
-    }
-    if (gpu && limit <= 0) {
-      if (phys < 0 || phys >= static_cast<int>(info.gpu_total_memory.size())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            dev->name(), " has no memory limit and no known total memory"));
-      }
-      limit = info.gpu_total_memory[phys];
-    }
-    DeviceSpec spec = MakeDeviceSpec(dev->type(), index, limit, info.cpu_cores);
-    spec.physical_id = gpu ? phys : 0;  // logical CPUs share the host
-    topo.devices.push_back(std::move(spec));
-    physical.push_back(gpu ? phys : -1);
-  }
-  std::vector<std::vector<bool>> peers;
-  if (!info.peer_access.empty()) {
-    const int n = topo.num_devices();
-    peers.assign(n, std::vector<bool>(n, false));
-    for (int a = 0; a < n; ++a) {
-      for (int b = 0; b < n; ++b) {
-        int pa = physical[a], pb = physical[b];
-        peers[a][b] = pa >= 0 && pb >= 0 &&
-                      pa < static_cast<int>(info.peer_access.size()) &&
-                      pb < static_cast<int>(info.peer_access[pa].size()) &&
-                      info.peer_access[pa][pb];
-      }
-    }
   }
   BuildLinks(&topo, peers);
   return topo;

@@ -1,7 +1,7 @@
 // DeviceSpec and DeviceTopology: what the placer knows about the devices it
 // places onto: per device a memory budget and compute / memory rates, and per
-// device pair a link (latency + bandwidth). Specs come from real devices
-// (TopologyFromDevices) or from a planning string such as "4xgpu:80GiB" or
+// device pair a link (latency + bandwidth). Specs come from this machine
+// (placer/machine_topology.h) or from a planning string such as "4xgpu:80GiB" or
 // "2xgpu:16GiB,cpu" (ParseDeviceSpecs), so a deployment can be sized before
 // it exists.
 //
@@ -123,20 +123,6 @@ void BuildLinks(DeviceTopology* topo,
 // naming the item and what was expected.
 absl::StatusOr<DeviceTopology> ParseDeviceSpecs(std::string_view spec,
                                                 bool gpu_peer_access = true);
-
-// Specs for real devices (a session's). A device's memory_limit() is its
-// limit (0: unlimited, for CPUs; a GPU with 0 uses gpu_total_memory[its
-// index] when given). `physical_gpu` maps a GPU device's index to its
-// physical GPU (empty: one physical GPU per device); `peer_access` is the
-// physical peer matrix (device/discovery.h; empty: all peers).
-struct RealDeviceInfo {
-  int cpu_cores = 0;  // 0: kDefaultCpuCores
-  std::vector<int64_t> gpu_total_memory;
-  std::vector<int> physical_gpu;
-  std::vector<std::vector<bool>> peer_access;
-};
-absl::StatusOr<DeviceTopology> TopologyFromDevices(
-    absl::Span<const Device* const> devices, const RealDeviceInfo& info = {});
 
 // ParseByteSize (core/byte_size.h) for std::string_view callers.
 absl::StatusOr<int64_t> ParseBytes(std::string_view text);

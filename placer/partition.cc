@@ -1,6 +1,8 @@
 // PartitionGraph: per-device subgraphs with send/recv pairs.
 #include "placer/partition.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/dtype.h"
+#include "core/status_macros.h"
 #include "graph/attr_map.h"
 #include "placer/cost_model.h"
 
@@ -50,28 +53,16 @@ class TransferIndex {
       : graph_(graph), topo_(topo), placement_(placement), batch_(batch),
         out_(out), namer_(graph) {}
 
-  int Data(const TensorRef& ref, int dst, const Consumer& consumer) {
-    auto [it, inserted] = data_.try_emplace(
-        std::make_pair(ref, dst), static_cast<int>(out_->transfers.size()));
-    if (inserted) {
-      const Node& p = graph_.node(ref.node);
-      Transfer t;
-      t.producer = ref;
-      t.src_device = placement_.device_of_node[ref.node];
-      t.dst_device = dst;
-      t.dtype = p.output_dtype(ref.port);
-      t.bytes = EstimatedElements(p.output_shape(ref.port), batch_) *
-                static_cast<int64_t>(DataTypeSize(t.dtype));
-      std::string base = absl::StrCat(p.name(), "_", ref.port);
-      t.send_node = namer_.Make(absl::StrCat(
-          "_send_", base, "_to_", ShortName(topo_.devices[dst])));
-      t.recv_node = namer_.Make(absl::StrCat(
-          "_recv_", base, "_from_",
-          ShortName(topo_.devices[t.src_device])));
-      out_->transfers.push_back(std::move(t));
-    }
-    out_->transfers[it->second].consumers.push_back(consumer);
-    return it->second;
+  // The transfer of `ref` from `src` to `dst`, read there by `consumer`.
+  int Data(const TensorRef& ref, int src, int dst, const Consumer& consumer,
+           bool fed) {
+    int t = Find(ref, src, dst, fed);
+    out_->transfers[t].consumers.push_back(consumer);
+    return t;
+  }
+  // The transfer of a fetched value to the host.
+  int Fetch(const TensorRef& ref, int src, int host, bool fed) {
+    return Find(ref, src, host, fed);
   }
 
   int Control(int producer, int dst, int consumer) {
@@ -96,6 +87,30 @@ class TransferIndex {
   }
 
  private:
+  int Find(const TensorRef& ref, int src, int dst, bool fed) {
+    auto [it, inserted] = data_.try_emplace(
+        std::make_pair(ref, dst), static_cast<int>(out_->transfers.size()));
+    if (inserted) {
+      const Node& p = graph_.node(ref.node);
+      Transfer t;
+      t.producer = ref;
+      t.src_device = src;
+      t.dst_device = dst;
+      t.fed = fed;
+      t.dtype = p.output_dtype(ref.port);
+      t.bytes = EstimatedElements(p.output_shape(ref.port), batch_) *
+                static_cast<int64_t>(DataTypeSize(t.dtype));
+      std::string base = absl::StrCat(p.name(), "_", ref.port);
+      t.send_node = namer_.Make(absl::StrCat(
+          "_send_", base, "_to_", ShortName(topo_.devices[dst])));
+      t.recv_node = namer_.Make(absl::StrCat(
+          "_recv_", base, "_from_",
+          ShortName(topo_.devices[t.src_device])));
+      out_->transfers.push_back(std::move(t));
+    }
+    return it->second;
+  }
+
   const Graph& graph_;
   const DeviceTopology& topo_;
   const Placement& placement_;
@@ -162,7 +177,88 @@ void AddLocalNode(const NodeDef& original,
   for (const std::string& s : control_inputs) n->add_input("^" + s);
 }
 
+// The step's feeds and fetches, defaulted to the graph's signature.
+struct StepSignature {
+  std::vector<TensorRef> feeds;
+  std::vector<TensorRef> fetches;
+};
+
+absl::StatusOr<StepSignature> ResolveSignature(const Graph& graph,
+                                               const PartitionOptions& o) {
+  StepSignature sig;
+  if (o.feeds != nullptr) {
+    sig.feeds = *o.feeds;
+  } else {
+    for (const GraphInput& in : graph.inputs()) sig.feeds.push_back({in.node, 0});
+  }
+  if (o.fetches != nullptr) {
+    sig.fetches = *o.fetches;
+  } else {
+    for (const GraphOutput& out : graph.outputs()) sig.fetches.push_back(out.tensor);
+  }
+  for (const auto* refs : {&sig.feeds, &sig.fetches}) {
+    for (const TensorRef& r : *refs) {
+      if (r.node < 0 || r.node >= graph.num_nodes() || r.port < 0 ||
+          r.port >= graph.node(r.node).num_outputs()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            refs == &sig.feeds ? "feed" : "fetch", " ", r.node, ":", r.port,
+            " is not an output of the graph"));
+      }
+    }
+  }
+  return sig;
+}
+
+// The nodes a step computes: walking back from the fetches, a fed output
+// cuts the walk (its producer is computed only if another output of it is
+// needed). Control inputs are followed.
+std::vector<bool> ComputedNodes(const Graph& graph,
+                                const absl::flat_hash_set<TensorRef>& fed,
+                                const std::vector<TensorRef>& fetches) {
+  std::vector<bool> needed(graph.num_nodes(), false);
+  std::vector<int> stack;
+  auto need = [&](int id) {
+    if (!needed[id]) {
+      needed[id] = true;
+      stack.push_back(id);
+    }
+  };
+  for (const TensorRef& f : fetches) {
+    if (!fed.contains(f)) need(f.node);
+  }
+  while (!stack.empty()) {
+    const Node& n = graph.node(stack.back());
+    stack.pop_back();
+    for (const TensorRef& in : n.inputs()) {
+      if (!fed.contains(in)) need(in.node);
+    }
+    for (int c : n.control_inputs()) need(c);
+  }
+  return needed;
+}
+
+void SumLinks(Partitioning* out) {
+  std::map<std::pair<int, int>, LinkTraffic> links;
+  for (const Transfer& t : out->transfers) {
+    LinkTraffic& l = links[{t.src_device, t.dst_device}];
+    l.src = t.src_device;
+    l.dst = t.dst_device;
+    l.bytes += t.bytes;
+    ++l.transfers;
+  }
+  for (const auto& [key, l] : links) out->links.push_back(l);
+}
+
 }  // namespace
+
+int Partitioning::FindTransfer(const TensorRef& value, int dst) const {
+  for (int t = 0; t < static_cast<int>(transfers.size()); ++t) {
+    if (transfers[t].producer == value && transfers[t].dst_device == dst) {
+      return t;
+    }
+  }
+  return -1;
+}
 
 absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
                                             const DeviceTopology& topo,
@@ -184,17 +280,29 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
     }
   }
   Partitioning out;
-  std::vector<int> part_of(nd, -1);
-  for (int v : placement.run_order) {
-    int d = placement.device_of_node[v];
-    if (part_of[d] < 0) {
-      part_of[d] = 0;  // mark; numbered below in device order
+  out.host_device = options.host_device;
+  if (out.host_device < 0) {
+    for (int d = 0; d < nd && out.host_device < 0; ++d) {
+      if (topo.devices[d].type == DeviceType::kCpu) out.host_device = d;
     }
+  } else if (out.host_device >= nd) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "host device ", out.host_device, " of ", nd));
   }
-  for (int d = 0; d < nd; ++d) {
-    if (part_of[d] < 0) continue;
-    part_of[d] = static_cast<int>(out.partitions.size());
-    out.partitions.emplace_back().device = d;
+  const int host = out.host_device;
+  ASSIGN_OR_RETURN(StepSignature sig, ResolveSignature(graph, options));
+  const absl::flat_hash_set<TensorRef> fed(sig.feeds.begin(), sig.feeds.end());
+  out.computed = ComputedNodes(graph, fed, sig.fetches);
+  // Where a value lives at the start of its readers: fed values on the host.
+  auto home = [&](const TensorRef& r) {
+    return fed.contains(r) && host >= 0 ? host : placement.device_of_node[r.node];
+  };
+  auto is_cpu = [&](int d) { return topo.devices[d].type == DeviceType::kCpu; };
+
+  std::vector<int> part_of(nd, -1);
+  auto use = [&](int d) { part_of[d] = 0; };  // numbered below
+  for (int v : placement.run_order) {
+    if (out.computed[v]) use(placement.device_of_node[v]);
   }
   TransferIndex index(graph, topo, placement, options.batch, &out);
   // Rewritten inputs per node, for the GraphDefs.
@@ -204,16 +312,27 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
     control_in.resize(n);
   }
   for (int v : placement.run_order) {
+    if (!out.computed[v]) continue;
     const int d = placement.device_of_node[v];
-    out.partitions[part_of[d]].nodes.push_back(v);
     const Node& node = graph.node(v);
+    std::vector<int> host_inputs;
+    if (options.host_memory_inputs && host >= 0) {
+      host_inputs = options.host_memory_inputs(node, topo.devices[d].type);
+    }
     for (int i = 0; i < node.num_inputs(); ++i) {
       const TensorRef& r = node.input(i);
+      const bool in_host_memory =
+          std::find(host_inputs.begin(), host_inputs.end(), i) !=
+          host_inputs.end();
+      const int have = home(r);
+      const int want = in_host_memory ? host : d;
       std::string name;
-      if (placement.device_of_node[r.node] == d) {
+      if (have == want || (in_host_memory && is_cpu(have))) {
         if (options.build_graph_defs) name = RefString(graph, r);
       } else {
-        int t = index.Data(r, d, Consumer{v, i});
+        int t = index.Data(r, have, want, Consumer{v, i}, fed.contains(r));
+        use(have);
+        use(want);
         if (options.build_graph_defs) name = out.transfers[t].recv_node;
       }
       if (options.build_graph_defs) data_in[v].push_back(std::move(name));
@@ -227,6 +346,28 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
       if (options.build_graph_defs) control_in[v].push_back(std::move(name));
     }
   }
+  for (const TensorRef& f : sig.feeds) use(home(f));
+  // The caller gets host tensors: values on a GPU come back through a copy.
+  for (const TensorRef& f : sig.fetches) {
+    const int have = home(f);
+    use(have);
+    if (host < 0 || is_cpu(have)) continue;
+    int t = index.Fetch(f, have, host, fed.contains(f));
+    out.transfers[t].fetched = true;
+    use(have);
+    use(host);
+  }
+  for (int d = 0; d < nd; ++d) {
+    if (part_of[d] < 0) continue;
+    part_of[d] = static_cast<int>(out.partitions.size());
+    out.partitions.emplace_back().device = d;
+  }
+  for (int v : placement.run_order) {
+    if (out.computed[v]) {
+      out.partitions[part_of[placement.device_of_node[v]]].nodes.push_back(v);
+    }
+  }
+  SumLinks(&out);
   for (int t = 0; t < static_cast<int>(out.transfers.size()); ++t) {
     out.partitions[part_of[out.transfers[t].src_device]].sends.push_back(t);
     out.partitions[part_of[out.transfers[t].dst_device]].recvs.push_back(t);
@@ -263,13 +404,25 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
     AddControlNodes(graph, topo, t, &out.partitions[part_of[t.src_device]].def,
                     &out.partitions[part_of[t.dst_device]].def);
   }
+  // Graph inputs that are fed sit where feeds arrive; fetched graph outputs
+  // where their value lives.
   for (const GraphInput& in : graph.inputs()) {
-    DevicePartition& p = out.partitions[part_of[placement.device_of_node[in.node]]];
+    const TensorRef ref{in.node, 0};
+    if (!fed.contains(ref)) continue;
+    DevicePartition& p = out.partitions[part_of[home(ref)]];
     p.def.mutable_signature()->add_inputs()->set_name(in.name);
+    if (!out.computed[in.node]) {
+      NodeDef* input = p.def.add_node();
+      input->set_name(graph.node(in.node).name());
+      input->set_op(graph.node(in.node).op());
+      input->set_device(topo.devices[p.device].name);
+    }
   }
+  const absl::flat_hash_set<TensorRef> fetched(sig.fetches.begin(),
+                                               sig.fetches.end());
   for (const GraphOutput& o : graph.outputs()) {
-    DevicePartition& p =
-        out.partitions[part_of[placement.device_of_node[o.tensor.node]]];
+    if (!fetched.contains(o.tensor)) continue;
+    DevicePartition& p = out.partitions[part_of[home(o.tensor)]];
     TensorInfo* info = p.def.mutable_signature()->add_outputs();
     info->set_name(o.name);
     info->set_tensor(RefString(graph, o.tensor));

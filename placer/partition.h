@@ -1,8 +1,24 @@
-// Partitioning: splits a placed graph into one subgraph per device. Every
-// data edge between devices becomes a transfer: one send/recv pair per
-// (producer output, destination device), however many consumers read it
-// there. Control edges between devices become control transfers, one per
-// (producer, destination device).
+// Partitioning: a placed graph split for one step signature (which outputs
+// are fed, which are fetched) into one piece per device, and the transfers
+// between them. It is the one structure between placement and execution:
+// `sluice place` prints it and --dot draws it, CompilePlan
+// (executor/plan.h) turns each transfer into exactly one copy node, and
+// `sluice bench` reports those copies per link.
+//
+// Which values cross devices, for the nodes the step computes (those the
+// fetches need, with every fed value cutting the graph):
+//   - an input read on another device than the one its value lives on: one
+//     transfer per (value, destination device), however many consumers read
+//     it there;
+//   - a fed value lives on the host device (feeds arrive there), so it is
+//     transferred to every other device that reads it;
+//   - an input a kernel reads in host memory (KernelDef::host_memory_inputs,
+//     Gather's indices on a GPU) is transferred to the host unless it is in
+//     host memory already (on any CPU);
+//   - a fetched value on a GPU is transferred to the host (values on a
+//     logical CPU are host memory already).
+// Control edges between devices become control transfers, one per
+// (producer, destination device); they order the step and move no bytes.
 //
 //   ASSIGN_OR_RETURN(Partitioning parts, PartitionGraph(graph, topo, placement));
 //   for (const DevicePartition& p : parts.partitions) {
@@ -26,6 +42,7 @@
 #define SLUICE_PLACER_PARTITION_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,14 +56,25 @@ namespace sluice {
 
 // One tensor crossing devices.
 struct Transfer {
-  TensorRef producer;
+  TensorRef producer;              // the value (a fed one: the ref fed)
   int src_device = 0;
   int dst_device = 0;
   int64_t bytes = 0;               // estimated (unknown dims as `batch`)
   DataType dtype = DT_INVALID;
+  bool fed = false;                // the value is fed: it starts on the host
+  bool fetched = false;            // returned to the caller from the host
   std::string send_node;           // names in the partitions' GraphDefs
   std::string recv_node;
-  std::vector<Consumer> consumers;  // on dst_device
+  std::vector<Consumer> consumers;  // on dst_device (reading it there, or
+                                    // in host memory when dst is the host)
+};
+
+// Bytes crossing one directed link per step.
+struct LinkTraffic {
+  int src = 0;
+  int dst = 0;
+  int64_t bytes = 0;
+  int transfers = 0;
 };
 
 // One control dependency crossing devices.
@@ -61,7 +89,8 @@ struct ControlTransfer {
 
 struct DevicePartition {
   int device = 0;               // index into DeviceTopology::devices
-  std::vector<int> nodes;       // original node ids, in Placement::run_order
+  std::vector<int> nodes;       // node ids the step computes there (Const
+                                // nodes included), in Placement::run_order
   std::vector<int> sends;       // indices into transfers with src == device
   std::vector<int> recvs;       // indices into transfers with dst == device
   std::vector<int> control_sends;  // indices into control_transfers
@@ -70,19 +99,41 @@ struct DevicePartition {
 };
 
 struct Partitioning {
-  // One per device that has nodes, in device order.
+  // One per device that has nodes or transfers, in device order.
   std::vector<DevicePartition> partitions;
+  // In the order a step first needs them (a consumer's inputs in run order,
+  // then the fetches).
   std::vector<Transfer> transfers;
   std::vector<ControlTransfer> control_transfers;
+  // Per node id: whether the step computes it (or holds it, for a Const).
+  std::vector<bool> computed;
+  // The transfers summed per directed link, by (src, dst).
+  std::vector<LinkTraffic> links;
+  int host_device = -1;  // as resolved from PartitionOptions
+
+  // The transfer of `value` to `dst`, or -1.
+  int FindTransfer(const TensorRef& value, int dst) const;
 };
 
 struct PartitionOptions {
   bool build_graph_defs = true;
   int64_t batch = 1;  // unknown dimensions, for Transfer::bytes
+  // The step's signature. Null: every graph input is fed and every graph
+  // output fetched (the step `sluice run` takes). Borrowed.
+  const std::vector<TensorRef>* feeds = nullptr;
+  const std::vector<TensorRef>* fetches = nullptr;
+  // The device feeds arrive on and fetched values leave from: -1, the first
+  // CPU of the topology (none: a planning topology of GPUs alone, where
+  // feeds and fetches cross no link that is modelled).
+  int host_device = -1;
+  // The inputs a node reads in host memory on a device of this type
+  // (KernelDef::host_memory_inputs); empty: none.
+  std::function<std::vector<int>(const Node&, DeviceType)> host_memory_inputs;
 };
 
 // Errors: INVALID_ARGUMENT when the placement does not match the graph
-// (size, or a device index outside the topology).
+// (size, or a device index outside the topology), or a feed or fetch is not
+// an output of the graph.
 absl::StatusOr<Partitioning> PartitionGraph(
     const Graph& graph, const DeviceTopology& topo, const Placement& placement,
     const PartitionOptions& options = {});

@@ -140,14 +140,6 @@ struct DeviceUsage {
   double busy_seconds = 0;  // sum of its nodes' estimated times
 };
 
-// Bytes crossing one directed link per step.
-struct LinkTraffic {
-  int src = 0;
-  int dst = 0;
-  int64_t bytes = 0;
-  int transfers = 0;  // (producer output, destination) pairs
-};
-
 struct Placement {
   PlacementStrategy strategy = PLACEMENT_AUTO;  // the one that produced it
   std::vector<int> device_of_node;  // index into DeviceTopology::devices
@@ -157,7 +149,6 @@ struct Placement {
   std::vector<int> run_order;
   std::vector<DeviceUsage> devices;  // per device
   double estimated_step_seconds = 0;  // makespan of the list schedule
-  std::vector<LinkTraffic> links;     // links with traffic, by (src, dst)
   std::vector<std::string> notes;     // fallbacks and relaxations, if any
 };
 

@@ -82,8 +82,6 @@ void Scheduler::Init() {
   for (const DeviceSpec& d : topo_.devices) {
     mem_.emplace_back(n_ + 1, d.memory_budget);
   }
-  link_bytes_.assign(static_cast<size_t>(num_devices_) * num_devices_, 0);
-  link_count_.assign(link_bytes_.size(), 0);
   why_.assign(n_, PlaceWhy{});
   extra_notes_.assign(n_, std::string());
   fill_cursor_ = 0;
@@ -171,11 +169,8 @@ void Scheduler::Commit(int v, int d, const Eval& e) {
       dev_[u] = d;
       copies_[o] |= DeviceBit(d);
       why_[u] = {PlaceWhy::kFollows, -1, v};
-    } else if (!(copies_[o] & DeviceBit(d))) {
+    } else {
       copies_[o] |= DeviceBit(d);
-      size_t link = static_cast<size_t>(dev_[u]) * num_devices_ + d;
-      link_bytes_[link] += cost_.output_bytes_flat(o);
-      ++link_count_[link];
     }
     if (--remaining_[o] == 0) Finalize(in);
   }
@@ -490,14 +485,6 @@ Placement Scheduler::Result(bool record_reasons) const {
     ++u.num_nodes;
     u.busy_seconds += cost_.NodeSeconds(v, topo_.devices[dev_[v]]);
     p.estimated_step_seconds = std::max(p.estimated_step_seconds, finish_[v]);
-  }
-  for (int s = 0; s < num_devices_; ++s) {
-    for (int d = 0; d < num_devices_; ++d) {
-      size_t l = static_cast<size_t>(s) * num_devices_ + d;
-      if (link_count_[l] > 0) {
-        p.links.push_back({s, d, link_bytes_[l], link_count_[l]});
-      }
-    }
   }
   for (int v = 0; v < n_; ++v) {
     if (auto it = c_.notes.find(v); it != c_.notes.end()) {

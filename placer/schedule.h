@@ -129,8 +129,6 @@ class Scheduler {
   std::vector<char> precharged_;    // Const whose group paid its weight
   std::vector<int> group_dev_;
   std::vector<MemoryTracker> mem_;
-  std::vector<int64_t> link_bytes_;
-  std::vector<int> link_count_;
   std::vector<PlaceWhy> why_;
   std::vector<std::string> extra_notes_;  // per node, rare
   int fill_cursor_ = 0;

@@ -1,4 +1,4 @@
-// `sluice convert`: LoadModel (onnx/model_loader.h), BuildGraph to check the
+// `sluice convert`: LoadModel (model/model_loader.h), BuildGraph to check the
 // result, SaveGraphDef.
 #include "tools/convert_command.h"
 
@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "graph/loader.h"
-#include "onnx/model_loader.h"
+#include "model/model_loader.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 

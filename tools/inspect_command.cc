@@ -13,7 +13,7 @@
 #include "executor/runtime_config.h"
 #include "graph/loader.h"
 #include "nlohmann/json.hpp"
-#include "onnx/model_loader.h"
+#include "model/model_loader.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 

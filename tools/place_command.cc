@@ -17,9 +17,12 @@
 #include "device/discovery.h"
 #include "device/gpu_device.h"
 #include "graph/loader.h"
+#include "model/model_loader.h"
 #include "graph/op_registry.h"
+#include "executor/plan.h"
 #include "kernels/kernel_registry.h"
 #include "nlohmann/json.hpp"
+#include "placer/machine_topology.h"
 #include "placer/partition.h"
 #include "placer/placer.h"
 #include "tools/cli_util.h"
@@ -31,51 +34,6 @@ namespace sluice {
 namespace {
 
 using nlohmann::json;
-
-// This machine's devices as a session with `config` would create them: the
-// logical CPUs, then (CUDA builds) the planned logical GPUs.
-absl::StatusOr<DeviceTopology> MachineTopology(const RuntimeConfig& config) {
-  DeviceInventory inv = DiscoverDevices();
-  DeviceTopology topo;
-  const int cpus = std::max(1, config.logical_cpus_size());
-  for (int i = 0; i < cpus; ++i) {
-    int64_t limit = 0;
-    if (i < config.logical_cpus_size() &&
-        config.logical_cpus(i).memory_limit().has_bytes()) {
-      limit = config.logical_cpus(i).memory_limit().bytes();
-    }
-    DeviceSpec cpu = MakeDeviceSpec(DeviceType::kCpu, i, limit, inv.cpu.cores);
-    cpu.physical_id = 0;
-    topo.devices.push_back(cpu);
-  }
-  std::vector<int> physical(cpus, -1);
-#ifdef SLUICE_WITH_CUDA
-  if (!inv.gpus.empty()) {
-    ASSIGN_OR_RETURN(std::vector<GpuDeviceSpec> gpus,
-                     PlanGpuDevices(config, inv.gpus));
-    for (int i = 0; i < static_cast<int>(gpus.size()); ++i) {
-      DeviceSpec gpu =
-          MakeDeviceSpec(DeviceType::kGpu, i, gpus[i].memory_limit);
-      gpu.physical_id = gpus[i].physical_index;
-      topo.devices.push_back(gpu);
-      physical.push_back(gpus[i].physical_index);
-    }
-  }
-#endif
-  const int n = topo.num_devices();
-  std::vector<std::vector<bool>> peers(n, std::vector<bool>(n, false));
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      int pa = physical[a], pb = physical[b];
-      peers[a][b] = pa >= 0 && pb >= 0 &&
-                    pa < static_cast<int>(inv.peer_access.size()) &&
-                    pb < static_cast<int>(inv.peer_access[pa].size()) &&
-                    inv.peer_access[pa][pb];
-    }
-  }
-  BuildLinks(&topo, peers);
-  return topo;
-}
 
 // Whether this build registered any GPU kernel.
 bool HasGpuKernels() {
@@ -95,7 +53,17 @@ std::string LinkLine(const DeviceTopology& topo, const LinkTraffic& l) {
                          LinkKindName(topo.link(l.src, l.dst).kind));
 }
 
+// "x:0 (fed)", "logits:0 (fetched)".
+std::string TransferLabel(const Graph& g, const Transfer& t) {
+  std::string s = absl::StrCat(g.node(t.producer.node).name(), ":",
+                               t.producer.port);
+  if (t.fed) s += " (fed)";
+  if (t.fetched) s += " (fetched)";
+  return s;
+}
+
 void PrintText(const Graph& g, const DeviceTopology& topo, const Placement& p,
+               const Partitioning& parts,
                const std::vector<std::string>& notes, bool explain,
                std::ostream& out) {
   size_t width = 4;
@@ -124,13 +92,25 @@ void PrintText(const Graph& g, const DeviceTopology& topo, const Placement& p,
   }
   out << "estimated step time: " << HumanSeconds(p.estimated_step_seconds)
       << "\n";
-  out << "links:" << (p.links.empty() ? " none\n" : "\n");
-  for (const LinkTraffic& l : p.links) out << LinkLine(topo, l) << "\n";
+  // What a step copies: the partitioning's transfers, which are the copy
+  // nodes `sluice run` executes (feeds in, results out included).
+  out << "links:" << (parts.links.empty() ? " none\n" : "\n");
+  for (const LinkTraffic& l : parts.links) out << LinkLine(topo, l) << "\n";
+  if (explain && !parts.transfers.empty()) {
+    out << "transfers:\n";
+    for (const Transfer& t : parts.transfers) {
+      out << absl::StrFormat("  %-30s %s -> %s  %s\n", TransferLabel(g, t),
+                             topo.devices[t.src_device].name,
+                             topo.devices[t.dst_device].name,
+                             HumanBytes(t.bytes));
+    }
+  }
   for (const std::string& note : p.notes) out << "note: " << note << "\n";
 }
 
 json ToJson(const PlaceOptions& o, const Graph& g, const DeviceTopology& topo,
-            const Placement& p, const std::vector<std::string>& notes) {
+            const Placement& p, const Partitioning& parts,
+            const std::vector<std::string>& notes) {
   json devices = json::array();
   for (int d = 0; d < topo.num_devices(); ++d) {
     const DeviceSpec& s = topo.devices[d];
@@ -152,18 +132,28 @@ json ToJson(const PlaceOptions& o, const Graph& g, const DeviceTopology& topo,
     nodes.push_back(std::move(j));
   }
   json links = json::array();
-  for (const LinkTraffic& l : p.links) {
+  for (const LinkTraffic& l : parts.links) {
     links.push_back({{"src", topo.devices[l.src].name},
                      {"dst", topo.devices[l.dst].name},
                      {"bytes", l.bytes}, {"transfers", l.transfers},
                      {"kind", LinkKindName(topo.link(l.src, l.dst).kind)}});
+  }
+  json transfers = json::array();
+  for (const Transfer& t : parts.transfers) {
+    transfers.push_back(
+        {{"tensor", absl::StrCat(g.node(t.producer.node).name(), ":",
+                                 t.producer.port)},
+         {"src", topo.devices[t.src_device].name},
+         {"dst", topo.devices[t.dst_device].name},
+         {"bytes", t.bytes}, {"fed", t.fed}, {"fetched", t.fetched},
+         {"consumers", t.consumers.size()}});
   }
   std::vector<std::string> all_notes = notes;
   all_notes.insert(all_notes.end(), p.notes.begin(), p.notes.end());
   return {{"model", o.model_path}, {"strategy", StrategyName(p.strategy)},
           {"batch", o.batch}, {"devices", devices}, {"nodes", nodes},
           {"estimated_step_seconds", p.estimated_step_seconds},
-          {"links", links}, {"notes", all_notes}};
+          {"links", links}, {"transfers", transfers}, {"notes", all_notes}};
 }
 
 // A DOT string literal; newlines become line breaks in the label.
@@ -265,7 +255,10 @@ std::string WriteSvg(const std::string& dot_path) {
 absl::StatusOr<DeviceTopology> Topology(const PlaceOptions& o,
                                         const RuntimeConfig& config) {
   if (!o.devices.empty()) return ParseDeviceSpecs(o.devices);
-  return MachineTopology(config);
+  // This machine's devices, as a session with `config` sees them.
+  ASSIGN_OR_RETURN(MachineDevices machine,
+                   PlanMachineDevices(config, DiscoverDevices()));
+  return std::move(machine.topology);
 }
 
 // Places and prints; a failed placement is an error status.
@@ -274,9 +267,10 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
   ASSIGN_OR_RETURN(RuntimeConfig config,
                    LoadEffectiveConfig(o.config_path, &notes));
   ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
-                   LoadGraph(o.model_path));
+                   LoadModelGraph(o.model_path));
   ASSIGN_OR_RETURN(DeviceTopology topo, Topology(o, config));
   PlacerOptions options = PlacerOptionsFromConfig(config);
+  options.has_kernel = KernelCapabilityQuery();
   if (!o.strategy.empty()) {
     ASSIGN_OR_RETURN(options.strategy, ParseStrategy(o.strategy));
   }
@@ -291,15 +285,18 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
         "this build has no GPU kernels; planning assumes every op with a CPU "
         "kernel has a GPU kernel too");
     options.has_kernel = [](const Node& node, DeviceType) {
-      return KernelRegistry::Global()->Has(node, DeviceType::kCpu);
+      return KernelRegistry::Global()->Supports(node, DeviceType::kCpu);
     };
   }
   ASSIGN_OR_RETURN(Placement p, PlaceGraph(*graph, topo, options));
+  // The step `sluice run` takes (every input fed, every output fetched),
+  // split as the session splits it.
+  PartitionOptions po;
+  po.build_graph_defs = false;
+  po.batch = o.batch;
+  po.host_memory_inputs = KernelHostMemoryInputs;
+  ASSIGN_OR_RETURN(Partitioning parts, PartitionGraph(*graph, topo, p, po));
   if (!o.dot_path.empty()) {
-    PartitionOptions po;
-    po.build_graph_defs = false;
-    po.batch = o.batch;
-    ASSIGN_OR_RETURN(Partitioning parts, PartitionGraph(*graph, topo, p, po));
     std::ofstream file(o.dot_path);
     file << Dot(*graph, topo, p, parts);
     if (!file) {
@@ -311,9 +308,9 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
     notes.push_back(WriteSvg(o.dot_path));
   }
   if (o.json) {
-    out << ToJson(o, *graph, topo, p, notes).dump(2) << "\n";
+    out << ToJson(o, *graph, topo, p, parts, notes).dump(2) << "\n";
   } else {
-    PrintText(*graph, topo, p, notes, o.explain, out);
+    PrintText(*graph, topo, p, parts, notes, o.explain, out);
   }
   return absl::OkStatus();
 }
@@ -325,7 +322,7 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
       "Place a model on devices without running it: each node's device, "
       "per device weights / peak activations / budget, the estimated step "
       "time and the bytes crossing each link.");
-  app->add_option("MODEL", options->model_path, "Model file (.pb or .pbtxt)")
+  app->add_option("MODEL", options->model_path, "Model file (.pb, .pbtxt or .onnx)")
       ->required()
       ->check(CLI::ExistingFile);
   app->add_option("--config", options->config_path,

@@ -42,7 +42,7 @@ class Session {
   // cannot be set up, a graph some node of which has no kernel anywhere.
   static absl::StatusOr<std::unique_ptr<Session>> Create(
       std::unique_ptr<const Graph> graph, const RuntimeConfig& config = {});
-  // Loads a .pb, .pbtxt or .onnx model (onnx/model_loader.h), then Create.
+  // Loads a .pb, .pbtxt or .onnx model (model/model_loader.h), then Create.
   static absl::StatusOr<std::unique_ptr<Session>> CreateFromFile(
       const std::string& path, const RuntimeConfig& config = {});
 
@@ -72,6 +72,11 @@ class Session {
   virtual const Placement& placement() const = 0;
   // The devices this session uses (not owned by the caller).
   virtual std::vector<Device*> devices() const = 0;
+  // Hands the GPU memory this session reserved but holds no tensor in back
+  // to the driver (as PyTorch's torch.cuda.empty_cache); returns the bytes.
+  // Memory that cached plans' CUDA graphs keep stays (see the plan cache
+  // bounds in proto/config.proto). Safe to call while steps run.
+  virtual int64_t ReleaseUnusedMemory() = 0;
   // Names of the fetches Run({}, {}) returns: the graph's outputs.
   std::vector<std::string> DefaultFetchNames() const;
 
@@ -79,6 +84,8 @@ class Session {
     int64_t runs = 0;            // Run calls that succeeded
     int64_t plans_compiled = 0;  // cache misses
     int64_t plans_cached = 0;    // plans in the cache now
+    int64_t plans_evicted = 0;   // dropped by the cache's bounds
+    int64_t plan_cache_bytes = 0;  // device bytes the cached plans hold
     int64_t gpu_graphs = 0;      // cached plans replaying a CUDA graph
     int64_t gpu_graph_steps = 0; // steps that ran as a CUDA graph
   };

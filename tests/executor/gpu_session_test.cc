@@ -154,6 +154,55 @@ TEST(GpuSessionTest, MemoryLimitFromConfigWithAndWithoutGrowth) {
   }
 }
 
+TEST(GpuSessionTest, GrowsByDefaultAndGivesUnusedMemoryBack) {
+  SKIP_WITHOUT_GPU();
+  auto s = MakeSession(MlpDef(), {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto* gpu = static_cast<GpuDevice*>(Find(**s, "/gpu:0"));
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_TRUE(gpu->allow_growth());
+  // Nothing but the weights and cuBLAS' workspace until a step runs.
+  EXPECT_LT(gpu->allocator_stats().bytes_reserved, int64_t{1} << 30);
+  // A large step (256 MiB per activation) grows the arena; once its tensors
+  // are gone, the regions can go back to the driver.
+  const int rows = 1 << 20;
+  std::vector<float> x(static_cast<size_t>(rows) * 64, 0.25f);
+  auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({rows, 64}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  out->clear();
+  const int64_t grown = gpu->allocator_stats().bytes_reserved;
+  EXPECT_GE(grown, int64_t{256} << 20);
+  const int64_t released = (*s)->ReleaseUnusedMemory();
+  EXPECT_GT(released, 0);
+  EXPECT_EQ(gpu->allocator_stats().bytes_reserved, grown - released);
+  // The session goes on working.
+  std::vector<float> small = Input(4, 3);
+  auto again = (*s)->Run({{"x", Tensor::FromVector(small, Shape({4, 64}))}});
+  ASSERT_TRUE(again.ok()) << again.status();
+  ExpectNear((*again)[0], MlpReference(MlpDef(), small, 4));
+}
+
+TEST(GpuSessionTest, SetsUpOnlyTheGpusItPlacesNodesOn) {
+  SKIP_WITHOUT_GPU();
+  // Two logical GPUs on GPU 0, each with a fixed reservation: the model fits
+  // on /gpu:0, so /gpu:1 is never set up and reserves nothing.
+  RuntimeConfig config;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "visible_gpus: 0 allow_growth: false "
+      "gpu { index: 0 logical_devices { memory_limit { bytes: 268435456 } } "
+      "logical_devices { memory_limit { bytes: 268435456 } } }",
+      &config));
+  auto s = MakeSession(MlpDef(), config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_NE(Find(**s, "/gpu:0"), nullptr);
+  EXPECT_EQ(Find(**s, "/gpu:1"), nullptr);
+  EXPECT_THAT((*s)->log(), ::testing::Contains(HasSubstr("1 of 2 GPUs set up")));
+  std::vector<float> x = Input(2, 5);
+  auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({2, 64}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectNear((*out)[0], MlpReference(MlpDef(), x, 2));
+}
+
 TEST(GpuSessionTest, RunningOutOfMemoryIsAnErrorAndASmallerInputThenRuns) {
   SKIP_WITHOUT_GPU();
   RuntimeConfig config;

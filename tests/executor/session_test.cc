@@ -1,5 +1,6 @@
 // Session and executor behaviour on the CPU: feeds, fetches, plan caching,
 // early release of buffers, errors, and concurrent Run calls.
+#include "executor/runtime_config.h"
 #include "executor/session.h"
 #include "executor/step_stats.h"
 
@@ -200,6 +201,72 @@ TEST(SessionTest, PeakMemoryFollowsTheLiveSetNotTheGraph) {
   auto out = s->Run({{"x", *x}});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].flat<float>()[7], 2.5f);  // 12 negations
+}
+
+TEST(SessionTest, PlanCacheEvictsTheLeastRecentlyUsedPlan) {
+  RuntimeConfig config;
+  config.set_plan_cache_max_plans(2);
+  auto s = MakeSession(NegChain(2, /*dim=*/-1), config);
+  ASSERT_NE(s, nullptr);
+  auto run = [&](int n) {
+    std::vector<float> v(n, 1.5f);
+    auto out = s->Run({{"x", Tensor::FromVector(v, Shape({n}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(Values((*out)[0]), v);  // two negations
+  };
+  run(1);
+  run(2);
+  run(1);  // 1 is now the most recent: 3 evicts 2, not 1
+  run(3);
+  Session::Stats st = s->stats();
+  EXPECT_EQ(st.plans_compiled, 3);
+  EXPECT_EQ(st.plans_cached, 2);
+  EXPECT_EQ(st.plans_evicted, 1);
+  run(1);
+  EXPECT_EQ(s->stats().plans_compiled, 3);
+  run(2);  // compiled again; evicts 3
+  st = s->stats();
+  EXPECT_EQ(st.plans_compiled, 4);
+  EXPECT_EQ(st.plans_cached, 2);
+  EXPECT_EQ(st.plans_evicted, 2);
+  EXPECT_EQ(st.plan_cache_bytes, 0);  // CPU plans hold nothing between steps
+}
+
+TEST(SessionTest, PlanCacheKeepsAtMostTheDefaultNumberOfPlans) {
+  auto s = MakeSession(NegChain(1, /*dim=*/-1));
+  ASSERT_NE(s, nullptr);
+  for (int n = 1; n <= kDefaultPlanCachePlans + 6; ++n) {
+    ASSERT_TRUE(s->Run({{"x", Tensor::FromVector(std::vector<float>(n, 1.f),
+                                                 Shape({n}))}}).ok());
+  }
+  EXPECT_EQ(s->stats().plans_cached, kDefaultPlanCachePlans);
+  EXPECT_EQ(s->stats().plans_evicted, 6);
+}
+
+TEST(SessionTest, NegativePlanCacheBoundsAreRejected) {
+  for (const char* field : {"plan_cache_max_plans", "plan_cache_max_bytes"}) {
+    RuntimeConfig config;
+    config.set_use_gpu(false);
+    if (std::string(field) == "plan_cache_max_plans") {
+      config.set_plan_cache_max_plans(-1);
+    } else {
+      config.set_plan_cache_max_bytes(-5);
+    }
+    GraphDef def;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(NegChain(1), &def));
+    auto graph = BuildGraph(def);
+    ASSERT_TRUE(graph.ok());
+    auto made = Session::Create(*std::move(graph), config);
+    ASSERT_FALSE(made.ok());
+    EXPECT_EQ(made.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(made.status().message(), HasSubstr(field));
+  }
+}
+
+TEST(SessionTest, CpuSessionReleasesNothing) {
+  auto s = MakeSession(NegChain(1));
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->ReleaseUnusedMemory(), 0);
 }
 
 TEST(SessionTest, ModelThatCannotFitIsRejectedWhenTheSessionIsCreated) {

@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "onnx/importer.h"
-#include "onnx/model_loader.h"
+#include "model/model_loader.h"
 #include "tests/test_data.h"
 
 namespace sluice {

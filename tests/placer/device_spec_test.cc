@@ -1,7 +1,6 @@
 // Device specs: the planning-string parser, reserves, links, real devices.
 #include "placer/device_spec.h"
 
-#include "device/cpu_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -81,22 +80,6 @@ TEST(DeviceSpecTest, ReserveIsFivePercentAtLeast64MiBAtMostAQuarter) {
   EXPECT_EQ(WorkspaceReserve(80 * kGiB), 4 * kGiB);
   EXPECT_EQ(WorkspaceReserve(kGiB), 64 * kMiB);
   EXPECT_EQ(WorkspaceReserve(100 * kMiB), 25 * kMiB);
-}
-
-TEST(DeviceSpecTest, FromRealDevices) {
-  CpuDevice cpu0(0, 0, 1);
-  CpuDevice cpu1(1, kGiB, 1);
-  std::vector<const Device*> devices = {&cpu0, &cpu1};
-  RealDeviceInfo info;
-  info.cpu_cores = 8;
-  absl::StatusOr<DeviceTopology> t = TopologyFromDevices(devices, info);
-  ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->devices[0].memory_budget, kUnlimitedBudget);
-  EXPECT_EQ(t->devices[1].memory_budget, kGiB - 64 * kMiB);
-  EXPECT_DOUBLE_EQ(t->devices[0].flops_per_s, 8 * kCpuFlopsPerSecondPerCore);
-  EXPECT_EQ(t->link(0, 1).kind, LinkKind::kLocalCopy);
-  EXPECT_EQ(t->Find("cpu:1"), 1);
-  EXPECT_EQ(t->Find("/gpu:0"), -1);
 }
 
 TEST(DeviceSpecTest, HumanUnits) {

@@ -52,17 +52,40 @@ TEST(PartitionTest, OneTransferPerProducerOutputAndDestination) {
   Placement p = PlaceByName(*g, {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 2}});
   absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, p);
   ASSERT_TRUE(parts.ok()) << parts.status();
-  ASSERT_EQ(parts->transfers.size(), 2u);
-  const Transfer& to_gpu1 = parts->transfers[0];
-  EXPECT_EQ(to_gpu1.producer.node, g->FindNode("h")->id());
+  // x arrives on the host (/cpu:0, device 2) and goes to /gpu:0; h goes to
+  // /gpu:1 once for four reads and to the CPU once; a, b and c come back to
+  // the host as results (d is there already).
+  const int x_id = g->FindNode("x")->id(), h_id = g->FindNode("h")->id();
+  ASSERT_EQ(parts->transfers.size(), 6u);
+  EXPECT_EQ(parts->host_device, 2);
+  const Transfer& feed = parts->transfers[0];
+  EXPECT_EQ(feed.producer.node, x_id);
+  EXPECT_TRUE(feed.fed);
+  EXPECT_EQ(feed.src_device, 2);
+  EXPECT_EQ(feed.dst_device, 0);
+  const Transfer& to_gpu1 = parts->transfers[1];
+  EXPECT_EQ(to_gpu1.producer.node, h_id);
   EXPECT_EQ(to_gpu1.src_device, 0);
   EXPECT_EQ(to_gpu1.dst_device, 1);
   EXPECT_EQ(to_gpu1.bytes, 4 * 8 * 4);
   EXPECT_EQ(to_gpu1.consumers.size(), 4u);  // a, b, and c twice
-  EXPECT_EQ(parts->transfers[1].dst_device, 2);
+  EXPECT_EQ(parts->transfers[2].dst_device, 2);
+  EXPECT_EQ(parts->FindTransfer({h_id, 0}, 2), 2);
+  for (int t = 3; t < 6; ++t) {
+    EXPECT_TRUE(parts->transfers[t].fetched);
+    EXPECT_EQ(parts->transfers[t].src_device, 1);
+    EXPECT_EQ(parts->transfers[t].dst_device, 2);
+  }
   ASSERT_EQ(parts->partitions.size(), 3u);
-  EXPECT_THAT(parts->partitions[0].sends, ElementsAre(0, 1));
-  EXPECT_THAT(parts->partitions[1].recvs, ElementsAre(0));
+  EXPECT_THAT(parts->partitions[0].sends, ElementsAre(1, 2));
+  EXPECT_THAT(parts->partitions[1].recvs, ElementsAre(1));
+  // By (src, dst): gpu0->gpu1, gpu0->cpu, gpu1->cpu, cpu->gpu0.
+  ASSERT_EQ(parts->links.size(), 4u);
+  EXPECT_EQ(parts->links[0].src, 0);
+  EXPECT_EQ(parts->links[0].dst, 1);
+  EXPECT_EQ(parts->links[0].transfers, 1);
+  EXPECT_EQ(parts->links[2].src, 1);
+  EXPECT_EQ(parts->links[2].transfers, 3);
   // GraphDefs: the consumers read the receive; the producer feeds a send.
   const GraphDef& gpu1 = parts->partitions[1].def;
   const NodeDef* c = FindDef(gpu1, "c");
@@ -119,6 +142,62 @@ TEST(PartitionTest, SignaturesFollowTheirNodes) {
   ASSERT_TRUE(parts.ok()) << parts.status();
   EXPECT_EQ(parts->partitions[0].def.signature().inputs(0).name(), "x");
   EXPECT_EQ(parts->partitions[1].def.signature().outputs(0).tensor(), "y:0");
+}
+
+TEST(PartitionTest, FeedsCutTheGraphAndHostMemoryInputsGoToTheHost) {
+  DefWriter w;
+  std::string x = w.Input("x", {4});
+  std::string h = w.Op("Relu", "h", {x});
+  w.Op("Neg", "y", {h});
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Cpu(), Gpu(kMiB)});
+  Placement p = PlaceByName(*g, {{"x", 1}, {"h", 1}, {"y", 1}});
+  const int h_id = g->FindNode("h")->id();
+  // Feeding h: x and h are not computed; h arrives on the host, y reads it
+  // in host memory (as Gather's indices on a GPU), so nothing is copied in.
+  std::vector<TensorRef> feeds = {{h_id, 0}};
+  std::vector<TensorRef> fetches = {{g->FindNode("y")->id(), 0}};
+  PartitionOptions po;
+  po.feeds = &feeds;
+  po.fetches = &fetches;
+  po.host_memory_inputs = [](const Node& n, DeviceType type) {
+    return n.op() == "Neg" && type == DeviceType::kGpu ? std::vector<int>{0}
+                                                       : std::vector<int>{};
+  };
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, p, po);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_FALSE(parts->computed[g->FindNode("x")->id()]);
+  EXPECT_FALSE(parts->computed[h_id]);
+  ASSERT_EQ(parts->transfers.size(), 1u);  // only y's result
+  EXPECT_TRUE(parts->transfers[0].fetched);
+  // Computing h on the GPU instead: its value must reach the host for y.
+  fetches.push_back({h_id, 0});
+  feeds = {{g->FindNode("x")->id(), 0}};
+  parts = PartitionGraph(*g, topo, p, po);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  ASSERT_EQ(parts->transfers.size(), 3u);
+  EXPECT_TRUE(parts->transfers[0].fed);   // x: host -> gpu
+  EXPECT_EQ(parts->transfers[1].producer.node, h_id);  // h: gpu -> host, read
+  EXPECT_EQ(parts->transfers[1].dst_device, 0);        // there by y
+  EXPECT_TRUE(parts->transfers[1].fetched);            // and fetched too
+  EXPECT_EQ(parts->transfers[1].consumers.size(), 1u);
+  EXPECT_TRUE(parts->transfers[2].fetched);            // y
+}
+
+TEST(PartitionTest, RejectsFeedsThatAreNotOutputs) {
+  DefWriter w;
+  w.Input("x", {2});
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Cpu()});
+  Placement p = PlaceByName(*g, {});
+  std::vector<TensorRef> feeds = {{0, 3}};
+  PartitionOptions po;
+  po.feeds = &feeds;
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, p, po);
+  EXPECT_EQ(parts.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(parts.status().message(), HasSubstr("not an output"));
 }
 
 TEST(PartitionTest, RejectsPlacementOfWrongSize) {

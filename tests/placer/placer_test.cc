@@ -1,6 +1,7 @@
 // Placer behaviour on fake devices: splitting by memory, requests,
 // colocation, soft placement, strategies and the errors.
 #include "placer/placer.h"
+#include "placer/partition.h"
 
 #include <string>
 #include <vector>
@@ -78,8 +79,11 @@ TEST(PlacerTest, SplitsWeightsAcrossTwoGpusWhenOneIsTooSmall) {
     EXPECT_EQ(DeviceOf(*g, *p, fc + "_w"), DeviceOf(*g, *p, fc));
     EXPECT_THAT(ReasonOf(*g, *p, fc + "_w"), HasSubstr("first consumer"));
   }
-  ASSERT_EQ(p->links.size(), 1u);
-  EXPECT_EQ(p->links[0].bytes, 512 * 4);
+  // No CPU in the topology: feeds and results cross no modelled link.
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, *p);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  ASSERT_EQ(parts->links.size(), 1u);
+  EXPECT_EQ(parts->links[0].bytes, 512 * 4);
   bool budget_reason = false;
   for (const std::string& r : p->reason) {
     budget_reason = budget_reason || r.find("budget full") != std::string::npos;
@@ -94,7 +98,11 @@ TEST(PlacerTest, KeepsSmallModelOnOneGpu) {
   absl::StatusOr<Placement> p = PlaceGraph(*g, topo, Fake());
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->devices[0].num_nodes, g->num_nodes());
-  EXPECT_TRUE(p->links.empty());
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, *p);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  for (const Transfer& t : parts->transfers) {  // only with the host
+    EXPECT_TRUE(t.fed || t.fetched) << g->node(t.producer.node).name();
+  }
   EXPECT_GT(p->estimated_step_seconds, 0);
   EXPECT_THAT(ReasonOf(*g, *p, "fc1"), HasSubstr("earliest finish"));
   EXPECT_THAT(ReasonOf(*g, *p, "fc1"), HasSubstr("on /gpu:0 vs"));

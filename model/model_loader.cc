@@ -1,5 +1,5 @@
 // LoadModel: dispatch on the model file's extension.
-#include "onnx/model_loader.h"
+#include "model/model_loader.h"
 
 #include <filesystem>
 

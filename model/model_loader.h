@@ -10,8 +10,8 @@
 //   ASSIGN_OR_RETURN(std::unique_ptr<const Graph> g, LoadModelGraph(path));
 //
 // Stateless functions; thread-safe.
-#ifndef SLUICE_ONNX_MODEL_LOADER_H_
-#define SLUICE_ONNX_MODEL_LOADER_H_
+#ifndef SLUICE_MODEL_MODEL_LOADER_H_
+#define SLUICE_MODEL_MODEL_LOADER_H_
 
 #include <memory>
 #include <string>
@@ -37,4 +37,4 @@ absl::StatusOr<std::unique_ptr<const Graph>> LoadModelGraph(
 
 }  // namespace sluice
 
-#endif  // SLUICE_ONNX_MODEL_LOADER_H_
+#endif  // SLUICE_MODEL_MODEL_LOADER_H_
