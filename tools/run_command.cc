@@ -27,6 +27,7 @@
 #include "device/gpu_device.h"
 #include "executor/runtime_config.h"
 #include "executor/session.h"
+#include "core/byte_size.h"
 #include "executor/step_stats.h"
 #include "nlohmann/json.hpp"
 #include "tools/cli_util.h"
@@ -112,7 +113,8 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
                   "Run on this device (e.g. gpu:0, cpu:0): manual placement "
                   "with it as the default device");
   app->add_flag("--stats", options->stats,
-                "Print each device's memory statistics after the run");
+                "Print each device's memory statistics after the run, then "
+                "give unused GPU memory back and say how much");
   app->add_option("--trace", options->trace_path,
                   "Write the step as a Chrome trace (JSON for chrome://tracing "
                   "or Perfetto); it is the session's first step, so it "
@@ -218,6 +220,20 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
       lines.push_back(absl::StrCat("memory ", line));
     }
     result["memory"] = stats;
+    // Memory growth keeps what a step reserved; the session gives back what
+    // holds no tensor once asked (Session::ReleaseUnusedMemory).
+    const int64_t released = (*session)->ReleaseUnusedMemory();
+    result["memory_released_bytes"] = released;
+    json after;
+    std::vector<std::string> after_lines = DeviceStats(**session, &after);
+    result["memory_after_release"] = after;
+    lines.push_back(absl::StrCat("memory released after the step: ",
+                                 FormatBytes(released)));
+    if (released > 0) {
+      for (std::string& line : after_lines) {
+        lines.push_back(absl::StrCat("memory ", line));
+      }
+    }
   }
   result["notes"] = notes;
   if (options.json) {

@@ -57,6 +57,36 @@ TEST(RunCommandTest, RunsTheMlpAndMatchesTheNumPyReference) {
                        ExampleFile("mlp_probs_expected.npy"), 1e-4));
 }
 
+// `run --stats`: memory per GPU, then what was given back. On a GPU the
+// default (growth) reserves what the step needed and releasing returns what
+// holds no tensor; with no GPU, nothing is reported or released.
+TEST(RunCommandTest, StatsReportMemoryAndWhatWasReleased) {
+  ScratchDir dir;
+  CommandResult r = RunCommand(
+      RunMain, {ExampleFile("mlp.pbtxt"), "--input",
+                "x=" + ExampleFile("mlp_input.npy"), "--output-dir",
+                dir.Path("out"), "--stats", "--json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("memory_released_bytes")) << r.out;
+  const int64_t released = j["memory_released_bytes"].get<int64_t>();
+  EXPECT_GE(released, 0);
+  ASSERT_EQ(j["memory"].size(), j["memory_after_release"].size());
+  for (size_t i = 0; i < j["memory"].size(); ++i) {
+    EXPECT_LE(j["memory_after_release"][i]["bytes_reserved"].get<int64_t>(),
+              j["memory"][i]["bytes_reserved"].get<int64_t>());
+  }
+  if (j["memory"].empty()) {
+    EXPECT_EQ(released, 0);
+  }
+  CommandResult text = RunCommand(
+      RunMain, {ExampleFile("mlp.pbtxt"), "--input",
+                "x=" + ExampleFile("mlp_input.npy"), "--output-dir",
+                dir.Path("out2"), "--stats"});
+  ASSERT_EQ(text.code, 0) << text.out << text.err;
+  EXPECT_THAT(text.out, HasSubstr("memory released after the step: "));
+}
+
 // `run --trace`: the step as a Chrome trace. Slices on one row (a host
 // thread, a GPU stream) never overlap, all lie inside the
 // step, and on a GPU machine the compute and both host copy streams have
