@@ -2,7 +2,7 @@
 // launch (a CUDA graph), so that a step of many small kernels costs one
 // launch instead of one per kernel.
 //
-//   RETURN_IF_ERROR(BeginGpuCapture(gpu));
+//   RETURN_IF_ERROR(BeginGpuCapture(gpu, workspace));  // a GPU tensor
 //   ... enqueue kernels on gpu->compute_stream() (they do not run yet) ...
 //   ASSIGN_OR_RETURN(std::unique_ptr<GpuGraph> graph, EndGpuCapture(gpu));
 //   RETURN_IF_ERROR(graph->Launch());   // runs them; repeat at will
@@ -17,9 +17,24 @@
 // After a failed capture, EndGpuCapture returns the error and the device is
 // usable as before.
 //
-// Capture is in CUDA's relaxed mode from the calling thread: other threads'
-// CUDA calls are unaffected. Launch is thread-safe; a graph is used by one
-// step at a time (it always writes the same memory).
+// The recorded GEMMs use a cuBLAS workspace of the graph's own (the caller's
+// `workspace` tensor, kept alive like the rest), never the device's: a
+// launch is one operation on the compute stream, so it can land between the
+// operations of a GEMM that another thread is enqueueing (a split-K partial
+// product and its reduction, say), and with one shared workspace the graph's
+// GEMMs would overwrite that GEMM's partial results. On the H200 that gave
+// one wrong result in 16 when replays overlapped ordinary steps
+// (2026-11-29).
+//
+// Capture is in CUDA's relaxed mode from the calling thread; it records the
+// compute stream that every kernel on the device uses, and it points the
+// device's cuBLAS handle at the graph's workspace until EndGpuCapture, so no
+// other thread may launch kernels on the device in between (the caller
+// sees to that). Copies from other threads wait for the capture to end
+// (GpuDevice::capture_mutex()); copies from the capturing thread fail.
+// Launch is thread-safe and may overlap other work on the device (other
+// graphs included); a graph is used by one step at a time (it always writes
+// the same memory).
 #ifndef SLUICE_DEVICE_GPU_GRAPH_H_
 #define SLUICE_DEVICE_GPU_GRAPH_H_
 
@@ -41,21 +56,30 @@ class GpuGraph {
 };
 
 #ifdef SLUICE_WITH_CUDA
-// Starts recording `gpu`'s compute stream.
-absl::Status BeginGpuCapture(GpuDevice* gpu);
-// Stops recording and instantiates the graph. Errors: whatever made the
-// capture fail (FAILED_PRECONDITION when nothing was recorded).
+// Starts recording `gpu`'s compute stream on the calling thread, with
+// `cublas_workspace` (a tensor in gpu's memory; gpu->cublas_workspace_bytes()
+// is the size the device's own has) as the recorded GEMMs' workspace. Waits
+// for copies in flight on `gpu`. REQUIRES: no other thread launches work on
+// `gpu` until EndGpuCapture; the same thread calls EndGpuCapture once this
+// returns OK.
+absl::Status BeginGpuCapture(GpuDevice* gpu, const Tensor& cublas_workspace);
+// Stops recording, points the cuBLAS handle back at the device's own
+// workspace, lets copies go on, and instantiates the graph. Errors: whatever
+// made the capture fail (FAILED_PRECONDITION when nothing was recorded).
 absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu);
 // Whether `gpu`'s compute stream is being recorded now.
 bool IsCapturing(const GpuDevice* gpu);
+// Whether the calling thread is recording `gpu`'s compute stream.
+bool CapturingOnThisThread(const GpuDevice* gpu);
 #else
-inline absl::Status BeginGpuCapture(GpuDevice*) {
+inline absl::Status BeginGpuCapture(GpuDevice*, const Tensor&) {
   return absl::UnimplementedError("this build of sluice has no CUDA support");
 }
 inline absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice*) {
   return absl::UnimplementedError("this build of sluice has no CUDA support");
 }
 inline bool IsCapturing(const GpuDevice*) { return false; }
+inline bool CapturingOnThisThread(const GpuDevice*) { return false; }
 #endif  // SLUICE_WITH_CUDA
 
 }  // namespace sluice

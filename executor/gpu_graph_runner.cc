@@ -145,7 +145,16 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
   // The feeds' GPU buffers are made here, outside the recording; replays
   // copy into the same buffers.
   for (int i : feed_copies_) RETURN_IF_ERROR(RunPlanNode(plan.nodes[i], values_));
-  RETURN_IF_ERROR(BeginGpuCapture(gpu_));
+  // The graph's GEMMs get a cuBLAS workspace of their own, so a replay never
+  // writes scratch that a GEMM of a concurrent ordinary step is using
+  // (device/gpu_graph.h).
+  const int64_t workspace_bytes = static_cast<int64_t>(
+      std::max<size_t>(gpu_->cublas_workspace_bytes(), kArenaAlignment));
+  ASSIGN_OR_RETURN(Tensor workspace, Tensor::Create(DT_UINT8,
+                                                    Shape({workspace_bytes}),
+                                                    gpu_->allocator()));
+  temps_.push_back(workspace);
+  RETURN_IF_ERROR(BeginGpuCapture(gpu_, workspace));
   absl::Status s;
   for (int i : kernels_) {
     s = RunPlanNode(plan.nodes[i], values_, &temps_);

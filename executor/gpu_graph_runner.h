@@ -15,17 +15,21 @@
 //   3rd on: the feeds are copied into the same GPU buffers, the graph is
 //        launched, and the results are copied out.
 // The runner keeps every GPU tensor the graph touches (feeds, every
-// intermediate, kernels' temps) for as long as it lives: intermediates are
-// not reused within the step as in an ordinary step, so a replayed step
-// holds the sum of its intermediates rather than the live set. When the
-// recording fails (a kernel that waits for the GPU or copies, or memory
-// runs out) the step runs the ordinary way and so do all later ones.
+// intermediate, kernels' temps, and the graph's own cuBLAS workspace) for as
+// long as it lives: intermediates are not reused within the step as in an
+// ordinary step, so a replayed step holds the sum of its intermediates
+// rather than the live set. When the recording fails (a kernel that waits
+// for the GPU or copies, or memory runs out) the step runs the ordinary way
+// and so do all later ones.
 //
 // Thread-safe. One step replays at a time; a step that arrives while
-// another replays runs the ordinary way. The session runs the recording
-// step, and every replay, with no other step of its own in flight
-// (recording captures the compute stream that every step on that GPU uses;
-// see session.cc for why replays run alone too).
+// another replays runs the ordinary way, meanwhile. Replays share nothing
+// writable with ordinary steps (or other runners' replays) on the same
+// GPU: the graph's buffers are the runner's, and its GEMMs have a cuBLAS
+// workspace of their own (device/gpu_graph.h), so they may overlap. Only
+// the recording step needs the GPU alone: it captures the compute stream
+// that every step on that GPU uses, and the session runs it with no other
+// step of its own in flight (`may_record`).
 #ifndef SLUICE_EXECUTOR_GPU_GRAPH_RUNNER_H_
 #define SLUICE_EXECUTOR_GPU_GRAPH_RUNNER_H_
 

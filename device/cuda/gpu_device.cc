@@ -5,6 +5,7 @@
 #include <set>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -222,10 +223,12 @@ class CudaGpuDevice final : public GpuDevice {
   }
 
   // Copies use the copy streams and host staging, which a CUDA graph of the
-  // compute stream cannot replay (device/gpu_graph.h): while the compute
-  // stream is being captured they fail, and so does the capture.
+  // compute stream cannot replay (device/gpu_graph.h): on the thread that
+  // records the compute stream they fail, and so does the recording. A
+  // copy from another thread holds capture_mutex() shared, so it waits for
+  // a recording to end, and a recording waits for the copies in flight.
   absl::Status RefuseWhileCapturing(const char* what) const {
-    if (!IsCapturing(this)) return absl::OkStatus();
+    if (!CapturingOnThisThread(this)) return absl::OkStatus();
     return absl::FailedPreconditionError(absl::StrCat(
         what, " on ", name(),
         " while its compute stream is being captured as a CUDA graph"));
@@ -238,12 +241,36 @@ class CudaGpuDevice final : public GpuDevice {
   bool allow_tf32() const override { return allow_tf32_; }
   void* stream(GpuStream which) const override { return Raw(which); }
   void* cublas_handle() const override { return cublas_; }
+  absl::Status SetCublasWorkspace(void* workspace, size_t bytes) override {
+    if (workspace == nullptr || bytes == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name(), ": SetCublasWorkspace needs a workspace of at least 1 byte"));
+    }
+    ScopedCudaDevice on(physical_);
+    RETURN_IF_ERROR(on.status());
+    return CublasStatus(cublasSetWorkspace(cublas_, workspace, bytes),
+                        absl::StrCat(name(), ": cublasSetWorkspace"));
+  }
+  absl::Status ResetCublasWorkspace() override {
+    ScopedCudaDevice on(physical_);
+    RETURN_IF_ERROR(on.status());
+    if (workspace_ == nullptr) {  // Init set none: cuBLAS's default pool,
+      return CublasStatus(       // which cublasSetStream restores
+          cublasSetStream(cublas_, Raw(GpuStream::kCompute)),
+          absl::StrCat(name(), ": cublasSetStream"));
+    }
+    return CublasStatus(
+        cublasSetWorkspace(cublas_, workspace_, workspace_bytes_),
+        absl::StrCat(name(), ": cublasSetWorkspace"));
+  }
+  size_t cublas_workspace_bytes() const override { return workspace_bytes_; }
   absl::Status MakeCurrent() const override {
     return CudaStatus(cudaSetDevice(physical_), "cudaSetDevice");
   }
 
   absl::Status CopyHostToDevice(const Tensor& src, Tensor* dst) override {
     RETURN_IF_ERROR(RefuseWhileCapturing("CopyHostToDevice"));
+    absl::ReaderMutexLock not_recorded(&capture_mutex());
     RETURN_IF_ERROR(CheckCopy(src, *dst, /*src_on_host=*/true,
                               /*dst_on_host=*/false, "CopyHostToDevice"));
     const size_t n = src.bytes();
@@ -273,6 +300,7 @@ class CudaGpuDevice final : public GpuDevice {
 
   absl::Status CopyDeviceToHost(const Tensor& src, Tensor* dst) override {
     RETURN_IF_ERROR(RefuseWhileCapturing("CopyDeviceToHost"));
+    absl::ReaderMutexLock not_recorded(&capture_mutex());
     RETURN_IF_ERROR(CheckCopy(src, *dst, /*src_on_host=*/false,
                               /*dst_on_host=*/true, "CopyDeviceToHost"));
     const size_t n = src.bytes();
@@ -317,6 +345,10 @@ class CudaGpuDevice final : public GpuDevice {
       return absl::InvalidArgumentError(
           "CopyDeviceToDevice: the destination is not a CUDA GPU device");
     }
+    RETURN_IF_ERROR(peer->RefuseWhileCapturing("CopyDeviceToDevice"));
+    absl::ReaderMutexLock not_recorded(&capture_mutex());
+    std::optional<absl::ReaderMutexLock> peer_not_recorded;
+    if (peer != this) peer_not_recorded.emplace(&peer->capture_mutex());
     if (src.allocator() != arena_.get() ||
         dst->allocator() != peer->arena_.get() ||
         src.bytes() != dst->bytes()) {

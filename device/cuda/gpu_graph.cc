@@ -8,6 +8,9 @@
 namespace sluice {
 namespace {
 
+// The device whose compute stream the calling thread is recording, if any.
+thread_local const GpuDevice* capturing_here = nullptr;
+
 cudaStream_t Compute(const GpuDevice* gpu) {
   return static_cast<cudaStream_t>(gpu->compute_stream());
 }
@@ -36,18 +39,54 @@ class CudaGpuGraph final : public GpuGraph {
 
 }  // namespace
 
-absl::Status BeginGpuCapture(GpuDevice* gpu) {
+absl::Status BeginGpuCapture(GpuDevice* gpu, const Tensor& cublas_workspace) {
+  if (!cublas_workspace.valid() || cublas_workspace.bytes() == 0 ||
+      cublas_workspace.allocator() != gpu->allocator()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "BeginGpuCapture: the cuBLAS workspace ", cublas_workspace.DebugString(0),
+        " is not a non-empty tensor in ", gpu->name(), " memory"));
+  }
+  if (capturing_here != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "BeginGpuCapture on ", gpu->name(), ": this thread is already recording ",
+        capturing_here->name()));
+  }
   RETURN_IF_ERROR(gpu->MakeCurrent());
-  return CudaStatus(
-      cudaStreamBeginCapture(Compute(gpu), cudaStreamCaptureModeRelaxed),
-      absl::StrCat(gpu->name(), ": cudaStreamBeginCapture"));
+  gpu->capture_mutex().WriterLock();  // copies in flight end first
+  absl::Status s = gpu->SetCublasWorkspace(cublas_workspace.raw_data(),
+                                           cublas_workspace.bytes());
+  if (s.ok()) {
+    s = CudaStatus(
+        cudaStreamBeginCapture(Compute(gpu), cudaStreamCaptureModeRelaxed),
+        absl::StrCat(gpu->name(), ": cudaStreamBeginCapture"));
+    if (!s.ok()) gpu->ResetCublasWorkspace().IgnoreError();
+  }
+  if (!s.ok()) {
+    gpu->capture_mutex().WriterUnlock();
+    return s;
+  }
+  capturing_here = gpu;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu) {
-  RETURN_IF_ERROR(gpu->MakeCurrent());
+  if (capturing_here != gpu) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "EndGpuCapture: this thread is not recording ", gpu->name()));
+  }
   cudaGraph_t graph = nullptr;
-  RETURN_IF_CUDA_ERROR(cudaStreamEndCapture(Compute(gpu), &graph),
+  absl::Status ended = gpu->MakeCurrent();
+  if (ended.ok()) {
+    ended = CudaStatus(cudaStreamEndCapture(Compute(gpu), &graph),
                        absl::StrCat(gpu->name(), ": capturing the step"));
+  }
+  ended.Update(gpu->ResetCublasWorkspace());
+  capturing_here = nullptr;
+  gpu->capture_mutex().WriterUnlock();
+  if (!ended.ok()) {
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    return ended;
+  }
   size_t nodes = 0;
   absl::Status s = CudaStatus(cudaGraphGetNodes(graph, nullptr, &nodes),
                               "cudaGraphGetNodes");
@@ -63,6 +102,10 @@ absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu) {
   RETURN_IF_ERROR(s);
   return std::unique_ptr<GpuGraph>(
       new CudaGpuGraph(gpu, exec, static_cast<int>(nodes)));
+}
+
+bool CapturingOnThisThread(const GpuDevice* gpu) {
+  return capturing_here == gpu;
 }
 
 bool IsCapturing(const GpuDevice* gpu) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "cublas_v2.h"
 #include "graph/shape_fns.h"
@@ -153,6 +154,7 @@ class MatMulKernel final : public OpKernel {
     const int64_t batches = out_batch.num_elements();
     const size_t elem = DataTypeSize(a.dtype());
     auto* handle = static_cast<cublasHandle_t>(gpu.device->cublas_handle());
+    absl::MutexLock cublas_lock(&gpu.device->cublas_mutex());
 
     const double one_d = 1.0, zero_d = 0.0;
     const float one_f = 1.0f, zero_f = 0.0f;
