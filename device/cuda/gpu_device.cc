@@ -400,7 +400,12 @@ class CudaGpuDevice final : public GpuDevice {
   }
 
   AllocatorStats allocator_stats() const override { return arena_->GetStats(); }
-  int64_t ReleaseUnusedMemory() override { return arena_->ReleaseUnused(); }
+  int64_t ReleaseUnusedMemory() override {
+    // cudaFree synchronizes the device, which a recording on another thread
+    // would not survive: wait for it to end, as copies do.
+    absl::ReaderMutexLock not_recorded(&capture_mutex());
+    return arena_->ReleaseUnused();
+  }
 
  private:
   cudaStream_t Raw(GpuStream which) const {
