@@ -317,11 +317,10 @@ int DevicesUsed(const Placement& p) {
   return used;
 }
 
-}  // namespace
-
-absl::StatusOr<Placement> PlaceGraph(const Graph& graph,
-                                     const DeviceTopology& topo,
-                                     const PlacerOptions& options) {
+// AUTO's rule 6: a spread placement only when it is worth it.
+absl::StatusOr<Placement> PlaceKeepingOneDeviceUnlessWorthIt(
+    const Graph& graph, const DeviceTopology& topo,
+    const PlacerOptions& options) {
   absl::StatusOr<Placement> spread = PlaceOnce(graph, topo, options);
   const bool is_auto = options.strategy == PLACEMENT_AUTO ||
                        options.strategy == PLACEMENT_DEFAULT;
@@ -345,6 +344,19 @@ absl::StatusOr<Placement> PlaceGraph(const Graph& graph,
       spread->estimated_step_seconds * 1e6,
       single->estimated_step_seconds * 1e6));
   return single;
+}
+
+}  // namespace
+
+absl::StatusOr<Placement> PlaceGraph(const Graph& graph,
+                                     const DeviceTopology& topo,
+                                     const PlacerOptions& options) {
+  absl::StatusOr<Placement> p =
+      PlaceKeepingOneDeviceUnlessWorthIt(graph, topo, options);
+  if (p.ok()) {
+    for (const DeviceSpec& d : topo.devices) p->device_names.push_back(d.name);
+  }
+  return p;
 }
 
 }  // namespace sluice

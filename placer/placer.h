@@ -85,6 +85,7 @@
 #include "placer/cost_model.h"
 #include "placer/device_spec.h"
 #include "proto/config.pb.h"
+#include "sluice/placement.h"  // IWYU pragma: export
 
 namespace sluice {
 
@@ -132,25 +133,7 @@ PlacerOptions PlacerOptionsFromConfig(const RuntimeConfig& config);
 // session sets none up for `sluice run --device cpu:0`.
 bool StaysOnCpus(const Graph& graph, const PlacerOptions& options);
 
-struct DeviceUsage {
-  int64_t weight_bytes = 0;
-  int64_t peak_activation_bytes = 0;
-  int64_t budget = 0;  // kUnlimitedBudget when none
-  int num_nodes = 0;
-  double busy_seconds = 0;  // sum of its nodes' estimated times
-};
-
-struct Placement {
-  PlacementStrategy strategy = PLACEMENT_AUTO;  // the one that produced it
-  std::vector<int> device_of_node;  // index into DeviceTopology::devices
-  std::vector<std::string> reason;  // per node; empty if !record_reasons
-  // The order the memory estimate assumes (a topological order). A device
-  // runs its own nodes in this order.
-  std::vector<int> run_order;
-  std::vector<DeviceUsage> devices;  // per device
-  double estimated_step_seconds = 0;  // makespan of the list schedule
-  std::vector<std::string> notes;     // fallbacks and relaxations, if any
-};
+// Placement and DeviceUsage are public: sluice/placement.h.
 
 // Places `graph` on `topo`'s devices (1 to 64). Errors: see the contract.
 absl::StatusOr<Placement> PlaceGraph(const Graph& graph,

@@ -19,15 +19,15 @@
 
 #include "absl/status/statusor.h"
 #include "sluice/config.h"
+#include "sluice/placement.h"
 #include "sluice/tensor.h"
 
 namespace sluice {
 
-// Defined in sluice's private headers (graph/graph.h, placer/placer.h,
-// device/device.h, executor/step_stats.h).
+// Defined in sluice's private headers (graph/graph.h, device/device.h,
+// executor/step_stats.h).
 class Device;
 class Graph;
-struct Placement;
 struct StepStats;
 
 // Feeds: name -> value. A name is a graph input ("x"), or any node output

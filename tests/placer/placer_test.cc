@@ -98,6 +98,8 @@ TEST(PlacerTest, KeepsSmallModelOnOneGpu) {
   absl::StatusOr<Placement> p = PlaceGraph(*g, topo, Fake());
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->devices[0].num_nodes, g->num_nodes());
+  EXPECT_EQ(p->device_names,
+            std::vector<std::string>({"/gpu:0", "/gpu:1", "/cpu:0"}));
   absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, *p);
   ASSERT_TRUE(parts.ok()) << parts.status();
   for (const Transfer& t : parts->transfers) {  // only with the host
