@@ -1,14 +1,21 @@
 // OpKernel: the code that runs one node on one device type. A kernel object
-// is made once per node when a plan is compiled (so it parses attributes
-// once) and its Compute runs every step.
+// is made once per node when a plan is compiled, by a factory that parses
+// its attributes then (MakeKernel<K> in kernel_registry.h calls
+// K::ParseAttrs, so a bad attribute is an error at creation), and its
+// Compute runs every step reading only the parsed values.
 //
-//   class ReluKernel : public OpKernel {
+//   class SoftmaxKernel : public OpKernel {
 //    public:
-//     using OpKernel::OpKernel;
+//     struct Attrs { int64_t axis = -1; };
+//     static absl::StatusOr<Attrs> ParseAttrs(const Node& node);
+//     SoftmaxKernel(const Node& node, Attrs attrs)
+//         : OpKernel(node), axis_(attrs.axis) {}
 //     absl::Status Compute(OpKernelContext* ctx) override {
 //       ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, ctx->input(0).shape()));
 //       ...
 //     }
+//    private:
+//     const int64_t axis_;
 //   };
 //
 // Compute may run concurrently for different steps: kernels keep no mutable
