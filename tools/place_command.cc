@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -191,10 +193,16 @@ std::string Dot(const Graph& g, const DeviceTopology& topo, const Placement& p,
                     Quote(absl::StrCat(n.name(), "\n", n.op())),
                     ", fillcolor=\"", color(d), "\"];\n");
   }
+  // An input that no transfer brings is read where it lives: a plain edge.
+  std::set<std::pair<int, int>> transferred;
+  for (const Transfer& x : parts.transfers) {
+    for (const Consumer& c : x.consumers) transferred.insert({c.node, c.input});
+  }
   for (const Node& n : g.nodes()) {
     const int d = p.device_of_node[n.id()];
-    for (const TensorRef& in : n.inputs()) {
-      if (p.device_of_node[in.node] == d) {
+    for (int i = 0; i < n.num_inputs(); ++i) {
+      const TensorRef& in = n.input(i);
+      if (!transferred.count({n.id(), i}) && p.device_of_node[in.node] == d) {
         absl::StrAppend(&s, "  n", in.node, " -> n", n.id(), ";\n");
       }
     }
