@@ -11,6 +11,23 @@ namespace {
 
 bool IsGpu(const Device* d) { return d->type() == DeviceType::kGpu; }
 
+// Bytes of the distinct device buffers among `values` and `temps`.
+int64_t DeviceBytes(const std::vector<Tensor>& values,
+                    const std::vector<Tensor>& temps) {
+  std::vector<const void*> seen;
+  int64_t bytes = 0;
+  for (const auto* list : {&values, &temps}) {
+    for (const Tensor& t : *list) {
+      if (!t.valid() || t.on_host() || t.buffer() == nullptr) continue;
+      const void* b = t.buffer().get();
+      if (std::find(seen.begin(), seen.end(), b) != seen.end()) continue;
+      seen.push_back(b);
+      bytes += static_cast<int64_t>(t.buffer()->bytes());
+    }
+  }
+  return bytes;
+}
+
 bool Contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -114,6 +131,8 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Run(
         state_ = State::kReplay;
         active_.store(true, std::memory_order_relaxed);
         replays_.fetch_add(1, std::memory_order_relaxed);
+        held_bytes_.store(DeviceBytes(values_, temps_),
+                          std::memory_order_relaxed);
         break;
       }
       // Nothing is kept; this step and the later ones run the ordinary way.

@@ -73,6 +73,12 @@ class GpuGraphRunner {
   int64_t replays() const { return replays_.load(std::memory_order_relaxed); }
   // Whether a graph is recorded and in use.
   bool active() const { return active_.load(std::memory_order_relaxed); }
+  // GPU bytes the recorded graph keeps between steps (its feeds,
+  // intermediates and scratch); 0 until it is recorded. What the session's
+  // plan cache counts against plan_cache_max_bytes.
+  int64_t held_bytes() const {
+    return held_bytes_.load(std::memory_order_relaxed);
+  }
   // Why the recording failed; empty when it has not.
   std::string failure() const;
 
@@ -104,6 +110,7 @@ class GpuGraphRunner {
   std::vector<Tensor> temps_ ABSL_GUARDED_BY(mu_);
   std::string failure_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> replays_{0};
+  std::atomic<int64_t> held_bytes_{0};
   std::atomic<bool> active_{false};
   std::atomic<bool> wants_to_record_{false};
 };

@@ -490,7 +490,9 @@ absl::StatusOr<std::vector<std::unique_ptr<GpuDevice>>> CreateFromSpecs(
     const RuntimeConfig& config, const std::vector<GpuDeviceSpec>& specs,
     const DeviceInventory& inv) {
   std::vector<std::unique_ptr<GpuDevice>> devices;
-  const bool growth = config.has_allow_growth() && config.allow_growth();
+  // Memory growth is the default (as in PyTorch, and TensorFlow 2 with
+  // memory growth on): an arena reserves regions on demand, up to its limit.
+  const bool growth = !config.has_allow_growth() || config.allow_growth();
   for (size_t i = 0; i < specs.size(); ++i) {
     const GpuDeviceSpec& spec = specs[i];
     if (spec.physical_index < 0 ||
@@ -499,14 +501,15 @@ absl::StatusOr<std::vector<std::unique_ptr<GpuDevice>>> CreateFromSpecs(
           absl::StrCat("no GPU ", spec.physical_index, " (",
                        inv.gpus.size(), " visible)"));
     }
-    const std::string name = absl::StrCat("/gpu:", i);
+    const int index = spec.index >= 0 ? spec.index : static_cast<int>(i);
+    const std::string name = absl::StrCat("/gpu:", index);
     ASSIGN_OR_RETURN(
         std::unique_ptr<ArenaAllocator> arena,
         ArenaAllocator::Create(
             {.name = name, .limit = spec.memory_limit, .allow_growth = growth},
             std::make_unique<CudaRegionSource>(spec.physical_index)));
     auto device = std::make_unique<CudaGpuDevice>(
-        static_cast<int>(i), spec, inv.gpus[spec.physical_index], growth,
+        index, spec, inv.gpus[spec.physical_index], growth,
         config.allow_tf32(), std::move(arena));
     RETURN_IF_ERROR(device->Init());
     devices.push_back(std::move(device));
