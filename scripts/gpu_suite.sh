@@ -47,6 +47,12 @@ for bin in .gpu/bin/sluice_*_test; do
     >"$OUT/$name.skips.txt" || true
 done
 
+# The four-thread example that once gave a wrong result in 16 while a replay
+# overlapped ordinary steps (2026-11-29), now without the session-wide
+# replay lock: 20 more times.
+[[ -x .gpu/bin/sluice_examples_test ]] && step examples-four-threads-x20 \
+  .gpu/bin/sluice_examples_test --gtest_filter='*FourThreads*' --gtest_repeat=20
+
 if [[ "${SANITIZE:-1}" != 0 ]] && command -v compute-sanitizer >/dev/null; then
   GPU_FILTER='AllOps/*:GpuKernelErrorTest.*:GpuDeviceTest.*'
   # No --leak-check: the tests keep their GPU devices for the whole process.
@@ -54,11 +60,19 @@ if [[ "${SANITIZE:-1}" != 0 ]] && command -v compute-sanitizer >/dev/null; then
     .gpu/bin/sluice_kernels_test --gtest_filter="$GPU_FILTER"
   step racecheck-kernels compute-sanitizer --tool racecheck --error-exitcode 1 \
     .gpu/bin/sluice_kernels_test --gtest_filter='AllOps/*Softmax*:AllOps/*LayerNorm*:AllOps/*Reduce*'
+  # The 8-thread replay stress test runs 50 steps a thread under memcheck
+  # (10,000 in all in the plain run above).
   for other in device executor tools; do
     [[ -x .gpu/bin/sluice_${other}_test ]] || continue
-    step "memcheck-$other" compute-sanitizer --tool memcheck --error-exitcode 1 \
+    SLUICE_STRESS_STEPS_PER_THREAD=50 step "memcheck-$other" \
+      compute-sanitizer --tool memcheck --error-exitcode 1 \
       ".gpu/bin/sluice_${other}_test" --gtest_filter='*Gpu*:*GPU*:*Cuda*'
   done
+  [[ -x .gpu/bin/sluice_executor_test ]] && SLUICE_STRESS_STEPS_PER_THREAD=50 \
+    step racecheck-graph-replays compute-sanitizer --tool racecheck \
+      --error-exitcode 1 .gpu/bin/sluice_executor_test \
+      --gtest_filter='GpuGraphConcurrencyTest.*'
+
   # The example models run on /gpu:0 by default: check them whole.
   [[ -x .gpu/bin/sluice_examples_test ]] && step memcheck-examples \
     compute-sanitizer --tool memcheck --error-exitcode 1 .gpu/bin/sluice_examples_test

@@ -7,7 +7,9 @@
 // one cuBLAS likes to split along K, with partial products in its workspace,
 // which is what replays overlapping ordinary steps used to corrupt
 // (device/gpu_graph.h). Skips, with the reason, where no GPU is usable.
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -195,7 +197,13 @@ TEST(GpuGraphConcurrencyTest, IntegerModelIsExactOnTheCpu) {
 TEST(GpuGraphConcurrencyTest, ReplaysOverlapOrdinaryStepsWithIdenticalResults) {
   SKIP_WITHOUT_GPU();
   constexpr int kThreads = 8;
-  constexpr int kStepsPerThread = 1250;  // 10,000 in all
+  // 10,000 steps in all; SLUICE_STRESS_STEPS_PER_THREAD makes it shorter
+  // under compute-sanitizer, where every launch is slow.
+  int steps_per_thread = 1250;
+  if (const char* env = std::getenv("SLUICE_STRESS_STEPS_PER_THREAD")) {
+    steps_per_thread = std::max(1, std::atoi(env));
+  }
+  const int kStepsPerThread = steps_per_thread;
   absl::StatusOr<std::unique_ptr<Session>> created =
       IntegerMlpSession(RuntimeConfig());
   ASSERT_TRUE(created.ok()) << created.status();
