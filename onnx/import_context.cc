@@ -147,6 +147,8 @@ const OnnxOpTable& GetOnnxOpTable() {
     AddElementwiseOps(t);
     AddShapeOps(t);
     AddNnOps(t);
+    AddMathOps(t);
+    AddNormOps(t);
     return t;
   }();
   return *table;

@@ -118,6 +118,8 @@ const OnnxOpTable& GetOnnxOpTable();
 void AddElementwiseOps(OnnxOpTable* table);
 void AddShapeOps(OnnxOpTable* table);
 void AddNnOps(OnnxOpTable* table);
+void AddMathOps(OnnxOpTable* table);  // ops_math.cc
+void AddNormOps(OnnxOpTable* table);  // ops_norm.cc
 
 // Helpers shared by the handlers.
 // Emits x reshaped to `shape` (folded when x is a constant).

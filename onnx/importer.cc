@@ -13,12 +13,10 @@
 #include "onnx/graph_emitter.h"
 #include "onnx/import_context.h"
 #include "onnx/onnx_tensor.h"
+#include "onnx/op_versions.h"
 
 namespace sluice {
 namespace {
-
-constexpr int kMinOpset = 13;
-constexpr int kMaxOpset = 18;
 
 bool IsDefaultDomain(const std::string& domain) {
   return domain.empty() || domain == "ai.onnx";
@@ -28,10 +26,14 @@ absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model,
                                  absl::string_view model_name) {
   for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
     if (!IsDefaultDomain(id.domain())) continue;
-    if (id.version() < kMinOpset || id.version() > kMaxOpset) {
+    // Which versions of each op the model's opset means, and whether
+    // sluice implements them, is decided per node (CheckSupported).
+    if (id.version() < OldestImportedOpset() ||
+        id.version() > NewestKnownOpset()) {
       return absl::UnimplementedError(absl::StrCat(
           model_name, ": opset ", id.version(), " of the default ONNX domain; ",
-          "sluice imports opsets ", kMinOpset, " to ", kMaxOpset,
+          "sluice knows opsets ", OldestImportedOpset(), " to ",
+          NewestKnownOpset(),
           " (re-export, or convert with onnx.version_converter)"));
     }
     return static_cast<int>(id.version());
@@ -52,9 +54,15 @@ absl::Status CheckSupported(const onnx::GraphProto& graph, int opset,
     } else {
       auto it = table.find(node.op_type());
       if (it == table.end()) {
-        reason = "op not supported";
-      } else if (it->second.check != nullptr) {
-        reason = it->second.check(node, opset);
+        reason = OnnxOpVersion(node.op_type(), opset) == 0
+                     ? absl::StrCat("op ", node.op_type(),
+                                    " is not an ONNX op at opset ", opset)
+                     : "op not supported";
+      } else {
+        reason = UnhandledVersionReason(node.op_type(), opset);
+        if (reason.empty() && it->second.check != nullptr) {
+          reason = it->second.check(node, opset);
+        }
       }
     }
     if (!reason.empty()) {

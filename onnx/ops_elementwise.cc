@@ -23,7 +23,7 @@ const absl::flat_hash_map<std::string, std::string>& BinaryOps() {
   static const auto* ops = new absl::flat_hash_map<std::string, std::string>{
       {"Add", "Add"},   {"Sub", "Sub"},        {"Mul", "Mul"},
       {"Div", "Div"},   {"Pow", "Pow"},        {"Equal", "Equal"},
-      {"Less", "Less"}, {"Greater", "Greater"}};
+      {"Less", "Less"}, {"Greater", "Greater"}, {"Mod", "Mod"}};
   return *ops;
 }
 
@@ -42,13 +42,14 @@ absl::Status ConvertUnary(const onnx::NodeProto& node, ImportContext& ctx) {
 absl::Status ConvertBinary(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   ASSIGN_OR_RETURN(ValuePtr y, ctx.Input(node, 1));
+  std::string op = BinaryOps().at(node.op_type());
+  if (op == "Mod" && AttrInt(node, "fmod", 0) != 0) op = "FMod";
   if (node.op_type() == "Pow") {
     // ONNX lets the exponent have its own type; sluice's Pow does not.
     ASSIGN_OR_RETURN(y,
                      EmitCastTo(ctx, ctx.Hint(node, "exponent"), y, x->dtype));
   }
-  ASSIGN_OR_RETURN(ValuePtr z, ctx.em().Emit1(BinaryOps().at(node.op_type()),
-                                              ctx.Hint(node), {x, y}));
+  ASSIGN_OR_RETURN(ValuePtr z, ctx.em().Emit1(op, ctx.Hint(node), {x, y}));
   return ctx.SetOutput(node, 0, z);
 }
 
@@ -199,6 +200,10 @@ absl::Status ConvertLeakyRelu(const onnx::NodeProto& node, ImportContext& ctx) {
 std::string CheckDropout(const onnx::NodeProto& node, int opset) {
   if (node.output_size() > 1 && !node.output(1).empty()) {
     return "the mask output is not supported";
+  }
+  // Inference only: a training_mode input (version 12 on) may be true.
+  if (node.input_size() > 2 && !node.input(2).empty()) {
+    return "the training_mode input is not supported (inference only)";
   }
   return "";
 }

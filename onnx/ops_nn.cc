@@ -87,13 +87,54 @@ absl::Status ConvertGemm(const onnx::NodeProto& node, ImportContext& ctx) {
 absl::Status ConvertSoftmax(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   const bool log = node.op_type() == "LogSoftmax";
+  // Before version 13 the input is seen as 2-D, [d0*..*d(axis-1),
+  // d(axis)*..*dn], and axis defaults to 1.
+  bool coerce_2d = ctx.opset() < 13;
+  int64_t axis = AttrInt(node, "axis", coerce_2d ? 1 : -1);
+  std::vector<int64_t> dims;
+  if (coerce_2d) {
+    if (x->shape.unknown_rank()) {
+      return absl::UnimplementedError(
+          "softmax before opset 13 needs the input's rank known at import");
+    }
+    const int rank = x->shape.rank();
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis > rank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("axis ", axis, " out of range for rank ", rank));
+    }
+    if (axis == rank - 1) {
+      coerce_2d = false;  // the same as softmax over the last axis
+    } else {
+      int64_t outer = 1, inner = 1;
+      for (int i = 0; i < rank; ++i) {
+        if (x->shape.dim(i) < 0) {
+          return absl::UnimplementedError(
+              "softmax before opset 13 over several axes needs the input's "
+              "shape known at import");
+        }
+        dims.push_back(x->shape.dim(i));
+        (i < axis ? outer : inner) *= x->shape.dim(i);
+      }
+      ASSIGN_OR_RETURN(x, EmitReshape(ctx, ctx.Hint(node, "as_2d"), x,
+                                      {outer, inner}));
+      axis = 1;
+    }
+  }
+  const bool last = !log && !coerce_2d;
   ASSIGN_OR_RETURN(
       ValuePtr y,
       ctx.em().Emit1("Softmax",
-                     log ? ctx.Hint(node, "softmax") : ctx.Hint(node), {x},
-                     {{"axis", MakeIntAttr(AttrInt(node, "axis", -1))}}));
+                     last ? ctx.Hint(node) : ctx.Hint(node, "softmax"), {x},
+                     {{"axis", MakeIntAttr(axis)}}));
   if (log) {
-    ASSIGN_OR_RETURN(y, ctx.em().Emit1("Log", ctx.Hint(node), {y}));
+    ASSIGN_OR_RETURN(y, ctx.em().Emit1("Log",
+                                       coerce_2d ? ctx.Hint(node, "log")
+                                                 : ctx.Hint(node),
+                                       {y}));
+  }
+  if (coerce_2d) {
+    ASSIGN_OR_RETURN(y, EmitReshape(ctx, ctx.Hint(node), y, dims));
   }
   return ctx.SetOutput(node, 0, y);
 }
@@ -139,7 +180,45 @@ absl::Status ConvertLayerNorm(const onnx::NodeProto& node, ImportContext& ctx) {
           "LayerNorm", ctx.Hint(node), {x, scale, bias},
           {{"axis", MakeIntAttr(axis)},
            {"epsilon", MakeFloatAttr(AttrFloat(node, "epsilon", 1e-5f))}}));
-  return ctx.SetOutput(node, 0, y);
+  RETURN_IF_ERROR(ctx.SetOutput(node, 0, y));
+  const bool want_mean = node.output_size() > 1 && !node.output(1).empty();
+  const bool want_inv = node.output_size() > 2 && !node.output(2).empty();
+  if (!want_mean && !want_inv) return absl::OkStatus();
+  // Mean and InvStdDev (kept dims, float32 for 16-bit inputs by stash_type
+  // 1), composed: the LayerNorm kernel does not return them.
+  if (x->shape.unknown_rank()) {
+    return absl::UnimplementedError(
+        "the Mean and InvStdDev outputs need the input's rank known");
+  }
+  std::vector<int64_t> axes;
+  const int64_t rank = x->shape.rank();
+  for (int64_t i = axis < 0 ? axis + rank : axis; i < rank; ++i) {
+    axes.push_back(i);
+  }
+  if ((x->dtype == DT_FLOAT16 || x->dtype == DT_BFLOAT16) &&
+      AttrInt(node, "stash_type", 1) == 1) {
+    ASSIGN_OR_RETURN(x, EmitCastTo(ctx, ctx.Hint(node, "x32"), x, DT_FLOAT));
+  }
+  const AttrList reduce = {{"axes", MakeIntListAttr(axes)},
+                           {"keepdims", MakeBoolAttr(true)}};
+  auto& em = ctx.em();
+  ASSIGN_OR_RETURN(ValuePtr mean,
+                   em.Emit1("ReduceMean", ctx.Hint(node, "mean"), {x}, reduce));
+  RETURN_IF_ERROR(ctx.SetOutput(node, 1, mean));
+  if (!want_inv) return absl::OkStatus();
+  ASSIGN_OR_RETURN(ValuePtr d, em.Emit1("Sub", ctx.Hint(node, "centred"),
+                                        {x, mean}));
+  ASSIGN_OR_RETURN(d, em.Emit1("Mul", ctx.Hint(node, "sq"), {d, d}));
+  ASSIGN_OR_RETURN(ValuePtr var,
+                   em.Emit1("ReduceMean", ctx.Hint(node, "var"), {d}, reduce));
+  ValuePtr eps = em.AddConstant(
+      ScalarTensor(var->dtype, AttrFloat(node, "epsilon", 1e-5f)),
+      ctx.Hint(node, "epsilon"));
+  ASSIGN_OR_RETURN(var, em.Emit1("Add", ctx.Hint(node, "var_eps"),
+                                 {var, eps}));
+  ASSIGN_OR_RETURN(ValuePtr inv, em.Emit1("Rsqrt", ctx.Hint(node, "inv_std"),
+                                          {var}));
+  return ctx.SetOutput(node, 2, inv);
 }
 
 // Per-channel scale and shift of a BatchNormalization: y = x * s + t with
@@ -388,12 +467,47 @@ absl::Status ConvertReduce(const onnx::NodeProto& node, ImportContext& ctx) {
                      ctx.em().Emit1("Identity", ctx.Hint(node), {x}));
     return ctx.SetOutput(node, 0, y);
   }
-  const std::string& op = node.op_type();
+  std::string op = node.op_type();
   AttrList attrs = {
       {"axes", MakeIntListAttr(axes.value_or(std::vector<int64_t>{}))},
       {"keepdims", MakeBoolAttr(keepdims)}};
   ValuePtr y;
-  if (op == "ReduceMin") {  // min(x) = -max(-x)
+  if (op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceL1") {
+    // Sum of x*x (then its square root for L2) or of |x|.
+    const bool l1 = op == "ReduceL1";
+    ASSIGN_OR_RETURN(
+        ValuePtr t,
+        l1 ? ctx.em().Emit1("Abs", ctx.Hint(node, "abs"), {x})
+           : ctx.em().Emit1("Mul", ctx.Hint(node, "square"), {x, x}));
+    const bool l2 = op == "ReduceL2";
+    ASSIGN_OR_RETURN(y, ctx.em().Emit1("ReduceSum",
+                                       l2 ? ctx.Hint(node, "sum")
+                                          : ctx.Hint(node),
+                                       {t}, attrs));
+    if (l2) {
+      ASSIGN_OR_RETURN(y, ctx.em().Emit1("Sqrt", ctx.Hint(node), {y}));
+    }
+  } else if (op == "ReduceLogSum") {
+    ASSIGN_OR_RETURN(
+        y, ctx.em().Emit1("ReduceSum", ctx.Hint(node, "sum"), {x}, attrs));
+    ASSIGN_OR_RETURN(y, ctx.em().Emit1("Log", ctx.Hint(node), {y}));
+  } else if (op == "ReduceLogSumExp") {
+    // m + log(sum(exp(x - m))), m = max(x) over the axes: no overflow.
+    AttrList keep = attrs;
+    keep["keepdims"] = MakeBoolAttr(true);
+    ASSIGN_OR_RETURN(ValuePtr m, ctx.em().Emit1("ReduceMax",
+                                                ctx.Hint(node, "max_keep"),
+                                                {x}, keep));
+    ASSIGN_OR_RETURN(ValuePtr d,
+                     ctx.em().Emit1("Sub", ctx.Hint(node, "shifted"), {x, m}));
+    ASSIGN_OR_RETURN(d, ctx.em().Emit1("Exp", ctx.Hint(node, "exp"), {d}));
+    ASSIGN_OR_RETURN(
+        d, ctx.em().Emit1("ReduceSum", ctx.Hint(node, "sum"), {d}, attrs));
+    ASSIGN_OR_RETURN(d, ctx.em().Emit1("Log", ctx.Hint(node, "log"), {d}));
+    ASSIGN_OR_RETURN(
+        m, ctx.em().Emit1("ReduceMax", ctx.Hint(node, "max"), {x}, attrs));
+    ASSIGN_OR_RETURN(y, ctx.em().Emit1("Add", ctx.Hint(node), {d, m}));
+  } else if (op == "ReduceMin") {  // min(x) = -max(-x)
     ASSIGN_OR_RETURN(ValuePtr n,
                      ctx.em().Emit1("Neg", ctx.Hint(node, "neg"), {x}));
     ASSIGN_OR_RETURN(
@@ -412,14 +526,16 @@ void AddNnOps(OnnxOpTable* table) {
   (*table)["Gemm"] = {ConvertGemm, nullptr};
   (*table)["Softmax"] = {ConvertSoftmax, nullptr};
   (*table)["LogSoftmax"] = {ConvertSoftmax, nullptr};
-  (*table)["LayerNormalization"] = {ConvertLayerNorm, CheckExtraOutputs};
+  (*table)["LayerNormalization"] = {ConvertLayerNorm, nullptr};
   (*table)["BatchNormalization"] = {ConvertBatchNorm, CheckBatchNorm};
   (*table)["Conv"] = {ConvertConv, CheckWindow};
   (*table)["MaxPool"] = {ConvertPool, CheckWindow};
   (*table)["AveragePool"] = {ConvertPool, CheckWindow};
   (*table)["GlobalAveragePool"] = {ConvertGlobalPool, nullptr};
   (*table)["GlobalMaxPool"] = {ConvertGlobalPool, nullptr};
-  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"}) {
+  for (const char* op :
+       {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare",
+        "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}) {
     (*table)[op] = {ConvertReduce, nullptr};
   }
 }

@@ -4,6 +4,9 @@
 # scripts). Idempotent: when everything is present it only checks, quickly.
 #
 #   scripts/setup.sh
+#   scripts/setup.sh --onnx   # also .venv-onnx: numpy, onnx, onnxruntime
+#                             # (tests/onnx/requirements.txt), for the ONNX
+#                             # test-data scripts and the node-suite harness
 #
 # Set SLUICE_SKIP_APT=1 to skip the package step (machines without apt or
 # network, where the packages are provided some other way).
@@ -67,5 +70,27 @@ create_venv() {
   echo "$want" >"$stamp"
 }
 
+# .venv-onnx, on request: the same stamp rule, for tests/onnx/requirements.txt.
+create_onnx_venv() {
+  local venv="$ROOT/.venv-onnx"
+  local requirements="$ROOT/tests/onnx/requirements.txt"
+  local stamp="$venv/.sluice-requirements.sha256"
+  local want
+  want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+  if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    echo "setup: .venv-onnx up to date"
+    return
+  fi
+  if [[ ! -x "$venv/bin/python" ]]; then
+    echo "setup: creating .venv-onnx with $(command -v python3)"
+    python3 -m venv "$venv"
+  fi
+  echo "setup: installing Python packages from tests/onnx/requirements.txt"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -r "$requirements"
+  echo "$want" >"$stamp"
+}
+
 install_packages
 create_venv
+if [[ "${1:-}" == "--onnx" ]]; then create_onnx_venv; fi

@@ -77,6 +77,18 @@ void Unary(OpRegistry* r, const std::string& op,
                        .Build());
 }
 
+// A float unary op with float attributes (name, default), e.g. Elu's alpha.
+void ParamUnary(OpRegistry* r, const std::string& op,
+                const std::vector<std::pair<std::string, float>>& attrs,
+                const std::string& doc) {
+  OpDefBuilder b(op);
+  b.Input("x", "T").Output("y", "T").TypeAttr("T", kFloatTypes);
+  for (const auto& [name, value] : attrs) {
+    b.Attr(name, AttrType::kFloat, MakeFloatAttr(value));
+  }
+  RegisterOrDie(r, b.ShapeFn(UnchangedShapeFn).Doc(doc).Build());
+}
+
 void Binary(OpRegistry* r, const std::string& op,
             const std::vector<DataType>& types, const std::string& out_type,
             const std::string& doc) {
@@ -107,6 +119,37 @@ void Reduce(OpRegistry* r, const std::string& op, int kind,
                        .Build());
 }
 
+absl::Status ArgReduceFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(int64_t axis, c.attrs().GetInt("axis"));
+  ASSIGN_OR_RETURN(bool keepdims, c.attrs().GetBool("keepdims"));
+  const Shape& in = c.input_shape(0);
+  if (!in.unknown_rank()) {
+    ASSIGN_OR_RETURN(int a, NormalizeAxis(axis, in.rank()));
+    if (in.dim(a) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ArgMax/ArgMin over the empty dimension ", a, " of ",
+          in.DebugString()));
+    }
+  }
+  ASSIGN_OR_RETURN(Shape out, ReduceShape(in, {axis}, keepdims));
+  c.set_output_shape(0, std::move(out));
+  return absl::OkStatus();
+}
+
+void ArgReduce(OpRegistry* r, const std::string& op, const std::string& doc) {
+  RegisterOrDie(r, OpDefBuilder(op)
+                       .Input("input", "T")
+                       .Output("output", "int64")
+                       .TypeAttr("T", kNumericTypes)
+                       .Attr("axis", AttrType::kInt, MakeIntAttr(0))
+                       .Attr("keepdims", AttrType::kBool, MakeBoolAttr(true))
+                       .Attr("select_last_index", AttrType::kBool,
+                             MakeBoolAttr(false))
+                       .ShapeFn(ArgReduceFn)
+                       .Doc(doc)
+                       .Build());
+}
+
 }  // namespace
 
 void RegisterMathOps(OpRegistry* r) {
@@ -120,6 +163,37 @@ void RegisterMathOps(OpRegistry* r) {
   Unary(r, "Tanh", kFloatTypes, "tanh(x).");
   Unary(r, "Sigmoid", kFloatTypes, "1 / (1 + e^-x).");
   Unary(r, "Erf", kFloatTypes, "The error function.");
+  Unary(r, "Sin", kFloatTypes, "sin x.");
+  Unary(r, "Cos", kFloatTypes, "cos x.");
+  Unary(r, "Tan", kFloatTypes, "tan x.");
+  Unary(r, "Asin", kFloatTypes, "arcsin x.");
+  Unary(r, "Acos", kFloatTypes, "arccos x.");
+  Unary(r, "Atan", kFloatTypes, "arctan x.");
+  Unary(r, "Sinh", kFloatTypes, "sinh x.");
+  Unary(r, "Cosh", kFloatTypes, "cosh x.");
+  Unary(r, "Asinh", kFloatTypes, "arsinh x.");
+  Unary(r, "Acosh", kFloatTypes, "arcosh x.");
+  Unary(r, "Atanh", kFloatTypes, "artanh x.");
+  Unary(r, "Floor", kFloatTypes, "The largest integer <= x.");
+  Unary(r, "Ceil", kFloatTypes, "The smallest integer >= x.");
+  Unary(r, "Round", kFloatTypes, "The nearest integer, halves to even.");
+  Unary(r, "Sign", kNumericTypes, "-1, 0 or 1 as x is negative, 0 or "
+        "positive.");
+  Unary(r, "Softplus", kFloatTypes, "ln(1 + e^x), without overflow.");
+  Unary(r, "Softsign", kFloatTypes, "x / (1 + |x|).");
+  Unary(r, "Mish", kFloatTypes, "x tanh(softplus(x)).");
+  Unary(r, "HardSwish", kFloatTypes, "x max(0, min(1, x / 6 + 1/2)).");
+  ParamUnary(r, "HardSigmoid", {{"alpha", 0.2f}, {"beta", 0.5f}},
+             "max(0, min(1, alpha x + beta)).");
+  ParamUnary(r, "Elu", {{"alpha", 1.0f}},
+             "x for x >= 0, alpha (e^x - 1) below.");
+  ParamUnary(r, "Selu", {{"alpha", 1.67326319217681884765625f},
+                         {"gamma", 1.05070102214813232421875f}},
+             "gamma x for x > 0, gamma alpha (e^x - 1) otherwise.");
+  ParamUnary(r, "Celu", {{"alpha", 1.0f}},
+             "max(0, x) + min(0, alpha (e^(x / alpha) - 1)).");
+  ParamUnary(r, "ThresholdedRelu", {{"alpha", 1.0f}},
+             "x for x > alpha, 0 otherwise.");
   RegisterOrDie(r, OpDefBuilder("Gelu")
                        .Input("x", "T")
                        .Output("y", "T")
@@ -137,6 +211,12 @@ void RegisterMathOps(OpRegistry* r) {
   Binary(r, "Div", kNumericTypes, "T",
          "x / y; integers truncate toward zero and y = 0 is an error.");
   Binary(r, "Pow", kNumericTypes, "T", "x ^ y.");
+  Binary(r, "Mod", kNumericTypes, "T",
+         "Floor modulo: the remainder has y's sign (Python's %); integer "
+         "y = 0 is an error.");
+  Binary(r, "FMod", kNumericTypes, "T",
+         "Truncated modulo: the remainder has x's sign (C's fmod); integer "
+         "y = 0 is an error.");
   Binary(r, "Maximum", kNumericTypes, "T", "max(x, y).");
   Binary(r, "Minimum", kNumericTypes, "T", "min(x, y).");
   Binary(r, "Equal", kAllTypes, "bool", "x == y.");
@@ -167,6 +247,12 @@ void RegisterMathOps(OpRegistry* r) {
   Reduce(r, "ReduceSum", 0, "Sum");
   Reduce(r, "ReduceMean", 1, "Mean");
   Reduce(r, "ReduceMax", 2, "Maximum");
+  ArgReduce(r, "ArgMax",
+            "The int64 index of the largest element along axis (the first "
+            "on ties; the last with select_last_index).");
+  ArgReduce(r, "ArgMin",
+            "The int64 index of the smallest element along axis (the first "
+            "on ties; the last with select_last_index).");
 }
 
 }  // namespace sluice

@@ -17,12 +17,14 @@ void RegisterSourceKernels(KernelRegistry* registry);        // sources.cc
 void RegisterIdentityKernels(KernelRegistry* registry);      // identity.cc
 void RegisterCastKernels(KernelRegistry* registry);          // cast.cc
 void RegisterUnaryKernels(KernelRegistry* registry);         // elementwise_unary.cc
+void RegisterMathKernels(KernelRegistry* registry);          // elementwise_math.cc
 void RegisterBinaryKernels(KernelRegistry* registry);        // elementwise_binary.cc
 void RegisterWhereKernels(KernelRegistry* registry);         // where.cc
 void RegisterMatMulKernels(KernelRegistry* registry);        // matmul.cc
 void RegisterSoftmaxKernels(KernelRegistry* registry);       // softmax.cc
 void RegisterLayerNormKernels(KernelRegistry* registry);     // layer_norm.cc
 void RegisterReduceKernels(KernelRegistry* registry);        // reduce.cc
+void RegisterArgReduceKernels(KernelRegistry* registry);     // arg_reduce.cc
 void RegisterShapeKernels(KernelRegistry* registry);         // shape_ops.cc
 void RegisterConcatSplitKernels(KernelRegistry* registry);   // concat_split.cc
 void RegisterSliceKernels(KernelRegistry* registry);         // slice.cc

@@ -1,5 +1,5 @@
 // Binary elementwise kernels with NumPy broadcasting: Add, Sub, Mul, Div,
-// Pow, Maximum, Minimum, and the comparisons Equal, Less, Greater.
+// Pow, Mod, FMod, Maximum, Minimum, and the comparisons Equal, Less, Greater.
 // Same-shape and scalar operands take a flat loop; everything else walks a
 // BroadcastPlan row by row. float16/bfloat16 compute in float; signed
 // integer arithmetic wraps (it is done in the unsigned type).
@@ -76,6 +76,25 @@ struct PowOp {
     }
   }
 };
+// Floor modulo, the result taking the divisor's sign (Python's %, ONNX Mod
+// with fmod=0); FMod truncates, the result taking the dividend's sign (C's
+// fmod and %, ONNX Mod with fmod=1). Integer b == 0 is rejected before the
+// loop.
+struct FModOp {
+  template <typename C> static C Apply(C a, C b) {
+    if constexpr (std::is_integral_v<C>) {
+      return b == -1 ? C(0) : a % b;  // INT_MIN % -1 overflows
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+struct ModOp {
+  template <typename C> static C Apply(C a, C b) {
+    const C r = FModOp::Apply(a, b);
+    return (r != C(0) && ((r < C(0)) != (b < C(0)))) ? C(r + b) : r;
+  }
+};
 // NaN-propagating, like NumPy.
 struct MaximumOp {
   template <typename C> static C Apply(C a, C b) {
@@ -127,7 +146,9 @@ absl::Status CheckOperands(const Tensor& y) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     const T* v = y.data<T>();
     for (int64_t i = 0; i < y.NumElements(); ++i) {
-      if (std::is_same_v<Op, DivOp> && v[i] == 0) {
+      if ((std::is_same_v<Op, DivOp> || std::is_same_v<Op, ModOp> ||
+           std::is_same_v<Op, FModOp>) &&
+          v[i] == 0) {
         return absl::InvalidArgumentError(absl::StrCat(
             "integer division by zero (divisor element ", i, " is 0)"));
       }
@@ -227,6 +248,8 @@ void RegisterBinaryKernels(KernelRegistry* r) {
   RegisterArith<MulOp>(r, "Mul");
   RegisterArith<DivOp>(r, "Div");
   RegisterArith<PowOp>(r, "Pow");
+  RegisterArith<ModOp>(r, "Mod");
+  RegisterArith<FModOp>(r, "FMod");
   RegisterArith<MaximumOp>(r, "Maximum");
   RegisterArith<MinimumOp>(r, "Minimum");
   r->Register(

@@ -9,12 +9,14 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterIdentityKernels(registry);
   cpu::RegisterCastKernels(registry);
   cpu::RegisterUnaryKernels(registry);
+  cpu::RegisterMathKernels(registry);
   cpu::RegisterBinaryKernels(registry);
   cpu::RegisterWhereKernels(registry);
   cpu::RegisterMatMulKernels(registry);
   cpu::RegisterSoftmaxKernels(registry);
   cpu::RegisterLayerNormKernels(registry);
   cpu::RegisterReduceKernels(registry);
+  cpu::RegisterArgReduceKernels(registry);
   cpu::RegisterShapeKernels(registry);
   cpu::RegisterConcatSplitKernels(registry);
   cpu::RegisterSliceKernels(registry);

@@ -13,13 +13,16 @@ using ::testing::HasSubstr;
 
 TEST(OpRegistryTest, GlobalHoldsEveryOpOfTheContract) {
   const std::vector<std::string> expected = {
-      "Abs", "Add", "AvgPool", "Cast", "Concat", "Const", "Conv2D", "Div",
-      "Equal", "Erf", "Exp", "Expand", "Gather", "Gelu", "GlobalAvgPool",
-      "Greater", "Identity", "Input", "LayerNorm", "Less", "Log", "MatMul",
-      "MaxPool", "Maximum", "Minimum", "Mul", "Neg", "Pow", "ReduceMax",
-      "ReduceMean", "ReduceSum", "Relu", "Reshape", "Rsqrt", "Sigmoid",
-      "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh",
-      "Transpose", "Unsqueeze", "Where"};
+      "Abs", "Acos", "Acosh", "Add", "ArgMax", "ArgMin", "Asin", "Asinh",
+      "Atan", "Atanh", "AvgPool", "Cast", "Ceil", "Celu", "Concat", "Const",
+      "Conv2D", "Cos", "Cosh", "Div", "Elu", "Equal", "Erf", "Exp", "Expand",
+      "FMod", "Floor", "Gather", "Gelu", "GlobalAvgPool", "Greater",
+      "HardSigmoid", "HardSwish", "Identity", "Input", "LayerNorm", "Less",
+      "Log", "MatMul", "MaxPool", "Maximum", "Minimum", "Mish", "Mod", "Mul",
+      "Neg", "Pow", "ReduceMax", "ReduceMean", "ReduceSum", "Relu", "Reshape",
+      "Round", "Rsqrt", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Slice",
+      "Softmax", "Softplus", "Softsign", "Split", "Sqrt", "Squeeze", "Sub",
+      "Tan", "Tanh", "ThresholdedRelu", "Transpose", "Unsqueeze", "Where"};
   EXPECT_EQ(OpRegistry::Global()->OpNames(), expected);
 }
 
@@ -86,6 +89,13 @@ TEST(OpDefTest, DefaultsMatchTheContract) {
                 "count_include_pad"), nullptr);
   const OpDef* matmul = OpRegistry::Global()->Find("MatMul");
   EXPECT_EQ(matmul->FindAttr("T")->allowed_types, kFloatTypes);
+  const OpDef* hard_sigmoid = OpRegistry::Global()->Find("HardSigmoid");
+  EXPECT_FLOAT_EQ(hard_sigmoid->FindAttr("alpha")->default_value->f(), 0.2f);
+  EXPECT_FLOAT_EQ(hard_sigmoid->FindAttr("beta")->default_value->f(), 0.5f);
+  const OpDef* selu = OpRegistry::Global()->Find("Selu");
+  EXPECT_FLOAT_EQ(selu->FindAttr("gamma")->default_value->f(), 1.0507010f);
+  EXPECT_EQ(OpRegistry::Global()->Find("Sign")->FindAttr("T")->allowed_types,
+            kNumericTypes);
 }
 
 TEST(OpDefTest, AttrTypeNames) {

@@ -1,16 +1,18 @@
 // The importer on bad and unusual input, with models built here as ONNX
 // protos: every unsupported node listed at once, files that are not ONNX,
-// opsets out of range, external data that is missing, short or outside the
+// opsets out of range and op versions sluice does not implement, external data that is missing, short or outside the
 // model's folder, initializers in each typed field, values that sluice needs
 // at import time but cannot fold, and the command-line option parsers.
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "core/tensor_proto.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/importer.h"
 #include "onnx/onnx_pb.h"
+#include "onnx/op_versions.h"
 #include "tests/test_data.h"
 
 namespace sluice {
@@ -80,7 +82,7 @@ TEST(OnnxImporterErrorTest, ListsEveryUnsupportedNodeAtOnce) {
   AddInput(g, "x", {1, 2, 4, 4, 4});
   AddNode(g, "Relu", {"x"}, {"r"}, "fine");
   AddNode(g, "TopK", {"r", "k"}, {"v", "i"}, "topk");
-  AddNode(g, "Mod", {"r", "r"}, {"m"}, "mod");
+  AddNode(g, "StringNormalizer", {"r"}, {"m"}, "mod");
   AddNode(g, "FusedGemm", {"r", "r"}, {"f"}, "fused")
       ->set_domain("com.microsoft");
   onnx::NodeProto* conv = AddNode(g, "Conv", {"x", "w"}, {"c"}, "conv3d");
@@ -102,7 +104,7 @@ TEST(OnnxImporterErrorTest, ListsEveryUnsupportedNodeAtOnce) {
   EXPECT_THAT(def.status().message(),
               AllOf(HasSubstr("5 nodes"),
                     HasSubstr("node 'topk' (TopK, opset 17): op not supported"),
-                    HasSubstr("node 'mod' (Mod, opset 17)"),
+                    HasSubstr("node 'mod' (StringNormalizer, opset 17)"),
                     HasSubstr("node 'fused' (FusedGemm, opset 17): domain "
                               "'com.microsoft'"),
                     HasSubstr("node 'conv3d' (Conv, opset 17): 3-D windows"),
@@ -123,12 +125,80 @@ TEST(OnnxImporterErrorTest, MissingFileIsNotFound) {
   EXPECT_EQ(def.status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST(OnnxImporterErrorTest, OpsetOutsideThirteenToEighteen) {
-  onnx::ModelProto model = NewModel(11);
+TEST(OnnxImporterErrorTest, OpsetNewerThanTheNewestKnownIsRefused) {
+  onnx::ModelProto model = NewModel(NewestKnownOpset() + 1);
   AddInput(model.mutable_graph(), "x", {2});
   absl::StatusOr<GraphDef> def = Import(model);
   EXPECT_EQ(def.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(def.status().message(), HasSubstr("opsets 13 to 18"));
+  EXPECT_THAT(def.status().message(),
+              HasSubstr(absl::StrCat("sluice knows opsets 1 to ",
+                                     NewestKnownOpset())));
+}
+
+TEST(OnnxOpVersionTest, TheOpsetSelectsEachOpsNewestVersionNotAfterIt) {
+  EXPECT_EQ(OnnxOpVersion("ReduceMean", 17), 13);
+  EXPECT_EQ(OnnxOpVersion("ReduceMean", 18), 18);
+  EXPECT_EQ(OnnxOpVersion("ReduceMean", 25), 18);
+  EXPECT_EQ(OnnxOpVersion("Sin", 22), 22);
+  EXPECT_EQ(OnnxOpVersion("Sin", 6), 0);  // Sin is new in opset 7
+  EXPECT_EQ(OnnxOpVersion("NoSuchOp", 18), 0);
+  EXPECT_GE(NewestKnownOpset(), 22);
+  EXPECT_EQ(UnhandledVersionReason("ReduceMean", 21), "");
+}
+
+TEST(OnnxImporterOpsetTest, ModelOfANewerOpsetLoadsWhenItsOpsAreHandled) {
+  onnx::ModelProto model = NewModel(22);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {2, 3});
+  AddNode(g, "Sin", {"x"}, {"s"});
+  AddNode(g, "Relu", {"s"}, {"y"});
+  AddOutput(g, "y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_TRUE(def.ok()) << def.status();
+  std::vector<std::string> ops;
+  for (const NodeDef& n : def->node()) ops.push_back(n.op());
+  EXPECT_THAT(ops, ElementsAre("Input", "Sin", "Relu"));
+}
+
+TEST(OnnxImporterOpsetTest, ReportsEachOpVersionSluiceDoesNotImplement) {
+  onnx::ModelProto model = NewModel(6);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {2, 3});
+  AddNode(g, "Relu", {"x"}, {"r"}, "fine");       // version 6: handled
+  AddNode(g, "Clip", {"r"}, {"c"}, "clip6");      // min/max attributes
+  AddNode(g, "Add", {"c", "r"}, {"a"}, "add6");   // legacy broadcast
+  AddNode(g, "Sin", {"a"}, {"y"}, "sin");         // not in opset 6
+  AddOutput(g, "y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_FALSE(def.ok());
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(
+      def.status().message(),
+      AllOf(HasSubstr("3 nodes"),
+            HasSubstr("op Clip at opset 6 (version 6): min and max as "
+                      "attributes (before version 11) not supported"),
+            HasSubstr("op Add at opset 6 (version 6)"),
+            HasSubstr("op Sin does not exist at opset 6"),
+            Not(HasSubstr("'fine'"))));
+}
+
+TEST(OnnxImporterOpsetTest, SoftmaxBeforeOpset13FlattensFromItsAxis) {
+  onnx::ModelProto model = NewModel(11);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {2, 3, 4});
+  AddNode(g, "Softmax", {"x"}, {"y"});  // axis 1: softmax over 3 * 4
+  AddOutput(g, "y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_TRUE(def.ok()) << def.status();
+  std::vector<std::string> ops;
+  for (const NodeDef& n : def->node()) {
+    ops.push_back(n.op());
+    if (n.op() == "Softmax") {
+      EXPECT_EQ(n.attr().at("axis").i(), 1);
+    }
+  }
+  EXPECT_THAT(ops, ::testing::Contains("Reshape").Times(2));
+  EXPECT_EQ(def->signature().outputs(0).shape().dim_size(), 3);
 }
 
 // A model y = x + w where w's data is external at `location`.

@@ -1,0 +1,162 @@
+// ONNX normalisations and small compositions, lowered to existing sluice ops
+// (no kernel of their own): RMSNormalization, LpNormalization, Mean, Swish
+// and Shrink. Each needs the input's rank known at import where it reduces.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/attr_map.h"
+#include "onnx/import_context.h"
+
+namespace sluice {
+namespace {
+
+ValuePtr Scalar(ImportContext& ctx, DataType dtype, double v,
+                absl::string_view hint) {
+  return ctx.em().AddConstant(ScalarTensor(dtype, v), hint);
+}
+
+// The axes [axis, rank) of x, for normalisations over the trailing dims.
+absl::StatusOr<std::vector<int64_t>> TrailingAxes(const ValuePtr& x,
+                                                  int64_t axis) {
+  if (x->shape.unknown_rank()) {
+    return absl::UnimplementedError(
+        "needs the input's rank known at import time");
+  }
+  const int64_t rank = x->shape.rank();
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("axis ", axis, " out of range for rank ", rank));
+  }
+  std::vector<int64_t> axes;
+  for (int64_t i = a; i < rank; ++i) axes.push_back(i);
+  return axes;
+}
+
+// Y = X / sqrt(mean(X^2 over [axis, rank)) + epsilon) * scale, computed in
+// float32 for 16-bit inputs (stash_type 1).
+absl::Status ConvertRmsNorm(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr scale, ctx.Input(node, 1));
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes,
+                   TrailingAxes(x, AttrInt(node, "axis", -1)));
+  const DataType out_dtype = x->dtype;
+  const bool widen = (out_dtype == DT_FLOAT16 || out_dtype == DT_BFLOAT16) &&
+                     AttrInt(node, "stash_type", 1) == 1;
+  if (widen) {
+    ASSIGN_OR_RETURN(x, EmitCastTo(ctx, ctx.Hint(node, "x32"), x, DT_FLOAT));
+  }
+  auto& em = ctx.em();
+  ASSIGN_OR_RETURN(ValuePtr sq, em.Emit1("Mul", ctx.Hint(node, "sq"), {x, x}));
+  ASSIGN_OR_RETURN(ValuePtr ms,
+                   em.Emit1("ReduceMean", ctx.Hint(node, "mean_sq"), {sq},
+                            {{"axes", MakeIntListAttr(axes)},
+                             {"keepdims", MakeBoolAttr(true)}}));
+  ValuePtr eps = Scalar(ctx, x->dtype, AttrFloat(node, "epsilon", 1e-5f),
+                        ctx.Hint(node, "epsilon"));
+  ASSIGN_OR_RETURN(ms, em.Emit1("Add", ctx.Hint(node, "plus_eps"), {ms, eps}));
+  ASSIGN_OR_RETURN(ValuePtr inv,
+                   em.Emit1("Rsqrt", ctx.Hint(node, "inv_rms"), {ms}));
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   em.Emit1("Mul", ctx.Hint(node, "normed"), {x, inv}));
+  if (widen) {
+    ASSIGN_OR_RETURN(y, EmitCastTo(ctx, ctx.Hint(node, "normed16"), y,
+                                   out_dtype));
+  }
+  ASSIGN_OR_RETURN(y, em.Emit1("Mul", ctx.Hint(node), {y, scale}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+// x / ||x||_p along axis (p 1 or 2).
+std::string CheckLpNorm(const onnx::NodeProto& node, int opset) {
+  const int64_t p = AttrInt(node, "p", 2);
+  if (p != 1 && p != 2) return absl::StrCat("p = ", p, " (1 or 2 only)");
+  return "";
+}
+
+absl::Status ConvertLpNorm(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  const int64_t p = AttrInt(node, "p", 2);
+  const AttrList reduce = {
+      {"axes", MakeIntListAttr({AttrInt(node, "axis", -1)})},
+      {"keepdims", MakeBoolAttr(true)}};
+  auto& em = ctx.em();
+  ASSIGN_OR_RETURN(ValuePtr t,
+                   p == 1 ? em.Emit1("Abs", ctx.Hint(node, "abs"), {x})
+                          : em.Emit1("Mul", ctx.Hint(node, "sq"), {x, x}));
+  ASSIGN_OR_RETURN(ValuePtr norm,
+                   em.Emit1("ReduceSum", ctx.Hint(node, "sum"), {t}, reduce));
+  if (p == 2) {
+    ASSIGN_OR_RETURN(norm, em.Emit1("Sqrt", ctx.Hint(node, "norm"), {norm}));
+  }
+  ASSIGN_OR_RETURN(ValuePtr y, em.Emit1("Div", ctx.Hint(node), {x, norm}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+// Mean(x1, ..., xn) = (x1 + ... + xn) / n, broadcasting.
+absl::Status ConvertMean(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr acc, ctx.Input(node, 0));
+  for (int i = 1; i < node.input_size(); ++i) {
+    ASSIGN_OR_RETURN(ValuePtr next, ctx.Input(node, i));
+    ASSIGN_OR_RETURN(acc, ctx.em().Emit1(
+                              "Add", ctx.Hint(node, absl::StrCat("sum", i)),
+                              {acc, next}));
+  }
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("Div", ctx.Hint(node),
+                     {acc, Scalar(ctx, acc->dtype, node.input_size(),
+                                  ctx.Hint(node, "n"))}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+// Swish(x) = x * sigmoid(alpha * x).
+absl::Status ConvertSwish(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  auto& em = ctx.em();
+  ValuePtr a = Scalar(ctx, x->dtype, AttrFloat(node, "alpha", 1.0f),
+                      ctx.Hint(node, "alpha"));
+  ASSIGN_OR_RETURN(ValuePtr ax, em.Emit1("Mul", ctx.Hint(node, "ax"), {x, a}));
+  ASSIGN_OR_RETURN(ValuePtr s,
+                   em.Emit1("Sigmoid", ctx.Hint(node, "sigmoid"), {ax}));
+  ASSIGN_OR_RETURN(ValuePtr y, em.Emit1("Mul", ctx.Hint(node), {x, s}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+absl::Status ConvertShrink(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  auto& em = ctx.em();
+  const double lambd = AttrFloat(node, "lambd", 0.5f);
+  const double bias = AttrFloat(node, "bias", 0.0f);
+  ValuePtr lo = Scalar(ctx, x->dtype, -lambd, ctx.Hint(node, "lo"));
+  ValuePtr hi = Scalar(ctx, x->dtype, lambd, ctx.Hint(node, "hi"));
+  ValuePtr b = Scalar(ctx, x->dtype, bias, ctx.Hint(node, "bias"));
+  ValuePtr zero = Scalar(ctx, x->dtype, 0, ctx.Hint(node, "zero"));
+  ASSIGN_OR_RETURN(ValuePtr below,
+                   em.Emit1("Less", ctx.Hint(node, "below"), {x, lo}));
+  ASSIGN_OR_RETURN(ValuePtr above,
+                   em.Emit1("Greater", ctx.Hint(node, "above"), {x, hi}));
+  ASSIGN_OR_RETURN(ValuePtr plus, em.Emit1("Add", ctx.Hint(node, "plus"),
+                                           {x, b}));
+  ASSIGN_OR_RETURN(ValuePtr minus, em.Emit1("Sub", ctx.Hint(node, "minus"),
+                                            {x, b}));
+  ASSIGN_OR_RETURN(ValuePtr upper, em.Emit1("Where", ctx.Hint(node, "upper"),
+                                            {above, minus, zero}));
+  ASSIGN_OR_RETURN(ValuePtr y, em.Emit1("Where", ctx.Hint(node),
+                                        {below, plus, upper}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+}  // namespace
+
+void AddNormOps(OnnxOpTable* table) {
+  (*table)["RMSNormalization"] = {ConvertRmsNorm, nullptr};
+  (*table)["LpNormalization"] = {ConvertLpNorm, CheckLpNorm};
+  (*table)["Mean"] = {ConvertMean, nullptr};
+  (*table)["Swish"] = {ConvertSwish, nullptr};
+  (*table)["Shrink"] = {ConvertShrink, nullptr};
+}
+
+}  // namespace sluice

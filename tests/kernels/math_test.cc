@@ -1,0 +1,197 @@
+// The unary math family (elementwise_math.cc) and Mod/FMod: values worked out
+// by hand, every float dtype where the op takes them.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernel_test_util.h"
+
+namespace sluice::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::vector<DataType> kFloats = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16,
+                                       DT_BFLOAT16};
+
+double TolFor(DataType t) {
+  switch (t) {
+    case DT_FLOAT16: return 1e-2;
+    case DT_BFLOAT16: return 3e-2;
+    case DT_FLOAT: return 1e-6;
+    default: return 1e-12;
+  }
+}
+
+TEST(MathKernelTest, TrigonometricAndHyperbolicEveryFloatDtype) {
+  struct Case {
+    const char* op;
+    std::vector<double> x;
+    std::vector<double> want;
+  };
+  const double pi = M_PI;
+  const std::vector<Case> cases = {
+      {"Sin", {0, pi / 6, pi / 2}, {0, 0.5, 1}},
+      {"Cos", {0, pi / 3, pi}, {1, 0.5, -1}},
+      {"Tan", {0, pi / 4, -pi / 4}, {0, 1, -1}},
+      {"Asin", {0, 0.5, -1}, {0, pi / 6, -pi / 2}},
+      {"Acos", {1, 0.5, -1}, {0, pi / 3, pi}},
+      {"Atan", {0, 1, -1}, {0, pi / 4, -pi / 4}},
+      {"Sinh", {0, std::log(2.0), -std::log(2.0)}, {0, 0.75, -0.75}},
+      {"Cosh", {0, std::log(2.0), -std::log(2.0)}, {1, 1.25, 1.25}},
+      {"Asinh", {0, 0.75, -0.75}, {0, std::log(2.0), -std::log(2.0)}},
+      {"Acosh", {1, 1.25, 1}, {0, std::log(2.0), 0}},
+      {"Atanh", {0, 0.6, -0.6}, {0, std::log(2.0), -std::log(2.0)}},
+  };
+  for (DataType t : kFloats) {
+    for (const Case& c : cases) {
+      auto out = RunOp(c.op, {MakeTensor(t, {3}, c.x)});
+      ASSERT_TRUE(out.ok()) << c.op << " " << DataTypeName(t) << ": "
+                            << out.status();
+      EXPECT_EQ((*out)[0].dtype(), t);
+      ExpectTensor((*out)[0], {3}, c.want, 4 * TolFor(t));
+    }
+  }
+}
+
+TEST(MathKernelTest, RoundingHalvesToEven) {
+  for (DataType t : kFloats) {
+    const std::vector<double> x = {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.3, -2.7};
+    auto round = RunOp("Round", {MakeTensor(t, {8}, x)});
+    ASSERT_TRUE(round.ok()) << round.status();
+    ExpectTensor((*round)[0], {8}, {-2, -2, -0, 0, 2, 2, 2, -3});
+    auto floor = RunOp("Floor", {MakeTensor(t, {8}, x)});
+    ASSERT_TRUE(floor.ok()) << floor.status();
+    ExpectTensor((*floor)[0], {8}, {-3, -2, -1, 0, 1, 2, 2, -3});
+    auto ceil = RunOp("Ceil", {MakeTensor(t, {8}, x)});
+    ASSERT_TRUE(ceil.ok()) << ceil.status();
+    ExpectTensor((*ceil)[0], {8}, {-2, -1, -0, 1, 2, 3, 3, -2});
+  }
+}
+
+TEST(MathKernelTest, SignOfFloatsAndInts) {
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64}) {
+    auto out = RunOp("Sign", {MakeTensor(t, {4}, {-3, 0, 7, -1})});
+    ASSERT_TRUE(out.ok()) << DataTypeName(t) << ": " << out.status();
+    EXPECT_EQ((*out)[0].dtype(), t);
+    ExpectTensor((*out)[0], {4}, {-1, 0, 1, -1});
+  }
+}
+
+TEST(MathKernelTest, SoftplusDoesNotOverflow) {
+  auto out = RunOp("Softplus", {F32({-1, 0, 1, 100, -100}, {5})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {5},
+               {std::log1p(std::exp(-1.0)), std::log(2.0),
+                1 + std::log1p(std::exp(-1.0)), 100, std::exp(-100.0)},
+               1e-6);
+}
+
+TEST(MathKernelTest, ActivationsWithoutAttributes) {
+  const double sp1 = 1 + std::log1p(std::exp(-1.0));  // softplus(1)
+  struct Case {
+    const char* op;
+    std::vector<double> want;  // x = {-4, -1, 0, 1, 4}
+  };
+  const std::vector<Case> cases = {
+      {"Softsign", {-0.8, -0.5, 0, 0.5, 0.8}},
+      {"HardSwish", {0, -1.0 / 3, 0, 2.0 / 3, 4}},
+      {"Mish",
+       {-4 * std::tanh(std::log1p(std::exp(-4.0))),
+        -std::tanh(std::log1p(std::exp(-1.0))), 0, std::tanh(sp1),
+        4 * std::tanh(4 + std::log1p(std::exp(-4.0)))}},
+  };
+  for (const Case& c : cases) {
+    auto out = RunOp(c.op, {F32({-4, -1, 0, 1, 4}, {5})});
+    ASSERT_TRUE(out.ok()) << c.op << ": " << out.status();
+    ExpectTensor((*out)[0], {5}, c.want, 1e-6);
+  }
+}
+
+TEST(MathKernelTest, ActivationsReadTheirAttributesOrDefaults) {
+  const Tensor x = F32({-2, -0.5, 0, 0.5, 3}, {5});
+  auto hs = RunOp("HardSigmoid", {x});  // alpha 0.2, beta 0.5
+  ASSERT_TRUE(hs.ok()) << hs.status();
+  ExpectTensor((*hs)[0], {5}, {0.1, 0.4, 0.5, 0.6, 1}, 1e-6);
+  auto hs2 = RunOp("HardSigmoid", {x},
+                   {{"alpha", FloatAttr(0.5f)}, {"beta", FloatAttr(0.6f)}});
+  ASSERT_TRUE(hs2.ok()) << hs2.status();
+  ExpectTensor((*hs2)[0], {5}, {0, 0.35, 0.6, 0.85, 1}, 1e-6);
+
+  auto elu = RunOp("Elu", {x}, {{"alpha", FloatAttr(2.0f)}});
+  ASSERT_TRUE(elu.ok()) << elu.status();
+  ExpectTensor((*elu)[0], {5},
+               {2 * std::expm1(-2.0), 2 * std::expm1(-0.5), 0, 0.5, 3}, 1e-6);
+
+  auto selu = RunOp("Selu", {x}, {{"alpha", FloatAttr(2.0f)},
+                                  {"gamma", FloatAttr(3.0f)}});
+  ASSERT_TRUE(selu.ok()) << selu.status();
+  ExpectTensor((*selu)[0], {5},
+               {6 * std::expm1(-2.0), 6 * std::expm1(-0.5), 0, 1.5, 9}, 1e-5);
+
+  auto celu = RunOp("Celu", {x}, {{"alpha", FloatAttr(2.0f)}});
+  ASSERT_TRUE(celu.ok()) << celu.status();
+  ExpectTensor((*celu)[0], {5},
+               {2 * std::expm1(-1.0), 2 * std::expm1(-0.25), 0, 0.5, 3},
+               1e-6);
+
+  auto thr = RunOp("ThresholdedRelu", {x});  // alpha 1
+  ASSERT_TRUE(thr.ok()) << thr.status();
+  ExpectTensor((*thr)[0], {5}, {0, 0, 0, 0, 3});
+}
+
+TEST(MathKernelTest, ModTakesTheDivisorsSignFModTheDividends) {
+  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_INT64}) {
+    const Tensor x = MakeTensor(t, {4}, {7, -7, 7, -7});
+    const Tensor y = MakeTensor(t, {4}, {3, 3, -3, -3});
+    auto mod = RunOp("Mod", {x, y});
+    ASSERT_TRUE(mod.ok()) << DataTypeName(t) << ": " << mod.status();
+    ExpectTensor((*mod)[0], {4}, {1, 2, -2, -1});
+    auto fmod = RunOp("FMod", {x, y});
+    ASSERT_TRUE(fmod.ok()) << DataTypeName(t) << ": " << fmod.status();
+    ExpectTensor((*fmod)[0], {4}, {1, -1, 1, -1});
+  }
+  // Broadcast, fractional floats.
+  auto out = RunOp("Mod", {F32({5.5f, -5.5f}, {2}), F32({2}, {})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {2}, {1.5, 0.5}, 1e-6);
+}
+
+TEST(MathKernelTest, IntegerModByZeroIsAnError) {
+  auto out = RunOp("Mod", {I32({1, 2}, {2}), I32({1, 0}, {2})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("by zero"));
+}
+
+TEST(MathKernelTest, TrigonometryRefusesIntegers) {
+  auto out = RunOp("Sin", {I32({1}, {1})});
+  EXPECT_FALSE(out.ok());
+}
+
+TEST(ArgReduceKernelTest, FirstOrLastIndexAlongAnAxis) {
+  // x = [[1, 5, 5], [7, 0, 7]]
+  const Tensor x = F32({1, 5, 5, 7, 0, 7}, {2, 3});
+  auto max1 = RunOp("ArgMax", {x}, {{"axis", IntAttr(1)}});
+  ASSERT_TRUE(max1.ok()) << max1.status();
+  EXPECT_EQ((*max1)[0].dtype(), DT_INT64);
+  ExpectTensor((*max1)[0], {2, 1}, {1, 0});
+  auto last = RunOp("ArgMax", {x},
+                    {{"axis", IntAttr(-1)},
+                     {"keepdims", BoolAttr(false)},
+                     {"select_last_index", BoolAttr(true)}});
+  ASSERT_TRUE(last.ok()) << last.status();
+  ExpectTensor((*last)[0], {2}, {2, 2});
+  auto min0 = RunOp("ArgMin", {x});  // axis 0, keepdims
+  ASSERT_TRUE(min0.ok()) << min0.status();
+  ExpectTensor((*min0)[0], {1, 3}, {0, 1, 0});
+  auto ints = RunOp("ArgMin", {I64({4, -2, 9, -2}, {4})},
+                    {{"select_last_index", BoolAttr(true)}});
+  ASSERT_TRUE(ints.ok()) << ints.status();
+  ExpectTensor((*ints)[0], {1}, {3});
+}
+
+}  // namespace
+}  // namespace sluice::testing
