@@ -169,6 +169,25 @@ absl::StatusOr<T> BinaryOp(const std::string& op, T a, T b) {
     return static_cast<T>(
         std::pow(static_cast<double>(a), static_cast<double>(b)));
   }
+  if (op == "Mod" || op == "FMod") {  // as kernels/cpu/elementwise_binary.cc
+    T r;
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return absl::InvalidArgumentError("integer modulo by 0");
+      if constexpr (std::is_signed_v<T>) {
+        if (b == T(-1)) return T(0);  // INT_MIN % -1 overflows
+      }
+      r = static_cast<T>(a % b);
+    } else {
+      r = static_cast<T>(
+          std::fmod(static_cast<double>(a), static_cast<double>(b)));
+    }
+    if constexpr (!std::is_unsigned_v<T>) {
+      if (op == "Mod" && r != T(0) && ((r < T(0)) != (b < T(0)))) {
+        r = static_cast<T>(r + b);
+      }
+    }
+    return r;
+  }
   return absl::UnimplementedError(op);
 }
 
@@ -358,6 +377,7 @@ const absl::flat_hash_set<std::string>& Ops() {
       "Rsqrt",    "Exp",       "Log",    "Erf",       "Tanh",  "Sigmoid",
       "Add",      "Sub",       "Mul",    "Div",       "Pow",   "Maximum",
       "Minimum",  "Equal",     "Less",   "Greater",   "Where", "Reshape",
+      "Mod",      "FMod",
       "Squeeze",  "Unsqueeze", "Expand", "Transpose", "Slice", "Concat",
       "Split",    "Gather"};
   return *ops;

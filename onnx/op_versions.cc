@@ -139,6 +139,9 @@ const std::vector<Handled>& HandledTable() {
       {"PRelu", {7, 9, 16}, "the legacy consumed_inputs attribute"},
       {"ArgMax", {1, 11, 12, 13}},
       {"ArgMin", {1, 11, 12, 13}},
+      {"Trilu", {14}},
+      {"CumSum", {11, 14}},
+      {"Hardmax", {13}, "the input seen as 2-D from axis"},
       // Normalisations and compositions (ops_norm.cc).
       {"RMSNormalization", {23}},
       {"LpNormalization", {1, 22}},

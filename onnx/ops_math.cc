@@ -3,7 +3,7 @@
 // each (Softplus, Softsign, Mish, HardSwish; Elu, Selu, Celu, HardSigmoid,
 // ThresholdedRelu with their float attributes; Gelu), and the ones lowered
 // to existing ops: IsInf (comparisons with +-inf) and PRelu (Where); and
-// ArgMax/ArgMin.
+// ArgMax/ArgMin, Trilu, CumSum and Hardmax (one-hot of ArgMax).
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -141,6 +141,64 @@ absl::Status ConvertArgReduce(const onnx::NodeProto& node,
   return ctx.SetOutput(node, 0, y);
 }
 
+// Trilu(x, k = 0): k is a runtime input in sluice too.
+absl::Status ConvertTrilu(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr k, ctx.OptionalInput(node, 1));
+  if (k == nullptr) {
+    k = ctx.em().AddConstant(ScalarTensor(DT_INT64, 0), ctx.Hint(node, "k"));
+  }
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("Trilu", ctx.Hint(node), {x, k},
+                     {{"upper", MakeBoolAttr(AttrInt(node, "upper", 1) != 0)}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+absl::Status ConvertCumSum(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr axis, ctx.Input(node, 1));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1(
+          "CumSum", ctx.Hint(node), {x, axis},
+          {{"exclusive", MakeBoolAttr(AttrInt(node, "exclusive", 0) != 0)},
+           {"reverse", MakeBoolAttr(AttrInt(node, "reverse", 0) != 0)}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+// Hardmax(x, axis): 1 where x has the first maximum along axis, else 0:
+// Cast(Equal(iota along axis, ArgMax(x, axis, keepdims))).
+absl::Status ConvertHardmax(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  if (x->shape.unknown_rank()) {
+    return absl::UnimplementedError("needs the input's rank known at import");
+  }
+  const int rank = x->shape.rank();
+  int64_t axis = AttrInt(node, "axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || x->shape.dim(axis) < 0) {
+    return absl::UnimplementedError(
+        "needs the size of its axis known at import");
+  }
+  const int64_t n = x->shape.dim(axis);
+  std::vector<int64_t> iota_shape(rank, 1);
+  iota_shape[axis] = n;
+  ASSIGN_OR_RETURN(Tensor iota, Tensor::Create(DT_INT64, Shape(iota_shape)));
+  for (int64_t i = 0; i < n; ++i) iota.data<int64_t>()[i] = i;
+  ValuePtr iota_v = ctx.em().AddConstant(iota, ctx.Hint(node, "iota"));
+  ASSIGN_OR_RETURN(ValuePtr idx,
+                   ctx.em().Emit1("ArgMax", ctx.Hint(node, "argmax"), {x},
+                                  {{"axis", MakeIntAttr(axis)},
+                                   {"keepdims", MakeBoolAttr(true)}}));
+  ASSIGN_OR_RETURN(ValuePtr hot, ctx.em().Emit1("Equal", ctx.Hint(node, "hot"),
+                                                {iota_v, idx}));
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(
+                                   "Cast", ctx.Hint(node), {hot},
+                                   {{"DstT", MakeTypeAttr(x->dtype)}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
 }  // namespace
 
 void AddMathOps(OnnxOpTable* table) {
@@ -152,6 +210,9 @@ void AddMathOps(OnnxOpTable* table) {
   (*table)["PRelu"] = {ConvertPRelu, nullptr};
   (*table)["ArgMax"] = {ConvertArgReduce, nullptr};
   (*table)["ArgMin"] = {ConvertArgReduce, nullptr};
+  (*table)["Trilu"] = {ConvertTrilu, nullptr};
+  (*table)["CumSum"] = {ConvertCumSum, nullptr};
+  (*table)["Hardmax"] = {ConvertHardmax, nullptr};
 }
 
 }  // namespace sluice

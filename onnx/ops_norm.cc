@@ -90,6 +90,13 @@ absl::Status ConvertLpNorm(const onnx::NodeProto& node, ImportContext& ctx) {
   if (p == 2) {
     ASSIGN_OR_RETURN(norm, em.Emit1("Sqrt", ctx.Hint(node, "norm"), {norm}));
   }
+  // A zero norm divides by 1 instead: the row stays 0, not NaN.
+  ValuePtr zero = Scalar(ctx, norm->dtype, 0, ctx.Hint(node, "zero"));
+  ValuePtr one = Scalar(ctx, norm->dtype, 1, ctx.Hint(node, "one"));
+  ASSIGN_OR_RETURN(ValuePtr is_zero,
+                   em.Emit1("Equal", ctx.Hint(node, "is_zero"), {norm, zero}));
+  ASSIGN_OR_RETURN(norm, em.Emit1("Where", ctx.Hint(node, "safe_norm"),
+                                  {is_zero, one, norm}));
   ASSIGN_OR_RETURN(ValuePtr y, em.Emit1("Div", ctx.Hint(node), {x, norm}));
   return ctx.SetOutput(node, 0, y);
 }

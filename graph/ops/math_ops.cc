@@ -247,6 +247,30 @@ void RegisterMathOps(OpRegistry* r) {
   Reduce(r, "ReduceSum", 0, "Sum");
   Reduce(r, "ReduceMean", 1, "Mean");
   Reduce(r, "ReduceMax", 2, "Maximum");
+  RegisterOrDie(r, OpDefBuilder("CumSum")
+                       .Input("x", "T")
+                       .Input("axis", "Tidx")
+                       .Output("y", "T")
+                       .TypeAttr("T", kNumericTypes)
+                       .TypeAttr("Tidx", kIndexTypes)
+                       .Attr("exclusive", AttrType::kBool, MakeBoolAttr(false))
+                       .Attr("reverse", AttrType::kBool, MakeBoolAttr(false))
+                       .ShapeFn(UnchangedShapeFn)
+                       .Doc("Running sums of x along the axis given by the "
+                            "scalar input (exclusive: without the element "
+                            "itself; reverse: from the end).")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("Trilu")
+                       .Input("x", "T")
+                       .Input("k", "int64")
+                       .Output("y", "T")
+                       .TypeAttr("T", kAllTypes)
+                       .Attr("upper", AttrType::kBool, MakeBoolAttr(true))
+                       .ShapeFn(UnchangedShapeFn)
+                       .Doc("x with the elements below (upper) or above "
+                            "(lower) diagonal k of each innermost matrix "
+                            "zeroed; k is a scalar input.")
+                       .Build());
   ArgReduce(r, "ArgMax",
             "The int64 index of the largest element along axis (the first "
             "on ties; the last with select_last_index).");

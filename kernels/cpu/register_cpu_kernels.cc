@@ -17,6 +17,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterLayerNormKernels(registry);
   cpu::RegisterReduceKernels(registry);
   cpu::RegisterArgReduceKernels(registry);
+  cpu::RegisterTriluCumSumKernels(registry);
   cpu::RegisterShapeKernels(registry);
   cpu::RegisterConcatSplitKernels(registry);
   cpu::RegisterSliceKernels(registry);

@@ -193,5 +193,39 @@ TEST(ArgReduceKernelTest, FirstOrLastIndexAlongAnAxis) {
   ExpectTensor((*ints)[0], {1}, {3});
 }
 
+TEST(TriluKernelTest, KeepsOneSideOfDiagonalK) {
+  // x = [[1, 2, 3], [4, 5, 6]]
+  const Tensor x = F32({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto upper = RunOp("Trilu", {x, I64({0}, {})});
+  ASSERT_TRUE(upper.ok()) << upper.status();
+  ExpectTensor((*upper)[0], {2, 3}, {1, 2, 3, 0, 5, 6});
+  auto lower = RunOp("Trilu", {x, I64({1}, {1})}, {{"upper", BoolAttr(false)}});
+  ASSERT_TRUE(lower.ok()) << lower.status();
+  ExpectTensor((*lower)[0], {2, 3}, {1, 2, 0, 4, 5, 6});
+  auto above = RunOp("Trilu", {x, I64({-1}, {})});
+  ASSERT_TRUE(above.ok()) << above.status();
+  ExpectTensor((*above)[0], {2, 3}, {1, 2, 3, 4, 5, 6});
+  auto vec = RunOp("Trilu", {F32({1, 2}, {2}), I64({0}, {})});
+  EXPECT_FALSE(vec.ok());
+}
+
+TEST(CumSumKernelTest, InclusiveExclusiveAndReverseAlongARuntimeAxis) {
+  // x = [[1, 2, 3], [4, 5, 6]]
+  const Tensor x = F32({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto rows = RunOp("CumSum", {x, I32({1}, {})});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ExpectTensor((*rows)[0], {2, 3}, {1, 3, 6, 4, 9, 15});
+  auto cols = RunOp("CumSum", {x, I64({-2}, {})});
+  ASSERT_TRUE(cols.ok()) << cols.status();
+  ExpectTensor((*cols)[0], {2, 3}, {1, 2, 3, 5, 7, 9});
+  auto excl_rev = RunOp("CumSum", {I64({1, 2, 3}, {3}), I64({0}, {})},
+                        {{"exclusive", BoolAttr(true)},
+                         {"reverse", BoolAttr(true)}});
+  ASSERT_TRUE(excl_rev.ok()) << excl_rev.status();
+  ExpectTensor((*excl_rev)[0], {3}, {5, 3, 0});
+  auto bad_axis = RunOp("CumSum", {x, I64({2}, {})});
+  EXPECT_FALSE(bad_axis.ok());
+}
+
 }  // namespace
 }  // namespace sluice::testing
