@@ -306,7 +306,14 @@ class SessionImpl final : public Session {
         return SetUpDevices();
       }
     }
-    RETURN_IF_ERROR(Place(config_, DiscoverDevices(), options));
+    const DeviceInventory inventory = DiscoverDevices();
+    for (const GpuInfo& gpu : inventory.gpus) {
+      if (gpu.usable) continue;
+      // Said once, where the user looks, rather than a silent CPU fallback.
+      log_.push_back(absl::StrCat("devices: GPU ", gpu.index, " (", gpu.name,
+                                  ") is not used: ", gpu.unusable_reason));
+    }
+    RETURN_IF_ERROR(Place(config_, inventory, options));
     return SetUpDevices();
   }
 
