@@ -149,6 +149,7 @@ const OnnxOpTable& GetOnnxOpTable() {
     AddNnOps(t);
     AddMathOps(t);
     AddNormOps(t);
+    AddAttentionOps(t);
     return t;
   }();
   return *table;

@@ -148,6 +148,9 @@ const std::vector<Handled>& HandledTable() {
       {"Mean", {8, 13}, "inputs of one shape without broadcasting"},
       {"Swish", {24}},
       {"Shrink", {9}},
+      // Attention (ops_attention.cc): 24 adds nonpad_kv_seqlen, which the
+      // handler's check refuses; 25 the sliding windows.
+      {"Attention", {23, 24, 25}},
   };
   return *table;
 }
