@@ -427,6 +427,42 @@ TEST(GpuGraphTest, ConfigTurnsItOff) {
   EXPECT_EQ((*s)->stats().gpu_graph_steps, 0);
 }
 
+// A replayed plan keeps its graph's memory; the plan cache counts it, and a
+// byte bound evicts the least recently used plan (never the one in use).
+TEST(GpuGraphTest, PlanCacheCountsGraphMemoryAndEvictsByBytes) {
+  SKIP_WITHOUT_GPU();
+  auto steps = [](Session& s, int rows, int n) {
+    for (int step = 0; step < n; ++step) {
+      std::vector<float> x = Input(rows, step);
+      auto out = s.Run({{"x", Tensor::FromVector(x, Shape({rows, 64}))}});
+      ASSERT_TRUE(out.ok()) << out.status();
+      ExpectNear((*out)[0], MlpReference(MlpDef(), x, rows));
+    }
+  };
+  {
+    auto s = MakeSession(MlpDef(), {});
+    ASSERT_TRUE(s.ok()) << s.status();
+    steps(**s, 4, 3);  // warm-up, record, replay
+    Session::Stats st = (*s)->stats();
+    EXPECT_EQ(st.gpu_graphs, 1);
+    // At least x, mm, r and z (4 x 64 floats each) and the graph's own
+    // cuBLAS workspace.
+    EXPECT_GT(st.plan_cache_bytes, 4 * 4 * 64 * 4);
+  }
+  RuntimeConfig config;
+  config.set_plan_cache_max_bytes(1);  // any recorded graph is too big
+  auto s = MakeSession(MlpDef(), config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  steps(**s, 4, 3);
+  EXPECT_EQ((*s)->stats().plans_evicted, 0) << "the plan in use stays";
+  steps(**s, 8, 3);  // a second plan: recording it evicts the first
+  Session::Stats st = (*s)->stats();
+  EXPECT_EQ(st.plans_cached, 1);
+  EXPECT_EQ(st.plans_evicted, 1);
+  steps(**s, 4, 1);  // compiled again, and still right
+  EXPECT_EQ((*s)->stats().plans_compiled, 3);
+}
+
 TEST(GpuGraphTest, ConcurrentStepsGetTheirOwnResults) {
   SKIP_WITHOUT_GPU();
   GraphDef def = MlpDef();
