@@ -150,6 +150,7 @@ const OnnxOpTable& GetOnnxOpTable() {
     AddMathOps(t);
     AddNormOps(t);
     AddAttentionOps(t);
+    AddLossOps(t);
     return t;
   }();
   return *table;

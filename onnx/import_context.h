@@ -121,6 +121,7 @@ void AddNnOps(OnnxOpTable* table);
 void AddMathOps(OnnxOpTable* table);  // ops_math.cc
 void AddNormOps(OnnxOpTable* table);  // ops_norm.cc
 void AddAttentionOps(OnnxOpTable* table);  // ops_attention.cc
+void AddLossOps(OnnxOpTable* table);  // ops_loss.cc
 
 // Helpers shared by the handlers.
 // Emits x reshaped to `shape` (folded when x is a constant).

@@ -151,6 +151,9 @@ const std::vector<Handled>& HandledTable() {
       // Attention (ops_attention.cc): 24 adds nonpad_kv_seqlen, which the
       // handler's check refuses; 25 the sliding windows.
       {"Attention", {23, 24, 25}},
+      // Losses (ops_loss.cc).
+      {"NegativeLogLikelihoodLoss", {12, 13, 22}},
+      {"SoftmaxCrossEntropyLoss", {12, 13}},
   };
   return *table;
 }
