@@ -151,6 +151,7 @@ const OnnxOpTable& GetOnnxOpTable() {
     AddNormOps(t);
     AddAttentionOps(t);
     AddLossOps(t);
+    AddQuantOps(t);
     return t;
   }();
   return *table;

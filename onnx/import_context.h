@@ -122,6 +122,7 @@ void AddMathOps(OnnxOpTable* table);  // ops_math.cc
 void AddNormOps(OnnxOpTable* table);  // ops_norm.cc
 void AddAttentionOps(OnnxOpTable* table);  // ops_attention.cc
 void AddLossOps(OnnxOpTable* table);  // ops_loss.cc
+void AddQuantOps(OnnxOpTable* table);  // ops_quant.cc
 
 // Helpers shared by the handlers.
 // Emits x reshaped to `shape` (folded when x is a constant).

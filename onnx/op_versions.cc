@@ -107,8 +107,8 @@ const std::vector<Handled>& HandledTable() {
       {"ReduceSumSquare", {1, 11, 13, 18}},
       {"ReduceL1", {1, 11, 13, 18}},
       {"ReduceL2", {1, 11, 13, 18}},
-      {"ReduceLogSum", {1, 11, 13, 18}},
-      {"ReduceLogSumExp", {1, 11, 13, 18}},
+      {"ReduceLogSum", {1, 11, 13, 18, 28}},
+      {"ReduceLogSumExp", {1, 11, 13, 18, 28}},
       // Unary math and activations (ops_math.cc).
       {"Sin", {7, 22}},
       {"Cos", {7, 22}},
@@ -154,6 +154,9 @@ const std::vector<Handled>& HandledTable() {
       // Losses (ops_loss.cc).
       {"NegativeLogLikelihoodLoss", {12, 13, 22}},
       {"SoftmaxCrossEntropyLoss", {12, 13}},
+      // Quantisation (ops_quant.cc); blocked forms refused by the check.
+      {"QuantizeLinear", {10, 13, 19, 21, 23, 24, 25, 28}},
+      {"DequantizeLinear", {10, 13, 19, 21, 23, 24, 25, 28}},
   };
   return *table;
 }

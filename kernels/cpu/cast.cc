@@ -1,6 +1,6 @@
-// Cast between float32/64, float16, bfloat16, int32, int64 and bool. Float
-// to int truncates toward zero (NaN gives 0; values beyond the range
-// saturate); to bool is x != 0.
+// Cast between float32/64, float16, bfloat16, int8, uint8, int32, int64 and
+// bool. Float to int truncates toward zero (NaN gives 0; values beyond the
+// range saturate); int to a narrower int wraps; to bool is x != 0.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -22,9 +22,11 @@ Dst CastOne(Src v) {
     if (std::isnan(c)) return 0;
     // Compare in double: every int32 is exact there, and 2^63 is too.
     const double d = static_cast<double>(c);
-    constexpr double kMax = -static_cast<double>(std::numeric_limits<Dst>::min());
-    if (d >= kMax) return std::numeric_limits<Dst>::max();
-    if (d <= -kMax) return std::numeric_limits<Dst>::min();
+    constexpr double kEnd =
+        static_cast<double>(std::numeric_limits<Dst>::max()) + 1.0;
+    constexpr double kMin = static_cast<double>(std::numeric_limits<Dst>::min());
+    if (d >= kEnd) return std::numeric_limits<Dst>::max();
+    if (d <= kMin) return std::numeric_limits<Dst>::min();
     return static_cast<Dst>(d);
   } else if constexpr (std::is_same_v<Dst, half> ||
                        std::is_same_v<Dst, bfloat16>) {
@@ -32,6 +34,14 @@ Dst CastOne(Src v) {
   } else {
     return static_cast<Dst>(c);
   }
+}
+
+// VisitComparable's dtypes and the 8-bit integers.
+template <typename F>
+absl::Status VisitCastable(DataType dtype, F&& f) {
+  if (dtype == DT_INT8) return f(TypeTag<int8_t>{});
+  if (dtype == DT_UINT8) return f(TypeTag<uint8_t>{});
+  return VisitComparable(dtype, f);
 }
 
 class CastKernel final : public OpKernel {
@@ -60,9 +70,9 @@ class CastKernel final : public OpKernel {
       return absl::OkStatus();
     }
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape(), dst));
-    return VisitComparable(src, [&](auto src_tag) {
+    return VisitCastable(src, [&](auto src_tag) {
       using S = typename decltype(src_tag)::type;
-      return VisitComparable(dst, [&](auto dst_tag) {
+      return VisitCastable(dst, [&](auto dst_tag) {
         using D = typename decltype(dst_tag)::type;
         const S* in = x.data<S>();
         D* out = y->data<D>();

@@ -227,5 +227,21 @@ TEST(CumSumKernelTest, InclusiveExclusiveAndReverseAlongARuntimeAxis) {
   EXPECT_FALSE(bad_axis.ok());
 }
 
+TEST(CastKernelTest, ToAndFromEightBitIntegersSaturatesFromFloats) {
+  auto u8 = RunOp("Cast", {F32({-3, 0, 7.9f, 300}, {4})},
+                  {{"DstT", TypeAttr(DT_UINT8)}});
+  ASSERT_TRUE(u8.ok()) << u8.status();
+  EXPECT_EQ((*u8)[0].dtype(), DT_UINT8);
+  ExpectTensor((*u8)[0], {4}, {0, 0, 7, 255});
+  auto i8 = RunOp("Cast", {F32({-300, -5.5f, 5.5f, 200}, {4})},
+                  {{"DstT", TypeAttr(DT_INT8)}});
+  ASSERT_TRUE(i8.ok()) << i8.status();
+  ExpectTensor((*i8)[0], {4}, {-128, -5, 5, 127});
+  auto back = RunOp("Cast", {MakeTensor(DT_UINT8, {2}, {0, 255})},
+                    {{"DstT", TypeAttr(DT_FLOAT)}});
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectTensor((*back)[0], {2}, {0, 255});
+}
+
 }  // namespace
 }  // namespace sluice::testing

@@ -201,6 +201,69 @@ TEST(OnnxImporterOpsetTest, SoftmaxBeforeOpset13FlattensFromItsAxis) {
   EXPECT_EQ(def->signature().outputs(0).shape().dim_size(), 3);
 }
 
+onnx::AttributeProto* AddIntAttr(onnx::NodeProto* n, const std::string& name,
+                                 int64_t v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+  return a;
+}
+
+TEST(OnnxImporterLoweringTest, AttentionSplitsHeadsAndReturnsThePresentKey) {
+  onnx::ModelProto model = NewModel(23);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "q", {2, 3, 8});
+  AddInput(g, "k", {2, 5, 4});
+  AddInput(g, "v", {2, 5, 4});
+  onnx::NodeProto* n =
+      AddNode(g, "Attention", {"q", "k", "v"}, {"y", "present_k"}, "attn");
+  AddIntAttr(n, "q_num_heads", 4);  // head size 2; grouped: 2 kv heads
+  AddIntAttr(n, "kv_num_heads", 2);
+  AddIntAttr(n, "is_causal", 1);
+  AddOutput(g, "y");
+  AddOutput(g, "present_k");
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_TRUE(def.ok()) << def.status();
+  const auto& outs = def->signature().outputs();
+  ASSERT_EQ(outs.size(), 2);
+  EXPECT_THAT(outs[0].shape().dim(), ElementsAre(2, 3, 8));
+  EXPECT_THAT(outs[1].shape().dim(), ElementsAre(2, 2, 5, 2));
+  std::vector<std::string> ops;
+  for (const NodeDef& node : def->node()) ops.push_back(node.op());
+  EXPECT_THAT(ops, ::testing::Contains("Softmax"));
+  EXPECT_THAT(ops, ::testing::Contains("MatMul").Times(2));
+}
+
+TEST(OnnxImporterLoweringTest, NllLossMeanIsAScalar) {
+  onnx::ModelProto model = NewModel(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "logp", {3, 5});
+  AddInput(g, "target", {3}, onnx::TensorProto::INT64);
+  onnx::NodeProto* n = AddNode(g, "NegativeLogLikelihoodLoss",
+                               {"logp", "target"}, {"loss"}, "nll");
+  AddIntAttr(n, "ignore_index", 1);
+  AddOutput(g, "loss");
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_EQ(def->signature().outputs(0).shape().dim_size(), 0);
+}
+
+TEST(OnnxImporterLoweringTest, BlockedQuantisationIsRefusedByName) {
+  onnx::ModelProto model = NewModel(21);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {2, 4});
+  AddInput(g, "s", {2, 2});
+  AddIntAttr(AddNode(g, "QuantizeLinear", {"x", "s"}, {"y"}, "quant"),
+             "block_size", 2);
+  AddOutput(g, "y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(def.status().message(),
+              HasSubstr("node 'quant' (QuantizeLinear, opset 21): blocked "
+                        "quantisation"));
+}
+
 // A model y = x + w where w's data is external at `location`.
 onnx::ModelProto ExternalModel(const std::string& location,
                                const std::string& length = "") {
