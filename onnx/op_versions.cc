@@ -148,6 +148,8 @@ const std::vector<Handled>& HandledTable() {
       {"Mean", {8, 13}, "inputs of one shape without broadcasting"},
       {"Swish", {24}},
       {"Shrink", {9}},
+      {"DepthToSpace", {1, 11, 13, 28}},
+      {"SpaceToDepth", {1, 13, 28}},
       // Attention (ops_attention.cc): 24 adds nonpad_kv_seqlen, which the
       // handler's check refuses; 25 the sliding windows.
       {"Attention", {23, 24, 25}},

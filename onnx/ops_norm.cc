@@ -1,6 +1,7 @@
 // ONNX normalisations and small compositions, lowered to existing sluice ops
-// (no kernel of their own): RMSNormalization, LpNormalization, Mean, Swish
-// and Shrink. Each needs the input's rank known at import where it reduces.
+// (no kernel of their own): RMSNormalization, LpNormalization, Mean, Swish,
+// Shrink, and DepthToSpace/SpaceToDepth (reshape, transpose, reshape). Each
+// needs the input's rank (or shape) known at import.
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -156,6 +157,51 @@ absl::Status ConvertShrink(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, y);
 }
 
+// DepthToSpace / SpaceToDepth on NCHW: a reshape to 6-D, a transpose and a
+// reshape back (the ONNX definitions), with the shape known at import.
+absl::Status ConvertDepthSpace(const onnx::NodeProto& node,
+                               ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  if (!x->shape.IsFullyDefined() || x->shape.rank() != 4) {
+    return absl::UnimplementedError("needs a known 4-D (NCHW) input shape");
+  }
+  const int64_t b = AttrInt(node, "blocksize", 0);
+  const int64_t n = x->shape.dim(0), c = x->shape.dim(1);
+  const int64_t h = x->shape.dim(2), w = x->shape.dim(3);
+  std::vector<int64_t> six, perm, out;
+  if (node.op_type() == "DepthToSpace") {
+    if (b <= 0 || c % (b * b) != 0) {
+      return absl::InvalidArgumentError("channels not divisible by blocksize^2");
+    }
+    if (AttrString(node, "mode", "DCR") == "CRD") {
+      six = {n, c / (b * b), b, b, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      six = {n, b, b, c / (b * b), h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    }
+    out = {n, c / (b * b), h * b, w * b};
+  } else {
+    if (b <= 0 || h % b != 0 || w % b != 0) {
+      return absl::InvalidArgumentError("height or width not divisible by "
+                                        "blocksize");
+    }
+    six = {n, c, h / b, b, w / b, b};
+    // DCR (the default) puts the block offsets before the channels, CRD
+    // (version 28) after them.
+    perm = AttrString(node, "mode", "DCR") == "CRD"
+               ? std::vector<int64_t>{0, 1, 3, 5, 2, 4}
+               : std::vector<int64_t>{0, 3, 5, 1, 2, 4};
+    out = {n, c * b * b, h / b, w / b};
+  }
+  ASSIGN_OR_RETURN(ValuePtr y, EmitReshape(ctx, ctx.Hint(node, "blocks"), x,
+                                           six));
+  ASSIGN_OR_RETURN(y, ctx.em().Emit1("Transpose", ctx.Hint(node, "moved"),
+                                     {y}, {{"perm", MakeIntListAttr(perm)}}));
+  ASSIGN_OR_RETURN(y, EmitReshape(ctx, ctx.Hint(node), y, out));
+  return ctx.SetOutput(node, 0, y);
+}
+
 }  // namespace
 
 void AddNormOps(OnnxOpTable* table) {
@@ -164,6 +210,8 @@ void AddNormOps(OnnxOpTable* table) {
   (*table)["Mean"] = {ConvertMean, nullptr};
   (*table)["Swish"] = {ConvertSwish, nullptr};
   (*table)["Shrink"] = {ConvertShrink, nullptr};
+  (*table)["DepthToSpace"] = {ConvertDepthSpace, nullptr};
+  (*table)["SpaceToDepth"] = {ConvertDepthSpace, nullptr};
 }
 
 }  // namespace sluice
