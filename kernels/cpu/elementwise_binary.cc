@@ -2,7 +2,8 @@
 // Pow, Mod, FMod, Maximum, Minimum, and the comparisons Equal, Less, Greater.
 // Same-shape and scalar operands take a flat loop; everything else walks a
 // BroadcastPlan row by row. float16/bfloat16 compute in float; signed
-// integer arithmetic wraps (it is done in the unsigned type).
+// integer arithmetic wraps (it is done in the unsigned type). Types: the
+// arithmetic ones plus int8 and uint8 (and bool for Equal).
 #include <cmath>
 #include <type_traits>
 
@@ -60,7 +61,9 @@ struct DivOp {
   // Integers: truncation toward zero; b == 0 is rejected before the loop.
   template <typename C> static C Apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
-      if (b == -1) return WrapSub(C(0), a);  // INT_MIN / -1 wraps
+      if constexpr (std::is_signed_v<C>) {
+        if (b == C(-1)) return WrapSub(C(0), a);  // INT_MIN / -1 wraps
+      }
       return a / b;
     } else {
       return a / b;
@@ -83,7 +86,10 @@ struct PowOp {
 struct FModOp {
   template <typename C> static C Apply(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
-      return b == -1 ? C(0) : a % b;  // INT_MIN % -1 overflows
+      if constexpr (std::is_signed_v<C>) {
+        if (b == C(-1)) return C(0);  // INT_MIN % -1 overflows
+      }
+      return static_cast<C>(a % b);
     } else {
       return std::fmod(a, b);
     }
@@ -92,7 +98,11 @@ struct FModOp {
 struct ModOp {
   template <typename C> static C Apply(C a, C b) {
     const C r = FModOp::Apply(a, b);
-    return (r != C(0) && ((r < C(0)) != (b < C(0)))) ? C(r + b) : r;
+    if constexpr (std::is_unsigned_v<C>) {
+      return r;
+    } else {
+      return (r != C(0) && ((r < C(0)) != (b < C(0)))) ? C(r + b) : r;
+    }
   }
 };
 // NaN-propagating, like NumPy.
@@ -152,7 +162,7 @@ absl::Status CheckOperands(const Tensor& y) {
         return absl::InvalidArgumentError(absl::StrCat(
             "integer division by zero (divisor element ", i, " is 0)"));
       }
-      if (std::is_same_v<Op, PowOp> && v[i] < 0) {
+      if (std::is_same_v<Op, PowOp> && std::is_signed_v<T> && v[i] < T(0)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "integer Pow with negative exponent ", v[i], " (element ", i,
             "); cast to a float type first"));
@@ -194,6 +204,34 @@ void RunBinary(const OpKernelContext& ctx, const Tensor& x, const Tensor& y,
 
 enum class Family { kArith, kComparable };
 
+// The binary kernels also take int8 and uint8 (ONNX models compare and do
+// arithmetic on them); the other families do not yet.
+const std::vector<DataType>& BinaryTypes(bool with_bool) {
+  static const auto* arith = [] {
+    auto* t = new std::vector<DataType>(CpuArithTypes());
+    t->push_back(DT_INT8);
+    t->push_back(DT_UINT8);
+    return t;
+  }();
+  static const auto* comparable = [] {
+    auto* t = new std::vector<DataType>(*arith);
+    t->push_back(DT_BOOL);
+    return t;
+  }();
+  return with_bool ? *comparable : *arith;
+}
+
+template <bool kWithBool, typename F>
+absl::Status VisitBinary(DataType dtype, F&& f) {
+  if (dtype == DT_INT8) return f(TypeTag<int8_t>{});
+  if (dtype == DT_UINT8) return f(TypeTag<uint8_t>{});
+  if constexpr (kWithBool) {
+    return VisitComparable(dtype, f);
+  } else {
+    return VisitArith(dtype, f);
+  }
+}
+
 template <typename Op, Family kFamily, bool kBoolOut>
 class BinaryKernel final : public OpKernel {
  public:
@@ -224,9 +262,9 @@ class BinaryKernel final : public OpKernel {
       return absl::OkStatus();
     };
     if constexpr (kFamily == Family::kComparable) {
-      return VisitComparable(t, run);
+      return VisitBinary</*kWithBool=*/true>(t, run);
     } else {
-      return VisitArith(t, run);
+      return VisitBinary</*kWithBool=*/false>(t, run);
     }
   }
 
@@ -236,7 +274,7 @@ class BinaryKernel final : public OpKernel {
 
 template <typename Op>
 void RegisterArith(KernelRegistry* r, const char* op) {
-  r->Register(CpuKernel(op, {{"T", CpuArithTypes()}},
+  r->Register(CpuKernel(op, {{"T", BinaryTypes(false)}},
                         MakeKernel<BinaryKernel<Op, Family::kArith, false>>));
 }
 
@@ -253,12 +291,12 @@ void RegisterBinaryKernels(KernelRegistry* r) {
   RegisterArith<MaximumOp>(r, "Maximum");
   RegisterArith<MinimumOp>(r, "Minimum");
   r->Register(
-      CpuKernel("Equal", {{"T", CpuComparisonTypes()}},
+      CpuKernel("Equal", {{"T", BinaryTypes(true)}},
                 MakeKernel<BinaryKernel<EqualOp, Family::kComparable, true>>));
-  r->Register(CpuKernel("Less", {{"T", CpuArithTypes()}},
+  r->Register(CpuKernel("Less", {{"T", BinaryTypes(false)}},
                         MakeKernel<BinaryKernel<LessOp, Family::kArith, true>>));
   r->Register(
-      CpuKernel("Greater", {{"T", CpuArithTypes()}},
+      CpuKernel("Greater", {{"T", BinaryTypes(false)}},
                 MakeKernel<BinaryKernel<GreaterOp, Family::kArith, true>>));
 }
 

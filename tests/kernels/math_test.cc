@@ -243,5 +243,31 @@ TEST(CastKernelTest, ToAndFromEightBitIntegersSaturatesFromFloats) {
   ExpectTensor((*back)[0], {2}, {0, 255});
 }
 
+TEST(BinaryKernelTest, EightBitIntegersWrapCompareAndTakeModulo) {
+  const Tensor a = MakeTensor(DT_UINT8, {3}, {250, 3, 7});
+  const Tensor b = MakeTensor(DT_UINT8, {3}, {10, 5, 2});
+  auto sum = RunOp("Add", {a, b});
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ((*sum)[0].dtype(), DT_UINT8);
+  ExpectTensor((*sum)[0], {3}, {4, 8, 9});  // 260 wraps to 4
+  auto less = RunOp("Less", {a, b});
+  ASSERT_TRUE(less.ok()) << less.status();
+  ExpectTensor((*less)[0], {3}, {0, 1, 0});
+  auto mod = RunOp("Mod", {a, b});
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  ExpectTensor((*mod)[0], {3}, {0, 3, 1});
+  const Tensor c = MakeTensor(DT_INT8, {3}, {-7, 100, -128});
+  const Tensor d = MakeTensor(DT_INT8, {3}, {3, 100, -1});
+  auto imod = RunOp("Mod", {c, d});
+  ASSERT_TRUE(imod.ok()) << imod.status();
+  ExpectTensor((*imod)[0], {3}, {2, 0, 0});
+  auto idiv = RunOp("Div", {c, d});
+  ASSERT_TRUE(idiv.ok()) << idiv.status();
+  ExpectTensor((*idiv)[0], {3}, {-2, 1, -128});  // -128 / -1 wraps
+  auto imax = RunOp("Maximum", {c, d});
+  ASSERT_TRUE(imax.ok()) << imax.status();
+  ExpectTensor((*imax)[0], {3}, {3, 100, -1});
+}
+
 }  // namespace
 }  // namespace sluice::testing
