@@ -152,6 +152,7 @@ const OnnxOpTable& GetOnnxOpTable() {
     AddAttentionOps(t);
     AddLossOps(t);
     AddQuantOps(t);
+    AddIndexOps(t);
     return t;
   }();
   return *table;

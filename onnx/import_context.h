@@ -123,6 +123,7 @@ void AddNormOps(OnnxOpTable* table);  // ops_norm.cc
 void AddAttentionOps(OnnxOpTable* table);  // ops_attention.cc
 void AddLossOps(OnnxOpTable* table);  // ops_loss.cc
 void AddQuantOps(OnnxOpTable* table);  // ops_quant.cc
+void AddIndexOps(OnnxOpTable* table);  // ops_index.cc, after AddShapeOps
 
 // Helpers shared by the handlers.
 // Emits x reshaped to `shape` (folded when x is a constant).

@@ -144,6 +144,45 @@ OpDefBuilder UnaryAny(const std::string& op, const std::string& in,
 
 }  // namespace
 
+namespace {
+
+// GatherND: indices.shape[:-1] + data.shape[batch_dims + k:], k the
+// indices' last dimension.
+absl::Status GatherNdFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(int64_t b, c.attrs().GetInt("batch_dims"));
+  const Shape& data = c.input_shape(0);
+  const Shape& idx = c.input_shape(1);
+  if (data.unknown_rank() || idx.unknown_rank()) {
+    c.set_output_shape(0, Shape::UnknownRank());
+    return absl::OkStatus();
+  }
+  if (idx.rank() < 1 || b < 0 || b >= idx.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GatherND: batch_dims ", b, " needs indices of rank > ", b));
+  }
+  const int64_t k = idx.dim(idx.rank() - 1);
+  if (k < 0) {
+    c.set_output_shape(0, Shape::UnknownRank());
+    return absl::OkStatus();
+  }
+  if (k < 1 || b + k > data.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GatherND: index tuples of ", k, " do not fit data ",
+        data.DebugString()));
+  }
+  std::vector<int64_t> dims(idx.dims().begin(), idx.dims().end() - 1);
+  for (int64_t d = b + k; d < data.rank(); ++d) dims.push_back(data.dim(d));
+  c.set_output_shape(0, Shape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status IndicesShapeFn(InferenceContext& c) {
+  c.set_output_shape(0, c.input_shape(1));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 void RegisterArrayOps(OpRegistry* r) {
   RegisterOrDie(r, OpDefBuilder("Const")
                        .Output("output", "dtype")
@@ -240,6 +279,54 @@ void RegisterArrayOps(OpRegistry* r) {
                        .Attr("axes", AttrType::kListInt)
                        .ShapeFn(UnsqueezeFn)
                        .Doc("Inserts size-1 dimensions at output positions.")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("GatherElements")
+                       .Input("data", "T")
+                       .Input("indices", "Tindices")
+                       .Output("output", "T")
+                       .TypeAttr("T", kAllTypes)
+                       .TypeAttr("Tindices", kIndexTypes)
+                       .Attr("axis", AttrType::kInt, MakeIntAttr(0))
+                       .ShapeFn(IndicesShapeFn)
+                       .Doc("output[p] = data[p with p[axis] = indices[p]]; "
+                            "output is shaped like indices.")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("ScatterElements")
+                       .Input("data", "T")
+                       .Input("indices", "Tindices")
+                       .Input("updates", "T")
+                       .Output("output", "T")
+                       .TypeAttr("T", kAllTypes)
+                       .TypeAttr("Tindices", kIndexTypes)
+                       .Attr("axis", AttrType::kInt, MakeIntAttr(0))
+                       .Attr("reduction", AttrType::kString,
+                             MakeStringAttr("none"))
+                       .ShapeFn(UnchangedShapeFn)
+                       .Doc("A copy of data with output[p with p[axis] = "
+                            "indices[p]] replaced by (or combined with) "
+                            "updates[p].")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("GatherND")
+                       .Input("data", "T")
+                       .Input("indices", "int64")
+                       .Output("output", "T")
+                       .TypeAttr("T", kAllTypes)
+                       .Attr("batch_dims", AttrType::kInt, MakeIntAttr(0))
+                       .ShapeFn(GatherNdFn)
+                       .Doc("Slices of data addressed by the index tuples in "
+                            "the last dimension of indices.")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("ScatterND")
+                       .Input("data", "T")
+                       .Input("indices", "int64")
+                       .Input("updates", "T")
+                       .Output("output", "T")
+                       .TypeAttr("T", kAllTypes)
+                       .Attr("reduction", AttrType::kString,
+                             MakeStringAttr("none"))
+                       .ShapeFn(UnchangedShapeFn)
+                       .Doc("A copy of data with the slices addressed by "
+                            "indices replaced by (or combined with) updates.")
                        .Build());
 }
 

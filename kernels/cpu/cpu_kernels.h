@@ -26,6 +26,7 @@ void RegisterLayerNormKernels(KernelRegistry* registry);     // layer_norm.cc
 void RegisterReduceKernels(KernelRegistry* registry);        // reduce.cc
 void RegisterArgReduceKernels(KernelRegistry* registry);     // arg_reduce.cc
 void RegisterTriluCumSumKernels(KernelRegistry* registry);   // trilu_cumsum.cc
+void RegisterScatterGatherKernels(KernelRegistry* registry);  // scatter_gather.cc
 void RegisterShapeKernels(KernelRegistry* registry);         // shape_ops.cc
 void RegisterConcatSplitKernels(KernelRegistry* registry);   // concat_split.cc
 void RegisterSliceKernels(KernelRegistry* registry);         // slice.cc

@@ -18,6 +18,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterReduceKernels(registry);
   cpu::RegisterArgReduceKernels(registry);
   cpu::RegisterTriluCumSumKernels(registry);
+  cpu::RegisterScatterGatherKernels(registry);
   cpu::RegisterShapeKernels(registry);
   cpu::RegisterConcatSplitKernels(registry);
   cpu::RegisterSliceKernels(registry);

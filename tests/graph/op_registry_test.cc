@@ -16,14 +16,15 @@ TEST(OpRegistryTest, GlobalHoldsEveryOpOfTheContract) {
       "Abs", "Acos", "Acosh", "Add", "ArgMax", "ArgMin", "Asin", "Asinh",
       "Atan", "Atanh", "AvgPool", "Cast", "Ceil", "Celu", "Concat", "Const",
       "Conv2D", "Cos", "Cosh", "CumSum", "Div", "Elu", "Equal", "Erf", "Exp",
-      "Expand", "FMod", "Floor", "Gather", "Gelu", "GlobalAvgPool", "Greater",
-      "HardSigmoid", "HardSwish", "Identity", "Input", "LayerNorm", "Less",
-      "Log", "MatMul", "MaxPool", "Maximum", "Minimum", "Mish", "Mod", "Mul",
-      "Neg", "Pow", "ReduceMax", "ReduceMean", "ReduceSum", "Relu", "Reshape",
-      "Round", "Rsqrt", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Slice",
-      "Softmax", "Softplus", "Softsign", "Split", "Sqrt", "Squeeze", "Sub",
-      "Tan", "Tanh", "ThresholdedRelu", "Transpose", "Trilu", "Unsqueeze",
-      "Where"};
+      "Expand", "FMod", "Floor", "Gather", "GatherElements", "GatherND",
+      "Gelu", "GlobalAvgPool", "Greater", "HardSigmoid", "HardSwish",
+      "Identity", "Input", "LayerNorm", "Less", "Log", "MatMul", "MaxPool",
+      "Maximum", "Minimum", "Mish", "Mod", "Mul", "Neg", "Pow", "ReduceMax",
+      "ReduceMean", "ReduceSum", "Relu", "Reshape", "Round", "Rsqrt",
+      "ScatterElements", "ScatterND", "Selu", "Sigmoid", "Sign", "Sin",
+      "Sinh", "Slice", "Softmax", "Softplus", "Softsign", "Split", "Sqrt",
+      "Squeeze", "Sub", "Tan", "Tanh", "ThresholdedRelu", "Transpose",
+      "Trilu", "Unsqueeze", "Where"};
   EXPECT_EQ(OpRegistry::Global()->OpNames(), expected);
 }
 

@@ -269,5 +269,40 @@ TEST(BinaryKernelTest, EightBitIntegersWrapCompareAndTakeModulo) {
   ExpectTensor((*imax)[0], {3}, {3, 100, -1});
 }
 
+TEST(ScatterGatherKernelTest, ElementsAlongAnAxisWithNegativeIndices) {
+  // data = [[1, 2], [3, 4]]
+  const Tensor data = F32({1, 2, 3, 4}, {2, 2});
+  auto g = RunOp("GatherElements", {data, I64({0, 0, 1, -2}, {2, 2})},
+                 {{"axis", IntAttr(1)}});
+  ASSERT_TRUE(g.ok()) << g.status();
+  ExpectTensor((*g)[0], {2, 2}, {1, 1, 4, 3});
+  auto s = RunOp("ScatterElements",
+                 {data, I64({1, 0}, {1, 2}), F32({10, 20}, {1, 2})},
+                 {{"reduction", StringAttr("add")}});
+  ASSERT_TRUE(s.ok()) << s.status();
+  ExpectTensor((*s)[0], {2, 2}, {1, 22, 13, 4});
+  auto bad = RunOp("GatherElements", {data, I64({2}, {1, 1})});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("index 2 is out of range"));
+}
+
+TEST(ScatterGatherKernelTest, NdTuplesAddressSlices) {
+  // data = [[1, 2], [3, 4]]
+  const Tensor data = F32({1, 2, 3, 4}, {2, 2});
+  auto rows = RunOp("GatherND", {data, I64({1, 0}, {2, 1})});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ExpectTensor((*rows)[0], {2, 2}, {3, 4, 1, 2});
+  auto elems = RunOp("GatherND", {data, I64({0, 1, 1, 0}, {2, 2})});
+  ASSERT_TRUE(elems.ok()) << elems.status();
+  ExpectTensor((*elems)[0], {2}, {2, 3});
+  auto batched = RunOp("GatherND", {data, I64({1, 0}, {2, 1})},
+                       {{"batch_dims", IntAttr(1)}});
+  ASSERT_TRUE(batched.ok()) << batched.status();
+  ExpectTensor((*batched)[0], {2}, {2, 3});
+  auto s = RunOp("ScatterND", {data, I64({1}, {1, 1}), F32({7, 8}, {1, 2})});
+  ASSERT_TRUE(s.ok()) << s.status();
+  ExpectTensor((*s)[0], {2, 2}, {1, 2, 7, 8});
+}
+
 }  // namespace
 }  // namespace sluice::testing
