@@ -48,49 +48,32 @@ install_packages() {
     --no-install-recommends "${missing[@]}"
 }
 
-# The venv is rebuilt only when scripts/requirements.txt changes (its hash is
-# kept in the venv).
+# create_venv NAME REQUIREMENTS: the virtual environment $ROOT/NAME with the
+# packages of REQUIREMENTS (a path below $ROOT). It is rebuilt only when that
+# file changes (its hash is kept in the venv).
 create_venv() {
-  local venv="$ROOT/.venv"
-  local requirements="$ROOT/scripts/requirements.txt"
+  local name=$1 requirements=$2
+  local venv="$ROOT/$name"
   local stamp="$venv/.sluice-requirements.sha256"
   local want
-  want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+  want="$(sha256sum "$ROOT/$requirements" | cut -d' ' -f1)"
   if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-    echo "setup: .venv up to date"
+    echo "setup: $name up to date"
     return
   fi
   if [[ ! -x "$venv/bin/python" ]]; then
-    echo "setup: creating .venv with $(command -v python3)"
+    echo "setup: creating $name with $(command -v python3)"
     python3 -m venv "$venv"
   fi
-  echo "setup: installing Python packages from scripts/requirements.txt"
+  echo "setup: installing Python packages from $requirements"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -r "$requirements"
-  echo "$want" >"$stamp"
-}
-
-# .venv-onnx, on request: the same stamp rule, for tests/onnx/requirements.txt.
-create_onnx_venv() {
-  local venv="$ROOT/.venv-onnx"
-  local requirements="$ROOT/tests/onnx/requirements.txt"
-  local stamp="$venv/.sluice-requirements.sha256"
-  local want
-  want="$(sha256sum "$requirements" | cut -d' ' -f1)"
-  if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-    echo "setup: .venv-onnx up to date"
-    return
-  fi
-  if [[ ! -x "$venv/bin/python" ]]; then
-    echo "setup: creating .venv-onnx with $(command -v python3)"
-    python3 -m venv "$venv"
-  fi
-  echo "setup: installing Python packages from tests/onnx/requirements.txt"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -r "$requirements"
+    -r "$ROOT/$requirements"
   echo "$want" >"$stamp"
 }
 
 install_packages
-create_venv
-if [[ "${1:-}" == "--onnx" ]]; then create_onnx_venv; fi
+create_venv .venv scripts/requirements.txt
+# .venv-onnx, on request (tests/onnx/node_suite.py and its CTest).
+if [[ "${1:-}" == "--onnx" ]]; then
+  create_venv .venv-onnx tests/onnx/requirements.txt
+fi
