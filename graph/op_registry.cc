@@ -61,6 +61,7 @@ const OpRegistry* OpRegistry::Global() {
     RegisterArrayOps(r);
     RegisterMathOps(r);
     RegisterNnOps(r);
+    RegisterDynamicOps(r);
     return r;
   }();
   return registry;

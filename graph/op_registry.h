@@ -41,6 +41,8 @@ void RegisterOrDie(OpRegistry* registry, OpDef def);
 void RegisterArrayOps(OpRegistry* registry);   // Const, Input, Identity, Cast,
                                                // shapes, Concat, Gather, ...
 void RegisterMathOps(OpRegistry* registry);    // unary, binary, MatMul, reduce
+void RegisterDynamicOps(OpRegistry* registry);  // ops/dynamic_ops.cc: Shape,
+                                                // Dynamic*, Range, Fill, Tile
 void RegisterNnOps(OpRegistry* registry);      // Softmax, LayerNorm, Conv2D,
                                                // pools
 

@@ -71,6 +71,26 @@ absl::StatusOr<std::optional<std::vector<int64_t>>> ImportContext::ConstInts(
   return *std::move(v);
 }
 
+bool ImportContext::IsRuntime(const onnx::NodeProto& node, int i) const {
+  if (i >= node.input_size() || node.input(i).empty()) return false;
+  ValuePtr v = Find(node.input(i));
+  return v != nullptr && !v->constant.has_value();
+}
+
+absl::StatusOr<ValuePtr> ImportContext::ParamInput(const onnx::NodeProto& node,
+                                                   int i) {
+  ASSIGN_OR_RETURN(ValuePtr v, OptionalInput(node, i));
+  if (v == nullptr) {
+    return em_->AddConstant(Int64Vector({}), Hint(node, "empty"));
+  }
+  if (v->dtype != DT_INT64 && v->dtype != DT_INT32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(NodeLabel(node), ": input ", i, " must be int64, got ",
+                     DataTypeName(v->dtype)));
+  }
+  return EmitCastTo(*this, Hint(node, absl::StrCat("param", i)), v, DT_INT64);
+}
+
 absl::Status ImportContext::SetOutput(const onnx::NodeProto& node, int i,
                                       ValuePtr value) {
   if (i >= node.output_size() || node.output(i).empty()) {

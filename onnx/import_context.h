@@ -51,6 +51,13 @@ class ImportContext {
   // import time (with a hint about input_shapes when dims are unknown).
   absl::StatusOr<Tensor> ConstInput(const onnx::NodeProto& node, int i,
                                     absl::string_view what);
+  // Whether input `i` is present and known only at run time (not a
+  // constant): the handler then emits the op's runtime-parameter form
+  // (docs/ops.md, "Runtime parameters").
+  bool IsRuntime(const onnx::NodeProto& node, int i) const;
+  // Input `i` as an int64 value for a runtime-parameter input (cast from
+  // int32 when needed); an empty int64 vector when the input is absent.
+  absl::StatusOr<ValuePtr> ParamInput(const onnx::NodeProto& node, int i);
   // Optional constant integer list input: nullopt when absent.
   absl::StatusOr<std::optional<std::vector<int64_t>>> ConstInts(
       const onnx::NodeProto& node, int i, absl::string_view what);

@@ -91,6 +91,7 @@ const std::vector<Handled>& HandledTable() {
       {"Slice", {10, 11, 13}, "starts, ends and axes as attributes"},
       {"Gather", {1, 11, 13}},
       {"Expand", {8, 13}},
+      {"Tile", {6, 13}, "the tiles and axis inputs"},
       // Neural-network ops (ops_nn.cc).
       {"MatMul", {1, 9, 13}},
       {"Gemm", {7, 9, 11, 13}, "the legacy broadcast attribute"},

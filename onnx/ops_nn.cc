@@ -453,24 +453,60 @@ absl::Status ConvertGlobalPool(const onnx::NodeProto& node,
   return ctx.SetOutput(node, 0, y);
 }
 
+// Emits the sluice reductions (ReduceSum, ReduceMean, ReduceMax) over the
+// ONNX node's axes: an attribute when they are known at import time, the
+// Dynamic* form reading them at run time otherwise.
+class Reducer {
+ public:
+  Reducer(const onnx::NodeProto& node, ImportContext& ctx,
+          std::optional<std::vector<int64_t>> axes, ValuePtr runtime_axes)
+      : ctx_(ctx), axes_(std::move(axes)),
+        runtime_axes_(std::move(runtime_axes)),
+        noop_(AttrInt(node, "noop_with_empty_axes", 0) != 0) {}
+
+  absl::StatusOr<ValuePtr> operator()(const std::string& op,
+                                      absl::string_view hint, ValuePtr x,
+                                      bool keepdims) {
+    if (runtime_axes_ != nullptr) {
+      return ctx_.em().Emit1(absl::StrCat("Dynamic", op), hint,
+                             {x, runtime_axes_},
+                             {{"keepdims", MakeBoolAttr(keepdims)},
+                              {"noop_with_empty_axes", MakeBoolAttr(noop_)}});
+    }
+    return ctx_.em().Emit1(
+        op, hint, {x},
+        {{"axes", MakeIntListAttr(axes_.value_or(std::vector<int64_t>{}))},
+         {"keepdims", MakeBoolAttr(keepdims)}});
+  }
+
+ private:
+  ImportContext& ctx_;
+  std::optional<std::vector<int64_t>> axes_;
+  ValuePtr runtime_axes_;
+  bool noop_;
+};
+
 absl::Status ConvertReduce(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   // Axes are an input for ReduceSum from opset 13 and for the others from
   // 18, an attribute before; accept whichever the node has.
-  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes,
-                   ctx.ConstInts(node, 1, "axes"));
-  if (!axes) axes = AttrInts(node, "axes");
+  std::optional<std::vector<int64_t>> axes;
+  ValuePtr runtime_axes;
+  if (ctx.IsRuntime(node, 1)) {
+    ASSIGN_OR_RETURN(runtime_axes, ctx.ParamInput(node, 1));
+  } else {
+    ASSIGN_OR_RETURN(axes, ctx.ConstInts(node, 1, "axes"));
+    if (!axes) axes = AttrInts(node, "axes");
+  }
   const bool keepdims = AttrInt(node, "keepdims", 1) != 0;
-  if ((!axes || axes->empty()) &&
+  if (runtime_axes == nullptr && (!axes || axes->empty()) &&
       AttrInt(node, "noop_with_empty_axes", 0) != 0) {
     ASSIGN_OR_RETURN(ValuePtr y,
                      ctx.em().Emit1("Identity", ctx.Hint(node), {x}));
     return ctx.SetOutput(node, 0, y);
   }
   std::string op = node.op_type();
-  AttrList attrs = {
-      {"axes", MakeIntListAttr(axes.value_or(std::vector<int64_t>{}))},
-      {"keepdims", MakeBoolAttr(keepdims)}};
+  Reducer reduce(node, ctx, axes, runtime_axes);
   ValuePtr y;
   if (op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceL1") {
     // Sum of x*x (then its square root for L2) or of |x|.
@@ -480,41 +516,33 @@ absl::Status ConvertReduce(const onnx::NodeProto& node, ImportContext& ctx) {
         l1 ? ctx.em().Emit1("Abs", ctx.Hint(node, "abs"), {x})
            : ctx.em().Emit1("Mul", ctx.Hint(node, "square"), {x, x}));
     const bool l2 = op == "ReduceL2";
-    ASSIGN_OR_RETURN(y, ctx.em().Emit1("ReduceSum",
-                                       l2 ? ctx.Hint(node, "sum")
-                                          : ctx.Hint(node),
-                                       {t}, attrs));
+    ASSIGN_OR_RETURN(y, reduce("ReduceSum",
+                               l2 ? ctx.Hint(node, "sum") : ctx.Hint(node), t,
+                               keepdims));
     if (l2) {
       ASSIGN_OR_RETURN(y, ctx.em().Emit1("Sqrt", ctx.Hint(node), {y}));
     }
   } else if (op == "ReduceLogSum") {
-    ASSIGN_OR_RETURN(
-        y, ctx.em().Emit1("ReduceSum", ctx.Hint(node, "sum"), {x}, attrs));
+    ASSIGN_OR_RETURN(y, reduce("ReduceSum", ctx.Hint(node, "sum"), x, keepdims));
     ASSIGN_OR_RETURN(y, ctx.em().Emit1("Log", ctx.Hint(node), {y}));
   } else if (op == "ReduceLogSumExp") {
     // m + log(sum(exp(x - m))), m = max(x) over the axes: no overflow.
-    AttrList keep = attrs;
-    keep["keepdims"] = MakeBoolAttr(true);
-    ASSIGN_OR_RETURN(ValuePtr m, ctx.em().Emit1("ReduceMax",
-                                                ctx.Hint(node, "max_keep"),
-                                                {x}, keep));
+    ASSIGN_OR_RETURN(ValuePtr m,
+                     reduce("ReduceMax", ctx.Hint(node, "max_keep"), x, true));
     ASSIGN_OR_RETURN(ValuePtr d,
                      ctx.em().Emit1("Sub", ctx.Hint(node, "shifted"), {x, m}));
     ASSIGN_OR_RETURN(d, ctx.em().Emit1("Exp", ctx.Hint(node, "exp"), {d}));
-    ASSIGN_OR_RETURN(
-        d, ctx.em().Emit1("ReduceSum", ctx.Hint(node, "sum"), {d}, attrs));
+    ASSIGN_OR_RETURN(d, reduce("ReduceSum", ctx.Hint(node, "sum"), d, keepdims));
     ASSIGN_OR_RETURN(d, ctx.em().Emit1("Log", ctx.Hint(node, "log"), {d}));
-    ASSIGN_OR_RETURN(
-        m, ctx.em().Emit1("ReduceMax", ctx.Hint(node, "max"), {x}, attrs));
+    ASSIGN_OR_RETURN(m, reduce("ReduceMax", ctx.Hint(node, "max"), x, keepdims));
     ASSIGN_OR_RETURN(y, ctx.em().Emit1("Add", ctx.Hint(node), {d, m}));
   } else if (op == "ReduceMin") {  // min(x) = -max(-x)
     ASSIGN_OR_RETURN(ValuePtr n,
                      ctx.em().Emit1("Neg", ctx.Hint(node, "neg"), {x}));
-    ASSIGN_OR_RETURN(
-        n, ctx.em().Emit1("ReduceMax", ctx.Hint(node, "max"), {n}, attrs));
+    ASSIGN_OR_RETURN(n, reduce("ReduceMax", ctx.Hint(node, "max"), n, keepdims));
     ASSIGN_OR_RETURN(y, ctx.em().Emit1("Neg", ctx.Hint(node), {n}));
   } else {
-    ASSIGN_OR_RETURN(y, ctx.em().Emit1(op, ctx.Hint(node), {x}, attrs));
+    ASSIGN_OR_RETURN(y, reduce(op, ctx.Hint(node), x, keepdims));
   }
   return ctx.SetOutput(node, 0, y);
 }

@@ -1,13 +1,19 @@
 // ONNX shape and indexing ops -> sluice. The ops that only compute values
-// (Shape, Size, Constant, ConstantOfShape, Range) become constants; the
-// structural ops take their ONNX shape/axes/bounds inputs as sluice
-// attributes, which must fold to constants.
+// (Shape, Size, Constant, ConstantOfShape, Range) become constants when
+// their inputs fold; the structural ops take their ONNX shape/axes/bounds
+// inputs as sluice attributes when those fold to constants, and otherwise
+// become the ops that read them at run time (Shape, DynamicReshape,
+// DynamicSlice, ..., Range, Fill, Tile: docs/ops.md, "Runtime parameters"),
+// so that a model with symbolic dimensions imports once and runs at any
+// shape.
 #include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "core/tensor_proto.h"
 #include "graph/attr_map.h"
+#include "graph/runtime_params.h"
 #include "onnx/import_context.h"
 #include "onnx/onnx_tensor.h"
 
@@ -25,34 +31,27 @@ absl::Status SetConst(const onnx::NodeProto& node, ImportContext& ctx,
                        ctx.em().AddConstant(std::move(value), ctx.Hint(node)));
 }
 
+// A constant when the dimensions asked for are known at import time, else a
+// Shape node evaluated at run time.
 absl::Status ConvertShape(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
-  if (x->shape.unknown_rank()) {
-    return Bad(node, absl::StrCat("the rank of '", node.input(0),
-                                  "' is not known; give the input shapes"));
-  }
-  const int64_t rank = x->shape.rank();
-  int64_t start = AttrInt(node, "start", 0);
-  int64_t end = AttrInt(node, "end", rank);
-  if (start < 0) start += rank;
-  if (end < 0) end += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  end = std::clamp<int64_t>(end, start, rank);
-  std::vector<int64_t> dims;
-  for (int64_t i = start; i < end; ++i) {
-    if (x->shape.dim(i) < 0) {
-      return Bad(
-          node,
-          absl::StrCat(
-              "dimension ", i, " of '", node.input(0), "' ",
-              x->shape.DebugString(),
-              " is not known at import time; fix dynamic input dimensions with "
-              "input_shapes or dim_values (`--input-shape NAME=D0,D1,...` or "
-              "`--dim NAME=N`)"));
+  const int64_t start_attr = AttrInt(node, "start", 0);
+  const int64_t end_attr = AttrInt(node, "end", int64_t{1} << 62);
+  if (!x->shape.unknown_rank()) {
+    int64_t start = 0, end = 0;
+    ShapeSliceBounds(x->shape.rank(), start_attr, end_attr, &start, &end);
+    std::vector<int64_t> dims;
+    for (int64_t i = start; i < end && x->shape.dim(i) >= 0; ++i) {
+      dims.push_back(x->shape.dim(i));
     }
-    dims.push_back(x->shape.dim(i));
+    if (static_cast<int64_t>(dims.size()) == end - start) {
+      return SetConst(node, ctx, Int64Vector(dims));
+    }
   }
-  return SetConst(node, ctx, Int64Vector(dims));
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Shape", ctx.Hint(node), {x},
+                                              {{"start", MakeIntAttr(start_attr)},
+                                               {"end", MakeIntAttr(end_attr)}}));
+  return ctx.SetOutput(node, 0, y);
 }
 
 absl::Status ConvertSize(const onnx::NodeProto& node, ImportContext& ctx) {
@@ -101,15 +100,27 @@ absl::Status ConvertConstant(const onnx::NodeProto& node, ImportContext& ctx) {
 
 absl::Status ConvertConstantOfShape(const onnx::NodeProto& node,
                                     ImportContext& ctx) {
-  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dims,
-                   ctx.ConstInts(node, 0, "shape"));
   Tensor fill = Tensor::Scalar<float>(0.0f);
   if (const auto* a = FindAttr(node, "value")) {
     ASSIGN_OR_RETURN(fill, TensorFromOnnx(a->t(), ctx.base_dir()));
     if (fill.NumElements() != 1) {
       return Bad(node, "value must hold exactly one element");
     }
+    fill = fill.Reshaped(Shape({}));
   }
+  if (ctx.IsRuntime(node, 0)) {
+    ASSIGN_OR_RETURN(ValuePtr shape, ctx.ParamInput(node, 0));
+    const DataType dtype = fill.dtype();
+    ASSIGN_OR_RETURN(
+        ValuePtr y,
+        ctx.em().Emit1("Fill", ctx.Hint(node), {shape},
+                       {{"dtype", MakeTypeAttr(dtype)},
+                        {"value", MakeTensorAttr(TensorToProto(fill))}}));
+    return ctx.SetOutput(node, 0, y);
+  }
+  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> dims,
+                   ctx.ConstInts(node, 0, "shape"));
+  if (!dims) return Bad(node, "needs its shape input");
   Shape shape(*dims);
   absl::StatusOr<int64_t> n = shape.NumElements();
   if (!n.ok()) return Bad(node, n.status().message());
@@ -123,6 +134,18 @@ absl::Status ConvertConstantOfShape(const onnx::NodeProto& node,
 }
 
 absl::Status ConvertRange(const onnx::NodeProto& node, ImportContext& ctx) {
+  if (ctx.IsRuntime(node, 0) || ctx.IsRuntime(node, 1) ||
+      ctx.IsRuntime(node, 2)) {
+    std::vector<ValuePtr> in;
+    for (int i = 0; i < 3; ++i) {
+      ASSIGN_OR_RETURN(ValuePtr v, ctx.Input(node, i));
+      ASSIGN_OR_RETURN(v, EmitReshape(ctx, ctx.Hint(node, absl::StrCat("s", i)),
+                                      v, {}));
+      in.push_back(v);
+    }
+    ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Range", ctx.Hint(node), in));
+    return ctx.SetOutput(node, 0, y);
+  }
   ASSIGN_OR_RETURN(Tensor start, ctx.ConstInput(node, 0, "start"));
   ASSIGN_OR_RETURN(Tensor limit, ctx.ConstInput(node, 1, "limit"));
   ASSIGN_OR_RETURN(Tensor delta, ctx.ConstInput(node, 2, "delta"));
@@ -195,12 +218,24 @@ absl::Status ConvertGatherElements(const onnx::NodeProto& node,
   return SetConst(node, ctx, std::move(out));
 }
 
+// The shape is a sluice attribute when it is a constant whose entries do
+// not copy more than one unknown input dimension (ONNX's 0); otherwise the
+// node becomes a DynamicReshape that applies ONNX's rules at run time.
 absl::Status ConvertReshape(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  const bool allow_zero = AttrInt(node, "allowzero", 0) != 0;
+  auto dynamic = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(ValuePtr shape, ctx.ParamInput(node, 1));
+    ASSIGN_OR_RETURN(
+        ValuePtr y,
+        ctx.em().Emit1("DynamicReshape", ctx.Hint(node), {x, shape},
+                       {{"allowzero", MakeBoolAttr(allow_zero)}}));
+    return ctx.SetOutput(node, 0, y);
+  };
+  if (ctx.IsRuntime(node, 1)) return dynamic();
   ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> shape,
                    ctx.ConstInts(node, 1, "shape"));
   if (!shape) return Bad(node, "needs its shape input");
-  const bool allow_zero = AttrInt(node, "allowzero", 0) != 0;
   bool has_minus_one = false;
   for (int64_t d : *shape) has_minus_one = has_minus_one || d == -1;
   for (size_t i = 0; i < shape->size() && !allow_zero; ++i) {
@@ -210,11 +245,7 @@ absl::Status ConvertReshape(const onnx::NodeProto& node, ImportContext& ctx) {
         x->shape.unknown_rank() || static_cast<int>(i) >= x->shape.rank()
             ? kUnknownDim
             : x->shape.dim(i);
-    if (dim < 0 && has_minus_one) {
-      return Bad(node, absl::StrCat("shape entry ", i,
-                                    " copies an input dimension that is not "
-                                    "known at import time"));
-    }
+    if (dim < 0 && has_minus_one) return dynamic();
     if (dim < 0) has_minus_one = true;
     (*shape)[i] = dim < 0 ? -1 : dim;
   }
@@ -274,6 +305,13 @@ absl::StatusOr<std::optional<std::vector<int64_t>>> Axes(
 
 absl::Status ConvertSqueeze(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  if (ctx.IsRuntime(node, 1)) {
+    ASSIGN_OR_RETURN(ValuePtr axes, ctx.ParamInput(node, 1));
+    ASSIGN_OR_RETURN(ValuePtr y,
+                     ctx.em().Emit1(absl::StrCat("Dynamic", node.op_type()),
+                                    ctx.Hint(node), {x, axes}));
+    return ctx.SetOutput(node, 0, y);
+  }
   ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes,
                    Axes(node, ctx, 1));
   const std::string op = node.op_type();
@@ -302,6 +340,18 @@ absl::Status ConvertConcat(const onnx::NodeProto& node, ImportContext& ctx) {
 absl::Status ConvertSplit(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   const int64_t axis = AttrInt(node, "axis", 0);
+  if (ctx.IsRuntime(node, 1)) {
+    ASSIGN_OR_RETURN(ValuePtr split, ctx.ParamInput(node, 1));
+    ASSIGN_OR_RETURN(
+        std::vector<ValuePtr> outs,
+        ctx.em().Emit("DynamicSplit", ctx.Hint(node), {x, split},
+                      {{"axis", MakeIntAttr(axis)},
+                       {"num_split", MakeIntAttr(node.output_size())}}));
+    for (size_t i = 0; i < outs.size(); ++i) {
+      RETURN_IF_ERROR(ctx.SetOutput(node, static_cast<int>(i), outs[i]));
+    }
+    return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sizes,
                    ctx.ConstInts(node, 1, "split sizes"));
   if (!sizes) sizes = AttrInts(node, "split");
@@ -332,6 +382,17 @@ absl::Status ConvertSplit(const onnx::NodeProto& node, ImportContext& ctx) {
 
 absl::Status ConvertSlice(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  if (ctx.IsRuntime(node, 1) || ctx.IsRuntime(node, 2) ||
+      ctx.IsRuntime(node, 3) || ctx.IsRuntime(node, 4)) {
+    std::vector<ValuePtr> in = {x};
+    for (int i = 1; i <= 4; ++i) {
+      ASSIGN_OR_RETURN(ValuePtr p, ctx.ParamInput(node, i));
+      in.push_back(p);
+    }
+    ASSIGN_OR_RETURN(ValuePtr y,
+                     ctx.em().Emit1("DynamicSlice", ctx.Hint(node), in));
+    return ctx.SetOutput(node, 0, y);
+  }
   ASSIGN_OR_RETURN(auto starts, ctx.ConstInts(node, 1, "starts"));
   ASSIGN_OR_RETURN(auto ends, ctx.ConstInts(node, 2, "ends"));
   ASSIGN_OR_RETURN(auto axes, ctx.ConstInts(node, 3, "axes"));
@@ -358,6 +419,12 @@ absl::Status ConvertGather(const onnx::NodeProto& node, ImportContext& ctx) {
 
 absl::Status ConvertExpand(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  if (ctx.IsRuntime(node, 1)) {
+    ASSIGN_OR_RETURN(ValuePtr shape, ctx.ParamInput(node, 1));
+    ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("DynamicExpand",
+                                                ctx.Hint(node), {x, shape}));
+    return ctx.SetOutput(node, 0, y);
+  }
   ASSIGN_OR_RETURN(auto shape, ctx.ConstInts(node, 1, "shape"));
   if (!shape) return Bad(node, "needs its shape input");
   ASSIGN_OR_RETURN(ValuePtr y,
@@ -366,9 +433,19 @@ absl::Status ConvertExpand(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, y);
 }
 
+// Tile, with its repeats (a constant or a runtime value) as an input.
+absl::Status ConvertTile(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr repeats, ctx.ParamInput(node, 1));
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   ctx.em().Emit1("Tile", ctx.Hint(node), {x, repeats}));
+  return ctx.SetOutput(node, 0, y);
+}
+
 }  // namespace
 
 void AddShapeOps(OnnxOpTable* table) {
+  (*table)["Tile"] = {ConvertTile, nullptr};
   (*table)["Shape"] = {ConvertShape, nullptr};
   (*table)["Size"] = {ConvertSize, nullptr};
   (*table)["Constant"] = {ConvertConstant, CheckConstant};

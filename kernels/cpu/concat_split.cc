@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
@@ -79,6 +80,8 @@ class ConcatKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
+// kDynamic (DynamicSplit): the sizes come from input 1.
+template <bool kDynamic>
 class SplitKernel final : public OpKernel {
  public:
   struct Attrs {
@@ -92,7 +95,9 @@ class SplitKernel final : public OpKernel {
     ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
     ASSIGN_OR_RETURN(a.axis_attr, node.attrs().GetInt("axis"));
     ASSIGN_OR_RETURN(a.num_split, node.attrs().GetInt("num_split"));
-    ASSIGN_OR_RETURN(a.sizes, node.attrs().GetIntList("sizes"));
+    if constexpr (!kDynamic) {
+      ASSIGN_OR_RETURN(a.sizes, node.attrs().GetIntList("sizes"));
+    }
     return a;
   }
   SplitKernel(const Node& node, Attrs attrs)
@@ -105,7 +110,10 @@ class SplitKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckDtype(x, t, "input value"));
     const int64_t axis_attr = attrs_.axis_attr;
     const int64_t num_split = attrs_.num_split;
-    const std::vector<int64_t>& sizes = attrs_.sizes;
+    std::vector<int64_t> sizes = attrs_.sizes;
+    if constexpr (kDynamic) {
+      ASSIGN_OR_RETURN(sizes, IntParamValues(ctx->input(1), "split"));
+    }
     ASSIGN_OR_RETURN(std::vector<Shape> shapes,
                      ::sluice::SplitShapes(x.shape(), axis_attr, num_split,
                                            sizes));
@@ -143,7 +151,9 @@ void RegisterConcatSplitKernels(KernelRegistry* r) {
   r->Register(CpuKernel("Concat", {{"T", CpuAllTypes()}},
                         MakeKernel<ConcatKernel>));
   r->Register(CpuKernel("Split", {{"T", CpuAllTypes()}},
-                        MakeKernel<SplitKernel>));
+                        MakeKernel<SplitKernel<false>>));
+  r->Register(CpuKernel("DynamicSplit", {{"T", CpuAllTypes()}},
+                        MakeKernel<SplitKernel<true>>));
 }
 
 }  // namespace sluice::cpu

@@ -33,6 +33,7 @@ void RegisterSliceKernels(KernelRegistry* registry);         // slice.cc
 void RegisterGatherKernels(KernelRegistry* registry);        // gather.cc
 void RegisterConvKernels(KernelRegistry* registry);          // conv.cc
 void RegisterPoolKernels(KernelRegistry* registry);          // pool.cc
+void RegisterRangeFillTileKernels(KernelRegistry* registry);  // range_fill_tile.cc
 
 }  // namespace sluice::cpu
 

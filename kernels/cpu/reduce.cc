@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/runtime_params.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 
@@ -118,18 +119,26 @@ void Reduce(const OpKernelContext& ctx, const ReducePlan& p, const T* in,
   }
 }
 
-template <ReduceKind kKind>
+// kDynamic (DynamicReduce*): the axes come from input 1, and empty axes
+// with noop_with_empty_axes pass the input through.
+template <ReduceKind kKind, bool kDynamic = false>
 class ReduceKernel final : public OpKernel {
  public:
   struct Attrs {
     DataType t = DT_INVALID;
     std::vector<int64_t> axes;
     bool keepdims = false;
+    bool noop_with_empty_axes = false;
   };
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     Attrs a;
     ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
+    if constexpr (kDynamic) {
+      ASSIGN_OR_RETURN(a.noop_with_empty_axes,
+                       node.attrs().GetBool("noop_with_empty_axes"));
+    } else {
+      ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
+    }
     ASSIGN_OR_RETURN(a.keepdims, node.attrs().GetBool("keepdims"));
     return a;
   }
@@ -141,7 +150,14 @@ class ReduceKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input"));
-    const std::vector<int64_t>& axes = attrs_.axes;
+    std::vector<int64_t> axes = attrs_.axes;
+    if constexpr (kDynamic) {
+      ASSIGN_OR_RETURN(axes, IntParamValues(ctx->input(1), "axes"));
+      if (axes.empty() && attrs_.noop_with_empty_axes) {
+        ctx->set_output(0, x);
+        return absl::OkStatus();
+      }
+    }
     const bool keepdims = attrs_.keepdims;
     std::vector<bool> is_reduced(x.rank(), axes.empty());
     for (int64_t a : axes) {
@@ -206,6 +222,12 @@ void RegisterReduceKernels(KernelRegistry* r) {
                         MakeKernel<ReduceKernel<ReduceKind::kMean>>));
   r->Register(CpuKernel("ReduceMax", {{"T", CpuReduceTypes()}},
                         MakeKernel<ReduceKernel<ReduceKind::kMax>>));
+  r->Register(CpuKernel("DynamicReduceSum", {{"T", CpuReduceTypes()}},
+                        MakeKernel<ReduceKernel<ReduceKind::kSum, true>>));
+  r->Register(CpuKernel("DynamicReduceMean", {{"T", CpuReduceTypes()}},
+                        MakeKernel<ReduceKernel<ReduceKind::kMean, true>>));
+  r->Register(CpuKernel("DynamicReduceMax", {{"T", CpuReduceTypes()}},
+                        MakeKernel<ReduceKernel<ReduceKind::kMax, true>>));
 }
 
 }  // namespace sluice::cpu

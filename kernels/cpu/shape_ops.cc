@@ -1,9 +1,12 @@
 // Reshape, Squeeze, Unsqueeze (the input's buffer under a new shape),
-// Transpose and Expand (strided copies). Any dtype.
+// Transpose and Expand (strided copies), each also in its Dynamic form that
+// reads the shape or axes from input 1 (graph/runtime_params.h), and Shape.
+// Any dtype.
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
@@ -14,19 +17,25 @@ namespace {
 
 enum class ViewKind { kReshape, kSqueeze, kUnsqueeze };
 
-// Ops whose output is the input's buffer with another shape.
-template <ViewKind kKind>
+// Ops whose output is the input's buffer with another shape. kDynamic: the
+// shape (ONNX semantics, with allowzero) or axes come from input 1.
+template <ViewKind kKind, bool kDynamic = false>
 class ViewKernel final : public OpKernel {
  public:
   struct Attrs {
     DataType t = DT_INVALID;
     std::vector<int64_t> dims;
     std::vector<int64_t> axes;
+    bool allowzero = false;
   };
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     Attrs a;
     ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    if constexpr (kKind == ViewKind::kReshape) {
+    if constexpr (kDynamic) {
+      if constexpr (kKind == ViewKind::kReshape) {
+        ASSIGN_OR_RETURN(a.allowzero, node.attrs().GetBool("allowzero"));
+      }
+    } else if constexpr (kKind == ViewKind::kReshape) {
       ASSIGN_OR_RETURN(a.dims, node.attrs().GetIntList("shape"));
     } else {
       ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
@@ -42,11 +51,21 @@ class ViewKernel final : public OpKernel {
     const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input"));
     Shape shape;
+    std::vector<int64_t> param;
+    if constexpr (kDynamic) {
+      ASSIGN_OR_RETURN(
+          param, IntParamValues(ctx->input(1),
+                                kKind == ViewKind::kReshape ? "shape" : "axes"));
+      if constexpr (kKind == ViewKind::kReshape) {
+        ASSIGN_OR_RETURN(param,
+                         OnnxReshapeDims(x.shape(), param, attrs_.allowzero));
+      }
+    }
     if constexpr (kKind == ViewKind::kReshape) {
-      const std::vector<int64_t>& dims = attrs_.dims;
+      const std::vector<int64_t>& dims = kDynamic ? param : attrs_.dims;
       ASSIGN_OR_RETURN(shape, ::sluice::ReshapeShape(x.shape(), dims));
     } else {
-      const std::vector<int64_t>& axes = attrs_.axes;
+      const std::vector<int64_t>& axes = kDynamic ? param : attrs_.axes;
       if constexpr (kKind == ViewKind::kSqueeze) {
         ASSIGN_OR_RETURN(shape, ::sluice::SqueezeShape(x.shape(), axes));
       } else {
@@ -112,6 +131,8 @@ class TransposeKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
+// kDynamic: the shape comes from input 1.
+template <bool kDynamic>
 class ExpandKernel final : public OpKernel {
  public:
   struct Attrs {
@@ -121,7 +142,9 @@ class ExpandKernel final : public OpKernel {
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     Attrs a;
     ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    ASSIGN_OR_RETURN(a.dims, node.attrs().GetIntList("shape"));
+    if constexpr (!kDynamic) {
+      ASSIGN_OR_RETURN(a.dims, node.attrs().GetIntList("shape"));
+    }
     return a;
   }
   ExpandKernel(const Node& node, Attrs attrs)
@@ -132,7 +155,10 @@ class ExpandKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input"));
-    const std::vector<int64_t>& dims = attrs_.dims;
+    std::vector<int64_t> dims = attrs_.dims;
+    if constexpr (kDynamic) {
+      ASSIGN_OR_RETURN(dims, IntParamValues(ctx->input(1), "shape"));
+    }
     ASSIGN_OR_RETURN(Shape shape, ::sluice::ExpandShape(x.shape(), dims));
     // Input strides aligned on the right; 0 where the input stretches.
     const int r = shape.rank();
@@ -161,9 +187,50 @@ class ExpandKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
+// ONNX Shape: the input's dimensions [start, end) as int64. Reads only the
+// input's shape.
+class ShapeKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    int64_t start = 0;
+    int64_t end = 0;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.start, node.attrs().GetInt("start"));
+    ASSIGN_OR_RETURN(a.end, node.attrs().GetInt("end"));
+    return a;
+  }
+  ShapeKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    int64_t begin = 0, end = 0;
+    ShapeSliceBounds(x.rank(), attrs_.start, attrs_.end, &begin, &end);
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({end - begin})));
+    for (int64_t d = begin; d < end; ++d) {
+      y->data<int64_t>()[d - begin] = x.dim(static_cast<int>(d));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
 }  // namespace
 
 void RegisterShapeKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("Shape", {{"T", CpuAllTypes()}},
+                        MakeKernel<ShapeKernel>));
+  r->Register(CpuKernel("DynamicReshape", {{"T", CpuAllTypes()}},
+                        MakeKernel<ViewKernel<ViewKind::kReshape, true>>));
+  r->Register(CpuKernel("DynamicSqueeze", {{"T", CpuAllTypes()}},
+                        MakeKernel<ViewKernel<ViewKind::kSqueeze, true>>));
+  r->Register(CpuKernel("DynamicUnsqueeze", {{"T", CpuAllTypes()}},
+                        MakeKernel<ViewKernel<ViewKind::kUnsqueeze, true>>));
+  r->Register(CpuKernel("DynamicExpand", {{"T", CpuAllTypes()}},
+                        MakeKernel<ExpandKernel<true>>));
   r->Register(CpuKernel("Reshape", {{"T", CpuAllTypes()}},
                         MakeKernel<ViewKernel<ViewKind::kReshape>>));
   r->Register(CpuKernel("Squeeze", {{"T", CpuAllTypes()}},
@@ -173,7 +240,7 @@ void RegisterShapeKernels(KernelRegistry* r) {
   r->Register(CpuKernel("Transpose", {{"T", CpuAllTypes()}},
                         MakeKernel<TransposeKernel>));
   r->Register(CpuKernel("Expand", {{"T", CpuAllTypes()}},
-                        MakeKernel<ExpandKernel>));
+                        MakeKernel<ExpandKernel<false>>));
 }
 
 }  // namespace sluice::cpu

@@ -1,9 +1,11 @@
 // Slice (NumPy / ONNX): per-axis begin, end and step; negative bounds count
 // from the end and are clamped, steps may be negative. The result is a
-// strided view of the input, copied densely. Any dtype.
+// strided view of the input, copied densely. DynamicSlice reads begin, end,
+// axes and steps from inputs 1-4. Any dtype.
 #include <vector>
 
 #include "core/status_macros.h"
+#include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
@@ -12,6 +14,7 @@
 namespace sluice::cpu {
 namespace {
 
+template <bool kDynamic>
 class SliceKernel final : public OpKernel {
  public:
   struct Attrs {
@@ -24,6 +27,7 @@ class SliceKernel final : public OpKernel {
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     Attrs a;
     ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    if constexpr (kDynamic) return a;
     ASSIGN_OR_RETURN(a.begin, node.attrs().GetIntList("begin"));
     ASSIGN_OR_RETURN(a.end, node.attrs().GetIntList("end"));
     ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
@@ -38,10 +42,16 @@ class SliceKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     const DataType t = attrs_.t;
     RETURN_IF_ERROR(CheckDtype(x, t, "input"));
-    const std::vector<int64_t>& begin = attrs_.begin;
-    const std::vector<int64_t>& end = attrs_.end;
+    std::vector<int64_t> begin = attrs_.begin;
+    std::vector<int64_t> end = attrs_.end;
     std::vector<int64_t> axes = attrs_.axes;
-    const std::vector<int64_t>& steps = attrs_.steps;
+    std::vector<int64_t> steps = attrs_.steps;
+    if constexpr (kDynamic) {
+      ASSIGN_OR_RETURN(begin, IntParamValues(ctx->input(1), "starts"));
+      ASSIGN_OR_RETURN(end, IntParamValues(ctx->input(2), "ends"));
+      ASSIGN_OR_RETURN(axes, IntParamValues(ctx->input(3), "axes"));
+      ASSIGN_OR_RETURN(steps, IntParamValues(ctx->input(4), "steps"));
+    }
     // Checks lengths, steps, axes and bounds.
     ASSIGN_OR_RETURN(Shape shape,
                      ::sluice::SliceShape(x.shape(), begin, end, axes, steps));
@@ -79,7 +89,9 @@ class SliceKernel final : public OpKernel {
 
 void RegisterSliceKernels(KernelRegistry* r) {
   r->Register(CpuKernel("Slice", {{"T", CpuAllTypes()}},
-                        MakeKernel<SliceKernel>));
+                        MakeKernel<SliceKernel<false>>));
+  r->Register(CpuKernel("DynamicSlice", {{"T", CpuAllTypes()}},
+                        MakeKernel<SliceKernel<true>>));
 }
 
 }  // namespace sluice::cpu

@@ -208,6 +208,9 @@ def main():
     parser.add_argument("--json", help="write the per-case results (JSON)")
     parser.add_argument("--quiet", action="store_true",
                         help="print only the totals")
+    parser.add_argument("--generate-only", action="store_true",
+                        help="write the cases (once) and print their "
+                        "directory, for tests/onnx/run_node_suite.sh")
     args = parser.parse_args()
 
     cases_dir = args.cases or default_cases_dir()
@@ -216,6 +219,9 @@ def main():
         print(f"generating the node test cases into {cases_dir}",
               file=sys.stderr)
         generate_cases(cases_dir)
+    if args.generate_only:
+        print(cases_dir)
+        return
     if not os.access(args.sluice, os.X_OK):
         sys.exit(f"node_suite: no sluice binary at {args.sluice}")
     names = sorted(d for d in os.listdir(cases_dir)
