@@ -63,7 +63,14 @@ const std::vector<DataType>& GpuIntFloatTypes() {
                                           DT_DOUBLE, DT_INT32,   DT_INT64};
   return k;
 }
-const std::vector<DataType>& GpuAllTypes() { return AllDataTypes(); }
+const std::vector<DataType>& GpuAllTypes() {
+  // The dtypes GpuDtype knows; the newer ones (int16, the unsigned types,
+  // float8, the sub-byte types) run on the CPU.
+  static const std::vector<DataType> k = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16,
+                                          DT_DOUBLE, DT_INT8, DT_INT32,
+                                          DT_INT64, DT_UINT8, DT_BOOL};
+  return k;
+}
 
 std::vector<int64_t> RowMajorStrides(const Shape& shape) {
   std::vector<int64_t> strides(shape.rank());
@@ -170,6 +177,23 @@ KernelSupports RanksAtMost(int max_rank) {
     }
     return absl::OkStatus();
   };
+}
+
+absl::Status CudaStatus(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return absl::OkStatus();
+  cudaGetLastError();
+  return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorString(err),
+                                          " (", cudaGetErrorName(err), ")"));
+}
+
+absl::StatusOr<uint64_t> ReadDeviceFlag(const void* flag, cudaStream_t stream) {
+  uint64_t value = 0;
+  RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(&value, flag, sizeof(value),
+                                             cudaMemcpyDeviceToHost, stream),
+                             "reading a kernel's flag"));
+  RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream),
+                             "waiting for a kernel's flag"));
+  return value;
 }
 
 absl::StatusOr<std::string> StringAttr(const Node& node, const char* name,

@@ -13,6 +13,7 @@
 #ifndef SLUICE_KERNELS_CUDA_CUDA_KERNEL_UTIL_H_
 #define SLUICE_KERNELS_CUDA_CUDA_KERNEL_UTIL_H_
 
+#include <cstdint>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -49,7 +50,7 @@ inline GpuDtype ToGpuDtype(DataType dtype) {
 // Dtype sets the CUDA kernels are registered for.
 const std::vector<DataType>& GpuFloatTypes();      // f32, f16, bf16, f64
 const std::vector<DataType>& GpuIntFloatTypes();   // floats + int32, int64
-const std::vector<DataType>& GpuAllTypes();        // every dtype
+const std::vector<DataType>& GpuAllTypes();        // every dtype GpuDtype has
 
 // Row-major element strides of a shape.
 std::vector<int64_t> RowMajorStrides(const Shape& shape);
@@ -77,6 +78,15 @@ void RegisterGpu(KernelRegistry* registry, std::string op,
 // `max_rank` ("rank 9 > 8: CUDA kernels index at most 8 dimensions"). For
 // kernels built on IndexMaps, whose dimensions need not all merge.
 KernelSupports RanksAtMost(int max_rank);
+
+// OK for cudaSuccess; otherwise INTERNAL naming `what` and the error (and
+// the sticky last error is cleared).
+absl::Status CudaStatus(cudaError_t err, const char* what);
+
+// Copies one 8-byte value from device memory to the host after the work
+// enqueued on `stream` so far, and waits for it: a host synchronisation,
+// for the error flags kernels leave in device memory.
+absl::StatusOr<uint64_t> ReadDeviceFlag(const void* flag, cudaStream_t stream);
 
 // A string attribute (default when absent); INVALID_ARGUMENT when it is
 // of another kind.

@@ -1,5 +1,6 @@
 // Device-side helpers for the .cu files of kernels/cuda: conversions between
-// storage types and the accumulation type, IndexMap offsets, a grid-stride
+// storage types and the accumulation type, dispatch on GpuDtype, IndexMap
+// offsets, a grid-stride
 // launch shape, block-wide reductions in shared memory, and turning a launch
 // error into a Status. Included only by kernels/cuda/*.cu.
 //
@@ -126,6 +127,44 @@ __device__ A BlockReduce(A v, Op op) {
   v = partial[0];
   for (int w = 1; w < warps; ++w) v = op(v, partial[w]);
   return v;
+}
+
+template <typename T>
+constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                          std::is_same_v<T, __half> ||
+                          std::is_same_v<T, __nv_bfloat16>;
+// The CPU kernels' "arithmetic" dtypes: floats, int32 and int64.
+template <typename T>
+constexpr bool kIsArith = kIsFloat<T> || std::is_same_v<T, int32_t> ||
+                          std::is_same_v<T, int64_t>;
+
+// Calls fn(T{}) for the C++ type of `dtype`; false if there is none.
+// Callers pick the types they implement with `if constexpr`.
+template <typename F>
+bool DispatchDtype(GpuDtype dtype, F&& fn) {
+  switch (dtype) {
+    case GpuDtype::kFloat: fn(float{}); return true;
+    case GpuDtype::kHalf: fn(__half{}); return true;
+    case GpuDtype::kBFloat16: fn(__nv_bfloat16{}); return true;
+    case GpuDtype::kDouble: fn(double{}); return true;
+    case GpuDtype::kInt32: fn(int32_t{}); return true;
+    case GpuDtype::kInt64: fn(int64_t{}); return true;
+    case GpuDtype::kInt8: fn(int8_t{}); return true;
+    case GpuDtype::kUInt8: fn(uint8_t{}); return true;
+    case GpuDtype::kBool: fn(bool{}); return true;
+  }
+  return false;
+}
+
+// a + b, wrapping for integers (computed in uint64), as the CPU's sums.
+template <typename W>
+__device__ __forceinline__ W WrapAdd(W a, W b) {
+  if constexpr (std::is_integral_v<W>) {
+    return static_cast<W>(static_cast<unsigned long long>(a) +
+                          static_cast<unsigned long long>(b));
+  } else {
+    return a + b;
+  }
 }
 
 // Unsigned type of each element size, for dtype-agnostic copies.

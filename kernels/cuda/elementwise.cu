@@ -9,11 +9,64 @@
 namespace sluice::cuda {
 namespace {
 
+// log(1 + e^x) without overflow, as the CPU's Softplus.
+template <typename W>
+__device__ __forceinline__ W SoftplusOf(W x) {
+  return x > W(0) ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+// The trigonometric and hyperbolic functions, rounding and the
+// parameter-free activations (floats only).
 template <UnaryOp kOp, typename W>
-__device__ __forceinline__ W ApplyUnary(W x) {
+__device__ __forceinline__ W ApplyMath(W x) {
+  if constexpr (kOp == UnaryOp::kSin) return sin(x);
+  if constexpr (kOp == UnaryOp::kCos) return cos(x);
+  if constexpr (kOp == UnaryOp::kTan) return tan(x);
+  if constexpr (kOp == UnaryOp::kAsin) return asin(x);
+  if constexpr (kOp == UnaryOp::kAcos) return acos(x);
+  if constexpr (kOp == UnaryOp::kAtan) return atan(x);
+  if constexpr (kOp == UnaryOp::kSinh) return sinh(x);
+  if constexpr (kOp == UnaryOp::kCosh) return cosh(x);
+  if constexpr (kOp == UnaryOp::kAsinh) return asinh(x);
+  if constexpr (kOp == UnaryOp::kAcosh) return acosh(x);
+  if constexpr (kOp == UnaryOp::kAtanh) return atanh(x);
+  if constexpr (kOp == UnaryOp::kFloor) return floor(x);
+  if constexpr (kOp == UnaryOp::kCeil) return ceil(x);
+  if constexpr (kOp == UnaryOp::kRound) return rint(x);  // halves to even
+  if constexpr (kOp == UnaryOp::kSoftplus) return SoftplusOf(x);
+  if constexpr (kOp == UnaryOp::kSoftsign) return x / (W(1) + fabs(x));
+  if constexpr (kOp == UnaryOp::kMish) return x * tanh(SoftplusOf(x));
+  if constexpr (kOp == UnaryOp::kHardSwish) {
+    return x * fmax(W(0), fmin(W(1), x / W(6) + W(0.5)));
+  }
+  return x;
+}
+
+// The activations with float attributes, written as the CPU writes them.
+template <UnaryOp kOp, typename W>
+__device__ __forceinline__ W ApplyActivation(W x, UnaryParams p) {
+  const W alpha = W(p.alpha);
+  const W beta = W(p.beta);
+  if constexpr (kOp == UnaryOp::kHardSigmoid) {
+    return fmax(W(0), fmin(W(1), alpha * x + beta));
+  }
+  if constexpr (kOp == UnaryOp::kElu) return x >= W(0) ? x : alpha * expm1(x);
+  if constexpr (kOp == UnaryOp::kSelu) {  // beta holds gamma
+    return beta * (x > W(0) ? x : alpha * expm1(x));
+  }
+  if constexpr (kOp == UnaryOp::kCelu) {
+    return fmax(W(0), x) + fmin(W(0), alpha * expm1(x / alpha));
+  }
+  if constexpr (kOp == UnaryOp::kThresholdedRelu) return x > alpha ? x : W(0);
+  return x;
+}
+
+template <UnaryOp kOp, typename W>
+__device__ __forceinline__ W ApplyUnary(W x, UnaryParams p) {
   if constexpr (kOp == UnaryOp::kNeg) return -x;
   if constexpr (kOp == UnaryOp::kAbs) return x < W(0) ? -x : x;
   if constexpr (kOp == UnaryOp::kRelu) return x > W(0) ? x : W(0);
+  if constexpr (kOp == UnaryOp::kSign) return W((x > W(0)) - (x < W(0)));
   if constexpr (std::is_floating_point_v<W>) {
     if constexpr (kOp == UnaryOp::kExp) return exp(x);
     if constexpr (kOp == UnaryOp::kLog) return log(x);
@@ -29,25 +82,93 @@ __device__ __forceinline__ W ApplyUnary(W x) {
       const W k = W(0.79788456080286535588);  // sqrt(2 / pi)
       return W(0.5) * x * (W(1) + tanh(k * (x + W(0.044715) * x * x * x)));
     }
+    if constexpr (kOp >= UnaryOp::kSin && kOp <= UnaryOp::kHardSwish) {
+      return ApplyMath<kOp>(x);
+    }
+    if constexpr (kOp >= UnaryOp::kHardSigmoid) {
+      return ApplyActivation<kOp>(x, p);
+    }
   }
   return x;
 }
 
 template <UnaryOp kOp, typename T>
-static __global__ void UnaryKernel(const T* x, T* y, int64_t n) {
+static __global__ void UnaryKernel(const T* x, T* y, int64_t n,
+                                   UnaryParams p) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
-    y[i] = FromWide<T>(ApplyUnary<kOp>(ToWide(x[i])));
+    y[i] = FromWide<T>(ApplyUnary<kOp>(ToWide(x[i]), p));
+  }
+}
+
+// Integer semantics follow the CPU kernels: arithmetic wraps (integers are
+// computed in int64 and narrowed, or in uint64 where int64 could
+// overflow), division truncates toward zero, Mod is floor modulo and FMod
+// truncated modulo. A zero divisor or negative exponent, which the
+// operand check rejects first, gives 0 here rather than a fault.
+template <typename W>
+__device__ __forceinline__ W WrapNeg(W a) {
+  return static_cast<W>(0ull - static_cast<unsigned long long>(a));
+}
+
+template <typename W>
+__device__ __forceinline__ W IntPow(W base, W e) {
+  if (e < W(0)) return W(0);
+  unsigned long long result = 1;
+  unsigned long long b = static_cast<unsigned long long>(base);
+  while (e > W(0)) {
+    if (e & W(1)) result *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return static_cast<W>(result);
+}
+
+template <typename W>
+__device__ __forceinline__ W TruncMod(W a, W b) {
+  if constexpr (std::is_integral_v<W>) {
+    if (b == W(0) || b == W(-1)) return W(0);  // -1: INT64_MIN % -1 traps
+    return a % b;
+  } else {
+    return fmod(a, b);
   }
 }
 
 template <BinaryOp kOp, typename W>
 __device__ __forceinline__ auto ApplyBinary(W a, W b) {
-  if constexpr (kOp == BinaryOp::kAdd) return a + b;
-  if constexpr (kOp == BinaryOp::kSub) return a - b;
-  if constexpr (kOp == BinaryOp::kMul) return a * b;
-  if constexpr (kOp == BinaryOp::kDiv) return a / b;
-  if constexpr (kOp == BinaryOp::kPow) return pow(a, b);
+  constexpr bool kInt = std::is_integral_v<W>;
+  using U = unsigned long long;
+  if constexpr (kOp == BinaryOp::kAdd) {
+    if constexpr (kInt) return static_cast<W>(U(a) + U(b));
+    if constexpr (!kInt) return a + b;
+  }
+  if constexpr (kOp == BinaryOp::kSub) {
+    if constexpr (kInt) return static_cast<W>(U(a) - U(b));
+    if constexpr (!kInt) return a - b;
+  }
+  if constexpr (kOp == BinaryOp::kMul) {
+    if constexpr (kInt) return static_cast<W>(U(a) * U(b));
+    if constexpr (!kInt) return a * b;
+  }
+  if constexpr (kOp == BinaryOp::kDiv) {
+    if constexpr (kInt) {
+      if (b == W(0)) return W(0);
+      if (b == W(-1)) return WrapNeg(a);
+    }
+    return a / b;
+  }
+  if constexpr (kOp == BinaryOp::kPow) {
+    if constexpr (kInt) {
+      return IntPow(a, b);
+    } else {
+      return pow(a, b);
+    }
+  }
+  if constexpr (kOp == BinaryOp::kFMod) return TruncMod(a, b);
+  if constexpr (kOp == BinaryOp::kMod) {  // the remainder takes b's sign
+    const W r = TruncMod(a, b);
+    return (r != W(0) && ((r < W(0)) != (b < W(0)))) ? W(r + b) : r;
+  }
   if constexpr (kOp == BinaryOp::kMaximum) return MaxOp()(a, b);
   if constexpr (kOp == BinaryOp::kMinimum) {
     if (a != a) return a;
@@ -89,50 +210,25 @@ static __global__ void BinaryKernel(const T* a, const T* b,
   }
 }
 
-template <typename T>
-constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                          std::is_same_v<T, __half> ||
-                          std::is_same_v<T, __nv_bfloat16>;
-
-// Calls fn(T{}) for the C++ type of `dtype`; false if there is none.
-template <typename F>
-bool DispatchDtype(GpuDtype dtype, F&& fn) {
-  switch (dtype) {
-    case GpuDtype::kFloat: fn(float{}); return true;
-    case GpuDtype::kHalf: fn(__half{}); return true;
-    case GpuDtype::kBFloat16: fn(__nv_bfloat16{}); return true;
-    case GpuDtype::kDouble: fn(double{}); return true;
-    case GpuDtype::kInt32: fn(int32_t{}); return true;
-    case GpuDtype::kInt64: fn(int64_t{}); return true;
-    case GpuDtype::kInt8: fn(int8_t{}); return true;
-    case GpuDtype::kUInt8: fn(uint8_t{}); return true;
-    case GpuDtype::kBool: fn(bool{}); return true;
-  }
-  return false;
-}
-
 template <UnaryOp kOp, typename T>
 constexpr bool UnarySupported() {
   if constexpr (kIsFloat<T>) return true;
   if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
-    return kOp == UnaryOp::kNeg || kOp == UnaryOp::kAbs || kOp == UnaryOp::kRelu;
+    return kOp == UnaryOp::kNeg || kOp == UnaryOp::kAbs ||
+           kOp == UnaryOp::kRelu || kOp == UnaryOp::kSign;
   }
   return false;
 }
 
 template <BinaryOp kOp, typename T>
 constexpr bool BinarySupported() {
-  if constexpr (kIsFloat<T>) return true;
-  if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
-    return kOp != BinaryOp::kDiv && kOp != BinaryOp::kPow;
-  }
   if constexpr (std::is_same_v<T, bool>) return kOp == BinaryOp::kEqual;
-  return false;
+  return true;  // floats and the four integer types
 }
 
 template <UnaryOp kOp>
 absl::Status UnaryFor(GpuDtype dtype, const void* x, void* y, int64_t n,
-                      cudaStream_t stream, bool* found) {
+                      UnaryParams p, cudaStream_t stream, bool* found) {
   absl::Status status;
   DispatchDtype(dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -140,7 +236,7 @@ absl::Status UnaryFor(GpuDtype dtype, const void* x, void* y, int64_t n,
       *found = true;
       if (n == 0) return;
       UnaryKernel<kOp, T><<<GridFor(n), kThreads, 0, stream>>>(
-          static_cast<const T*>(x), static_cast<T*>(y), n);
+          static_cast<const T*>(x), static_cast<T*>(y), n, p);
       status = LaunchStatus("unary");
     }
   });
@@ -174,10 +270,12 @@ absl::Status BinaryFor(GpuDtype dtype, const void* a, const void* b, void* out,
 }
 
 absl::Status UnaryDispatch(UnaryOp op, GpuDtype dtype, const void* x, void* y,
-                           int64_t n, cudaStream_t stream, bool* found) {
+                           int64_t n, UnaryParams p, cudaStream_t stream,
+                           bool* found) {
   switch (op) {
-#define SLUICE_UNARY_CASE(OP) \
-  case UnaryOp::OP: return UnaryFor<UnaryOp::OP>(dtype, x, y, n, stream, found);
+#define SLUICE_UNARY_CASE(OP)                                               \
+  case UnaryOp::OP:                                                         \
+    return UnaryFor<UnaryOp::OP>(dtype, x, y, n, p, stream, found);
     SLUICE_UNARY_CASE(kNeg)
     SLUICE_UNARY_CASE(kAbs)
     SLUICE_UNARY_CASE(kRelu)
@@ -190,6 +288,30 @@ absl::Status UnaryDispatch(UnaryOp op, GpuDtype dtype, const void* x, void* y,
     SLUICE_UNARY_CASE(kErf)
     SLUICE_UNARY_CASE(kGeluErf)
     SLUICE_UNARY_CASE(kGeluTanh)
+    SLUICE_UNARY_CASE(kSin)
+    SLUICE_UNARY_CASE(kCos)
+    SLUICE_UNARY_CASE(kTan)
+    SLUICE_UNARY_CASE(kAsin)
+    SLUICE_UNARY_CASE(kAcos)
+    SLUICE_UNARY_CASE(kAtan)
+    SLUICE_UNARY_CASE(kSinh)
+    SLUICE_UNARY_CASE(kCosh)
+    SLUICE_UNARY_CASE(kAsinh)
+    SLUICE_UNARY_CASE(kAcosh)
+    SLUICE_UNARY_CASE(kAtanh)
+    SLUICE_UNARY_CASE(kFloor)
+    SLUICE_UNARY_CASE(kCeil)
+    SLUICE_UNARY_CASE(kRound)
+    SLUICE_UNARY_CASE(kSign)
+    SLUICE_UNARY_CASE(kSoftplus)
+    SLUICE_UNARY_CASE(kSoftsign)
+    SLUICE_UNARY_CASE(kMish)
+    SLUICE_UNARY_CASE(kHardSwish)
+    SLUICE_UNARY_CASE(kHardSigmoid)
+    SLUICE_UNARY_CASE(kElu)
+    SLUICE_UNARY_CASE(kSelu)
+    SLUICE_UNARY_CASE(kCelu)
+    SLUICE_UNARY_CASE(kThresholdedRelu)
 #undef SLUICE_UNARY_CASE
   }
   return absl::OkStatus();
@@ -208,6 +330,8 @@ absl::Status BinaryDispatch(BinaryOp op, GpuDtype dtype, const void* a,
     SLUICE_BINARY_CASE(kMul)
     SLUICE_BINARY_CASE(kDiv)
     SLUICE_BINARY_CASE(kPow)
+    SLUICE_BINARY_CASE(kMod)
+    SLUICE_BINARY_CASE(kFMod)
     SLUICE_BINARY_CASE(kMaximum)
     SLUICE_BINARY_CASE(kMinimum)
     SLUICE_BINARY_CASE(kEqual)
@@ -218,6 +342,54 @@ absl::Status BinaryDispatch(BinaryOp op, GpuDtype dtype, const void* a,
   return absl::OkStatus();
 }
 
+// The integer types' ranges for Cast's saturation: [kMin, kMax], and as
+// doubles [min, max + 1) (every bound exact in double).
+template <typename D> struct IntRange;
+template <> struct IntRange<int8_t> {
+  static constexpr int8_t kMin = -128, kMax = 127;
+  static constexpr double kLow = -128.0, kEnd = 128.0;
+};
+template <> struct IntRange<uint8_t> {
+  static constexpr uint8_t kMin = 0, kMax = 255;
+  static constexpr double kLow = 0.0, kEnd = 256.0;
+};
+template <> struct IntRange<int32_t> {
+  static constexpr int32_t kMin = -2147483647 - 1, kMax = 2147483647;
+  static constexpr double kLow = -2147483648.0, kEnd = 2147483648.0;
+};
+template <> struct IntRange<int64_t> {
+  static constexpr int64_t kMin = -9223372036854775807LL - 1;
+  static constexpr int64_t kMax = 9223372036854775807LL;
+  static constexpr double kLow = -9223372036854775808.0;
+  static constexpr double kEnd = 9223372036854775808.0;
+};
+
+// Float to integer as the CPU Cast: NaN 0, saturating, else truncated.
+template <typename D>
+__device__ __forceinline__ D FloatToInt(double d) {
+  if (d != d) return D(0);
+  if (d >= IntRange<D>::kEnd) return IntRange<D>::kMax;
+  if (d <= IntRange<D>::kLow) return IntRange<D>::kMin;
+  return static_cast<D>(d);
+}
+
+// Lowest position of a zero divisor (kPow false) or a negative exponent
+// (kPow true) in b.
+template <typename T, bool kPow>
+static __global__ void OperandCheckKernel(const T* b, int64_t n,
+                                          unsigned long long* bad) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    bool reject = false;
+    if constexpr (!kPow) {
+      reject = b[i] == T(0);
+    } else if constexpr (std::is_signed_v<T>) {
+      reject = b[i] < T(0);
+    }
+    if (reject) atomicMin(bad, static_cast<unsigned long long>(i));
+  }
+}
+
 template <typename S, typename D>
 static __global__ void CastKernel(const S* x, D* y, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
@@ -226,6 +398,8 @@ static __global__ void CastKernel(const S* x, D* y, int64_t n) {
       y[i] = ToWide(x[i]) != 0;
     } else if constexpr (std::is_same_v<S, bool>) {
       y[i] = FromWide<D>(static_cast<typename Wide<D>::type>(x[i] ? 1 : 0));
+    } else if constexpr (std::is_integral_v<D> && kIsFloat<S>) {
+      y[i] = FloatToInt<D>(static_cast<double>(ToWide(x[i])));
     } else {
       y[i] = FromWide<D>(ToWide(x[i]));
     }
@@ -250,7 +424,8 @@ static __global__ void WhereKernel(const bool* cond, const void* x,
 
 bool HasUnaryKernel(UnaryOp op, GpuDtype dtype) {
   bool found = false;
-  UnaryDispatch(op, dtype, nullptr, nullptr, 0, nullptr, &found).IgnoreError();
+  UnaryDispatch(op, dtype, nullptr, nullptr, 0, {}, nullptr, &found)
+      .IgnoreError();
   return found;
 }
 
@@ -264,9 +439,9 @@ bool HasBinaryKernel(BinaryOp op, GpuDtype dtype) {
 }
 
 absl::Status LaunchUnary(UnaryOp op, GpuDtype dtype, const void* x, void* y,
-                         int64_t n, cudaStream_t stream) {
+                         int64_t n, cudaStream_t stream, UnaryParams params) {
   bool found = false;
-  absl::Status s = UnaryDispatch(op, dtype, x, y, n, stream, &found);
+  absl::Status s = UnaryDispatch(op, dtype, x, y, n, params, stream, &found);
   if (!found) {
     return absl::UnimplementedError(absl::StrCat(
         "no CUDA unary kernel for op ", static_cast<int>(op), " and dtype ",
@@ -287,6 +462,45 @@ absl::Status LaunchBinary(BinaryOp op, GpuDtype dtype, const void* a,
         static_cast<int>(dtype)));
   }
   return s;
+}
+
+bool NeedsOperandCheck(BinaryOp op, GpuDtype dtype) {
+  const bool is_int = dtype == GpuDtype::kInt8 || dtype == GpuDtype::kUInt8 ||
+                      dtype == GpuDtype::kInt32 || dtype == GpuDtype::kInt64;
+  if (op == BinaryOp::kPow) return is_int && dtype != GpuDtype::kUInt8;
+  return is_int && (op == BinaryOp::kDiv || op == BinaryOp::kMod ||
+                    op == BinaryOp::kFMod);
+}
+
+absl::Status LaunchOperandCheck(BinaryOp op, GpuDtype dtype, const void* b,
+                                int64_t n, unsigned long long* bad_position,
+                                cudaStream_t stream) {
+  if (!NeedsOperandCheck(op, dtype)) {
+    return absl::InvalidArgumentError("no operand check for this op and dtype");
+  }
+  const cudaError_t err =
+      cudaMemsetAsync(bad_position, 0xff, sizeof(*bad_position), stream);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return absl::InternalError(absl::StrCat("operand check: ",
+                                            cudaGetErrorString(err)));
+  }
+  if (n == 0) return absl::OkStatus();
+  const bool pow = op == BinaryOp::kPow;
+  DispatchDtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const T* pb = static_cast<const T*>(b);
+      if (pow) {
+        OperandCheckKernel<T, true><<<GridFor(n), kThreads, 0, stream>>>(
+            pb, n, bad_position);
+      } else {
+        OperandCheckKernel<T, false><<<GridFor(n), kThreads, 0, stream>>>(
+            pb, n, bad_position);
+      }
+    }
+  });
+  return LaunchStatus("operand check");
 }
 
 absl::Status LaunchCast(GpuDtype src, GpuDtype dst, const void* x, void* y,

@@ -1,9 +1,13 @@
-// Host launchers for the elementwise CUDA kernels: unary math, binary
-// arithmetic and comparisons with NumPy broadcasting, Cast, and Where. All
-// enqueue on `stream` and return the launch status (errors from the kernel
-// itself surface at the next synchronisation).
+// Host launchers for the elementwise CUDA kernels: unary math and
+// activations, binary arithmetic and comparisons with NumPy broadcasting,
+// Cast, and Where. All enqueue on `stream` and return the launch status
+// (errors from the kernel itself surface at the next synchronisation).
+// Each op computes what its CPU kernel (kernels/cpu/elementwise_*.cc)
+// computes, in float for the 16-bit floats.
 //
 //   RETURN_IF_ERROR(LaunchUnary(UnaryOp::kRelu, GpuDtype::kFloat, x, y, n, s));
+//   RETURN_IF_ERROR(LaunchUnary(UnaryOp::kElu, GpuDtype::kHalf, x, y, n, s,
+//                               {.alpha = 1.0f}));
 //   RETURN_IF_ERROR(LaunchBinary(BinaryOp::kAdd, GpuDtype::kHalf, a, b, z,
 //                                map, s));   // map: out dims, a/b strides
 //
@@ -22,28 +26,51 @@ namespace sluice::cuda {
 enum class UnaryOp {
   kNeg, kAbs, kRelu, kExp, kLog, kSqrt, kRsqrt, kTanh, kSigmoid, kErf,
   kGeluErf, kGeluTanh,
+  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh,
+  kAtanh, kFloor, kCeil, kRound, kSign, kSoftplus, kSoftsign, kMish,
+  kHardSwish,
+  kHardSigmoid, kElu, kSelu, kCelu, kThresholdedRelu,  // read UnaryParams
 };
 enum class BinaryOp {
-  kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum,
+  kAdd, kSub, kMul, kDiv, kPow, kMod, kFMod, kMaximum, kMinimum,
   kEqual, kLess, kGreater,  // output bool
 };
 
+// The float attributes of the parameterised activations: alpha for
+// HardSigmoid, Elu, Selu, Celu, ThresholdedRelu; beta is HardSigmoid's beta
+// and Selu's gamma.
+struct UnaryParams {
+  float alpha = 0;
+  float beta = 0;
+};
+
 // Whether a kernel exists for (op, dtype): floats for every op; int32 and
-// int64 for Neg, Abs, Relu; Add, Sub, Mul, Maximum, Minimum and the
-// comparisons; bool for Equal.
+// int64 for Neg, Abs, Relu and Sign; for the binary ops, int8, uint8, int32
+// and int64 for every op but bool only for Equal.
 bool HasUnaryKernel(UnaryOp op, GpuDtype dtype);
 bool HasBinaryKernel(BinaryOp op, GpuDtype dtype);
 
 absl::Status LaunchUnary(UnaryOp op, GpuDtype dtype, const void* x, void* y,
-                         int64_t n, cudaStream_t stream);
+                         int64_t n, cudaStream_t stream,
+                         UnaryParams params = {});
 // `map` spans the output (written row-major); strides[0] are a's, strides[1]
 // b's. `contiguous`: a, b and the output have the same shape, so only
 // map.num_elements is read.
 absl::Status LaunchBinary(BinaryOp op, GpuDtype dtype, const void* a,
                           const void* b, void* out, const IndexMap& map,
                           bool contiguous, cudaStream_t stream);
+// Integer Div, Mod and FMod reject a zero divisor and signed integer Pow a
+// negative exponent, as the CPU kernels do: whether (op, dtype) needs that
+// check, and the check itself, which stores the lowest such position of
+// b[0, n) in *bad_position (device memory; UINT64_MAX when there is none,
+// which the launcher writes first).
+bool NeedsOperandCheck(BinaryOp op, GpuDtype dtype);
+absl::Status LaunchOperandCheck(BinaryOp op, GpuDtype dtype, const void* b,
+                                int64_t n, unsigned long long* bad_position,
+                                cudaStream_t stream);
 // Any of float32, float16, bfloat16, float64, int32, int64, int8, uint8,
-// bool to any other.
+// bool to any other. Float to integer truncates toward zero, saturates at
+// the integer's range and maps NaN to 0 (as the CPU Cast does).
 absl::Status LaunchCast(GpuDtype src, GpuDtype dst, const void* x, void* y,
                         int64_t n, cudaStream_t stream);
 // out = cond ? x : y with broadcasting; map.strides[0..2] are cond's, x's
