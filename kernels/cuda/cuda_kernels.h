@@ -17,6 +17,7 @@ void RegisterElementwiseKernels(KernelRegistry* registry);  // elementwise_kerne
 void RegisterMatMulKernels(KernelRegistry* registry);       // matmul.cc
 void RegisterNnKernels(KernelRegistry* registry);           // nn_kernels.cc
 void RegisterArrayKernels(KernelRegistry* registry);        // array_kernels.cc
+void RegisterIndexKernels(KernelRegistry* registry);        // index_kernels.cc
 
 }  // namespace sluice::cuda
 

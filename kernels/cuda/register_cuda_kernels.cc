@@ -10,6 +10,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterMatMulKernels(registry);
   cuda::RegisterNnKernels(registry);
   cuda::RegisterArrayKernels(registry);
+  cuda::RegisterIndexKernels(registry);
 }
 
 }  // namespace sluice
