@@ -18,6 +18,7 @@ void RegisterMatMulKernels(KernelRegistry* registry);       // matmul.cc
 void RegisterNnKernels(KernelRegistry* registry);           // nn_kernels.cc
 void RegisterArrayKernels(KernelRegistry* registry);        // array_kernels.cc
 void RegisterIndexKernels(KernelRegistry* registry);        // index_kernels.cc
+void RegisterScatterGatherKernels(KernelRegistry* registry);  // scatter_gather_kernels.cc
 
 }  // namespace sluice::cuda
 

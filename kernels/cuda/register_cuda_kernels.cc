@@ -11,6 +11,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterNnKernels(registry);
   cuda::RegisterArrayKernels(registry);
   cuda::RegisterIndexKernels(registry);
+  cuda::RegisterScatterGatherKernels(registry);
 }
 
 }  // namespace sluice
