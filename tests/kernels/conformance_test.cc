@@ -142,14 +142,25 @@ absl::StatusOr<std::vector<Tensor>> RunOnGpu(GpuDevice* gpu,
 
 // --- Cases ------------------------------------------------------------------
 
-enum class Range { kSigned, kPositive, kAwayFromZero, kSmallInts, kBool };
+// Random values from [-2, 2], then: kUnit scaled into [-0.9, 0.9]
+// (Asin's domain), kAboveOne |x| + 1 (Acosh's), kHalves multiples of 0.5
+// (Round's ties), kWide times 100 (Cast's saturation). Integer dtypes take
+// floor(3 x).
+enum class Range {
+  kSigned, kPositive, kAwayFromZero, kSmallInts, kBool, kUnit, kAboveOne,
+  kHalves, kWide
+};
 
 struct InputSpec {
   InputSpec(DataType dtype, Shape shape, Range range = Range::kSigned)
       : dtype(dtype), shape(std::move(shape)), range(range) {}
+  // Fixed values (indices, axes, diagonals) instead of random ones.
+  InputSpec(DataType dtype, Shape shape, std::vector<double> values)
+      : dtype(dtype), shape(std::move(shape)), values(std::move(values)) {}
   DataType dtype;
   Shape shape;
-  Range range;
+  Range range = Range::kSigned;
+  std::vector<double> values;
 };
 
 struct Case {
@@ -172,6 +183,7 @@ struct Case {
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 Tensor RandomTensor(const InputSpec& spec, std::mt19937* rng) {
+  if (!spec.values.empty()) return MakeTensor(spec.dtype, spec.shape, spec.values);
   const int64_t n = spec.shape.num_elements();
   std::vector<double> v(n);
   std::uniform_real_distribution<double> u(-2.0, 2.0);
@@ -183,8 +195,17 @@ Tensor RandomTensor(const InputSpec& spec, std::mt19937* rng) {
       case Range::kAwayFromZero: x = (x < 0 ? -1 : 1) * (std::fabs(x) + 0.5); break;
       case Range::kSmallInts: x = std::floor(x * 2); break;
       case Range::kBool: x = x > 0 ? 1 : 0; break;
+      case Range::kUnit: x *= 0.45; break;
+      case Range::kAboveOne: x = std::fabs(x) + 1; break;
+      case Range::kHalves: x = std::floor(x * 4) / 2; break;
+      case Range::kWide: x *= 100; break;
     }
     if (!IsFloatingPoint(spec.dtype)) x = std::floor(x * 3);
+    if (spec.dtype == DT_INT8 || spec.dtype == DT_UINT8) {  // wrap into range
+      x = std::fmod(x, 256.0);
+      if (x < 0) x += 256;
+      if (spec.dtype == DT_INT8 && x >= 128) x -= 256;
+    }
     v[i] = x;
   }
   return MakeTensor(spec.dtype, spec.shape, v);
@@ -201,6 +222,183 @@ double Tolerance(DataType dtype, bool tf32) {
 }
 
 std::string DtypeSuffix(DataType t) { return DataTypeName(t); }
+
+// The unary math functions and activations (ONNX conformance, issue 12).
+void AddMathCases(std::vector<Case>* cases) {
+  const std::vector<DataType> floats = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16};
+  const std::map<std::string, Range> math = {
+      {"Sin", Range::kSigned},      {"Cos", Range::kSigned},
+      {"Tan", Range::kUnit},        {"Asin", Range::kUnit},
+      {"Acos", Range::kUnit},       {"Atan", Range::kSigned},
+      {"Sinh", Range::kSigned},     {"Cosh", Range::kSigned},
+      {"Asinh", Range::kSigned},    {"Acosh", Range::kAboveOne},
+      {"Atanh", Range::kUnit},      {"Floor", Range::kSigned},
+      {"Ceil", Range::kSigned},     {"Round", Range::kHalves},
+      {"Sign", Range::kSigned},     {"Softplus", Range::kSigned},
+      {"Softsign", Range::kSigned}, {"Mish", Range::kSigned},
+      {"HardSwish", Range::kSigned}};
+  for (const auto& [op, range] : math) {
+    for (DataType t : floats) {
+      cases->push_back({op + "_" + DtypeSuffix(t), op, {{t, Shape({3, 37}), range}}});
+    }
+  }
+  for (const char* op : {"Sin", "Acosh", "Softplus", "Round"}) {
+    const std::string name = op;
+    const Range range = name == "Acosh"   ? Range::kAboveOne
+                        : name == "Round" ? Range::kHalves
+                                          : Range::kSigned;
+    cases->push_back({name + "_float64", op, {{DT_DOUBLE, Shape({50}), range}}});
+  }
+  cases->push_back({"Sign_int32", "Sign", {{DT_INT32, Shape({20})}}});
+  cases->push_back({"Sign_int64", "Sign", {{DT_INT64, Shape({20})}}});
+  // The activations with attributes: defaults, then other values.
+  for (const char* op : {"HardSigmoid", "Elu", "Selu", "Celu", "ThresholdedRelu"}) {
+    const std::string name = op;
+    for (DataType t : floats) {
+      cases->push_back({name + "_" + DtypeSuffix(t), op, {{t, Shape({3, 37})}}});
+    }
+  }
+  cases->push_back({"HardSigmoid_attrs", "HardSigmoid", {{DT_FLOAT, Shape({64})}},
+                    {{"alpha", FloatAttr(0.5f)}, {"beta", FloatAttr(0.25f)}}});
+  cases->push_back({"Elu_alpha_float64", "Elu", {{DT_DOUBLE, Shape({64})}},
+                    {{"alpha", FloatAttr(0.5f)}}});
+  cases->push_back({"Selu_attrs", "Selu", {{DT_FLOAT, Shape({64})}},
+                    {{"alpha", FloatAttr(2.0f)}, {"gamma", FloatAttr(3.0f)}}});
+  cases->push_back({"Celu_alpha", "Celu", {{DT_FLOAT, Shape({64})}},
+                    {{"alpha", FloatAttr(2.0f)}}});
+  cases->push_back({"ThresholdedRelu_alpha", "ThresholdedRelu",
+                    {{DT_FLOAT, Shape({64})}}, {{"alpha", FloatAttr(0.3f)}}});
+}
+
+// Mod and FMod, the binary ops on int8 and uint8, integer Div and Pow, and
+// Casts to and from the 8-bit integers.
+void AddIntegerCases(std::vector<Case>* cases) {
+  for (const char* op : {"Mod", "FMod"}) {
+    const std::string name = op;
+    for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16, DT_DOUBLE}) {
+      cases->push_back({name + "_broadcast_" + DtypeSuffix(t), op,
+                        {{t, Shape({2, 3, 4})}, {t, Shape({3, 1}), Range::kAwayFromZero}}});
+    }
+    for (DataType t : {DT_INT8, DT_INT32, DT_INT64}) {
+      cases->push_back({name + "_" + DtypeSuffix(t), op,
+                        {{t, Shape({4, 5})}, {t, Shape({5}), Range::kAwayFromZero}}});
+    }
+    cases->push_back({name + "_uint8", op,
+                      {{DT_UINT8, Shape({4, 5}), Range::kPositive},
+                       {DT_UINT8, Shape({4, 1}), Range::kAboveOne}}});
+  }
+  for (DataType t : {DT_INT8, DT_INT32, DT_INT64}) {
+    cases->push_back({"Div_" + DtypeSuffix(t), "Div",
+                      {{t, Shape({4, 5})}, {t, Shape({4, 1}), Range::kAwayFromZero}}});
+    cases->push_back({"Pow_" + DtypeSuffix(t), "Pow",
+                      {{t, Shape({4, 5})}, {t, Shape({5}), Range::kPositive}}});
+  }
+  for (const char* op : {"Add", "Sub", "Mul", "Maximum", "Minimum", "Equal",
+                         "Less", "Greater"}) {
+    const std::string name = op;
+    cases->push_back({name + "_int8", op,
+                      {{DT_INT8, Shape({3, 4}), Range::kWide}, {DT_INT8, Shape({4})}}});
+    cases->push_back({name + "_uint8", op,
+                      {{DT_UINT8, Shape({3, 4}), Range::kPositive},
+                       {DT_UINT8, Shape({3, 1}), Range::kPositive}}});
+  }
+  cases->push_back({"Div_uint8", "Div",
+                    {{DT_UINT8, Shape({3, 4}), Range::kPositive},
+                     {DT_UINT8, Shape({3, 4}), Range::kAboveOne}}});
+  cases->push_back({"Pow_uint8", "Pow",
+                    {{DT_UINT8, Shape({3, 4}), Range::kPositive},
+                     {DT_UINT8, Shape({3, 4}), Range::kPositive}}});
+  const std::vector<std::pair<DataType, DataType>> casts = {
+      {DT_FLOAT, DT_INT8},  {DT_FLOAT, DT_UINT8}, {DT_DOUBLE, DT_INT32},
+      {DT_FLOAT16, DT_INT64}, {DT_INT8, DT_FLOAT}, {DT_UINT8, DT_INT32},
+      {DT_INT32, DT_INT8}};
+  for (auto [src, dst] : casts) {
+    const bool is_float = IsFloatingPoint(src);
+    cases->push_back({absl::StrCat("Cast_", DataTypeName(src), "_to_", DataTypeName(dst)),
+                      "Cast",
+                      {{src, Shape({6, 5}),
+                        is_float || src == DT_INT32 ? Range::kWide : Range::kPositive}},
+                      {{"DstT", TypeAttr(dst)}}});
+  }
+}
+
+// ArgMax/ArgMin, CumSum, Trilu and the element and N-d gathers and
+// scatters; axes, diagonals and indices are fixed inputs.
+void AddIndexCases(std::vector<Case>* cases) {
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    const std::string name = op;
+    cases->push_back({name + "_axis1", op, {{DT_FLOAT, Shape({3, 5, 4})}},
+                      {{"axis", IntAttr(1)}, {"keepdims", BoolAttr(false)}}});
+    cases->push_back({name + "_last_float16", op, {{DT_FLOAT16, Shape({4, 9})}},
+                      {{"axis", IntAttr(-1)}}});
+    // Small integers tie: first or last index.
+    for (bool last : {false, true}) {
+      cases->push_back({name + (last ? "_ties_last_int32" : "_ties_first_int64"), op,
+                        {{last ? DT_INT32 : DT_INT64, Shape({6, 7}), Range::kSmallInts}},
+                        {{"axis", IntAttr(0)}, {"select_last_index", BoolAttr(last)}}});
+    }
+  }
+  const std::vector<double> axis1 = {1};
+  for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_INT32, DT_INT64}) {
+    cases->push_back({"CumSum_axis1_" + DtypeSuffix(t), "CumSum",
+                      {{t, Shape({3, 6, 4})}, {DT_INT64, Shape(), axis1}}});
+  }
+  cases->push_back({"CumSum_exclusive_reverse", "CumSum",
+                    {{DT_DOUBLE, Shape({5, 7})}, {DT_INT32, Shape({1}), std::vector<double>{-1}}},
+                    {{"exclusive", BoolAttr(true)}, {"reverse", BoolAttr(true)}}});
+  cases->push_back({"Trilu_upper", "Trilu",
+                    {{DT_FLOAT, Shape({2, 4, 5})}, {DT_INT64, Shape(), std::vector<double>{0}}}});
+  cases->push_back({"Trilu_lower_k1_float16", "Trilu",
+                    {{DT_FLOAT16, Shape({5, 3})}, {DT_INT64, Shape(), std::vector<double>{1}}},
+                    {{"upper", BoolAttr(false)}}});
+  cases->push_back({"Trilu_lower_negative_k_int64", "Trilu",
+                    {{DT_INT64, Shape({3, 6, 6})}, {DT_INT64, Shape(), std::vector<double>{-2}}},
+                    {{"upper", BoolAttr(false)}}});
+  cases->push_back({"Trilu_upper_bool", "Trilu",
+                    {{DT_BOOL, Shape({4, 4}), Range::kBool}, {DT_INT64, Shape(), std::vector<double>{2}}}});
+  // data [3, 4]; indices [2, 4] along axis 0 (negatives and repeats).
+  const std::vector<double> rows = {0, 2, -1, 1, 0, 1, 2, -3};
+  cases->push_back({"GatherElements_axis0", "GatherElements",
+                    {{DT_FLOAT, Shape({3, 4})}, {DT_INT64, Shape({2, 4}), rows}}});
+  cases->push_back({"GatherElements_axis1_int32_bool", "GatherElements",
+                    {{DT_BOOL, Shape({3, 3}), Range::kBool},
+                     {DT_INT32, Shape({3, 2}), std::vector<double>{2, 0, -1, 1, 0, 0}}},
+                    {{"axis", IntAttr(1)}}});
+  for (const char* reduction : {"none", "add", "mul", "max", "min"}) {
+    cases->push_back({std::string("ScatterElements_") + reduction, "ScatterElements",
+                      {{DT_FLOAT, Shape({3, 4})}, {DT_INT64, Shape({2, 4}), rows},
+                       {DT_FLOAT, Shape({2, 4})}},
+                      {{"reduction", StringAttr(reduction)}}});
+  }
+  cases->push_back({"ScatterElements_add_int32_axis1", "ScatterElements",
+                    {{DT_INT32, Shape({2, 3})},
+                     {DT_INT32, Shape({2, 3}), std::vector<double>{0, 0, 2, -1, 1, 1}},
+                     {DT_INT32, Shape({2, 3})}},
+                    {{"axis", IntAttr(1)}, {"reduction", StringAttr("add")}}});
+  // data [2, 3, 4]: tuples of 2 pick rows; batch_dims 1: tuples of 1 per batch.
+  cases->push_back({"GatherND_pairs", "GatherND",
+                    {{DT_FLOAT, Shape({2, 3, 4})},
+                     {DT_INT64, Shape({3, 2}), std::vector<double>{1, 2, 0, -1, 1, 0}}}});
+  cases->push_back({"GatherND_batch_dims1_int64", "GatherND",
+                    {{DT_INT64, Shape({2, 3, 4})},
+                     {DT_INT64, Shape({2, 2, 1}), std::vector<double>{2, 0, -1, 1}}},
+                    {{"batch_dims", IntAttr(1)}}});
+  const std::vector<double> slots = {1, 3, -3};  // -3 is 1 again
+  for (const char* reduction : {"none", "add", "mul"}) {
+    cases->push_back({std::string("ScatterND_") + reduction, "ScatterND",
+                      {{DT_FLOAT, Shape({4, 3})}, {DT_INT64, Shape({3, 1}), slots},
+                       {DT_FLOAT, Shape({3, 3})}},
+                      {{"reduction", StringAttr(reduction)}}});
+  }
+  cases->push_back({"ScatterND_max_float16", "ScatterND",
+                    {{DT_FLOAT16, Shape({4, 3})}, {DT_INT64, Shape({3, 1}), slots},
+                     {DT_FLOAT16, Shape({3, 3})}},
+                    {{"reduction", StringAttr("max")}}});
+  cases->push_back({"ScatterND_elements_bool", "ScatterND",
+                    {{DT_BOOL, Shape({2, 2}), Range::kBool},
+                     {DT_INT64, Shape({2, 2}), std::vector<double>{0, 1, 1, 0}},
+                     {DT_BOOL, Shape({2}), Range::kBool}}});
+}
 
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
@@ -326,6 +524,9 @@ std::vector<Case> AllCases() {
   cases.push_back({"AvgPool", "AvgPool", {{DT_FLOAT, Shape({1, 2, 5, 5})}},
                    {{"kernel_shape", IntListAttr({2, 2})}, {"pads", IntListAttr({0, 0, 1, 1})}}});
   cases.push_back({"GlobalAvgPool", "GlobalAvgPool", {{DT_FLOAT, Shape({2, 3, 5, 4})}}});
+  AddMathCases(&cases);
+  AddIntegerCases(&cases);
+  AddIndexCases(&cases);
   // Gather indices must be in range: draw them so.
   return cases;
 }
@@ -432,12 +633,7 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
   // Ops with only a CPU kernel so far (ONNX conformance, issue 12, adds
   // their GPU kernels later); the placer puts them on the CPU. The list may
   // only shrink: an op on it that gains a GPU kernel fails here.
-  const std::set<std::string> cpu_only = {
-      "Acos", "Acosh", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan", "Atanh",
-      "Ceil", "Celu", "Cos", "Cosh", "CumSum", "Elu", "FMod", "Floor",
-      "GatherElements", "GatherND", "HardSigmoid", "HardSwish", "Mish", "Mod",
-      "Round", "ScatterElements", "ScatterND", "Selu", "Sign", "Sin", "Sinh",
-      "Softplus", "Softsign", "Tan", "ThresholdedRelu", "Trilu"};
+  const std::set<std::string> cpu_only = {};
   std::set<std::string> tested;
   for (const Case& c : AllCases()) tested.insert(c.op);
   for (const std::string& op : OpRegistry::Global()->OpNames()) {
@@ -467,6 +663,62 @@ TEST(GpuKernelErrorTest, GatherReportsAnOutOfRangeIndex) {
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(out.status().message(), ::testing::HasSubstr("index 7"));
+}
+
+// The GPU kernel fails as the CPU kernel does: same code, same message.
+void ExpectCpuError(const std::string& op, const std::vector<Tensor>& inputs,
+                    const Attrs& attrs, const std::string& substring) {
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp(op, inputs, attrs);
+  ASSERT_FALSE(cpu.ok()) << op << " succeeded on the CPU";
+  EXPECT_THAT(cpu.status().message(), ::testing::HasSubstr(substring));
+  const Gpus& gpus = GetGpus();
+  if (gpus.plain.empty()) GTEST_SKIP() << gpus.skip_reason;
+  absl::StatusOr<std::vector<Tensor>> gpu =
+      RunOnGpu(gpus.plain[0].get(), op, inputs, attrs);
+  ASSERT_FALSE(gpu.ok()) << op << " succeeded on the GPU";
+  EXPECT_EQ(gpu.status().code(), cpu.status().code());
+  EXPECT_EQ(gpu.status().message(), cpu.status().message());
+}
+
+TEST(GpuKernelErrorTest, IntegerDivReportsAZeroDivisorAsTheCpuDoes) {
+  ExpectCpuError("Div",
+                 {MakeTensor(DT_INT32, Shape({3}), {4, 5, 6}),
+                  MakeTensor(DT_INT32, Shape({3}), {1, 0, 0})},
+                 {}, "divisor element 1 is 0");
+}
+
+TEST(GpuKernelErrorTest, IntegerModReportsAZeroDivisorAsTheCpuDoes) {
+  ExpectCpuError("Mod",
+                 {MakeTensor(DT_UINT8, Shape({2, 2}), {4, 5, 6, 7}),
+                  MakeTensor(DT_UINT8, Shape({2}), {3, 0})},
+                 {}, "divisor element 1 is 0");
+}
+
+TEST(GpuKernelErrorTest, IntegerPowReportsANegativeExponentAsTheCpuDoes) {
+  ExpectCpuError("Pow",
+                 {MakeTensor(DT_INT64, Shape({3}), {2, 3, 4}),
+                  MakeTensor(DT_INT64, Shape({3}), {2, -3, -1})},
+                 {}, "negative exponent -3 (element 1)");
+}
+
+TEST(GpuKernelErrorTest, GatherElementsReportsAnOutOfRangeIndexAsTheCpuDoes) {
+  ExpectCpuError("GatherElements",
+                 {MakeTensor(DT_FLOAT, Shape({2, 2}), {1, 2, 3, 4}),
+                  MakeTensor(DT_INT64, Shape({2, 2}), {0, 1, 5, 0})},
+                 {}, "index 5 is out of range for axis 0 of size 2");
+}
+
+TEST(GpuKernelErrorTest, ScatterNDReportsAnOutOfRangeIndexAsTheCpuDoes) {
+  ExpectCpuError("ScatterND",
+                 {MakeTensor(DT_FLOAT, Shape({4, 3}), std::vector<double>(12, 1.0)),
+                  MakeTensor(DT_INT64, Shape({2, 1}), {1, -7}),
+                  MakeTensor(DT_FLOAT, Shape({2, 3}), std::vector<double>(6, 2.0))},
+                 {}, "index -7 is out of range for axis 0 of size 4");
+}
+
+TEST(GpuKernelErrorTest, ArgMaxOverAnEmptyAxisFailsAsTheCpuDoes) {
+  ExpectCpuError("ArgMax", {MakeTensor(DT_FLOAT, Shape({2, 0}), {})},
+                 {{"axis", IntAttr(1)}}, "empty dimension");
 }
 
 TEST(GpuDeviceTest, CopiesRoundTripThroughStagingInSeveralChunks) {
