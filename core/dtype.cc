@@ -1,75 +1,152 @@
 #include "core/dtype.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 
 namespace sluice {
+namespace {
+
+struct DtypeInfo {
+  DataType dtype;
+  const char* name;  // numpy / ml_dtypes spelling
+  int bits;          // of information; memory is max(bits, 8) / 8 bytes
+};
+
+constexpr DtypeInfo kDtypes[] = {
+    {DT_FLOAT, "float32", 32},
+    {DT_FLOAT16, "float16", 16},
+    {DT_BFLOAT16, "bfloat16", 16},
+    {DT_DOUBLE, "float64", 64},
+    {DT_INT8, "int8", 8},
+    {DT_INT32, "int32", 32},
+    {DT_INT64, "int64", 64},
+    {DT_UINT8, "uint8", 8},
+    {DT_BOOL, "bool", 8},
+    {DT_INT16, "int16", 16},
+    {DT_UINT16, "uint16", 16},
+    {DT_UINT32, "uint32", 32},
+    {DT_UINT64, "uint64", 64},
+    {DT_FLOAT8_E4M3FN, "float8_e4m3fn", 8},
+    {DT_FLOAT8_E4M3FNUZ, "float8_e4m3fnuz", 8},
+    {DT_FLOAT8_E5M2, "float8_e5m2", 8},
+    {DT_FLOAT8_E5M2FNUZ, "float8_e5m2fnuz", 8},
+    {DT_FLOAT8_E8M0, "float8_e8m0fnu", 8},
+    {DT_FLOAT4_E2M1, "float4_e2m1fn", 4},
+    {DT_INT4, "int4", 4},
+    {DT_UINT4, "uint4", 4},
+    {DT_INT2, "int2", 2},
+    {DT_UINT2, "uint2", 2},
+};
+
+const DtypeInfo* Find(DataType dtype) {
+  for (const DtypeInfo& d : kDtypes) {
+    if (d.dtype == dtype) return &d;
+  }
+  return nullptr;
+}
+
+// Lower case, no "dt_" prefix, no underscores: "DT_FLOAT8_E4M3FN" and
+// "float8e4m3fn" both become "float8e4m3fn".
+std::string Canonical(const std::string& name) {
+  std::string n = absl::AsciiStrToLower(name);
+  if (n.rfind("dt_", 0) == 0) n = n.substr(3);
+  return absl::StrReplaceAll(n, {{"_", ""}});
+}
+
+}  // namespace
 
 size_t DataTypeSize(DataType dtype) {
-  switch (dtype) {
-    case DT_FLOAT: return 4;
-    case DT_FLOAT16: return 2;
-    case DT_BFLOAT16: return 2;
-    case DT_DOUBLE: return 8;
-    case DT_INT8: return 1;
-    case DT_INT32: return 4;
-    case DT_INT64: return 8;
-    case DT_UINT8: return 1;
-    case DT_BOOL: return 1;
-    default: return 0;
-  }
+  const DtypeInfo* d = Find(dtype);
+  if (d == nullptr) return 0;
+  return d->bits < 8 ? 1 : static_cast<size_t>(d->bits / 8);
+}
+
+int DataTypeBits(DataType dtype) {
+  const DtypeInfo* d = Find(dtype);
+  return d == nullptr ? 0 : d->bits;
 }
 
 std::string DataTypeName(DataType dtype) {
-  switch (dtype) {
-    case DT_FLOAT: return "float32";
-    case DT_FLOAT16: return "float16";
-    case DT_BFLOAT16: return "bfloat16";
-    case DT_DOUBLE: return "float64";
-    case DT_INT8: return "int8";
-    case DT_INT32: return "int32";
-    case DT_INT64: return "int64";
-    case DT_UINT8: return "uint8";
-    case DT_BOOL: return "bool";
-    default: return "invalid";
-  }
+  const DtypeInfo* d = Find(dtype);
+  return d == nullptr ? "invalid" : d->name;
 }
 
 absl::StatusOr<DataType> ParseDataType(std::string_view name_view) {
   // Debian's Abseil has its own string_view, not std::string_view.
   const std::string name(name_view);
-  std::string n = absl::AsciiStrToLower(name);
-  if (n.rfind("dt_", 0) == 0) n = n.substr(3);
-  if (n == "float32" || n == "float") return DT_FLOAT;
-  if (n == "float16" || n == "half") return DT_FLOAT16;
-  if (n == "bfloat16") return DT_BFLOAT16;
-  if (n == "float64" || n == "double") return DT_DOUBLE;
-  if (n == "int8") return DT_INT8;
-  if (n == "int32") return DT_INT32;
-  if (n == "int64") return DT_INT64;
-  if (n == "uint8") return DT_UINT8;
-  if (n == "bool") return DT_BOOL;
+  const std::string n = Canonical(name);
+  if (n == "float") return DT_FLOAT;
+  if (n == "half") return DT_FLOAT16;
+  if (n == "double") return DT_DOUBLE;
+  // ONNX spells these without the trailing "fnu" / "fn".
+  if (n == "float8e8m0") return DT_FLOAT8_E8M0;
+  if (n == "float4e2m1") return DT_FLOAT4_E2M1;
+  for (const DtypeInfo& d : kDtypes) {
+    if (n == Canonical(d.name)) return d.dtype;
+  }
+  // The enum spelling, e.g. DT_FLOAT8_E4M3FN.
+  for (const DtypeInfo& d : kDtypes) {
+    if (n == Canonical(DataType_Name(d.dtype))) return d.dtype;
+  }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown dtype '", name,
-      "' (expected float32, float16, bfloat16, float64, int8, int32, int64, "
-      "uint8 or bool)"));
+      "' (expected float32, float16, bfloat16, float64, int8, int16, int32, "
+      "int64, uint8, uint16, uint32, uint64, bool, float8_e4m3fn, "
+      "float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, "
+      "float4_e2m1fn, int4, uint4, int2 or uint2)"));
 }
 
 const std::vector<DataType>& AllDataTypes() {
-  static const std::vector<DataType> kAll = {
-      DT_FLOAT, DT_FLOAT16, DT_BFLOAT16, DT_DOUBLE, DT_INT8,
-      DT_INT32, DT_INT64,   DT_UINT8,    DT_BOOL};
+  static const std::vector<DataType> kAll = [] {
+    std::vector<DataType> all;
+    for (const DtypeInfo& d : kDtypes) all.push_back(d.dtype);
+    std::sort(all.begin(), all.end());
+    return all;
+  }();
   return kAll;
 }
 
 bool IsFloatingPoint(DataType dtype) {
   return dtype == DT_FLOAT || dtype == DT_FLOAT16 || dtype == DT_BFLOAT16 ||
-         dtype == DT_DOUBLE;
+         dtype == DT_DOUBLE || IsSmallFloat(dtype);
+}
+
+bool IsSignedInteger(DataType dtype) {
+  switch (dtype) {
+    case DT_INT8: case DT_INT16: case DT_INT32: case DT_INT64:
+    case DT_INT4: case DT_INT2:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool IsInteger(DataType dtype) {
-  return dtype == DT_INT8 || dtype == DT_INT32 || dtype == DT_INT64 ||
-         dtype == DT_UINT8;
+  switch (dtype) {
+    case DT_UINT8: case DT_UINT16: case DT_UINT32: case DT_UINT64:
+    case DT_UINT4: case DT_UINT2:
+      return true;
+    default:
+      return IsSignedInteger(dtype);
+  }
+}
+
+bool IsSmallFloat(DataType dtype) {
+  switch (dtype) {
+    case DT_FLOAT8_E4M3FN: case DT_FLOAT8_E4M3FNUZ: case DT_FLOAT8_E5M2:
+    case DT_FLOAT8_E5M2FNUZ: case DT_FLOAT8_E8M0: case DT_FLOAT4_E2M1:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsSubByte(DataType dtype) {
+  const int bits = DataTypeBits(dtype);
+  return bits > 0 && bits < 8;
 }
 
 }  // namespace sluice

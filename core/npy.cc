@@ -224,7 +224,8 @@ absl::StatusOr<DataType> DtypeFromDescr(absl::string_view descr,
   auto unsupported = [&](absl::string_view why) {
     return Bad(name,
                absl::StrCat("dtype '", descr, "': ", why,
-                            " (supported: <f4 <f2 <f8 |i1 <i4 <i8 |u1 |b1)"));
+                            " (supported: <f4 <f2 <f8 |i1 <i2 <i4 <i8 |u1 "
+                            "<u2 <u4 <u8 |b1)"));
   };
   if (descr.size() < 2) return unsupported("not understood");
   const char order = descr[0];
@@ -238,8 +239,9 @@ absl::StatusOr<DataType> DtypeFromDescr(absl::string_view descr,
   };
   static constexpr Entry kTypes[] = {
       {"f4", DT_FLOAT}, {"f2", DT_FLOAT16}, {"f8", DT_DOUBLE},
-      {"i1", DT_INT8},  {"i4", DT_INT32},   {"i8", DT_INT64},
-      {"u1", DT_UINT8}, {"b1", DT_BOOL}};
+      {"i1", DT_INT8},  {"i2", DT_INT16},   {"i4", DT_INT32},
+      {"i8", DT_INT64}, {"u1", DT_UINT8},   {"u2", DT_UINT16},
+      {"u4", DT_UINT32}, {"u8", DT_UINT64}, {"b1", DT_BOOL}};
   for (const Entry& e : kTypes) {
     if (code != e.code) continue;
     const bool single_byte = DataTypeSize(e.dtype) == 1;
@@ -344,18 +346,31 @@ const char* DescrFor(DataType dtype) {
     case DT_FLOAT16: return "<f2";
     case DT_DOUBLE: return "<f8";
     case DT_INT8: return "|i1";
+    case DT_INT16: return "<i2";
     case DT_INT32: return "<i4";
     case DT_INT64: return "<i8";
     case DT_UINT8: return "|u1";
+    case DT_UINT16: return "<u2";
+    case DT_UINT32: return "<u4";
+    case DT_UINT64: return "<u8";
     case DT_BOOL: return "|b1";
-    default: return nullptr;
+    default:
+      // float8 / float4 as float32, int4 / int2 as int8, uint4 / uint2 as
+      // uint8 (NpyWrittenType).
+      if (NpyWrittenType(dtype) != dtype) {
+        return DescrFor(NpyWrittenType(dtype));
+      }
+      return nullptr;
   }
 }
 
 }  // namespace
 
 DataType NpyWrittenType(DataType dtype) {
-  return dtype == DT_BFLOAT16 ? DT_FLOAT : dtype;
+  if (dtype == DT_BFLOAT16 || IsSmallFloat(dtype)) return DT_FLOAT;
+  if (dtype == DT_INT4 || dtype == DT_INT2) return DT_INT8;
+  if (dtype == DT_UINT4 || dtype == DT_UINT2) return DT_UINT8;
+  return dtype;
 }
 
 absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes,
@@ -438,15 +453,19 @@ absl::StatusOr<std::string> SerializeNpy(const Tensor& t) {
     out.push_back(static_cast<char>((header_length >> (8 * i)) & 0xff));
   }
   out += dict;
-  if (t.dtype() == DT_BFLOAT16) {
-    const bfloat16* in = t.data<bfloat16>();
-    for (size_t i = 0; i < elements; ++i) {
-      const float f = static_cast<float>(in[i]);
-      char bytes[sizeof(float)];
-      std::memcpy(bytes, &f, sizeof(f));
-      out.append(bytes, sizeof(bytes));
-    }
+  if (NpyWrittenType(t.dtype()) == DT_FLOAT && t.dtype() != DT_FLOAT) {
+    // bfloat16, float8, float4: widened exactly to float32.
+    SLUICE_SWITCH_DTYPE(t.dtype(), {
+      const T* in = t.data<T>();
+      for (size_t i = 0; i < elements; ++i) {
+        const float f = static_cast<float>(in[i]);
+        char bytes[sizeof(float)];
+        std::memcpy(bytes, &f, sizeof(f));
+        out.append(bytes, sizeof(bytes));
+      }
+    }, {});
   } else if (data_bytes > 0) {
+    // int4 / int2 / uint4 / uint2 are already one (sign-extended) byte each.
     out.append(static_cast<const char*>(t.raw_data()), data_bytes);
   }
   return out;

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/external_data.h"
@@ -20,6 +21,19 @@ constexpr int64_t kMaxSplatBytes = int64_t{1} << 30;
 
 absl::Status Invalid(const std::string& msg) {
   return absl::InvalidArgumentError(msg);
+}
+
+// Whether `v` is a value of the integer type T (float lists never fill
+// integers, so only integral sources are checked).
+template <typename T, typename Src>
+bool InRange(Src v) {
+  if constexpr (!std::is_integral_v<Src>) {
+    return true;
+  } else if constexpr (kIsSmallInt<T>) {
+    return v >= T::kMin && v <= T::kMax;
+  } else {
+    return std::in_range<T>(v);
+  }
 }
 
 // Fills `t` from a typed value list (one value: a splat). `Src` is the list's
@@ -39,9 +53,8 @@ absl::Status FillFromList(const google::protobuf::RepeatedField<Src>& values,
           break;
         }
         out[i] = v != 0;
-      } else if constexpr (std::is_integral_v<T>) {
-        if (v < static_cast<Src>(std::numeric_limits<T>::min()) ||
-            v > static_cast<Src>(std::numeric_limits<T>::max())) {
+      } else if constexpr (std::is_integral_v<T> || kIsSmallInt<T>) {
+        if (!InRange<T>(v)) {
           status = Invalid(absl::StrCat("value ", v, " is out of range for ",
                                         DataTypeName(t.dtype())));
           break;
@@ -137,7 +150,7 @@ absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
     count = proto.float_val_size();
     list = "float_val";
     right_list = dtype == DT_FLOAT || dtype == DT_FLOAT16 ||
-                 dtype == DT_BFLOAT16;
+                 dtype == DT_BFLOAT16 || IsSmallFloat(dtype);
   } else if (proto.int_val_size() > 0) {
     count = proto.int_val_size();
     list = "int_val";

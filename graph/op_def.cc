@@ -10,12 +10,10 @@ namespace sluice {
 const std::vector<DataType> kFloatTypes = {DT_FLOAT16, DT_BFLOAT16, DT_FLOAT,
                                            DT_DOUBLE};
 const std::vector<DataType> kNumericTypes = {
-    DT_FLOAT16, DT_BFLOAT16, DT_FLOAT,  DT_DOUBLE,
-    DT_INT8,    DT_INT32,    DT_INT64,  DT_UINT8};
+    DT_FLOAT16, DT_BFLOAT16, DT_FLOAT,  DT_DOUBLE, DT_INT8,   DT_INT16,
+    DT_INT32,   DT_INT64,    DT_UINT8,  DT_UINT16, DT_UINT32, DT_UINT64};
 const std::vector<DataType> kIndexTypes = {DT_INT32, DT_INT64};
-const std::vector<DataType> kAllTypes = {
-    DT_FLOAT, DT_FLOAT16, DT_BFLOAT16, DT_DOUBLE, DT_INT8,
-    DT_INT32, DT_INT64,   DT_UINT8,    DT_BOOL};
+const std::vector<DataType> kAllTypes = AllDataTypes();
 
 std::string AttrTypeName(AttrType type) {
   switch (type) {

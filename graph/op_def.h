@@ -75,7 +75,7 @@ inline constexpr int64_t kMaxListArgs = int64_t{1} << 16;
 
 // Common dtype sets for TypeAttr.
 extern const std::vector<DataType> kFloatTypes;    // f16, bf16, f32, f64
-extern const std::vector<DataType> kNumericTypes;  // floats + int8/32/64, uint8
+extern const std::vector<DataType> kNumericTypes;  // floats + (u)int8/16/32/64
 extern const std::vector<DataType> kIndexTypes;    // int32, int64
 extern const std::vector<DataType> kAllTypes;      // every dtype
 

@@ -44,6 +44,30 @@ void CanonicalizeBools(Tensor* t) {
   for (int64_t i = 0; i < t->NumElements(); ++i) p[i] = p[i] != 0 ? 1 : 0;
 }
 
+// Bytes an ONNX file uses for n elements of a packed sub-byte dtype (or of
+// any dtype: n * size for the others).
+int64_t PackedBytes(DataType dtype, int64_t n) {
+  const int bits = DataTypeBits(dtype);
+  if (bits >= 8) return n * static_cast<int64_t>(DataTypeSize(dtype));
+  return (n * bits + 7) / 8;
+}
+
+// Spreads packed sub-byte values (low bits first) to one byte each,
+// sign-extending int4 and int2.
+void UnpackSubByte(const char* packed, Tensor* out) {
+  const int bits = DataTypeBits(out->dtype());
+  const int per_byte = 8 / bits;
+  const unsigned mask = (1u << bits) - 1;
+  const bool is_signed = IsSignedInteger(out->dtype());
+  uint8_t* dst = static_cast<uint8_t*>(out->raw_data());
+  for (int64_t i = 0; i < out->NumElements(); ++i) {
+    const uint8_t byte = static_cast<uint8_t>(packed[i / per_byte]);
+    unsigned v = (byte >> (bits * (i % per_byte))) & mask;
+    if (is_signed && (v >> (bits - 1)) != 0) v |= ~mask;
+    dst[i] = static_cast<uint8_t>(v);
+  }
+}
+
 absl::StatusOr<std::string> ExternalPath(const OnnxTensor& proto,
                                          const std::string& base_dir,
                                          const std::string& location) {
@@ -99,7 +123,7 @@ absl::Status ReadExternal(const OnnxTensor& proto, const std::string& base_dir,
         absl::StrCat("ONNX tensor '", proto.name(), "': external data file '",
                      path, "' cannot be read: ", ec.message()));
   }
-  const int64_t want = static_cast<int64_t>(out->bytes());
+  const int64_t want = PackedBytes(out->dtype(), out->NumElements());
   if (length < 0) {
     length = static_cast<int64_t>(file_size) - offset;
   }
@@ -116,11 +140,15 @@ absl::Status ReadExternal(const OnnxTensor& proto, const std::string& base_dir,
   }
   std::ifstream in(path, std::ios::binary);
   in.seekg(offset);
-  in.read(static_cast<char*>(out->raw_data()), length);
+  std::string packed;
+  if (IsSubByte(out->dtype())) packed.resize(static_cast<size_t>(length));
+  in.read(packed.empty() ? static_cast<char*>(out->raw_data()) : packed.data(),
+          length);
   if (!in) {
     return absl::DataLossError(absl::StrCat("ONNX tensor '", proto.name(),
                                             "': reading '", path, "' failed"));
   }
+  if (!packed.empty()) UnpackSubByte(packed.data(), out);
   return absl::OkStatus();
 }
 
@@ -153,10 +181,51 @@ absl::Status ReadTyped(const OnnxTensor& proto, Tensor* out) {
       RETURN_IF_ERROR(check(proto.int32_data_size(), "int32_data"));
       CopyTyped<int8_t>(proto.int32_data(), out);
       break;
+    case OnnxTensor::INT16:
+      RETURN_IF_ERROR(check(proto.int32_data_size(), "int32_data"));
+      CopyTyped<int16_t>(proto.int32_data(), out);
+      break;
     case OnnxTensor::UINT8:
+    case kOnnxFLOAT8E4M3FN:
+    case kOnnxFLOAT8E4M3FNUZ:
+    case kOnnxFLOAT8E5M2:
+    case kOnnxFLOAT8E5M2FNUZ:
+    case kOnnxFLOAT8E8M0:
+      // The float8 types as their bit patterns.
       RETURN_IF_ERROR(check(proto.int32_data_size(), "int32_data"));
       CopyTyped<uint8_t>(proto.int32_data(), out);
       break;
+    case OnnxTensor::UINT16:
+      RETURN_IF_ERROR(check(proto.int32_data_size(), "int32_data"));
+      CopyTyped<uint16_t>(proto.int32_data(), out);
+      break;
+    case OnnxTensor::UINT32:
+      RETURN_IF_ERROR(check(proto.uint64_data_size(), "uint64_data"));
+      CopyTyped<uint32_t>(proto.uint64_data(), out);
+      break;
+    case OnnxTensor::UINT64:
+      RETURN_IF_ERROR(check(proto.uint64_data_size(), "uint64_data"));
+      CopyTyped<uint64_t>(proto.uint64_data(), out);
+      break;
+    case kOnnxINT4:
+    case kOnnxUINT4:
+    case kOnnxFLOAT4E2M1:
+    case kOnnxINT2:
+    case kOnnxUINT2: {
+      // Packed like raw_data, one byte in each int32.
+      const int64_t want = PackedBytes(out->dtype(), n);
+      if (proto.int32_data_size() != want) {
+        return TensorError(proto, absl::StrCat(
+            "int32_data holds ", proto.int32_data_size(), " packed bytes, the "
+            "shape needs ", want));
+      }
+      std::string bytes(static_cast<size_t>(want), '\0');
+      for (int64_t i = 0; i < want; ++i) {
+        bytes[i] = static_cast<char>(proto.int32_data(static_cast<int>(i)));
+      }
+      UnpackSubByte(bytes.data(), out);
+      break;
+    }
     case OnnxTensor::BOOL:
       RETURN_IF_ERROR(check(proto.int32_data_size(), "int32_data"));
       CopyTyped<uint8_t>(proto.int32_data(), out);
@@ -176,33 +245,55 @@ absl::Status ReadTyped(const OnnxTensor& proto, Tensor* out) {
 }  // namespace
 
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t elem_type) {
-  switch (elem_type) {
-    case OnnxTensor::FLOAT:
-      return DT_FLOAT;
-    case OnnxTensor::FLOAT16:
-      return DT_FLOAT16;
-    case OnnxTensor::BFLOAT16:
-      return DT_BFLOAT16;
-    case OnnxTensor::DOUBLE:
-      return DT_DOUBLE;
-    case OnnxTensor::INT8:
-      return DT_INT8;
-    case OnnxTensor::INT32:
-      return DT_INT32;
-    case OnnxTensor::INT64:
-      return DT_INT64;
-    case OnnxTensor::UINT8:
-      return DT_UINT8;
-    case OnnxTensor::BOOL:
-      return DT_BOOL;
-    default:
-      return absl::UnimplementedError(absl::StrCat("ONNX element type ",
-                                                   OnnxTypeName(elem_type),
-                                                   " has no sluice dtype"));
+  static constexpr struct {
+    int32_t onnx;
+    DataType dtype;
+  } kMap[] = {
+      {OnnxTensor::FLOAT, DT_FLOAT},
+      {OnnxTensor::FLOAT16, DT_FLOAT16},
+      {OnnxTensor::BFLOAT16, DT_BFLOAT16},
+      {OnnxTensor::DOUBLE, DT_DOUBLE},
+      {OnnxTensor::INT8, DT_INT8},
+      {OnnxTensor::INT16, DT_INT16},
+      {OnnxTensor::INT32, DT_INT32},
+      {OnnxTensor::INT64, DT_INT64},
+      {OnnxTensor::UINT8, DT_UINT8},
+      {OnnxTensor::UINT16, DT_UINT16},
+      {OnnxTensor::UINT32, DT_UINT32},
+      {OnnxTensor::UINT64, DT_UINT64},
+      {OnnxTensor::BOOL, DT_BOOL},
+      {kOnnxFLOAT8E4M3FN, DT_FLOAT8_E4M3FN},
+      {kOnnxFLOAT8E4M3FNUZ, DT_FLOAT8_E4M3FNUZ},
+      {kOnnxFLOAT8E5M2, DT_FLOAT8_E5M2},
+      {kOnnxFLOAT8E5M2FNUZ, DT_FLOAT8_E5M2FNUZ},
+      {kOnnxFLOAT8E8M0, DT_FLOAT8_E8M0},
+      {kOnnxFLOAT4E2M1, DT_FLOAT4_E2M1},
+      {kOnnxINT4, DT_INT4},
+      {kOnnxUINT4, DT_UINT4},
+      {kOnnxINT2, DT_INT2},
+      {kOnnxUINT2, DT_UINT2},
+  };
+  for (const auto& m : kMap) {
+    if (m.onnx == elem_type) return m.dtype;
   }
+  return absl::UnimplementedError(absl::StrCat(
+      "ONNX element type ", OnnxTypeName(elem_type), " has no sluice dtype"));
 }
 
 std::string OnnxTypeName(int32_t elem_type) {
+  switch (elem_type) {
+    case kOnnxFLOAT8E4M3FN: return "FLOAT8E4M3FN";
+    case kOnnxFLOAT8E4M3FNUZ: return "FLOAT8E4M3FNUZ";
+    case kOnnxFLOAT8E5M2: return "FLOAT8E5M2";
+    case kOnnxFLOAT8E5M2FNUZ: return "FLOAT8E5M2FNUZ";
+    case kOnnxUINT4: return "UINT4";
+    case kOnnxINT4: return "INT4";
+    case kOnnxFLOAT4E2M1: return "FLOAT4E2M1";
+    case kOnnxFLOAT8E8M0: return "FLOAT8E8M0";
+    case kOnnxUINT2: return "UINT2";
+    case kOnnxINT2: return "INT2";
+    default: break;
+  }
   if (OnnxTensor::DataType_IsValid(elem_type)) {
     return OnnxTensor::DataType_Name(
         static_cast<OnnxTensor::DataType>(elem_type));
@@ -237,12 +328,15 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
     return t;
   }
   if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != t.bytes()) {
+    const int64_t want = PackedBytes(*dtype, *n);
+    if (static_cast<int64_t>(proto.raw_data().size()) != want) {
       return TensorError(
           proto, absl::StrCat("raw_data holds ", proto.raw_data().size(),
-                              " bytes, the tensor needs ", t.bytes()));
+                              " bytes, the tensor needs ", want));
     }
-    if (t.bytes() > 0) {
+    if (IsSubByte(*dtype)) {
+      UnpackSubByte(proto.raw_data().data(), &t);
+    } else if (t.bytes() > 0) {
       std::memcpy(t.raw_data(), proto.raw_data().data(), t.bytes());
     }
     CanonicalizeBools(&t);

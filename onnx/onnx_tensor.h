@@ -19,17 +19,33 @@
 
 namespace sluice {
 
+// ONNX element types newer than the libonnx that sluice builds against
+// (TensorProto::DataType numbers of onnx 1.23).
+inline constexpr int32_t kOnnxFLOAT8E4M3FN = 17;
+inline constexpr int32_t kOnnxFLOAT8E4M3FNUZ = 18;
+inline constexpr int32_t kOnnxFLOAT8E5M2 = 19;
+inline constexpr int32_t kOnnxFLOAT8E5M2FNUZ = 20;
+inline constexpr int32_t kOnnxUINT4 = 21;
+inline constexpr int32_t kOnnxINT4 = 22;
+inline constexpr int32_t kOnnxFLOAT4E2M1 = 23;
+inline constexpr int32_t kOnnxFLOAT8E8M0 = 24;
+inline constexpr int32_t kOnnxUINT2 = 25;
+inline constexpr int32_t kOnnxINT2 = 26;
+
 // The sluice dtype of an ONNX element type (TensorProto::DataType).
-// UNIMPLEMENTED for types sluice has no dtype for (string, uint16, int16,
-// uint32, uint64, complex, float8), naming the type.
+// UNIMPLEMENTED for types sluice has no dtype for (string, complex, float6),
+// naming the type.
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t elem_type);
-// "FLOAT", "INT64", ...; "type N" for numbers this libonnx does not know.
+// "FLOAT", "INT64", "FLOAT8E4M3FN", ...; "type N" for numbers neither this
+// libonnx nor the constants above know.
 std::string OnnxTypeName(int32_t elem_type);
 
 // Builds a host tensor from an ONNX tensor. Sizes are checked before any
 // allocation: every dim >= 0, at most kMaxElements elements, and the data
 // (raw_data, the typed field, or the external byte range) must hold exactly
-// elements x dtype-size bytes. External locations must be relative paths that
+// elements x dtype-size bytes; for the sub-byte dtypes (int4, uint4, int2,
+// uint2, float4 E2M1) ceil(elements x bits / 8) packed bytes, low bits first,
+// which are spread to one byte per element. External locations must be relative paths that
 // stay inside `base_dir`; an empty base_dir allows no external data. Errors
 // name the tensor.
 absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,

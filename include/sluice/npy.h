@@ -6,11 +6,13 @@
 //
 // Format versions 1.0, 2.0 and 3.0 are read; 1.0 is written (2.0 when the
 // header needs it). Only little-endian, C-order arrays of these dtypes:
-//   '<f4' float32, '<f2' float16, '<f8' float64, '|i1' int8, '<i4' int32,
-//   '<i8' int64, '|u1' uint8, '|b1' bool.
-// NumPy has no bfloat16: a bfloat16 tensor is written as '<f4' float32 (the
-// conversion is exact), and reading never yields bfloat16 (ml_dtypes' '|V2'
-// is rejected; convert to float32 first).
+//   '<f4' float32, '<f2' float16, '<f8' float64, '|i1' int8, '<i2' int16,
+//   '<i4' int32, '<i8' int64, '|u1' uint8, '<u2' uint16, '<u4' uint32,
+//   '<u8' uint64, '|b1' bool.
+// NumPy has no bfloat16, float8, float4 or 4- and 2-bit integers: bfloat16,
+// float8 and float4 tensors are written as '<f4' float32 (the conversion is
+// exact), int4 and int2 as '|i1', uint4 and uint2 as '|u1'; reading never
+// yields them (ml_dtypes' '|V1' and '|V2' are rejected; convert first).
 // Everything about a file is checked before memory is allocated for it:
 // Fortran order, big-endian data, object and other unsupported dtypes, a
 // malformed header, more than 2^48 elements, and a data length that differs
@@ -43,7 +45,8 @@ absl::StatusOr<std::string> SerializeNpy(const Tensor& t);
 absl::Status WriteNpy(const Tensor& t, const std::string& path);
 
 // The dtype NumPy will see for a tensor of `dtype` written by WriteNpy
-// (DT_FLOAT for bfloat16, otherwise the same).
+// (DT_FLOAT for bfloat16, float8 and float4, DT_INT8 for int4 and int2,
+// DT_UINT8 for uint4 and uint2, otherwise the same).
 DataType NpyWrittenType(DataType dtype);
 
 }  // namespace sluice
