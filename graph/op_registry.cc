@@ -62,6 +62,9 @@ const OpRegistry* OpRegistry::Global() {
     RegisterMathOps(r);
     RegisterNnOps(r);
     RegisterDynamicOps(r);
+    RegisterBitOps(r);
+    RegisterSelectOps(r);
+    RegisterLinalgOps(r);
     return r;
   }();
   return registry;

@@ -43,6 +43,12 @@ void RegisterArrayOps(OpRegistry* registry);   // Const, Input, Identity, Cast,
 void RegisterMathOps(OpRegistry* registry);    // unary, binary, MatMul, reduce
 void RegisterDynamicOps(OpRegistry* registry);  // ops/dynamic_ops.cc: Shape,
                                                 // Dynamic*, Range, Fill, Tile
+void RegisterBitOps(OpRegistry* registry);     // ops/bit_ops.cc: BitShift,
+                                               // Bitwise*, BitCast
+void RegisterSelectOps(OpRegistry* registry);  // ops/select_ops.cc: TopK,
+                                               // Unique, NonZero, OneHot...
+void RegisterLinalgOps(OpRegistry* registry);  // ops/linalg_ops.cc: Einsum,
+                                               // Det
 void RegisterNnOps(OpRegistry* registry);      // Softmax, LayerNorm, Conv2D,
                                                // pools
 

@@ -173,6 +173,9 @@ const OnnxOpTable& GetOnnxOpTable() {
     AddLossOps(t);
     AddQuantOps(t);
     AddIndexOps(t);
+    AddBitwiseOps(t);
+    AddSelectOps(t);
+    AddLinalgOps(t);
     return t;
   }();
   return *table;

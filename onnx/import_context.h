@@ -131,6 +131,9 @@ void AddAttentionOps(OnnxOpTable* table);  // ops_attention.cc
 void AddLossOps(OnnxOpTable* table);  // ops_loss.cc
 void AddQuantOps(OnnxOpTable* table);  // ops_quant.cc
 void AddIndexOps(OnnxOpTable* table);  // ops_index.cc, after AddShapeOps
+void AddBitwiseOps(OnnxOpTable* table);  // ops_bitwise.cc
+void AddSelectOps(OnnxOpTable* table);  // ops_select.cc
+void AddLinalgOps(OnnxOpTable* table);  // ops_linalg.cc
 
 // Helpers shared by the handlers.
 // Emits x reshaped to `shape` (folded when x is a constant).

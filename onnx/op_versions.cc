@@ -145,6 +145,7 @@ const std::vector<Handled>& HandledTable() {
       {"ArgMin", {1, 11, 12, 13}},
       {"Trilu", {14}},
       {"CumSum", {11, 14}},
+      {"CumProd", {26}},
       {"Hardmax", {13}, "the input seen as 2-D from axis"},
       // Normalisations and compositions (ops_norm.cc).
       {"RMSNormalization", {23}},
@@ -160,6 +161,26 @@ const std::vector<Handled>& HandledTable() {
       // Losses (ops_loss.cc).
       {"NegativeLogLikelihoodLoss", {12, 13, 22}},
       {"SoftmaxCrossEntropyLoss", {12, 13}},
+      // Bit operations (ops_bitwise.cc). BitShift 11 has only the unsigned
+      // types; 28 adds the signed ones.
+      {"BitShift", {11, 28}},
+      {"BitwiseAnd", {18}},
+      {"BitwiseOr", {18}},
+      {"BitwiseXor", {18}},
+      {"BitwiseNot", {18}},
+      {"BitCast", {26}},
+      // Selection (ops_select.cc). TopK 1 has k as an attribute; 10 an
+      // input; 11 adds largest and sorted.
+      {"TopK", {1, 10, 11, 24}},
+      {"Unique", {11, 28}},
+      {"NonZero", {9, 13}},
+      {"Compress", {9, 11, 28}},
+      {"OneHot", {9, 11, 28}},
+      {"EyeLike", {9, 22}},
+      {"ReverseSequence", {10, 28}},
+      // Linear algebra (ops_linalg.cc).
+      {"Einsum", {12, 28}},
+      {"Det", {11, 22}},
       // Quantisation (ops_quant.cc); blocked forms refused by the check.
       {"QuantizeLinear", {10, 13, 19, 21, 23, 24, 25, 28}},
       {"DequantizeLinear", {10, 13, 19, 21, 23, 24, 25, 28}},

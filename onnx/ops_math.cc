@@ -3,7 +3,7 @@
 // each (Softplus, Softsign, Mish, HardSwish; Elu, Selu, Celu, HardSigmoid,
 // ThresholdedRelu with their float attributes; Gelu), and the ones lowered
 // to existing ops: IsInf (comparisons with +-inf) and PRelu (Where); and
-// ArgMax/ArgMin, Trilu, CumSum and Hardmax (one-hot of ArgMax).
+// ArgMax/ArgMin, Trilu, CumSum, CumProd and Hardmax (one-hot of ArgMax).
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -155,13 +155,15 @@ absl::Status ConvertTrilu(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, y);
 }
 
-absl::Status ConvertCumSum(const onnx::NodeProto& node, ImportContext& ctx) {
+// CumSum, CumProd: the same ops in sluice, the axis a runtime input.
+absl::Status ConvertCumulative(const onnx::NodeProto& node,
+                               ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   ASSIGN_OR_RETURN(ValuePtr axis, ctx.Input(node, 1));
   ASSIGN_OR_RETURN(
       ValuePtr y,
       ctx.em().Emit1(
-          "CumSum", ctx.Hint(node), {x, axis},
+          node.op_type(), ctx.Hint(node), {x, axis},
           {{"exclusive", MakeBoolAttr(AttrInt(node, "exclusive", 0) != 0)},
            {"reverse", MakeBoolAttr(AttrInt(node, "reverse", 0) != 0)}}));
   return ctx.SetOutput(node, 0, y);
@@ -211,7 +213,8 @@ void AddMathOps(OnnxOpTable* table) {
   (*table)["ArgMax"] = {ConvertArgReduce, nullptr};
   (*table)["ArgMin"] = {ConvertArgReduce, nullptr};
   (*table)["Trilu"] = {ConvertTrilu, nullptr};
-  (*table)["CumSum"] = {ConvertCumSum, nullptr};
+  (*table)["CumSum"] = {ConvertCumulative, nullptr};
+  (*table)["CumProd"] = {ConvertCumulative, nullptr};
   (*table)["Hardmax"] = {ConvertHardmax, nullptr};
 }
 

@@ -260,6 +260,19 @@ void RegisterMathOps(OpRegistry* r) {
                             "scalar input (exclusive: without the element "
                             "itself; reverse: from the end).")
                        .Build());
+  RegisterOrDie(r, OpDefBuilder("CumProd")
+                       .Input("x", "T")
+                       .Input("axis", "Tidx")
+                       .Output("y", "T")
+                       .TypeAttr("T", kNumericTypes)
+                       .TypeAttr("Tidx", kIndexTypes)
+                       .Attr("exclusive", AttrType::kBool, MakeBoolAttr(false))
+                       .Attr("reverse", AttrType::kBool, MakeBoolAttr(false))
+                       .ShapeFn(UnchangedShapeFn)
+                       .Doc("Running products of x along the axis given by "
+                            "the scalar input (exclusive: without the element "
+                            "itself; reverse: from the end).")
+                       .Build());
   RegisterOrDie(r, OpDefBuilder("Trilu")
                        .Input("x", "T")
                        .Input("k", "int64")

@@ -34,6 +34,11 @@ void RegisterGatherKernels(KernelRegistry* registry);        // gather.cc
 void RegisterConvKernels(KernelRegistry* registry);          // conv.cc
 void RegisterPoolKernels(KernelRegistry* registry);          // pool.cc
 void RegisterRangeFillTileKernels(KernelRegistry* registry);  // range_fill_tile.cc
+void RegisterBitwiseKernels(KernelRegistry* registry);       // bitwise.cc
+void RegisterTopKUniqueKernels(KernelRegistry* registry);    // topk_unique.cc
+void RegisterSelectKernels(KernelRegistry* registry);        // select.cc
+void RegisterEinsumKernels(KernelRegistry* registry);        // einsum.cc
+void RegisterDetKernels(KernelRegistry* registry);           // det.cc
 
 }  // namespace sluice::cpu
 

@@ -26,6 +26,11 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterConvKernels(registry);
   cpu::RegisterPoolKernels(registry);
   cpu::RegisterRangeFillTileKernels(registry);
+  cpu::RegisterBitwiseKernels(registry);
+  cpu::RegisterTopKUniqueKernels(registry);
+  cpu::RegisterSelectKernels(registry);
+  cpu::RegisterEinsumKernels(registry);
+  cpu::RegisterDetKernels(registry);
 }
 
 }  // namespace sluice

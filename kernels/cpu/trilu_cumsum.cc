@@ -1,7 +1,8 @@
-// Trilu and CumSum: ops whose scalar parameter (Trilu's diagonal offset k,
-// CumSum's axis) is a runtime input, as in ONNX, since the output's shape
+// Trilu, CumSum and CumProd: ops whose scalar parameter (Trilu's diagonal
+// offset k, the axis of CumSum and CumProd) is a runtime input, as in ONNX, since the output's shape
 // does not depend on it.
 #include <memory>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -70,9 +71,41 @@ class TriluKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
-// Running sums along a runtime axis; exclusive leaves out the element
-// itself, reverse sums from the end.
-class CumSumKernel final : public OpKernel {
+// Running sums (CumSum) or products (CumProd) along a runtime axis;
+// exclusive leaves out the element itself, reverse runs from the end.
+// Integer arithmetic wraps (it is done in the unsigned type).
+struct SumOp {
+  template <typename C>
+  static C Identity() { return C(0); }
+  template <typename C>
+  static C Apply(C a, C b) {
+    if constexpr (std::is_integral_v<C>) {
+      using U = std::make_unsigned_t<C>;
+      return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+struct ProdOp {
+  template <typename C>
+  static C Identity() { return C(1); }
+  template <typename C>
+  static C Apply(C a, C b) {
+    if constexpr (std::is_integral_v<C>) {
+      using U = std::make_unsigned_t<C>;
+      // Promotion-safe: 16-bit unsigned products would overflow int.
+      using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+      return static_cast<C>(static_cast<W>(static_cast<U>(a)) *
+                            static_cast<W>(static_cast<U>(b)));
+    } else {
+      return a * b;
+    }
+  }
+};
+
+template <typename Op>
+class CumulativeKernel final : public OpKernel {
  public:
   struct Attrs {
     bool exclusive = false;
@@ -84,14 +117,15 @@ class CumSumKernel final : public OpKernel {
     ASSIGN_OR_RETURN(a.reverse, node.attrs().GetBool("reverse"));
     return a;
   }
-  CumSumKernel(const Node& node, Attrs attrs)
+  CumulativeKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(int64_t axis_value,
-                     ScalarInt(ctx->input(1), "CumSum's axis"));
+    ASSIGN_OR_RETURN(
+        int64_t axis_value,
+        ScalarInt(ctx->input(1), absl::StrCat(node().op(), "'s axis")));
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_value, x.shape().rank()));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
     int64_t outer = 1, inner = 1;
@@ -108,15 +142,15 @@ class CumSumKernel final : public OpKernel {
       T* out = y->data<T>();
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t j = 0; j < inner; ++j) {
-          C acc = C(0);
+          C acc = Op::template Identity<C>();
           for (int64_t s = 0; s < n; ++s) {
             const int64_t i = a.reverse ? n - 1 - s : s;
             const int64_t at = (o * n + i) * inner + j;
             if (a.exclusive) {
               out[at] = static_cast<T>(acc);
-              acc += C(in[at]);
+              acc = Op::Apply(acc, C(in[at]));
             } else {
-              acc += C(in[at]);
+              acc = Op::Apply(acc, C(in[at]));
               out[at] = static_cast<T>(acc);
             }
           }
@@ -136,7 +170,9 @@ void RegisterTriluCumSumKernels(KernelRegistry* r) {
   r->Register(CpuKernel("Trilu", {{"T", CpuAllTypes()}},
                         MakeKernel<TriluKernel>));
   r->Register(CpuKernel("CumSum", {{"T", CpuArithTypes()}},
-                        MakeKernel<CumSumKernel>));
+                        MakeKernel<CumulativeKernel<SumOp>>));
+  r->Register(CpuKernel("CumProd", {{"T", CpuArithTypes()}},
+                        MakeKernel<CumulativeKernel<ProdOp>>));
 }
 
 }  // namespace sluice::cpu

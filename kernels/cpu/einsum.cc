@@ -1,0 +1,168 @@
+// Einsum: each output element is the sum, over every value of the labels
+// not in the output, of the product of the inputs' elements those labels
+// pick. Each input gets one stride per label (summed where a label repeats
+// in one term: a diagonal; 0 where an ellipsis dim of 1 stretches), so the
+// walk is a plain odometer. Floats accumulate in double, integers wrap.
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/einsum_equation.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/type_visit.h"
+
+namespace sluice::cpu {
+namespace {
+
+// The loop: output labels, then the summed ones; strides[k][l] is input k's
+// stride for loop label l.
+struct EinsumLoop {
+  std::vector<int64_t> out_sizes;
+  std::vector<int64_t> sum_sizes;
+  std::vector<std::vector<int64_t>> out_strides;  // [input][output label]
+  std::vector<std::vector<int64_t>> sum_strides;  // [input][summed label]
+};
+
+EinsumLoop MakeLoop(const EinsumEquation& eq,
+                    const std::vector<int64_t>& sizes,
+                    const std::vector<const Tensor*>& inputs) {
+  std::vector<int> where(eq.num_labels, -1);  // label -> loop position
+  std::vector<int> loop;
+  for (int id : eq.output) {
+    where[id] = static_cast<int>(loop.size());
+    loop.push_back(id);
+  }
+  const int n_out = static_cast<int>(loop.size());
+  for (const auto& term : eq.inputs) {
+    for (int id : term) {
+      if (where[id] < 0) {
+        where[id] = static_cast<int>(loop.size());
+        loop.push_back(id);
+      }
+    }
+  }
+  EinsumLoop l;
+  for (size_t p = 0; p < loop.size(); ++p) {
+    (static_cast<int>(p) < n_out ? l.out_sizes : l.sum_sizes)
+        .push_back(sizes[loop[p]]);
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    std::vector<int64_t> strides(loop.size(), 0);
+    const DimVector row = RowMajorStrides(inputs[k]->shape());
+    for (size_t d = 0; d < eq.inputs[k].size(); ++d) {
+      const int id = eq.inputs[k][d];
+      if (inputs[k]->dim(d) == 1 && sizes[id] != 1) continue;  // stretched
+      strides[where[id]] += row[d];
+    }
+    l.out_strides.emplace_back(strides.begin(), strides.begin() + n_out);
+    l.sum_strides.emplace_back(strides.begin() + n_out, strides.end());
+  }
+  return l;
+}
+
+template <typename T>
+using Accum = std::conditional_t<kIsStdInteger<T>,
+                                 std::make_unsigned_t<std::conditional_t<
+                                     kIsStdInteger<T>, T, int>>,
+                                 double>;
+
+template <typename T>
+void RunEinsum(const OpKernelContext& ctx, const EinsumLoop& l,
+               const std::vector<const Tensor*>& inputs, Tensor* y) {
+  using A = Accum<T>;
+  const size_t n_in = inputs.size();
+  std::vector<const T*> data;
+  for (const Tensor* t : inputs) data.push_back(t->data<T>());
+  int64_t sum_count = 1;
+  for (int64_t s : l.sum_sizes) sum_count *= s;
+  T* out = y->data<T>();
+  const int n_out = static_cast<int>(l.out_sizes.size());
+  const int n_sum = static_cast<int>(l.sum_sizes.size());
+  ParallelFor(ctx, y->NumElements(), static_cast<double>(sum_count * n_in),
+              [&](int64_t b, int64_t e) {
+    std::vector<int64_t> base(n_in), off(n_in), idx(n_sum);
+    for (int64_t o = b; o < e; ++o) {
+      std::fill(base.begin(), base.end(), 0);
+      int64_t rest = o;
+      for (int p = n_out - 1; p >= 0; --p) {
+        const int64_t i = rest % l.out_sizes[p];
+        rest /= l.out_sizes[p];
+        for (size_t k = 0; k < n_in; ++k) base[k] += i * l.out_strides[k][p];
+      }
+      off = base;
+      std::fill(idx.begin(), idx.end(), 0);
+      A acc = A(0);
+      for (int64_t s = 0; s < sum_count; ++s) {
+        A prod = A(1);
+        for (size_t k = 0; k < n_in; ++k) {
+          prod = static_cast<A>(prod * static_cast<A>(data[k][off[k]]));
+        }
+        acc = static_cast<A>(acc + prod);
+        for (int p = n_sum - 1; p >= 0; --p) {  // next summed index
+          for (size_t k = 0; k < n_in; ++k) off[k] += l.sum_strides[k][p];
+          if (++idx[p] < l.sum_sizes[p]) break;
+          for (size_t k = 0; k < n_in; ++k) {
+            off[k] -= idx[p] * l.sum_strides[k][p];
+          }
+          idx[p] = 0;
+        }
+      }
+      out[o] = static_cast<T>(acc);
+    }
+  });
+}
+
+class EinsumKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    std::string equation;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.equation, node.attrs().GetString("equation"));
+    return a;
+  }
+  EinsumKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    std::vector<const Tensor*> inputs;
+    std::vector<int> ranks;
+    std::vector<Shape> shapes;
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      const Tensor& t = ctx->input(i);
+      RETURN_IF_ERROR(CheckDtype(t, ctx->input(0).dtype(),
+                                 absl::StrCat("Einsum input ", i)));
+      inputs.push_back(&t);
+      ranks.push_back(t.rank());
+      shapes.push_back(t.shape());
+    }
+    ASSIGN_OR_RETURN(EinsumEquation eq, ParseEinsum(attrs_.equation, ranks));
+    ASSIGN_OR_RETURN(std::vector<int64_t> sizes, EinsumLabelSizes(eq, shapes));
+    Shape out_shape;
+    for (int id : eq.output) out_shape.AddDim(sizes[id]);
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, out_shape));
+    const EinsumLoop loop = MakeLoop(eq, sizes, inputs);
+    return VisitOrdered(inputs[0]->dtype(), [&](auto tag) -> absl::Status {
+      using T = typename decltype(tag)::type;
+      RunEinsum<T>(*ctx, loop, inputs, y);
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+}  // namespace
+
+void RegisterEinsumKernels(KernelRegistry* r) {
+  r->Register(
+      CpuKernel("Einsum", {{"T", OrderedTypes()}}, MakeKernel<EinsumKernel>));
+}
+
+}  // namespace sluice::cpu
