@@ -62,6 +62,7 @@ const OpRegistry* OpRegistry::Global() {
     RegisterMathOps(r);
     RegisterNnOps(r);
     RegisterDynamicOps(r);
+    RegisterSeqOps(r);
     RegisterBitOps(r);
     RegisterSelectOps(r);
     RegisterLinalgOps(r);

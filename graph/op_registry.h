@@ -51,6 +51,8 @@ void RegisterLinalgOps(OpRegistry* registry);  // ops/linalg_ops.cc: Einsum,
                                                // Det
 void RegisterNnOps(OpRegistry* registry);      // Softmax, LayerNorm, Conv2D,
                                                // pools
+void RegisterSeqOps(OpRegistry* registry);     // ops/seq_ops.cc:
+                                               // LinearAttention, DFT, ...
 
 }  // namespace sluice
 

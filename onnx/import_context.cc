@@ -173,6 +173,9 @@ const OnnxOpTable& GetOnnxOpTable() {
     AddLossOps(t);
     AddQuantOps(t);
     AddIndexOps(t);
+    AddSeqOps(t);
+    AddQLinearOps(t);
+    AddSignalOps(t);
     AddBitwiseOps(t);
     AddSelectOps(t);
     AddLinalgOps(t);

@@ -131,6 +131,9 @@ void AddAttentionOps(OnnxOpTable* table);  // ops_attention.cc
 void AddLossOps(OnnxOpTable* table);  // ops_loss.cc
 void AddQuantOps(OnnxOpTable* table);  // ops_quant.cc
 void AddIndexOps(OnnxOpTable* table);  // ops_index.cc, after AddShapeOps
+void AddSeqOps(OnnxOpTable* table);  // ops_seq.cc
+void AddQLinearOps(OnnxOpTable* table);  // ops_qlinear.cc
+void AddSignalOps(OnnxOpTable* table);  // ops_signal.cc
 void AddBitwiseOps(OnnxOpTable* table);  // ops_bitwise.cc
 void AddSelectOps(OnnxOpTable* table);  // ops_select.cc
 void AddLinalgOps(OnnxOpTable* table);  // ops_linalg.cc

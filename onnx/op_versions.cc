@@ -150,14 +150,42 @@ const std::vector<Handled>& HandledTable() {
       // Normalisations and compositions (ops_norm.cc).
       {"RMSNormalization", {23}},
       {"LpNormalization", {1, 22}},
+      {"InstanceNormalization", {6, 22}, "the legacy consumed_inputs attribute"},
+      {"GroupNormalization", {21}, "scale and bias per group"},
       {"Mean", {8, 13}, "inputs of one shape without broadcasting"},
       {"Swish", {24}},
       {"Shrink", {9}},
       {"DepthToSpace", {1, 11, 13, 28}},
       {"SpaceToDepth", {1, 13, 28}},
-      // Attention (ops_attention.cc): 24 adds nonpad_kv_seqlen, which the
-      // handler's check refuses; 25 the sliding windows.
+      // Attention (ops_attention.cc): 24 adds nonpad_kv_seqlen; 25 the
+      // sliding windows.
       {"Attention", {23, 24, 25}},
+      // Sequence-model ops (ops_seq.cc).
+      {"SwiGLU", {28}},
+      {"RotaryEmbedding", {23}},
+      {"CausalConvWithState", {27}},
+      // Integer and quantised linear algebra (ops_qlinear.cc); 21 adds
+      // 16-bit scales to QLinearMatMul.
+      {"MatMulInteger", {10}},
+      {"QLinearMatMul", {10, 21}},
+      {"ConvInteger", {10}},
+      {"QLinearConv", {10}},
+      {"DynamicQuantizeLinear", {11}},
+      {"LinearAttention", {27}},
+      {"TensorScatter", {24}},
+      // 14 adds layout (batch-major).
+      {"RNN", {7, 14, 22}},
+      {"GRU", {7, 14, 22}},
+      {"LSTM", {7, 14, 22}},
+      // Signal and detection ops (ops_signal.cc): DFT 20 moves axis to an
+      // input.
+      {"DFT", {17, 20}},
+      {"STFT", {17}},
+      {"MelWeightMatrix", {17}},
+      {"HannWindow", {17}},
+      {"HammingWindow", {17}},
+      {"BlackmanWindow", {17}},
+      {"NonMaxSuppression", {10, 11}},
       // Losses (ops_loss.cc).
       {"NegativeLogLikelihoodLoss", {12, 13, 22}},
       {"SoftmaxCrossEntropyLoss", {12, 13}},

@@ -5,8 +5,10 @@
 // softcap, the additive bias from attn_mask (bool or float, padded to the
 // key length), is_causal (bottom-right aligned after the past) and the
 // sliding windows, softmax with fully-masked rows set to 0, then P x V.
-// Needs Q, K, V and the mask with fully known shapes; nonpad_kv_seqlen (a
-// per-batch runtime length) is refused.
+// Needs Q, K, V and the mask with fully known shapes. nonpad_kv_seqlen (a
+// per-batch runtime length, the external cache) masks the keys at and after
+// it, and moves the causal and window frontiers of batch b to
+// nonpad_kv_seqlen[b] - S; it is computed at run time from the lengths.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -27,7 +29,9 @@ bool HasInput(const onnx::NodeProto& node, int i) {
 }
 
 std::string CheckAttention(const onnx::NodeProto& node, int opset) {
-  if (HasInput(node, 6)) return "the nonpad_kv_seqlen input is not supported";
+  if (HasInput(node, 6) && HasInput(node, 4)) {
+    return "nonpad_kv_seqlen cannot be combined with past_key/past_value";
+  }
   return "";
 }
 
@@ -125,7 +129,12 @@ class AttentionLowering {
     const int64_t mode = AttrInt(node_, "qk_matmul_output_mode", 0);
     ValuePtr qk_out = scores;
 
-    ASSIGN_OR_RETURN(ValuePtr bias, Bias(s, l, past));
+    ValuePtr bias;
+    if (HasInput(node_, 6)) {
+      ASSIGN_OR_RETURN(bias, NonpadBias(batch, s, l));
+    } else {
+      ASSIGN_OR_RETURN(bias, Bias(s, l, past));
+    }
     ValuePtr with_bias = scores;
     if (bias != nullptr) {
       ASSIGN_OR_RETURN(with_bias,
@@ -213,8 +222,9 @@ class AttentionLowering {
                        {b, h * r, l, d});
   }
 
-  // The additive bias (0 or -inf, or the float mask), or nullptr for none.
-  absl::StatusOr<ValuePtr> Bias(int64_t s, int64_t l, int64_t past) {
+  // attn_mask as an additive bias of Q's dtype, padded with -inf to `l`
+  // keys, or nullptr when absent.
+  absl::StatusOr<ValuePtr> MaskBias(int64_t l) {
     ValuePtr mask;
     if (HasInput(node_, 3)) {
       ASSIGN_OR_RETURN(mask, ctx_.Input(node_, 3));
@@ -240,6 +250,12 @@ class AttentionLowering {
                                           Scalar(kNegInf, "mask_neg_inf")}));
       }
     }
+    return mask;
+  }
+
+  // The additive bias (0 or -inf, or the float mask), or nullptr for none.
+  absl::StatusOr<ValuePtr> Bias(int64_t s, int64_t l, int64_t past) {
+    ASSIGN_OR_RETURN(ValuePtr mask, MaskBias(l));
     const bool causal = AttrInt(node_, "is_causal", 0) != 0;
     const int64_t left = AttrInt(node_, "left_window_size", -1);
     const int64_t right = AttrInt(node_, "right_window_size", -1);
@@ -263,6 +279,60 @@ class AttentionLowering {
     ValuePtr c = em_.AddConstant(allowed, Hint("causal"));
     if (mask == nullptr) return c;
     return em_.Emit1("Add", Hint("bias"), {mask, c});
+  }
+
+  // The bias with nonpad_kv_seqlen (n, [B] at run time): key j of batch b
+  // is masked when j >= n[b]; with off[b] = n[b] - S and D[i][j] = j - i,
+  // causal masks D > off, the left window D < off - left and the right
+  // window D > off + right.
+  absl::StatusOr<ValuePtr> NonpadBias(int64_t batch, int64_t s, int64_t l) {
+    ASSIGN_OR_RETURN(ValuePtr n, ctx_.Input(node_, 6));
+    ASSIGN_OR_RETURN(n, EmitCastTo(ctx_, Hint("nonpad_i64"), n, DT_INT64));
+    ASSIGN_OR_RETURN(n, EmitReshape(ctx_, Hint("nonpad_b111"), n,
+                                    {batch, 1, 1, 1}));
+    ASSIGN_OR_RETURN(ValuePtr bias, MaskBias(l));
+    if (bias == nullptr) bias = Scalar(0, "bias_zero");
+    ValuePtr neg = Scalar(kNegInf, "nonpad_neg_inf");
+    ASSIGN_OR_RETURN(Tensor j_idx, Tensor::Create(DT_INT64, Shape({l})));
+    ASSIGN_OR_RETURN(Tensor diff, Tensor::Create(DT_INT64, Shape({s, l})));
+    for (int64_t j = 0; j < l; ++j) j_idx.data<int64_t>()[j] = j;
+    for (int64_t i = 0; i < s; ++i) {
+      for (int64_t j = 0; j < l; ++j) diff.data<int64_t>()[i * l + j] = j - i;
+    }
+    ValuePtr jv = em_.AddConstant(j_idx, Hint("key_index"));
+    ValuePtr dv = em_.AddConstant(diff, Hint("key_minus_query"));
+    ASSIGN_OR_RETURN(ValuePtr valid,
+                     em_.Emit1("Less", Hint("key_valid"), {jv, n}));
+    ASSIGN_OR_RETURN(bias, em_.Emit1("Where", Hint("nonpad_bias"),
+                                     {valid, bias, neg}));
+    ASSIGN_OR_RETURN(ValuePtr off,
+                     em_.Emit1("Sub", Hint("frontier"),
+                               {n, em_.AddConstant(ScalarTensor(DT_INT64, s),
+                                                   Hint("q_len"))}));
+    // Masks the keys where `op`(D, off + shift) holds.
+    auto mask_where = [&](const char* op, int64_t shift,
+                          absl::string_view name) -> absl::Status {
+      ValuePtr bound = off;
+      if (shift != 0) {
+        ASSIGN_OR_RETURN(
+            bound, em_.Emit1("Add", Hint(absl::StrCat(name, "_bound")),
+                             {off, em_.AddConstant(ScalarTensor(DT_INT64, shift),
+                                                   Hint(absl::StrCat(
+                                                       name, "_shift")))}));
+      }
+      ASSIGN_OR_RETURN(ValuePtr hit, em_.Emit1(op, Hint(name), {dv, bound}));
+      ASSIGN_OR_RETURN(bias, em_.Emit1("Where", Hint(absl::StrCat(name, "_bias")),
+                                       {hit, neg, bias}));
+      return absl::OkStatus();
+    };
+    const int64_t left = AttrInt(node_, "left_window_size", -1);
+    const int64_t right = AttrInt(node_, "right_window_size", -1);
+    if (AttrInt(node_, "is_causal", 0) != 0) {
+      RETURN_IF_ERROR(mask_where("Greater", 0, "causal"));
+    }
+    if (left >= 0) RETURN_IF_ERROR(mask_where("Less", -left, "left_window"));
+    if (right >= 0) RETURN_IF_ERROR(mask_where("Greater", right, "right_window"));
+    return bias;
   }
 
   const onnx::NodeProto& node_;

@@ -1,7 +1,10 @@
 // ONNX normalisations and small compositions, lowered to existing sluice ops
-// (no kernel of their own): RMSNormalization, LpNormalization, Mean, Swish,
+// (no kernel of their own): RMSNormalization, LpNormalization,
+// InstanceNormalization and GroupNormalization (LayerNorm over the spatial
+// dims or the groups, then the per-channel scale and bias), Mean, Swish,
 // Shrink, and DepthToSpace/SpaceToDepth (reshape, transpose, reshape). Each
 // needs the input's rank (or shape) known at import.
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -99,6 +102,96 @@ absl::Status ConvertLpNorm(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(norm, em.Emit1("Where", ctx.Hint(node, "safe_norm"),
                                   {is_zero, one, norm}));
   ASSIGN_OR_RETURN(ValuePtr y, em.Emit1("Div", ctx.Hint(node), {x, norm}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+// x normalised over dims [axis, rank) by LayerNorm with unit scale and zero
+// bias (x's shape known).
+absl::StatusOr<ValuePtr> Standardize(const onnx::NodeProto& node,
+                                     ImportContext& ctx, ValuePtr x,
+                                     int64_t axis, float eps) {
+  std::vector<int64_t> dims(x->shape.dims().begin() + axis,
+                            x->shape.dims().end());
+  ValuePtr unit[2];
+  for (int i = 0; i < 2; ++i) {
+    ASSIGN_OR_RETURN(Tensor t, Tensor::Create(x->dtype, Shape(dims)));
+    Tensor v = ScalarTensor(x->dtype, i == 0 ? 1.0 : 0.0);
+    const size_t size = DataTypeSize(x->dtype);
+    for (int64_t k = 0; k < t.NumElements(); ++k) {
+      std::memcpy(static_cast<char*>(t.raw_data()) + k * size, v.raw_data(),
+                  size);
+    }
+    unit[i] = ctx.em().AddConstant(t, ctx.Hint(node, i == 0 ? "ones" : "zeros"));
+  }
+  return ctx.em().Emit1("LayerNorm", ctx.Hint(node, "standardized"),
+                        {x, unit[0], unit[1]},
+                        {{"axis", MakeIntAttr(axis)},
+                         {"epsilon", MakeFloatAttr(eps)}});
+}
+
+// y * scale[c] + bias[c] for x of `rank` dims, channels on axis 1.
+absl::StatusOr<ValuePtr> ChannelAffine(const onnx::NodeProto& node,
+                                       ImportContext& ctx, ValuePtr y,
+                                       int64_t rank) {
+  ASSIGN_OR_RETURN(ValuePtr scale, ctx.Input(node, 1));
+  ASSIGN_OR_RETURN(ValuePtr bias, ctx.Input(node, 2));
+  std::vector<int64_t> dims(rank - 1, 1);
+  dims[0] = -1;
+  ASSIGN_OR_RETURN(scale, EmitReshape(ctx, ctx.Hint(node, "scale_c"), scale,
+                                      dims));
+  ASSIGN_OR_RETURN(bias, EmitReshape(ctx, ctx.Hint(node, "bias_c"), bias,
+                                     dims));
+  ASSIGN_OR_RETURN(y, ctx.em().Emit1("Mul", ctx.Hint(node, "scaled"),
+                                     {y, scale}));
+  return ctx.em().Emit1("Add", ctx.Hint(node), {y, bias});
+}
+
+absl::Status ConvertInstanceNorm(const onnx::NodeProto& node,
+                                 ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  if (!x->shape.IsFullyDefined() || x->shape.rank() < 3) {
+    return absl::UnimplementedError(absl::StrCat(
+        "needs a known input shape of rank >= 3, got ",
+        x->shape.DebugString()));
+  }
+  ASSIGN_OR_RETURN(ValuePtr y, Standardize(node, ctx, x, 2,
+                                           AttrFloat(node, "epsilon", 1e-5f)));
+  ASSIGN_OR_RETURN(y, ChannelAffine(node, ctx, y, x->shape.rank()));
+  return ctx.SetOutput(node, 0, y);
+}
+
+// Version 21: scale and bias per channel (18 had them per group).
+absl::Status ConvertGroupNorm(const onnx::NodeProto& node,
+                              ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  const int64_t groups = AttrInt(node, "num_groups", 0);
+  if (!x->shape.IsFullyDefined() || x->shape.rank() < 3) {
+    return absl::UnimplementedError(absl::StrCat(
+        "needs a known input shape of rank >= 3, got ",
+        x->shape.DebugString()));
+  }
+  const int64_t n = x->shape.dim(0), c = x->shape.dim(1);
+  if (groups <= 0 || c % groups != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_groups ", groups, " must divide the ", c, " channels"));
+  }
+  const DataType t = x->dtype;
+  const bool widen = (t == DT_FLOAT16 || t == DT_BFLOAT16) &&
+                     AttrInt(node, "stash_type", 1) == 1;
+  ValuePtr xs = x;
+  if (widen) {
+    ASSIGN_OR_RETURN(xs, EmitCastTo(ctx, ctx.Hint(node, "x32"), x, DT_FLOAT));
+  }
+  ASSIGN_OR_RETURN(xs, EmitReshape(ctx, ctx.Hint(node, "grouped"), xs,
+                                   {n, groups, -1}));
+  ASSIGN_OR_RETURN(ValuePtr y, Standardize(node, ctx, xs, 2,
+                                           AttrFloat(node, "epsilon", 1e-5f)));
+  std::vector<int64_t> dims(x->shape.dims().begin(), x->shape.dims().end());
+  ASSIGN_OR_RETURN(y, EmitReshape(ctx, ctx.Hint(node, "ungrouped"), y, dims));
+  if (widen) {
+    ASSIGN_OR_RETURN(y, EmitCastTo(ctx, ctx.Hint(node, "y16"), y, t));
+  }
+  ASSIGN_OR_RETURN(y, ChannelAffine(node, ctx, y, x->shape.rank()));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -207,6 +300,8 @@ absl::Status ConvertDepthSpace(const onnx::NodeProto& node,
 void AddNormOps(OnnxOpTable* table) {
   (*table)["RMSNormalization"] = {ConvertRmsNorm, nullptr};
   (*table)["LpNormalization"] = {ConvertLpNorm, CheckLpNorm};
+  (*table)["InstanceNormalization"] = {ConvertInstanceNorm, nullptr};
+  (*table)["GroupNormalization"] = {ConvertGroupNorm, nullptr};
   (*table)["Mean"] = {ConvertMean, nullptr};
   (*table)["Swish"] = {ConvertSwish, nullptr};
   (*table)["Shrink"] = {ConvertShrink, nullptr};

@@ -33,6 +33,11 @@ void RegisterSliceKernels(KernelRegistry* registry);         // slice.cc
 void RegisterGatherKernels(KernelRegistry* registry);        // gather.cc
 void RegisterConvKernels(KernelRegistry* registry);          // conv.cc
 void RegisterPoolKernels(KernelRegistry* registry);          // pool.cc
+void RegisterLinearAttentionKernels(KernelRegistry* registry);  // linear_attention.cc
+void RegisterTensorScatterKernels(KernelRegistry* registry);  // tensor_scatter.cc
+void RegisterSignalKernels(KernelRegistry* registry);        // signal.cc
+void RegisterNmsKernels(KernelRegistry* registry);           // nms.cc
+void RegisterRecurrentKernels(KernelRegistry* registry);     // recurrent.cc
 void RegisterRangeFillTileKernels(KernelRegistry* registry);  // range_fill_tile.cc
 void RegisterBitwiseKernels(KernelRegistry* registry);       // bitwise.cc
 void RegisterTopKUniqueKernels(KernelRegistry* registry);    // topk_unique.cc

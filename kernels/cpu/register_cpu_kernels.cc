@@ -25,6 +25,11 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterGatherKernels(registry);
   cpu::RegisterConvKernels(registry);
   cpu::RegisterPoolKernels(registry);
+  cpu::RegisterLinearAttentionKernels(registry);
+  cpu::RegisterTensorScatterKernels(registry);
+  cpu::RegisterSignalKernels(registry);
+  cpu::RegisterNmsKernels(registry);
+  cpu::RegisterRecurrentKernels(registry);
   cpu::RegisterRangeFillTileKernels(registry);
   cpu::RegisterBitwiseKernels(registry);
   cpu::RegisterTopKUniqueKernels(registry);

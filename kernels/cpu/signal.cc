@@ -1,0 +1,341 @@
+// Signal ops: DFT (a direct O(n^2) transform in double along one axis),
+// STFT (the same per windowed frame), the hann, hamming and blackman
+// windows and MelWeightMatrix. DFT takes a real [..., N, 1] or
+// complex [..., N, 2] signal; the forward transform pads or truncates it to
+// the DFT length n and keeps n/2 + 1 bins when one-sided; the inverse
+// divides by n, and its one-sided form (an inverse real FFT) rebuilds the
+// Hermitian spectrum from the first n/2 + 1 bins and returns the real part.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace sluice::cpu {
+namespace {
+
+using Complex = std::complex<double>;
+
+absl::StatusOr<int64_t> OneInt(const Tensor& t, absl::string_view what) {
+  if (t.NumElements() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " must hold one value, got shape ", t.shape().DebugString()));
+  }
+  if (t.dtype() == DT_INT64) return t.data<int64_t>()[0];
+  if (t.dtype() == DT_INT32) return t.data<int32_t>()[0];
+  return absl::InvalidArgumentError(absl::StrCat(what, " must be an integer"));
+}
+
+// out[k] = scale * sum_j in[j] e^(sign 2 pi i j k / n), k < out.size().
+void Transform(const std::vector<Complex>& in, int64_t n, double sign,
+               double scale, std::vector<Complex>* out) {
+  const double w = sign * 2.0 * M_PI / static_cast<double>(n);
+  for (size_t k = 0; k < out->size(); ++k) {
+    Complex acc = 0;
+    for (size_t j = 0; j < in.size(); ++j) {
+      const double a = w * static_cast<double>((j * k) % n);
+      acc += in[j] * Complex(std::cos(a), std::sin(a));
+    }
+    (*out)[k] = acc * scale;
+  }
+}
+
+class DftKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    bool inverse = false;
+    bool onesided = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.inverse, node.attrs().GetBool("inverse"));
+    ASSIGN_OR_RETURN(a.onesided, node.attrs().GetBool("onesided"));
+    return a;
+  }
+  DftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    const int rank = x.rank();
+    const int64_t parts = rank >= 2 ? x.shape().dim(rank - 1) : 0;
+    if (rank < 2 || (parts != 1 && parts != 2)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "DFT's input must be [..., N, 1] or [..., N, 2], got ",
+          x.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(int64_t axis_v, OneInt(ctx->input(2), "DFT's axis"));
+    const int64_t axis = axis_v < 0 ? axis_v + rank : axis_v;
+    if (axis < 0 || axis >= rank - 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "DFT axis ", axis_v, " out of range for ", x.shape().DebugString()));
+    }
+    const int64_t len = x.shape().dim(axis);
+    ASSIGN_OR_RETURN(int64_t n, OneInt(ctx->input(1), "DFT's dft_length"));
+    const bool irfft = attrs_.inverse && attrs_.onesided;
+    if (n < 1) n = irfft ? 2 * (len - 1) : len;
+    if (n < 1) {
+      return absl::InvalidArgumentError("the DFT length must be positive");
+    }
+    const int64_t out_len = attrs_.onesided && !attrs_.inverse ? n / 2 + 1 : n;
+    std::vector<int64_t> dims(x.shape().dims().begin(), x.shape().dims().end());
+    dims[axis] = out_len;
+    dims.back() = irfft ? 1 : 2;
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i) outer *= dims[i];
+    for (int i = axis + 1; i < rank - 1; ++i) inner *= dims[i];
+    return VisitFloat(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* in = x.data<T>();
+      T* out = y->data<T>();
+      const int64_t out_parts = dims.back();
+      // The input positions read: n (padded with zeros) or, for irfft,
+      // the n/2 + 1 bins the Hermitian spectrum is built from.
+      const int64_t take = std::min(irfft ? n / 2 + 1 : n, len);
+      std::vector<Complex> line(irfft ? n : take), res(out_len);
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t j = 0; j < inner; ++j) {
+          std::fill(line.begin(), line.end(), Complex(0));
+          for (int64_t s = 0; s < take; ++s) {
+            const T* p = in + ((o * len + s) * inner + j) * parts;
+            line[s] = Complex(static_cast<double>(p[0]),
+                              parts == 2 ? static_cast<double>(p[1]) : 0.0);
+          }
+          if (irfft) {
+            for (int64_t s = n / 2 + 1; s < n; ++s) line[s] = std::conj(line[n - s]);
+          }
+          Transform(line, n, attrs_.inverse ? 1.0 : -1.0,
+                    attrs_.inverse ? 1.0 / static_cast<double>(n) : 1.0, &res);
+          for (int64_t k = 0; k < out_len; ++k) {
+            T* q = out + ((o * out_len + k) * inner + j) * out_parts;
+            q[0] = static_cast<T>(res[k].real());
+            if (out_parts == 2) q[1] = static_cast<T>(res[k].imag());
+          }
+        }
+      }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+// STFT: frames of frame_length samples every frame_step, each multiplied
+// by the window (empty: all ones) and transformed; x [B, L, 1 or 2] ->
+// [B, frames, bins, 2], frames = 1 + (L - frame_length) / frame_step, bins
+// frame_length / 2 + 1 when one-sided.
+class StftKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    bool onesided = true;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.onesided, node.attrs().GetBool("onesided"));
+    return a;
+  }
+  StftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    const Tensor& window = ctx->input(2);
+    if (x.rank() != 3 || (x.shape().dim(2) != 1 && x.shape().dim(2) != 2)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "STFT's signal must be [B, L, 1 or 2], got ", x.shape().DebugString()));
+    }
+    const int64_t batch = x.shape().dim(0), len = x.shape().dim(1);
+    const int64_t parts = x.shape().dim(2);
+    ASSIGN_OR_RETURN(int64_t step, OneInt(ctx->input(1), "frame_step"));
+    ASSIGN_OR_RETURN(int64_t fl, OneInt(ctx->input(3), "frame_length"));
+    if (fl < 1) fl = window.NumElements() > 0 ? window.NumElements() : len;
+    if (step < 1 || fl > len ||
+        (window.NumElements() > 0 && window.NumElements() != fl)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "STFT needs frame_step >= 1 (got ", step, "), frame_length <= ",
+          len, " (got ", fl, ") and a window of frame_length values (got ",
+          window.NumElements(), ")"));
+    }
+    const int64_t frames = 1 + (len - fl) / step;
+    const int64_t bins = attrs_.onesided ? fl / 2 + 1 : fl;
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(
+                                     0, Shape({batch, frames, bins, 2})));
+    return VisitFloat(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      RETURN_IF_ERROR(CheckDtype(window, x.dtype(), "window"));
+      const T* in = x.data<T>();
+      const T* win = window.NumElements() > 0 ? window.data<T>() : nullptr;
+      T* out = y->data<T>();
+      std::vector<Complex> line(fl), res(bins);
+      for (int64_t b = 0; b < batch; ++b) {
+        for (int64_t f = 0; f < frames; ++f) {
+          for (int64_t s = 0; s < fl; ++s) {
+            const T* p = in + (b * len + f * step + s) * parts;
+            const double w = win ? static_cast<double>(win[s]) : 1.0;
+            line[s] = w * Complex(static_cast<double>(p[0]),
+                                  parts == 2 ? static_cast<double>(p[1]) : 0.0);
+          }
+          Transform(line, fl, -1.0, 1.0, &res);
+          T* q = out + (b * frames + f) * bins * 2;
+          for (int64_t k = 0; k < bins; ++k) {
+            q[2 * k] = static_cast<T>(res[k].real());
+            q[2 * k + 1] = static_cast<T>(res[k].imag());
+          }
+        }
+      }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+class WindowKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    DataType t = DT_INVALID;
+    std::string window;
+    bool periodic = true;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    ASSIGN_OR_RETURN(a.window, node.attrs().GetString("window"));
+    ASSIGN_OR_RETURN(a.periodic, node.attrs().GetBool("periodic"));
+    if (a.window != "hann" && a.window != "hamming" &&
+        a.window != "blackman") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "window must be hann, hamming or blackman, got ", a.window));
+    }
+    return a;
+  }
+  WindowKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    ASSIGN_OR_RETURN(int64_t size, OneInt(ctx->input(0), "the window size"));
+    if (size < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the window size must be >= 0, got ", size));
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({size})));
+    const double denom = static_cast<double>(attrs_.periodic ? size : size - 1);
+    return VisitArith(attrs_.t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* out = y->data<T>();
+      for (int64_t i = 0; i < size; ++i) {
+        const double a = M_PI * static_cast<double>(i) / denom;
+        double v;
+        if (attrs_.window == "hann") {
+          v = std::sin(a) * std::sin(a);
+        } else if (attrs_.window == "hamming") {
+          v = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(2 * a);
+        } else {
+          v = 0.42 - 0.5 * std::cos(2 * a) + 0.08 * std::cos(4 * a);
+        }
+        out[i] = static_cast<T>(v);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+// MelWeightMatrix: [dft_length/2 + 1, num_mel_bins] triangular filters
+// between mel-spaced edges, as the ONNX reference computes them (the edges
+// in float32 up to the mel scale, then in double, floored to bins).
+class MelWeightMatrixKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    DataType t = DT_INVALID;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    return a;
+  }
+  MelWeightMatrixKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    ASSIGN_OR_RETURN(int64_t mels, OneInt(ctx->input(0), "num_mel_bins"));
+    ASSIGN_OR_RETURN(int64_t dft, OneInt(ctx->input(1), "dft_length"));
+    ASSIGN_OR_RETURN(int64_t rate, OneInt(ctx->input(2), "sample_rate"));
+    if (mels < 1 || dft < 1 || rate < 1 || ctx->input(3).NumElements() != 1 ||
+        ctx->input(4).NumElements() != 1) {
+      return absl::InvalidArgumentError(
+          "MelWeightMatrix needs positive num_mel_bins, dft_length and "
+          "sample_rate and one lower and upper edge");
+    }
+    const int64_t rows = dft / 2 + 1;
+    auto mel = [](float hz) {
+      const float m = 2595.0f * std::log1p(hz / 700.0f);
+      return static_cast<double>(m) / std::log(10.0);
+    };
+    const double lo = mel(ctx->input(3).data<float>()[0]);
+    const double hi = mel(ctx->input(4).data<float>()[0]);
+    const double step = (hi - lo) / static_cast<double>(mels + 2);
+    std::vector<int64_t> edge(mels + 2);
+    for (int64_t i = 0; i < mels + 2; ++i) {
+      const double hz =
+          700.0 * std::expm1((i * step + lo) / 2595.0 * std::log(10.0));
+      edge[i] = static_cast<int64_t>(std::floor((dft + 1) * hz / rate));
+    }
+    std::vector<double> w(rows * mels, 0.0);
+    for (int64_t i = 0; i < mels; ++i) {
+      const int64_t l = edge[i], c = edge[i + 1], h = edge[i + 2];
+      if (l < 0 || h > rows || c >= rows) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the mel edges reach bin ", std::max(h, c), " of ", rows,
+            "; lower the upper edge or raise dft_length"));
+      }
+      if (c == l) {
+        w[c * mels + i] = 1;
+      } else {
+        for (int64_t j = l; j <= c; ++j) {
+          w[j * mels + i] = static_cast<double>(j - l) / (c - l);
+        }
+      }
+      for (int64_t j = c; j < h; ++j) {
+        w[j * mels + i] = static_cast<double>(h - j) / (h - c);
+      }
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({rows, mels})));
+    return VisitArith(attrs_.t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* out = y->data<T>();
+      for (int64_t i = 0; i < rows * mels; ++i) out[i] = static_cast<T>(w[i]);
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+}  // namespace
+
+void RegisterSignalKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("DFT", {{"T", CpuFloatTypes()}},
+                        MakeKernel<DftKernel>));
+  r->Register(CpuKernel("STFT", {{"T", CpuFloatTypes()}},
+                        MakeKernel<StftKernel>));
+  r->Register(CpuKernel("MelWeightMatrix", {{"T", CpuArithTypes()}},
+                        MakeKernel<MelWeightMatrixKernel>));
+  r->Register(CpuKernel("Window", {{"T", CpuArithTypes()},
+                                   {"Tsize", {DT_INT32, DT_INT64}}},
+                        MakeKernel<WindowKernel>));
+}
+
+}  // namespace sluice::cpu

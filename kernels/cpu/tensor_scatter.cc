@@ -1,0 +1,104 @@
+// TensorScatter: a KV-cache update. present = past_cache, with
+// update[p..., s, rest...] written to present[p..., w[p0] + s, rest...] for
+// every prefix p over the dims before `axis` (p0 its batch index) and every
+// update position s; circular mode wraps the index modulo the cache length,
+// linear mode refuses an index past the end.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace sluice::cpu {
+namespace {
+
+class TensorScatterKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    bool circular = false;
+    int64_t axis = -2;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(std::string mode, node.attrs().GetString("mode"));
+    if (mode != "linear" && mode != "circular") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mode must be linear or circular, got ", mode));
+    }
+    a.circular = mode == "circular";
+    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
+    return a;
+  }
+  TensorScatterKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& cache = ctx->input(0);
+    const Tensor& update = ctx->input(1);
+    const Tensor& where = ctx->input(2);
+    RETURN_IF_ERROR(CheckDtype(update, cache.dtype(), "update"));
+    RETURN_IF_ERROR(CheckDtype(where, DT_INT64, "write_indices"));
+    const int rank = cache.rank();
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs_.axis, rank));
+    if (axis == 0 || update.rank() != rank) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TensorScatter needs update of the cache's rank and axis > 0; cache ",
+          cache.shape().DebugString(), ", update ",
+          update.shape().DebugString(), ", axis ", attrs_.axis));
+    }
+    for (int i = 0; i < rank; ++i) {
+      const int64_t c = cache.shape().dim(i), u = update.shape().dim(i);
+      if (i == axis ? u > c : u != c) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "update ", update.shape().DebugString(), " does not fit cache ",
+            cache.shape().DebugString(), " at dim ", i));
+      }
+    }
+    const int64_t batch = cache.shape().dim(0);
+    if (where.NumElements() != batch) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "write_indices has ", where.NumElements(), " values for batch ",
+          batch));
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, cache.shape()));
+    const size_t size = DataTypeSize(cache.dtype());
+    std::memcpy(out->raw_data(), cache.raw_data(), cache.NumElements() * size);
+    int64_t prefix = 1, inner = 1;
+    for (int i = 0; i < axis; ++i) prefix *= cache.shape().dim(i);
+    for (int i = axis + 1; i < rank; ++i) inner *= cache.shape().dim(i);
+    const int64_t len = cache.shape().dim(axis);
+    const int64_t steps = update.shape().dim(axis);
+    const int64_t per_batch = prefix / batch;
+    const char* src = static_cast<const char*>(update.raw_data());
+    char* dst = static_cast<char*>(out->raw_data());
+    const int64_t* w = where.data<int64_t>();
+    for (int64_t p = 0; p < prefix; ++p) {
+      const int64_t start = w[p / per_batch];
+      for (int64_t s = 0; s < steps; ++s) {
+        int64_t at = start + s;
+        if (attrs_.circular) at = ((at % len) + len) % len;
+        if (at < 0 || at >= len) {
+          return absl::OutOfRangeError(absl::StrCat(
+              "write index ", at, " is outside the cache length ", len));
+        }
+        std::memcpy(dst + ((p * len + at) * inner) * size,
+                    src + ((p * steps + s) * inner) * size, inner * size);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+}  // namespace
+
+void RegisterTensorScatterKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("TensorScatter", {{"T", CpuAllTypes()}},
+                        MakeKernel<TensorScatterKernel>));
+}
+
+}  // namespace sluice::cpu
