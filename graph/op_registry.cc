@@ -63,6 +63,7 @@ const OpRegistry* OpRegistry::Global() {
     RegisterNnOps(r);
     RegisterDynamicOps(r);
     RegisterSeqOps(r);
+    RegisterVisionOps(r);
     RegisterBitOps(r);
     RegisterSelectOps(r);
     RegisterLinalgOps(r);

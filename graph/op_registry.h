@@ -53,6 +53,8 @@ void RegisterNnOps(OpRegistry* registry);      // Softmax, LayerNorm, Conv2D,
                                                // pools
 void RegisterSeqOps(OpRegistry* registry);     // ops/seq_ops.cc:
                                                // LinearAttention, DFT, ...
+void RegisterVisionOps(OpRegistry* registry);  // ops/vision_ops.cc: Resize,
+                                               // Pad, GridSample, ConvND, ...
 
 }  // namespace sluice
 

@@ -173,6 +173,7 @@ const OnnxOpTable& GetOnnxOpTable() {
     AddLossOps(t);
     AddQuantOps(t);
     AddIndexOps(t);
+    AddVisionOps(t);
     AddSeqOps(t);
     AddQLinearOps(t);
     AddSignalOps(t);

@@ -131,6 +131,7 @@ void AddAttentionOps(OnnxOpTable* table);  // ops_attention.cc
 void AddLossOps(OnnxOpTable* table);  // ops_loss.cc
 void AddQuantOps(OnnxOpTable* table);  // ops_quant.cc
 void AddIndexOps(OnnxOpTable* table);  // ops_index.cc, after AddShapeOps
+void AddVisionOps(OnnxOpTable* table);  // ops_vision.cc, after AddNnOps
 void AddSeqOps(OnnxOpTable* table);  // ops_seq.cc
 void AddQLinearOps(OnnxOpTable* table);  // ops_qlinear.cc
 void AddSignalOps(OnnxOpTable* table);  // ops_signal.cc

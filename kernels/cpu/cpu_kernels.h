@@ -33,6 +33,11 @@ void RegisterSliceKernels(KernelRegistry* registry);         // slice.cc
 void RegisterGatherKernels(KernelRegistry* registry);        // gather.cc
 void RegisterConvKernels(KernelRegistry* registry);          // conv.cc
 void RegisterPoolKernels(KernelRegistry* registry);          // pool.cc
+void RegisterResizeKernels(KernelRegistry* registry);        // resize.cc
+void RegisterPadKernels(KernelRegistry* registry);           // pad.cc
+void RegisterGridSampleKernels(KernelRegistry* registry);    // grid_sample.cc
+void RegisterConvNdKernels(KernelRegistry* registry);        // conv_nd.cc
+void RegisterPoolNdKernels(KernelRegistry* registry);        // pool_nd.cc
 void RegisterLinearAttentionKernels(KernelRegistry* registry);  // linear_attention.cc
 void RegisterTensorScatterKernels(KernelRegistry* registry);  // tensor_scatter.cc
 void RegisterSignalKernels(KernelRegistry* registry);        // signal.cc

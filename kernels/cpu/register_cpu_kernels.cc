@@ -25,6 +25,11 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterGatherKernels(registry);
   cpu::RegisterConvKernels(registry);
   cpu::RegisterPoolKernels(registry);
+  cpu::RegisterResizeKernels(registry);
+  cpu::RegisterPadKernels(registry);
+  cpu::RegisterGridSampleKernels(registry);
+  cpu::RegisterConvNdKernels(registry);
+  cpu::RegisterPoolNdKernels(registry);
   cpu::RegisterLinearAttentionKernels(registry);
   cpu::RegisterTensorScatterKernels(registry);
   cpu::RegisterSignalKernels(registry);

@@ -1,0 +1,153 @@
+// Pad (ONNX): constant, reflect, edge and wrap, any rank and dtype, pads,
+// value and axes read at run time. Negative pads crop first; the positive
+// pads then extend the cropped input. Each output dim maps its indices to
+// an input index (or -1: the constant) once; the copy walks the output with
+// an odometer.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/runtime_params.h"
+#include "graph/vision_shapes.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace sluice::cpu {
+namespace {
+
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
+
+// Index into [0, n) of position i (which may lie outside) for `mode`; -1
+// for the constant.
+int64_t SourceIndex(int64_t i, int64_t n, PadMode mode) {
+  if (i >= 0 && i < n) return i;
+  switch (mode) {
+    case PadMode::kConstant:
+      return -1;
+    case PadMode::kEdge:
+      return i < 0 ? 0 : n - 1;
+    case PadMode::kWrap:
+      return ((i % n) + n) % n;
+    case PadMode::kReflect: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      int64_t r = ((i % period) + period) % period;
+      return r < n ? r : period - r;
+    }
+  }
+  return -1;
+}
+
+class PadKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    PadMode mode = PadMode::kConstant;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    ASSIGN_OR_RETURN(std::string mode, node.attrs().GetString("mode"));
+    Attrs a;
+    if (mode == "constant") {
+      a.mode = PadMode::kConstant;
+    } else if (mode == "reflect") {
+      a.mode = PadMode::kReflect;
+    } else if (mode == "edge") {
+      a.mode = PadMode::kEdge;
+    } else if (mode == "wrap") {
+      a.mode = PadMode::kWrap;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "mode '", mode, "' is not constant, reflect, edge or wrap"));
+    }
+    return a;
+  }
+  PadKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override;
+
+ private:
+  const Attrs attrs_;
+};
+
+absl::Status PadKernel::Compute(OpKernelContext* ctx) {
+  RETURN_IF_ERROR(CheckHostInputs(*ctx));
+  const Tensor& x = ctx->input(0);
+  const Tensor& value = ctx->input(2);
+  RETURN_IF_ERROR(CheckDtype(value, x.dtype(), "value"));
+  if (value.NumElements() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "value must be empty or one element, got ", value.NumElements()));
+  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> pads,
+                   IntParamValues(ctx->input(1), "pads"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes,
+                   IntParamValues(ctx->input(3), "axes"));
+  const int rank = x.rank();
+  ASSIGN_OR_RETURN(std::vector<int64_t> full, FullPads(rank, pads, axes));
+  std::vector<int64_t> dims(rank);
+  std::vector<std::vector<int64_t>> maps(rank);
+  for (int d = 0; d < rank; ++d) {
+    const int64_t b = full[d], e = full[rank + d];
+    // The cropped input: [max(0, -b), n - max(0, -e)).
+    const int64_t lo = b < 0 ? -b : 0;
+    const int64_t hi = x.dim(d) - (e < 0 ? -e : 0);
+    const int64_t n = hi - lo;
+    if (n < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pads ", b, " and ", e, " crop more than dim ", d, " of ",
+          x.shape().DebugString()));
+    }
+    dims[d] = n + std::max<int64_t>(b, 0) + std::max<int64_t>(e, 0);
+    if (n == 0 && dims[d] > 0 && attrs_.mode != PadMode::kConstant) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot pad an empty dim ", d, " in a mode other than constant"));
+    }
+    maps[d].resize(dims[d]);
+    for (int64_t o = 0; o < dims[d]; ++o) {
+      const int64_t s =
+          SourceIndex(o - std::max<int64_t>(b, 0), n, attrs_.mode);
+      maps[d][o] = s < 0 ? -1 : s + lo;
+    }
+  }
+  ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+  const int64_t total = y->NumElements();
+  if (total == 0) return absl::OkStatus();
+  const DimVector strides = RowMajorStrides(x.shape());
+  return VisitBySize(x.dtype(), [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    T fill{};
+    if (value.NumElements() == 1) std::memcpy(&fill, value.raw_data(), sizeof(T));
+    const T* in = static_cast<const T*>(x.raw_data());
+    T* out = static_cast<T*>(y->raw_data());
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t i = 0; i < total; ++i) {
+      int64_t off = 0;
+      bool constant = false;
+      for (int d = 0; d < rank; ++d) {
+        const int64_t s = maps[d][idx[d]];
+        if (s < 0) {
+          constant = true;
+          break;
+        }
+        off += s * strides[d];
+      }
+      out[i] = constant ? fill : in[off];
+      for (int d = rank - 1; d >= 0; --d) {
+        if (++idx[d] < dims[d]) break;
+        idx[d] = 0;
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+void RegisterPadKernels(KernelRegistry* r) {
+  r->Register(
+      CpuKernel("Pad", {{"T", CpuAllTypes()}}, MakeKernel<PadKernel>));
+}
+
+}  // namespace sluice::cpu

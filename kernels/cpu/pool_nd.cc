@@ -1,0 +1,207 @@
+// PoolND (max, avg, lp) and MaxPoolWithIndices over any number of spatial
+// dims, [N, C, spatial...], with dilations and ceil_mode. As in the ONNX
+// reference: padding never contributes to a maximum or an Lp norm; avg
+// divides by the window cells inside the input, or, with count_include_pad,
+// inside the explicitly padded input (not the extra cells ceil_mode adds).
+// Indices are flat offsets into the input ([N, C, spatial...] row-major;
+// storage_order 1: the spatial dims column-major).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/vision_shapes.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/window_nd.h"
+
+namespace sluice::cpu {
+namespace {
+
+enum class PoolMode { kMax, kAvg, kLp };
+
+struct PoolAttrs {
+  PoolMode mode = PoolMode::kMax;
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  bool ceil_mode = false, include_pad = false;
+  int64_t p = 2;
+  int64_t storage_order = 0;
+  bool indices = false;  // MaxPoolWithIndices
+};
+
+template <typename F>
+absl::Status VisitPoolType(DataType dtype, F&& f) {
+  switch (dtype) {
+    case DT_INT8: return f(TypeTag<int8_t>{});
+    case DT_UINT8: return f(TypeTag<uint8_t>{});
+    default: return VisitArith(dtype, f);
+  }
+}
+
+class PoolNdKernel final : public OpKernel {
+ public:
+  using Attrs = PoolAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    const AttrMap& m = node.attrs();
+    Attrs a;
+    ASSIGN_OR_RETURN(a.kernel, m.GetIntList("kernel_shape"));
+    ASSIGN_OR_RETURN(a.strides, m.GetIntList("strides"));
+    ASSIGN_OR_RETURN(a.pads, m.GetIntList("pads"));
+    ASSIGN_OR_RETURN(a.dilations, m.GetIntList("dilations"));
+    ASSIGN_OR_RETURN(a.ceil_mode, m.GetBool("ceil_mode"));
+    RETURN_IF_ERROR(CheckWindowAttrs(a.kernel.size(), a.kernel, a.strides,
+                                     a.pads, a.dilations));
+    if (node.op() == "MaxPoolWithIndices") {
+      a.indices = true;
+      ASSIGN_OR_RETURN(a.storage_order, m.GetInt("storage_order"));
+      return a;
+    }
+    ASSIGN_OR_RETURN(std::string mode, m.GetString("mode"));
+    ASSIGN_OR_RETURN(a.include_pad, m.GetBool("count_include_pad"));
+    ASSIGN_OR_RETURN(a.p, m.GetInt("p"));
+    if (mode == "max") {
+      a.mode = PoolMode::kMax;
+    } else if (mode == "avg") {
+      a.mode = PoolMode::kAvg;
+    } else if (mode == "lp") {
+      a.mode = PoolMode::kLp;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mode '", mode, "' is not max, avg or lp"));
+    }
+    return a;
+  }
+  PoolNdKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), a_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override;
+
+ private:
+  template <typename T>
+  void Run(const Tensor& x, Tensor* y, Tensor* indices) const;
+  const Attrs a_;
+};
+
+template <typename T>
+void PoolNdKernel::Run(const Tensor& x, Tensor* y, Tensor* indices) const {
+  const size_t n = a_.kernel.size();
+  std::vector<int64_t> in(n), out(n), in_strides(n), col_strides(n);
+  int64_t in_plane = 1, out_plane = 1, ksize = 1;
+  for (size_t d = n; d-- > 0;) {
+    in[d] = x.dim(2 + d);
+    out[d] = y->dim(2 + d);
+    in_strides[d] = in_plane;
+    in_plane *= in[d];
+    out_plane *= out[d];
+    ksize *= a_.kernel[d];
+  }
+  int64_t col = 1;
+  for (size_t d = 0; d < n; ++d) {
+    col_strides[d] = col;
+    col *= in[d];
+  }
+  const T* src = x.data<T>();
+  T* dst = y->data<T>();
+  int64_t* idx_out = indices != nullptr ? indices->data<int64_t>() : nullptr;
+  const int64_t planes = x.dim(0) * x.dim(1);
+  std::vector<int64_t> o(n), k(n);
+  for (int64_t p = 0; p < planes; ++p) {
+    const T* plane = src + p * in_plane;
+    std::fill(o.begin(), o.end(), 0);
+    for (int64_t i = 0; i < out_plane; ++i) {
+      double acc = a_.mode == PoolMode::kMax
+                       ? -std::numeric_limits<double>::infinity()
+                       : 0.0;
+      int64_t best = -1, cells = 0, padded_cells = 0;
+      std::fill(k.begin(), k.end(), 0);
+      for (int64_t t = 0; t < ksize; ++t) {
+        int64_t off = 0, col_off = 0;
+        bool inside = true, in_padded = true;
+        for (size_t d = 0; d < n; ++d) {
+          const int64_t c =
+              o[d] * a_.strides[d] - a_.pads[d] + k[d] * a_.dilations[d];
+          if (c < -a_.pads[d] || c >= in[d] + a_.pads[n + d]) in_padded = false;
+          if (c < 0 || c >= in[d]) inside = false;
+          off += c * in_strides[d];
+          col_off += c * col_strides[d];
+        }
+        if (in_padded) ++padded_cells;
+        if (inside) {
+          ++cells;
+          const double v = ToDouble(plane[off]);
+          if (a_.mode == PoolMode::kMax) {
+            if (best < 0 || v > acc || (std::isnan(v) && !std::isnan(acc))) {
+              acc = v;
+              best = a_.storage_order == 1 ? col_off : off;
+            }
+          } else if (a_.mode == PoolMode::kAvg) {
+            acc += v;
+          } else {
+            acc += std::pow(std::abs(v), static_cast<double>(a_.p));
+          }
+        }
+        for (size_t d = n; d-- > 0;) {
+          if (++k[d] < a_.kernel[d]) break;
+          k[d] = 0;
+        }
+      }
+      if (a_.mode == PoolMode::kAvg) {
+        const int64_t div = a_.include_pad ? padded_cells : cells;
+        acc = div > 0 ? acc / static_cast<double>(div) : 0.0;
+      } else if (a_.mode == PoolMode::kLp) {
+        acc = std::pow(acc, 1.0 / static_cast<double>(a_.p));
+      }
+      dst[p * out_plane + i] = FromDouble<T>(acc);
+      if (idx_out != nullptr) {
+        idx_out[p * out_plane + i] = p * in_plane + std::max<int64_t>(best, 0);
+      }
+      for (size_t d = n; d-- > 0;) {
+        if (++o[d] < out[d]) break;
+        o[d] = 0;
+      }
+    }
+  }
+}
+
+absl::Status PoolNdKernel::Compute(OpKernelContext* ctx) {
+  RETURN_IF_ERROR(CheckHostInputs(*ctx));
+  const Tensor& x = ctx->input(0);
+  const size_t n = a_.kernel.size();
+  RETURN_IF_ERROR(CheckRank(x, static_cast<int>(n) + 2, "pool input"));
+  std::vector<int64_t> dims = {x.dim(0), x.dim(1)};
+  for (size_t d = 0; d < n; ++d) {
+    ASSIGN_OR_RETURN(int64_t o,
+                     PoolOutputSize(x.dim(2 + d), a_.kernel[d], a_.strides[d],
+                                    a_.pads[d], a_.pads[n + d],
+                                    a_.dilations[d], a_.ceil_mode));
+    dims.push_back(o);
+  }
+  ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+  Tensor* indices = nullptr;
+  if (a_.indices) {
+    ASSIGN_OR_RETURN(indices, ctx->allocate_output(1, Shape(dims)));
+  }
+  if (y->NumElements() == 0) return absl::OkStatus();
+  return VisitPoolType(x.dtype(), [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    Run<T>(x, y, indices);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+void RegisterPoolNdKernels(KernelRegistry* r) {
+  std::vector<DataType> types = CpuArithTypes();
+  types.push_back(DT_INT8);
+  types.push_back(DT_UINT8);
+  r->Register(
+      CpuKernel("PoolND", {{"T", types}}, MakeKernel<PoolNdKernel>));
+  r->Register(CpuKernel("MaxPoolWithIndices", {{"T", types}},
+                        MakeKernel<PoolNdKernel>));
+}
+
+}  // namespace sluice::cpu

@@ -1,0 +1,300 @@
+// Resize (ONNX opset 19 semantics): nearest, linear and cubic, every
+// coordinate_transformation_mode, antialias, exclude_outside and
+// tf_crop_and_resize's extrapolation. Interpolation is separable, so it runs
+// as one pass per resized axis, each pass a weighted sum of input points
+// along that axis (in double). Per axis and output index a Tap list holds the
+// input indices (clamped: the ONNX reference pads with edge values) and
+// their weights, computed as the reference's interpolate_1d_with_x does.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/runtime_params.h"
+#include "graph/vision_shapes.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/window_nd.h"
+
+namespace sluice::cpu {
+namespace {
+
+struct ResizeAttrs {
+  std::string mode, transform, nearest_mode, policy;
+  float cubic_a = -0.75f;
+  bool exclude_outside = false, antialias = false;
+  float extrapolation = 0;
+  std::vector<int64_t> axes;
+};
+
+// The input points (clamped indices) and weights of one output index along
+// one axis; `extrapolate`: the point lies outside the crop (tf_crop_and_
+// resize) and takes the extrapolation value.
+struct Taps {
+  std::vector<int64_t> index;
+  std::vector<double> weight;
+  bool extrapolate = false;
+};
+
+double CubicAt(double x, double a) {
+  x = std::abs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
+}
+
+// Weights for points base+1-n/2 .. base+n/2 where ratio = x - base in (0, 1].
+std::vector<double> Coeffs(const ResizeAttrs& a, double ratio, double scale) {
+  if (a.mode == "nearest") {
+    if (ratio == 1.0) return {0, 1};
+    const std::string& m = a.nearest_mode;
+    bool up = false;
+    if (m == "round_prefer_floor") up = ratio > 0.5;
+    if (m == "round_prefer_ceil") up = ratio >= 0.5;
+    if (m == "ceil") up = true;
+    return {up ? 0.0 : 1.0, up ? 1.0 : 0.0};
+  }
+  const bool cubic = a.mode == "cubic";
+  if (!a.antialias || scale >= 1.0) {
+    if (!cubic) return {1 - ratio, ratio};
+    return {CubicAt(ratio + 1, a.cubic_a), CubicAt(ratio, a.cubic_a),
+            CubicAt(1 - ratio, a.cubic_a), CubicAt(2 - ratio, a.cubic_a)};
+  }
+  // Antialias when downsampling: the filter stretched by 1 / scale.
+  const int64_t start =
+      static_cast<int64_t>(std::floor((cubic ? -2.0 : -1.0) / scale)) + 1;
+  const int64_t n = 2 - 2 * start;
+  std::vector<double> c(n);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = scale * (static_cast<double>(start + i) - ratio);
+    c[i] = cubic ? CubicAt(x, a.cubic_a)
+                 : std::clamp(1 - std::abs(x), 0.0, 1.0);
+    sum += c[i];
+  }
+  for (double& v : c) v /= sum;
+  return c;
+}
+
+// The input coordinate of output index `o` along an axis.
+double SourceCoord(const ResizeAttrs& a, int64_t o, double scale,
+                   int64_t in_len, int64_t out_len, double roi_start,
+                   double roi_end) {
+  const double x = static_cast<double>(o);
+  // As in the ONNX reference: align_corners and tf_crop_and_resize use the
+  // unrounded resized length, scale * in_len.
+  const double resized = scale * static_cast<double>(in_len);
+  const std::string& t = a.transform;
+  if (t == "asymmetric") return x / scale;
+  if (t == "align_corners") {
+    return resized == 1 ? 0
+                        : x * static_cast<double>(in_len - 1) / (resized - 1);
+  }
+  if (t == "pytorch_half_pixel") {
+    return out_len > 1 ? (x + 0.5) / scale - 0.5 : 0;
+  }
+  if (t == "half_pixel_symmetric") {
+    const double adjustment = static_cast<double>(out_len) /
+                              (scale * static_cast<double>(in_len));
+    const double center = static_cast<double>(in_len) / 2;
+    return center * (1 - adjustment) + (x + 0.5) / scale - 0.5;
+  }
+  if (t == "tf_crop_and_resize") {
+    const double span = static_cast<double>(in_len - 1);
+    if (resized != 1) {
+      return roi_start * span + x * (roi_end - roi_start) * span /
+                                    (resized - 1);
+    }
+    return 0.5 * (roi_start + roi_end) * span;
+  }
+  return (x + 0.5) / scale - 0.5;  // half_pixel
+}
+
+Taps MakeTaps(const ResizeAttrs& a, int64_t o, double scale, int64_t in_len,
+              int64_t out_len, double roi_start, double roi_end) {
+  Taps t;
+  const double x =
+      SourceCoord(a, o, scale, in_len, out_len, roi_start, roi_end);
+  if (a.transform == "tf_crop_and_resize" &&
+      (x < 0 || x > static_cast<double>(in_len - 1))) {
+    t.extrapolate = true;
+    return t;
+  }
+  const double base = std::ceil(x) - 1;  // ratio in (0, 1]
+  std::vector<double> c = Coeffs(a, x - base, scale);
+  const int64_t n = static_cast<int64_t>(c.size());
+  const int64_t first = static_cast<int64_t>(base) + 1 - n / 2;
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t idx = first + i;
+    if (a.exclude_outside && (idx < 0 || idx >= in_len)) c[i] = 0;
+    sum += c[i];
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (c[i] == 0) continue;
+    t.index.push_back(std::clamp<int64_t>(first + i, 0, in_len - 1));
+    t.weight.push_back(a.exclude_outside && sum != 0 ? c[i] / sum : c[i]);
+  }
+  return t;
+}
+
+// One pass along `axis`: in [outer, in_len, inner] -> out [outer, out_len,
+// inner].
+void ResizeAxis(const OpKernelContext& ctx, const std::vector<double>& in,
+                std::vector<double>* out, int64_t outer, int64_t in_len,
+                int64_t inner, const std::vector<Taps>& taps,
+                double extrapolation) {
+  const int64_t out_len = static_cast<int64_t>(taps.size());
+  out->assign(outer * out_len * inner, 0.0);
+  ParallelFor(ctx, outer, static_cast<double>(out_len * inner * 4),
+              [&](int64_t b, int64_t e) {
+                for (int64_t o = b; o < e; ++o) {
+                  const double* src = in.data() + o * in_len * inner;
+                  double* dst = out->data() + o * out_len * inner;
+                  for (int64_t j = 0; j < out_len; ++j) {
+                    double* row = dst + j * inner;
+                    const Taps& t = taps[j];
+                    if (t.extrapolate) {
+                      std::fill(row, row + inner, extrapolation);
+                      continue;
+                    }
+                    for (size_t k = 0; k < t.index.size(); ++k) {
+                      const double* s = src + t.index[k] * inner;
+                      const double w = t.weight[k];
+                      for (int64_t i = 0; i < inner; ++i) row[i] += w * s[i];
+                    }
+                  }
+                }
+              });
+}
+
+class ResizeKernel final : public OpKernel {
+ public:
+  using Attrs = ResizeAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    const AttrMap& m = node.attrs();
+    Attrs a;
+    ASSIGN_OR_RETURN(a.mode, m.GetString("mode"));
+    ASSIGN_OR_RETURN(a.transform,
+                     m.GetString("coordinate_transformation_mode"));
+    ASSIGN_OR_RETURN(a.nearest_mode, m.GetString("nearest_mode"));
+    ASSIGN_OR_RETURN(a.policy, m.GetString("keep_aspect_ratio_policy"));
+    ASSIGN_OR_RETURN(a.cubic_a, m.GetFloat("cubic_coeff_a"));
+    ASSIGN_OR_RETURN(a.exclude_outside, m.GetBool("exclude_outside"));
+    ASSIGN_OR_RETURN(a.antialias, m.GetBool("antialias"));
+    ASSIGN_OR_RETURN(a.extrapolation, m.GetFloat("extrapolation_value"));
+    ASSIGN_OR_RETURN(a.axes, m.GetIntList("axes"));
+    if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mode '", a.mode, "' is not nearest, linear or cubic"));
+    }
+    const std::string& t = a.transform;
+    if (t != "half_pixel" && t != "half_pixel_symmetric" &&
+        t != "pytorch_half_pixel" && t != "align_corners" &&
+        t != "asymmetric" && t != "tf_crop_and_resize") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "coordinate_transformation_mode '", t, "' is not supported"));
+    }
+    const std::string& n = a.nearest_mode;
+    if (n != "round_prefer_floor" && n != "round_prefer_ceil" &&
+        n != "floor" && n != "ceil") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("nearest_mode '", n, "' is not supported"));
+    }
+    return a;
+  }
+  ResizeKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override;
+
+ private:
+  const Attrs attrs_;
+};
+
+absl::Status ResizeKernel::Compute(OpKernelContext* ctx) {
+  RETURN_IF_ERROR(CheckHostInputs(*ctx));
+  const Tensor& x = ctx->input(0);
+  const Tensor& roi = ctx->input(1);
+  const Tensor& scales_t = ctx->input(2);
+  RETURN_IF_ERROR(CheckDtype(roi, DT_FLOAT, "roi"));
+  RETURN_IF_ERROR(CheckDtype(scales_t, DT_FLOAT, "scales"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                   IntParamValues(ctx->input(3), "sizes"));
+  std::vector<float> scales(scales_t.data<float>(),
+                            scales_t.data<float>() + scales_t.NumElements());
+  const int rank = x.rank();
+  std::vector<int64_t> in_dims(x.shape().dims().begin(),
+                               x.shape().dims().end());
+  std::vector<int64_t> out_dims;
+  std::vector<double> scale;
+  RETURN_IF_ERROR(ResizeDims(in_dims, scales, sizes, attrs_.axes,
+                             attrs_.policy, &out_dims, &scale));
+  // roi per dim: start, end (default 0, 1).
+  std::vector<double> roi_start(rank, 0.0), roi_end(rank, 1.0);
+  if (attrs_.transform == "tf_crop_and_resize") {
+    std::vector<int64_t> axes = attrs_.axes;
+    if (axes.empty()) {
+      for (int i = 0; i < rank; ++i) axes.push_back(i);
+    }
+    const int64_t n = static_cast<int64_t>(axes.size());
+    if (roi.NumElements() != 2 * n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tf_crop_and_resize needs roi of ", 2 * n, " values, got ",
+          roi.NumElements()));
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
+      roi_start[ax] = roi.data<float>()[i];
+      roi_end[ax] = roi.data<float>()[n + i];
+    }
+  }
+  ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(out_dims)));
+  if (y->NumElements() == 0) return absl::OkStatus();
+  return VisitArith(x.dtype(), [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    std::vector<double> cur(x.NumElements()), next;
+    const T* src = x.data<T>();
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      cur[i] = ToDouble(src[i]);
+    }
+    std::vector<int64_t> dims = in_dims;
+    for (int d = 0; d < rank; ++d) {
+      const bool identity = dims[d] == out_dims[d] && scale[d] == 1.0 &&
+                            attrs_.transform != "tf_crop_and_resize";
+      if (identity) continue;
+      std::vector<Taps> taps(out_dims[d]);
+      for (int64_t o = 0; o < out_dims[d]; ++o) {
+        taps[o] = MakeTaps(attrs_, o, scale[d], in_dims[d], out_dims[d],
+                           roi_start[d], roi_end[d]);
+      }
+      int64_t outer = 1, inner = 1;
+      for (int i = 0; i < d; ++i) outer *= dims[i];
+      for (int i = d + 1; i < rank; ++i) inner *= dims[i];
+      ResizeAxis(*ctx, cur, &next, outer, dims[d], inner, taps,
+                 attrs_.extrapolation);
+      cur.swap(next);
+      dims[d] = out_dims[d];
+    }
+    T* dst = y->data<T>();
+    for (int64_t i = 0; i < y->NumElements(); ++i) {
+      if constexpr (std::is_integral_v<T>) {
+        dst[i] = static_cast<T>(std::nearbyint(cur[i]));
+      } else {
+        dst[i] = FromDouble<T>(cur[i]);
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+void RegisterResizeKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("Resize", {{"T", CpuArithTypes()}},
+                        MakeKernel<ResizeKernel>));
+}
+
+}  // namespace sluice::cpu
