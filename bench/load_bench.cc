@@ -16,16 +16,29 @@
 // BM_CreateSession1GiB/{cpu,gpu}: Session::CreateFromFile with the default
 //   config (cpu: use_gpu false): the load above, then devices and placement
 //   (on the GPU this includes the arena reserving the card).
+// BM_ImportOnnx1GiB/{mapped,embedded}: the same model as load_bench.onnx
+//   (libonnx's ModelProto, the four weights as ONNX external data in the
+//   same file): LoadModel then BuildGraph (model/model_loader.h). mapped:
+//   the default, the Consts refer to the weights file, which BuildGraph maps;
+//   embedded: OnnxImportOptions::embed_external_data, the path every ONNX
+//   import took before: read the weights, copy them into the GraphDef, parse
+//   them back. Needs libonnx (SLUICE_HAVE_ONNX), else skipped.
+// BM_CreateSessionOnnx1GiB/{cpu,cpu_embedded}: Session::CreateFromFile of
+//   the .onnx (cpu), or the embedded LoadModel, BuildGraph and
+//   Session::Create (cpu_embedded), on the CPU.
 // BM_FirstRun1GiB/{cpu,gpu}: the first Run of a fresh session: plan
 //   compilation, the constants copied to the device (on the GPU), the four
 //   MatMuls and the fetch.
 // Counters: `s`, seconds per operation (mean of 3 timed iterations after
 // one untimed, which on the GPU also starts CUDA), and `GB/s`, the 1 GiB of
-// weights over that time. Time is the same mean; the CPU column covers whole
+// weights over that time; the ONNX rows add `cpu_s`, the process's CPU
+// seconds per operation (all threads), which a machine busy with other work
+// inflates less than the wall time. Time is the same mean; the CPU column covers whole
 // iterations (untimed set-up and teardown too), so read Time or `s`. GPU rows
 // skip, with the reason, where no GPU is usable. Needs 1 GiB free in the
 // temporary folder and about 1.2 GiB of RAM on the CPU.
 #include <benchmark/benchmark.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,6 +62,10 @@
 #include "device/discovery.h"
 #include "executor/session.h"
 #include "graph/loader.h"
+#include "model/model_loader.h"
+#if SLUICE_HAVE_ONNX
+#include "onnx/onnx_pb.h"
+#endif
 
 namespace sluice {
 namespace {
@@ -59,15 +76,18 @@ constexpr int64_t kMatrixBytes = kDim * kDim * 4;              // 256 MiB
 constexpr int64_t kWeightBytes = kMatrixBytes * kMatrices;     // 1 GiB
 constexpr const char* kModelName = "load_bench.pb";
 constexpr const char* kWeightsName = "load_bench.weights";
+constexpr const char* kOnnxName = "load_bench.onnx";
 
 // The written files, as C strings so that the signal handler may remove
 // them with unlink and rmdir alone. Empty until written.
 char g_dir[4096];
 char g_model[4096];
 char g_weights[4096];
+char g_onnx[4096];
 
 void RemoveModel() {
   if (g_weights[0] != '\0') unlink(g_weights);
+  if (g_onnx[0] != '\0') unlink(g_onnx);
   if (g_model[0] != '\0') unlink(g_model);
   if (g_dir[0] != '\0') rmdir(g_dir);
 }
@@ -149,6 +169,59 @@ GraphDef ModelDef() {
   return def;
 }
 
+#if SLUICE_HAVE_ONNX
+// ModelDef as an ONNX model: the weights are initializers in the same
+// external file and range.
+absl::Status WriteOnnxModel(const std::string& path) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  onnx::OperatorSetIdProto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(17);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("load_bench");
+  auto add_value = [](onnx::ValueInfoProto* v, const std::string& name) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_value(1);
+    tt->mutable_shape()->add_dim()->set_dim_value(kDim);
+  };
+  add_value(g->add_input(), "x");
+  std::string prev = "x";
+  for (int k = 0; k < kMatrices; ++k) {
+    onnx::TensorProto* w = g->add_initializer();
+    w->set_name(absl::StrCat("w", k));
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(kDim);
+    w->add_dims(kDim);
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    const std::pair<const char*, std::string> entries[] = {
+        {"location", kWeightsName},
+        {"offset", std::to_string(k * kMatrixBytes)},
+        {"length", std::to_string(kMatrixBytes)}};
+    for (const auto& [key, value] : entries) {
+      onnx::StringStringEntryProto* e = w->add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    }
+    onnx::NodeProto* mm = g->add_node();
+    mm->set_op_type("MatMul");
+    mm->set_name(absl::StrCat("h", k));
+    mm->add_input(prev);
+    mm->add_input(w->name());
+    prev = mm->name();
+    mm->add_output(prev);
+  }
+  add_value(g->add_output(), prev);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!model.SerializeToOstream(&out)) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+#endif
+
 absl::StatusOr<std::string> WriteModel() {
   std::filesystem::path tmpl =
       std::filesystem::temp_directory_path() / "sluice_load_bench_XXXXXX";
@@ -166,6 +239,11 @@ absl::StatusOr<std::string> WriteModel() {
   RETURN_IF_ERROR(CopyPath(weights, g_weights));
   RETURN_IF_ERROR(WriteWeights(weights.string()));
   RETURN_IF_ERROR(SaveGraphDef(ModelDef(), model.string()));
+#if SLUICE_HAVE_ONNX
+  const std::filesystem::path onnx = std::filesystem::path(dir) / kOnnxName;
+  RETURN_IF_ERROR(CopyPath(onnx, g_onnx));
+  RETURN_IF_ERROR(WriteOnnxModel(onnx.string()));
+#endif
   return model.string();
 }
 
@@ -179,6 +257,18 @@ const std::string* ModelPath(benchmark::State& state) {
     return nullptr;
   }
   return &**model;
+}
+
+// The ONNX model's path (written with the .pb one); null (and the benchmark
+// skipped) without libonnx or when it cannot be written.
+const std::string* OnnxPath(benchmark::State& state) {
+  if (ModelPath(state) == nullptr) return nullptr;  // writes both
+  if (!OnnxImportAvailable()) {
+    state.SkipWithError("sluice was built without libonnx");
+    return nullptr;
+  }
+  static const std::string* const onnx = new std::string(g_onnx);
+  return onnx;
 }
 
 // False (and the benchmark skipped, with the reason) without a usable GPU.
@@ -241,6 +331,28 @@ void Measure(benchmark::State& state,
   state.counters["GB/s"] = static_cast<double>(kWeightBytes) / mean * 1e-9;
 }
 
+double ProcessCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) +
+         1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Measure, adding `cpu_s`: the process's CPU seconds per timed step (the
+// untimed first step left out).
+void MeasureWithCpu(benchmark::State& state,
+                    const std::function<absl::StatusOr<double>()>& step) {
+  double cpu = 0;
+  int steps = 0;
+  Measure(state, [&]() -> absl::StatusOr<double> {
+    const double start = ProcessCpuSeconds();
+    absl::StatusOr<double> t = step();
+    if (steps++ > 0) cpu += ProcessCpuSeconds() - start;
+    return t;
+  });
+  if (steps > 1) state.counters["cpu_s"] = cpu / (steps - 1);
+}
+
 void BM_LoadGraph1GiB(benchmark::State& state) {
   const std::string* path = ModelPath(state);
   if (path == nullptr) return;
@@ -262,6 +374,50 @@ void BM_CreateSession1GiB(benchmark::State& state, bool gpu) {
     double seconds = 0;
     absl::StatusOr<std::unique_ptr<Session>> s =
         OpenSession(*path, gpu, &seconds);
+    if (!s.ok()) return s.status();
+    return seconds;
+  });
+}
+
+// LoadModel then BuildGraph of the .onnx, mapped or embedded (see the top).
+absl::StatusOr<std::unique_ptr<const Graph>> ImportOnnxGraph(
+    const std::string& path, bool embedded) {
+  OnnxImportOptions options;
+  options.embed_external_data = embedded;
+  ASSIGN_OR_RETURN(LoadedGraphDef model, LoadModel(path, options));
+  return BuildGraph(model.def, model.source);
+}
+
+void BM_ImportOnnx1GiB(benchmark::State& state, bool embedded) {
+  const std::string* path = OnnxPath(state);
+  if (path == nullptr) return;
+  MeasureWithCpu(state, [&]() -> absl::StatusOr<double> {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<std::unique_ptr<const Graph>> g =
+        ImportOnnxGraph(*path, embedded);
+    const double seconds = std::chrono::duration<double>(
+        std::chrono::steady_clock::now() - start).count();
+    if (!g.ok()) return g.status();
+    return seconds;
+  });
+}
+
+void BM_CreateSessionOnnx1GiB(benchmark::State& state, bool embedded) {
+  const std::string* path = OnnxPath(state);
+  if (path == nullptr) return;
+  MeasureWithCpu(state, [&]() -> absl::StatusOr<double> {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<std::unique_ptr<Session>> s;
+    if (embedded) {
+      absl::StatusOr<std::unique_ptr<const Graph>> g =
+          ImportOnnxGraph(*path, true);
+      if (!g.ok()) return g.status();
+      s = Session::Create(*std::move(g), ConfigFor(false));
+    } else {
+      s = Session::CreateFromFile(*path, ConfigFor(false));
+    }
+    const double seconds = std::chrono::duration<double>(
+        std::chrono::steady_clock::now() - start).count();
     if (!s.ok()) return s.status();
     return seconds;
   });
@@ -295,6 +451,14 @@ BENCHMARK(BM_LoadGraph1GiB)->Iterations(3)->UseManualTime()
 BENCHMARK_CAPTURE(BM_CreateSession1GiB, cpu, false)->Iterations(3)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_CreateSession1GiB, gpu, true)->Iterations(3)
+    ->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ImportOnnx1GiB, mapped, false)->Iterations(3)
+    ->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ImportOnnx1GiB, embedded, true)->Iterations(3)
+    ->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CreateSessionOnnx1GiB, cpu, false)->Iterations(3)
+    ->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CreateSessionOnnx1GiB, cpu_embedded, true)->Iterations(3)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_FirstRun1GiB, cpu, false)->Iterations(3)
     ->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -19,8 +19,13 @@ absl::StatusOr<LoadedGraphDef> LoadModel(
   LoadedGraphDef out;
   ASSIGN_OR_RETURN(out.def, ImportOnnx(path, onnx_options));
   out.source.path = path;
-  // Every weight is inside the imported GraphDef: none is external.
-  out.source.base_dir = "";
+  // Const nodes of ONNX external weights refer to their files, relative to
+  // the model's folder, as ImportOnnx resolved them; with
+  // embed_external_data every weight is inside the GraphDef.
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  out.source.base_dir = onnx_options.embed_external_data ? ""
+                        : dir.empty()                     ? "."
+                                                          : dir.string();
   return out;
 }
 

@@ -26,8 +26,10 @@ namespace sluice {
 // Whether `path` names an ONNX model (extension .onnx, any case).
 bool IsOnnxPath(const std::string& path);
 
-// .onnx: ImportOnnx(path, onnx_options), with source.path = path; anything
-// else: LoadGraphDef(path). Errors are those of the function called.
+// .onnx: ImportOnnx(path, onnx_options), with source.path = path and
+// source.base_dir the model's folder (where the Const nodes of external
+// weights point, unless onnx_options.embed_external_data); anything else:
+// LoadGraphDef(path). Errors are those of the function called.
 absl::StatusOr<LoadedGraphDef> LoadModel(
     const std::string& path, const OnnxImportOptions& onnx_options = {});
 

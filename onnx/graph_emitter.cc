@@ -186,8 +186,16 @@ absl::StatusOr<std::string> GraphEmitter::Materialize(const ValuePtr& value) {
   NodeDef* node = def_->add_node();
   node->set_name(name);
   node->set_op("Const");
-  (*node->mutable_attr())["value"] =
-      MakeTensorAttr(TensorToProto(*value->constant));
+  if (value->external.has_value()) {
+    TensorProto proto;
+    proto.set_dtype(value->constant->dtype());
+    *proto.mutable_shape() = ShapeToProto(value->constant->shape());
+    *proto.mutable_external() = *value->external;
+    (*node->mutable_attr())["value"] = MakeTensorAttr(std::move(proto));
+  } else {
+    (*node->mutable_attr())["value"] =
+        MakeTensorAttr(TensorToProto(*value->constant));
+  }
   value->ref = name;
   return name;
 }

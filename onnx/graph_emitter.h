@@ -41,6 +41,12 @@ struct ValueData {
   Shape shape = Shape::UnknownRank();
   std::optional<Tensor> constant;  // the value, when known at import time
   std::string name_hint;           // for the Const node's name
+  // Where `constant`'s bytes are in a weights file (path relative to the
+  // model's folder), for an initializer used as it is in the file: its Const
+  // node then refers to the range instead of holding a copy, and the
+  // GraphDef must be built with base_dir = the model's folder. Values made
+  // by folding never have it.
+  std::optional<ExternalData> external;
 };
 using ValuePtr = std::shared_ptr<ValueData>;
 
@@ -79,7 +85,8 @@ class GraphEmitter {
                                  const AttrList& attrs = {});
 
   // The reference a consumer uses for `value`, writing a Const node for a
-  // constant the first time.
+  // constant the first time (holding the bytes, or for a value with
+  // `external` referring to its weights file).
   absl::StatusOr<std::string> Materialize(const ValuePtr& value);
 
   GraphDef* def() { return def_; }

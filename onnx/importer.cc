@@ -12,6 +12,7 @@
 #include "graph/attr_map.h"
 #include "onnx/graph_emitter.h"
 #include "onnx/import_context.h"
+#include "onnx/onnx_external.h"
 #include "onnx/onnx_tensor.h"
 #include "onnx/op_versions.h"
 
@@ -168,9 +169,10 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
   };
 
   for (const onnx::TensorProto& init : graph.initializer()) {
-    absl::StatusOr<Tensor> t = TensorFromOnnx(init, base_dir);
-    if (!t.ok()) return fail(t.status());
-    ctx.Bind(init.name(), em.AddConstant(*std::move(t), init.name()));
+    absl::StatusOr<ValuePtr> v =
+        AddInitializer(em, init, base_dir, !options.embed_external_data);
+    if (!v.ok()) return fail(v.status());
+    ctx.Bind(init.name(), *std::move(v));
   }
   for (const onnx::ValueInfoProto& info : graph.input()) {
     if (ctx.Find(info.name()) != nullptr) continue;  // an initializer

@@ -43,6 +43,14 @@ struct OnnxImportOptions {
   // output has no other reader and all parameters are constants); otherwise
   // it becomes Mul and Add with constants.
   bool fold_batch_norm = true;
+  // Initializers stored as ONNX external data are mapped (large, aligned
+  // ranges) or read as a .pb model's external weights are. By default the
+  // Const node of one that is used unchanged refers to its range of the
+  // weights file (path relative to the model's folder) instead of holding a
+  // copy, so the GraphDef must be built with base_dir = the model's folder
+  // (LoadModel does so). true copies the bytes into the GraphDef instead: a
+  // self-contained GraphDef, to save somewhere else (sluice convert).
+  bool embed_external_data = false;
 };
 
 // Reads and imports an .onnx file; external data is resolved relative to

@@ -39,6 +39,8 @@ int RunConvert(const ConvertOptions& options, std::ostream& out,
     return kExitUsage;
   }
   OnnxImportOptions onnx_options;
+  // OUT may be in another folder than the model: keep every weight in it.
+  onnx_options.embed_external_data = true;
   for (const std::string& flag : options.input_shapes) {
     if (absl::Status s = ParseInputShapeFlag(flag, &onnx_options); !s.ok()) {
       PrintStatusLines(err, "error: --input-shape", s);

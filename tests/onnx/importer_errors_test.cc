@@ -64,11 +64,14 @@ absl::StatusOr<GraphDef> Import(const onnx::ModelProto& model,
 }
 
 // The value of the Const node a folded graph output points at.
-Tensor OutputConst(const GraphDef& def, int i) {
+// `base_dir`: the model's folder, for Consts that refer to external data.
+Tensor OutputConst(const GraphDef& def, int i,
+                   const std::string& base_dir = "") {
   const std::string& ref = def.signature().outputs(i).tensor();
   for (const NodeDef& n : def.node()) {
     if (n.name() == ref && n.op() == "Const") {
-      absl::StatusOr<Tensor> t = TensorFromProto(n.attr().at("value").tensor());
+      absl::StatusOr<Tensor> t =
+          TensorFromProto(n.attr().at("value").tensor(), base_dir);
       if (t.ok()) return *t;
     }
   }
@@ -337,8 +340,15 @@ TEST_F(ExternalDataTest, ReadsTheByteRange) {
   model.mutable_graph()->mutable_output(0)->set_name("w");
   absl::StatusOr<GraphDef> def = Import(model, dir_);
   ASSERT_TRUE(def.ok()) << def.status();
-  Tensor w = OutputConst(*def, 0);
+  Tensor w = OutputConst(*def, 0, dir_);
   EXPECT_THAT(w.flat<float>(), ElementsAre(1.5f, -2, 3, 4.25f));
+  // The Const refers to the range rather than holding a copy.
+  for (const NodeDef& c : def->node()) {
+    if (c.name() != def->signature().outputs(0).tensor()) continue;
+    EXPECT_TRUE(c.attr().at("value").tensor().content().empty());
+    EXPECT_EQ(c.attr().at("value").tensor().external().offset(), 4);
+    EXPECT_EQ(c.attr().at("value").tensor().external().length(), 16);
+  }
 }
 
 TEST(OnnxImporterErrorTest, ReadsTypedFieldsAndChecksRawSizes) {

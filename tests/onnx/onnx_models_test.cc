@@ -102,7 +102,10 @@ TEST_P(OnnxModelTest, MatchesOnnxRuntime) {
   const nlohmann::json entry = Entry(name);
   GraphDef def = Import(name);
   ASSERT_GT(def.node_size(), 0);
-  absl::StatusOr<std::unique_ptr<const Graph>> graph = BuildGraph(def);
+  GraphSource source;
+  source.base_dir = DataDir();  // external_mlp's weights stay in their file
+  absl::StatusOr<std::unique_ptr<const Graph>> graph =
+      BuildGraph(def, source);
   ASSERT_TRUE(graph.ok()) << graph.status();
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::Create(*std::move(graph));
