@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -196,6 +197,31 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
     sig->set_name(name);
     sig->set_dtype(*dtype);
     *sig->mutable_shape() = ShapeToProto(*shape);
+    const auto& dims = info.type().tensor_type().shape().dim();
+    bool named = false;
+    for (const onnx::TensorShapeProto::Dimension& d : dims) {
+      named = named || (d.has_dim_param() && !d.dim_param().empty());
+    }
+    for (int i = 0; named && i < dims.size(); ++i) {
+      sig->add_dim_names(dims[i].has_dim_param() ? dims[i].dim_param() : "");
+    }
+  }
+  std::set<std::string> dim_params;
+  for (const onnx::ValueInfoProto& info : graph.input()) {
+    for (const auto& d : info.type().tensor_type().shape().dim()) {
+      if (d.has_dim_param() && !d.dim_param().empty()) {
+        dim_params.insert(d.dim_param());
+      }
+    }
+  }
+  for (const auto& [dim, value] : options.dim_values) {
+    if (dim_params.count(dim) == 0) {
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          "'", dim, "' (--dim, dim_values) is not a symbolic dimension of the "
+          "graph inputs (they have: ",
+          dim_params.empty() ? "none" : absl::StrJoin(dim_params, ", "),
+          ")")));
+    }
   }
   for (const auto& [name, dims] : options.input_shapes) {
     bool found = false;

@@ -54,13 +54,14 @@ absl::Status ConvertShape(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, y);
 }
 
+// A constant when the input's shape is known at import time, else a Size
+// node.
 absl::Status ConvertSize(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   absl::StatusOr<int64_t> n = x->shape.NumElements();
   if (!n.ok()) {
-    return Bad(node, absl::StrCat("the shape of '", node.input(0), "' ",
-                                  x->shape.DebugString(),
-                                  " is not known at import time"));
+    ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Size", ctx.Hint(node), {x}));
+    return ctx.SetOutput(node, 0, y);
   }
   return SetConst(node, ctx, Tensor::Scalar<int64_t>(*n));
 }

@@ -166,6 +166,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
       ->capture_default_str();
   app->add_option("--trace", options->trace_path,
                   "Write one profiled step as a Chrome trace (JSON)");
+  AddDimOption(app, &options->dims);
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -173,7 +174,8 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   std::vector<std::string> notes;
   const Clock::time_point t0 = Clock::now();
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
-      options.model_path, options.config_path, options.device, &notes);
+      options.model_path, options.config_path, options.device, options.dims,
+      &notes);
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const double create_s = Seconds(t0, Clock::now());
 

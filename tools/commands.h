@@ -66,6 +66,8 @@ struct RunOptions {
   std::string output_dir = kDefaultOutputDir;
   std::string config_path;
   std::string device;  // "gpu:0": run every node there it has a kernel for
+  // "NAME=N": values of symbolic ONNX dimensions, fixed at import.
+  std::vector<std::string> dims;
   bool stats = false;  // print each device's memory statistics after the run
   std::string trace_path;  // write the step as a Chrome trace (tools/trace.h)
   bool json = false;
@@ -85,6 +87,8 @@ struct BenchOptions {
   double seconds = 2.0;
   std::string config_path;
   std::string device;
+  // "NAME=N": values of symbolic ONNX dimensions, fixed at import.
+  std::vector<std::string> dims;
   int top = 10;
   std::string trace_path;
   bool json = false;

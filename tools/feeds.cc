@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/npy.h"
 #include "core/status_macros.h"
+#include "model/model_loader.h"
+#include "onnx/importer.h"
 #include "tools/cli_util.h"
 
 namespace sluice {
@@ -144,14 +146,29 @@ absl::Status MakeFeeds(const Graph& graph,
 
 absl::StatusOr<std::unique_ptr<Session>> OpenSession(
     const std::string& model_path, const std::string& config_path,
-    const std::string& device, std::vector<std::string>* notes) {
+    const std::string& device, const std::vector<std::string>& dims,
+    std::vector<std::string>* notes) {
   ASSIGN_OR_RETURN(RuntimeConfig config, LoadEffectiveConfig(config_path, notes));
   if (!device.empty()) {
     config.set_default_device(device);
     config.set_placement_strategy(PLACEMENT_MANUAL);
   }
+  OnnxImportOptions onnx_options;
+  for (const std::string& flag : dims) {
+    if (absl::Status s = ParseDimValueFlag(flag, &onnx_options); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dim ", flag, ": ", s.message()));
+    }
+  }
+  if (!dims.empty() && !IsOnnxPath(model_path)) {
+    return absl::InvalidArgumentError(
+        "--dim names symbolic dimensions of an ONNX model; this model is a "
+        "sluice graph (give its input shapes in the graph)");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
+                   LoadModelGraph(model_path, onnx_options));
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   Session::CreateFromFile(model_path, config));
+                   Session::Create(std::move(graph), config));
   // The session notes environment overrides again: keep each line once.
   for (const std::string& line : session->log()) {
     if (std::find(notes->begin(), notes->end(), line) == notes->end()) {
@@ -159,6 +176,13 @@ absl::StatusOr<std::unique_ptr<Session>> OpenSession(
     }
   }
   return session;
+}
+
+void AddDimOption(CLI::App* app, std::vector<std::string>* dims) {
+  app->add_option("--dim", *dims,
+                  "NAME=N: the value of a symbolic ONNX dimension (e.g. "
+                  "batch=8), fixed at import (repeatable); random inputs "
+                  "then have that size");
 }
 
 absl::Status WithFeedHint(const absl::Status& status, const Graph& graph,

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "executor/session.h"
 #include "graph/graph.h"
@@ -32,11 +33,17 @@ absl::Status MakeFeeds(const Graph& graph,
 
 // The session a command runs: the config from `config_path` ("" = default)
 // with environment overrides, `device` (when not "") as manual placement's
-// default device, then the model. The config's and the session's notes are
-// appended to `notes`, each line once.
+// default device, then the model, an ONNX one imported with `dims` ("NAME=N"
+// values of its symbolic dimensions, as --dim gives them; INVALID_ARGUMENT
+// naming the flag for a malformed one or a name no input uses). The
+// config's and the session's notes are appended to `notes`, each line once.
 absl::StatusOr<std::unique_ptr<Session>> OpenSession(
     const std::string& model_path, const std::string& config_path,
-    const std::string& device, std::vector<std::string>* notes);
+    const std::string& device, const std::vector<std::string>& dims,
+    std::vector<std::string>* notes);
+
+// Adds --dim NAME=N (repeatable) to a command, filling `dims`.
+void AddDimOption(CLI::App* app, std::vector<std::string>* dims);
 
 // A failed step's status, with a hint to give the inputs when some were left
 // out and the step failed on its feeds.

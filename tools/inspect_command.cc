@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "core/dtype.h"
 #include "core/shape.h"
@@ -27,7 +28,26 @@ struct TensorSummary {
   DataType dtype = DT_INVALID;
   Shape shape = Shape::UnknownRank();
   std::string tensor;  // outputs: "node:port"
+  // Names of symbolic dimensions (ONNX dim_param), one per dim or none.
+  std::vector<std::string> dim_names;
 };
+
+// "[batch,seq,768]": unknown dims by their symbolic name where they have one.
+std::string ShapeText(const TensorSummary& t) {
+  if (t.shape.unknown_rank() || t.dim_names.size() !=
+                                    static_cast<size_t>(t.shape.rank())) {
+    return t.shape.DebugString();
+  }
+  std::vector<std::string> dims;
+  for (int i = 0; i < t.shape.rank(); ++i) {
+    if (t.shape.dim(i) >= 0) {
+      dims.push_back(absl::StrCat(t.shape.dim(i)));
+    } else {
+      dims.push_back(t.dim_names[i].empty() ? "?" : t.dim_names[i]);
+    }
+  }
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
 
 struct ModelSummary {
   std::string path;
@@ -70,7 +90,8 @@ void SummarizeDef(const GraphDef& def, ModelSummary* s) {
     s->param_bytes += n * static_cast<int64_t>(DataTypeSize(dtype));
   }
   for (const TensorInfo& info : def.signature().inputs()) {
-    TensorSummary t{info.name(), info.dtype(), Shape::UnknownRank(), ""};
+    TensorSummary t{info.name(), info.dtype(), Shape::UnknownRank(), "",
+                    {info.dim_names().begin(), info.dim_names().end()}};
     if (absl::StatusOr<Shape> shape = ShapeFromProto(info.shape()); shape.ok()) {
       t.shape = *shape;
     }
@@ -78,7 +99,7 @@ void SummarizeDef(const GraphDef& def, ModelSummary* s) {
   }
   for (const TensorInfo& info : def.signature().outputs()) {
     TensorSummary t{info.name(), info.dtype(), Shape::UnknownRank(),
-                    info.tensor()};
+                    info.tensor(), {}};
     if (info.has_shape()) {
       if (absl::StatusOr<Shape> shape = ShapeFromProto(info.shape());
           shape.ok()) {
@@ -93,13 +114,20 @@ void SummarizeDef(const GraphDef& def, ModelSummary* s) {
 void SummarizeGraph(const Graph& graph, ModelSummary* s) {
   s->inputs.clear();
   for (const GraphInput& in : graph.inputs()) {
-    s->inputs.push_back({in.name, in.dtype, in.shape, ""});
+    TensorSummary t{in.name, in.dtype, in.shape, "", {}};
+    for (const TensorInfo& info : graph.def().signature().inputs()) {
+      if (info.name() == in.name) {
+        t.dim_names.assign(info.dim_names().begin(), info.dim_names().end());
+      }
+    }
+    s->inputs.push_back(std::move(t));
   }
   s->outputs.clear();
   for (const GraphOutput& out : graph.outputs()) {
     s->outputs.push_back(
         {out.name, out.dtype, out.shape,
-         absl::StrCat(graph.node(out.tensor.node).name(), ":", out.tensor.port)});
+         absl::StrCat(graph.node(out.tensor.node).name(), ":", out.tensor.port),
+         {}});
   }
 }
 
@@ -113,8 +141,7 @@ void PrintText(const ModelSummary& s, std::ostream& out) {
   out << "inputs:\n";
   if (s.inputs.empty()) out << "  (none)\n";
   for (const TensorSummary& t : s.inputs) {
-    out << "  " << t.name << ": " << DtypeText(t.dtype) << t.shape.DebugString()
-        << "\n";
+    out << "  " << t.name << ": " << DtypeText(t.dtype) << ShapeText(t) << "\n";
   }
   out << "outputs:\n";
   if (s.outputs.empty()) out << "  (none)\n";
@@ -145,6 +172,7 @@ json TensorsJson(const std::vector<TensorSummary>& tensors) {
               {"dtype", DtypeText(t.dtype)},
               {"shape", ShapeToJson(t.shape)}};
     if (!t.tensor.empty()) j["tensor"] = t.tensor;
+    if (!t.dim_names.empty()) j["dim_names"] = t.dim_names;
     list.push_back(j);
   }
   return list;

@@ -119,6 +119,7 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
                   "Write the step as a Chrome trace (JSON for chrome://tracing "
                   "or Perfetto); it is the session's first step, so it "
                   "includes one-time costs such as loading GPU kernels");
+  AddDimOption(app, &options->dims);
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -148,7 +149,8 @@ std::vector<std::string> DeviceStats(const Session& session, json* out) {
 int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> notes;
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
-      options.model_path, options.config_path, options.device, &notes);
+      options.model_path, options.config_path, options.device, options.dims,
+      &notes);
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const Graph& graph = (*session)->graph();
 

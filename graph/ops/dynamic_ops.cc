@@ -1,5 +1,5 @@
 // Schemas of the ops whose structural parameters are runtime tensors
-// (docs/ops.md, "Runtime parameters"): Shape, the Dynamic* forms of
+// (docs/ops.md, "Runtime parameters"): Shape and Size, the Dynamic* forms of
 // Reshape, Expand, Squeeze, Unsqueeze, Slice, Split and the reductions, and
 // Range, Fill and Tile. Their shape functions give exact shapes when the
 // parameter inputs are known at load time and partial ones otherwise.
@@ -51,6 +51,14 @@ absl::Status ShapeOpFn(InferenceContext& c) {
   int64_t b = 0, e = 0;
   ShapeSliceBounds(in.rank(), start, end, &b, &e);
   c.set_output_shape(0, Shape({e - b}));
+  return absl::OkStatus();
+}
+
+absl::Status SizeOpFn(InferenceContext& c) {
+  // (A named scalar: GCC 12 at -O3 misreports a temporary rank-0 Shape as
+  // uninitialised.)
+  static const Shape* const kScalar = new Shape();
+  c.set_output_shape(0, *kScalar);
   return absl::OkStatus();
 }
 
@@ -249,6 +257,14 @@ void RegisterDynamicOps(OpRegistry* r) {
                        .ShapeFn(ShapeOpFn)
                        .Doc("The input's dimensions [start, end) as int64 "
                             "(ONNX Shape).")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("Size")
+                       .Input("input", "T")
+                       .Output("size", "int64")
+                       .TypeAttr("T", kAllTypes)
+                       .ShapeFn(SizeOpFn)
+                       .Doc("The input's number of elements, an int64 scalar "
+                            "(ONNX Size).")
                        .Build());
   RegisterOrDie(r, WithParam("DynamicReshape", "shape",
                              "Reshape to a runtime shape; 0 copies the input "

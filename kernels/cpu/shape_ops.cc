@@ -1,6 +1,7 @@
 // Reshape, Squeeze, Unsqueeze (the input's buffer under a new shape),
 // Transpose and Expand (strided copies), each also in its Dynamic form that
-// reads the shape or axes from input 1 (graph/runtime_params.h), and Shape.
+// reads the shape or axes from input 1 (graph/runtime_params.h), and Shape
+// and Size.
 // Any dtype.
 #include <vector>
 
@@ -218,9 +219,25 @@ class ShapeKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
+// ONNX Size: the input's number of elements as an int64 scalar.
+class SizeKernel final : public OpKernel {
+ public:
+  struct Attrs {};
+  static absl::StatusOr<Attrs> ParseAttrs(const Node&) { return Attrs{}; }
+  SizeKernel(const Node& node, Attrs) : OpKernel(node) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({})));
+    y->data<int64_t>()[0] = ctx->input(0).NumElements();
+    return absl::OkStatus();
+  }
+};
+
 }  // namespace
 
 void RegisterShapeKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("Size", {{"T", CpuAllTypes()}},
+                        MakeKernel<SizeKernel>));
   r->Register(CpuKernel("Shape", {{"T", CpuAllTypes()}},
                         MakeKernel<ShapeKernel>));
   r->Register(CpuKernel("DynamicReshape", {{"T", CpuAllTypes()}},

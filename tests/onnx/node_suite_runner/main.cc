@@ -8,16 +8,20 @@
 //
 //   sluice_onnx_node_runner --cases out/onnx_node_cases-1.23.2
 //       [--device gpu:0] [--filter REGEX] [--xfail FILE] [--json FILE]
-//       [--write-xfail FILE] [--quiet]
+//       [--write-xfail FILE] [--op-table FILE] [--quiet]
 //
 // Prints one line per case: "pass", "fail" (the first differing element),
 // "error" (sluice's message) or "skip" (a sequence, optional, map or string
 // value: not a tensor case), then the totals by opset range. With --device
 // gpu:N the session places by hand on that GPU and each passing case also
 // says whether every node ran on a GPU kernel ("gpu-all").
+// --op-table writes a Markdown table per ONNX op: the versions sluice's
+// importer implements and how many of the cases using it (their own cases,
+// not the *_expanded ones) pass.
 // With --xfail, the exit status is 1 when a case not on the list does not
 // pass or a case on the list passes (the list may only shrink), else 0.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -34,6 +38,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/dtype.h"
 #include "core/tensor.h"
@@ -43,6 +48,7 @@
 #include "onnx/graph_emitter.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_tensor.h"
+#include "onnx/op_versions.h"
 
 namespace fs = std::filesystem;
 
@@ -56,6 +62,7 @@ struct Options {
   std::string xfail;
   std::string json;
   std::string write_xfail;
+  std::string op_table;
   bool quiet = false;
 };
 
@@ -64,6 +71,7 @@ struct CaseResult {
   std::string reason;
   int opset = 0;
   bool gpu_all = false;
+  std::set<std::string> ops;  // op_types of the model's nodes
 };
 
 bool ReadProto(const fs::path& path, google::protobuf::Message* msg) {
@@ -168,14 +176,26 @@ std::vector<fs::path> SortedDirs(const fs::path& dir, const std::string& prefix)
   return out;
 }
 
+CaseResult Done(CaseResult r, const std::string& status,
+               const std::string& reason) {
+  r.status = status;
+  r.reason = reason;
+  return r;
+}
+
 CaseResult RunCase(const fs::path& dir, const Options& options) {
   CaseResult r;
   onnx::ModelProto model;
   if (!ReadProto(dir / "model.onnx", &model)) {
-    return {"error", "cannot parse model.onnx"};
+    return Done(r, "error", "cannot parse model.onnx");
   }
   r.opset = DefaultOpset(model);
   const onnx::GraphProto& graph = model.graph();
+  for (const auto& node : graph.node()) {
+    r.ops.insert(node.domain().empty() || node.domain() == "ai.onnx"
+                     ? node.op_type()
+                     : node.domain() + "." + node.op_type());
+  }
   std::set<std::string> initializers;
   for (const auto& init : graph.initializer()) initializers.insert(init.name());
   std::vector<const onnx::ValueInfoProto*> inputs;
@@ -185,11 +205,11 @@ CaseResult RunCase(const fs::path& dir, const Options& options) {
   }
   for (const auto* in : inputs) {
     std::string why = NonTensorReason(*in);
-    if (!why.empty()) return {"skip", why, r.opset};
+    if (!why.empty()) return Done(r, "skip", why);
   }
   for (const auto& out : graph.output()) {
     std::string why = NonTensorReason(out);
-    if (!why.empty()) return {"skip", why, r.opset};
+    if (!why.empty()) return Done(r, "skip", why);
   }
   RuntimeConfig config;
   if (!options.device.empty()) {
@@ -218,35 +238,34 @@ CaseResult RunCase(const fs::path& dir, const Options& options) {
       fs::path file = set / absl::StrCat("input_", j, ".pb");
       onnx::TensorProto proto;
       if (!ReadProto(file, &proto)) {
-        return {"error", absl::StrCat("cannot read ", file.string()), r.opset};
+        return Done(r, "error", absl::StrCat("cannot read ", file.string()));
       }
       absl::StatusOr<Tensor> t = TensorFromOnnx(proto, set.string());
       if (!t.ok()) {
-        return {"error", FirstLine(absl::StrCat("input ", j, ": ",
-                                                t.status().message())),
-                r.opset};
+        return Done(r, "error",
+                    FirstLine(absl::StrCat("input ", j, ": ",
+                                           t.status().message())));
       }
       feeds.push_back({SanitizeNodeName(inputs[j]->name()), *std::move(t)});
     }
     absl::StatusOr<std::vector<Tensor>> got = (*session)->Run(feeds, fetches);
     if (!got.ok()) {
-      return {"error", FirstLine(std::string(got.status().message())),
-              r.opset};
+      return Done(r, "error", FirstLine(std::string(got.status().message())));
     }
     for (size_t k = 0; k < fetches.size(); ++k) {
       fs::path file = set / absl::StrCat("output_", k, ".pb");
       onnx::TensorProto proto;
       if (!ReadProto(file, &proto)) {
-        return {"error", absl::StrCat("cannot read ", file.string()), r.opset};
+        return Done(r, "error", absl::StrCat("cannot read ", file.string()));
       }
       absl::StatusOr<Tensor> want = TensorFromOnnx(proto, set.string());
       if (!want.ok()) {
-        return {"error", FirstLine(absl::StrCat("expected output ", k, ": ",
-                                                want.status().message())),
-                r.opset};
+        return Done(r, "error",
+                    FirstLine(absl::StrCat("expected output ", k, ": ",
+                                           want.status().message())));
       }
       std::string diff = Compare((*got)[k], *want, fetches[k]);
-      if (!diff.empty()) return {"fail", diff, r.opset};
+      if (!diff.empty()) return Done(r, "fail", diff);
     }
   }
   r.status = "pass";
@@ -304,6 +323,7 @@ int Main(int argc, char** argv) {
     else if (a == "--xfail") value(&o.xfail);
     else if (a == "--json") value(&o.json);
     else if (a == "--write-xfail") value(&o.write_xfail);
+    else if (a == "--op-table") value(&o.op_table);
     else if (a == "--quiet") o.quiet = true;
     else {
       std::cerr << "error: unknown argument '" << a << "'\n";
@@ -334,6 +354,8 @@ int Main(int argc, char** argv) {
   nlohmann::json json = nlohmann::json::object();
   std::vector<std::string> unexpected_fail, unexpected_pass, failing;
   std::set<std::string> seen;
+  // op -> {cases, passes, passes with every node on a GPU}, own cases only.
+  std::map<std::string, std::array<int, 3>> per_op;
   for (const fs::path& dir : SortedDirs(o.cases, "test_")) {
     const std::string name = dir.filename().string();
     if (!std::regex_search(name, filter)) continue;
@@ -346,6 +368,15 @@ int Main(int argc, char** argv) {
       if (r.status == "error") ++rg.error;
       if (r.status == "skip") ++rg.skip;
       if (r.status == "pass" && r.gpu_all) ++rg.gpu_all;
+    }
+    const bool expanded = name.find("_expanded") != std::string::npos;
+    if (!expanded && r.status != "skip") {
+      for (const std::string& op : r.ops) {
+        std::array<int, 3>& c = per_op[op];
+        ++c[0];
+        if (r.status == "pass") ++c[1];
+        if (r.status == "pass" && r.gpu_all) ++c[2];
+      }
     }
     const bool listed = xfail.count(name) > 0;
     const bool bad = r.status == "fail" || r.status == "error";
@@ -387,6 +418,21 @@ int Main(int argc, char** argv) {
            "# (tests/onnx/node_suite_runner). The list may only shrink: a\n"
            "# listed case that passes fails the test.\n";
     for (const std::string& line : failing) out << line << "\n";
+  }
+  if (!o.op_table.empty()) {
+    std::ofstream out(o.op_table);
+    out << "| ONNX op | versions sluice implements | cases passing"
+        << (o.device.empty() ? "" : " | with every node on the GPU")
+        << " |\n|---|---|---|" << (o.device.empty() ? "" : "---|") << "\n";
+    for (const auto& [op, c] : per_op) {
+      std::vector<std::string> versions;
+      for (int v : HandledOpVersions(op)) versions.push_back(absl::StrCat(v));
+      out << "| " << op << " | "
+          << (versions.empty() ? "-" : absl::StrJoin(versions, ", ")) << " | "
+          << c[1] << " of " << c[0];
+      if (!o.device.empty()) out << " | " << c[2];
+      out << " |\n";
+    }
   }
   if (o.xfail.empty()) return 0;
   // Listed cases that were not run (a filter, or gone from the package).
