@@ -8,7 +8,9 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "executor/copy_kernel.h"
+#include "executor/subgraph.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/subgraph_kernel.h"
 
 namespace sluice {
 namespace {
@@ -114,6 +116,12 @@ class PlanBuilder {
     if (!def.ok()) return WithDevice(n, *device, def.status());
     absl::StatusOr<std::unique_ptr<OpKernel>> kernel = (*def)->factory(n);
     if (!kernel.ok()) return WithDevice(n, *device, kernel.status());
+    // Control flow: the kernel's subgraphs compile now, on its device.
+    if (auto* sk = dynamic_cast<SubgraphKernel*>(kernel->get())) {
+      absl::Status s = sk->CompileSubgraphs(
+          [device](const Graph& g) { return CompileSubgraph(g, device); });
+      if (!s.ok()) return WithDevice(n, *device, s);
+    }
 
     PlanNode pn;
     pn.node = &n;

@@ -83,6 +83,18 @@ absl::StatusOr<std::vector<int64_t>> AttrMap::GetIntList(
   return std::vector<int64_t>(v->list().i().begin(), v->list().i().end());
 }
 
+absl::StatusOr<std::vector<DataType>> AttrMap::GetTypeList(
+    std::string_view name) const {
+  SLUICE_FIND_ATTR_(v, name);
+  std::string kind = AttrValueKind(*v);
+  if (kind != "list(type)" && kind != "list") {
+    return WrongType(name, *v, "list(type)");
+  }
+  std::vector<DataType> out;
+  for (int t : v->list().type()) out.push_back(static_cast<DataType>(t));
+  return out;
+}
+
 absl::StatusOr<std::vector<float>> AttrMap::GetFloatList(
     std::string_view name) const {
   SLUICE_FIND_ATTR_(v, name);
@@ -141,6 +153,18 @@ AttrValue MakeFloatListAttr(const std::vector<float>& v) {
   return a;
 }
 
+AttrValue MakeTypeListAttr(const std::vector<DataType>& v) {
+  AttrValue a;
+  a.mutable_list();  // an empty list is still a list
+  for (DataType t : v) a.mutable_list()->add_type(t);
+  return a;
+}
+AttrValue MakeGraphAttr(GraphDef v) {
+  AttrValue a;
+  *a.mutable_graph() = std::move(v);
+  return a;
+}
+
 std::string AttrValueKind(const AttrValue& value) {
   switch (value.value_case()) {
     case AttrValue::kI: return "int";
@@ -150,6 +174,7 @@ std::string AttrValueKind(const AttrValue& value) {
     case AttrValue::kType: return "type";
     case AttrValue::kShape: return "shape";
     case AttrValue::kTensor: return "tensor";
+    case AttrValue::kGraph: return "graph";
     case AttrValue::kList: {
       const AttrValue::ListValue& l = value.list();
       int kinds = (l.i_size() > 0) + (l.f_size() > 0) + (l.s_size() > 0) +

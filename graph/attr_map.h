@@ -39,6 +39,8 @@ class AttrMap {
   absl::StatusOr<Shape> GetShape(std::string_view name) const;
   absl::StatusOr<std::vector<int64_t>> GetIntList(std::string_view name) const;
   absl::StatusOr<std::vector<float>> GetFloatList(std::string_view name) const;
+  absl::StatusOr<std::vector<DataType>> GetTypeList(
+      std::string_view name) const;
 
   const std::map<std::string, AttrValue, std::less<>>& values() const {
     return values_;
@@ -58,6 +60,8 @@ AttrValue MakeShapeAttr(const Shape& v);
 AttrValue MakeTensorAttr(TensorProto v);
 AttrValue MakeIntListAttr(const std::vector<int64_t>& v);
 AttrValue MakeFloatListAttr(const std::vector<float>& v);
+AttrValue MakeTypeListAttr(const std::vector<DataType>& v);
+AttrValue MakeGraphAttr(GraphDef v);
 
 // "int", "float", "list(int)", "tensor", ... for the value held; "unset" for
 // an AttrValue with nothing set. For error messages.

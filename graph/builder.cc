@@ -207,9 +207,16 @@ void GraphBuilder::ResolveAttrs(int id) {
     }
   }
   if (op.name == "Const" && n.attrs.count("value") > 0) ResolveConst(id);
+  BuildSubgraphs(id);
   // Output count, when every list count is known.
   int outputs = 0;
   for (const ArgDef& arg : op.outputs) {
+    if (!arg.type_list_attr.empty()) {
+      auto it = n.attrs.find(arg.type_list_attr);
+      if (it == n.attrs.end()) return;  // reported as missing already
+      outputs += it->second.list().type_size();
+      continue;
+    }
     if (arg.number_attr.empty()) {
       ++outputs;
       continue;
@@ -243,6 +250,31 @@ void GraphBuilder::ResolveConst(int id) {
     return;
   }
   n.value = *std::move(value);
+}
+
+void GraphBuilder::BuildSubgraphs(int id) {
+  NodeState& n = nodes_[id];
+  for (const AttrDef& a : n.op->attrs) {
+    if (a.type != AttrType::kGraph) continue;
+    auto it = n.attrs.find(a.name);
+    if (it == n.attrs.end()) continue;  // reported as missing already
+    GraphSource source;
+    source.path = source_.path;
+    source.base_dir = source_.base_dir;
+    source.external_data = source_.external_data;
+    GraphBuilder sub(it->second.graph(), source, registry_);
+    std::unique_ptr<Graph> graph = sub.Build();
+    if (graph == nullptr) {
+      std::vector<std::string> lines;
+      for (const absl::Status& e : sub.errors()) {
+        lines.emplace_back(e.message());
+      }
+      NodeError(id, absl::StrCat("subgraph '", a.name, "': ",
+                                 absl::StrJoin(lines, "; ")));
+      continue;
+    }
+    n.subgraphs[a.name] = std::move(graph);
+  }
 }
 
 void GraphBuilder::ResolveInputs(int id) {
@@ -295,6 +327,14 @@ void GraphBuilder::CheckInputCount(int id) {
   int expected = 0;
   std::vector<std::string> names;
   for (const ArgDef& arg : op.inputs) {
+    if (!arg.type_list_attr.empty()) {
+      auto it = n.attrs.find(arg.type_list_attr);
+      if (it == n.attrs.end()) return;  // reported already
+      int count = it->second.list().type_size();
+      expected += count;
+      names.push_back(absl::StrCat(arg.name, "[", count, "]"));
+      continue;
+    }
     if (arg.number_attr.empty()) {
       ++expected;
       names.push_back(arg.name);

@@ -15,6 +15,8 @@
 //     and, for type attributes, of an allowed dtype; defaults are filled in;
 //     a list argument's count (Concat's N) is taken from the inputs when
 //     absent; Const values decode (TensorFromProto) and agree with `dtype`.
+//     Graph attributes (control-flow subgraphs) are built as graphs of
+//     their own, with this builder's checks; their errors are the node's.
 //  4. Inputs parse ("node", "node:port", "^node"), control inputs come last,
 //     name existing nodes and valid ports, and their number matches the op.
 //  5. No cycles (the error lists one cycle per strongly connected group);
@@ -48,6 +50,7 @@
 #include "graph/graph.h"
 #include "graph/loader.h"
 #include "graph/op_registry.h"
+#include "graph/shape_inference.h"
 
 namespace sluice {
 
@@ -79,6 +82,7 @@ class GraphBuilder {
     std::vector<DataType> output_dtypes;
     std::vector<Shape> output_shapes;
     std::optional<Tensor> value;  // Const only
+    SubgraphMap subgraphs;        // graph attributes, validated
   };
 
   // "node 'x' (Op) at line N".
@@ -91,6 +95,7 @@ class GraphBuilder {
   void IndexNodes();
   void ResolveAttrs(int id);
   void ResolveConst(int id);
+  void BuildSubgraphs(int id);
   void ResolveInputs(int id);
   void CheckInputCount(int id);
   void SortTopologically();

@@ -37,14 +37,22 @@ bool GraphBuilder::InferTypes(int id, std::vector<DataType>* input_dtypes) {
   // Which argument, and which element of it, each data input is.
   std::vector<const ArgDef*> arg_of;
   std::vector<std::string> label_of;
+  std::vector<DataType> listed_type;  // per input, from a type list
   for (const ArgDef& arg : op.inputs) {
     int count = 1;
+    std::vector<DataType> types;
     if (!arg.number_attr.empty()) {
       count = static_cast<int>(n.attrs[arg.number_attr].i());
+    } else if (!arg.type_list_attr.empty()) {
+      for (int t : n.attrs[arg.type_list_attr].list().type()) {
+        types.push_back(static_cast<DataType>(t));
+      }
+      count = static_cast<int>(types.size());
     }
     for (int k = 0; k < count; ++k) {
       arg_of.push_back(&arg);
-      label_of.push_back(arg.number_attr.empty()
+      listed_type.push_back(types.empty() ? DT_INVALID : types[k]);
+      label_of.push_back(arg.number_attr.empty() && arg.type_list_attr.empty()
                              ? absl::StrCat("'", arg.name, "'")
                              : absl::StrCat("'", arg.name, "[", k, "]'"));
     }
@@ -59,6 +67,11 @@ bool GraphBuilder::InferTypes(int id, std::vector<DataType>* input_dtypes) {
     if (arg.fixed_type != DT_INVALID && (*input_dtypes)[i] != arg.fixed_type) {
       NodeError(id, absl::StrCat(describe(i), ", expected ",
                                  DataTypeName(arg.fixed_type)));
+      ok = false;
+    }
+    if (listed_type[i] != DT_INVALID && (*input_dtypes)[i] != listed_type[i]) {
+      NodeError(id, absl::StrCat(describe(i), " but ", arg.type_list_attr,
+                                 " lists ", DataTypeName(listed_type[i])));
       ok = false;
     }
   }
@@ -125,6 +138,12 @@ void GraphBuilder::Infer(int id) {
   if (!InferTypes(id, &input_dtypes)) return;
   std::vector<DataType> output_dtypes;
   for (const ArgDef& arg : n.op->outputs) {
+    if (!arg.type_list_attr.empty()) {
+      for (int t : n.attrs[arg.type_list_attr].list().type()) {
+        output_dtypes.push_back(static_cast<DataType>(t));
+      }
+      continue;
+    }
     DataType t = arg.fixed_type;
     if (t == DT_INVALID) {
       auto it = n.attrs.find(arg.type_attr);
@@ -140,6 +159,7 @@ void GraphBuilder::Infer(int id) {
   InferenceContext ctx(&attrs, std::move(input_dtypes),
                        std::move(input_shapes), std::move(input_values),
                        output_dtypes);
+  ctx.set_subgraphs(&n.subgraphs);
   absl::Status status = n.op->shape_fn(ctx);
   if (!status.ok()) {
     NodeError(id, status);
@@ -310,6 +330,7 @@ std::unique_ptr<Graph> GraphBuilder::Assemble() {
     node.output_dtypes_ = std::move(s.output_dtypes);
     node.output_shapes_ = std::move(s.output_shapes);
     node.const_value_ = std::move(s.value);
+    node.subgraphs_ = std::move(s.subgraphs);
     node.source_line_ = s.line;
     for (int k = 0; k < static_cast<int>(s.inputs.size()); ++k) {
       const TensorRef& r = s.inputs[k];

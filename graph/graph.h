@@ -14,6 +14,8 @@
 #ifndef SLUICE_GRAPH_GRAPH_H_
 #define SLUICE_GRAPH_GRAPH_H_
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +30,8 @@
 #include "proto/graph.pb.h"
 
 namespace sluice {
+
+class Graph;
 
 // One output of one node: "node:port".
 struct TensorRef {
@@ -75,6 +79,13 @@ class Node {
   const Tensor* const_value() const {
     return const_value_ ? &*const_value_ : nullptr;
   }
+  // The validated subgraph held by graph attribute `attr` (If's
+  // then_branch, Loop's body), or nullptr when the node has no such
+  // attribute. The graph owns it.
+  const Graph* subgraph(std::string_view attr) const {
+    auto it = subgraphs_.find(attr);
+    return it == subgraphs_.end() ? nullptr : it->second.get();
+  }
   // 1-based line of the node in a text file; 0 when unknown.
   int source_line() const { return source_line_; }
   // "node 'fc1' (MatMul)", with " at line N" when the line is known.
@@ -94,6 +105,7 @@ class Node {
   std::vector<DataType> output_dtypes_;
   std::vector<Shape> output_shapes_;
   std::optional<Tensor> const_value_;
+  std::map<std::string, std::shared_ptr<const Graph>, std::less<>> subgraphs_;
   int source_line_ = 0;
 };
 

@@ -29,6 +29,7 @@ std::string AttrTypeName(AttrType type) {
     case AttrType::kListString: return "list(string)";
     case AttrType::kListType: return "list(type)";
     case AttrType::kListShape: return "list(shape)";
+    case AttrType::kGraph: return "graph";
   }
   return "unknown";
 }
@@ -90,6 +91,24 @@ OpDefBuilder& OpDefBuilder::OutputList(std::string name,
                                        std::string number_attr) {
   def_.outputs.push_back(
       MakeArg(std::move(name), std::move(type_attr), std::move(number_attr)));
+  return *this;
+}
+
+OpDefBuilder& OpDefBuilder::InputTypeList(std::string name,
+                                          std::string type_list_attr) {
+  ArgDef arg;
+  arg.name = std::move(name);
+  arg.type_list_attr = std::move(type_list_attr);
+  def_.inputs.push_back(std::move(arg));
+  return *this;
+}
+
+OpDefBuilder& OpDefBuilder::OutputTypeList(std::string name,
+                                           std::string type_list_attr) {
+  ArgDef arg;
+  arg.name = std::move(name);
+  arg.type_list_attr = std::move(type_list_attr);
+  def_.outputs.push_back(std::move(arg));
   return *this;
 }
 

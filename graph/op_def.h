@@ -29,6 +29,7 @@ class InferenceContext;  // graph/shape_inference.h
 enum class AttrType {
   kInt, kFloat, kString, kBool, kType, kShape, kTensor,
   kListInt, kListFloat, kListString, kListType, kListShape,
+  kGraph,  // a subgraph (AttrValue.graph): If's branches, Loop's body
 };
 std::string AttrTypeName(AttrType type);  // "int", "list(int)", ...
 
@@ -44,12 +45,16 @@ struct AttrDef {
 
 // One input or output argument. Its dtype is either fixed or given by a type
 // attribute; `number_attr` makes it a list of that many tensors (Concat's
-// inputs, Split's outputs).
+// inputs, Split's outputs). `type_list_attr` (a list(type) attribute, which
+// the node must set) makes it a list of tensors of those dtypes, one per
+// entry, possibly none (the values a control-flow node passes to its
+// subgraph).
 struct ArgDef {
   std::string name;
   DataType fixed_type = DT_INVALID;
   std::string type_attr;
   std::string number_attr;
+  std::string type_list_attr;
 };
 
 using ShapeFn = std::function<absl::Status(InferenceContext&)>;
@@ -90,6 +95,10 @@ class OpDefBuilder {
   OpDefBuilder& Output(std::string name, std::string type);
   OpDefBuilder& OutputList(std::string name, std::string type_attr,
                            std::string number_attr);
+  // A list argument of mixed dtypes, given by list(type) attr
+  // `type_list_attr` (declared with Attr(name, AttrType::kListType)).
+  OpDefBuilder& InputTypeList(std::string name, std::string type_list_attr);
+  OpDefBuilder& OutputTypeList(std::string name, std::string type_list_attr);
   OpDefBuilder& TypeAttr(std::string name, std::vector<DataType> allowed);
   OpDefBuilder& Attr(std::string name, AttrType type);  // required
   OpDefBuilder& Attr(std::string name, AttrType type, AttrValue default_value);

@@ -34,6 +34,15 @@ absl::Status CheckOpDef(const OpDef& def) {
   }
   for (const auto* args : {&def.inputs, &def.outputs}) {
     for (const ArgDef& arg : *args) {
+      if (!arg.type_list_attr.empty()) {
+        const AttrDef* t = def.FindAttr(arg.type_list_attr);
+        if (t == nullptr || t->type != AttrType::kListType) {
+          return bad(absl::StrCat("arg '", arg.name, "' names type list attr '",
+                                  arg.type_list_attr,
+                                  "' which is not declared"));
+        }
+        continue;
+      }
       if (arg.fixed_type == DT_INVALID) {
         const AttrDef* t = def.FindAttr(arg.type_attr);
         if (t == nullptr || t->type != AttrType::kType) {
@@ -62,6 +71,7 @@ const OpRegistry* OpRegistry::Global() {
     RegisterMathOps(r);
     RegisterNnOps(r);
     RegisterDynamicOps(r);
+    RegisterControlFlowOps(r);
     RegisterSeqOps(r);
     RegisterVisionOps(r);
     RegisterBitOps(r);

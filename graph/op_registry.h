@@ -49,6 +49,8 @@ void RegisterSelectOps(OpRegistry* registry);  // ops/select_ops.cc: TopK,
                                                // Unique, NonZero, OneHot...
 void RegisterLinalgOps(OpRegistry* registry);  // ops/linalg_ops.cc: Einsum,
                                                // Det
+void RegisterControlFlowOps(OpRegistry* registry);  // ops/control_flow_ops.cc:
+                                                    // If, Loop, Scan
 void RegisterNnOps(OpRegistry* registry);      // Softmax, LayerNorm, Conv2D,
                                                // pools
 void RegisterSeqOps(OpRegistry* registry);     // ops/seq_ops.cc:

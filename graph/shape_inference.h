@@ -12,7 +12,10 @@
 #ifndef SLUICE_GRAPH_SHAPE_INFERENCE_H_
 #define SLUICE_GRAPH_SHAPE_INFERENCE_H_
 
+#include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -21,6 +24,10 @@
 #include "graph/attr_map.h"
 
 namespace sluice {
+
+class Graph;  // graph/graph.h
+using SubgraphMap =
+    std::map<std::string, std::shared_ptr<const Graph>, std::less<>>;
 
 class InferenceContext {
  public:
@@ -43,6 +50,15 @@ class InferenceContext {
   // The input's value when known at build time (a Const), else nullptr.
   const Tensor* input_value(int i) const { return input_values_[i]; }
   const AttrMap& attrs() const { return *attrs_; }
+  // The validated subgraph of graph attribute `attr` (control-flow ops), or
+  // nullptr when there is none.
+  const Graph* subgraph(std::string_view attr) const {
+    if (subgraphs_ == nullptr) return nullptr;
+    auto it = subgraphs_->find(attr);
+    return it == subgraphs_->end() ? nullptr : it->second.get();
+  }
+  // `subgraphs` is borrowed and must outlive the context.
+  void set_subgraphs(const SubgraphMap* subgraphs) { subgraphs_ = subgraphs; }
 
   DataType output_dtype(int i) const { return output_dtypes_[i]; }
   void set_output_shape(int i, Shape shape) {
@@ -57,6 +73,7 @@ class InferenceContext {
   std::vector<const Tensor*> input_values_;
   std::vector<DataType> output_dtypes_;
   std::vector<Shape> output_shapes_;
+  const SubgraphMap* subgraphs_ = nullptr;
 };
 
 }  // namespace sluice

@@ -177,6 +177,7 @@ const OnnxOpTable& GetOnnxOpTable() {
     AddSeqOps(t);
     AddQLinearOps(t);
     AddSignalOps(t);
+    AddControlFlowOps(t);
     AddBitwiseOps(t);
     AddSelectOps(t);
     AddLinalgOps(t);

@@ -135,6 +135,12 @@ void AddVisionOps(OnnxOpTable* table);  // ops_vision.cc, after AddNnOps
 void AddSeqOps(OnnxOpTable* table);  // ops_seq.cc
 void AddQLinearOps(OnnxOpTable* table);  // ops_qlinear.cc
 void AddSignalOps(OnnxOpTable* table);  // ops_signal.cc
+void AddControlFlowOps(OnnxOpTable* table);  // ops_control.cc: If, Loop, Scan
+
+// Converts the nodes of `graph` in order with the op table: the importer's
+// main loop, which ops_control.cc runs on subgraphs too. REQUIRES: every
+// node passed the importer's up-front check (which covers subgraphs).
+absl::Status ConvertNodes(const onnx::GraphProto& graph, ImportContext& ctx);
 void AddBitwiseOps(OnnxOpTable* table);  // ops_bitwise.cc
 void AddSelectOps(OnnxOpTable* table);  // ops_select.cc
 void AddLinalgOps(OnnxOpTable* table);  // ops_linalg.cc

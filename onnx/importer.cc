@@ -44,12 +44,18 @@ absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model,
       model_name, ": the model imports no opset of the default ONNX domain"));
 }
 
-// Every node the importer cannot convert, with the reason, in one message.
-absl::Status CheckSupported(const onnx::GraphProto& graph, int opset,
-                            absl::string_view model_name) {
+// Every node of `graph` and of its subgraphs (control flow) that the
+// importer cannot convert, with the reason.
+void CollectUnsupported(const onnx::GraphProto& graph, int opset,
+                        std::vector<std::string>* problems) {
   const OnnxOpTable& table = GetOnnxOpTable();
-  std::vector<std::string> problems;
   for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g()) CollectUnsupported(a.g(), opset, problems);
+      for (const onnx::GraphProto& g : a.graphs()) {
+        CollectUnsupported(g, opset, problems);
+      }
+    }
     std::string reason;
     if (!IsDefaultDomain(node.domain())) {
       reason = absl::StrCat("domain '", node.domain(), "' is not supported");
@@ -71,10 +77,18 @@ absl::Status CheckSupported(const onnx::GraphProto& graph, int opset,
       std::string name = node.name().empty() && node.output_size() > 0
                              ? node.output(0)
                              : node.name();
-      problems.push_back(absl::StrCat("  node '", name, "' (", node.op_type(),
-                                      ", opset ", opset, "): ", reason));
+      problems->push_back(absl::StrCat("  node '", name, "' (",
+                                       node.op_type(), ", opset ", opset,
+                                       "): ", reason));
     }
   }
+}
+
+// Every node the importer cannot convert, with the reason, in one message.
+absl::Status CheckSupported(const onnx::GraphProto& graph, int opset,
+                            absl::string_view model_name) {
+  std::vector<std::string> problems;
+  CollectUnsupported(graph, opset, &problems);
   if (problems.empty()) return absl::OkStatus();
   return absl::UnimplementedError(
       absl::StrCat(model_name, ": ", problems.size(),
@@ -235,19 +249,7 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
   }
   if (options.fold_batch_norm) FindFoldableBatchNorms(graph, ctx);
 
-  const OnnxOpTable& table = GetOnnxOpTable();
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const onnx::NodeProto& node = graph.node(i);
-    if (ctx.skipped().contains(&node)) continue;
-    absl::Status s = table.at(node.op_type()).convert(node, ctx);
-    if (!s.ok()) {
-      std::string msg(s.message());
-      if (msg.find(NodeLabel(node)) == std::string::npos) {
-        msg = absl::StrCat(NodeLabel(node), ": ", msg);
-      }
-      return fail(absl::Status(s.code(), msg));
-    }
-  }
+  if (absl::Status s = ConvertNodes(graph, ctx); !s.ok()) return fail(s);
 
   for (const onnx::ValueInfoProto& out : graph.output()) {
     ValuePtr v = ctx.Find(out.name());
@@ -267,6 +269,23 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
 }
 
 }  // namespace
+
+absl::Status ConvertNodes(const onnx::GraphProto& graph, ImportContext& ctx) {
+  const OnnxOpTable& table = GetOnnxOpTable();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    if (ctx.skipped().contains(&node)) continue;
+    absl::Status s = table.at(node.op_type()).convert(node, ctx);
+    if (!s.ok()) {
+      std::string msg(s.message());
+      if (msg.find(NodeLabel(node)) == std::string::npos) {
+        msg = absl::StrCat(NodeLabel(node), ": ", msg);
+      }
+      return absl::Status(s.code(), msg);
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<GraphDef> ImportOnnxBytes(absl::string_view bytes,
                                          const std::string& base_dir,

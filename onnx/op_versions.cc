@@ -166,6 +166,12 @@ const std::vector<Handled>& HandledTable() {
       {"Shrink", {9}},
       {"DepthToSpace", {1, 11, 13, 28}},
       {"SpaceToDepth", {1, 13, 28}},
+      // Control flow (ops_control.cc); Scan 8 had a batch axis and
+      // sequence_lens.
+      {"If", {1, 11, 13, 16, 19, 21, 23, 24, 25}},
+      {"Loop", {1, 11, 13, 16, 19, 21, 23, 24, 25}},
+      {"Scan", {9, 11, 16, 19, 21, 23, 24, 25},
+       "a batch axis and sequence_lens"},
       // Attention (ops_attention.cc): 24 adds nonpad_kv_seqlen; 25 the
       // sliding windows.
       {"Attention", {23, 24, 25}},

@@ -33,6 +33,7 @@ void RegisterSliceKernels(KernelRegistry* registry);         // slice.cc
 void RegisterGatherKernels(KernelRegistry* registry);        // gather.cc
 void RegisterConvKernels(KernelRegistry* registry);          // conv.cc
 void RegisterPoolKernels(KernelRegistry* registry);          // pool.cc
+void RegisterControlFlowKernels(KernelRegistry* registry);  // control_flow.cc
 void RegisterResizeKernels(KernelRegistry* registry);        // resize.cc
 void RegisterPadKernels(KernelRegistry* registry);           // pad.cc
 void RegisterGridSampleKernels(KernelRegistry* registry);    // grid_sample.cc

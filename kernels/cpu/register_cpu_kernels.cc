@@ -25,6 +25,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterGatherKernels(registry);
   cpu::RegisterConvKernels(registry);
   cpu::RegisterPoolKernels(registry);
+  cpu::RegisterControlFlowKernels(registry);
   cpu::RegisterResizeKernels(registry);
   cpu::RegisterPadKernels(registry);
   cpu::RegisterGridSampleKernels(registry);

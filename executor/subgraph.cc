@@ -1,0 +1,91 @@
+#include "executor/subgraph.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "executor/executor.h"
+#include "executor/plan.h"
+#include "placer/partition.h"
+
+namespace sluice {
+namespace {
+
+class PlannedSubgraph : public CompiledSubgraph {
+ public:
+  PlannedSubgraph(const Graph& graph, Device* device)
+      : graph_(graph),
+        assignment_(graph.num_nodes(), device),
+        topology_devices_({device}) {}
+
+  absl::Status Compile() {
+    for (const GraphInput& in : graph_.inputs()) {
+      feeds_.push_back(TensorRef{in.node, 0});
+    }
+    for (const GraphOutput& out : graph_.outputs()) {
+      fetches_.push_back(out.tensor);
+    }
+    Device* device = topology_devices_[0];
+    // One device, every node on it: the partitioning has no transfers.
+    DeviceTopology topo;
+    topo.devices.push_back(MakeDeviceSpec(device->type(), device->index(), 0));
+    BuildLinks(&topo);
+    Placement placement;
+    placement.device_names = {device->name()};
+    placement.device_of_node.assign(graph_.num_nodes(), 0);
+    placement.run_order.assign(graph_.topological_order().begin(),
+                               graph_.topological_order().end());
+    PartitionOptions po;
+    po.build_graph_defs = false;
+    po.feeds = &feeds_;
+    po.fetches = &fetches_;
+    po.host_device = 0;
+    po.host_memory_inputs = KernelHostMemoryInputs;
+    ASSIGN_OR_RETURN(Partitioning parts,
+                     PartitionGraph(graph_, topo, placement, po));
+    PlanOptions options;
+    options.devices = &assignment_;
+    options.topology_devices = &topology_devices_;
+    options.host = device;
+    options.allow_parallel = false;
+    ASSIGN_OR_RETURN(
+        plan_, CompilePlan(graph_, feeds_, fetches_,
+                           std::make_shared<const Partitioning>(
+                               std::move(parts)),
+                           options));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<Tensor>> Run(
+      std::vector<Tensor> inputs) const override {
+    if (inputs.size() != feeds_.size()) {
+      return absl::InternalError(
+          absl::StrCat("the subgraph takes ", feeds_.size(), " inputs, got ",
+                       inputs.size()));
+    }
+    // No scheduler: the nodes run in plan order on this thread (the
+    // control-flow kernel is itself running on a step's thread).
+    return RunPlan(*plan_, std::move(inputs), Scheduler());
+  }
+
+ private:
+  const Graph& graph_;
+  // Borrowed by the plan: they live as long as it.
+  const DeviceAssignment assignment_;
+  const std::vector<Device*> topology_devices_;
+  std::vector<TensorRef> feeds_;
+  std::vector<TensorRef> fetches_;
+  std::unique_ptr<const ExecutionPlan> plan_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CompiledSubgraph>> CompileSubgraph(
+    const Graph& graph, Device* device) {
+  auto compiled = std::make_unique<PlannedSubgraph>(graph, device);
+  RETURN_IF_ERROR(compiled->Compile());
+  return std::unique_ptr<CompiledSubgraph>(std::move(compiled));
+}
+
+}  // namespace sluice

@@ -1,0 +1,55 @@
+// SubgraphKernel: a kernel that runs subgraphs (If's branches, Loop's and
+// Scan's body). Kernels cannot compile graphs themselves (the plan compiler
+// lives in executor/, above kernels/), so the plan compiler hands each
+// such kernel a SubgraphCompiler once, right after making it, and the
+// kernel compiles its subgraphs then; Compute only runs them.
+//
+//   absl::Status CompileSubgraphs(const SubgraphCompiler& compile) override {
+//     ASSIGN_OR_RETURN(body_, compile(*node().subgraph("body")));
+//     return absl::OkStatus();
+//   }
+//   ... in Compute: ASSIGN_OR_RETURN(std::vector<Tensor> outs,
+//                                    body_->Run(std::move(inputs)));
+//
+// A CompiledSubgraph is immutable once made; Run may be called from several
+// threads at once.
+#ifndef SLUICE_KERNELS_SUBGRAPH_KERNEL_H_
+#define SLUICE_KERNELS_SUBGRAPH_KERNEL_H_
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "graph/graph.h"
+#include "kernels/kernel.h"
+
+namespace sluice {
+
+// One subgraph, compiled for the device of the kernel that holds it.
+class CompiledSubgraph {
+ public:
+  virtual ~CompiledSubgraph() = default;
+  // `inputs` in the order of the subgraph's signature inputs; returns its
+  // outputs in signature order. A node's error names that node.
+  virtual absl::StatusOr<std::vector<Tensor>> Run(
+      std::vector<Tensor> inputs) const = 0;
+};
+
+// Compiles a validated subgraph (Node::subgraph) for the kernel's device.
+// The graph must outlive the result.
+using SubgraphCompiler =
+    std::function<absl::StatusOr<std::unique_ptr<CompiledSubgraph>>(
+        const Graph& graph)>;
+
+class SubgraphKernel : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  // Called once, before the first Compute. Until it succeeds Compute fails.
+  virtual absl::Status CompileSubgraphs(const SubgraphCompiler& compile) = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_SUBGRAPH_KERNEL_H_
