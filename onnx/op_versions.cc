@@ -117,6 +117,7 @@ const std::vector<Handled>& HandledTable() {
       {"ReduceSum", {1, 11, 13}},
       {"ReduceMax", {1, 11, 12, 13, 18, 20}},
       {"ReduceMin", {1, 11, 12, 13, 18, 20}},
+      {"ReduceProd", {1, 11, 13, 18}},
       {"ReduceSumSquare", {1, 11, 13, 18}},
       {"ReduceL1", {1, 11, 13, 18}},
       {"ReduceL2", {1, 11, 13, 18}},
@@ -224,6 +225,8 @@ const std::vector<Handled>& HandledTable() {
       // Linear algebra (ops_linalg.cc).
       {"Einsum", {12, 28}},
       {"Det", {11, 22}},
+      {"MeanVarianceNormalization", {9, 13}},
+      {"Scatter", {9, 11}},
       // Quantisation (ops_quant.cc); blocked forms refused by the check.
       {"QuantizeLinear", {10, 13, 19, 21, 23, 24, 25, 28}},
       {"DequantizeLinear", {10, 13, 19, 21, 23, 24, 25, 28}},

@@ -15,7 +15,7 @@ const absl::flat_hash_map<std::string, std::string>& UnaryOps() {
       {"Relu", "Relu"},         {"Neg", "Neg"},         {"Abs", "Abs"},
       {"Exp", "Exp"},           {"Log", "Log"},         {"Sqrt", "Sqrt"},
       {"Tanh", "Tanh"},         {"Sigmoid", "Sigmoid"}, {"Erf", "Erf"},
-      {"Identity", "Identity"}, {"Dropout", "Identity"}};
+      {"Identity", "Identity"}};
   return *ops;
 }
 
@@ -197,15 +197,32 @@ absl::Status ConvertLeakyRelu(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, y);
 }
 
-std::string CheckDropout(const onnx::NodeProto& node, int opset) {
-  if (node.output_size() > 1 && !node.output(1).empty()) {
-    return "the mask output is not supported";
+// Dropout at inference. Without a mask output or a training_mode input it
+// is Identity; otherwise sluice's Dropout, which checks at run time that
+// training_mode is false or the ratio 0 (versions before 12 have the ratio
+// as an attribute and no training_mode).
+absl::Status ConvertDropout(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  const bool mask = node.output_size() > 1 && !node.output(1).empty();
+  ASSIGN_OR_RETURN(ValuePtr ratio, ctx.OptionalInput(node, 1));
+  ASSIGN_OR_RETURN(ValuePtr training, ctx.OptionalInput(node, 2));
+  if (!mask && training == nullptr) {
+    ASSIGN_OR_RETURN(ValuePtr y,
+                     ctx.em().Emit1("Identity", ctx.Hint(node), {x}));
+    return ctx.SetOutput(node, 0, y);
   }
-  // Inference only: a training_mode input (version 12 on) may be true.
-  if (node.input_size() > 2 && !node.input(2).empty()) {
-    return "the training_mode input is not supported (inference only)";
+  if (ratio == nullptr) {
+    ratio = Scalar(ctx, DT_FLOAT, AttrFloat(node, "ratio", 0.5f),
+                   ctx.Hint(node, "ratio"));
   }
-  return "";
+  if (training == nullptr) {
+    training = Scalar(ctx, DT_BOOL, 0, ctx.Hint(node, "training_mode"));
+  }
+  ASSIGN_OR_RETURN(std::vector<ValuePtr> out,
+                   ctx.em().Emit("Dropout", ctx.Hint(node),
+                                 {x, ratio, training}));
+  RETURN_IF_ERROR(ctx.SetOutput(node, 0, out[0]));
+  return ctx.SetOutput(node, 1, out[1]);
 }
 
 }  // namespace
@@ -214,7 +231,7 @@ void AddElementwiseOps(OnnxOpTable* table) {
   for (const auto& [onnx_op, unused] : UnaryOps()) {
     (*table)[onnx_op] = {ConvertUnary, nullptr};
   }
-  (*table)["Dropout"] = {ConvertUnary, CheckDropout};
+  (*table)["Dropout"] = {ConvertDropout, nullptr};
   for (const auto& [onnx_op, unused] : BinaryOps()) {
     (*table)[onnx_op] = {ConvertBinary, nullptr};
   }

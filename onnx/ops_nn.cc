@@ -453,9 +453,9 @@ absl::Status ConvertGlobalPool(const onnx::NodeProto& node,
   return ctx.SetOutput(node, 0, y);
 }
 
-// Emits the sluice reductions (ReduceSum, ReduceMean, ReduceMax) over the
-// ONNX node's axes: an attribute when they are known at import time, the
-// Dynamic* form reading them at run time otherwise.
+// Emits the sluice reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin,
+// ReduceProd) over the ONNX node's axes: an attribute when they are known at
+// import time, the Dynamic* form reading them at run time otherwise.
 class Reducer {
  public:
   Reducer(const onnx::NodeProto& node, ImportContext& ctx,
@@ -536,12 +536,7 @@ absl::Status ConvertReduce(const onnx::NodeProto& node, ImportContext& ctx) {
     ASSIGN_OR_RETURN(d, ctx.em().Emit1("Log", ctx.Hint(node, "log"), {d}));
     ASSIGN_OR_RETURN(m, reduce("ReduceMax", ctx.Hint(node, "max"), x, keepdims));
     ASSIGN_OR_RETURN(y, ctx.em().Emit1("Add", ctx.Hint(node), {d, m}));
-  } else if (op == "ReduceMin") {  // min(x) = -max(-x)
-    ASSIGN_OR_RETURN(ValuePtr n,
-                     ctx.em().Emit1("Neg", ctx.Hint(node, "neg"), {x}));
-    ASSIGN_OR_RETURN(n, reduce("ReduceMax", ctx.Hint(node, "max"), n, keepdims));
-    ASSIGN_OR_RETURN(y, ctx.em().Emit1("Neg", ctx.Hint(node), {n}));
-  } else {
+  } else {  // ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd
     ASSIGN_OR_RETURN(y, reduce(op, ctx.Hint(node), x, keepdims));
   }
   return ctx.SetOutput(node, 0, y);
@@ -562,8 +557,9 @@ void AddNnOps(OnnxOpTable* table) {
   (*table)["GlobalAveragePool"] = {ConvertGlobalPool, nullptr};
   (*table)["GlobalMaxPool"] = {ConvertGlobalPool, nullptr};
   for (const char* op :
-       {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare",
-        "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}) {
+       {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
+        "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
+        "ReduceLogSumExp"}) {
     (*table)[op] = {ConvertReduce, nullptr};
   }
 }

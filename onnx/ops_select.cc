@@ -1,6 +1,6 @@
 // ONNX selection ops -> sluice ops of the same names: TopK (k an input from
 // version 10, an attribute before), Unique, NonZero, Compress, OneHot,
-// EyeLike and ReverseSequence. Unique's and Compress's optional axis becomes
+// EyeLike and ReverseSequence; and the deprecated Scatter (ScatterElements). Unique's and Compress's optional axis becomes
 // sluice's flatten + axis; EyeLike's optional dtype its DstT.
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -99,9 +99,26 @@ absl::Status ConvertReverseSequence(const onnx::NodeProto& node,
   return ctx.SetOutput(node, 0, y);
 }
 
+// Scatter (versions 9 and 10, deprecated): ScatterElements without a
+// reduction.
+absl::Status ConvertScatterV9(const onnx::NodeProto& node,
+                              ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr data, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr indices, ctx.Input(node, 1));
+  ASSIGN_OR_RETURN(ValuePtr updates, ctx.Input(node, 2));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("ScatterElements", ctx.Hint(node),
+                     {data, indices, updates},
+                     {{"axis", MakeIntAttr(AttrInt(node, "axis", 0))},
+                      {"reduction", MakeStringAttr("none")}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
 }  // namespace
 
 void AddSelectOps(OnnxOpTable* table) {
+  (*table)["Scatter"] = {ConvertScatterV9, nullptr};
   (*table)["TopK"] = {ConvertTopK, nullptr};
   (*table)["Unique"] = {ConvertUnique, nullptr};
   (*table)["Compress"] = {ConvertCompress, nullptr};

@@ -306,13 +306,18 @@ void RegisterDynamicOps(OpRegistry* r) {
                        .ShapeFn(DynamicSplitFn)
                        .Doc("Split along axis into parts of runtime sizes.")
                        .Build());
+  std::vector<DataType> with_bool = kNumericTypes;
+  with_bool.push_back(DT_BOOL);
   for (const char* op :
-       {"DynamicReduceSum", "DynamicReduceMean", "DynamicReduceMax"}) {
+       {"DynamicReduceSum", "DynamicReduceMean", "DynamicReduceMax",
+        "DynamicReduceMin", "DynamicReduceProd"}) {
+    const bool any_all = absl::string_view(op) == "DynamicReduceMax" ||
+                         absl::string_view(op) == "DynamicReduceMin";
     OpDefBuilder b(op);
     b.Input("input", "T")
         .Input("axes", "int64")
         .Output("output", "T")
-        .TypeAttr("T", kNumericTypes)
+        .TypeAttr("T", any_all ? with_bool : kNumericTypes)
         .Attr("keepdims", AttrType::kBool, MakeBoolAttr(true))
         .Attr("noop_with_empty_axes", AttrType::kBool, MakeBoolAttr(false))
         .ShapeFn(DynamicReduceFn)

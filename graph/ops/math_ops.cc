@@ -47,17 +47,14 @@ absl::StatusOr<bool> ReducesEmpty(const Shape& in,
   return false;
 }
 
-// kind: 0 sum, 1 mean, 2 max.
+// kind: 0 sum, 1 mean, 2 max, min or prod (an empty reduction gives the
+// identity).
 absl::Status ReduceFn(InferenceContext& c, int kind) {
   ASSIGN_OR_RETURN(std::vector<int64_t> axes, c.attrs().GetIntList("axes"));
   ASSIGN_OR_RETURN(bool keepdims, c.attrs().GetBool("keepdims"));
   const Shape& in = c.input_shape(0);
   ASSIGN_OR_RETURN(Shape out, ReduceShape(in, axes, keepdims));
   ASSIGN_OR_RETURN(bool empty, ReducesEmpty(in, axes));
-  if (empty && kind == 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ReduceMax over an empty dimension of ", in.DebugString()));
-  }
   if (empty && kind == 1 && !IsFloatingPoint(c.input_dtype(0))) {
     return absl::InvalidArgumentError(absl::StrCat(
         "integer ReduceMean over an empty dimension of ", in.DebugString()));
@@ -103,13 +100,14 @@ void Binary(OpRegistry* r, const std::string& op,
 }
 
 void Reduce(OpRegistry* r, const std::string& op, int kind,
-            const std::string& doc) {
+            const std::string& doc,
+            const std::vector<DataType>& types = kNumericTypes) {
   AttrValue empty;
   empty.mutable_list();
   RegisterOrDie(r, OpDefBuilder(op)
                        .Input("input", "T")
                        .Output("output", "T")
-                       .TypeAttr("T", kNumericTypes)
+                       .TypeAttr("T", types)
                        .Attr("axes", AttrType::kListInt, empty)
                        .Attr("keepdims", AttrType::kBool, MakeBoolAttr(false))
                        .ShapeFn([kind](InferenceContext& c) {
@@ -246,7 +244,13 @@ void RegisterMathOps(OpRegistry* r) {
 
   Reduce(r, "ReduceSum", 0, "Sum");
   Reduce(r, "ReduceMean", 1, "Mean");
-  Reduce(r, "ReduceMax", 2, "Maximum");
+  std::vector<DataType> with_bool = kNumericTypes;
+  with_bool.push_back(DT_BOOL);
+  Reduce(r, "ReduceMax", 2, "Maximum (-inf or the lowest value when empty; "
+         "any for bool)", with_bool);
+  Reduce(r, "ReduceMin", 2, "Minimum (+inf or the highest value when empty; "
+         "all for bool)", with_bool);
+  Reduce(r, "ReduceProd", 2, "Product");
   RegisterOrDie(r, OpDefBuilder("CumSum")
                        .Input("x", "T")
                        .Input("axis", "Tidx")
@@ -272,6 +276,24 @@ void RegisterMathOps(OpRegistry* r) {
                        .Doc("Running products of x along the axis given by "
                             "the scalar input (exclusive: without the element "
                             "itself; reverse: from the end).")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("Dropout")
+                       .Input("x", "T")
+                       .Input("ratio", "R")
+                       .Input("training_mode", "bool")
+                       .Output("y", "T")
+                       .Output("mask", "bool")
+                       .TypeAttr("T", kAllTypes)
+                       .TypeAttr("R", kFloatTypes)
+                       .ShapeFn([](InferenceContext& c) {
+                         c.set_output_shape(0, c.input_shape(0));
+                         c.set_output_shape(1, c.input_shape(0));
+                         return absl::OkStatus();
+                       })
+                       .Doc("Inference dropout: y = x and a mask of all "
+                            "true. The scalar inputs ratio and training_mode "
+                            "are checked at run time: training mode with a "
+                            "nonzero ratio is an error.")
                        .Build());
   RegisterOrDie(r, OpDefBuilder("Trilu")
                        .Input("x", "T")

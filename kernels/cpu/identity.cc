@@ -1,4 +1,8 @@
-// Identity: forwards its input's buffer.
+// Identity: forwards its input's buffer; Dropout (inference) too.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 
@@ -17,11 +21,46 @@ class IdentityKernel final : public OpKernel {
   }
 };
 
+// Dropout at inference: y = x and a mask of all true. Training mode with a
+// nonzero ratio (random dropping) is refused.
+class DropoutKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    const Tensor& ratio = ctx->input(1);
+    const Tensor& training = ctx->input(2);
+    RETURN_IF_ERROR(CheckDtype(training, DT_BOOL, "training_mode"));
+    if (ratio.NumElements() != 1 || training.NumElements() != 1) {
+      return absl::InvalidArgumentError(
+          "Dropout's ratio and training_mode must be scalars");
+    }
+    double r = 0;
+    RETURN_IF_ERROR(VisitFloat(ratio.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      r = static_cast<double>(static_cast<float>(ratio.data<T>()[0]));
+      return absl::OkStatus();
+    }));
+    if (training.data<bool>()[0] && r != 0) {
+      return absl::UnimplementedError(absl::StrCat(
+          "Dropout in training mode with ratio ", r,
+          " (random dropping) is not supported; sluice runs inference"));
+    }
+    ctx->set_output(0, x);
+    ASSIGN_OR_RETURN(Tensor * mask, ctx->allocate_output(1, x.shape()));
+    std::fill_n(mask->data<bool>(), mask->NumElements(), true);
+    return absl::OkStatus();
+  }
+};
+
 }  // namespace
 
 void RegisterIdentityKernels(KernelRegistry* registry) {
   registry->Register(CpuKernel("Identity", {{"T", CpuAllTypes()}},
                                MakeKernel<IdentityKernel>));
+  registry->Register(CpuKernel("Dropout", {{"T", CpuAllTypes()}},
+                               MakeKernel<DropoutKernel>));
 }
 
 }  // namespace sluice::cpu

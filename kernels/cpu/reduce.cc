@@ -1,5 +1,7 @@
-// ReduceSum, ReduceMean, ReduceMax over a set of axes (all when empty), with
-// keepdims. Adjacent dimensions of the same kind (reduced or kept) are merged
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin and ReduceProd over a set of
+// axes (all when empty), with keepdims. An empty reduction gives the
+// operation's identity (0, 1, -inf / the lowest integer for Max, +inf / the
+// highest for Min); float16 and bfloat16 are reduced in float. Adjacent dimensions of the same kind (reduced or kept) are merged
 // first, so the walk is over rows of the innermost group: a reduced innermost
 // group folds each row into one output, a kept one accumulates a row of
 // outputs. Reducing only trailing dimensions runs rows in parallel.
@@ -13,11 +15,12 @@
 #include "graph/runtime_params.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/type_visit.h"
 
 namespace sluice::cpu {
 namespace {
 
-enum class ReduceKind { kSum, kMean, kMax };
+enum class ReduceKind { kSum, kMean, kMax, kMin, kProd };
 
 // The input as merged groups: dims_[g], whether it is reduced, and the
 // output stride of each group (0 when reduced).
@@ -57,8 +60,12 @@ template <ReduceKind kKind, typename T>
 T Fold(T acc, T v) {
   if constexpr (kKind == ReduceKind::kMax) {
     return (v > acc || v != v) ? v : acc;
+  } else if constexpr (kKind == ReduceKind::kMin) {
+    return (v < acc || v != v) ? v : acc;
+  } else if constexpr (kKind == ReduceKind::kProd) {
+    return static_cast<T>(acc * v);
   } else {
-    return acc + v;
+    return static_cast<T>(acc + v);
   }
 }
 
@@ -67,8 +74,27 @@ T Identity() {
   if constexpr (kKind == ReduceKind::kMax) {
     if constexpr (std::is_floating_point_v<T>) return -INFINITY;
     return std::numeric_limits<T>::lowest();
+  } else if constexpr (kKind == ReduceKind::kMin) {
+    if constexpr (std::is_floating_point_v<T>) return INFINITY;
+    return std::numeric_limits<T>::max();
+  } else if constexpr (kKind == ReduceKind::kProd) {
+    return T(1);
   }
   return T(0);
+}
+
+// The dtypes each reduction takes: the ordered types (type_visit.h), and
+// bool for Max and Min (any, all).
+template <ReduceKind kKind>
+const std::vector<DataType>& ReduceTypes() {
+  static const auto* types = [] {
+    auto* t = new std::vector<DataType>(OrderedTypes());
+    if (kKind == ReduceKind::kMax || kKind == ReduceKind::kMin) {
+      t->push_back(DT_BOOL);
+    }
+    return t;
+  }();
+  return *types;
 }
 
 template <ReduceKind kKind, typename T>
@@ -119,6 +145,26 @@ void Reduce(const OpKernelContext& ctx, const ReducePlan& p, const T* in,
   }
 }
 
+// Reduce, then divide by the count for Mean (Sum's result otherwise).
+template <ReduceKind kKind, typename T>
+void RunReduceAs(const OpKernelContext& ctx, const ReducePlan& plan,
+                 const T* in, T* out, int64_t out_n) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (kKind == ReduceKind::kMax || kKind == ReduceKind::kMin) {
+      Reduce<kKind, T>(ctx, plan, in, out, out_n);
+    }
+  } else {
+    constexpr ReduceKind kFold =
+        kKind == ReduceKind::kMean ? ReduceKind::kSum : kKind;
+    Reduce<kFold, T>(ctx, plan, in, out, out_n);
+    if constexpr (kKind == ReduceKind::kMean) {
+      for (int64_t i = 0; i < out_n; ++i) {
+        out[i] = static_cast<T>(out[i] / static_cast<T>(plan.reduced_count));
+      }
+    }
+  }
+}
+
 // kDynamic (DynamicReduce*): the axes come from input 1, and empty axes
 // with noop_with_empty_axes pass the input through.
 template <ReduceKind kKind, bool kDynamic = false>
@@ -144,6 +190,12 @@ class ReduceKernel final : public OpKernel {
   }
   ReduceKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(std::move(attrs)) {}
+
+  template <typename T>
+  static void RunReduce(const OpKernelContext& ctx, const ReducePlan& plan,
+                        const T* in, T* out, int64_t out_n) {
+    RunReduceAs<kKind, T>(ctx, plan, in, out, out_n);
+  }
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
@@ -178,56 +230,51 @@ class ReduceKernel final : public OpKernel {
     }
     const ReducePlan plan = MakePlan(x.shape(), is_reduced);
     const int64_t out_n = out_shape.num_elements();
-    if (plan.reduced_count == 0 && out_n > 0) {
-      if (kKind == ReduceKind::kMax) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "ReduceMax over an empty axis of ", x.shape().DebugString()));
-      }
-      if (kKind == ReduceKind::kMean && IsInteger(t)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "integer ReduceMean over an empty axis of ",
-            x.shape().DebugString()));
-      }
+    if (plan.reduced_count == 0 && out_n > 0 && kKind == ReduceKind::kMean &&
+        IsInteger(t)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "integer ReduceMean over an empty axis of ", x.shape().DebugString()));
     }
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, out_shape));
-    return VisitArith(t, [&](auto tag) -> absl::Status {
+    auto run = [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t> ||
-                    std::is_same_v<T, int64_t>) {
-        T* out = y->data<T>();
-        Reduce<kKind == ReduceKind::kMax ? kKind : ReduceKind::kSum, T>(
-            *ctx, plan, x.data<T>(), out, out_n);
-        if (kKind == ReduceKind::kMean) {
-          for (int64_t i = 0; i < out_n; ++i) {
-            out[i] = static_cast<T>(out[i] / static_cast<T>(plan.reduced_count));
-          }
-        }
-        return absl::OkStatus();
+      if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+        // In float, converted on the way in and out.
+        std::vector<float> in(x.NumElements()), out(out_n);
+        const T* xp = x.data<T>();
+        for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(xp[i]);
+        RunReduce<float>(*ctx, plan, in.data(), out.data(), out_n);
+        T* yp = y->data<T>();
+        for (int64_t i = 0; i < out_n; ++i) yp[i] = static_cast<T>(out[i]);
       } else {
-        return UnsupportedDtype(t);
+        RunReduce<T>(*ctx, plan, x.data<T>(), y->data<T>(), out_n);
       }
-    });
+      return absl::OkStatus();
+    };
+    if (t == DT_BOOL) return run(TypeTag<bool>{});
+    return VisitOrdered(t, run);
   }
 
  private:
   const Attrs attrs_;
 };
 
+template <ReduceKind kKind>
+void Register(KernelRegistry* r, const std::string& op) {
+  r->Register(CpuKernel(op, {{"T", ReduceTypes<kKind>()}},
+                        MakeKernel<ReduceKernel<kKind>>));
+  r->Register(CpuKernel("Dynamic" + op, {{"T", ReduceTypes<kKind>()}},
+                        MakeKernel<ReduceKernel<kKind, true>>));
+}
+
 }  // namespace
 
 void RegisterReduceKernels(KernelRegistry* r) {
-  r->Register(CpuKernel("ReduceSum", {{"T", CpuReduceTypes()}},
-                        MakeKernel<ReduceKernel<ReduceKind::kSum>>));
-  r->Register(CpuKernel("ReduceMean", {{"T", CpuReduceTypes()}},
-                        MakeKernel<ReduceKernel<ReduceKind::kMean>>));
-  r->Register(CpuKernel("ReduceMax", {{"T", CpuReduceTypes()}},
-                        MakeKernel<ReduceKernel<ReduceKind::kMax>>));
-  r->Register(CpuKernel("DynamicReduceSum", {{"T", CpuReduceTypes()}},
-                        MakeKernel<ReduceKernel<ReduceKind::kSum, true>>));
-  r->Register(CpuKernel("DynamicReduceMean", {{"T", CpuReduceTypes()}},
-                        MakeKernel<ReduceKernel<ReduceKind::kMean, true>>));
-  r->Register(CpuKernel("DynamicReduceMax", {{"T", CpuReduceTypes()}},
-                        MakeKernel<ReduceKernel<ReduceKind::kMax, true>>));
+  Register<ReduceKind::kSum>(r, "ReduceSum");
+  Register<ReduceKind::kMean>(r, "ReduceMean");
+  Register<ReduceKind::kMax>(r, "ReduceMax");
+  Register<ReduceKind::kMin>(r, "ReduceMin");
+  Register<ReduceKind::kProd>(r, "ReduceProd");
 }
 
 }  // namespace sluice::cpu
