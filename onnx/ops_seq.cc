@@ -447,12 +447,13 @@ absl::Status ConvertRecurrent(const onnx::NodeProto& node,
       {"cell", MakeStringAttr(cell)},
       {"direction", MakeStringAttr(AttrString(node, "direction", "forward"))},
       {"activations", MakeStringAttr(absl::StrJoin(names, ","))},
-      {"activation_alpha", MakeFloatListAttr(alpha)},
-      {"activation_beta", MakeFloatListAttr(beta)},
       {"clip", MakeFloatAttr(AttrFloat(node, "clip", 0.0f))},
       {"linear_before_reset",
        MakeBoolAttr(AttrInt(node, "linear_before_reset", 0) != 0)},
       {"input_forget", MakeBoolAttr(AttrInt(node, "input_forget", 0) != 0)}};
+  // An empty list reads as unset: leave those to the schema's default.
+  if (!alpha.empty()) attrs["activation_alpha"] = MakeFloatListAttr(alpha);
+  if (!beta.empty()) attrs["activation_beta"] = MakeFloatListAttr(beta);
   ASSIGN_OR_RETURN(std::vector<ValuePtr> out,
                    em.Emit("Recurrent", ctx.Hint(node, "recurrent"), in, attrs));
   if (batch_major) {
