@@ -311,10 +311,23 @@ absl::Status ConvertConvNd(const onnx::NodeProto& node, ImportContext& ctx) {
   const onnx::NodeProto* bn = it == ctx.folded_bn().end() ? nullptr
                                                            : it->second;
   const bool last = b == nullptr && bn == nullptr;
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("ConvND",
-                                              last ? ctx.Hint(node)
+  // The CPU kernel is float32: other float types convert around it.
+  const DataType dtype = x->dtype;
+  const bool convert = dtype != DT_FLOAT;
+  if (convert) {
+    ASSIGN_OR_RETURN(x, EmitCastTo(ctx, ctx.Hint(node, "x32"), x, DT_FLOAT));
+    ASSIGN_OR_RETURN(w, EmitCastTo(ctx, ctx.Hint(node, "w32"), w, DT_FLOAT));
+  }
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   ctx.em().Emit1("ConvND",
+                                  last && !convert ? ctx.Hint(node)
                                                    : ctx.Hint(node, "conv"),
-                                              {x, w}, attrs));
+                                  {x, w}, attrs));
+  if (convert) {
+    ASSIGN_OR_RETURN(y, EmitCastTo(ctx, last ? ctx.Hint(node)
+                                             : ctx.Hint(node, "conv_t"),
+                                   y, dtype));
+  }
   if (b != nullptr) {
     ASSIGN_OR_RETURN(y, AddChannelBias(ctx, node, y, b, rank,
                                        bn == nullptr ? ctx.Hint(node)
@@ -482,6 +495,60 @@ absl::Status ConvertCol2Im(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, y);
 }
 
+absl::Status ConvertAffineGrid(const onnx::NodeProto& node,
+                               ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr theta, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr size, ParamOr(ctx, node, 1, DT_INT64));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("AffineGrid", ctx.Hint(node), {theta, size},
+                     {{"align_corners",
+                       MakeBoolAttr(AttrInt(node, "align_corners", 0) != 0)}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+absl::Status ConvertMaxUnpool(const onnx::NodeProto& node,
+                              ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr indices, ParamOr(ctx, node, 1, DT_INT64));
+  ASSIGN_OR_RETURN(ValuePtr shape, ParamOr(ctx, node, 2, DT_INT64));
+  std::optional<std::vector<int64_t>> kernel = AttrInts(node, "kernel_shape");
+  if (!kernel) return Bad(node, "needs kernel_shape");
+  const size_t n = kernel->size();
+  AttrList attrs = {
+      {"kernel_shape", MakeIntListAttr(*kernel)},
+      {"strides", MakeIntListAttr(AttrInts(node, "strides")
+                                      .value_or(std::vector<int64_t>(n, 1)))},
+      {"pads", MakeIntListAttr(AttrInts(node, "pads")
+                                   .value_or(std::vector<int64_t>(2 * n, 0)))}};
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("MaxUnpool", ctx.Hint(node),
+                                              {x, indices, shape}, attrs));
+  return ctx.SetOutput(node, 0, y);
+}
+
+absl::Status ConvertRoiAlign(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr rois, ctx.Input(node, 1));
+  ASSIGN_OR_RETURN(rois, EmitCastTo(ctx, ctx.Hint(node, "rois"), rois,
+                                    x->dtype));
+  ASSIGN_OR_RETURN(ValuePtr batch, ParamOr(ctx, node, 2, DT_INT64));
+  // Version 10 had no coordinate_transformation_mode and behaved as
+  // output_half_pixel.
+  const std::string ct = AttrString(
+      node, "coordinate_transformation_mode",
+      ctx.opset() < 16 ? "output_half_pixel" : "half_pixel");
+  AttrList attrs = {
+      {"mode", MakeStringAttr(AttrString(node, "mode", "avg"))},
+      {"coordinate_transformation_mode", MakeStringAttr(ct)},
+      {"output_height", MakeIntAttr(AttrInt(node, "output_height", 1))},
+      {"output_width", MakeIntAttr(AttrInt(node, "output_width", 1))},
+      {"sampling_ratio", MakeIntAttr(AttrInt(node, "sampling_ratio", 0))},
+      {"spatial_scale", MakeFloatAttr(AttrFloat(node, "spatial_scale", 1.0f))}};
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("RoiAlign", ctx.Hint(node),
+                                              {x, rois, batch}, attrs));
+  return ctx.SetOutput(node, 0, y);
+}
+
 std::string CheckWindowNd(const onnx::NodeProto& node, int opset) {
   const std::string pad = AttrString(node, "auto_pad", "NOTSET");
   if (pad != "NOTSET" && pad != "VALID" && pad != "SAME_UPPER" &&
@@ -517,6 +584,9 @@ void AddVisionOps(OnnxOpTable* table) {
   (*table)["Pad"] = {ConvertPad, nullptr};
   (*table)["CenterCropPad"] = {ConvertCenterCropPad, nullptr};
   (*table)["GridSample"] = {ConvertGridSample, nullptr};
+  (*table)["AffineGrid"] = {ConvertAffineGrid, nullptr};
+  (*table)["MaxUnpool"] = {ConvertMaxUnpool, nullptr};
+  (*table)["RoiAlign"] = {ConvertRoiAlign, nullptr};
 }
 
 }  // namespace sluice

@@ -245,6 +245,46 @@ absl::Status Col2ImFn(InferenceContext& c) {
   return absl::OkStatus();
 }
 
+absl::Status AffineGridFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(auto size, KnownInts(c, 1, "size"));
+  const Shape& ss = c.input_shape(1);
+  int64_t n = size ? static_cast<int64_t>(size->size())
+                   : (!ss.unknown_rank() && ss.rank() == 1 ? ss.dim(0) : -1);
+  if (n < 0) {
+    c.set_output_shape(0, Shape::UnknownRank());
+    return absl::OkStatus();
+  }
+  if (n != 4 && n != 5) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AffineGrid size needs 4 or 5 values, got ", n));
+  }
+  std::vector<int64_t> dims(n - 1, kUnknownDim);
+  if (size) {
+    dims[0] = (*size)[0];
+    for (int64_t i = 2; i < n; ++i) dims[i - 1] = (*size)[i];
+  }
+  dims.push_back(n - 2);
+  c.set_output_shape(0, Shape(dims));
+  return absl::OkStatus();
+}
+
+absl::Status RoiAlignFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(int64_t h, c.attrs().GetInt("output_height"));
+  ASSIGN_OR_RETURN(int64_t w, c.attrs().GetInt("output_width"));
+  const Shape& x = c.input_shape(0);
+  const Shape& rois = c.input_shape(1);
+  c.set_output_shape(
+      0, Shape({rois.unknown_rank() ? kUnknownDim : rois.dim(0),
+                x.unknown_rank() ? kUnknownDim : x.dim(1), h, w}));
+  return absl::OkStatus();
+}
+
+absl::Status MaxUnpoolFn(InferenceContext& c) {
+  const Shape& x = c.input_shape(0);
+  c.set_output_shape(0, UnknownDims(x.unknown_rank() ? -1 : x.rank()));
+  return absl::OkStatus();
+}
+
 OpDefBuilder WindowOp(const std::string& name, bool kernel) {
   OpDefBuilder b(name);
   if (kernel) b.Attr("kernel_shape", AttrType::kListInt);
@@ -376,6 +416,50 @@ void RegisterVisionOps(OpRegistry* r) {
                        .ShapeFn(Col2ImFn)
                        .Doc("ONNX Col2Im: [N, C*prod(block), L] summed into "
                             "[N, C, image...].")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("AffineGrid")
+                       .Input("theta", "T")
+                       .Input("size", "int64")
+                       .Output("grid", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("align_corners", AttrType::kBool,
+                             MakeBoolAttr(false))
+                       .ShapeFn(AffineGridFn)
+                       .Doc("ONNX AffineGrid: theta [N,2,3] or [N,3,4], size "
+                            "[N,C,H,W] or [N,C,D,H,W] -> grid [N,H,W,2] or "
+                            "[N,D,H,W,3].")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("MaxUnpool")
+                       .Input("input", "T")
+                       .Input("indices", "int64")
+                       .Input("output_shape", "int64")
+                       .Output("output", "T")
+                       .TypeAttr("T", kAllTypes)
+                       .Attr("kernel_shape", AttrType::kListInt)
+                       .Attr("strides", AttrType::kListInt)
+                       .Attr("pads", AttrType::kListInt)
+                       .ShapeFn(MaxUnpoolFn)
+                       .Doc("ONNX MaxUnpool: zeros with input[i] at flat "
+                            "offset indices[i]; output_shape empty: the "
+                            "pool's input size.")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("RoiAlign")
+                       .Input("input", "T")
+                       .Input("rois", "T")
+                       .Input("batch_indices", "int64")
+                       .Output("output", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("mode", AttrType::kString, MakeStringAttr("avg"))
+                       .Attr("coordinate_transformation_mode",
+                             AttrType::kString, MakeStringAttr("half_pixel"))
+                       .Attr("output_height", AttrType::kInt, MakeIntAttr(1))
+                       .Attr("output_width", AttrType::kInt, MakeIntAttr(1))
+                       .Attr("sampling_ratio", AttrType::kInt, MakeIntAttr(0))
+                       .Attr("spatial_scale", AttrType::kFloat,
+                             MakeFloatAttr(1.0f))
+                       .ShapeFn(RoiAlignFn)
+                       .Doc("ONNX RoiAlign: [R, C, output_height, "
+                            "output_width], avg or max of bilinear samples.")
                        .Build());
 }
 

@@ -39,6 +39,7 @@ void RegisterPadKernels(KernelRegistry* registry);           // pad.cc
 void RegisterGridSampleKernels(KernelRegistry* registry);    // grid_sample.cc
 void RegisterConvNdKernels(KernelRegistry* registry);        // conv_nd.cc
 void RegisterPoolNdKernels(KernelRegistry* registry);        // pool_nd.cc
+void RegisterVisionMiscKernels(KernelRegistry* registry);    // vision_misc.cc
 void RegisterLinearAttentionKernels(KernelRegistry* registry);  // linear_attention.cc
 void RegisterTensorScatterKernels(KernelRegistry* registry);  // tensor_scatter.cc
 void RegisterSignalKernels(KernelRegistry* registry);        // signal.cc

@@ -31,6 +31,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterGridSampleKernels(registry);
   cpu::RegisterConvNdKernels(registry);
   cpu::RegisterPoolNdKernels(registry);
+  cpu::RegisterVisionMiscKernels(registry);
   cpu::RegisterLinearAttentionKernels(registry);
   cpu::RegisterTensorScatterKernels(registry);
   cpu::RegisterSignalKernels(registry);

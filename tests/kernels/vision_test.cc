@@ -168,5 +168,36 @@ TEST(Col2ImKernelTest, OverlappingBlocksAdd) {
   ExpectTensor((*out)[0], {1, 1, 3}, {1, 5, 4});
 }
 
+TEST(AffineGridKernelTest, IdentityThetaGivesPixelCentres) {
+  auto out = RunOp("AffineGrid",
+                   {F32({1, 0, 0, 0, 1, 0}, {1, 2, 3}), I64({1, 1, 2, 2}, {4})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {1, 2, 2, 2},
+               {-0.5, -0.5, 0.5, -0.5, -0.5, 0.5, 0.5, 0.5}, 1e-6);
+}
+
+TEST(MaxUnpoolKernelTest, ScattersToIndices) {
+  auto out = RunOp("MaxUnpool",
+                   {F32({5, 6}, {1, 1, 1, 2}), I64({1, 2}, {1, 1, 1, 2}),
+                    NoInts()},
+                   {{"kernel_shape", IntListAttr({1, 2})},
+                    {"strides", IntListAttr({1, 2})},
+                    {"pads", IntListAttr({0, 0, 0, 0})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {1, 1, 1, 4}, {0, 5, 6, 0});
+}
+
+TEST(RoiAlignKernelTest, OneSampleIsBilinear) {
+  // One bin over the ROI (0,0)-(1,1), one sample at its centre (0.5, 0.5).
+  auto out = RunOp("RoiAlign",
+                   {F32({1, 2, 3, 4}, {1, 1, 2, 2}), F32({0, 0, 1, 1}, {1, 4}),
+                    I64({0}, {1})},
+                   {{"coordinate_transformation_mode",
+                     StringAttr("output_half_pixel")},
+                    {"sampling_ratio", IntAttr(1)}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {1, 1, 1, 1}, {2.5}, 1e-6);
+}
+
 }  // namespace
 }  // namespace sluice::testing

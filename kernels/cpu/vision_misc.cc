@@ -1,0 +1,361 @@
+// AffineGrid, MaxUnpool and RoiAlign on the CPU, after the ONNX reference
+// (onnx/reference/ops/op_affine_grid.py, op_max_unpool.py, op_roi_align.py,
+// the last one a port of ONNX Runtime's RoiAlign).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/runtime_params.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/window_nd.h"
+
+namespace sluice::cpu {
+namespace {
+
+// The normalised coordinate of index i of `size` points in [-1, 1].
+double GridCoord(int64_t i, int64_t size, bool align_corners) {
+  const double s = static_cast<double>(size);
+  if (align_corners) return size == 1 ? -1.0 : -1.0 + 2.0 * i / (s - 1);
+  return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / s;
+}
+
+class AffineGridKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    bool align_corners = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.align_corners, node.attrs().GetBool("align_corners"));
+    return a;
+  }
+  AffineGridKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& theta = ctx->input(0);
+    ASSIGN_OR_RETURN(std::vector<int64_t> size,
+                     IntParamValues(ctx->input(1), "size"));
+    const int64_t r = static_cast<int64_t>(size.size()) - 2;  // 2 or 3
+    if ((r != 2 && r != 3) || theta.rank() != 3 || theta.dim(0) != size[0] ||
+        theta.dim(1) != r || theta.dim(2) != r + 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "AffineGrid needs size [N,C,H,W] or [N,C,D,H,W] and theta [N,2,3] "
+          "or [N,3,4]; got ", size.size(), " sizes and theta ",
+          theta.shape().DebugString()));
+    }
+    std::vector<int64_t> dims = {size[0]};
+    int64_t points = 1;
+    for (int64_t d = 0; d < r; ++d) {
+      if (size[2 + d] < 0) return absl::InvalidArgumentError("size < 0");
+      dims.push_back(size[2 + d]);
+      points *= size[2 + d];
+    }
+    dims.push_back(r);
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    return VisitFloat(theta.dtype(), [&](auto tag) -> absl::Status {
+      using T = typename decltype(tag)::type;
+      const T* th = theta.data<T>();
+      T* out = y->data<T>();
+      std::vector<double> homo(r + 1);
+      for (int64_t n = 0; n < size[0]; ++n) {
+        for (int64_t p = 0; p < points; ++p) {
+          // homo = (x, y[, z], 1): x along the last dim.
+          int64_t rest = p;
+          for (int64_t d = r - 1; d >= 0; --d) {
+            const int64_t len = size[2 + d];
+            homo[r - 1 - d] = GridCoord(rest % len, len, attrs_.align_corners);
+            rest /= len;
+          }
+          homo[r] = 1.0;
+          for (int64_t i = 0; i < r; ++i) {
+            double acc = 0;
+            for (int64_t j = 0; j <= r; ++j) {
+              acc += ToDouble(th[(n * r + i) * (r + 1) + j]) * homo[j];
+            }
+            out[(n * points + p) * r + i] = FromDouble<T>(acc);
+          }
+        }
+      }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+class MaxUnpoolKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    std::vector<int64_t> kernel, strides, pads;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    const AttrMap& m = node.attrs();
+    Attrs a;
+    ASSIGN_OR_RETURN(a.kernel, m.GetIntList("kernel_shape"));
+    ASSIGN_OR_RETURN(a.strides, m.GetIntList("strides"));
+    ASSIGN_OR_RETURN(a.pads, m.GetIntList("pads"));
+    const size_t n = a.kernel.size();
+    if (a.strides.size() != n || a.pads.size() != 2 * n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a ", n, "-D MaxUnpool needs ", n, " strides and ", 2 * n, " pads"));
+    }
+    return a;
+  }
+  MaxUnpoolKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), a_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    const Tensor& idx = ctx->input(1);
+    RETURN_IF_ERROR(CheckDtype(idx, DT_INT64, "indices"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> out_shape,
+                     IntParamValues(ctx->input(2), "output_shape"));
+    const size_t n = a_.kernel.size();
+    RETURN_IF_ERROR(CheckRank(x, static_cast<int>(n) + 2, "MaxUnpool input"));
+    if (idx.shape() != x.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "indices ", idx.shape().DebugString(), " must have the input's "
+          "shape ", x.shape().DebugString()));
+    }
+    std::vector<int64_t> dims = {x.dim(0), x.dim(1)};
+    for (size_t i = 0; i < n; ++i) {
+      dims.push_back((x.dim(2 + i) - 1) * a_.strides[i] + a_.kernel[i] -
+                     a_.pads[i] - a_.pads[n + i]);
+    }
+    if (!out_shape.empty()) {
+      if (out_shape.size() != n + 2) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "output_shape needs ", n + 2, " dims, got ", out_shape.size()));
+      }
+      dims = out_shape;
+    }
+    for (int64_t d : dims) {
+      if (d < 0) return absl::InvalidArgumentError("negative output size");
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    const int64_t total = y->NumElements();
+    return VisitBySize(x.dtype(), [&](auto tag) -> absl::Status {
+      using T = typename decltype(tag)::type;
+      T* out = static_cast<T*>(y->raw_data());
+      std::fill(out, out + total, T{});
+      const T* in = static_cast<const T*>(x.raw_data());
+      const int64_t* where = idx.data<int64_t>();
+      for (int64_t i = 0; i < x.NumElements(); ++i) {
+        if (where[i] < 0 || where[i] >= total) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "index ", where[i], " outside the output of ", total,
+              " elements"));
+        }
+        out[where[i]] = in[i];
+      }
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  const Attrs a_;
+};
+
+struct RoiAttrs {
+  bool half_pixel = true, max = false;
+  int64_t out_h = 1, out_w = 1, sampling_ratio = 0;
+  float spatial_scale = 1.0f;
+};
+
+// One bilinear sample: four input offsets and weights (all 0 outside).
+struct Sample {
+  int64_t off[4] = {0, 0, 0, 0};
+  double w[4] = {0, 0, 0, 0};
+};
+
+Sample Bilinear(double y, double x, int64_t h, int64_t w) {
+  Sample s;
+  if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 ||
+      x > static_cast<double>(w)) {
+    return s;
+  }
+  y = std::max(y, 0.0);
+  x = std::max(x, 0.0);
+  int64_t y0 = static_cast<int64_t>(y), x0 = static_cast<int64_t>(x), y1, x1;
+  if (y0 >= h - 1) {
+    y0 = y1 = h - 1;
+    y = static_cast<double>(y0);
+  } else {
+    y1 = y0 + 1;
+  }
+  if (x0 >= w - 1) {
+    x0 = x1 = w - 1;
+    x = static_cast<double>(x0);
+  } else {
+    x1 = x0 + 1;
+  }
+  const double ly = y - y0, lx = x - x0, hy = 1 - ly, hx = 1 - lx;
+  s.off[0] = y0 * w + x0;
+  s.off[1] = y0 * w + x1;
+  s.off[2] = y1 * w + x0;
+  s.off[3] = y1 * w + x1;
+  s.w[0] = hy * hx;
+  s.w[1] = hy * lx;
+  s.w[2] = ly * hx;
+  s.w[3] = ly * lx;
+  return s;
+}
+
+class RoiAlignKernel final : public OpKernel {
+ public:
+  using Attrs = RoiAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    const AttrMap& m = node.attrs();
+    Attrs a;
+    ASSIGN_OR_RETURN(std::string mode, m.GetString("mode"));
+    ASSIGN_OR_RETURN(std::string ct,
+                     m.GetString("coordinate_transformation_mode"));
+    ASSIGN_OR_RETURN(a.out_h, m.GetInt("output_height"));
+    ASSIGN_OR_RETURN(a.out_w, m.GetInt("output_width"));
+    ASSIGN_OR_RETURN(a.sampling_ratio, m.GetInt("sampling_ratio"));
+    ASSIGN_OR_RETURN(a.spatial_scale, m.GetFloat("spatial_scale"));
+    if (mode != "avg" && mode != "max") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mode '", mode, "' is not avg or max"));
+    }
+    if (ct != "half_pixel" && ct != "output_half_pixel") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "coordinate_transformation_mode '", ct,
+          "' is not half_pixel or output_half_pixel"));
+    }
+    if (a.out_h < 1 || a.out_w < 1 || a.sampling_ratio < 0) {
+      return absl::InvalidArgumentError(
+          "output_height and output_width must be >= 1, sampling_ratio >= 0");
+    }
+    a.max = mode == "max";
+    a.half_pixel = ct == "half_pixel";
+    return a;
+  }
+  RoiAlignKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), a_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override;
+
+ private:
+  template <typename T>
+  void Run(const Tensor& x, const Tensor& rois, const int64_t* batch,
+           Tensor* y) const;
+  const Attrs a_;
+};
+
+template <typename T>
+void RoiAlignKernel::Run(const Tensor& x, const Tensor& rois,
+                         const int64_t* batch, Tensor* y) const {
+  const int64_t channels = x.dim(1), h = x.dim(2), w = x.dim(3);
+  const double offset = a_.half_pixel ? 0.5 : 0.0;
+  const double scale = a_.spatial_scale;
+  const T* r = rois.data<T>();
+  T* out = y->data<T>();
+  for (int64_t n = 0; n < rois.dim(0); ++n) {
+    const double x0 = ToDouble(r[n * 4 + 0]) * scale - offset;
+    const double y0 = ToDouble(r[n * 4 + 1]) * scale - offset;
+    const double x1 = ToDouble(r[n * 4 + 2]) * scale - offset;
+    const double y1 = ToDouble(r[n * 4 + 3]) * scale - offset;
+    double rw = x1 - x0, rh = y1 - y0;
+    if (!a_.half_pixel) {
+      rw = std::max(rw, 1.0);
+      rh = std::max(rh, 1.0);
+    }
+    const double bh = rh / static_cast<double>(a_.out_h);
+    const double bw = rw / static_cast<double>(a_.out_w);
+    const int64_t gh = a_.sampling_ratio > 0
+                           ? a_.sampling_ratio
+                           : static_cast<int64_t>(std::ceil(rh / a_.out_h));
+    const int64_t gw = a_.sampling_ratio > 0
+                           ? a_.sampling_ratio
+                           : static_cast<int64_t>(std::ceil(rw / a_.out_w));
+    const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+    std::vector<Sample> samples;
+    for (int64_t ph = 0; ph < a_.out_h; ++ph) {
+      for (int64_t pw = 0; pw < a_.out_w; ++pw) {
+        for (int64_t iy = 0; iy < gh; ++iy) {
+          const double yy = y0 + ph * bh + (iy + 0.5) * bh / gh;
+          for (int64_t ix = 0; ix < gw; ++ix) {
+            const double xx = x0 + pw * bw + (ix + 0.5) * bw / gw;
+            samples.push_back(Bilinear(yy, xx, h, w));
+          }
+        }
+      }
+    }
+    const int64_t per_bin = gh * gw;
+    for (int64_t c = 0; c < channels; ++c) {
+      const T* plane = x.data<T>() + (batch[n] * channels + c) * h * w;
+      for (int64_t b = 0; b < a_.out_h * a_.out_w; ++b) {
+        double acc = 0;
+        for (int64_t s = 0; s < per_bin; ++s) {
+          const Sample& sm = samples[b * per_bin + s];
+          if (a_.max) {
+            double v = sm.w[0] * ToDouble(plane[sm.off[0]]);
+            for (int k = 1; k < 4; ++k) {
+              v = std::max(v, sm.w[k] * ToDouble(plane[sm.off[k]]));
+            }
+            acc = s == 0 ? v : std::max(acc, v);
+          } else {
+            for (int k = 0; k < 4; ++k) {
+              acc += sm.w[k] * ToDouble(plane[sm.off[k]]);
+            }
+          }
+        }
+        if (!a_.max) acc /= count;
+        out[(n * channels + c) * a_.out_h * a_.out_w + b] = FromDouble<T>(acc);
+      }
+    }
+  }
+}
+
+absl::Status RoiAlignKernel::Compute(OpKernelContext* ctx) {
+  RETURN_IF_ERROR(CheckHostInputs(*ctx));
+  const Tensor& x = ctx->input(0);
+  const Tensor& rois = ctx->input(1);
+  ASSIGN_OR_RETURN(std::vector<int64_t> batch,
+                   IntParamValues(ctx->input(2), "batch_indices"));
+  RETURN_IF_ERROR(CheckRank(x, 4, "RoiAlign input"));
+  RETURN_IF_ERROR(CheckDtype(rois, x.dtype(), "rois"));
+  if (rois.rank() != 2 || rois.dim(1) != 4 ||
+      static_cast<int64_t>(batch.size()) != rois.dim(0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RoiAlign needs rois [R,4] and batch_indices [R]; got ",
+        rois.shape().DebugString(), " and ", batch.size(), " indices"));
+  }
+  for (int64_t b : batch) {
+    if (b < 0 || b >= x.dim(0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("batch index ", b, " out of range [0, ", x.dim(0), ")"));
+    }
+  }
+  ASSIGN_OR_RETURN(Tensor * y,
+                   ctx->allocate_output(0, Shape({rois.dim(0), x.dim(1),
+                                                  a_.out_h, a_.out_w})));
+  if (y->NumElements() == 0) return absl::OkStatus();
+  return VisitFloat(x.dtype(), [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    Run<T>(x, rois, batch.data(), y);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+void RegisterVisionMiscKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("AffineGrid", {{"T", CpuFloatTypes()}},
+                        MakeKernel<AffineGridKernel>));
+  r->Register(CpuKernel("MaxUnpool", {{"T", CpuAllTypes()}},
+                        MakeKernel<MaxUnpoolKernel>));
+  r->Register(CpuKernel("RoiAlign", {{"T", CpuFloatTypes()}},
+                        MakeKernel<RoiAlignKernel>));
+}
+
+}  // namespace sluice::cpu
