@@ -125,7 +125,7 @@ uint8_t EncodeSmallFloat(double value, SmallFloat format, bool saturate) {
   const Layout l = LayoutOf(format);
   const bool negative = std::signbit(value);
   const bool no_neg_zero = l.nan == NanKind::kFnuz;
-  const uint8_t sign = negative && !no_neg_zero ? SignBit(l) : 0;
+  const uint8_t sign = negative ? SignBit(l) : 0;
   if (std::isnan(value)) return NanBits(l, negative);
   const double max = MaxOf(l);
   const bool always_saturate = l.nan == NanKind::kNone;
@@ -151,7 +151,7 @@ uint8_t EncodeSmallFloat(double value, SmallFloat format, bool saturate) {
       return NanBits(l, negative);
     }
   }
-  if (a == 0) return sign;
+  if (a == 0) return no_neg_zero ? 0 : sign;  // FNUZ: no -0
   return static_cast<uint8_t>(sign | EncodeMagnitude(l, a));
 }
 

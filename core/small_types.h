@@ -53,6 +53,7 @@ double SmallFloatMax(SmallFloat format);
 
 template <SmallFloat F>
 struct SmallFloatType {
+  static constexpr SmallFloat kFormat = F;
   uint8_t bits = 0;
 
   SmallFloatType() = default;

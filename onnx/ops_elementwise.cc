@@ -159,8 +159,15 @@ absl::Status ConvertCast(const onnx::NodeProto& node, ImportContext& ctx) {
         to, DataTypeFromOnnx(static_cast<int32_t>(AttrInt(node, "to", 0))));
   }
   // Even a no-op Cast gets a node, so that the output has its own name.
-  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Cast", ctx.Hint(node), {x},
-                                              {{"DstT", MakeTypeAttr(to)}}));
+  // saturate (opset 19+, default 1) and round_mode (opset 24+, default "up")
+  // only change casts to the float8 types.
+  const bool saturate = AttrInt(node, "saturate", 1) != 0;
+  const std::string round_mode = AttrString(node, "round_mode", "up");
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   ctx.em().Emit1("Cast", ctx.Hint(node), {x},
+                                  {{"DstT", MakeTypeAttr(to)},
+                                   {"saturate", MakeBoolAttr(saturate)},
+                                   {"round_mode", MakeStringAttr(round_mode)}}));
   return ctx.SetOutput(node, 0, y);
 }
 

@@ -1,9 +1,10 @@
 // ONNX QuantizeLinear and DequantizeLinear, lowered to sluice ops for the
-// per-tensor and per-axis forms with int8/uint8 (and int32) integers:
+// per-tensor and per-axis forms with 8-, 16-, 32-, 4- and 2-bit integers and
+// the float8 / float4 types:
 //   Dequantize: y = (float(x) - float(zero_point)) * scale
 //   Quantize:   y = saturate(round_half_even(x / scale) + zero_point)
-// Blocked quantisation (block_size > 0) is refused; integer types sluice
-// has no dtype for (int4, int16, float8, ...) are refused by dtype.
+//   to float8:  y = Cast(x / scale + zero_point), saturating per `saturate`
+// Blocked quantisation (block_size > 0) and float8 E8M0 outputs are refused.
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -84,12 +85,22 @@ absl::Status ConvertQuantize(const onnx::NodeProto& node, ImportContext& ctx) {
     ASSIGN_OR_RETURN(out, DataTypeFromOnnx(static_cast<int32_t>(
                               AttrInt(node, "output_dtype", 0))));
   }
-  double lo, hi;
+  // Small floats: no rounding step and no clamp; the Cast rounds to nearest
+  // even and saturates per the `saturate` attribute.
+  const bool to_float = IsSmallFloat(out);
+  double lo = 0, hi = 0;
   switch (out) {
     case DT_UINT8: lo = 0; hi = 255; break;
     case DT_INT8: lo = -128; hi = 127; break;
+    case DT_UINT16: lo = 0; hi = 65535; break;
+    case DT_INT16: lo = -32768; hi = 32767; break;
     case DT_INT32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case DT_UINT4: lo = 0; hi = 15; break;
+    case DT_INT4: lo = -8; hi = 7; break;
+    case DT_UINT2: lo = 0; hi = 3; break;
+    case DT_INT2: lo = -2; hi = 1; break;
     default:
+      if (to_float && out != DT_FLOAT8_E8M0) break;
       return absl::UnimplementedError(absl::StrCat(
           "quantising to ", DataTypeName(out), " is not supported"));
   }
@@ -99,12 +110,22 @@ absl::Status ConvertQuantize(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(scale, AlongAxis(node, ctx, x, scale, "scale"));
   ASSIGN_OR_RETURN(ValuePtr q, em.Emit1("Div", ctx.Hint(node, "scaled"),
                                         {x, scale}));
-  ASSIGN_OR_RETURN(q, em.Emit1("Round", ctx.Hint(node, "rounded"), {q}));
+  if (!to_float) {
+    ASSIGN_OR_RETURN(q, em.Emit1("Round", ctx.Hint(node, "rounded"), {q}));
+  }
   if (zp != nullptr) {
     ASSIGN_OR_RETURN(ValuePtr zf,
                      EmitCastTo(ctx, ctx.Hint(node, "zero_point_t"), zp, t));
     ASSIGN_OR_RETURN(zf, AlongAxis(node, ctx, x, zf, "zero_point"));
     ASSIGN_OR_RETURN(q, em.Emit1("Add", ctx.Hint(node, "shifted"), {q, zf}));
+  }
+  if (to_float) {
+    const bool saturate = AttrInt(node, "saturate", 1) != 0;
+    ASSIGN_OR_RETURN(ValuePtr y,
+                     em.Emit1("Cast", ctx.Hint(node), {q},
+                              {{"DstT", MakeTypeAttr(out)},
+                               {"saturate", MakeBoolAttr(saturate)}}));
+    return ctx.SetOutput(node, 0, y);
   }
   ValuePtr lo_v = em.AddConstant(ScalarTensor(t, lo), ctx.Hint(node, "qmin"));
   ValuePtr hi_v = em.AddConstant(ScalarTensor(t, hi), ctx.Hint(node, "qmax"));

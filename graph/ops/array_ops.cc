@@ -209,9 +209,15 @@ void RegisterArrayOps(OpRegistry* r) {
                        .Output("y", "DstT")
                        .TypeAttr("SrcT", kAllTypes)
                        .TypeAttr("DstT", kAllTypes)
+                       .Attr("saturate", AttrType::kBool, MakeBoolAttr(true))
+                       .Attr("round_mode", AttrType::kString,
+                             MakeStringAttr("up"))
                        .ShapeFn(UnchangedShapeFn)
                        .Doc("Converts x to DstT; float to int truncates toward "
-                            "zero, to bool is x != 0.")
+                            "zero, to bool is x != 0. To float8: round to "
+                            "nearest even; saturate clamps out-of-range values "
+                            "(else NaN / Inf); round_mode (up, down, nearest) "
+                            "is for float8 E8M0.")
                        .Build());
   RegisterOrDie(r, UnaryAny("Reshape", "tensor", "output")
                        .Attr("shape", AttrType::kListInt)

@@ -1,7 +1,12 @@
-// Cast between float32/64, float16, bfloat16, int8, uint8, int32, int64 and
-// bool. Float to int truncates toward zero (NaN gives 0; values beyond the
-// range saturate); int to a narrower int wraps; to bool is x != 0.
+// Cast between any two dtypes. Float to int truncates toward zero (NaN gives
+// 0; values beyond the range saturate), except to int4/uint4/int2/uint2,
+// which wrap to their low bits as ml_dtypes does; int to a narrower int wraps;
+// to bool is x != 0. To the float8 types: round to nearest even, with ONNX's
+// `saturate` (default 1: out-of-range values and infinities clamp to the
+// largest finite value; 0: they become NaN, or infinity for E5M2); to E8M0
+// by `round_mode` (up, down, nearest). See core/small_types.h.
 #include <cmath>
+#include <string>
 #include <limits>
 #include <type_traits>
 
@@ -12,36 +17,77 @@
 namespace sluice::cpu {
 namespace {
 
+// ONNX Cast's saturate and round_mode attributes (they only matter for the
+// float8 destinations).
+struct CastOptions {
+  bool saturate = true;
+  E8M0Rounding round = E8M0Rounding::kUp;
+};
+
+// A standard C++ value as double (half and bfloat16 through float).
+template <typename Src>
+double AsDouble(Src v) {
+  using C = typename ComputeType<Src>::type;
+  return static_cast<double>(static_cast<C>(v));
+}
+
 template <typename Dst, typename Src>
-Dst CastOne(Src v) {
-  using C = typename ComputeType<Src>::type;  // widen 16-bit floats
-  const C c = static_cast<C>(v);
-  if constexpr (std::is_same_v<Dst, bool>) {
-    return c != C(0);
-  } else if constexpr (std::is_integral_v<Dst> && std::is_floating_point_v<C>) {
-    if (std::isnan(c)) return 0;
-    // Compare in double: every int32 is exact there, and 2^63 is too.
-    const double d = static_cast<double>(c);
-    constexpr double kEnd =
-        static_cast<double>(std::numeric_limits<Dst>::max()) + 1.0;
-    constexpr double kMin = static_cast<double>(std::numeric_limits<Dst>::min());
-    if (d >= kEnd) return std::numeric_limits<Dst>::max();
-    if (d <= kMin) return std::numeric_limits<Dst>::min();
-    return static_cast<Dst>(d);
-  } else if constexpr (std::is_same_v<Dst, half> ||
-                       std::is_same_v<Dst, bfloat16>) {
-    return static_cast<Dst>(static_cast<float>(c));
+Dst CastOne(Src v, const CastOptions& o) {
+  if constexpr (kIsSmallFloat<Src>) {
+    // Every small float is exact in float.
+    return CastOne<Dst, float>(static_cast<float>(v), o);
+  } else if constexpr (kIsSmallInt<Src>) {
+    return CastOne<Dst, int64_t>(static_cast<int64_t>(v.value), o);
+  } else if constexpr (std::is_same_v<Dst, float8_e8m0>) {
+    return Dst::FromBits(
+        EncodeE8M0(static_cast<float>(AsDouble(v)), o.saturate, o.round));
+  } else if constexpr (kIsSmallFloat<Dst>) {
+    // float16 -> float -> double and float -> double are exact, so this
+    // rounds once, as ml_dtypes does.
+    return Dst::FromBits(EncodeSmallFloat(AsDouble(v),
+                                          Dst::kFormat, o.saturate));
+  } else if constexpr (kIsSmallInt<Dst>) {
+    return Dst(v);  // truncates, then wraps to the low bits (ml_dtypes)
   } else {
-    return static_cast<Dst>(c);
+    using C = typename ComputeType<Src>::type;  // widen 16-bit floats
+    const C c = static_cast<C>(v);
+    if constexpr (std::is_same_v<Dst, bool>) {
+      return c != C(0);
+    } else if constexpr (std::is_integral_v<Dst> &&
+                         std::is_floating_point_v<C>) {
+      if (std::isnan(c)) return 0;
+      // Compare in double: every int32 is exact there, and 2^63 is too.
+      const double d = static_cast<double>(c);
+      constexpr double kEnd =
+          static_cast<double>(std::numeric_limits<Dst>::max()) + 1.0;
+      constexpr double kMin =
+          static_cast<double>(std::numeric_limits<Dst>::min());
+      if (d >= kEnd) return std::numeric_limits<Dst>::max();
+      if (d <= kMin) return std::numeric_limits<Dst>::min();
+      return static_cast<Dst>(d);
+    } else if constexpr (std::is_same_v<Dst, half> ||
+                         std::is_same_v<Dst, bfloat16>) {
+      return static_cast<Dst>(static_cast<float>(c));
+    } else {
+      return static_cast<Dst>(c);
+    }
   }
 }
 
-// VisitComparable's dtypes and the 8-bit integers.
+// Calls f(TypeTag<T>{}) with the C++ type of any dtype.
 template <typename F>
 absl::Status VisitCastable(DataType dtype, F&& f) {
-  if (dtype == DT_INT8) return f(TypeTag<int8_t>{});
-  if (dtype == DT_UINT8) return f(TypeTag<uint8_t>{});
-  return VisitComparable(dtype, f);
+  absl::Status status = UnsupportedDtype(dtype);
+  SLUICE_SWITCH_DTYPE(dtype, status = f(TypeTag<T>{}), {});
+  return status;
+}
+
+absl::StatusOr<E8M0Rounding> ParseRoundMode(const std::string& mode) {
+  if (mode == "up") return E8M0Rounding::kUp;
+  if (mode == "down") return E8M0Rounding::kDown;
+  if (mode == "nearest") return E8M0Rounding::kNearest;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "Cast round_mode '", mode, "' is not one of up, down, nearest"));
 }
 
 class CastKernel final : public OpKernel {
@@ -49,11 +95,19 @@ class CastKernel final : public OpKernel {
   struct Attrs {
     DataType src = DT_INVALID;
     DataType dst = DT_INVALID;
+    CastOptions options;
   };
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     Attrs a;
     ASSIGN_OR_RETURN(a.src, node.attrs().GetType("SrcT"));
     ASSIGN_OR_RETURN(a.dst, node.attrs().GetType("DstT"));
+    if (node.attrs().Has("saturate")) {
+      ASSIGN_OR_RETURN(a.options.saturate, node.attrs().GetBool("saturate"));
+    }
+    if (node.attrs().Has("round_mode")) {
+      ASSIGN_OR_RETURN(std::string mode, node.attrs().GetString("round_mode"));
+      ASSIGN_OR_RETURN(a.options.round, ParseRoundMode(mode));
+    }
     return a;
   }
   CastKernel(const Node& node, Attrs attrs)
@@ -76,8 +130,9 @@ class CastKernel final : public OpKernel {
         using D = typename decltype(dst_tag)::type;
         const S* in = x.data<S>();
         D* out = y->data<D>();
+        const CastOptions o = attrs_.options;
         ParallelFor(*ctx, x.NumElements(), 2, [=](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) out[i] = CastOne<D, S>(in[i]);
+          for (int64_t i = b; i < e; ++i) out[i] = CastOne<D, S>(in[i], o);
         });
         return absl::OkStatus();
       });

@@ -3,7 +3,7 @@
 // Same-shape and scalar operands take a flat loop; everything else walks a
 // BroadcastPlan row by row. float16/bfloat16 compute in float; signed
 // integer arithmetic wraps (it is done in the unsigned type). Types: the
-// arithmetic ones plus int8 and uint8 (and bool for Equal).
+// arithmetic ones plus int8, int16, uint8/16/32/64 (and bool for Equal).
 #include <cmath>
 #include <type_traits>
 
@@ -16,9 +16,16 @@
 namespace sluice::cpu {
 namespace {
 
+// The unsigned type integer arithmetic wraps in: at least unsigned int, so
+// that 16-bit operands are not promoted to (overflowing) int.
+template <typename C>
+struct UnsignedWide {
+  using type = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned,
+                                  std::make_unsigned_t<C>>;
+};
 template <typename C>
 using Wide = std::conditional_t<std::is_integral_v<C> && !std::is_same_v<C, bool>,
-                                std::make_unsigned<C>, std::type_identity<C>>;
+                                UnsignedWide<C>, std::type_identity<C>>;
 
 template <typename C>
 C WrapAdd(C a, C b) {
@@ -204,13 +211,15 @@ void RunBinary(const OpKernelContext& ctx, const Tensor& x, const Tensor& y,
 
 enum class Family { kArith, kComparable };
 
-// The binary kernels also take int8 and uint8 (ONNX models compare and do
-// arithmetic on them); the other families do not yet.
+// The binary kernels also take int8, int16 and the unsigned integers (ONNX
+// models compare and do arithmetic on them); the other families do not yet.
 const std::vector<DataType>& BinaryTypes(bool with_bool) {
   static const auto* arith = [] {
     auto* t = new std::vector<DataType>(CpuArithTypes());
-    t->push_back(DT_INT8);
-    t->push_back(DT_UINT8);
+    for (DataType d : {DT_INT8, DT_INT16, DT_UINT8, DT_UINT16, DT_UINT32,
+                       DT_UINT64}) {
+      t->push_back(d);
+    }
     return t;
   }();
   static const auto* comparable = [] {
@@ -223,8 +232,15 @@ const std::vector<DataType>& BinaryTypes(bool with_bool) {
 
 template <bool kWithBool, typename F>
 absl::Status VisitBinary(DataType dtype, F&& f) {
-  if (dtype == DT_INT8) return f(TypeTag<int8_t>{});
-  if (dtype == DT_UINT8) return f(TypeTag<uint8_t>{});
+  switch (dtype) {
+    case DT_INT8: return f(TypeTag<int8_t>{});
+    case DT_INT16: return f(TypeTag<int16_t>{});
+    case DT_UINT8: return f(TypeTag<uint8_t>{});
+    case DT_UINT16: return f(TypeTag<uint16_t>{});
+    case DT_UINT32: return f(TypeTag<uint32_t>{});
+    case DT_UINT64: return f(TypeTag<uint64_t>{});
+    default: break;
+  }
   if constexpr (kWithBool) {
     return VisitComparable(dtype, f);
   } else {

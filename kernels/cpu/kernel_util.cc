@@ -30,15 +30,7 @@ const std::vector<DataType>& CpuReduceTypes() {
   static const std::vector<DataType> k = {DT_FLOAT, DT_INT32, DT_INT64};
   return k;
 }
-const std::vector<DataType>& CpuCastTypes() {
-  static const std::vector<DataType> k = [] {
-    std::vector<DataType> t = CpuComparisonTypes();
-    t.push_back(DT_INT8);
-    t.push_back(DT_UINT8);
-    return t;
-  }();
-  return k;
-}
+const std::vector<DataType>& CpuCastTypes() { return AllDataTypes(); }
 const std::vector<DataType>& CpuMatMulTypes() { return CpuFloatTypes(); }
 const std::vector<DataType>& CpuNnTypes() {
   static const std::vector<DataType> k = {DT_FLOAT};

@@ -32,7 +32,7 @@ const std::vector<DataType>& CpuFloatTypes();        // f32, f64, f16, bf16
 const std::vector<DataType>& CpuArithTypes();        // floats + int32, int64
 const std::vector<DataType>& CpuComparisonTypes();   // arith + bool
 const std::vector<DataType>& CpuReduceTypes();       // f32, int32, int64
-const std::vector<DataType>& CpuCastTypes();         // arith, bool, i8, u8
+const std::vector<DataType>& CpuCastTypes();         // every dtype
 const std::vector<DataType>& CpuMatMulTypes();       // floats
 const std::vector<DataType>& CpuNnTypes();           // f32
 const std::vector<DataType>& CpuAllTypes();          // every dtype

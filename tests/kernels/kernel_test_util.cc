@@ -134,6 +134,18 @@ Tensor MakeTensor(DataType dtype, const Shape& shape,
   return *t;
 }
 
+std::vector<DataType> SmallIntExactTypes() {
+  std::vector<DataType> out;
+  for (DataType t : AllDataTypes()) {
+    if (t == DT_INT2 || t == DT_UINT2 || t == DT_FLOAT4_E2M1 ||
+        t == DT_FLOAT8_E8M0) {
+      continue;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
 Tensor Bool(const std::vector<bool>& v, const Shape& s) {
   std::vector<double> d(v.begin(), v.end());
   return MakeTensor(DT_BOOL, s, d);

@@ -47,6 +47,10 @@ absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
                                           const Attrs& attrs = {},
                                           const RunOptions& options = {});
 
+// Every dtype that holds the integers 0..7 exactly (all but int2, uint2,
+// float4 E2M1 and float8 E8M0), for the every-dtype data-movement tests.
+std::vector<DataType> SmallIntExactTypes();
+
 // Tensors from doubles, for any dtype (bool: v != 0).
 Tensor MakeTensor(DataType dtype, const Shape& shape,
                   const std::vector<double>& values);
