@@ -12,8 +12,13 @@
 # skip for want of a GPU); compute-sanitizer memcheck on the GPU tests
 # (conformance suite, GPU device tests). Exit status: 0 when every step
 # passed. Set SANITIZE=0 to skip memcheck, BENCH=0 to skip the benchmarks,
-# or PARTS to a subset of "tests sanitize replays examples cli bench" (the
-# default is all of them; a 10-minute device call does not fit them all).
+# or PARTS to a subset of "tests sanitize replays examples cli bench onnx"
+# (the default is all of them; a 10-minute device call does not fit them
+# all). The onnx part runs the ONNX backend node cases (generated here by
+# tests/onnx/node_suite.py --generate-only and carried in .gpu/onnx_node_cases)
+# on /gpu:0 and counts the passing cases that ran every node on a GPU
+# kernel, then runs the cases that use the runtime-parameter ops under
+# compute-sanitizer memcheck.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/gpu}
@@ -23,7 +28,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 # Tests read examples/ and tests/*/testdata from this checkout.
 export SLUICE_TEST_DATA_DIR="$PWD"
 
-want() { [[ " ${PARTS:-tests sanitize replays examples cli bench} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx} " == *" $1 "* ]]; }
 
 status=0
 step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records failure
@@ -87,6 +92,17 @@ fi
 
 # The CLI on the GPU: devices, and the examples on /gpu:0 with a memory
 # limit from a config file, with and without growth.
+if want onnx && [[ -x .gpu/bin/sluice_onnx_node_runner && -d .gpu/onnx_node_cases ]]; then
+  step onnx-node-suite-gpu .gpu/bin/sluice_onnx_node_runner \
+    --cases .gpu/onnx_node_cases --device gpu:0 --json "$OUT/node_suite_gpu.json" \
+    --op-table "$OUT/node_suite_gpu_ops.md"
+  step onnx-node-suite-cpu .gpu/bin/sluice_onnx_node_runner \
+    --cases .gpu/onnx_node_cases --json "$OUT/node_suite_cpu.json"
+  step memcheck-onnx-dynamic compute-sanitizer --tool memcheck --error-exitcode 1 \
+    .gpu/bin/sluice_onnx_node_runner --cases .gpu/onnx_node_cases --device gpu:0 \
+    --filter 'reshape|slice|expand|squeeze|split|reduce_sum|range|constantofshape|tile|shape|size'
+fi
+
 if want cli && [[ -x .gpu/bin/sluice ]]; then
   step sluice-devices .gpu/bin/sluice devices
   for growth in false true; do

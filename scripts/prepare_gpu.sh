@@ -8,6 +8,7 @@
 #   BUILD=build-cuda scripts/prepare_gpu.sh
 #
 # Layout produced:  .gpu/bin/*   test binaries, benchmarks and `sluice`
+#                   .gpu/onnx_node_cases/  the ONNX node cases (with .venv-onnx)
 #                   .gpu/lib/*   libabsl_*.so.*, libprotobuf*.so.* and other
 #                                non-system, non-CUDA libraries `ldd` lists
 # scripts/gpu_suite.sh then runs on the GPU machine from the repo root.
@@ -27,7 +28,8 @@ ninja -C "$BUILD" -j"$JOBS" -k 0 || echo "warning: some targets failed to build"
 rm -rf .gpu
 mkdir -p .gpu/bin .gpu/lib
 shopt -s nullglob
-for bin in "$BUILD"/tests/sluice_*_test "$BUILD"/tools/sluice "$BUILD"/bench/*_bench; do
+for bin in "$BUILD"/tests/sluice_*_test "$BUILD"/tests/sluice_onnx_node_runner \
+    "$BUILD"/tools/sluice "$BUILD"/bench/*_bench; do
   [[ -x "$bin" ]] && cp "$bin" .gpu/bin/
 done
 
@@ -43,5 +45,11 @@ done | sort -u | while read -r lib; do
   esac
   cp -L "$lib" .gpu/lib/
 done
+# The ONNX node cases for the onnx part of scripts/gpu_suite.sh (generated
+# once under out/ by the pinned onnx package of .venv-onnx).
+if [[ -x .venv-onnx/bin/python ]]; then
+  cases="$(.venv-onnx/bin/python tests/onnx/node_suite.py --generate-only)"
+  cp -r "$cases" .gpu/onnx_node_cases
+fi
 echo "prepared .gpu/: $(ls .gpu/bin | wc -l) binaries, $(ls .gpu/lib | wc -l) libraries"
 ls .gpu/bin

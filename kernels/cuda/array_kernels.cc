@@ -12,6 +12,7 @@
 #include "kernels/cuda/copy.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/shape_copy.h"
 
 namespace sluice::cuda {
 namespace {
@@ -244,31 +245,8 @@ class SliceKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    const Tensor& x = ctx->input(0);
-    const std::vector<int64_t>& begin = attrs_.begin;
-    const std::vector<int64_t>& end = attrs_.end;
-    std::vector<int64_t> axes = attrs_.axes;
-    std::vector<int64_t> steps = attrs_.steps;
-    ASSIGN_OR_RETURN(Shape out, SliceShape(x.shape(), begin, end, axes, steps));
-    if (axes.empty()) {
-      for (size_t i = 0; i < begin.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-    }
-    if (steps.empty()) steps.assign(begin.size(), 1);
-    const std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
-    std::vector<int64_t> src = in_strides;
-    int64_t offset = 0;
-    for (size_t i = 0; i < axes.size(); ++i) {
-      ASSIGN_OR_RETURN(int axis, NormalizeAxis(axes[i], x.rank()));
-      ASSIGN_OR_RETURN(SliceDim d,
-                       NormalizeSlice(x.dim(axis), begin[i], end[i], steps[i]));
-      offset += d.start * in_strides[axis];
-      src[axis] = d.step * in_strides[axis];
-    }
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
-    if (y->NumElements() == 0) return absl::OkStatus();
-    ASSIGN_OR_RETURN(IndexMap map, CopyMap(Dims(out), src, RowMajorStrides(out)));
-    return LaunchStridedCopy(ElementBytes(x), x.raw_data(), offset,
-                             y->raw_data(), 0, map, gpu.stream);
+    return SliceInto(ctx, gpu, ctx->input(0), attrs_.begin, attrs_.end,
+                     attrs_.axes, attrs_.steps);
   }
 
  private:
@@ -291,18 +269,7 @@ class ExpandKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(Shape out, ExpandShape(x.shape(), shape_));
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
-    const std::vector<int64_t> own = RowMajorStrides(x.shape());
-    std::vector<int64_t> src(out.rank(), 0);
-    const int shift = out.rank() - x.rank();
-    for (int d = 0; d < x.rank(); ++d) {
-      src[d + shift] = x.dim(d) == 1 ? 0 : own[d];
-    }
-    ASSIGN_OR_RETURN(IndexMap map, CopyMap(Dims(out), src, RowMajorStrides(out)));
-    return LaunchStridedCopy(ElementBytes(x), x.raw_data(), 0, y->raw_data(),
-                             0, map, gpu.stream);
+    return ExpandInto(ctx, gpu, ctx->input(0), shape_);
   }
 
  private:

@@ -19,6 +19,7 @@ void RegisterNnKernels(KernelRegistry* registry);           // nn_kernels.cc
 void RegisterArrayKernels(KernelRegistry* registry);        // array_kernels.cc
 void RegisterIndexKernels(KernelRegistry* registry);        // index_kernels.cc
 void RegisterScatterGatherKernels(KernelRegistry* registry);  // scatter_gather_kernels.cc
+void RegisterDynamicKernels(KernelRegistry* registry);      // dynamic_kernels.cc
 
 }  // namespace sluice::cuda
 

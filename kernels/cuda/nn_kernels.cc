@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
 #include "kernels/cuda/conv_pool.h"
 #include "kernels/cuda/cuda_kernel_util.h"
@@ -135,15 +136,25 @@ int CountRuns(const Shape& in, const std::vector<bool>& reduced, bool which) {
   return runs;
 }
 
+// ReduceSum/Mean/Max, and their Dynamic forms, whose axes arrive in host
+// memory as input 1 (empty with noop_with_empty_axes: the input as is).
 class ReduceKernel final : public OpKernel {
  public:
   struct Attrs {
     std::vector<int64_t> axes;
     bool keepdims = false;
+    bool dynamic = false;
+    bool noop_with_empty_axes = false;
   };
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     Attrs a;
-    ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
+    a.dynamic = node.op().rfind("Dynamic", 0) == 0;
+    if (a.dynamic) {
+      ASSIGN_OR_RETURN(a.noop_with_empty_axes,
+                       node.attrs().GetBool("noop_with_empty_axes"));
+    } else {
+      ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
+    }
     ASSIGN_OR_RETURN(a.keepdims, node.attrs().GetBool("keepdims"));
     return a;
   }
@@ -155,7 +166,7 @@ class ReduceKernel final : public OpKernel {
   static absl::Status Supports(const Node& node) {
     ASSIGN_OR_RETURN(Attrs attrs, ParseAttrs(node));
     const Shape& x = node.input_shape(0);
-    if (x.unknown_rank()) return absl::OkStatus();
+    if (x.unknown_rank() || attrs.dynamic) return absl::OkStatus();
     std::vector<bool> reduced(x.rank(), attrs.axes.empty());
     absl::StatusOr<std::vector<int>> norm = NormalizeAxes(attrs.axes, x.rank());
     if (!norm.ok()) return absl::OkStatus();  // Compute reports it
@@ -172,9 +183,18 @@ class ReduceKernel final : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
-    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    const std::vector<int64_t>& axes = attrs_.axes;
+    std::vector<int64_t> axes = attrs_.axes;
+    if (attrs_.dynamic) {
+      RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, {1}));
+      ASSIGN_OR_RETURN(axes, IntParamValues(ctx->input(1), "axes"));
+      if (axes.empty() && attrs_.noop_with_empty_axes) {
+        ctx->set_output(0, x);
+        return absl::OkStatus();
+      }
+    } else {
+      RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    }
     ASSIGN_OR_RETURN(Shape out, ReduceShape(x.shape(), axes, attrs_.keepdims));
     std::vector<bool> reduced(x.rank(), axes.empty());
     ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(axes, x.rank()));
@@ -349,6 +369,9 @@ void RegisterNnKernels(KernelRegistry* registry) {
     const ReduceOp op = r.op;
     RegisterGpu(registry, r.name, {{"T", GpuIntFloatTypes()}},
                 FactoryWith<ReduceKernel>(op), {}, ReduceKernel::Supports);
+    RegisterGpu(registry, absl::StrCat("Dynamic", r.name),
+                {{"T", GpuIntFloatTypes()}}, FactoryWith<ReduceKernel>(op),
+                /*host_memory_inputs=*/{1}, ReduceKernel::Supports);
   }
   RegisterGpu(registry, "GlobalAvgPool", {{"T", {DT_FLOAT}}},
               MakeKernel<GlobalAvgPoolKernel>);

@@ -12,6 +12,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterArrayKernels(registry);
   cuda::RegisterIndexKernels(registry);
   cuda::RegisterScatterGatherKernels(registry);
+  cuda::RegisterDynamicKernels(registry);
 }
 
 }  // namespace sluice
