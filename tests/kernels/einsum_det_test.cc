@@ -67,7 +67,7 @@ TEST(DetKernelTest, DeterminantsOfABatch) {
   }
   auto three = RunOp("Det", {F32({2, 0, 1, 1, 3, 2, 1, 1, 1}, {3, 3})});
   ASSERT_TRUE(three.ok()) << three.status();
-  ExpectTensor((*three)[0], {}, {1}, 1e-5);  // 2*(3-2) - 0 + 1*(1-3)
+  ExpectTensor((*three)[0], {}, {0}, 1e-5);  // 2*(3-2) - 0 + 1*(1-3) = 0
 }
 
 TEST(CumProdKernelTest, ExclusiveAndReverse) {

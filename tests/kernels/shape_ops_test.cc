@@ -71,9 +71,10 @@ TEST(ReduceKernelTest, EmptyAxisRules) {
   auto mean = RunOp("ReduceMean", {x}, {{"axes", IntListAttr({1})}});
   ASSERT_TRUE(mean.ok());
   ExpectTensor((*mean)[0], {3}, {NAN, NAN, NAN});
+  // ONNX (18 on): the max of an empty set is the lowest value, -inf.
   auto mx = RunOp("ReduceMax", {x}, {{"axes", IntListAttr({1})}});
-  EXPECT_EQ(mx.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(mx.status().message(), HasSubstr("empty"));
+  ASSERT_TRUE(mx.ok()) << mx.status();
+  ExpectTensor((*mx)[0], {3}, {-INFINITY, -INFINITY, -INFINITY});
   auto imean = RunOp("ReduceMean", {I32({}, {2, 0})}, {{"axes", IntListAttr({1})}});
   EXPECT_EQ(imean.status().code(), absl::StatusCode::kInvalidArgument);
   // Reducing the non-empty axis of an empty tensor is fine for Max.
