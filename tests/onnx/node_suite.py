@@ -27,6 +27,7 @@ import concurrent.futures
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,7 +68,24 @@ def generate_cases(out_dir):
                               "wb") as f:
                         f.write(value.SerializeToString())
     with open(os.path.join(out_dir, "COMPLETE"), "w") as f:
-        f.write(onnx.__version__ + "\n")
+        f.write(generator_stamp())
+
+
+def generator_stamp():
+    """What the cases were generated with. Some expected outputs come from
+    numpy and ml_dtypes (values the spec leaves undefined), so cases written
+    by other versions of them are written again."""
+    import ml_dtypes
+    return (f"onnx {onnx.__version__} numpy {np.__version__} "
+            f"ml_dtypes {ml_dtypes.__version__}\n")
+
+
+def cases_are_current(cases_dir):
+    stamp = os.path.join(cases_dir, "COMPLETE")
+    if not os.path.exists(stamp):
+        return False
+    with open(stamp) as f:
+        return f.read() == generator_stamp()
 
 
 def default_cases_dir():
@@ -214,10 +232,10 @@ def main():
     args = parser.parse_args()
 
     cases_dir = args.cases or default_cases_dir()
-    if not args.cases and not os.path.exists(
-            os.path.join(cases_dir, "COMPLETE")):
+    if not args.cases and not cases_are_current(cases_dir):
         print(f"generating the node test cases into {cases_dir}",
               file=sys.stderr)
+        shutil.rmtree(cases_dir, ignore_errors=True)
         generate_cases(cases_dir)
     if args.generate_only:
         print(cases_dir)
