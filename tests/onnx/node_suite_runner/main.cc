@@ -18,6 +18,10 @@
 // --op-table writes a Markdown table per ONNX op: the versions sluice's
 // importer implements and how many of the cases using it (their own cases,
 // not the *_expanded ones) pass.
+// --gpu-kernels (any build; no GPU needed) asks the kernel registry, for each
+// passing case, whether every node of the imported graph has a GPU kernel
+// that can run it, and prints the count and the ops that stand in the way:
+// what a --device gpu:0 run would count as gpu-all, known before one.
 // With --xfail, the exit status is 1 when a case not on the list does not
 // pass or a case on the list passes (the list may only shrink), else 0.
 #include <algorithm>
@@ -44,6 +48,7 @@
 #include "core/tensor.h"
 #include "device/device.h"
 #include "executor/session.h"
+#include "kernels/kernel_registry.h"
 #include "nlohmann/json.hpp"
 #include "onnx/graph_emitter.h"
 #include "onnx/onnx_pb.h"
@@ -63,6 +68,7 @@ struct Options {
   std::string json;
   std::string write_xfail;
   std::string op_table;
+  bool gpu_kernels = false;
   bool quiet = false;
 };
 
@@ -72,6 +78,9 @@ struct CaseResult {
   int opset = 0;
   bool gpu_all = false;
   std::set<std::string> ops;  // op_types of the model's nodes
+  // --gpu-kernels: "Op(dtype...)" of each node without a GPU kernel (sluice
+  // ops), with the registry's reason for the first.
+  std::set<std::string> no_gpu_kernel;
 };
 
 bool ReadProto(const fs::path& path, google::protobuf::Message* msg) {
@@ -269,6 +278,15 @@ CaseResult RunCase(const fs::path& dir, const Options& options) {
     }
   }
   r.status = "pass";
+  if (options.gpu_kernels) {
+    for (const Node& n : (*session)->graph().nodes()) {
+      if (n.op() == "Input" || n.op() == "Const") continue;
+      absl::Status s = KernelRegistry::Global()->Supports(n, DeviceType::kGpu);
+      if (s.ok()) continue;
+      r.no_gpu_kernel.insert(n.op());
+      if (r.reason.empty()) r.reason = FirstLine(std::string(s.message()));
+    }
+  }
   if (!options.device.empty()) {
     r.gpu_all = true;
     const Graph& g = (*session)->graph();
@@ -324,6 +342,7 @@ int Main(int argc, char** argv) {
     else if (a == "--json") value(&o.json);
     else if (a == "--write-xfail") value(&o.write_xfail);
     else if (a == "--op-table") value(&o.op_table);
+    else if (a == "--gpu-kernels") o.gpu_kernels = true;
     else if (a == "--quiet") o.quiet = true;
     else {
       std::cerr << "error: unknown argument '" << a << "'\n";
@@ -356,6 +375,10 @@ int Main(int argc, char** argv) {
   std::set<std::string> seen;
   // op -> {cases, passes, passes with every node on a GPU}, own cases only.
   std::map<std::string, std::array<int, 3>> per_op;
+  // --gpu-kernels: passing cases with a GPU kernel for every node, and per
+  // sluice op the passing cases it keeps from that (alone / with others).
+  int gpu_capable = 0;
+  std::map<std::string, std::array<int, 2>> blockers;
   for (const fs::path& dir : SortedDirs(o.cases, "test_")) {
     const std::string name = dir.filename().string();
     if (!std::regex_search(name, filter)) continue;
@@ -368,6 +391,12 @@ int Main(int argc, char** argv) {
       if (r.status == "error") ++rg.error;
       if (r.status == "skip") ++rg.skip;
       if (r.status == "pass" && r.gpu_all) ++rg.gpu_all;
+    }
+    if (o.gpu_kernels && r.status == "pass") {
+      if (r.no_gpu_kernel.empty()) ++gpu_capable;
+      for (const std::string& op : r.no_gpu_kernel) {
+        ++blockers[op][r.no_gpu_kernel.size() == 1 ? 0 : 1];
+      }
     }
     const bool expanded = name.find("_expanded") != std::string::npos;
     if (!expanded && r.status != "skip") {
@@ -390,6 +419,9 @@ int Main(int argc, char** argv) {
       if (!o.device.empty() && r.status == "pass") {
         std::cout << (r.gpu_all ? " gpu-all" : " partly-cpu");
       }
+      if (o.gpu_kernels && r.status == "pass") {
+        std::cout << (r.no_gpu_kernel.empty() ? " gpu-kernels" : " no-gpu-kernel");
+      }
       if (!r.reason.empty()) std::cout << ": " << r.reason;
       if (bad && listed) std::cout << " [expected]";
       if (bad && !o.xfail.empty() && !listed) std::cout << " [UNEXPECTED]";
@@ -410,6 +442,21 @@ int Main(int argc, char** argv) {
                 tensor ? 100.0 * rg.pass / tensor : 0.0);
     if (!o.device.empty()) std::printf("  %d", rg.gpu_all);
     std::printf("\n");
+  }
+  if (o.gpu_kernels) {
+    const int passed = ranges.back().pass;
+    std::printf("\n%d of %d passing cases (%.1f%%) have a GPU kernel for every "
+                "node\nops without a GPU kernel, by the passing cases they "
+                "keep off the GPU (alone + with others):\n",
+                gpu_capable, passed, passed ? 100.0 * gpu_capable / passed : 0.0);
+    std::vector<std::pair<std::string, std::array<int, 2>>> sorted(
+        blockers.begin(), blockers.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return a.second[0] + a.second[1] > b.second[0] + b.second[1];
+    });
+    for (const auto& [op, c] : sorted) {
+      std::printf("  %-24s %4d + %d\n", op.c_str(), c[0], c[1]);
+    }
   }
   if (!o.json.empty()) std::ofstream(o.json) << json.dump(1) << "\n";
   if (!o.write_xfail.empty()) {
