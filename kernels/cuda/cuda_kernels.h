@@ -20,6 +20,7 @@ void RegisterArrayKernels(KernelRegistry* registry);        // array_kernels.cc
 void RegisterIndexKernels(KernelRegistry* registry);        // index_kernels.cc
 void RegisterScatterGatherKernels(KernelRegistry* registry);  // scatter_gather_kernels.cc
 void RegisterDynamicKernels(KernelRegistry* registry);      // dynamic_kernels.cc
+void RegisterRecurrentKernels(KernelRegistry* registry);    // recurrent_kernels.cc
 
 }  // namespace sluice::cuda
 

@@ -13,6 +13,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterIndexKernels(registry);
   cuda::RegisterScatterGatherKernels(registry);
   cuda::RegisterDynamicKernels(registry);
+  cuda::RegisterRecurrentKernels(registry);
 }
 
 }  // namespace sluice

@@ -400,6 +400,52 @@ void AddIndexCases(std::vector<Case>* cases) {
                      {DT_BOOL, Shape({2}), Range::kBool}}});
 }
 
+// Recurrent (RNN, GRU, LSTM): both directions, ragged sequence lengths (a
+// zero-length entry included), clipping, peepholes, GRU's two reset forms.
+void AddRecurrentGpuCases(std::vector<Case>* cases) {
+  const int64_t s = 5, b = 3, in = 4, h = 6;
+  struct Variant {
+    const char* name;
+    const char* cell;
+    int64_t gates;
+    const char* direction;
+    Attrs extra;
+  };
+  const std::vector<Variant> variants = {
+      {"rnn_forward", "rnn", 1, "forward", {}},
+      {"rnn_reverse_relu", "rnn", 1, "reverse",
+       {{"activations", StringAttr("Relu")}}},
+      {"gru_bidirectional", "gru", 3, "bidirectional", {}},
+      {"gru_linear_before_reset_clip", "gru", 3, "forward",
+       {{"linear_before_reset", BoolAttr(true)}, {"clip", FloatAttr(0.5f)}}},
+      {"lstm_bidirectional", "lstm", 4, "bidirectional", {}},
+      {"lstm_input_forget_hardsigmoid", "lstm", 4, "reverse",
+       {{"input_forget", BoolAttr(true)},
+        {"activations", StringAttr("HardSigmoid,Tanh,Softsign")}}},
+  };
+  for (const Variant& v : variants) {
+    for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_FLOAT16}) {
+      if (t != DT_FLOAT && std::string(v.name) != "lstm_bidirectional") continue;
+      const int64_t d = std::string(v.direction) == "bidirectional" ? 2 : 1;
+      const int64_t gh = v.gates * h;
+      Attrs attrs = v.extra;
+      attrs["cell"] = StringAttr(v.cell);
+      attrs["direction"] = StringAttr(v.direction);
+      cases->push_back({absl::StrCat("Recurrent_", v.name, "_", DtypeSuffix(t)),
+                        "Recurrent",
+                        {{t, Shape({s, b, in})},
+                         {t, Shape({d, gh, in})},
+                         {t, Shape({d, gh, h})},
+                         {t, Shape({d, 2 * gh})},
+                         {DT_INT32, Shape({b}), std::vector<double>{5, 3, 0}},
+                         {t, Shape({d, b, h})},
+                         {t, Shape({d, b, h})},
+                         {t, Shape({d, 3 * h})}},
+                        attrs});
+    }
+  }
+}
+
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const std::vector<DataType> floats = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16};
@@ -527,6 +573,7 @@ std::vector<Case> AllCases() {
   AddMathCases(&cases);
   AddIntegerCases(&cases);
   AddIndexCases(&cases);
+  AddRecurrentGpuCases(&cases);
   // Gather indices must be in range: draw them so.
   return cases;
 }
@@ -578,9 +625,12 @@ TEST_P(ConformanceTest, GpuMatchesCpu) {
     inputs[1] = MakeTensor(inputs[1].dtype(), inputs[1].shape(), idx);
   }
   Attrs attrs = c.attrs;
-  absl::StatusOr<std::vector<Tensor>> cpu = RunOp(
-      c.op, inputs, attrs,
-      {.num_outputs = c.op == "Split" ? static_cast<int>(attrs["num_split"].i()) : 1});
+  // Every output of the op (Split: num_split of them).
+  const OpDef* op_def = OpRegistry::Global()->Find(c.op);
+  int num_outputs = op_def ? static_cast<int>(op_def->outputs.size()) : 1;
+  if (c.op == "Split") num_outputs = static_cast<int>(attrs["num_split"].i());
+  absl::StatusOr<std::vector<Tensor>> cpu =
+      RunOp(c.op, inputs, attrs, {.num_outputs = num_outputs});
   if (absl::IsNotFound(cpu.status())) {
     // No CPU kernel for this 16-bit dtype: the reference runs in float32 on
     // the same (already rounded) values and is rounded back.
@@ -640,7 +690,7 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
       "DynamicReduceProd", "DynamicSplit", "Einsum", "EyeLike", "GridSample",
       "If", "LinearAttention", "Loop", "MaxPoolWithIndices", "MaxUnpool",
       "MelWeightMatrix", "NonMaxSuppression", "NonZero", "OneHot", "Pad",
-      "PoolND", "Recurrent", "ReduceMin", "ReduceProd", "Resize",
+      "PoolND", "ReduceMin", "ReduceProd", "Resize",
       "ReverseSequence", "RoiAlign", "STFT", "Scan", "TensorScatter", "TopK",
       "Unique", "Window"};
   // GPU kernels whose parameters are runtime int64 inputs: checked against
