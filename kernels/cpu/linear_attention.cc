@@ -12,44 +12,16 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/linear_attention_params.h"
 
 namespace sluice::cpu {
 namespace {
 
-struct Dims {
-  int64_t b, t, hq, hkv, dk, dv;
-  int64_t decay_width = 0;  // 1 (per head) or dk (per key channel)
-  int64_t beta_width = 0;   // 1 (shared) or hkv
-};
-
 class LinearAttentionKernel final : public OpKernel {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    int64_t hq = 0, hkv = 0;
-    float scale = 0;
-    bool gated = false, delta = false;
-  };
+  using Attrs = LinearAttentionAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    ASSIGN_OR_RETURN(a.hq, node.attrs().GetInt("q_num_heads"));
-    ASSIGN_OR_RETURN(a.hkv, node.attrs().GetInt("kv_num_heads"));
-    ASSIGN_OR_RETURN(a.scale, node.attrs().GetFloat("scale"));
-    ASSIGN_OR_RETURN(std::string rule, node.attrs().GetString("update_rule"));
-    if (rule != "linear" && rule != "gated" && rule != "delta" &&
-        rule != "gated_delta") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "update_rule must be linear, gated, delta or gated_delta, got ",
-          rule));
-    }
-    a.gated = rule == "gated" || rule == "gated_delta";
-    a.delta = rule == "delta" || rule == "gated_delta";
-    if (a.hq <= 0 || a.hkv <= 0 || a.hq % a.hkv != 0) {
-      return absl::InvalidArgumentError(
-          "q_num_heads must be a positive multiple of kv_num_heads");
-    }
-    return a;
+    return ParseLinearAttentionAttrs(node);
   }
   LinearAttentionKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -60,7 +32,12 @@ class LinearAttentionKernel final : public OpKernel {
       RETURN_IF_ERROR(CheckDtype(ctx->input(i), attrs_.t,
                                  absl::StrCat("LinearAttention input ", i)));
     }
-    ASSIGN_OR_RETURN(Dims d, CheckShapes(*ctx));
+    std::vector<Shape> shapes;
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      shapes.push_back(ctx->input(i).shape());
+    }
+    ASSIGN_OR_RETURN(LinearAttentionDims d,
+                     CheckLinearAttentionShapes(attrs_, shapes));
     ASSIGN_OR_RETURN(Tensor * out,
                      ctx->allocate_output(0, Shape({d.b, d.t, d.hq * d.dv})));
     ASSIGN_OR_RETURN(Tensor * state,
@@ -73,66 +50,16 @@ class LinearAttentionKernel final : public OpKernel {
   }
 
  private:
-  absl::StatusOr<Dims> CheckShapes(const OpKernelContext& ctx) const {
-    const Shape& q = ctx.input(0).shape();
-    const Shape& k = ctx.input(1).shape();
-    const Shape& v = ctx.input(2).shape();
-    if (q.rank() != 3 || k.rank() != 3 || v.rank() != 3) {
-      return absl::InvalidArgumentError("query, key and value must be 3-D");
-    }
-    Dims d{q.dim(0), q.dim(1), attrs_.hq, attrs_.hkv, 0, 0};
-    if (q.dim(2) % d.hq != 0 || v.dim(2) % d.hkv != 0) {
-      return absl::InvalidArgumentError(
-          "query's and value's last dims must divide by their heads");
-    }
-    d.dk = q.dim(2) / d.hq;
-    d.dv = v.dim(2) / d.hkv;
-    if (k.dim(0) != d.b || k.dim(1) != d.t || k.dim(2) != d.hkv * d.dk ||
-        v.dim(0) != d.b || v.dim(1) != d.t) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "key ", k.DebugString(), " and value ", v.DebugString(),
-          " do not match query ", q.DebugString()));
-    }
-    const Shape want({d.b, d.hkv, d.dk, d.dv});
-    if (ctx.input(3).shape() != want) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "past_state ", ctx.input(3).shape().DebugString(), " must be ",
-          want.DebugString()));
-    }
-    if (attrs_.gated) {
-      const Shape& g = ctx.input(4).shape();
-      if (g.rank() != 3 || g.dim(0) != d.b || g.dim(1) != d.t ||
-          (g.dim(2) != d.hkv && g.dim(2) != d.hkv * d.dk)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "decay ", g.DebugString(), " must be [B, T, kv_heads] or "
-            "[B, T, kv_heads*Dk]"));
-      }
-      d.decay_width = g.dim(2) / d.hkv;
-    }
-    if (attrs_.delta) {
-      const Shape& bt = ctx.input(5).shape();
-      if (bt.rank() != 3 || bt.dim(0) != d.b || bt.dim(1) != d.t ||
-          (bt.dim(2) != d.hkv && bt.dim(2) != 1)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "beta ", bt.DebugString(), " must be [B, T, kv_heads] or "
-            "[B, T, 1]"));
-      }
-      d.beta_width = bt.dim(2);
-    }
-    return d;
-  }
-
   template <typename T>
-  void Run(const OpKernelContext& ctx, const Dims& d, T* out, T* state_out) {
+  void Run(const OpKernelContext& ctx, const LinearAttentionDims& d, T* out,
+           T* state_out) {
     const T* q = ctx.input(0).data<T>();
     const T* k = ctx.input(1).data<T>();
     const T* v = ctx.input(2).data<T>();
     const T* past = ctx.input(3).data<T>();
     const T* decay = ctx.input(4).data<T>();
     const T* beta = ctx.input(5).data<T>();
-    const float scale = attrs_.scale != 0.0f
-                            ? attrs_.scale
-                            : static_cast<float>(1.0 / std::sqrt(d.dk));
+    const float scale = LinearAttentionScale(attrs_, d);
     const int64_t group = d.hq / d.hkv;
     const int64_t sdim = d.dk * d.dv;
     std::vector<float> s(sdim), vt(d.dv);

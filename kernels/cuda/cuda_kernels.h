@@ -21,6 +21,7 @@ void RegisterIndexKernels(KernelRegistry* registry);        // index_kernels.cc
 void RegisterScatterGatherKernels(KernelRegistry* registry);  // scatter_gather_kernels.cc
 void RegisterDynamicKernels(KernelRegistry* registry);      // dynamic_kernels.cc
 void RegisterRecurrentKernels(KernelRegistry* registry);    // recurrent_kernels.cc
+void RegisterLinearAttentionKernels(KernelRegistry* registry);  // linear_attention_kernels.cc
 
 }  // namespace sluice::cuda
 

@@ -14,6 +14,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterScatterGatherKernels(registry);
   cuda::RegisterDynamicKernels(registry);
   cuda::RegisterRecurrentKernels(registry);
+  cuda::RegisterLinearAttentionKernels(registry);
 }
 
 }  // namespace sluice

@@ -446,6 +446,40 @@ void AddRecurrentGpuCases(std::vector<Case>* cases) {
   }
 }
 
+// LinearAttention: the four update rules, grouped query heads, decay per
+// head and per key channel, beta shared and per head.
+void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
+  const int64_t b = 2, t = 5, hq = 4, hkv = 2, dk = 3, dv = 4;
+  struct Variant {
+    const char* rule;
+    int64_t decay_width;  // per kv head
+    int64_t beta_width;
+    DataType dtype;
+  };
+  const std::vector<Variant> variants = {
+      {"linear", 1, 1, DT_FLOAT},       {"gated", 1, 1, DT_FLOAT},
+      {"gated", dk, 1, DT_FLOAT16},     {"delta", 1, hkv, DT_FLOAT},
+      {"gated_delta", dk, 1, DT_DOUBLE}, {"gated_delta", 1, hkv, DT_BFLOAT16}};
+  for (const Variant& v : variants) {
+    const DataType ty = v.dtype;
+    cases->push_back(
+        {absl::StrCat("LinearAttention_", v.rule, "_decay", v.decay_width,
+                      "_beta", v.beta_width, "_", DtypeSuffix(ty)),
+         "LinearAttention",
+         {{ty, Shape({b, t, hq * dk})},
+          {ty, Shape({b, t, hkv * dk})},
+          {ty, Shape({b, t, hkv * dv})},
+          {ty, Shape({b, hkv, dk, dv})},
+          {ty, Shape({b, t, hkv * v.decay_width})},
+          {ty, Shape({b, t, v.beta_width})}},
+         {{"T", TypeAttr(ty)},
+          {"q_num_heads", IntAttr(hq)},
+          {"kv_num_heads", IntAttr(hkv)},
+          {"update_rule", StringAttr(v.rule)}},
+         false, 10});
+  }
+}
+
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const std::vector<DataType> floats = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16};
@@ -574,6 +608,7 @@ std::vector<Case> AllCases() {
   AddIntegerCases(&cases);
   AddIndexCases(&cases);
   AddRecurrentGpuCases(&cases);
+  AddLinearAttentionGpuCases(&cases);
   // Gather indices must be in range: draw them so.
   return cases;
 }
@@ -688,7 +723,7 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
       "BitwiseOr", "BitwiseXor", "Col2Im", "Compress", "ConvND",
       "ConvTranspose", "CumProd", "DFT", "Det", "Dropout", "DynamicReduceMin",
       "DynamicReduceProd", "DynamicSplit", "Einsum", "EyeLike", "GridSample",
-      "If", "LinearAttention", "Loop", "MaxPoolWithIndices", "MaxUnpool",
+      "If", "Loop", "MaxPoolWithIndices", "MaxUnpool",
       "MelWeightMatrix", "NonMaxSuppression", "NonZero", "OneHot", "Pad",
       "PoolND", "ReduceMin", "ReduceProd", "Resize",
       "ReverseSequence", "RoiAlign", "STFT", "Scan", "TensorScatter", "TopK",

@@ -1,0 +1,85 @@
+// The CUDA OpKernel for LinearAttention, with the CPU kernel's checks and
+// messages (kernels/linear_attention_params.h) and its float state
+// (kernels/cuda/linear_attention.h).
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/linear_attention.h"
+#include "kernels/linear_attention_params.h"
+
+namespace sluice::cuda {
+namespace {
+
+class LinearAttentionKernel final : public OpKernel {
+ public:
+  using Attrs = LinearAttentionAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ParseLinearAttentionAttrs(node);
+  }
+  LinearAttentionKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    std::vector<Shape> shapes;
+    for (int i = 0; i < ctx->num_inputs(); ++i) {
+      if (ctx->input(i).dtype() != attrs_.t) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "LinearAttention input ", i, " has dtype ",
+            DataTypeName(ctx->input(i).dtype()), ", expected ",
+            DataTypeName(attrs_.t)));
+      }
+      shapes.push_back(ctx->input(i).shape());
+    }
+    ASSIGN_OR_RETURN(LinearAttentionDims d,
+                     CheckLinearAttentionShapes(attrs_, shapes));
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(
+                                       0, Shape({d.b, d.t, d.hq * d.dv}), attrs_.t));
+    ASSIGN_OR_RETURN(Tensor * state,
+                     ctx->allocate_output(1, Shape({d.b, d.hkv, d.dk, d.dv}),
+                                          attrs_.t));
+    LinearAttentionLaunch l;
+    l.dtype = ToGpuDtype(attrs_.t);
+    l.b = d.b;
+    l.t = d.t;
+    l.hq = d.hq;
+    l.hkv = d.hkv;
+    l.dk = d.dk;
+    l.dv = d.dv;
+    l.decay_width = d.decay_width;
+    l.beta_width = d.beta_width;
+    l.gated = attrs_.gated;
+    l.delta = attrs_.delta;
+    l.scale = LinearAttentionScale(attrs_, d);
+    if (d.b * d.hkv * d.dk * d.dv == 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(Tensor scratch,
+                     ctx->allocate_temp(DT_FLOAT,
+                                        Shape({LinearAttentionScratchFloats(l)})));
+    l.q = ctx->input(0).raw_data();
+    l.k = ctx->input(1).raw_data();
+    l.v = ctx->input(2).raw_data();
+    l.past = ctx->input(3).raw_data();
+    l.decay = ctx->input(4).raw_data();
+    l.beta = ctx->input(5).raw_data();
+    l.out = out->raw_data();
+    l.state = state->raw_data();
+    l.scratch = scratch.data<float>();
+    return LaunchLinearAttention(l, gpu.stream);
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+}  // namespace
+
+void RegisterLinearAttentionKernels(KernelRegistry* registry) {
+  RegisterGpu(registry, "LinearAttention", {{"T", GpuFloatTypes()}},
+              MakeKernel<LinearAttentionKernel>);
+}
+
+}  // namespace sluice::cuda
