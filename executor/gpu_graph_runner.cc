@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "executor/copy_kernel.h"
+#include "kernels/subgraph_kernel.h"
 
 namespace sluice {
 namespace {
@@ -49,6 +50,12 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
         return no(absl::StrCat(pn.node->name(), " runs on ", pn.device->name()));
       }
       if (gpu != nullptr && pn.device != gpu) return no("the plan uses two GPUs");
+      if (dynamic_cast<const SubgraphKernel*>(pn.kernel.get()) != nullptr) {
+        // Its subgraphs' steps allocate and free within the step, and Loop
+        // waits for the GPU: nothing a recorded graph could replay.
+        return no(absl::StrCat(pn.node->name(), " runs subgraphs (",
+                               pn.node->op(), ")"));
+      }
       gpu = static_cast<GpuDevice*>(pn.device);
       for (int slot : pn.input_slots) {
         if (Contains(plan->feed_slots, slot)) {

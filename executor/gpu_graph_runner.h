@@ -7,8 +7,8 @@
 //   else        out = RunPlan(*plan, std::move(feed_values), scheduler);
 //
 // A plan qualifies when every kernel runs on one GPU, no kernel reads a fed
-// value in host memory, and the only copies bring feeds to that GPU and take
-// results back to the host. Steps then go:
+// value in host memory or runs subgraphs (If, Loop, Scan), and the only
+// copies bring feeds to that GPU and take results back to the host. Steps then go:
 //   1st: an ordinary step (kernels load, the arena grows, cuBLAS warms up);
 //   2nd: the feeds are copied in, the kernels are recorded in plan order,
 //        the graph is launched and the results copied out;

@@ -54,8 +54,9 @@ class PlanBuilder {
       if (x.fetched) transfer_of_fetch_[x.producer] = t;
     }
 
+    Device* io = options_.io != nullptr ? options_.io : options_.host;
     for (const TensorRef& f : feeds) {
-      plan_->feed_slots.push_back(NewSlot(options_.host, -1));
+      plan_->feed_slots.push_back(NewSlot(io, -1));
       slot_of_[f] = plan_->feed_slots.back();
     }
     plan_index_.assign(graph_.num_nodes(), -1);
@@ -68,14 +69,16 @@ class PlanBuilder {
       if (needed[id]) RETURN_IF_ERROR(AddNode(graph_.node(id), fed));
     }
     for (const TensorRef& f : fetches) {
-      // The caller gets host tensors: values on a GPU come back through the
-      // partitioning's copy; values on a logical CPU are host memory already.
+      // The caller gets host tensors (or tensors on `io`): values on a GPU
+      // come back through the partitioning's copy; values on a logical CPU
+      // are host memory already.
       int slot = slot_of_.at(f);
       auto t = transfer_of_fetch_.find(f);
       if (t != transfer_of_fetch_.end()) {
         ASSIGN_OR_RETURN(slot, CopiedSlot(t->second, slot));
       }
-      if (slot_device_[slot]->type() == DeviceType::kGpu) {
+      if (slot_device_[slot]->type() == DeviceType::kGpu &&
+          slot_device_[slot] != io) {
         return absl::InternalError(absl::StrCat(
             "the partitioning returns fetch ", graph_.node(f.node).name(), ":",
             f.port, " from ", slot_device_[slot]->name(), " without a copy"));
@@ -118,8 +121,10 @@ class PlanBuilder {
     if (!kernel.ok()) return WithDevice(n, *device, kernel.status());
     // Control flow: the kernel's subgraphs compile now, on its device.
     if (auto* sk = dynamic_cast<SubgraphKernel*>(kernel->get())) {
-      absl::Status s = sk->CompileSubgraphs(
-          [device](const Graph& g) { return CompileSubgraph(g, device); });
+      absl::Status s =
+          sk->CompileSubgraphs([device, host = options_.host](const Graph& g) {
+            return CompileSubgraph(g, device, host);
+          });
       if (!s.ok()) return WithDevice(n, *device, s);
     }
 

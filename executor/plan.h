@@ -76,6 +76,10 @@ struct PlanOptions {
   // The host device: feeds arrive there and fetched values are returned
   // there.
   Device* host = nullptr;
+  // Where feeds arrive and fetched values are returned, when not the host
+  // (a control-flow subgraph on a GPU: executor/subgraph.h); it must be the
+  // device of the partitioning's io_device. Null: the host.
+  Device* io = nullptr;
   bool allow_parallel = true;
   // A Const node's value on a device (the session caches device copies).
   // Unset: the host value is used, which is right for CPU devices only.

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "executor/copy_kernel.h"
 #include "executor/executor.h"
 #include "executor/plan.h"
 #include "placer/partition.h"
@@ -14,10 +15,15 @@ namespace {
 
 class PlannedSubgraph : public CompiledSubgraph {
  public:
-  PlannedSubgraph(const Graph& graph, Device* device)
+  // On a GPU the topology is that GPU and the host, for the inputs kernels
+  // read in host memory; every node runs on the GPU, and the subgraph's
+  // inputs and outputs stay in the GPU's memory.
+  PlannedSubgraph(const Graph& graph, Device* device, Device* host)
       : graph_(graph),
         assignment_(graph.num_nodes(), device),
-        topology_devices_({device}) {}
+        topology_devices_(device->type() == DeviceType::kCpu || host == nullptr
+                              ? std::vector<Device*>{device}
+                              : std::vector<Device*>{device, host}) {}
 
   absl::Status Compile() {
     for (const GraphInput& in : graph_.inputs()) {
@@ -27,12 +33,22 @@ class PlannedSubgraph : public CompiledSubgraph {
       fetches_.push_back(out.tensor);
     }
     Device* device = topology_devices_[0];
-    // One device, every node on it: the partitioning has no transfers.
+    const bool on_gpu = device->type() != DeviceType::kCpu;
+    if (on_gpu && topology_devices_.size() < 2) {
+      return absl::InternalError("a GPU subgraph needs the host device");
+    }
+    // Every node on topology device 0; on a GPU, the only transfers take
+    // inputs read in host memory to the host (device 1).
     DeviceTopology topo;
-    topo.devices.push_back(MakeDeviceSpec(device->type(), device->index(), 0));
+    for (size_t d = 0; d < topology_devices_.size(); ++d) {
+      topo.devices.push_back(MakeDeviceSpec(topology_devices_[d]->type(),
+                                            topology_devices_[d]->index(), 0));
+    }
     BuildLinks(&topo);
     Placement placement;
-    placement.device_names = {device->name()};
+    for (Device* d : topology_devices_) {
+      placement.device_names.push_back(d->name());
+    }
     placement.device_of_node.assign(graph_.num_nodes(), 0);
     placement.run_order.assign(graph_.topological_order().begin(),
                                graph_.topological_order().end());
@@ -40,15 +56,24 @@ class PlannedSubgraph : public CompiledSubgraph {
     po.build_graph_defs = false;
     po.feeds = &feeds_;
     po.fetches = &fetches_;
-    po.host_device = 0;
+    po.host_device = on_gpu ? 1 : 0;
+    po.io_device = 0;
     po.host_memory_inputs = KernelHostMemoryInputs;
     ASSIGN_OR_RETURN(Partitioning parts,
                      PartitionGraph(graph_, topo, placement, po));
     PlanOptions options;
     options.devices = &assignment_;
     options.topology_devices = &topology_devices_;
-    options.host = device;
+    options.host = topology_devices_[on_gpu ? 1 : 0];
+    options.io = device;
     options.allow_parallel = false;
+    if (on_gpu) {
+      // Constants are copied to the GPU once, here.
+      Device* host = options.host;
+      options.constant_on = [host](const Node& n, Device* d) {
+        return CopyTensor(*n.const_value(), host, d);
+      };
+    }
     ASSIGN_OR_RETURN(
         plan_, CompilePlan(graph_, feeds_, fetches_,
                            std::make_shared<const Partitioning>(
@@ -82,8 +107,8 @@ class PlannedSubgraph : public CompiledSubgraph {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CompiledSubgraph>> CompileSubgraph(
-    const Graph& graph, Device* device) {
-  auto compiled = std::make_unique<PlannedSubgraph>(graph, device);
+    const Graph& graph, Device* device, Device* host) {
+  auto compiled = std::make_unique<PlannedSubgraph>(graph, device, host);
   RETURN_IF_ERROR(compiled->Compile());
   return std::unique_ptr<CompiledSubgraph>(std::move(compiled));
 }

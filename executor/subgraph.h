@@ -6,12 +6,17 @@
 // when their parent does, once per plan.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<CompiledSubgraph> body,
-//                    CompileSubgraph(*node.subgraph("body"), cpu));
+//                    CompileSubgraph(*node.subgraph("body"), gpu, host));
 //   ASSIGN_OR_RETURN(std::vector<Tensor> outs, body->Run(std::move(ins)));
 //
-// Every node of the subgraph runs on `device` (today always a CPU: the
-// control-flow kernels exist only there). The result is immutable; Run is
-// thread-safe and runs the nodes in order on the calling thread.
+// Every node of the subgraph runs on `device`, the device of the
+// control-flow node. On a GPU the subgraph's inputs and outputs are in that
+// GPU's memory, its constants are copied there once, and the inputs its
+// kernels read in host memory (a Reshape's runtime shape) are copied to
+// `host`, the session's CPU. The GPU control-flow kernels take only
+// subgraphs whose every node has a GPU kernel (kernels/cuda/
+// control_flow_kernels.cc). The result is immutable; Run is thread-safe and
+// runs the nodes in order on the calling thread.
 #ifndef SLUICE_EXECUTOR_SUBGRAPH_H_
 #define SLUICE_EXECUTOR_SUBGRAPH_H_
 
@@ -25,10 +30,11 @@
 namespace sluice {
 
 // Feeds are the graph's signature inputs, fetches its signature outputs.
-// `graph` and `device` are borrowed and must outlive the result. Errors:
-// CompilePlan's (a node with no kernel on the device names the node).
+// `graph`, `device` and `host` are borrowed and must outlive the result
+// (`host` is used only when `device` is a GPU). Errors: CompilePlan's (a
+// node with no kernel on the device names the node).
 absl::StatusOr<std::unique_ptr<CompiledSubgraph>> CompileSubgraph(
-    const Graph& graph, Device* device);
+    const Graph& graph, Device* device, Device* host);
 
 }  // namespace sluice
 

@@ -290,12 +290,19 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
         "host device ", out.host_device, " of ", nd));
   }
   const int host = out.host_device;
+  if (options.io_device >= nd) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "io device ", options.io_device, " of ", nd));
+  }
+  out.io_device = options.io_device >= 0 ? options.io_device : host;
+  const int io = out.io_device;
   ASSIGN_OR_RETURN(StepSignature sig, ResolveSignature(graph, options));
   const absl::flat_hash_set<TensorRef> fed(sig.feeds.begin(), sig.feeds.end());
   out.computed = ComputedNodes(graph, fed, sig.fetches);
-  // Where a value lives at the start of its readers: fed values on the host.
+  // Where a value lives at the start of its readers: fed values where feeds
+  // arrive (the host, unless io_device says otherwise).
   auto home = [&](const TensorRef& r) {
-    return fed.contains(r) && host >= 0 ? host : placement.device_of_node[r.node];
+    return fed.contains(r) && io >= 0 ? io : placement.device_of_node[r.node];
   };
   auto is_cpu = [&](int d) { return topo.devices[d].type == DeviceType::kCpu; };
 
@@ -347,15 +354,17 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
     }
   }
   for (const TensorRef& f : sig.feeds) use(home(f));
-  // The caller gets host tensors: values on a GPU come back through a copy.
+  // The caller gets host tensors (or tensors on the io device): values
+  // elsewhere come back through a copy. Values on a logical CPU are host
+  // memory already.
   for (const TensorRef& f : sig.fetches) {
     const int have = home(f);
     use(have);
-    if (host < 0 || is_cpu(have)) continue;
-    int t = index.Fetch(f, have, host, fed.contains(f));
+    if (io < 0 || have == io || (is_cpu(have) && is_cpu(io))) continue;
+    int t = index.Fetch(f, have, io, fed.contains(f));
     out.transfers[t].fetched = true;
     use(have);
-    use(host);
+    use(io);
   }
   for (int d = 0; d < nd; ++d) {
     if (part_of[d] < 0) continue;

@@ -110,6 +110,7 @@ struct Partitioning {
   // The transfers summed per directed link, by (src, dst).
   std::vector<LinkTraffic> links;
   int host_device = -1;  // as resolved from PartitionOptions
+  int io_device = -1;    // likewise: where feeds arrive, fetches leave
 
   // The transfer of `value` to `dst`, or -1.
   int FindTransfer(const TensorRef& value, int dst) const;
@@ -126,6 +127,11 @@ struct PartitionOptions {
   // CPU of the topology (none: a planning topology of GPUs alone, where
   // feeds and fetches cross no link that is modelled).
   int host_device = -1;
+  // The device feeds arrive on and fetched values are delivered to, when
+  // not the host: a control-flow subgraph on a GPU (executor/subgraph.h)
+  // takes its inputs and gives its outputs in that GPU's memory, while
+  // inputs read in host memory still go to the host device. -1: the host.
+  int io_device = -1;
   // The inputs a node reads in host memory on a device of this type
   // (KernelDef::host_memory_inputs); empty: none.
   std::function<std::vector<int>(const Node&, DeviceType)> host_memory_inputs;

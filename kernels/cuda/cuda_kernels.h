@@ -22,6 +22,7 @@ void RegisterScatterGatherKernels(KernelRegistry* registry);  // scatter_gather_
 void RegisterDynamicKernels(KernelRegistry* registry);      // dynamic_kernels.cc
 void RegisterRecurrentKernels(KernelRegistry* registry);    // recurrent_kernels.cc
 void RegisterLinearAttentionKernels(KernelRegistry* registry);  // linear_attention_kernels.cc
+void RegisterControlFlowKernels(KernelRegistry* registry);  // control_flow_kernels.cc
 
 }  // namespace sluice::cuda
 

@@ -15,6 +15,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterDynamicKernels(registry);
   cuda::RegisterRecurrentKernels(registry);
   cuda::RegisterLinearAttentionKernels(registry);
+  cuda::RegisterControlFlowKernels(registry);
 }
 
 }  // namespace sluice

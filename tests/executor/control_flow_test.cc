@@ -4,6 +4,7 @@
 // values are worked by hand in the comments.
 #include <vector>
 
+#include "device/discovery.h"
 #include "executor/session.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -24,17 +25,57 @@ absl::StatusOr<std::unique_ptr<const Graph>> Build(const std::string& text) {
   return BuildGraph(def);
 }
 
-std::unique_ptr<Session> MakeSession(const std::string& text) {
+// "cpu": every node on the CPU. "gpu": the default placement on a machine
+// with a GPU, where the control-flow node and its subgraphs run on /gpu:0.
+std::unique_ptr<Session> MakeSession(const std::string& text,
+                                     const std::string& device = "cpu") {
   absl::StatusOr<std::unique_ptr<const Graph>> graph = Build(text);
   EXPECT_TRUE(graph.ok()) << graph.status();
   if (!graph.ok()) return nullptr;
   RuntimeConfig config;
-  config.set_use_gpu(false);
+  config.set_use_gpu(device == "gpu");
   absl::StatusOr<std::unique_ptr<Session>> s =
       Session::Create(*std::move(graph), config);
   EXPECT_TRUE(s.ok()) << s.status();
   return s.ok() ? *std::move(s) : nullptr;
 }
+
+bool HaveGpu() {
+  DeviceInventory inv = DiscoverDevices();
+  for (const GpuInfo& gpu : inv.gpus) {
+    if (gpu.usable) return true;
+  }
+  return false;
+}
+
+// The device `name` runs on.
+std::string DeviceOf(const Session& s, const std::string& name) {
+  const Node* n = s.graph().FindNode(name);
+  if (n == nullptr) return "no such node";
+  const Device* d = s.assignment()[n->id()];
+  return d == nullptr ? "none" : d->name();
+}
+
+// Runs each test on the CPU and, where there is one, on the GPU.
+class ControlFlowRunTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<Session> Make(const std::string& text,
+                                const std::string& node) {
+    if (GetParam() == "gpu" && !HaveGpu()) return nullptr;
+    std::unique_ptr<Session> s = MakeSession(text, GetParam());
+    if (s != nullptr && GetParam() == "gpu") {
+      EXPECT_THAT(DeviceOf(*s, node), HasSubstr("gpu"));
+    }
+    return s;
+  }
+};
+
+#define MAKE_OR_SKIP(s, text, node)                         \
+  auto s = Make(text, node);                                \
+  if (s == nullptr && GetParam() == "gpu" && !HaveGpu()) {  \
+    GTEST_SKIP() << "no usable GPU";                        \
+  }                                                         \
+  ASSERT_NE(s, nullptr)
 
 std::vector<float> Floats(const Tensor& t) {
   auto v = t.flat<float>();
@@ -79,9 +120,8 @@ constexpr char kIfModel[] = R"pb(
               outputs { name: "y" tensor: "y" } }
 )pb";
 
-TEST(ControlFlowTest, IfRunsTheBranchTheConditionPicks) {
-  auto s = MakeSession(kIfModel);
-  ASSERT_NE(s, nullptr);
+TEST_P(ControlFlowRunTest, IfRunsTheBranchTheConditionPicks) {
+  MAKE_OR_SKIP(s, kIfModel, "y");
   Tensor x = Tensor::FromVector<float>({1, 2}, Shape({2}));
   Tensor c = Tensor::FromVector<float>({3, 4}, Shape({2}));
   auto yes = s->Run({{"cond", Tensor::Scalar<bool>(true)}, {"x", x}, {"c", c}},
@@ -143,9 +183,8 @@ constexpr char kLoopModel[] = R"pb(
               outputs { name: "all" tensor: "loop:1" } }
 )pb";
 
-TEST(ControlFlowTest, LoopCarriesValuesAndStacksScanOutputs) {
-  auto s = MakeSession(kLoopModel);
-  ASSERT_NE(s, nullptr);
+TEST_P(ControlFlowRunTest, LoopCarriesValuesAndStacksScanOutputs) {
+  MAKE_OR_SKIP(s, kLoopModel, "loop");
   Tensor acc0 = Tensor::Scalar<float>(10);
   // Limit high: runs all 4 trips. acc: 10, 11, 13, 16.
   auto out = s->Run({{"trips", Tensor::Scalar<int64_t>(4)},
@@ -206,9 +245,8 @@ constexpr char kScanModel[] = R"pb(
               outputs { name: "steps" tensor: "scan:1" } }
 )pb";
 
-TEST(ControlFlowTest, ScanSlicesInputsAndStacksOutputsAlongTheirAxes) {
-  auto s = MakeSession(kScanModel);
-  ASSERT_NE(s, nullptr);
+TEST_P(ControlFlowRunTest, ScanSlicesInputsAndStacksOutputsAlongTheirAxes) {
+  MAKE_OR_SKIP(s, kScanModel, "scan");
   auto out = s->Run(
       {{"init", Tensor::FromVector<float>({0, 0}, Shape({2}))},
        {"x", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape({3, 2}))}},
@@ -220,6 +258,12 @@ TEST(ControlFlowTest, ScanSlicesInputsAndStacksOutputsAlongTheirAxes) {
   EXPECT_EQ((*out)[1].shape(), Shape({2, 3}));
   EXPECT_THAT(Floats((*out)[1]), ElementsAre(9.f, 4.f, 1.f, 12.f, 6.f, 2.f));
 }
+
+INSTANTIATE_TEST_SUITE_P(Devices, ControlFlowRunTest,
+                         ::testing::Values("cpu", "gpu"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 TEST(ControlFlowTest, BuilderRejectsABodyWithTheWrongOutputs) {
   // The body gives float where the node declares int64: an error naming
