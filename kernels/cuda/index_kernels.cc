@@ -1,6 +1,7 @@
-// CUDA OpKernels for ArgMax, ArgMin, CumSum and Trilu. CumSum's axis and
-// Trilu's k are host-memory inputs (scalars the kernels read on the host);
-// every check and error message is the CPU kernel's
+// CUDA OpKernels for ArgMax, ArgMin, CumSum, CumProd and Trilu. The
+// cumulative ops' axis and Trilu's k are host-memory inputs (scalars the
+// kernels read on the host); every check and error message is the CPU
+// kernel's
 // (kernels/cpu/arg_reduce.cc, kernels/cpu/trilu_cumsum.cc).
 #include <cstdint>
 #include <memory>
@@ -81,7 +82,9 @@ class ArgReduceKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
-class CumSumKernel final : public OpKernel {
+// CumSum (kProd false) and CumProd.
+template <bool kProd>
+class CumulativeKernel final : public OpKernel {
  public:
   struct Attrs {
     bool exclusive = false;
@@ -93,20 +96,21 @@ class CumSumKernel final : public OpKernel {
     ASSIGN_OR_RETURN(a.reverse, node.attrs().GetBool("reverse"));
     return a;
   }
-  CumSumKernel(const Node& node, Attrs attrs)
+  CumulativeKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1}));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(int64_t axis_value,
-                     ScalarInt(ctx->input(1), "CumSum's axis"));
+    ASSIGN_OR_RETURN(
+        int64_t axis_value,
+        ScalarInt(ctx->input(1), absl::StrCat(node().op(), "'s axis")));
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_value, x.shape().rank()));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape(), x.dtype()));
     int64_t outer = 0, inner = 0;
     OuterInner(x.shape(), axis, &outer, &inner);
-    return LaunchCumSum(ToGpuDtype(x.dtype()), x.raw_data(), y->raw_data(),
+    return (kProd ? LaunchCumProd : LaunchCumSum)(ToGpuDtype(x.dtype()), x.raw_data(), y->raw_data(),
                         outer, x.shape().dim(axis), inner, attrs_.exclusive,
                         attrs_.reverse, gpu.stream);
   }
@@ -168,7 +172,11 @@ void RegisterIndexKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "CumSum",
               {{"T", Filter(HasCumSumKernel, GpuIntFloatTypes())},
                {"Tidx", {DT_INT32, DT_INT64}}},
-              MakeKernel<CumSumKernel>, /*host_memory_inputs=*/{1});
+              MakeKernel<CumulativeKernel<false>>, /*host_memory_inputs=*/{1});
+  RegisterGpu(registry, "CumProd",
+              {{"T", Filter(HasCumSumKernel, GpuIntFloatTypes())},
+               {"Tidx", {DT_INT32, DT_INT64}}},
+              MakeKernel<CumulativeKernel<true>>, /*host_memory_inputs=*/{1});
   RegisterGpu(registry, "Trilu", {{"T", GpuAllTypes()}},
               MakeKernel<TriluKernel>, /*host_memory_inputs=*/{1});
 }

@@ -136,7 +136,7 @@ int CountRuns(const Shape& in, const std::vector<bool>& reduced, bool which) {
   return runs;
 }
 
-// ReduceSum/Mean/Max, and their Dynamic forms, whose axes arrive in host
+// ReduceSum/Mean/Max/Min/Prod, and their Dynamic forms, whose axes arrive in host
 // memory as input 1 (empty with noop_with_empty_axes: the input as is).
 class ReduceKernel final : public OpKernel {
  public:
@@ -210,16 +210,12 @@ class ReduceKernel final : public OpKernel {
       return absl::UnimplementedError("reduction pattern has too many dimensions");
     }
     ReduceMap map = MakeReduceMap(x.shape(), reduced);
-    if (map.reduced.num_elements == 0 && map.kept.num_elements > 0) {
-      if (op == ReduceOp::kMax) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "ReduceMax over an empty axis of ", x.shape().DebugString()));
-      }
-      if (op == ReduceOp::kMean && !IsFloatingPoint(x.dtype())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "ReduceMean of an integer tensor over an empty axis of ",
-            x.shape().DebugString()));
-      }
+    // Empty reductions give the identity, as on the CPU (reduce.h), except
+    // integer means, which the CPU refuses with this message.
+    if (map.reduced.num_elements == 0 && map.kept.num_elements > 0 &&
+        op == ReduceOp::kMean && !IsFloatingPoint(x.dtype())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "integer ReduceMean over an empty axis of ", x.shape().DebugString()));
     }
     ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
     return LaunchReduce(op, ToGpuDtype(x.dtype()), x.raw_data(), y->raw_data(),
@@ -361,16 +357,20 @@ void RegisterNnKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "LayerNorm", {{"T", GpuFloatTypes()}},
               MakeKernel<LayerNormKernel>);
   const struct { const char* name; ReduceOp op; } reductions[] = {
-      {"ReduceSum", ReduceOp::kSum},
-      {"ReduceMean", ReduceOp::kMean},
-      {"ReduceMax", ReduceOp::kMax},
+      {"ReduceSum", ReduceOp::kSum},   {"ReduceMean", ReduceOp::kMean},
+      {"ReduceMax", ReduceOp::kMax},   {"ReduceMin", ReduceOp::kMin},
+      {"ReduceProd", ReduceOp::kProd},
   };
   for (const auto& r : reductions) {
     const ReduceOp op = r.op;
-    RegisterGpu(registry, r.name, {{"T", GpuIntFloatTypes()}},
+    std::vector<DataType> types;
+    for (DataType t : GpuAllTypes()) {
+      if (HasReduceKernel(op, ToGpuDtype(t))) types.push_back(t);
+    }
+    RegisterGpu(registry, r.name, {{"T", types}},
                 FactoryWith<ReduceKernel>(op), {}, ReduceKernel::Supports);
-    RegisterGpu(registry, absl::StrCat("Dynamic", r.name),
-                {{"T", GpuIntFloatTypes()}}, FactoryWith<ReduceKernel>(op),
+    RegisterGpu(registry, absl::StrCat("Dynamic", r.name), {{"T", types}},
+                FactoryWith<ReduceKernel>(op),
                 /*host_memory_inputs=*/{1}, ReduceKernel::Supports);
   }
   RegisterGpu(registry, "GlobalAvgPool", {{"T", {DT_FLOAT}}},

@@ -1,7 +1,9 @@
-// Host launcher for ReduceSum / ReduceMean / ReduceMax on CUDA: one thread
-// block per output element, threads striding over the reduced elements and
-// combining in shared memory. float32, float16, bfloat16, float64 (summed in
-// float or double), int32 and int64 (in int64).
+// Host launcher for ReduceSum / ReduceMean / ReduceMax / ReduceMin /
+// ReduceProd on CUDA: one thread block per output element, threads striding
+// over the reduced elements and combining in shared memory. float32,
+// float16, bfloat16, float64 (in float or double), int32 and int64 (in
+// int64, products wrapping); Max and Min also int8, uint8 and bool, Prod
+// also int8 and uint8 (HasReduceKernel).
 //
 //   ReduceMap m = ...;   // kept dims -> input strides, reduced dims -> strides
 //   RETURN_IF_ERROR(LaunchReduce(ReduceOp::kSum, GpuDtype::kFloat, in, out, m, s));
@@ -18,7 +20,7 @@
 
 namespace sluice::cuda {
 
-enum class ReduceOp { kSum, kMean, kMax };
+enum class ReduceOp { kSum, kMean, kMax, kMin, kProd };
 
 struct ReduceMap {
   // Output index space (kept dimensions, in order) and where each step moves
@@ -29,8 +31,13 @@ struct ReduceMap {
   IndexMap reduced;
 };
 
-// REQUIRES: reduced.num_elements > 0 for kMax (the caller reports the error).
-// Empty reductions give 0 (sum) and NaN (mean, floats).
+// Whether LaunchReduce implements `op` for `dtype`.
+bool HasReduceKernel(ReduceOp op, GpuDtype dtype);
+
+// Empty reductions give the CPU kernel's identities: 0 (sum), 1 (prod), the
+// lowest / highest value of the dtype (max / min: -inf / +inf for floats)
+// and NaN (mean, floats); integer means of empty sets are the caller's
+// error to report.
 absl::Status LaunchReduce(ReduceOp op, GpuDtype dtype, const void* in,
                           void* out, const ReduceMap& map, cudaStream_t stream);
 

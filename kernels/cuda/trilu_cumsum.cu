@@ -1,4 +1,5 @@
-// Trilu (elementwise, by element size) and CumSum (one thread per line).
+// Trilu (elementwise, by element size), CumSum and CumProd (one thread per
+// line).
 #include <type_traits>
 
 #include "kernels/cuda/device_utils.cuh"
@@ -23,28 +24,65 @@ static __global__ void TriluKernel(const void* x, void* y, int64_t total,
   }
 }
 
-template <typename T>
-static __global__ void CumSumKernel(const T* x, T* y, int64_t outer,
-                                    int64_t n, int64_t inner, bool exclusive,
-                                    bool reverse) {
+// a * b, wrapping for integers (computed in uint64), as the CPU's products.
+template <typename W>
+__device__ __forceinline__ W WrapMul(W a, W b) {
+  if constexpr (std::is_integral_v<W>) {
+    return static_cast<W>(static_cast<unsigned long long>(a) *
+                          static_cast<unsigned long long>(b));
+  } else {
+    return a * b;
+  }
+}
+
+// Running sums (kProd false) or products along n, one thread per line.
+template <typename T, bool kProd>
+static __global__ void CumulativeKernel(const T* x, T* y, int64_t outer,
+                                        int64_t n, int64_t inner,
+                                        bool exclusive, bool reverse) {
   using W = typename Wide<T>::type;
   const int64_t lines = outer * inner;
   for (int64_t l = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; l < lines;
        l += int64_t{gridDim.x} * blockDim.x) {
     const int64_t base = (l / inner) * n * inner + l % inner;
-    W acc = W(0);
+    W acc = kProd ? W(1) : W(0);
     for (int64_t s = 0; s < n; ++s) {
       const int64_t at = base + (reverse ? n - 1 - s : s) * inner;
       const W v = ToWide(x[at]);
       if (exclusive) {
         y[at] = FromWide<T>(acc);
-        acc = WrapAdd(acc, v);
+        acc = kProd ? WrapMul(acc, v) : WrapAdd(acc, v);
       } else {
-        acc = WrapAdd(acc, v);
+        acc = kProd ? WrapMul(acc, v) : WrapAdd(acc, v);
         y[at] = FromWide<T>(acc);
       }
     }
   }
+}
+
+template <bool kProd>
+absl::Status LaunchCumulative(GpuDtype dtype, const void* x, void* y,
+                              int64_t outer, int64_t n, int64_t inner,
+                              bool exclusive, bool reverse,
+                              cudaStream_t stream) {
+  const char* what = kProd ? "CumProd" : "CumSum";
+  const int64_t lines = outer * inner;
+  bool found = false;
+  DispatchDtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kIsArith<T>) {
+      found = true;
+      if (lines == 0 || n == 0) return;
+      CumulativeKernel<T, kProd><<<GridFor(lines), kThreads, 0, stream>>>(
+          static_cast<const T*>(x), static_cast<T*>(y), outer, n, inner,
+          exclusive, reverse);
+    }
+  });
+  if (!found) {
+    return absl::UnimplementedError(absl::StrCat(
+        "no CUDA ", what, " for dtype ", static_cast<int>(dtype)));
+  }
+  return LaunchStatus(what);
 }
 
 }  // namespace
@@ -75,23 +113,15 @@ bool HasCumSumKernel(GpuDtype dtype) {
 absl::Status LaunchCumSum(GpuDtype dtype, const void* x, void* y,
                           int64_t outer, int64_t n, int64_t inner,
                           bool exclusive, bool reverse, cudaStream_t stream) {
-  const int64_t lines = outer * inner;
-  bool found = false;
-  DispatchDtype(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (kIsArith<T>) {
-      found = true;
-      if (lines == 0 || n == 0) return;
-      CumSumKernel<T><<<GridFor(lines), kThreads, 0, stream>>>(
-          static_cast<const T*>(x), static_cast<T*>(y), outer, n, inner,
-          exclusive, reverse);
-    }
-  });
-  if (!found) {
-    return absl::UnimplementedError(
-        absl::StrCat("no CUDA CumSum for dtype ", static_cast<int>(dtype)));
-  }
-  return LaunchStatus("CumSum");
+  return LaunchCumulative<false>(dtype, x, y, outer, n, inner, exclusive,
+                                 reverse, stream);
+}
+
+absl::Status LaunchCumProd(GpuDtype dtype, const void* x, void* y,
+                           int64_t outer, int64_t n, int64_t inner,
+                           bool exclusive, bool reverse, cudaStream_t stream) {
+  return LaunchCumulative<true>(dtype, x, y, outer, n, inner, exclusive,
+                                reverse, stream);
 }
 
 }  // namespace sluice::cuda

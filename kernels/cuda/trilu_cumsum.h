@@ -1,5 +1,5 @@
-// Host launchers for Trilu and CumSum on the GPU. Their scalar parameters
-// (Trilu's diagonal k, CumSum's axis) are read on the host by the OpKernels
+// Host launchers for Trilu, CumSum and CumProd on the GPU. Their scalar
+// parameters (Trilu's diagonal k, the cumulative ops' axis) are read on the host by the OpKernels
 // and passed here as plain numbers.
 //
 //   // x: `total` elements, innermost matrices [rows, cols]
@@ -27,8 +27,9 @@ absl::Status LaunchTrilu(int element_bytes, const void* x, void* y,
                          int64_t total, int64_t rows, int64_t cols, int64_t k,
                          bool upper, cudaStream_t stream);
 
-// Floats, int32 and int64 (sums in float for the 16-bit floats, wrapping
-// for the integers, as on the CPU).
+// Floats, int32 and int64 (sums and products in float for the 16-bit
+// floats, wrapping for the integers, as on the CPU), for both CumSum and
+// CumProd.
 bool HasCumSumKernel(GpuDtype dtype);
 
 // Running sums along n, one thread per line; exclusive leaves out the
@@ -36,6 +37,11 @@ bool HasCumSumKernel(GpuDtype dtype);
 absl::Status LaunchCumSum(GpuDtype dtype, const void* x, void* y,
                           int64_t outer, int64_t n, int64_t inner,
                           bool exclusive, bool reverse, cudaStream_t stream);
+
+// Running products, likewise (1 before the first element when exclusive).
+absl::Status LaunchCumProd(GpuDtype dtype, const void* x, void* y,
+                           int64_t outer, int64_t n, int64_t inner,
+                           bool exclusive, bool reverse, cudaStream_t stream);
 
 }  // namespace sluice::cuda
 

@@ -478,6 +478,53 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
           {"update_rule", StringAttr(v.rule)}},
          false, 10});
   }
+// The GPU kernels of the reductions, selection and misc family: ReduceMin,
+// ReduceProd (and their Dynamic forms), the identities of empty reductions,
+// CumProd, ...; parameters such as axes are fixed inputs.
+void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
+  for (const char* op : {"ReduceMin", "ReduceProd"}) {
+    const std::string name = op;
+    const bool prod = name == "ReduceProd";
+    // Products of up to 20 values from [0.1, 2.1] stay in range.
+    const Range r = prod ? Range::kPositive : Range::kSigned;
+    cases->push_back({name + "_last", op, {{DT_FLOAT, Shape({7, prod ? 20 : 300}), r}},
+                      {{"axes", IntListAttr({-1})}}, false, 10});
+    cases->push_back({name + "_outer_keepdims", op, {{DT_FLOAT, Shape({4, 5, 3}), r}},
+                      {{"axes", IntListAttr({0, 2})}, {"keepdims", BoolAttr(true)}}});
+    cases->push_back({name + "_all_double", op, {{DT_DOUBLE, Shape({2, 3, 4}), r}}, {}});
+    for (DataType t : {DT_FLOAT16, DT_BFLOAT16}) {
+      cases->push_back({name + "_middle_" + DtypeSuffix(t), op, {{t, Shape({3, 4, 5}), r}},
+                        {{"axes", IntListAttr({1})}}});
+    for (DataType t : {DT_INT32, DT_INT64, DT_INT8, DT_UINT8}) {
+      cases->push_back({name + "_" + DtypeSuffix(t), op, {{t, Shape({4, 6})}},
+                        {{"axes", IntListAttr({1})}}});
+    cases->push_back({name + "_empty_axis", op, {{DT_FLOAT, Shape({3, 0, 2})}},
+                      {{"axes", IntListAttr({1})}}});
+    cases->push_back({"Dynamic" + name, "Dynamic" + name,
+                      {{DT_FLOAT, Shape({4, 5, 3}), r},
+                       {DT_INT64, Shape({2}), std::vector<double>{-1, 1}}},
+                      {{"keepdims", BoolAttr(true)}}});
+  for (const char* op : {"ReduceMin", "ReduceMax"}) {
+    const std::string name = op;
+    cases->push_back({name + "_bool", op, {{DT_BOOL, Shape({5, 6}), Range::kBool}},
+                      {{"axes", IntListAttr({0})}}});
+    for (DataType t : {DT_INT32, DT_INT8, DT_BOOL}) {  // lowest / highest value
+      cases->push_back({name + "_empty_" + DtypeSuffix(t), op,
+                        {{t, Shape({2, 0}), t == DT_BOOL ? Range::kBool : Range::kSigned}},
+                        {{"axes", IntListAttr({1})}}});
+  cases->push_back({"ReduceMax_int8", "ReduceMax", {{DT_INT8, Shape({4, 6})}},
+                    {{"axes", IntListAttr({0})}}});
+  cases->push_back({"ReduceMax_uint8", "ReduceMax", {{DT_UINT8, Shape({4, 6})}}});
+  const std::vector<double> axis1 = {1};
+  for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16, DT_INT32, DT_INT64}) {
+    cases->push_back({"CumProd_axis1_" + DtypeSuffix(t), "CumProd",
+                      {{t, Shape({3, 6, 4})}, {DT_INT64, Shape(), axis1}}});
+  cases->push_back({"CumProd_exclusive_reverse", "CumProd",
+                    {{DT_DOUBLE, Shape({5, 7})}, {DT_INT32, Shape({1}), std::vector<double>{-1}}},
+                    {{"exclusive", BoolAttr(true)}, {"reverse", BoolAttr(true)}}});
+  cases->push_back({"CumProd_exclusive_axis0_int32", "CumProd",
+                    {{DT_INT32, Shape({9, 3})}, {DT_INT32, Shape(), std::vector<double>{0}}},
+                    {{"exclusive", BoolAttr(true)}}});
 }
 
 std::vector<Case> AllCases() {
@@ -609,6 +656,7 @@ std::vector<Case> AllCases() {
   AddIndexCases(&cases);
   AddRecurrentGpuCases(&cases);
   AddLinearAttentionGpuCases(&cases);
+  AddReduceSelectMiscGpuCases(&cases);
   // Gather indices must be in range: draw them so.
   return cases;
 }
@@ -721,12 +769,11 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
   const std::set<std::string> cpu_only = {
       "AffineGrid", "BitCast", "BitShift", "BitwiseAnd", "BitwiseNot",
       "BitwiseOr", "BitwiseXor", "Col2Im", "Compress", "ConvND",
-      "ConvTranspose", "CumProd", "DFT", "Det", "Dropout", "DynamicReduceMin",
-      "DynamicReduceProd", "DynamicSplit", "Einsum", "EyeLike", "GridSample",
-      "MaxPoolWithIndices", "MaxUnpool",
+      "ConvTranspose", "DFT", "Det", "Dropout", "DynamicSplit", "Einsum",
+      "EyeLike", "GridSample", "MaxPoolWithIndices", "MaxUnpool",
       "MelWeightMatrix", "NonMaxSuppression", "NonZero", "OneHot", "Pad",
-      "PoolND", "ReduceMin", "ReduceProd", "Resize",
-      "ReverseSequence", "RoiAlign", "STFT", "TensorScatter", "TopK",
+      "PoolND", "Resize", "ReverseSequence", "RoiAlign", "STFT",
+      "TensorScatter", "TopK",
       "Unique", "Window"};
   // GPU kernels whose parameters are runtime int64 inputs: checked against
   // the ONNX reference outputs by the node suite on /gpu:0
