@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
 #include "kernels/cuda/copy.h"
 #include "kernels/cuda/cuda_kernel_util.h"
@@ -181,6 +182,9 @@ class ConcatKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
+// Split, and DynamicSplit (kDynamic), whose sizes arrive in host memory as
+// input 1, checked as on the CPU (kernels/cpu/concat_split.cc).
+template <bool kDynamic>
 class SplitKernel final : public OpKernel {
  public:
   struct Attrs {
@@ -192,7 +196,9 @@ class SplitKernel final : public OpKernel {
     Attrs a;
     ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
     ASSIGN_OR_RETURN(a.num_split, node.attrs().GetInt("num_split"));
-    ASSIGN_OR_RETURN(a.sizes, IntList(node, "sizes"));
+    if constexpr (!kDynamic) {
+      ASSIGN_OR_RETURN(a.sizes, IntList(node, "sizes"));
+    }
     return a;
   }
   SplitKernel(const Node& node, Attrs attrs)
@@ -200,12 +206,23 @@ class SplitKernel final : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
-    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    std::vector<int64_t> sizes = attrs_.sizes;
+    if constexpr (kDynamic) {
+      RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1}));
+      ASSIGN_OR_RETURN(sizes, IntParamValues(ctx->input(1), "split"));
+    } else {
+      RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    }
     const Tensor& x = ctx->input(0);
     const int64_t axis_attr = attrs_.axis;
     ASSIGN_OR_RETURN(std::vector<Shape> outs,
                      SplitShapes(x.shape(), axis_attr, attrs_.num_split,
-                                 attrs_.sizes));
+                                 sizes));
+    if (static_cast<int>(outs.size()) != ctx->num_outputs()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Split makes ", outs.size(), " outputs but the node has ",
+          ctx->num_outputs()));
+    }
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
     const std::vector<int64_t> src = RowMajorStrides(x.shape());
     int64_t offset = 0;
@@ -383,7 +400,10 @@ void RegisterArrayKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "Concat", {{"T", GpuAllTypes()}},
               MakeKernel<ConcatKernel>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Split", {{"T", GpuAllTypes()}},
-              MakeKernel<SplitKernel>, {}, RanksAtMost(kMaxGpuDims));
+              MakeKernel<SplitKernel<false>>, {}, RanksAtMost(kMaxGpuDims));
+  RegisterGpu(registry, "DynamicSplit", {{"T", GpuAllTypes()}},
+              MakeKernel<SplitKernel<true>>, /*host_memory_inputs=*/{1},
+              RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Slice", {{"T", GpuAllTypes()}},
               MakeKernel<SliceKernel>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Expand", {{"T", GpuAllTypes()}},

@@ -480,7 +480,7 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
   }
 // The GPU kernels of the reductions, selection and misc family: ReduceMin,
 // ReduceProd (and their Dynamic forms), the identities of empty reductions,
-// CumProd, ...; parameters such as axes are fixed inputs.
+// CumProd, DynamicSplit, ...; parameters such as axes are fixed inputs.
 void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
   for (const char* op : {"ReduceMin", "ReduceProd"}) {
     const std::string name = op;
@@ -525,6 +525,13 @@ void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
   cases->push_back({"CumProd_exclusive_axis0_int32", "CumProd",
                     {{DT_INT32, Shape({9, 3})}, {DT_INT32, Shape(), std::vector<double>{0}}},
                     {{"exclusive", BoolAttr(true)}}});
+  cases->push_back({"DynamicSplit_axis1", "DynamicSplit",
+                    {{DT_FLOAT, Shape({5, 6})}, {DT_INT64, Shape({3}), std::vector<double>{1, 3, 2}}},
+                    {{"axis", IntAttr(1)}, {"num_split", IntAttr(3)}}});
+  cases->push_back({"DynamicSplit_empty_part_bool", "DynamicSplit",
+                    {{DT_BOOL, Shape({4, 3}), Range::kBool},
+                     {DT_INT64, Shape({2}), std::vector<double>{0, 4}}},
+                    {{"axis", IntAttr(0)}, {"num_split", IntAttr(2)}}});
 }
 
 std::vector<Case> AllCases() {
@@ -714,6 +721,11 @@ TEST_P(ConformanceTest, GpuMatchesCpu) {
   if (c.op == "Split") num_outputs = static_cast<int>(attrs["num_split"].i());
   absl::StatusOr<std::vector<Tensor>> cpu =
       RunOp(c.op, inputs, attrs, {.num_outputs = num_outputs});
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp(
+      c.op, inputs, attrs,
+      {.num_outputs = c.op == "Split" || c.op == "DynamicSplit"
+                          ? static_cast<int>(attrs["num_split"].i())
+                          : 1});
   if (absl::IsNotFound(cpu.status())) {
     // No CPU kernel for this 16-bit dtype: the reference runs in float32 on
     // the same (already rounded) values and is rounded back.
@@ -769,8 +781,8 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
   const std::set<std::string> cpu_only = {
       "AffineGrid", "BitCast", "BitShift", "BitwiseAnd", "BitwiseNot",
       "BitwiseOr", "BitwiseXor", "Col2Im", "Compress", "ConvND",
-      "ConvTranspose", "DFT", "Det", "Dropout", "DynamicSplit", "Einsum",
-      "EyeLike", "GridSample", "MaxPoolWithIndices", "MaxUnpool",
+      "ConvTranspose", "DFT", "Det", "Dropout", "Einsum", "EyeLike",
+      "GridSample", "MaxPoolWithIndices", "MaxUnpool",
       "MelWeightMatrix", "NonMaxSuppression", "NonZero", "OneHot", "Pad",
       "PoolND", "Resize", "ReverseSequence", "RoiAlign", "STFT",
       "TensorScatter", "TopK",
