@@ -5,6 +5,7 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/host_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -31,22 +32,7 @@ class DropoutKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     const Tensor& ratio = ctx->input(1);
     const Tensor& training = ctx->input(2);
-    RETURN_IF_ERROR(CheckDtype(training, DT_BOOL, "training_mode"));
-    if (ratio.NumElements() != 1 || training.NumElements() != 1) {
-      return absl::InvalidArgumentError(
-          "Dropout's ratio and training_mode must be scalars");
-    }
-    double r = 0;
-    RETURN_IF_ERROR(VisitFloat(ratio.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      r = static_cast<double>(static_cast<float>(ratio.data<T>()[0]));
-      return absl::OkStatus();
-    }));
-    if (training.data<bool>()[0] && r != 0) {
-      return absl::UnimplementedError(absl::StrCat(
-          "Dropout in training mode with ratio ", r,
-          " (random dropping) is not supported; sluice runs inference"));
-    }
+    RETURN_IF_ERROR(CheckDropoutInference(ratio, training));
     ctx->set_output(0, x);
     ASSIGN_OR_RETURN(Tensor * mask, ctx->allocate_output(1, x.shape()));
     std::fill_n(mask->data<bool>(), mask->NumElements(), true);

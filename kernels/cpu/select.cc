@@ -12,6 +12,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
+#include "kernels/host_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -30,37 +31,6 @@ const std::vector<DataType>& NumericOrBoolTypes() {
     return t;
   }();
   return *types;
-}
-
-// Each element of a numeric tensor as int64 (floats truncated toward zero).
-absl::StatusOr<std::vector<int64_t>> AsInt64s(const Tensor& t,
-                                              absl::string_view what) {
-  std::vector<int64_t> out(t.NumElements());
-  absl::Status s = VisitOrdered(t.dtype(), [&](auto tag) -> absl::Status {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (size_t i = 0; i < out.size(); ++i) {
-      if constexpr (kIsStdInteger<T>) {
-        out[i] = static_cast<int64_t>(p[i]);
-      } else {
-        double d;
-        if constexpr (std::is_floating_point_v<T>) {
-          d = static_cast<double>(p[i]);
-        } else {
-          d = static_cast<double>(static_cast<float>(p[i]));  // half, bf16
-        }
-        if (!(std::abs(d) < 9.2e18)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(what, " element ", i, " (", d,
-                           ") is not a finite int64"));
-        }
-        out[i] = static_cast<int64_t>(d);
-      }
-    }
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
-  return out;
 }
 
 class NonZeroKernel final : public OpKernel {
@@ -113,8 +83,6 @@ class CompressKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& cond = ctx->input(1);
-    RETURN_IF_ERROR(CheckDtype(cond, DT_BOOL, "condition"));
-    RETURN_IF_ERROR(CheckRank(cond, 1, "condition"));
     int64_t outer = 1, n = x.NumElements(), inner = 1;
     int axis = 0;
     if (!attrs_.flatten) {
@@ -123,17 +91,7 @@ class CompressKernel final : public OpKernel {
       n = x.dim(axis);
       for (int i = axis + 1; i < x.rank(); ++i) inner *= x.dim(i);
     }
-    const bool* c = cond.data<bool>();
-    std::vector<int64_t> keep;
-    for (int64_t i = 0; i < cond.NumElements(); ++i) {
-      if (!c[i]) continue;
-      if (i >= n) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "condition selects index ", i, " but the axis has ", n,
-            " entries"));
-      }
-      keep.push_back(i);
-    }
+    ASSIGN_OR_RETURN(std::vector<int64_t> keep, CompressSelection(cond, n));
     const int64_t m = static_cast<int64_t>(keep.size());
     Shape out_shape({m});
     if (!attrs_.flatten) {
@@ -175,7 +133,7 @@ class OneHotKernel final : public OpKernel {
     const Tensor& indices = ctx->input(0);
     const Tensor& values = ctx->input(2);
     ASSIGN_OR_RETURN(std::vector<int64_t> depth_v,
-                     AsInt64s(ctx->input(1), "depth"));
+                     HostInt64s(ctx->input(1), "depth"));
     if (depth_v.size() != 1 || depth_v[0] < 1) {
       return absl::InvalidArgumentError(
           "depth must be one value of at least 1");
@@ -186,7 +144,7 @@ class OneHotKernel final : public OpKernel {
           "values must hold [off_value, on_value], got shape ",
           values.shape().DebugString()));
     }
-    ASSIGN_OR_RETURN(std::vector<int64_t> idx, AsInt64s(indices, "indices"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> idx, HostInt64s(indices, "indices"));
     const int rank = indices.rank() + 1;
     int64_t axis = attrs_.axis;
     if (axis < -rank || axis >= rank) {
@@ -289,23 +247,11 @@ class ReverseSequenceKernel final : public OpKernel {
       return absl::InvalidArgumentError(absl::StrCat(
           "ReverseSequence needs rank >= 2, got ", x.shape().DebugString()));
     }
-    RETURN_IF_ERROR(CheckDtype(lens_t, DT_INT64, "sequence_lens"));
     const bool batch_first = attrs_.batch_axis == 0;
     const int64_t batch = x.dim(batch_first ? 0 : 1);
     const int64_t steps = x.dim(batch_first ? 1 : 0);
-    if (lens_t.rank() != 1 || lens_t.dim(0) != batch) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sequence_lens must have shape [", batch, "], got ",
-          lens_t.shape().DebugString()));
-    }
+    RETURN_IF_ERROR(CheckSequenceLens(lens_t, batch, steps));
     const int64_t* lens = lens_t.data<int64_t>();
-    for (int64_t b = 0; b < batch; ++b) {
-      if (lens[b] < 0 || lens[b] > steps) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("sequence_lens[", b, "] = ", lens[b],
-                         " is outside [0, ", steps, "]"));
-      }
-    }
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
     size_t row = DataTypeSize(x.dtype());
     for (int d = 2; d < x.rank(); ++d) row *= x.dim(d);

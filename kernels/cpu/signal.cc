@@ -14,21 +14,12 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/host_params.h"
 
 namespace sluice::cpu {
 namespace {
 
 using Complex = std::complex<double>;
-
-absl::StatusOr<int64_t> OneInt(const Tensor& t, absl::string_view what) {
-  if (t.NumElements() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " must hold one value, got shape ", t.shape().DebugString()));
-  }
-  if (t.dtype() == DT_INT64) return t.data<int64_t>()[0];
-  if (t.dtype() == DT_INT32) return t.data<int32_t>()[0];
-  return absl::InvalidArgumentError(absl::StrCat(what, " must be an integer"));
-}
 
 // out[k] = scale * sum_j in[j] e^(sign 2 pi i j k / n), k < out.size().
 void Transform(const std::vector<Complex>& in, int64_t n, double sign,
@@ -68,14 +59,14 @@ class DftKernel final : public OpKernel {
           "DFT's input must be [..., N, 1] or [..., N, 2], got ",
           x.shape().DebugString()));
     }
-    ASSIGN_OR_RETURN(int64_t axis_v, OneInt(ctx->input(2), "DFT's axis"));
+    ASSIGN_OR_RETURN(int64_t axis_v, HostScalarInt(ctx->input(2), "DFT's axis"));
     const int64_t axis = axis_v < 0 ? axis_v + rank : axis_v;
     if (axis < 0 || axis >= rank - 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "DFT axis ", axis_v, " out of range for ", x.shape().DebugString()));
     }
     const int64_t len = x.shape().dim(axis);
-    ASSIGN_OR_RETURN(int64_t n, OneInt(ctx->input(1), "DFT's dft_length"));
+    ASSIGN_OR_RETURN(int64_t n, HostScalarInt(ctx->input(1), "DFT's dft_length"));
     const bool irfft = attrs_.inverse && attrs_.onesided;
     if (n < 1) n = irfft ? 2 * (len - 1) : len;
     if (n < 1) {
@@ -152,8 +143,8 @@ class StftKernel final : public OpKernel {
     }
     const int64_t batch = x.shape().dim(0), len = x.shape().dim(1);
     const int64_t parts = x.shape().dim(2);
-    ASSIGN_OR_RETURN(int64_t step, OneInt(ctx->input(1), "frame_step"));
-    ASSIGN_OR_RETURN(int64_t fl, OneInt(ctx->input(3), "frame_length"));
+    ASSIGN_OR_RETURN(int64_t step, HostScalarInt(ctx->input(1), "frame_step"));
+    ASSIGN_OR_RETURN(int64_t fl, HostScalarInt(ctx->input(3), "frame_length"));
     if (fl < 1) fl = window.NumElements() > 0 ? window.NumElements() : len;
     if (step < 1 || fl > len ||
         (window.NumElements() > 0 && window.NumElements() != fl)) {
@@ -221,7 +212,7 @@ class WindowKernel final : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    ASSIGN_OR_RETURN(int64_t size, OneInt(ctx->input(0), "the window size"));
+    ASSIGN_OR_RETURN(int64_t size, HostScalarInt(ctx->input(0), "the window size"));
     if (size < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("the window size must be >= 0, got ", size));
@@ -269,9 +260,9 @@ class MelWeightMatrixKernel final : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    ASSIGN_OR_RETURN(int64_t mels, OneInt(ctx->input(0), "num_mel_bins"));
-    ASSIGN_OR_RETURN(int64_t dft, OneInt(ctx->input(1), "dft_length"));
-    ASSIGN_OR_RETURN(int64_t rate, OneInt(ctx->input(2), "sample_rate"));
+    ASSIGN_OR_RETURN(int64_t mels, HostScalarInt(ctx->input(0), "num_mel_bins"));
+    ASSIGN_OR_RETURN(int64_t dft, HostScalarInt(ctx->input(1), "dft_length"));
+    ASSIGN_OR_RETURN(int64_t rate, HostScalarInt(ctx->input(2), "sample_rate"));
     if (mels < 1 || dft < 1 || rate < 1 || ctx->input(3).NumElements() != 1 ||
         ctx->input(4).NumElements() != 1) {
       return absl::InvalidArgumentError(

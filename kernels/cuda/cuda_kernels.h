@@ -23,6 +23,8 @@ void RegisterDynamicKernels(KernelRegistry* registry);      // dynamic_kernels.c
 void RegisterRecurrentKernels(KernelRegistry* registry);    // recurrent_kernels.cc
 void RegisterLinearAttentionKernels(KernelRegistry* registry);  // linear_attention_kernels.cc
 void RegisterControlFlowKernels(KernelRegistry* registry);  // control_flow_kernels.cc
+void RegisterSelectKernels(KernelRegistry* registry);       // select_kernels.cc
+void RegisterSignalKernels(KernelRegistry* registry);       // signal_kernels.cc
 
 }  // namespace sluice::cuda
 

@@ -16,6 +16,8 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterRecurrentKernels(registry);
   cuda::RegisterLinearAttentionKernels(registry);
   cuda::RegisterControlFlowKernels(registry);
+  cuda::RegisterSelectKernels(registry);
+  cuda::RegisterSignalKernels(registry);
 }
 
 }  // namespace sluice

@@ -480,7 +480,8 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
   }
 // The GPU kernels of the reductions, selection and misc family: ReduceMin,
 // ReduceProd (and their Dynamic forms), the identities of empty reductions,
-// CumProd, DynamicSplit, ...; parameters such as axes are fixed inputs.
+// CumProd, DynamicSplit, TopK, OneHot, EyeLike, Compress, ReverseSequence,
+// Dropout and Window; parameters such as axes are fixed inputs.
 void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
   for (const char* op : {"ReduceMin", "ReduceProd"}) {
     const std::string name = op;
@@ -532,6 +533,74 @@ void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
                     {{DT_BOOL, Shape({4, 3}), Range::kBool},
                      {DT_INT64, Shape({2}), std::vector<double>{0, 4}}},
                     {{"axis", IntAttr(0)}, {"num_split", IntAttr(2)}}});
+  // TopK: k a fixed input; small integers tie (lower index first).
+  cases->push_back({"TopK_largest_last", "TopK",
+                    {{DT_FLOAT, Shape({4, 9})}, {DT_INT64, Shape({1}), std::vector<double>{3}}}});
+  cases->push_back({"TopK_smallest_axis0_float16", "TopK",
+                    {{DT_FLOAT16, Shape({7, 3, 2})}, {DT_INT64, Shape(), std::vector<double>{7}}},
+                    {{"axis", IntAttr(0)}, {"largest", BoolAttr(false)}}});
+  for (DataType t : {DT_INT32, DT_INT64, DT_INT8, DT_UINT8}) {
+    cases->push_back({"TopK_ties_" + DtypeSuffix(t), "TopK",
+                      {{t, Shape({3, 12}), Range::kSmallInts},
+                       {DT_INT64, Shape({1}), std::vector<double>{5}}},
+                      {{"axis", IntAttr(1)}, {"largest", BoolAttr(t != DT_INT64)}}});
+  }
+  cases->push_back({"TopK_k0_double", "TopK",
+                    {{DT_DOUBLE, Shape({2, 5})}, {DT_INT64, Shape({1}), std::vector<double>{0}}}});
+  // OneHot: negative and out-of-range indices; depth and values host inputs.
+  const std::vector<double> hot = {0, 2, -1, 4, 7, -6, 1, 3};
+  cases->push_back({"OneHot_last_int64", "OneHot",
+                    {{DT_INT64, Shape({2, 4}), hot}, {DT_INT64, Shape(), std::vector<double>{5}},
+                     {DT_FLOAT, Shape({2}), std::vector<double>{-1, 3}}}});
+  cases->push_back({"OneHot_axis0_float_indices_int32_values", "OneHot",
+                    {{DT_FLOAT, Shape({8}), std::vector<double>{0.5, 2.9, -1.2, 4, 7, -5, 1, -0.7}},
+                     {DT_FLOAT, Shape({1}), std::vector<double>{5}},
+                     {DT_INT32, Shape({2}), std::vector<double>{0, 9}}},
+                    {{"axis", IntAttr(0)}}});
+  cases->push_back({"OneHot_middle_int32_bool", "OneHot",
+                    {{DT_INT32, Shape({4, 2}), hot}, {DT_INT32, Shape(), std::vector<double>{6}},
+                     {DT_BOOL, Shape({2}), std::vector<double>{0, 1}}},
+                    {{"axis", IntAttr(-2)}}});
+  for (auto [t, k] : std::vector<std::pair<DataType, int64_t>>{
+           {DT_FLOAT, 0}, {DT_INT32, 2}, {DT_BOOL, -1}, {DT_FLOAT16, -4}}) {
+    cases->push_back({absl::StrCat("EyeLike_k", k < 0 ? "minus" : "", k < 0 ? -k : k, "_",
+                                   DtypeSuffix(t)), "EyeLike",
+                      {{DT_FLOAT, Shape({4, 6})}},
+                      {{"DstT", TypeAttr(t)}, {"k", IntAttr(k)}}});
+  }
+  const std::vector<double> cond = {1, 1, 0, 1, 0, 0, 1};
+  cases->push_back({"Compress_axis1", "Compress",
+                    {{DT_FLOAT, Shape({3, 7, 2})}, {DT_BOOL, Shape({7}), cond}},
+                    {{"flatten", BoolAttr(false)}, {"axis", IntAttr(1)}}});
+  cases->push_back({"Compress_flatten_short_condition_int64", "Compress",
+                    {{DT_INT64, Shape({3, 4})}, {DT_BOOL, Shape({7}), cond}}});
+  cases->push_back({"Compress_none_kept_bool", "Compress",
+                    {{DT_BOOL, Shape({2, 3}), Range::kBool},
+                     {DT_BOOL, Shape({2}), std::vector<double>{0, 0}}},
+                    {{"flatten", BoolAttr(false)}}});
+  cases->push_back({"ReverseSequence_time_major", "ReverseSequence",
+                    {{DT_FLOAT, Shape({5, 4, 3})},
+                     {DT_INT64, Shape({4}), std::vector<double>{5, 0, 1, 3}}}});
+  cases->push_back({"ReverseSequence_batch_major_int8", "ReverseSequence",
+                    {{DT_INT8, Shape({3, 6})},
+                     {DT_INT64, Shape({3}), std::vector<double>{2, 6, 4}}},
+                    {{"batch_axis", IntAttr(0)}, {"time_axis", IntAttr(1)}}});
+  const struct { const char* window; DataType t; bool periodic; int64_t size; } windows[] = {
+      {"hann", DT_FLOAT, true, 10},      {"hamming", DT_DOUBLE, false, 9},
+      {"blackman", DT_FLOAT16, true, 16}, {"hann", DT_BFLOAT16, false, 1}};
+  for (const auto& w : windows) {
+    cases->push_back({absl::StrCat("Window_", w.window, "_", DtypeSuffix(w.t),
+                                   w.periodic ? "_periodic" : "_symmetric"),
+                      "Window", {{DT_INT64, Shape(), std::vector<double>{double(w.size)}}},
+                      {{"T", TypeAttr(w.t)}, {"window", StringAttr(w.window)},
+                       {"periodic", BoolAttr(w.periodic)}}});
+  }
+  for (bool training : {false, true}) {  // training with ratio 0 is identity
+    cases->push_back({training ? "Dropout_training_ratio0" : "Dropout_inference", "Dropout",
+                      {{DT_FLOAT, Shape({3, 5})},
+                       {DT_FLOAT, Shape(), std::vector<double>{training ? 0.0 : 0.5}},
+                       {DT_BOOL, Shape(), std::vector<double>{training ? 1.0 : 0.0}}}});
+  }
 }
 
 std::vector<Case> AllCases() {
@@ -725,7 +794,8 @@ TEST_P(ConformanceTest, GpuMatchesCpu) {
       c.op, inputs, attrs,
       {.num_outputs = c.op == "Split" || c.op == "DynamicSplit"
                           ? static_cast<int>(attrs["num_split"].i())
-                          : 1});
+                      : c.op == "TopK" || c.op == "Dropout" ? 2
+                                                            : 1});
   if (absl::IsNotFound(cpu.status())) {
     // No CPU kernel for this 16-bit dtype: the reference runs in float32 on
     // the same (already rounded) values and is rounded back.
@@ -787,6 +857,12 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
       "PoolND", "Resize", "ReverseSequence", "RoiAlign", "STFT",
       "TensorScatter", "TopK",
       "Unique", "Window"};
+      "BitwiseOr", "BitwiseXor", "Col2Im", "ConvND",
+      "ConvTranspose", "DFT", "Det", "Einsum", "GridSample",
+      "If", "LinearAttention", "Loop", "MaxPoolWithIndices", "MaxUnpool",
+      "MelWeightMatrix", "NonMaxSuppression", "NonZero", "Pad",
+      "PoolND", "Recurrent", "Resize",
+      "RoiAlign", "STFT", "Scan", "TensorScatter", "Unique"};
   // GPU kernels whose parameters are runtime int64 inputs: checked against
   // the ONNX reference outputs by the node suite on /gpu:0
   // (tests/onnx/node_suite_runner, scripts/gpu_suite.sh) and by
