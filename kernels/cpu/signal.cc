@@ -15,6 +15,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/host_params.h"
+#include "kernels/signal_plan.h"
 
 namespace sluice::cpu {
 namespace {
@@ -52,42 +53,20 @@ class DftKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    const int rank = x.rank();
-    const int64_t parts = rank >= 2 ? x.shape().dim(rank - 1) : 0;
-    if (rank < 2 || (parts != 1 && parts != 2)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "DFT's input must be [..., N, 1] or [..., N, 2], got ",
-          x.shape().DebugString()));
-    }
-    ASSIGN_OR_RETURN(int64_t axis_v, HostScalarInt(ctx->input(2), "DFT's axis"));
-    const int64_t axis = axis_v < 0 ? axis_v + rank : axis_v;
-    if (axis < 0 || axis >= rank - 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "DFT axis ", axis_v, " out of range for ", x.shape().DebugString()));
-    }
-    const int64_t len = x.shape().dim(axis);
-    ASSIGN_OR_RETURN(int64_t n, HostScalarInt(ctx->input(1), "DFT's dft_length"));
-    const bool irfft = attrs_.inverse && attrs_.onesided;
-    if (n < 1) n = irfft ? 2 * (len - 1) : len;
-    if (n < 1) {
-      return absl::InvalidArgumentError("the DFT length must be positive");
-    }
-    const int64_t out_len = attrs_.onesided && !attrs_.inverse ? n / 2 + 1 : n;
-    std::vector<int64_t> dims(x.shape().dims().begin(), x.shape().dims().end());
-    dims[axis] = out_len;
-    dims.back() = irfft ? 1 : 2;
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; ++i) outer *= dims[i];
-    for (int i = axis + 1; i < rank - 1; ++i) inner *= dims[i];
+    ASSIGN_OR_RETURN(DftPlan plan, PlanDft(x.shape(), ctx->input(1), ctx->input(2),
+                                        attrs_.inverse, attrs_.onesided));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, plan.out_shape));
+    const int64_t outer = plan.outer, inner = plan.inner, len = plan.len, n = plan.n;
+    const int64_t parts = plan.parts, out_len = plan.out_len;
+    const bool irfft = plan.irfft;
     return VisitFloat(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* in = x.data<T>();
       T* out = y->data<T>();
-      const int64_t out_parts = dims.back();
+      const int64_t out_parts = plan.out_parts;
       // The input positions read: n (padded with zeros) or, for irfft,
       // the n/2 + 1 bins the Hermitian spectrum is built from.
-      const int64_t take = std::min(irfft ? n / 2 + 1 : n, len);
+      const int64_t take = plan.take;
       std::vector<Complex> line(irfft ? n : take), res(out_len);
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t j = 0; j < inner; ++j) {
@@ -137,26 +116,13 @@ class StftKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& window = ctx->input(2);
-    if (x.rank() != 3 || (x.shape().dim(2) != 1 && x.shape().dim(2) != 2)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "STFT's signal must be [B, L, 1 or 2], got ", x.shape().DebugString()));
-    }
-    const int64_t batch = x.shape().dim(0), len = x.shape().dim(1);
-    const int64_t parts = x.shape().dim(2);
-    ASSIGN_OR_RETURN(int64_t step, HostScalarInt(ctx->input(1), "frame_step"));
-    ASSIGN_OR_RETURN(int64_t fl, HostScalarInt(ctx->input(3), "frame_length"));
-    if (fl < 1) fl = window.NumElements() > 0 ? window.NumElements() : len;
-    if (step < 1 || fl > len ||
-        (window.NumElements() > 0 && window.NumElements() != fl)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "STFT needs frame_step >= 1 (got ", step, "), frame_length <= ",
-          len, " (got ", fl, ") and a window of frame_length values (got ",
-          window.NumElements(), ")"));
-    }
-    const int64_t frames = 1 + (len - fl) / step;
-    const int64_t bins = attrs_.onesided ? fl / 2 + 1 : fl;
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(
-                                     0, Shape({batch, frames, bins, 2})));
+    ASSIGN_OR_RETURN(StftPlan plan,
+                     PlanStft(x.shape(), ctx->input(1), ctx->input(3),
+                              window.NumElements(), attrs_.onesided));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, plan.out_shape));
+    const int64_t batch = plan.batch, len = plan.len, parts = plan.parts;
+    const int64_t step = plan.step, fl = plan.frame_length;
+    const int64_t frames = plan.frames, bins = plan.bins;
     return VisitFloat(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       RETURN_IF_ERROR(CheckDtype(window, x.dtype(), "window"));

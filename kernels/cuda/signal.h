@@ -1,8 +1,12 @@
 // Host launchers for the signal ops on the GPU: the hann, hamming and
-// blackman windows (computed in double, as the CPU kernel does).
+// blackman windows, and DFT and STFT as direct O(n^2) transforms, one
+// thread per output value; all computed in double, as the CPU kernels do
+// (kernels/cpu/signal.cc). Float dtypes only.
 //
 //   RETURN_IF_ERROR(LaunchWindow(GpuDtype::kFloat, WindowKind::kHann, y,
 //                                size, /*periodic=*/true, s));
+//   DftGeometry g = ...;  // from the CPU kernel's shape logic
+//   RETURN_IF_ERROR(LaunchDft(GpuDtype::kFloat, x, y, g, s));
 //
 // Stateless; thread-safe.
 #ifndef SLUICE_KERNELS_CUDA_SIGNAL_H_
@@ -26,6 +30,29 @@ enum class WindowKind { kHann, kHamming, kBlackman };
 bool HasWindowKernel(GpuDtype dtype);
 absl::Status LaunchWindow(GpuDtype dtype, WindowKind kind, void* y,
                           int64_t size, bool periodic, cudaStream_t stream);
+
+// DFT of x viewed as [outer, len, inner, parts] into y [outer, out_len,
+// inner, out_parts]: out[k] = scale * sum_s line[s] e^(sign 2 pi i s k / n)
+// where line is the first `take` input positions (zeros after them) or,
+// for irfft, the Hermitian spectrum of n values built from them.
+struct DftGeometry {
+  int64_t outer = 1, len = 0, inner = 1, parts = 1;
+  int64_t n = 0, out_len = 0, out_parts = 2, take = 0;
+  bool irfft = false;
+  double sign = -1, scale = 1;
+};
+absl::Status LaunchDft(GpuDtype dtype, const void* x, void* y,
+                       const DftGeometry& g, cudaStream_t stream);
+
+// STFT of x [batch, len, parts] into y [batch, frames, bins, 2]: frame f
+// is x[f * step, f * step + frame_length) times the window (null: ones),
+// transformed forward.
+struct StftGeometry {
+  int64_t batch = 0, len = 0, parts = 1, step = 1, frame_length = 0;
+  int64_t frames = 0, bins = 0;
+};
+absl::Status LaunchStft(GpuDtype dtype, const void* x, const void* window,
+                        void* y, const StftGeometry& g, cudaStream_t stream);
 
 }  // namespace sluice::cuda
 

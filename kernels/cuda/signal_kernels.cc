@@ -1,5 +1,7 @@
-// CUDA OpKernels for the signal ops: Window (its size a host-memory input,
-// checked as on the CPU, kernels/cpu/signal.cc).
+// CUDA OpKernels for the signal ops: Window, DFT and STFT. Their scalar
+// parameters (size, dft_length and axis, frame_step and frame_length) are
+// host-memory inputs, checked as on the CPU (kernels/host_params.h,
+// kernels/signal_plan.h).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/signal.h"
 #include "kernels/host_params.h"
+#include "kernels/signal_plan.h"
 
 namespace sluice::cuda {
 namespace {
@@ -59,6 +62,93 @@ class WindowKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
+class DftKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    bool inverse = false;
+    bool onesided = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.inverse, node.attrs().GetBool("inverse"));
+    ASSIGN_OR_RETURN(a.onesided, node.attrs().GetBool("onesided"));
+    return a;
+  }
+  DftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2}));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(DftPlan plan,
+                     PlanDft(x.shape(), ctx->input(1), ctx->input(2),
+                             attrs_.inverse, attrs_.onesided));
+    ASSIGN_OR_RETURN(Tensor * y,
+                     ctx->allocate_output(0, plan.out_shape, x.dtype()));
+    DftGeometry g;
+    g.outer = plan.outer;
+    g.len = plan.len;
+    g.inner = plan.inner;
+    g.parts = plan.parts;
+    g.n = plan.n;
+    g.out_len = plan.out_len;
+    g.out_parts = plan.out_parts;
+    g.take = plan.take;
+    g.irfft = plan.irfft;
+    g.sign = attrs_.inverse ? 1.0 : -1.0;
+    g.scale = attrs_.inverse ? 1.0 / static_cast<double>(plan.n) : 1.0;
+    return LaunchDft(ToGpuDtype(x.dtype()), x.raw_data(), y->raw_data(), g,
+                     gpu.stream);
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+class StftKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    bool onesided = true;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.onesided, node.attrs().GetBool("onesided"));
+    return a;
+  }
+  StftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 3}));
+    const Tensor& x = ctx->input(0);
+    const Tensor& window = ctx->input(2);
+    ASSIGN_OR_RETURN(StftPlan plan,
+                     PlanStft(x.shape(), ctx->input(1), ctx->input(3),
+                              window.NumElements(), attrs_.onesided));
+    ASSIGN_OR_RETURN(Tensor * y,
+                     ctx->allocate_output(0, plan.out_shape, x.dtype()));
+    if (window.dtype() != x.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "window has dtype ", DataTypeName(window.dtype()), ", expected ",
+          DataTypeName(x.dtype())));
+    }
+    StftGeometry g;
+    g.batch = plan.batch;
+    g.len = plan.len;
+    g.parts = plan.parts;
+    g.step = plan.step;
+    g.frame_length = plan.frame_length;
+    g.frames = plan.frames;
+    g.bins = plan.bins;
+    return LaunchStft(ToGpuDtype(x.dtype()), x.raw_data(),
+                      window.NumElements() > 0 ? window.raw_data() : nullptr,
+                      y->raw_data(), g, gpu.stream);
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
 }  // namespace
 
 void RegisterSignalKernels(KernelRegistry* registry) {
@@ -69,6 +159,10 @@ void RegisterSignalKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "Window",
               {{"T", window_types}, {"Tsize", {DT_INT32, DT_INT64}}},
               MakeKernel<WindowKernel>, /*host_memory_inputs=*/{0});
+  RegisterGpu(registry, "DFT", {{"T", GpuFloatTypes()}},
+              MakeKernel<DftKernel>, /*host_memory_inputs=*/{1, 2});
+  RegisterGpu(registry, "STFT", {{"T", GpuFloatTypes()}},
+              MakeKernel<StftKernel>, /*host_memory_inputs=*/{1, 3});
 }
 
 }  // namespace sluice::cuda

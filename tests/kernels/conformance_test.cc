@@ -481,7 +481,7 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
 // The GPU kernels of the reductions, selection and misc family: ReduceMin,
 // ReduceProd (and their Dynamic forms), the identities of empty reductions,
 // CumProd, DynamicSplit, TopK, OneHot, EyeLike, Compress, ReverseSequence,
-// Dropout and Window; parameters such as axes are fixed inputs.
+// Dropout, Window, DFT and STFT; parameters such as axes are fixed inputs.
 void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
   for (const char* op : {"ReduceMin", "ReduceProd"}) {
     const std::string name = op;
@@ -595,6 +595,34 @@ void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
                       {{"T", TypeAttr(w.t)}, {"window", StringAttr(w.window)},
                        {"periodic", BoolAttr(w.periodic)}}});
   }
+  // DFT: dft_length (0: the input's length) and axis are fixed inputs.
+  const struct {
+    const char* name; DataType t; Shape x; int64_t n, axis; bool inverse, onesided;
+  } dfts[] = {
+      {"real_axis1", DT_FLOAT, Shape({2, 8, 1}), 8, 1, false, false},
+      {"complex_inverse_double", DT_DOUBLE, Shape({3, 6, 2}), 0, -2, true, false},
+      {"onesided_padded", DT_FLOAT, Shape({2, 5, 1}), 8, 1, false, true},
+      {"irfft", DT_FLOAT, Shape({2, 5, 2}), 0, 1, true, true},
+      {"irfft_odd_truncated", DT_FLOAT, Shape({4, 2}), 5, 0, true, true},
+      {"axis0_inner_float16", DT_FLOAT16, Shape({6, 3, 2}), 4, 0, false, false},
+  };
+  for (const auto& d : dfts) {
+    cases->push_back({absl::StrCat("DFT_", d.name), "DFT",
+                      {{d.t, d.x}, {DT_INT64, Shape(), std::vector<double>{double(d.n)}},
+                       {DT_INT64, Shape(), std::vector<double>{double(d.axis)}}},
+                      {{"inverse", BoolAttr(d.inverse)}, {"onesided", BoolAttr(d.onesided)}},
+                      false, 10});
+  }
+  cases->push_back({"STFT_window_onesided", "STFT",
+                    {{DT_FLOAT, Shape({2, 16, 1})}, {DT_INT64, Shape(), std::vector<double>{4}},
+                     {DT_FLOAT, Shape({8}), Range::kPositive},
+                     {DT_INT64, Shape(), std::vector<double>{8}}},
+                    {}, false, 10});
+  cases->push_back({"STFT_complex_no_window_double", "STFT",
+                    {{DT_DOUBLE, Shape({1, 10, 2})}, {DT_INT64, Shape(), std::vector<double>{3}},
+                     {DT_DOUBLE, Shape({0})},
+                     {DT_INT64, Shape(), std::vector<double>{4}}},
+                    {{"onesided", BoolAttr(false)}}, false, 10});
   for (bool training : {false, true}) {  // training with ratio 0 is identity
     cases->push_back({training ? "Dropout_training_ratio0" : "Dropout_inference", "Dropout",
                       {{DT_FLOAT, Shape({3, 5})},
@@ -858,11 +886,11 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
       "TensorScatter", "TopK",
       "Unique", "Window"};
       "BitwiseOr", "BitwiseXor", "Col2Im", "ConvND",
-      "ConvTranspose", "DFT", "Det", "Einsum", "GridSample",
+      "ConvTranspose", "Det", "Einsum", "GridSample",
       "If", "LinearAttention", "Loop", "MaxPoolWithIndices", "MaxUnpool",
       "MelWeightMatrix", "NonMaxSuppression", "NonZero", "Pad",
       "PoolND", "Recurrent", "Resize",
-      "RoiAlign", "STFT", "Scan", "TensorScatter", "Unique"};
+      "RoiAlign", "Scan", "TensorScatter", "Unique"};
   // GPU kernels whose parameters are runtime int64 inputs: checked against
   // the ONNX reference outputs by the node suite on /gpu:0
   // (tests/onnx/node_suite_runner, scripts/gpu_suite.sh) and by

@@ -1,0 +1,77 @@
+#include "kernels/signal_plan.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/host_params.h"
+
+namespace sluice {
+
+absl::StatusOr<DftPlan> PlanDft(const Shape& x, const Tensor& dft_length,
+                                const Tensor& axis_t, bool inverse,
+                                bool onesided) {
+  DftPlan p;
+  const int rank = x.rank();
+  p.parts = rank >= 2 ? x.dim(rank - 1) : 0;
+  if (rank < 2 || (p.parts != 1 && p.parts != 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DFT's input must be [..., N, 1] or [..., N, 2], got ",
+        x.DebugString()));
+  }
+  ASSIGN_OR_RETURN(int64_t axis_v, HostScalarInt(axis_t, "DFT's axis"));
+  const int64_t axis = axis_v < 0 ? axis_v + rank : axis_v;
+  if (axis < 0 || axis >= rank - 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DFT axis ", axis_v, " out of range for ", x.DebugString()));
+  }
+  p.len = x.dim(static_cast<int>(axis));
+  ASSIGN_OR_RETURN(int64_t n, HostScalarInt(dft_length, "DFT's dft_length"));
+  p.irfft = inverse && onesided;
+  if (n < 1) n = p.irfft ? 2 * (p.len - 1) : p.len;
+  if (n < 1) {
+    return absl::InvalidArgumentError("the DFT length must be positive");
+  }
+  p.n = n;
+  p.out_len = onesided && !inverse ? n / 2 + 1 : n;
+  std::vector<int64_t> dims(x.dims().begin(), x.dims().end());
+  dims[axis] = p.out_len;
+  dims.back() = p.irfft ? 1 : 2;
+  p.out_parts = dims.back();
+  p.out_shape = Shape(dims);
+  for (int i = 0; i < axis; ++i) p.outer *= dims[i];
+  for (int i = static_cast<int>(axis) + 1; i < rank - 1; ++i) p.inner *= dims[i];
+  p.take = std::min(p.irfft ? n / 2 + 1 : n, p.len);
+  return p;
+}
+
+absl::StatusOr<StftPlan> PlanStft(const Shape& x, const Tensor& frame_step,
+                                  const Tensor& frame_length,
+                                  int64_t window_elements, bool onesided) {
+  if (x.rank() != 3 || (x.dim(2) != 1 && x.dim(2) != 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "STFT's signal must be [B, L, 1 or 2], got ", x.DebugString()));
+  }
+  StftPlan p;
+  p.batch = x.dim(0);
+  p.len = x.dim(1);
+  p.parts = x.dim(2);
+  ASSIGN_OR_RETURN(p.step, HostScalarInt(frame_step, "frame_step"));
+  ASSIGN_OR_RETURN(int64_t fl, HostScalarInt(frame_length, "frame_length"));
+  if (fl < 1) fl = window_elements > 0 ? window_elements : p.len;
+  if (p.step < 1 || fl > p.len ||
+      (window_elements > 0 && window_elements != fl)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "STFT needs frame_step >= 1 (got ", p.step, "), frame_length <= ",
+        p.len, " (got ", fl, ") and a window of frame_length values (got ",
+        window_elements, ")"));
+  }
+  p.frame_length = fl;
+  p.frames = 1 + (p.len - fl) / p.step;
+  p.bins = onesided ? fl / 2 + 1 : fl;
+  p.out_shape = Shape({p.batch, p.frames, p.bins, 2});
+  return p;
+}
+
+}  // namespace sluice

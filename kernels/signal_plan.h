@@ -1,0 +1,54 @@
+// The shape logic of DFT and STFT, shared by the CPU kernels
+// (kernels/cpu/signal.cc) and the CUDA ones (kernels/cuda/signal_kernels.cc):
+// the checks of the input shape and of the host-memory parameters, the
+// output shape, and the view of the input each transform walks. CUDA-free.
+//
+//   ASSIGN_OR_RETURN(DftPlan p, PlanDft(x.shape(), ctx->input(1),
+//                                       ctx->input(2), inverse, onesided));
+//   ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, p.out_shape));
+//
+// Stateless functions; thread-safe.
+#ifndef SLUICE_KERNELS_SIGNAL_PLAN_H_
+#define SLUICE_KERNELS_SIGNAL_PLAN_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+
+namespace sluice {
+
+// x viewed as [outer, len, inner, parts] (parts 1: real, 2: complex); the
+// output [outer, out_len, inner, out_parts]. The transform has length n
+// and reads the first `take` positions of each line (zeros after them);
+// irfft (inverse and onesided) builds the Hermitian spectrum of n values
+// from them and keeps the real part.
+struct DftPlan {
+  int64_t outer = 1, len = 0, inner = 1, parts = 1;
+  int64_t n = 0, out_len = 0, out_parts = 2, take = 0;
+  bool irfft = false;
+  Shape out_shape;
+};
+
+// dft_length and axis: one int32/int64 value each, in host memory
+// (dft_length < 1: the input's length, or 2 (len - 1) for irfft).
+absl::StatusOr<DftPlan> PlanDft(const Shape& x, const Tensor& dft_length,
+                                const Tensor& axis, bool inverse,
+                                bool onesided);
+
+// x [batch, len, parts] -> [batch, frames, bins, 2]; frame_step and
+// frame_length in host memory (frame_length < 1: the window's length, or
+// len); `window_elements` 0 for no window.
+struct StftPlan {
+  int64_t batch = 0, len = 0, parts = 1, step = 1, frame_length = 0;
+  int64_t frames = 0, bins = 0;
+  Shape out_shape;
+};
+absl::StatusOr<StftPlan> PlanStft(const Shape& x, const Tensor& frame_step,
+                                  const Tensor& frame_length,
+                                  int64_t window_elements, bool onesided);
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_SIGNAL_PLAN_H_
