@@ -2,7 +2,8 @@
 // not in the output, of the product of the inputs' elements those labels
 // pick. Each input gets one stride per label (summed where a label repeats
 // in one term: a diagonal; 0 where an ellipsis dim of 1 stretches), so the
-// walk is a plain odometer. Floats accumulate in double, integers wrap.
+// walk is a plain odometer (kernels/einsum_loop.h). Floats accumulate in
+// double, integers wrap.
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -13,55 +14,10 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
+#include "kernels/einsum_loop.h"
 
 namespace sluice::cpu {
 namespace {
-
-// The loop: output labels, then the summed ones; strides[k][l] is input k's
-// stride for loop label l.
-struct EinsumLoop {
-  std::vector<int64_t> out_sizes;
-  std::vector<int64_t> sum_sizes;
-  std::vector<std::vector<int64_t>> out_strides;  // [input][output label]
-  std::vector<std::vector<int64_t>> sum_strides;  // [input][summed label]
-};
-
-EinsumLoop MakeLoop(const EinsumEquation& eq,
-                    const std::vector<int64_t>& sizes,
-                    const std::vector<const Tensor*>& inputs) {
-  std::vector<int> where(eq.num_labels, -1);  // label -> loop position
-  std::vector<int> loop;
-  for (int id : eq.output) {
-    where[id] = static_cast<int>(loop.size());
-    loop.push_back(id);
-  }
-  const int n_out = static_cast<int>(loop.size());
-  for (const auto& term : eq.inputs) {
-    for (int id : term) {
-      if (where[id] < 0) {
-        where[id] = static_cast<int>(loop.size());
-        loop.push_back(id);
-      }
-    }
-  }
-  EinsumLoop l;
-  for (size_t p = 0; p < loop.size(); ++p) {
-    (static_cast<int>(p) < n_out ? l.out_sizes : l.sum_sizes)
-        .push_back(sizes[loop[p]]);
-  }
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    std::vector<int64_t> strides(loop.size(), 0);
-    const DimVector row = RowMajorStrides(inputs[k]->shape());
-    for (size_t d = 0; d < eq.inputs[k].size(); ++d) {
-      const int id = eq.inputs[k][d];
-      if (inputs[k]->dim(d) == 1 && sizes[id] != 1) continue;  // stretched
-      strides[where[id]] += row[d];
-    }
-    l.out_strides.emplace_back(strides.begin(), strides.begin() + n_out);
-    l.sum_strides.emplace_back(strides.begin() + n_out, strides.end());
-  }
-  return l;
-}
 
 template <typename T>
 using Accum = std::conditional_t<kIsStdInteger<T>,
@@ -146,7 +102,7 @@ class EinsumKernel final : public OpKernel {
     Shape out_shape;
     for (int id : eq.output) out_shape.AddDim(sizes[id]);
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, out_shape));
-    const EinsumLoop loop = MakeLoop(eq, sizes, inputs);
+    const EinsumLoop loop = MakeEinsumLoop(eq, sizes, shapes);
     return VisitOrdered(inputs[0]->dtype(), [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
       RunEinsum<T>(*ctx, loop, inputs, y);

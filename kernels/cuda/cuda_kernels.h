@@ -25,6 +25,7 @@ void RegisterLinearAttentionKernels(KernelRegistry* registry);  // linear_attent
 void RegisterControlFlowKernels(KernelRegistry* registry);  // control_flow_kernels.cc
 void RegisterSelectKernels(KernelRegistry* registry);       // select_kernels.cc
 void RegisterSignalKernels(KernelRegistry* registry);       // signal_kernels.cc
+void RegisterEinsumKernels(KernelRegistry* registry);       // einsum_kernels.cc
 
 }  // namespace sluice::cuda
 

@@ -18,6 +18,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterControlFlowKernels(registry);
   cuda::RegisterSelectKernels(registry);
   cuda::RegisterSignalKernels(registry);
+  cuda::RegisterEinsumKernels(registry);
 }
 
 }  // namespace sluice

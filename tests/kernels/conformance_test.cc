@@ -481,7 +481,7 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
 // The GPU kernels of the reductions, selection and misc family: ReduceMin,
 // ReduceProd (and their Dynamic forms), the identities of empty reductions,
 // CumProd, DynamicSplit, TopK, OneHot, EyeLike, Compress, ReverseSequence,
-// Dropout, Window, DFT and STFT; parameters such as axes are fixed inputs.
+// Dropout, Window, DFT, STFT and Einsum; parameters such as axes are fixed inputs.
 void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
   for (const char* op : {"ReduceMin", "ReduceProd"}) {
     const std::string name = op;
@@ -623,6 +623,29 @@ void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
                      {DT_DOUBLE, Shape({0})},
                      {DT_INT64, Shape(), std::vector<double>{4}}},
                     {{"onesided", BoolAttr(false)}}, false, 10});
+  // Einsum: contractions, transposes, diagonals, broadcast ellipses.
+  const struct { const char* name; const char* eq; DataType t; std::vector<Shape> shapes; } einsums[] = {
+      {"matmul", "ij,jk->ik", DT_FLOAT, {Shape({3, 5}), Shape({5, 4})}},
+      {"batched_double", "bij,bjk->bik", DT_DOUBLE, {Shape({2, 3, 4}), Shape({2, 4, 2})}},
+      {"transpose_implicit", "ji", DT_FLOAT16, {Shape({3, 4})}},
+      {"diagonal", "ii->i", DT_FLOAT, {Shape({4, 4})}},
+      {"trace_int32", "ii", DT_INT32, {Shape({5, 5})}},
+      {"sum_all", "ijk->", DT_FLOAT, {Shape({3, 4, 5})}},
+      {"ellipsis_broadcast", "...ij,...jk->...ik", DT_FLOAT,
+       {Shape({2, 1, 3, 4}), Shape({5, 4, 2})}},
+      {"outer_int8", "i,j->ij", DT_INT8, {Shape({4}), Shape({6})}},
+      {"chain_int64", "ij,jk,kl->il", DT_INT64, {Shape({2, 3}), Shape({3, 4}), Shape({4, 2})}},
+      {"bilinear_bfloat16", "bn,anm,bm->ba", DT_BFLOAT16,
+       {Shape({2, 3}), Shape({4, 3, 5}), Shape({2, 5})}},
+  };
+  for (const auto& e : einsums) {
+    std::vector<InputSpec> inputs;
+    for (const Shape& shape : e.shapes) inputs.push_back({e.t, shape});
+    cases->push_back({absl::StrCat("Einsum_", e.name), "Einsum", inputs,
+                      {{"equation", StringAttr(e.eq)},
+                       {"N", IntAttr(static_cast<int64_t>(e.shapes.size()))}},
+                      false, 10});
+  }
   for (bool training : {false, true}) {  // training with ratio 0 is identity
     cases->push_back({training ? "Dropout_training_ratio0" : "Dropout_inference", "Dropout",
                       {{DT_FLOAT, Shape({3, 5})},
@@ -886,7 +909,7 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
       "TensorScatter", "TopK",
       "Unique", "Window"};
       "BitwiseOr", "BitwiseXor", "Col2Im", "ConvND",
-      "ConvTranspose", "Det", "Einsum", "GridSample",
+      "ConvTranspose", "Det", "GridSample",
       "If", "LinearAttention", "Loop", "MaxPoolWithIndices", "MaxUnpool",
       "MelWeightMatrix", "NonMaxSuppression", "NonZero", "Pad",
       "PoolND", "Recurrent", "Resize",
