@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/shape_fns.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
 
@@ -104,6 +105,43 @@ absl::Status CheckSequenceLens(const Tensor& lens_t, int64_t batch,
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<TensorScatterPlan> PlanTensorScatter(const Tensor& cache,
+                                                    const Tensor& update,
+                                                    const Tensor& where,
+                                                    int64_t axis_attr) {
+  RETURN_IF_ERROR(cpu::CheckDtype(update, cache.dtype(), "update"));
+  RETURN_IF_ERROR(cpu::CheckDtype(where, DT_INT64, "write_indices"));
+  const int rank = cache.rank();
+  TensorScatterPlan p;
+  ASSIGN_OR_RETURN(p.axis, NormalizeAxis(axis_attr, rank));
+  if (p.axis == 0 || update.rank() != rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TensorScatter needs update of the cache's rank and axis > 0; cache ",
+        cache.shape().DebugString(), ", update ",
+        update.shape().DebugString(), ", axis ", axis_attr));
+  }
+  for (int i = 0; i < rank; ++i) {
+    const int64_t c = cache.shape().dim(i), u = update.shape().dim(i);
+    if (i == p.axis ? u > c : u != c) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "update ", update.shape().DebugString(), " does not fit cache ",
+          cache.shape().DebugString(), " at dim ", i));
+    }
+  }
+  const int64_t batch = cache.shape().dim(0);
+  if (where.NumElements() != batch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "write_indices has ", where.NumElements(), " values for batch ",
+        batch));
+  }
+  for (int i = 0; i < p.axis; ++i) p.prefix *= cache.shape().dim(i);
+  for (int i = p.axis + 1; i < rank; ++i) p.inner *= cache.shape().dim(i);
+  p.len = cache.shape().dim(p.axis);
+  p.steps = update.shape().dim(p.axis);
+  p.per_batch = batch == 0 ? 1 : p.prefix / batch;
+  return p;
 }
 
 }  // namespace sluice

@@ -44,6 +44,20 @@ absl::StatusOr<std::vector<int64_t>> CompressSelection(const Tensor& condition,
 absl::Status CheckSequenceLens(const Tensor& lens, int64_t batch,
                                int64_t steps);
 
+// TensorScatter: cache and update viewed as [prefix, len or steps, inner]
+// around `axis`; prefix / per_batch prefixes per batch entry, each written
+// from write_indices[batch entry] on.
+struct TensorScatterPlan {
+  int axis = 0;
+  int64_t prefix = 1, len = 0, steps = 0, inner = 1, per_batch = 1;
+};
+// The checks of the shapes, dtypes and write_indices' length (int64, in
+// host memory); INVALID_ARGUMENT naming the mismatch.
+absl::StatusOr<TensorScatterPlan> PlanTensorScatter(const Tensor& cache,
+                                                    const Tensor& update,
+                                                    const Tensor& write_indices,
+                                                    int64_t axis_attr);
+
 }  // namespace sluice
 
 #endif  // SLUICE_KERNELS_HOST_PARAMS_H_

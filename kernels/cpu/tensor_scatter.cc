@@ -9,6 +9,7 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/host_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -38,39 +39,13 @@ class TensorScatterKernel final : public OpKernel {
     const Tensor& cache = ctx->input(0);
     const Tensor& update = ctx->input(1);
     const Tensor& where = ctx->input(2);
-    RETURN_IF_ERROR(CheckDtype(update, cache.dtype(), "update"));
-    RETURN_IF_ERROR(CheckDtype(where, DT_INT64, "write_indices"));
-    const int rank = cache.rank();
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs_.axis, rank));
-    if (axis == 0 || update.rank() != rank) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "TensorScatter needs update of the cache's rank and axis > 0; cache ",
-          cache.shape().DebugString(), ", update ",
-          update.shape().DebugString(), ", axis ", attrs_.axis));
-    }
-    for (int i = 0; i < rank; ++i) {
-      const int64_t c = cache.shape().dim(i), u = update.shape().dim(i);
-      if (i == axis ? u > c : u != c) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "update ", update.shape().DebugString(), " does not fit cache ",
-            cache.shape().DebugString(), " at dim ", i));
-      }
-    }
-    const int64_t batch = cache.shape().dim(0);
-    if (where.NumElements() != batch) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "write_indices has ", where.NumElements(), " values for batch ",
-          batch));
-    }
+    ASSIGN_OR_RETURN(TensorScatterPlan plan,
+                     PlanTensorScatter(cache, update, where, attrs_.axis));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, cache.shape()));
     const size_t size = DataTypeSize(cache.dtype());
     std::memcpy(out->raw_data(), cache.raw_data(), cache.NumElements() * size);
-    int64_t prefix = 1, inner = 1;
-    for (int i = 0; i < axis; ++i) prefix *= cache.shape().dim(i);
-    for (int i = axis + 1; i < rank; ++i) inner *= cache.shape().dim(i);
-    const int64_t len = cache.shape().dim(axis);
-    const int64_t steps = update.shape().dim(axis);
-    const int64_t per_batch = prefix / batch;
+    const int64_t prefix = plan.prefix, inner = plan.inner, len = plan.len;
+    const int64_t steps = plan.steps, per_batch = plan.per_batch;
     const char* src = static_cast<const char*>(update.raw_data());
     char* dst = static_cast<char*>(out->raw_data());
     const int64_t* w = where.data<int64_t>();

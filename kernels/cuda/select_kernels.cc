@@ -1,11 +1,14 @@
-// CUDA OpKernels for TopK, OneHot, EyeLike, Compress, ReverseSequence and
-// Dropout (inference). Their parameters (k, depth and the off/on values,
-// the condition, the sequence lengths, Dropout's ratio and mode) arrive in
-// host memory and are checked there as on the CPU (kernels/host_params.h);
-// Compress and ReverseSequence are then strided copies (copy.h), one per
-// run of kept entries or per batch entry.
+// CUDA OpKernels for TopK, OneHot, EyeLike, Compress, ReverseSequence,
+// TensorScatter and Dropout (inference). Their parameters (k, depth and the
+// off/on values, the condition, the sequence lengths, the write indices,
+// Dropout's ratio and mode) arrive in host memory and are checked there as
+// on the CPU (kernels/host_params.h); Compress, ReverseSequence and
+// TensorScatter are then strided copies (copy.h), one per run of kept
+// entries or per batch entry.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -324,6 +327,80 @@ class DropoutKernel final : public OpKernel {
   }
 };
 
+// The cache copied, then per batch entry one strided copy of its update
+// rows (two where a circular write wraps); write_indices in host memory,
+// checked there as on the CPU.
+class TensorScatterKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    bool circular = false;
+    int64_t axis = -2;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(std::string mode, node.attrs().GetString("mode"));
+    if (mode != "linear" && mode != "circular") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mode must be linear or circular, got ", mode));
+    }
+    a.circular = mode == "circular";
+    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
+    return a;
+  }
+  TensorScatterKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{2}));
+    const Tensor& cache = ctx->input(0);
+    const Tensor& update = ctx->input(1);
+    const Tensor& where = ctx->input(2);
+    ASSIGN_OR_RETURN(TensorScatterPlan p,
+                     PlanTensorScatter(cache, update, where, attrs_.axis));
+    const int64_t batch = cache.rank() > 0 ? cache.dim(0) : 0;
+    const int64_t* w = where.data<int64_t>();
+    if (!attrs_.circular && p.prefix > 0 && p.steps > 0) {
+      for (int64_t b = 0; b < batch; ++b) {  // the CPU's first bad index
+        const int64_t at = w[b] < 0 ? w[b] : std::max(w[b], p.len);
+        if (w[b] < 0 || w[b] + p.steps > p.len) {
+          return absl::OutOfRangeError(absl::StrCat(
+              "write index ", at, " is outside the cache length ", p.len));
+        }
+      }
+    }
+    ASSIGN_OR_RETURN(Tensor * out,
+                     ctx->allocate_output(0, cache.shape(), cache.dtype()));
+    const int bytes = ElementBytes(cache.dtype());
+    RETURN_IF_ERROR(CopyBlock(bytes, cache.raw_data(), 0, 0, out->raw_data(),
+                              0, 0, 1, cache.NumElements(), gpu.stream));
+    if (p.prefix == 0 || p.steps == 0) return absl::OkStatus();
+    // Update steps [s0, s1) of batch entry b to cache positions from `at`.
+    auto write = [&](int64_t b, int64_t s0, int64_t s1, int64_t at) {
+      return CopyBlock(bytes, update.raw_data(),
+                       (b * p.per_batch * p.steps + s0) * p.inner,
+                       p.steps * p.inner, out->raw_data(),
+                       (b * p.per_batch * p.len + at) * p.inner,
+                       p.len * p.inner, p.per_batch, (s1 - s0) * p.inner,
+                       gpu.stream);
+    };
+    for (int64_t b = 0; b < batch; ++b) {
+      if (!attrs_.circular) {
+        RETURN_IF_ERROR(write(b, 0, p.steps, w[b]));
+        continue;
+      }
+      const int64_t r = ((w[b] % p.len) + p.len) % p.len;
+      const int64_t first = std::min(p.steps, p.len - r);
+      RETURN_IF_ERROR(write(b, 0, first, r));
+      if (first < p.steps) RETURN_IF_ERROR(write(b, first, p.steps, 0));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
 std::vector<DataType> Filter(bool (*has)(GpuDtype),
                              const std::vector<DataType>& candidates) {
   std::vector<DataType> out;
@@ -350,6 +427,8 @@ void RegisterSelectKernels(KernelRegistry* registry) {
               MakeKernel<CompressKernel>, /*host_memory_inputs=*/{1});
   RegisterGpu(registry, "ReverseSequence", {{"T", GpuAllTypes()}},
               MakeKernel<ReverseSequenceKernel>, /*host_memory_inputs=*/{1});
+  RegisterGpu(registry, "TensorScatter", {{"T", GpuAllTypes()}},
+              MakeKernel<TensorScatterKernel>, /*host_memory_inputs=*/{2});
   RegisterGpu(registry, "Dropout",
               {{"T", GpuAllTypes()}, {"R", GpuFloatTypes()}},
               MakeKernel<DropoutKernel>, /*host_memory_inputs=*/{1, 2});

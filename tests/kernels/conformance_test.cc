@@ -481,7 +481,8 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
 // The GPU kernels of the reductions, selection and misc family: ReduceMin,
 // ReduceProd (and their Dynamic forms), the identities of empty reductions,
 // CumProd, DynamicSplit, TopK, OneHot, EyeLike, Compress, ReverseSequence,
-// Dropout, Window, DFT, STFT and Einsum; parameters such as axes are fixed inputs.
+// TensorScatter, Dropout, Window, DFT, STFT and Einsum; parameters such as
+// axes, k and indices are fixed inputs.
 void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
   for (const char* op : {"ReduceMin", "ReduceProd"}) {
     const std::string name = op;
@@ -646,6 +647,18 @@ void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
                        {"N", IntAttr(static_cast<int64_t>(e.shapes.size()))}},
                       false, 10});
   }
+  // TensorScatter: write_indices a fixed input; circular writes wrap.
+  cases->push_back({"TensorScatter_linear", "TensorScatter",
+                    {{DT_FLOAT, Shape({2, 6, 3})}, {DT_FLOAT, Shape({2, 2, 3})},
+                     {DT_INT64, Shape({2}), std::vector<double>{1, 4}}}});
+  cases->push_back({"TensorScatter_circular_int32", "TensorScatter",
+                    {{DT_INT32, Shape({2, 2, 5, 4})}, {DT_INT32, Shape({2, 2, 3, 4})},
+                     {DT_INT64, Shape({2}), std::vector<double>{3, -1}}},
+                    {{"mode", StringAttr("circular")}, {"axis", IntAttr(2)}}});
+  cases->push_back({"TensorScatter_full_length_float16", "TensorScatter",
+                    {{DT_FLOAT16, Shape({1, 4, 2})}, {DT_FLOAT16, Shape({1, 4, 2})},
+                     {DT_INT64, Shape({1}), std::vector<double>{2}}},
+                    {{"mode", StringAttr("circular")}, {"axis", IntAttr(1)}}});
   for (bool training : {false, true}) {  // training with ratio 0 is identity
     cases->push_back({training ? "Dropout_training_ratio0" : "Dropout_inference", "Dropout",
                       {{DT_FLOAT, Shape({3, 5})},
@@ -913,7 +926,7 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
       "If", "LinearAttention", "Loop", "MaxPoolWithIndices", "MaxUnpool",
       "MelWeightMatrix", "NonMaxSuppression", "NonZero", "Pad",
       "PoolND", "Recurrent", "Resize",
-      "RoiAlign", "Scan", "TensorScatter", "Unique"};
+      "RoiAlign", "Scan", "Unique"};
   // GPU kernels whose parameters are runtime int64 inputs: checked against
   // the ONNX reference outputs by the node suite on /gpu:0
   // (tests/onnx/node_suite_runner, scripts/gpu_suite.sh) and by
