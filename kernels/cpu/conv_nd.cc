@@ -14,35 +14,10 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
+#include "kernels/vision_attrs.h"
 
 namespace sluice::cpu {
 namespace {
-
-struct ConvAttrs {
-  std::vector<int64_t> strides, pads, dilations, output_padding;
-  int64_t group = 1;
-};
-
-absl::StatusOr<ConvAttrs> ReadConvAttrs(const Node& node, bool transpose) {
-  const AttrMap& m = node.attrs();
-  ConvAttrs a;
-  ASSIGN_OR_RETURN(a.strides, m.GetIntList("strides"));
-  ASSIGN_OR_RETURN(a.pads, m.GetIntList("pads"));
-  ASSIGN_OR_RETURN(a.dilations, m.GetIntList("dilations"));
-  ASSIGN_OR_RETURN(a.group, m.GetInt("group"));
-  const size_t n = a.strides.size();
-  if (transpose) {
-    ASSIGN_OR_RETURN(a.output_padding, m.GetIntList("output_padding"));
-    if (a.output_padding.size() != n) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("output_padding needs ", n, " entries"));
-    }
-  }
-  RETURN_IF_ERROR(
-      CheckWindowAttrs(n, {}, a.strides, a.pads, a.dilations, transpose));
-  if (a.group < 1) return absl::InvalidArgumentError("group must be >= 1");
-  return a;
-}
 
 // Checks x [N, C, s...] and f [O or C, ..., k...] against the attributes.
 absl::Status CheckConvInputs(const Tensor& x, const Tensor& f,
@@ -67,7 +42,7 @@ class ConvNdKernel final : public OpKernel {
  public:
   using Attrs = ConvAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ReadConvAttrs(node, false);
+    return ParseConvAttrs(node, false);
   }
   ConvNdKernel(const Node& node, Attrs attrs)
       : OpKernel(node), a_(std::move(attrs)) {}
@@ -122,7 +97,7 @@ class ConvTransposeKernel final : public OpKernel {
  public:
   using Attrs = ConvAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ReadConvAttrs(node, true);
+    return ParseConvAttrs(node, true);
   }
   ConvTransposeKernel(const Node& node, Attrs attrs)
       : OpKernel(node), a_(std::move(attrs)) {}

@@ -14,12 +14,13 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
+#include "kernels/vision_attrs.h"
 
 namespace sluice::cpu {
 namespace {
 
-enum class Interp { kNearest, kLinear, kCubic };
-enum class Padding { kZeros, kBorder, kReflection };
+using Interp = GridInterp;
+using Padding = GridPadding;
 
 struct Tap {
   int64_t index;  // -1: a zero
@@ -104,38 +105,9 @@ struct AxisSampler {
 
 class GridSampleKernel final : public OpKernel {
  public:
-  struct Attrs {
-    Interp interp = Interp::kLinear;
-    Padding padding = Padding::kZeros;
-    bool align_corners = false;
-  };
+  using Attrs = GridSampleAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    const AttrMap& m = node.attrs();
-    Attrs a;
-    ASSIGN_OR_RETURN(std::string mode, m.GetString("mode"));
-    ASSIGN_OR_RETURN(std::string padding, m.GetString("padding_mode"));
-    ASSIGN_OR_RETURN(a.align_corners, m.GetBool("align_corners"));
-    if (mode == "linear" || mode == "bilinear") {
-      a.interp = Interp::kLinear;
-    } else if (mode == "nearest") {
-      a.interp = Interp::kNearest;
-    } else if (mode == "cubic" || mode == "bicubic") {
-      a.interp = Interp::kCubic;
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mode '", mode, "' is not linear, nearest or cubic"));
-    }
-    if (padding == "zeros") {
-      a.padding = Padding::kZeros;
-    } else if (padding == "border") {
-      a.padding = Padding::kBorder;
-    } else if (padding == "reflection") {
-      a.padding = Padding::kReflection;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "padding_mode '", padding, "' is not zeros, border or reflection"));
-    }
-    return a;
+    return ParseGridSampleAttrs(node);
   }
   GridSampleKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}

@@ -14,11 +14,10 @@
 #include "graph/vision_shapes.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/vision_attrs.h"
 
 namespace sluice::cpu {
 namespace {
-
-enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
 // Index into [0, n) of position i (which may lie outside) for `mode`; -1
 // for the constant.
@@ -47,20 +46,8 @@ class PadKernel final : public OpKernel {
     PadMode mode = PadMode::kConstant;
   };
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    ASSIGN_OR_RETURN(std::string mode, node.attrs().GetString("mode"));
     Attrs a;
-    if (mode == "constant") {
-      a.mode = PadMode::kConstant;
-    } else if (mode == "reflect") {
-      a.mode = PadMode::kReflect;
-    } else if (mode == "edge") {
-      a.mode = PadMode::kEdge;
-    } else if (mode == "wrap") {
-      a.mode = PadMode::kWrap;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "mode '", mode, "' is not constant, reflect, edge or wrap"));
-    }
+    ASSIGN_OR_RETURN(a.mode, ParsePadMode(node));
     return a;
   }
   PadKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}

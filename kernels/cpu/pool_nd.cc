@@ -17,20 +17,10 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
+#include "kernels/vision_attrs.h"
 
 namespace sluice::cpu {
 namespace {
-
-enum class PoolMode { kMax, kAvg, kLp };
-
-struct PoolAttrs {
-  PoolMode mode = PoolMode::kMax;
-  std::vector<int64_t> kernel, strides, pads, dilations;
-  bool ceil_mode = false, include_pad = false;
-  int64_t p = 2;
-  int64_t storage_order = 0;
-  bool indices = false;  // MaxPoolWithIndices
-};
 
 template <typename F>
 absl::Status VisitPoolType(DataType dtype, F&& f) {
@@ -45,34 +35,7 @@ class PoolNdKernel final : public OpKernel {
  public:
   using Attrs = PoolAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    const AttrMap& m = node.attrs();
-    Attrs a;
-    ASSIGN_OR_RETURN(a.kernel, m.GetIntList("kernel_shape"));
-    ASSIGN_OR_RETURN(a.strides, m.GetIntList("strides"));
-    ASSIGN_OR_RETURN(a.pads, m.GetIntList("pads"));
-    ASSIGN_OR_RETURN(a.dilations, m.GetIntList("dilations"));
-    ASSIGN_OR_RETURN(a.ceil_mode, m.GetBool("ceil_mode"));
-    RETURN_IF_ERROR(CheckWindowAttrs(a.kernel.size(), a.kernel, a.strides,
-                                     a.pads, a.dilations));
-    if (node.op() == "MaxPoolWithIndices") {
-      a.indices = true;
-      ASSIGN_OR_RETURN(a.storage_order, m.GetInt("storage_order"));
-      return a;
-    }
-    ASSIGN_OR_RETURN(std::string mode, m.GetString("mode"));
-    ASSIGN_OR_RETURN(a.include_pad, m.GetBool("count_include_pad"));
-    ASSIGN_OR_RETURN(a.p, m.GetInt("p"));
-    if (mode == "max") {
-      a.mode = PoolMode::kMax;
-    } else if (mode == "avg") {
-      a.mode = PoolMode::kAvg;
-    } else if (mode == "lp") {
-      a.mode = PoolMode::kLp;
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mode '", mode, "' is not max, avg or lp"));
-    }
-    return a;
+    return ParsePoolAttrs(node);
   }
   PoolNdKernel(const Node& node, Attrs attrs)
       : OpKernel(node), a_(std::move(attrs)) {}

@@ -17,17 +17,11 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
+#include "kernels/vision_attrs.h"
 
 namespace sluice::cpu {
 namespace {
 
-struct ResizeAttrs {
-  std::string mode, transform, nearest_mode, policy;
-  float cubic_a = -0.75f;
-  bool exclude_outside = false, antialias = false;
-  float extrapolation = 0;
-  std::vector<int64_t> axes;
-};
 
 // The input points (clamped indices) and weights of one output index along
 // one axis; `extrapolate`: the point lies outside the crop (tf_crop_and_
@@ -174,36 +168,7 @@ class ResizeKernel final : public OpKernel {
  public:
   using Attrs = ResizeAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    const AttrMap& m = node.attrs();
-    Attrs a;
-    ASSIGN_OR_RETURN(a.mode, m.GetString("mode"));
-    ASSIGN_OR_RETURN(a.transform,
-                     m.GetString("coordinate_transformation_mode"));
-    ASSIGN_OR_RETURN(a.nearest_mode, m.GetString("nearest_mode"));
-    ASSIGN_OR_RETURN(a.policy, m.GetString("keep_aspect_ratio_policy"));
-    ASSIGN_OR_RETURN(a.cubic_a, m.GetFloat("cubic_coeff_a"));
-    ASSIGN_OR_RETURN(a.exclude_outside, m.GetBool("exclude_outside"));
-    ASSIGN_OR_RETURN(a.antialias, m.GetBool("antialias"));
-    ASSIGN_OR_RETURN(a.extrapolation, m.GetFloat("extrapolation_value"));
-    ASSIGN_OR_RETURN(a.axes, m.GetIntList("axes"));
-    if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mode '", a.mode, "' is not nearest, linear or cubic"));
-    }
-    const std::string& t = a.transform;
-    if (t != "half_pixel" && t != "half_pixel_symmetric" &&
-        t != "pytorch_half_pixel" && t != "align_corners" &&
-        t != "asymmetric" && t != "tf_crop_and_resize") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "coordinate_transformation_mode '", t, "' is not supported"));
-    }
-    const std::string& n = a.nearest_mode;
-    if (n != "round_prefer_floor" && n != "round_prefer_ceil" &&
-        n != "floor" && n != "ceil") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("nearest_mode '", n, "' is not supported"));
-    }
-    return a;
+    return ParseResizeAttrs(node);
   }
   ResizeKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(std::move(attrs)) {}

@@ -1,0 +1,66 @@
+// The parsed attributes of the N-d vision ops (Resize, Pad, PoolND and
+// MaxPoolWithIndices, GridSample, ConvND and ConvTranspose), shared by their
+// CPU kernels (kernels/cpu/) and GPU kernels (kernels/cuda/), so both accept
+// and reject the same nodes with the same messages. Device-neutral.
+//
+//   ASSIGN_OR_RETURN(ResizeAttrs a, ParseResizeAttrs(node));
+//   if (a.mode == "cubic") ...
+//
+// Pure functions; thread-safe.
+#ifndef SLUICE_KERNELS_VISION_ATTRS_H_
+#define SLUICE_KERNELS_VISION_ATTRS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+
+namespace sluice {
+
+struct ResizeAttrs {
+  std::string mode, transform, nearest_mode, policy;
+  float cubic_a = -0.75f;
+  bool exclude_outside = false, antialias = false;
+  float extrapolation = 0;
+  std::vector<int64_t> axes;
+};
+// INVALID_ARGUMENT for an unknown mode, coordinate_transformation_mode or
+// nearest_mode.
+absl::StatusOr<ResizeAttrs> ParseResizeAttrs(const Node& node);
+
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
+absl::StatusOr<PadMode> ParsePadMode(const Node& node);
+
+enum class PoolMode { kMax, kAvg, kLp };
+struct PoolAttrs {
+  PoolMode mode = PoolMode::kMax;
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  bool ceil_mode = false, include_pad = false;
+  int64_t p = 2;
+  int64_t storage_order = 0;
+  bool indices = false;  // MaxPoolWithIndices
+};
+// PoolND and MaxPoolWithIndices (mode max, indices true).
+absl::StatusOr<PoolAttrs> ParsePoolAttrs(const Node& node);
+
+enum class GridInterp { kNearest, kLinear, kCubic };
+enum class GridPadding { kZeros, kBorder, kReflection };
+struct GridSampleAttrs {
+  GridInterp interp = GridInterp::kLinear;
+  GridPadding padding = GridPadding::kZeros;
+  bool align_corners = false;
+};
+absl::StatusOr<GridSampleAttrs> ParseGridSampleAttrs(const Node& node);
+
+struct ConvAttrs {
+  std::vector<int64_t> strides, pads, dilations, output_padding;
+  int64_t group = 1;
+};
+// ConvND (`transpose` false) and ConvTranspose.
+absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node, bool transpose);
+
+}  // namespace sluice
+
+#endif  // SLUICE_KERNELS_VISION_ATTRS_H_
