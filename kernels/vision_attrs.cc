@@ -38,6 +38,31 @@ absl::StatusOr<ResizeAttrs> ParseResizeAttrs(const Node& node) {
   return a;
 }
 
+absl::Status ResizeRoi(const ResizeAttrs& a, int rank,
+                       absl::Span<const float> roi,
+                       std::vector<double>* roi_start,
+                       std::vector<double>* roi_end) {
+  roi_start->assign(rank, 0.0);
+  roi_end->assign(rank, 1.0);
+  if (a.transform != "tf_crop_and_resize") return absl::OkStatus();
+  std::vector<int64_t> axes = a.axes;
+  if (axes.empty()) {
+    for (int i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  const int64_t n = static_cast<int64_t>(axes.size());
+  if (static_cast<int64_t>(roi.size()) != 2 * n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tf_crop_and_resize needs roi of ", 2 * n,
+                     " values, got ", roi.size()));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
+    (*roi_start)[ax] = roi[i];
+    (*roi_end)[ax] = roi[n + i];
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PadMode> ParsePadMode(const Node& node) {
   ASSIGN_OR_RETURN(std::string mode, node.attrs().GetString("mode"));
   if (mode == "constant") return PadMode::kConstant;
@@ -46,6 +71,32 @@ absl::StatusOr<PadMode> ParsePadMode(const Node& node) {
   if (mode == "wrap") return PadMode::kWrap;
   return absl::InvalidArgumentError(
       absl::StrCat("mode '", mode, "' is not constant, reflect, edge or wrap"));
+}
+
+absl::StatusOr<std::vector<PadAxis>> PadAxes(const Shape& in,
+                                             absl::Span<const int64_t> full,
+                                             PadMode mode) {
+  const int rank = in.rank();
+  std::vector<PadAxis> axes(rank);
+  for (int d = 0; d < rank; ++d) {
+    const int64_t b = full[d], e = full[rank + d];
+    PadAxis& a = axes[d];
+    // The cropped input: [max(0, -b), n - max(0, -e)).
+    a.lo = b < 0 ? -b : 0;
+    a.len = in.dim(d) - (e < 0 ? -e : 0) - a.lo;
+    if (a.len < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pads ", b, " and ", e, " crop more than dim ", d,
+                       " of ", in.DebugString()));
+    }
+    a.begin = b > 0 ? b : 0;
+    a.out = a.len + a.begin + (e > 0 ? e : 0);
+    if (a.len == 0 && a.out > 0 && mode != PadMode::kConstant) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot pad an empty dim ", d, " in a mode other than constant"));
+    }
+  }
+  return axes;
 }
 
 absl::StatusOr<PoolAttrs> ParsePoolAttrs(const Node& node) {

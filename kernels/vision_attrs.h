@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/shape.h"
 #include "graph/graph.h"
 
 namespace sluice {
@@ -29,9 +31,27 @@ struct ResizeAttrs {
 // INVALID_ARGUMENT for an unknown mode, coordinate_transformation_mode or
 // nearest_mode.
 absl::StatusOr<ResizeAttrs> ParseResizeAttrs(const Node& node);
+// The roi start and end of each of the `rank` dims (0 and 1 unless
+// tf_crop_and_resize, which reads them from `roi`: starts of the axes, then
+// ends). INVALID_ARGUMENT when roi has the wrong length.
+absl::Status ResizeRoi(const ResizeAttrs& a, int rank,
+                       absl::Span<const float> roi,
+                       std::vector<double>* roi_start,
+                       std::vector<double>* roi_end);
 
 enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 absl::StatusOr<PadMode> ParsePadMode(const Node& node);
+// One dim of a Pad: the input kept after negative pads crop ([lo, lo +
+// len)), the positive begin pad, and the output length.
+struct PadAxis {
+  int64_t lo = 0, len = 0, begin = 0, out = 0;
+};
+// `full`: FullPads (graph/vision_shapes.h) of the input's rank.
+// INVALID_ARGUMENT when pads crop more than a dim, or pad an empty dim in a
+// mode other than constant.
+absl::StatusOr<std::vector<PadAxis>> PadAxes(const Shape& in,
+                                             absl::Span<const int64_t> full,
+                                             PadMode mode);
 
 enum class PoolMode { kMax, kAvg, kLp };
 struct PoolAttrs {

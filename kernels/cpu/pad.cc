@@ -73,29 +73,17 @@ absl::Status PadKernel::Compute(OpKernelContext* ctx) {
                    IntParamValues(ctx->input(3), "axes"));
   const int rank = x.rank();
   ASSIGN_OR_RETURN(std::vector<int64_t> full, FullPads(rank, pads, axes));
+  ASSIGN_OR_RETURN(std::vector<PadAxis> pad_axes,
+                   PadAxes(x.shape(), full, attrs_.mode));
   std::vector<int64_t> dims(rank);
   std::vector<std::vector<int64_t>> maps(rank);
   for (int d = 0; d < rank; ++d) {
-    const int64_t b = full[d], e = full[rank + d];
-    // The cropped input: [max(0, -b), n - max(0, -e)).
-    const int64_t lo = b < 0 ? -b : 0;
-    const int64_t hi = x.dim(d) - (e < 0 ? -e : 0);
-    const int64_t n = hi - lo;
-    if (n < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pads ", b, " and ", e, " crop more than dim ", d, " of ",
-          x.shape().DebugString()));
-    }
-    dims[d] = n + std::max<int64_t>(b, 0) + std::max<int64_t>(e, 0);
-    if (n == 0 && dims[d] > 0 && attrs_.mode != PadMode::kConstant) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot pad an empty dim ", d, " in a mode other than constant"));
-    }
+    const PadAxis& a = pad_axes[d];
+    dims[d] = a.out;
     maps[d].resize(dims[d]);
     for (int64_t o = 0; o < dims[d]; ++o) {
-      const int64_t s =
-          SourceIndex(o - std::max<int64_t>(b, 0), n, attrs_.mode);
-      maps[d][o] = s < 0 ? -1 : s + lo;
+      const int64_t s = SourceIndex(o - a.begin, a.len, attrs_.mode);
+      maps[d][o] = s < 0 ? -1 : s + a.lo;
     }
   }
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));

@@ -197,25 +197,11 @@ absl::Status ResizeKernel::Compute(OpKernelContext* ctx) {
   std::vector<double> scale;
   RETURN_IF_ERROR(ResizeDims(in_dims, scales, sizes, attrs_.axes,
                              attrs_.policy, &out_dims, &scale));
-  // roi per dim: start, end (default 0, 1).
-  std::vector<double> roi_start(rank, 0.0), roi_end(rank, 1.0);
-  if (attrs_.transform == "tf_crop_and_resize") {
-    std::vector<int64_t> axes = attrs_.axes;
-    if (axes.empty()) {
-      for (int i = 0; i < rank; ++i) axes.push_back(i);
-    }
-    const int64_t n = static_cast<int64_t>(axes.size());
-    if (roi.NumElements() != 2 * n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tf_crop_and_resize needs roi of ", 2 * n, " values, got ",
-          roi.NumElements()));
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
-      roi_start[ax] = roi.data<float>()[i];
-      roi_end[ax] = roi.data<float>()[n + i];
-    }
-  }
+  std::vector<double> roi_start, roi_end;
+  RETURN_IF_ERROR(ResizeRoi(
+      attrs_, rank,
+      absl::MakeConstSpan(roi.data<float>(), roi.NumElements()), &roi_start,
+      &roi_end));
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(out_dims)));
   if (y->NumElements() == 0) return absl::OkStatus();
   return VisitArith(x.dtype(), [&](auto tag) -> absl::Status {

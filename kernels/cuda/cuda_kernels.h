@@ -26,6 +26,7 @@ void RegisterControlFlowKernels(KernelRegistry* registry);  // control_flow_kern
 void RegisterSelectKernels(KernelRegistry* registry);       // select_kernels.cc
 void RegisterSignalKernels(KernelRegistry* registry);       // signal_kernels.cc
 void RegisterEinsumKernels(KernelRegistry* registry);       // einsum_kernels.cc
+void RegisterVisionKernels(KernelRegistry* registry);       // vision_kernels.cc
 
 }  // namespace sluice::cuda
 

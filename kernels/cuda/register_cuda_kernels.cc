@@ -19,6 +19,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterSelectKernels(registry);
   cuda::RegisterSignalKernels(registry);
   cuda::RegisterEinsumKernels(registry);
+  cuda::RegisterVisionKernels(registry);
 }
 
 }  // namespace sluice

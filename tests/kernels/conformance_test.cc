@@ -689,6 +689,135 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
           {"kv_num_heads", IntAttr(hkv)},
           {"update_rule", StringAttr(v.rule)}},
          false, 10});
+// Resize, Pad, PoolND, MaxPoolWithIndices and GridSample: their modes,
+// coordinate transforms and paddings, and the dtypes the CPU registers.
+// Resize's roi, scales and sizes and Pad's pads, value and axes are fixed
+// host inputs (empty when absent).
+void AddVisionGpuCases(std::vector<Case>* cases) {
+  using V = std::vector<double>;
+  const InputSpec no_roi(DT_FLOAT, Shape({0}), Range::kSigned);
+  const InputSpec no_scales(DT_FLOAT, Shape({0}), Range::kSigned);
+  const InputSpec no_sizes(DT_INT64, Shape({0}), Range::kSigned);
+  auto scales = [](V v) { return InputSpec(DT_FLOAT, Shape({static_cast<int64_t>(v.size())}), v); };
+  auto sizes = [](V v) { return InputSpec(DT_INT64, Shape({static_cast<int64_t>(v.size())}), v); };
+  struct ResizeCase {
+    std::string name;
+    const char* mode;
+    const char* transform;
+    InputSpec roi, scales, sizes;
+  };
+  const std::vector<ResizeCase> resize = {
+      {"nearest_up", DT_FLOAT, "nearest", "half_pixel", no_roi, scales({1, 1, 2, 3}), no_sizes, {}},
+      {"nearest_ceil_asymmetric_int32", DT_INT32, "nearest", "asymmetric", no_roi,
+       scales({1, 1, 1.5, 0.6}), no_sizes, {{"nearest_mode", StringAttr("ceil")}}},
+      {"nearest_prefer_ceil_int64", DT_INT64, "nearest", "align_corners", no_roi, no_scales,
+       sizes({1, 2, 7, 3}), {{"nearest_mode", StringAttr("round_prefer_ceil")}}},
+      {"nearest_floor_pytorch_bfloat16", DT_BFLOAT16, "nearest", "pytorch_half_pixel", no_roi,
+       scales({1, 1, 2.5, 1}), no_sizes, {{"nearest_mode", StringAttr("floor")}}},
+      {"linear_align_corners_float16", DT_FLOAT16, "linear", "align_corners", no_roi,
+       no_scales, sizes({1, 2, 5, 7}), {}},
+      {"linear_half_pixel_symmetric_axes", DT_FLOAT, "linear", "half_pixel_symmetric", no_roi,
+       no_scales, sizes({6, 2}),
+       {{"axes", IntListAttr({3, 2})}, {"keep_aspect_ratio_policy", StringAttr("not_larger")}}},
+      {"linear_antialias_float64", DT_DOUBLE, "linear", "half_pixel", no_roi,
+       scales({1, 1, 0.6, 0.3}), no_sizes, {{"antialias", BoolAttr(true)}}},
+      {"cubic_antialias", DT_FLOAT, "cubic", "half_pixel", no_roi, scales({1, 1, 0.5, 0.7}),
+       no_sizes, {{"antialias", BoolAttr(true)}}},
+      {"cubic_exclude_outside_asymmetric", DT_FLOAT, "cubic", "asymmetric", no_roi,
+       scales({1, 1, 1.7, 2}), no_sizes,
+       {{"exclude_outside", BoolAttr(true)}, {"cubic_coeff_a", FloatAttr(-0.5f)}}},
+      {"cubic_pytorch_int64", DT_INT64, "cubic", "pytorch_half_pixel", no_roi,
+       scales({1, 1, 2, 0.5}), no_sizes, {}},
+      {"linear_tf_crop_and_resize", DT_FLOAT, "linear", "tf_crop_and_resize",
+       InputSpec(DT_FLOAT, Shape({4}), V{0.1, 0.6, 1.2, 0.9}), no_scales, sizes({4, 5}),
+       {{"axes", IntListAttr({2, 3})}, {"extrapolation_value", FloatAttr(7.5f)}}},
+  };
+  for (const ResizeCase& r : resize) {
+    Attrs attrs = r.extra;
+    attrs["mode"] = StringAttr(r.mode);
+    attrs["coordinate_transformation_mode"] = StringAttr(r.transform);
+    cases->push_back({"Resize_" + r.name, "Resize",
+                      {{r.dtype, Shape({1, 2, 4, 5})}, r.roi, r.scales, r.sizes}, attrs});
+  }
+  // Pad: x [2, 3, 4]; pads [begins..., ends...] (negative ones crop).
+  const InputSpec no_axes(DT_INT64, Shape({0}), Range::kSigned);
+  auto pads = [](V v) { return InputSpec(DT_INT64, Shape({static_cast<int64_t>(v.size())}), v); };
+  cases->push_back({"Pad_constant_value", "Pad",
+                    {{DT_FLOAT, Shape({2, 3, 4})}, pads({1, 0, 2, 0, 2, -1}),
+                     {DT_FLOAT, Shape(), V{1.5}}, no_axes}});
+  cases->push_back({"Pad_constant_no_value_float64", "Pad",
+                    {{DT_DOUBLE, Shape({2, 3, 4})}, pads({0, 1, 1, 3}),
+                     {DT_DOUBLE, Shape({0})}, {DT_INT64, Shape({2}), V{1, -1}}}});
+  struct PadCase {
+    const char* mode;
+  };
+  for (PadCase m : {PadCase{"reflect", DT_FLOAT16}, PadCase{"reflect", DT_INT32},
+                    PadCase{"edge", DT_BFLOAT16}, PadCase{"edge", DT_INT8},
+                    PadCase{"wrap", DT_INT64}, PadCase{"wrap", DT_UINT8},
+                    PadCase{"edge", DT_BOOL}}) {
+    const Range range = m.dtype == DT_BOOL ? Range::kBool
+                        : m.dtype == DT_UINT8 ? Range::kPositive
+                                              : Range::kSigned;
+    cases->push_back({absl::StrCat("Pad_", m.mode, "_", DtypeSuffix(m.dtype)), "Pad",
+                      {{m.dtype, Shape({2, 3, 4}), range}, pads({0, 2, 3, 1, -1, 5}),
+                       {m.dtype, Shape({0})}, no_axes},
+                      {{"mode", StringAttr(m.mode)}}});
+  }
+  // PoolND over 1, 2 and 3 spatial dims.
+  auto pool = [](const char* mode, std::vector<int64_t> k, std::vector<int64_t> s,
+                 std::vector<int64_t> p, std::vector<int64_t> d, bool ceil) {
+    return Attrs{{"mode", StringAttr(mode)}, {"kernel_shape", IntListAttr(k)},
+                 {"strides", IntListAttr(s)}, {"pads", IntListAttr(p)},
+                 {"dilations", IntListAttr(d)}, {"ceil_mode", BoolAttr(ceil)}};
+  };
+  cases->push_back({"PoolND_max_dilated_ceil", "PoolND", {{DT_FLOAT, Shape({2, 3, 7, 8})}},
+                    pool("max", {2, 3}, {2, 2}, {1, 0, 1, 1}, {2, 1}, true)});
+  for (DataType t : {DT_INT8, DT_UINT8, DT_INT32, DT_INT64, DT_BFLOAT16}) {
+    cases->push_back({"PoolND_max_" + DtypeSuffix(t), "PoolND",
+                      {{t, Shape({1, 2, 6, 5}), t == DT_UINT8 ? Range::kPositive : Range::kWide}},
+                      pool("max", {3, 2}, {1, 2}, {1, 1, 1, 0}, {1, 1}, false)});
+  }
+  Attrs avg3 = pool("avg", {2, 3, 2}, {2, 1, 2}, {1, 1, 0, 0, 1, 1}, {1, 1, 1}, true);
+  avg3["count_include_pad"] = BoolAttr(true);
+  cases->push_back({"PoolND_avg_3d_include_pad_float16", "PoolND",
+                    {{DT_FLOAT16, Shape({1, 2, 5, 4, 5})}}, avg3});
+  cases->push_back({"PoolND_avg_1d_float64", "PoolND", {{DT_DOUBLE, Shape({2, 3, 9})}},
+                    pool("avg", {3}, {2}, {2, 1}, {1}, false)});
+  cases->push_back({"PoolND_avg_int32", "PoolND", {{DT_INT32, Shape({1, 2, 6, 6})}, },
+                    pool("avg", {2, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false)});
+  cases->push_back({"PoolND_lp2", "PoolND", {{DT_FLOAT, Shape({1, 3, 6, 6})}},
+                    pool("lp", {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false)});
+  Attrs lp3 = pool("lp", {2, 2}, {2, 1}, {0, 0, 0, 0}, {1, 2}, false);
+  lp3["p"] = IntAttr(3);
+  cases->push_back({"PoolND_lp3_float64", "PoolND", {{DT_DOUBLE, Shape({1, 2, 5, 6})}}, lp3});
+  for (int order : {0, 1}) {
+    Attrs a = pool("max", {2, 3}, {2, 1}, {1, 1, 0, 1}, {1, 1}, true);
+    a.erase("mode");
+    a["storage_order"] = IntAttr(order);
+    cases->push_back({absl::StrCat("MaxPoolWithIndices_order", order), "MaxPoolWithIndices",
+                      {{DT_FLOAT, Shape({2, 2, 5, 6})}}, a});
+  }
+  // GridSample: grid values in [-2, 2] reach outside the input.
+  struct GridCase {
+    const char* mode;
+    const char* padding;
+    bool align;
+    bool three_d;
+  };
+  for (GridCase g : {GridCase{"linear", "zeros", false, DT_FLOAT, false},
+                     GridCase{"nearest", "border", true, DT_FLOAT16, false},
+                     GridCase{"cubic", "reflection", false, DT_DOUBLE, false},
+                     GridCase{"cubic", "border", true, DT_FLOAT, false},
+                     GridCase{"nearest", "reflection", false, DT_FLOAT, true},
+                     GridCase{"linear", "reflection", true, DT_BFLOAT16, true},
+                     GridCase{"linear", "border", false, DT_FLOAT, true}}) {
+    const Shape x = g.three_d ? Shape({2, 2, 3, 4, 5}) : Shape({2, 3, 4, 5});
+    const Shape grid = g.three_d ? Shape({2, 2, 3, 2, 3}) : Shape({2, 3, 6, 2});
+    cases->push_back({absl::StrCat("GridSample_", g.mode, "_", g.padding, g.align ? "_align" : "",
+                                   g.three_d ? "_3d_" : "_", DtypeSuffix(g.dtype)),
+                      "GridSample", {{g.dtype, x}, {g.dtype, grid}},
+                      {{"mode", StringAttr(g.mode)}, {"padding_mode", StringAttr(g.padding)},
+                       {"align_corners", BoolAttr(g.align)}}});
   }
 }
 
@@ -822,6 +951,7 @@ std::vector<Case> AllCases() {
   AddRecurrentGpuCases(&cases);
   AddLinearAttentionGpuCases(&cases);
   AddReduceSelectMiscGpuCases(&cases);
+  AddVisionGpuCases(&cases);
   // Gather indices must be in range: draw them so.
   return cases;
 }
@@ -881,6 +1011,11 @@ TEST_P(ConformanceTest, GpuMatchesCpu) {
   }
   absl::StatusOr<std::vector<Tensor>> cpu =
       RunOp(c.op, inputs, attrs, {.num_outputs = num_outputs});
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp(
+      c.op, inputs, attrs,
+      {.num_outputs = c.op == "Split"                ? static_cast<int>(attrs["num_split"].i())
+                      : c.op == "MaxPoolWithIndices" ? 2
+                                                     : 1});
   if (absl::IsNotFound(cpu.status())) {
     // No CPU kernel for this 16-bit dtype: the reference runs in float32 on
     // the same (already rounded) values and is rounded back.
@@ -939,6 +1074,13 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
       "ConvTranspose", "Det", "GridSample",
       "MaxPoolWithIndices", "MaxUnpool", "NonMaxSuppression", "NonZero", "Pad",
       "PoolND", "Resize", "RoiAlign", "Unique"};
+      "BitwiseOr", "BitwiseXor", "Col2Im", "Compress", "ConvND",
+      "ConvTranspose", "CumProd", "DFT", "Det", "Dropout", "DynamicReduceMin",
+      "DynamicReduceProd", "DynamicSplit", "Einsum", "EyeLike", "If",
+      "LinearAttention", "Loop", "MaxUnpool", "MelWeightMatrix",
+      "NonMaxSuppression", "NonZero", "OneHot", "Recurrent", "ReduceMin",
+      "ReduceProd", "ReverseSequence", "RoiAlign", "STFT", "Scan",
+      "TensorScatter", "TopK", "Unique", "Window"};
   // GPU kernels whose parameters are runtime int64 inputs: checked against
   // the ONNX reference outputs by the node suite on /gpu:0
   // (tests/onnx/node_suite_runner, scripts/gpu_suite.sh) and by

@@ -1,0 +1,293 @@
+// PoolND / MaxPoolWithIndices and GridSample: one thread per output
+// element, in double, as kernels/cpu/pool_nd.cc and grid_sample.cc.
+#include <math_constants.h>
+
+#include <type_traits>
+
+#include "kernels/cuda/device_utils.cuh"
+#include "kernels/cuda/pool_grid.h"
+
+namespace sluice::cuda {
+namespace {
+
+template <typename T>
+__device__ __forceinline__ double ToDouble(T v) {
+  return static_cast<double>(ToWide(v));
+}
+
+// As the CPU's FromDouble: integers truncate.
+template <typename T>
+__device__ __forceinline__ T FromDouble(double v) {
+  if constexpr (std::is_integral_v<T> || std::is_same_v<T, double>) {
+    return static_cast<T>(v);
+  } else {
+    return FromWide<T>(static_cast<float>(v));
+  }
+}
+
+template <typename T>
+constexpr bool kIsPoolType = kIsArith<T> || std::is_same_v<T, int8_t> ||
+                             std::is_same_v<T, uint8_t>;
+
+template <typename T>
+static __global__ void PoolKernel(PoolGeometry g, const T* x, T* y,
+                                  int64_t* indices) {
+  const int n = g.n;
+  int64_t in_plane = 1, out_plane = 1, ksize = 1;
+  for (int d = 0; d < n; ++d) {
+    in_plane *= g.in[d];
+    out_plane *= g.out[d];
+    ksize *= g.kernel[d];
+  }
+  const int64_t total = g.planes * out_plane;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t plane_index = e / out_plane;
+    const T* plane = x + plane_index * in_plane;
+    int64_t o[kMaxSpatialDims];
+    int64_t rem = e % out_plane;
+    for (int d = n - 1; d >= 0; --d) {
+      o[d] = rem % g.out[d];
+      rem /= g.out[d];
+    }
+    double acc = g.mode == GpuPoolMode::kMax ? -CUDART_INF : 0.0;
+    int64_t best = -1, cells = 0, padded_cells = 0;
+    for (int64_t t = 0; t < ksize; ++t) {
+      int64_t off = 0, col_off = 0, in_stride = 1, col_stride = 1;
+      int64_t at[kMaxSpatialDims];  // the input position, per dim
+      bool inside = true, in_padded = true;
+      int64_t krem = t;
+      for (int d = n - 1; d >= 0; --d) {
+        const int64_t k = krem % g.kernel[d];
+        krem /= g.kernel[d];
+        const int64_t c = o[d] * g.strides[d] - g.pad_begin[d] +
+                          k * g.dilations[d];
+        at[d] = c;
+        if (c < -g.pad_begin[d] || c >= g.in[d] + g.pad_end[d]) {
+          in_padded = false;
+        }
+        if (c < 0 || c >= g.in[d]) inside = false;
+        off += c * in_stride;
+        in_stride *= g.in[d];
+      }
+      if (g.storage_order == 1) {
+        for (int d = 0; d < n; ++d) {
+          col_off += at[d] * col_stride;
+          col_stride *= g.in[d];
+        }
+      }
+      if (in_padded) ++padded_cells;
+      if (!inside) continue;
+      ++cells;
+      const double v = ToDouble(plane[off]);
+      if (g.mode == GpuPoolMode::kMax) {
+        if (best < 0 || v > acc || (isnan(v) && !isnan(acc))) {
+          acc = v;
+          best = g.storage_order == 1 ? col_off : off;
+        }
+      } else if (g.mode == GpuPoolMode::kAvg) {
+        acc += v;
+      } else {
+        acc += pow(fabs(v), static_cast<double>(g.p));
+      }
+    }
+    if (g.mode == GpuPoolMode::kAvg) {
+      const int64_t div = g.include_pad ? padded_cells : cells;
+      acc = div > 0 ? acc / static_cast<double>(div) : 0.0;
+    } else if (g.mode == GpuPoolMode::kLp) {
+      acc = pow(acc, 1.0 / static_cast<double>(g.p));
+    }
+    y[e] = FromDouble<T>(acc);
+    if (indices != nullptr) {
+      indices[e] = plane_index * in_plane + (best > 0 ? best : 0);
+    }
+  }
+}
+
+// grid_sample.cc's Reflect.
+__device__ double Reflect(double x, double lo, double hi) {
+  const double range = hi - lo;
+  if (range <= 0) return lo;
+  if (x < lo) {
+    const double dx = lo - x;
+    const int64_t n = static_cast<int64_t>(dx / range);
+    const double r = dx - static_cast<double>(n) * range;
+    return n % 2 == 0 ? lo + r : hi - r;
+  }
+  if (x > hi) {
+    const double dx = x - hi;
+    const int64_t n = static_cast<int64_t>(dx / range);
+    const double r = dx - static_cast<double>(n) * range;
+    return n % 2 == 0 ? hi - r : lo + r;
+  }
+  return x;
+}
+
+__device__ double GridCubic(double x) {
+  constexpr double a = -0.75;
+  x = fabs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
+}
+
+// Up to four taps of one axis (grid_sample.cc's AxisSampler).
+struct AxisTaps {
+  int count = 0;
+  int64_t index[4];  // -1: a zero
+  double weight[4];
+};
+
+__device__ int64_t Pixel(const GridSampleGeometry& g, int64_t len, double lo,
+                         double hi, int64_t i) {
+  if (i >= 0 && i < len) return i;
+  if (g.padding == GpuGridPadding::kZeros) return -1;
+  if (g.padding == GpuGridPadding::kBorder) {
+    return i < 0 ? 0 : len - 1;
+  }
+  int64_t r = static_cast<int64_t>(Reflect(static_cast<double>(i), lo, hi));
+  return r < 0 ? 0 : (r > len - 1 ? len - 1 : r);
+}
+
+__device__ void MakeAxisTaps(const GridSampleGeometry& g, int64_t len,
+                             double coord, AxisTaps* t) {
+  const double l = static_cast<double>(len);
+  const double lo = g.align_corners ? 0.0 : -0.5;
+  const double hi = g.align_corners ? l - 1 : l - 0.5;
+  double x = g.align_corners ? (coord + 1) / 2 * (l - 1)
+                             : ((coord + 1) * l - 1) / 2;
+  if (g.interp == GpuGridInterp::kNearest) x = rint(x);
+  if (x < lo || x > hi) {
+    if (g.padding == GpuGridPadding::kBorder) {
+      x = fmin(fmax(x, 0.0), l - 1);
+    } else if (g.padding == GpuGridPadding::kReflection) {
+      x = Reflect(x, lo, hi);
+    }
+  }
+  if (g.interp == GpuGridInterp::kNearest) {
+    t->count = 1;
+    t->index[0] = Pixel(g, len, lo, hi, static_cast<int64_t>(x));
+    t->weight[0] = 1.0;
+    return;
+  }
+  const double f = floor(x);
+  const int64_t x0 = static_cast<int64_t>(f);
+  const double frac = x - f;
+  if (g.interp == GpuGridInterp::kLinear) {
+    t->count = 2;
+    t->index[0] = Pixel(g, len, lo, hi, x0);
+    t->weight[0] = 1 - frac;
+    t->index[1] = Pixel(g, len, lo, hi, x0 + 1);
+    t->weight[1] = frac;
+    return;
+  }
+  t->count = 4;
+  for (int k = -1; k <= 2; ++k) {
+    t->index[k + 1] = Pixel(g, len, lo, hi, x0 + k);
+    t->weight[k + 1] = GridCubic(frac - k);
+  }
+}
+
+template <typename T>
+static __global__ void GridSampleKernel(GridSampleGeometry g, const T* x,
+                                        const T* grid, T* y) {
+  const int r = g.r;
+  int64_t in_plane = 1;
+  int64_t in_strides[kMaxSpatialDims];
+  for (int d = r - 1; d >= 0; --d) {
+    in_strides[d] = in_plane;
+    in_plane *= g.in[d];
+  }
+  const int64_t total = g.batch * g.channels * g.out_plane;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t p = e % g.out_plane;
+    const int64_t nc = e / g.out_plane;
+    const int64_t n = nc / g.channels;
+    const T* coords = grid + (n * g.out_plane + p) * r;
+    AxisTaps taps[kMaxSpatialDims];
+    for (int d = 0; d < r; ++d) {
+      MakeAxisTaps(g, g.in[d], ToDouble(coords[r - 1 - d]), &taps[d]);
+    }
+    const T* plane = x + nc * in_plane;
+    double acc = 0;
+    int pick[kMaxSpatialDims] = {};
+    while (true) {
+      double w = 1;
+      int64_t off = 0;
+      for (int d = 0; d < r && w != 0; ++d) {
+        const int64_t index = taps[d].index[pick[d]];
+        if (index < 0) w = 0;
+        w *= taps[d].weight[pick[d]];
+        off += index * in_strides[d];
+      }
+      if (w != 0) acc += w * ToDouble(plane[off]);
+      int d = r - 1;
+      for (; d >= 0; --d) {
+        if (++pick[d] < taps[d].count) break;
+        pick[d] = 0;
+      }
+      if (d < 0) break;
+    }
+    y[e] = FromDouble<T>(acc);
+  }
+}
+
+}  // namespace
+
+bool HasPoolKernel(GpuDtype dtype) {
+  bool found = false;
+  DispatchDtype(dtype, [&](auto tag) { found = kIsPoolType<decltype(tag)>; });
+  return found;
+}
+
+absl::Status LaunchPool(GpuDtype dtype, const PoolGeometry& g, const void* x,
+                        void* y, int64_t* indices, cudaStream_t stream) {
+  int64_t total = g.planes;
+  for (int d = 0; d < g.n; ++d) total *= g.out[d];
+  bool found = false;
+  DispatchDtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kIsPoolType<T>) {
+      found = true;
+      if (total == 0) return;
+      PoolKernel<T><<<GridFor(total), kThreads, 0, stream>>>(
+          g, static_cast<const T*>(x), static_cast<T*>(y), indices);
+    }
+  });
+  if (!found) {
+    return absl::UnimplementedError(
+        absl::StrCat("no CUDA PoolND for dtype ", static_cast<int>(dtype)));
+  }
+  return LaunchStatus("PoolND");
+}
+
+bool HasGridSampleKernel(GpuDtype dtype) {
+  bool found = false;
+  DispatchDtype(dtype, [&](auto tag) { found = kIsFloat<decltype(tag)>; });
+  return found;
+}
+
+absl::Status LaunchGridSample(GpuDtype dtype, const GridSampleGeometry& g,
+                              const void* x, const void* grid, void* y,
+                              cudaStream_t stream) {
+  const int64_t total = g.batch * g.channels * g.out_plane;
+  bool found = false;
+  DispatchDtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kIsFloat<T>) {
+      found = true;
+      if (total == 0) return;
+      GridSampleKernel<T><<<GridFor(total), kThreads, 0, stream>>>(
+          g, static_cast<const T*>(x), static_cast<const T*>(grid),
+          static_cast<T*>(y));
+    }
+  });
+  if (!found) {
+    return absl::UnimplementedError(
+        absl::StrCat("no CUDA GridSample for dtype ", static_cast<int>(dtype)));
+  }
+  return LaunchStatus("GridSample");
+}
+
+}  // namespace sluice::cuda

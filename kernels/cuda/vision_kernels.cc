@@ -1,0 +1,354 @@
+// CUDA OpKernels for Resize, Pad, PoolND, MaxPoolWithIndices and
+// GridSample. Parameters that ONNX passes as inputs (Resize's roi, scales
+// and sizes; Pad's pads, value and axes) are host-memory inputs, read here
+// as the CPU kernels read them; the attributes, shapes and error messages
+// come from the functions the CPU kernels use (kernels/vision_attrs.h,
+// graph/vision_shapes.h).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/runtime_params.h"
+#include "graph/vision_shapes.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/pool_grid.h"
+#include "kernels/cuda/resize_pad.h"
+#include "kernels/vision_attrs.h"
+
+namespace sluice::cuda {
+namespace {
+
+using cpu::CheckDtype;
+using cpu::CheckRank;
+
+absl::StatusOr<ResizeParams> ToResizeParams(const ResizeAttrs& a) {
+  ResizeParams p;
+  p.mode = a.mode == "nearest"  ? ResizeMode::kNearest
+           : a.mode == "linear" ? ResizeMode::kLinear
+                                : ResizeMode::kCubic;
+  const std::string& t = a.transform;
+  p.transform = t == "half_pixel_symmetric" ? ResizeTransform::kHalfPixelSymmetric
+                : t == "pytorch_half_pixel" ? ResizeTransform::kPytorchHalfPixel
+                : t == "align_corners"      ? ResizeTransform::kAlignCorners
+                : t == "asymmetric"         ? ResizeTransform::kAsymmetric
+                : t == "tf_crop_and_resize" ? ResizeTransform::kTfCropAndResize
+                                            : ResizeTransform::kHalfPixel;
+  const std::string& n = a.nearest_mode;
+  p.nearest = n == "round_prefer_ceil" ? NearestMode::kRoundPreferCeil
+              : n == "floor"           ? NearestMode::kFloor
+              : n == "ceil"            ? NearestMode::kCeil
+                                       : NearestMode::kRoundPreferFloor;
+  p.cubic_a = a.cubic_a;
+  p.exclude_outside = a.exclude_outside;
+  p.antialias = a.antialias;
+  p.extrapolation = a.extrapolation;
+  return p;
+}
+
+class ResizeKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    ResizeAttrs attrs;
+    ResizeParams params;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.attrs, ParseResizeAttrs(node));
+    ASSIGN_OR_RETURN(a.params, ToResizeParams(a.attrs));
+    return a;
+  }
+  ResizeKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), a_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2, 3}));
+    const Tensor& x = ctx->input(0);
+    const Tensor& roi = ctx->input(1);
+    const Tensor& scales_t = ctx->input(2);
+    RETURN_IF_ERROR(CheckDtype(roi, DT_FLOAT, "roi"));
+    RETURN_IF_ERROR(CheckDtype(scales_t, DT_FLOAT, "scales"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                     IntParamValues(ctx->input(3), "sizes"));
+    std::vector<float> scales(scales_t.data<float>(),
+                              scales_t.data<float>() + scales_t.NumElements());
+    const int rank = x.rank();
+    std::vector<int64_t> in_dims(x.shape().dims().begin(),
+                                 x.shape().dims().end());
+    std::vector<int64_t> out_dims;
+    std::vector<double> scale;
+    RETURN_IF_ERROR(ResizeDims(in_dims, scales, sizes, a_.attrs.axes,
+                               a_.attrs.policy, &out_dims, &scale));
+    std::vector<double> roi_start, roi_end;
+    RETURN_IF_ERROR(ResizeRoi(
+        a_.attrs, rank,
+        absl::MakeConstSpan(roi.data<float>(), roi.NumElements()), &roi_start,
+        &roi_end));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(out_dims)));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    if (x.NumElements() == 0) {
+      return absl::InvalidArgumentError(
+          "Resize of an empty input to a non-empty output");
+    }
+    // The passes, as on the CPU: every axis that is not the identity.
+    const bool crop = a_.params.transform == ResizeTransform::kTfCropAndResize;
+    std::vector<ResizeAxisGeometry> passes;
+    std::vector<int64_t> dims = in_dims;
+    int64_t largest = x.NumElements();
+    for (int d = 0; d < rank; ++d) {
+      if (dims[d] == out_dims[d] && scale[d] == 1.0 && !crop) continue;
+      ResizeAxisGeometry g;
+      for (int i = 0; i < d; ++i) g.outer *= dims[i];
+      for (int i = d + 1; i < rank; ++i) g.inner *= dims[i];
+      g.in_len = dims[d];
+      g.out_len = out_dims[d];
+      g.scale = scale[d];
+      g.roi_start = roi_start[d];
+      g.roi_end = roi_end[d];
+      passes.push_back(g);
+      dims[d] = out_dims[d];
+      largest = std::max(largest, g.outer * g.out_len * g.inner);
+    }
+    const GpuDtype dtype = ToGpuDtype(x.dtype());
+    ASSIGN_OR_RETURN(Tensor a, ctx->allocate_temp(DT_DOUBLE, Shape({largest})));
+    Tensor b;
+    if (!passes.empty()) {
+      ASSIGN_OR_RETURN(b, ctx->allocate_temp(DT_DOUBLE, Shape({largest})));
+    }
+    double* cur = a.data<double>();
+    double* next = passes.empty() ? nullptr : b.data<double>();
+    RETURN_IF_ERROR(
+        LaunchToDouble(dtype, x.raw_data(), cur, x.NumElements(), gpu.stream));
+    for (const ResizeAxisGeometry& g : passes) {
+      RETURN_IF_ERROR(LaunchResizeAxis(a_.params, g, cur, next, gpu.stream));
+      std::swap(cur, next);
+    }
+    return LaunchFromDouble(dtype, cur, y->raw_data(), y->NumElements(),
+                            gpu.stream);
+  }
+
+ private:
+  const Attrs a_;
+};
+
+class PadKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    PadMode mode = PadMode::kConstant;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.mode, ParsePadMode(node));
+    return a;
+  }
+  PadKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2, 3}));
+    const Tensor& x = ctx->input(0);
+    const Tensor& value = ctx->input(2);
+    RETURN_IF_ERROR(CheckDtype(value, x.dtype(), "value"));
+    if (value.NumElements() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "value must be empty or one element, got ", value.NumElements()));
+    }
+    ASSIGN_OR_RETURN(std::vector<int64_t> pads,
+                     IntParamValues(ctx->input(1), "pads"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> axes,
+                     IntParamValues(ctx->input(3), "axes"));
+    const int rank = x.rank();
+    ASSIGN_OR_RETURN(std::vector<int64_t> full, FullPads(rank, pads, axes));
+    ASSIGN_OR_RETURN(std::vector<PadAxis> pad_axes,
+                     PadAxes(x.shape(), full, attrs_.mode));
+    if (rank > kMaxGpuDims) {
+      return absl::UnimplementedError(absl::StrCat(
+          "rank ", rank, " > ", kMaxGpuDims,
+          ": CUDA kernels index at most ", kMaxGpuDims, " dimensions"));
+    }
+    PadGeometry g;
+    g.mode = static_cast<GpuPadMode>(static_cast<int>(attrs_.mode));
+    g.rank = rank;
+    const std::vector<int64_t> strides = RowMajorStrides(x.shape());
+    std::vector<int64_t> dims(rank);
+    for (int d = 0; d < rank; ++d) {
+      dims[d] = pad_axes[d].out;
+      g.out_dims[d] = pad_axes[d].out;
+      g.in_strides[d] = strides[d];
+      g.begin[d] = pad_axes[d].begin;
+      g.lo[d] = pad_axes[d].lo;
+      g.len[d] = pad_axes[d].len;
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    g.total = y->NumElements();
+    if (g.total == 0) return absl::OkStatus();
+    const int bytes = static_cast<int>(DataTypeSize(x.dtype()));
+    uint64_t fill = 0;
+    if (value.NumElements() == 1) std::memcpy(&fill, value.raw_data(), bytes);
+    return LaunchPad(bytes, g, x.raw_data(), fill, y->raw_data(), gpu.stream);
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+// PoolND and MaxPoolWithIndices (the latter's attrs say indices).
+class PoolNdKernel final : public OpKernel {
+ public:
+  using Attrs = PoolAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    ASSIGN_OR_RETURN(Attrs a, ParsePoolAttrs(node));
+    if (a.kernel.size() > static_cast<size_t>(kMaxSpatialDims)) {
+      return absl::UnimplementedError(
+          absl::StrCat(a.kernel.size(), " spatial dims > ", kMaxSpatialDims,
+                       ": the CUDA pools take at most ", kMaxSpatialDims));
+    }
+    return a;
+  }
+  PoolNdKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), a_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    const size_t n = a_.kernel.size();
+    RETURN_IF_ERROR(CheckRank(x, static_cast<int>(n) + 2, "pool input"));
+    PoolGeometry g;
+    g.mode = a_.mode == PoolMode::kMax   ? GpuPoolMode::kMax
+             : a_.mode == PoolMode::kAvg ? GpuPoolMode::kAvg
+                                         : GpuPoolMode::kLp;
+    g.n = static_cast<int>(n);
+    g.planes = x.dim(0) * x.dim(1);
+    g.include_pad = a_.include_pad;
+    g.p = a_.p;
+    g.storage_order = a_.storage_order;
+    std::vector<int64_t> dims = {x.dim(0), x.dim(1)};
+    for (size_t d = 0; d < n; ++d) {
+      ASSIGN_OR_RETURN(int64_t o,
+                       PoolOutputSize(x.dim(2 + d), a_.kernel[d],
+                                      a_.strides[d], a_.pads[d],
+                                      a_.pads[n + d], a_.dilations[d],
+                                      a_.ceil_mode));
+      dims.push_back(o);
+      g.in[d] = x.dim(2 + d);
+      g.out[d] = o;
+      g.kernel[d] = a_.kernel[d];
+      g.strides[d] = a_.strides[d];
+      g.dilations[d] = a_.dilations[d];
+      g.pad_begin[d] = a_.pads[d];
+      g.pad_end[d] = a_.pads[n + d];
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    Tensor* indices = nullptr;
+    if (a_.indices) {
+      ASSIGN_OR_RETURN(indices, ctx->allocate_output(1, Shape(dims)));
+    }
+    if (y->NumElements() == 0) return absl::OkStatus();
+    return LaunchPool(ToGpuDtype(x.dtype()), g, x.raw_data(), y->raw_data(),
+                      indices != nullptr ? indices->data<int64_t>() : nullptr,
+                      gpu.stream);
+  }
+
+ private:
+  const Attrs a_;
+};
+
+class GridSampleKernel final : public OpKernel {
+ public:
+  using Attrs = GridSampleAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ParseGridSampleAttrs(node);
+  }
+  GridSampleKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    const Tensor& grid = ctx->input(1);
+    RETURN_IF_ERROR(CheckDtype(grid, x.dtype(), "grid"));
+    const int r = x.rank() - 2;
+    if (r < 1 || grid.rank() != r + 2 || grid.dim(r + 1) != r ||
+        grid.dim(0) != x.dim(0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GridSample needs X [N,C,D1..Dr] and grid [N,D1'..Dr',r]; got ",
+          x.shape().DebugString(), " and ", grid.shape().DebugString()));
+    }
+    if (r > kMaxSpatialDims) {
+      return absl::UnimplementedError(
+          absl::StrCat(r, " spatial dims > ", kMaxSpatialDims,
+                       ": CUDA GridSample takes at most ", kMaxSpatialDims));
+    }
+    GridSampleGeometry g;
+    g.interp = static_cast<GpuGridInterp>(static_cast<int>(attrs_.interp));
+    g.padding = static_cast<GpuGridPadding>(static_cast<int>(attrs_.padding));
+    g.align_corners = attrs_.align_corners;
+    g.r = r;
+    g.batch = x.dim(0);
+    g.channels = x.dim(1);
+    for (int d = 0; d < r; ++d) {
+      if (x.dim(2 + d) == 0) {
+        return absl::InvalidArgumentError("GridSample input has an empty dim");
+      }
+      g.in[d] = x.dim(2 + d);
+    }
+    std::vector<int64_t> dims = {x.dim(0), x.dim(1)};
+    g.out_plane = 1;
+    for (int d = 0; d < r; ++d) {
+      dims.push_back(grid.dim(1 + d));
+      g.out_plane *= grid.dim(1 + d);
+    }
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    return LaunchGridSample(ToGpuDtype(x.dtype()), g, x.raw_data(),
+                            grid.raw_data(), y->raw_data(), gpu.stream);
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+std::vector<DataType> Filter(bool (*has)(GpuDtype),
+                             const std::vector<DataType>& candidates) {
+  std::vector<DataType> out;
+  for (DataType t : candidates) {
+    if (has(ToGpuDtype(t))) out.push_back(t);
+  }
+  return out;
+}
+
+// Enum values the launchers' copies must share.
+static_assert(static_cast<int>(PadMode::kWrap) ==
+              static_cast<int>(GpuPadMode::kWrap));
+static_assert(static_cast<int>(GridInterp::kCubic) ==
+              static_cast<int>(GpuGridInterp::kCubic));
+static_assert(static_cast<int>(GridPadding::kReflection) ==
+              static_cast<int>(GpuGridPadding::kReflection));
+
+}  // namespace
+
+void RegisterVisionKernels(KernelRegistry* registry) {
+  RegisterGpu(registry, "Resize",
+              {{"T", Filter(HasResizeKernel, GpuIntFloatTypes())}},
+              MakeKernel<ResizeKernel>, /*host_memory_inputs=*/{1, 2, 3});
+  RegisterGpu(registry, "Pad", {{"T", GpuAllTypes()}}, MakeKernel<PadKernel>,
+              /*host_memory_inputs=*/{1, 2, 3}, RanksAtMost(kMaxGpuDims));
+  const std::vector<DataType> pool_types =
+      Filter(HasPoolKernel, GpuAllTypes());
+  RegisterGpu(registry, "PoolND", {{"T", pool_types}},
+              MakeKernel<PoolNdKernel>, {}, RanksAtMost(kMaxGpuDims));
+  RegisterGpu(registry, "MaxPoolWithIndices", {{"T", pool_types}},
+              MakeKernel<PoolNdKernel>, {}, RanksAtMost(kMaxGpuDims));
+  RegisterGpu(registry, "GridSample",
+              {{"T", Filter(HasGridSampleKernel, GpuFloatTypes())}},
+              MakeKernel<GridSampleKernel>, {}, RanksAtMost(kMaxGpuDims));
+}
+
+}  // namespace sluice::cuda
