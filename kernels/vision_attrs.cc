@@ -2,7 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/runtime_params.h"
+#include "graph/shape_fns.h"
 #include "graph/vision_shapes.h"
+#include "kernels/cpu/kernel_util.h"
 
 namespace sluice {
 
@@ -178,6 +181,109 @@ absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node, bool transpose) {
       CheckWindowAttrs(n, {}, a.strides, a.pads, a.dilations, transpose));
   if (a.group < 1) return absl::InvalidArgumentError("group must be >= 1");
   return a;
+}
+
+absl::Status CheckConvInputs(const Tensor& x, const Tensor& f,
+                             const ConvAttrs& a, bool transpose) {
+  RETURN_IF_ERROR(cpu::CheckDtype(x, DT_FLOAT, "input"));
+  RETURN_IF_ERROR(cpu::CheckDtype(f, DT_FLOAT, "filter"));
+  const int rank = static_cast<int>(a.strides.size()) + 2;
+  RETURN_IF_ERROR(cpu::CheckRank(x, rank, "input"));
+  RETURN_IF_ERROR(cpu::CheckRank(f, rank, "filter"));
+  const int64_t g = a.group;
+  const bool ok = transpose ? (f.dim(0) == x.dim(1) && x.dim(1) % g == 0)
+                            : (x.dim(1) == f.dim(1) * g && f.dim(0) % g == 0);
+  if (!ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "channels do not match: input ", x.shape().DebugString(),
+        ", filter ", f.shape().DebugString(), ", group ", g));
+  }
+  return absl::OkStatus();
+}
+
+
+absl::StatusOr<cpu::WindowNd> ConvWindow(const Tensor& x, const Tensor& f,
+                                         const ConvAttrs& a, bool transpose,
+                                         std::vector<int64_t>* out_dims) {
+  const size_t n = a.strides.size();
+  cpu::WindowNd g;
+  g.channels = transpose ? f.dim(1) : x.dim(1) / a.group;
+  g.strides = a.strides;
+  g.dilations = a.dilations;
+  g.pad_begin.assign(a.pads.begin(), a.pads.begin() + n);
+  *out_dims = {x.dim(0), transpose ? f.dim(1) * a.group : f.dim(0)};
+  for (size_t i = 0; i < n; ++i) {
+    g.kernel.push_back(f.dim(2 + i));
+    int64_t o = 0;
+    if (transpose) {
+      ASSIGN_OR_RETURN(o, ConvTransposeOutputSize(
+                              x.dim(2 + i), f.dim(2 + i), a.strides[i],
+                              a.pads[i], a.pads[n + i], a.dilations[i],
+                              a.output_padding[i]));
+      g.out.push_back(x.dim(2 + i));
+      g.in.push_back(o);
+    } else {
+      ASSIGN_OR_RETURN(o, ConvOutputSize(x.dim(2 + i), f.dim(2 + i),
+                                         a.strides[i], a.pads[i],
+                                         a.pads[n + i], a.dilations[i]));
+      g.in.push_back(x.dim(2 + i));
+      g.out.push_back(o);
+    }
+    out_dims->push_back(o);
+  }
+  return g;
+}
+
+absl::StatusOr<Col2ImAttrs> ParseCol2ImAttrs(const Node& node) {
+  const AttrMap& m = node.attrs();
+  Col2ImAttrs a;
+  ASSIGN_OR_RETURN(a.strides, m.GetIntList("strides"));
+  ASSIGN_OR_RETURN(a.pads, m.GetIntList("pads"));
+  ASSIGN_OR_RETURN(a.dilations, m.GetIntList("dilations"));
+  return a;
+}
+
+absl::StatusOr<cpu::WindowNd> Col2ImWindow(const Col2ImAttrs& a,
+                                           const Tensor& x,
+                                           const Tensor& image_shape,
+                                           const Tensor& block_shape,
+                                           std::vector<int64_t>* out_dims) {
+  RETURN_IF_ERROR(cpu::CheckDtype(x, DT_FLOAT, "input"));
+  RETURN_IF_ERROR(cpu::CheckRank(x, 3, "Col2Im input"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> image,
+                   IntParamValues(image_shape, "image_shape"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> block,
+                   IntParamValues(block_shape, "block_shape"));
+  const size_t n = image.size();
+  if (block.size() != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "image_shape has ", n, " dims and block_shape ", block.size()));
+  }
+  cpu::WindowNd g;
+  g.in = image;
+  g.kernel = block;
+  g.strides = a.strides.empty() ? std::vector<int64_t>(n, 1) : a.strides;
+  g.dilations = a.dilations.empty() ? std::vector<int64_t>(n, 1) : a.dilations;
+  std::vector<int64_t> pads =
+      a.pads.empty() ? std::vector<int64_t>(2 * n, 0) : a.pads;
+  RETURN_IF_ERROR(CheckWindowAttrs(n, block, g.strides, pads, g.dilations));
+  g.pad_begin.assign(pads.begin(), pads.begin() + n);
+  for (size_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(int64_t o,
+                     ConvOutputSize(image[i], block[i], g.strides[i], pads[i],
+                                    pads[n + i], g.dilations[i]));
+    g.out.push_back(o);
+  }
+  const int64_t k = g.KernelSize();
+  if (x.dim(1) % k != 0 || x.dim(2) != g.OutSize()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Col2Im input ", x.shape().DebugString(), " does not match ", k,
+        " block elements and ", g.OutSize(), " blocks"));
+  }
+  g.channels = x.dim(1) / k;
+  *out_dims = {x.dim(0), g.channels};
+  out_dims->insert(out_dims->end(), image.begin(), image.end());
+  return g;
 }
 
 }  // namespace sluice

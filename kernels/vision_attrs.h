@@ -17,7 +17,9 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/shape.h"
+#include "core/tensor.h"
 #include "graph/graph.h"
+#include "kernels/cpu/window_nd.h"
 
 namespace sluice {
 
@@ -80,6 +82,30 @@ struct ConvAttrs {
 };
 // ConvND (`transpose` false) and ConvTranspose.
 absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node, bool transpose);
+// Checks x [N, C, s...] and f [O or C, ..., k...] (float32) against the
+// attributes: ranks and channel counts.
+absl::Status CheckConvInputs(const Tensor& x, const Tensor& f,
+                             const ConvAttrs& a, bool transpose);
+// The sliding window of ConvND (`transpose` false: the image is x, the
+// window positions the output) or ConvTranspose (the image is the output,
+// the positions x; channels: output channels per group), and the output's
+// dims. REQUIRES: CheckConvInputs passed.
+absl::StatusOr<cpu::WindowNd> ConvWindow(const Tensor& x, const Tensor& f,
+                                         const ConvAttrs& a, bool transpose,
+                                         std::vector<int64_t>* out_dims);
+
+struct Col2ImAttrs {
+  std::vector<int64_t> strides, pads, dilations;
+};
+absl::StatusOr<Col2ImAttrs> ParseCol2ImAttrs(const Node& node);
+// Col2Im's window (the image: image_shape; channels: C) for input x
+// [N, C * prod(block), L] and host tensors image_shape and block_shape, and
+// the output's dims; INVALID_ARGUMENT when they do not fit together.
+absl::StatusOr<cpu::WindowNd> Col2ImWindow(const Col2ImAttrs& a,
+                                           const Tensor& x,
+                                           const Tensor& image_shape,
+                                           const Tensor& block_shape,
+                                           std::vector<int64_t>* out_dims);
 
 }  // namespace sluice
 

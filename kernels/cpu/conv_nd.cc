@@ -19,25 +19,6 @@
 namespace sluice::cpu {
 namespace {
 
-// Checks x [N, C, s...] and f [O or C, ..., k...] against the attributes.
-absl::Status CheckConvInputs(const Tensor& x, const Tensor& f,
-                             const ConvAttrs& a, bool transpose) {
-  RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
-  RETURN_IF_ERROR(CheckDtype(f, DT_FLOAT, "filter"));
-  const int rank = static_cast<int>(a.strides.size()) + 2;
-  RETURN_IF_ERROR(CheckRank(x, rank, "input"));
-  RETURN_IF_ERROR(CheckRank(f, rank, "filter"));
-  const int64_t g = a.group;
-  const bool ok = transpose ? (f.dim(0) == x.dim(1) && x.dim(1) % g == 0)
-                            : (x.dim(1) == f.dim(1) * g && f.dim(0) % g == 0);
-  if (!ok) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "channels do not match: input ", x.shape().DebugString(),
-        ", filter ", f.shape().DebugString(), ", group ", g));
-  }
-  return absl::OkStatus();
-}
-
 class ConvNdKernel final : public OpKernel {
  public:
   using Attrs = ConvAttrs;
@@ -52,23 +33,8 @@ class ConvNdKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
     RETURN_IF_ERROR(CheckConvInputs(x, f, a_, false));
-    const size_t n = a_.strides.size();
-    WindowNd g;
-    g.channels = x.dim(1) / a_.group;
-    g.strides = a_.strides;
-    g.dilations = a_.dilations;
-    g.pad_begin.assign(a_.pads.begin(), a_.pads.begin() + n);
-    std::vector<int64_t> dims = {x.dim(0), f.dim(0)};
-    for (size_t i = 0; i < n; ++i) {
-      g.in.push_back(x.dim(2 + i));
-      g.kernel.push_back(f.dim(2 + i));
-      ASSIGN_OR_RETURN(int64_t o,
-                       ConvOutputSize(x.dim(2 + i), f.dim(2 + i),
-                                      a_.strides[i], a_.pads[i],
-                                      a_.pads[n + i], a_.dilations[i]));
-      g.out.push_back(o);
-      dims.push_back(o);
-    }
+    std::vector<int64_t> dims;
+    ASSIGN_OR_RETURN(WindowNd g, ConvWindow(x, f, a_, false, &dims));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     if (y->NumElements() == 0) return absl::OkStatus();
     const int64_t k = g.channels * g.KernelSize(), spatial = g.OutSize();
@@ -107,25 +73,9 @@ class ConvTransposeKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
     RETURN_IF_ERROR(CheckConvInputs(x, f, a_, true));
-    const size_t n = a_.strides.size();
     // The output is the "image" of a window whose positions are the input.
-    WindowNd g;
-    g.channels = f.dim(1);  // output channels per group
-    g.strides = a_.strides;
-    g.dilations = a_.dilations;
-    g.pad_begin.assign(a_.pads.begin(), a_.pads.begin() + n);
-    std::vector<int64_t> dims = {x.dim(0), f.dim(1) * a_.group};
-    for (size_t i = 0; i < n; ++i) {
-      g.out.push_back(x.dim(2 + i));
-      g.kernel.push_back(f.dim(2 + i));
-      ASSIGN_OR_RETURN(int64_t o, ConvTransposeOutputSize(
-                                      x.dim(2 + i), f.dim(2 + i),
-                                      a_.strides[i], a_.pads[i],
-                                      a_.pads[n + i], a_.dilations[i],
-                                      a_.output_padding[i]));
-      g.in.push_back(o);
-      dims.push_back(o);
-    }
+    std::vector<int64_t> dims;
+    ASSIGN_OR_RETURN(WindowNd g, ConvWindow(x, f, a_, true, &dims));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     float* out = y->data<float>();
     for (int64_t i = 0; i < y->NumElements(); ++i) out[i] = 0;
@@ -157,16 +107,9 @@ class ConvTransposeKernel final : public OpKernel {
 
 class Col2ImKernel final : public OpKernel {
  public:
-  struct Attrs {
-    std::vector<int64_t> strides, pads, dilations;
-  };
+  using Attrs = Col2ImAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    const AttrMap& m = node.attrs();
-    Attrs a;
-    ASSIGN_OR_RETURN(a.strides, m.GetIntList("strides"));
-    ASSIGN_OR_RETURN(a.pads, m.GetIntList("pads"));
-    ASSIGN_OR_RETURN(a.dilations, m.GetIntList("dilations"));
-    return a;
+    return ParseCol2ImAttrs(node);
   }
   Col2ImKernel(const Node& node, Attrs attrs)
       : OpKernel(node), a_(std::move(attrs)) {}
@@ -174,43 +117,9 @@ class Col2ImKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
-    RETURN_IF_ERROR(CheckRank(x, 3, "Col2Im input"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> image,
-                     IntParamValues(ctx->input(1), "image_shape"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> block,
-                     IntParamValues(ctx->input(2), "block_shape"));
-    const size_t n = image.size();
-    if (block.size() != n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "image_shape has ", n, " dims and block_shape ", block.size()));
-    }
-    WindowNd g;
-    g.in = image;
-    g.kernel = block;
-    g.strides = a_.strides.empty() ? std::vector<int64_t>(n, 1) : a_.strides;
-    g.dilations =
-        a_.dilations.empty() ? std::vector<int64_t>(n, 1) : a_.dilations;
-    std::vector<int64_t> pads =
-        a_.pads.empty() ? std::vector<int64_t>(2 * n, 0) : a_.pads;
-    RETURN_IF_ERROR(
-        CheckWindowAttrs(n, block, g.strides, pads, g.dilations));
-    g.pad_begin.assign(pads.begin(), pads.begin() + n);
-    for (size_t i = 0; i < n; ++i) {
-      ASSIGN_OR_RETURN(int64_t o,
-                       ConvOutputSize(image[i], block[i], g.strides[i],
-                                      pads[i], pads[n + i], g.dilations[i]));
-      g.out.push_back(o);
-    }
-    const int64_t k = g.KernelSize();
-    if (x.dim(1) % k != 0 || x.dim(2) != g.OutSize()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Col2Im input ", x.shape().DebugString(), " does not match ", k,
-          " block elements and ", g.OutSize(), " blocks"));
-    }
-    g.channels = x.dim(1) / k;
-    std::vector<int64_t> dims = {x.dim(0), g.channels};
-    dims.insert(dims.end(), image.begin(), image.end());
+    std::vector<int64_t> dims;
+    ASSIGN_OR_RETURN(WindowNd g, Col2ImWindow(a_, x, ctx->input(1),
+                                              ctx->input(2), &dims));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     float* out = y->data<float>();
     for (int64_t i = 0; i < y->NumElements(); ++i) out[i] = 0;

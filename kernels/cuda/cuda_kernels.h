@@ -27,6 +27,7 @@ void RegisterSelectKernels(KernelRegistry* registry);       // select_kernels.cc
 void RegisterSignalKernels(KernelRegistry* registry);       // signal_kernels.cc
 void RegisterEinsumKernels(KernelRegistry* registry);       // einsum_kernels.cc
 void RegisterVisionKernels(KernelRegistry* registry);       // vision_kernels.cc
+void RegisterConvNdKernels(KernelRegistry* registry);       // conv_nd_kernels.cc
 
 }  // namespace sluice::cuda
 

@@ -20,6 +20,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterSignalKernels(registry);
   cuda::RegisterEinsumKernels(registry);
   cuda::RegisterVisionKernels(registry);
+  cuda::RegisterConvNdKernels(registry);
 }
 
 }  // namespace sluice

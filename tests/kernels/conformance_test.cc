@@ -693,6 +693,11 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
 // coordinate transforms and paddings, and the dtypes the CPU registers.
 // Resize's roi, scales and sizes and Pad's pads, value and axes are fixed
 // host inputs (empty when absent).
+// Resize, Pad, PoolND, MaxPoolWithIndices, GridSample, ConvND,
+// ConvTranspose and Col2Im: their modes, coordinate transforms and
+// paddings, and the dtypes the CPU registers.
+// Resize's roi, scales and sizes, Pad's pads, value and axes, and Col2Im's
+// shapes are fixed host inputs (empty when absent).
 void AddVisionGpuCases(std::vector<Case>* cases) {
   using V = std::vector<double>;
   const InputSpec no_roi(DT_FLOAT, Shape({0}), Range::kSigned);
@@ -819,6 +824,40 @@ void AddVisionGpuCases(std::vector<Case>* cases) {
                       {{"mode", StringAttr(g.mode)}, {"padding_mode", StringAttr(g.padding)},
                        {"align_corners", BoolAttr(g.align)}}});
   }
+  // ConvND, ConvTranspose and Col2Im (float32 only, as on the CPU); long
+  // float sums in another order than the CPU's GEMM.
+  auto window = [](std::vector<int64_t> s, std::vector<int64_t> p, std::vector<int64_t> d) {
+    return Attrs{{"strides", IntListAttr(s)}, {"pads", IntListAttr(p)},
+                 {"dilations", IntListAttr(d)}};
+  };
+  Attrs conv2 = window({2, 1}, {1, 0, 1, 1}, {1, 2});
+  conv2["group"] = IntAttr(2);
+  cases->push_back({"ConvND_2d_group2", "ConvND",
+                    {{DT_FLOAT, Shape({2, 4, 6, 7})}, {DT_FLOAT, Shape({6, 2, 3, 2})}},
+                    conv2, false, 10});
+  cases->push_back({"ConvND_3d", "ConvND",
+                    {{DT_FLOAT, Shape({1, 2, 4, 5, 4})}, {DT_FLOAT, Shape({3, 2, 2, 3, 2})}},
+                    window({1, 1, 1}, {0, 1, 0, 0, 1, 1}, {1, 1, 1}), false, 10});
+  cases->push_back({"ConvND_1d_strided_dilated", "ConvND",
+                    {{DT_FLOAT, Shape({2, 3, 10})}, {DT_FLOAT, Shape({4, 3, 3})}},
+                    window({3}, {2, 1}, {2}), false, 10});
+  Attrs ct2 = window({2, 3}, {1, 0, 0, 1}, {1, 1});
+  ct2["group"] = IntAttr(2);
+  ct2["output_padding"] = IntListAttr({1, 0});
+  cases->push_back({"ConvTranspose_2d_group2", "ConvTranspose",
+                    {{DT_FLOAT, Shape({2, 4, 3, 4})}, {DT_FLOAT, Shape({4, 3, 3, 3})}},
+                    ct2, false, 10});
+  Attrs ct1 = window({2}, {-1, 1}, {2});
+  ct1["output_padding"] = IntListAttr({1});
+  cases->push_back({"ConvTranspose_1d_negative_pad", "ConvTranspose",
+                    {{DT_FLOAT, Shape({1, 2, 5})}, {DT_FLOAT, Shape({2, 3, 4})}}, ct1, false, 10});
+  cases->push_back({"Col2Im_defaults", "Col2Im",
+                    {{DT_FLOAT, Shape({1, 12, 16})}, {DT_INT64, Shape({2}), V{5, 6}},
+                     {DT_INT64, Shape({2}), V{2, 3}}}});
+  cases->push_back({"Col2Im_strided_padded_dilated", "Col2Im",
+                    {{DT_FLOAT, Shape({2, 12, 12})}, {DT_INT64, Shape({2}), V{5, 5}},
+                     {DT_INT64, Shape({2}), V{2, 2}}},
+                    window({2, 1}, {1, 0, 1, 1}, {1, 2})});
 }
 
 std::vector<Case> AllCases() {
@@ -1081,6 +1120,12 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
       "NonMaxSuppression", "NonZero", "OneHot", "Recurrent", "ReduceMin",
       "ReduceProd", "ReverseSequence", "RoiAlign", "STFT", "Scan",
       "TensorScatter", "TopK", "Unique", "Window"};
+      "BitwiseOr", "BitwiseXor", "Compress", "CumProd", "DFT", "Det",
+      "Dropout", "DynamicReduceMin", "DynamicReduceProd", "DynamicSplit",
+      "Einsum", "EyeLike", "If", "LinearAttention", "Loop", "MaxUnpool",
+      "MelWeightMatrix", "NonMaxSuppression", "NonZero", "OneHot",
+      "Recurrent", "ReduceMin", "ReduceProd", "ReverseSequence", "RoiAlign",
+      "STFT", "Scan", "TensorScatter", "TopK", "Unique", "Window"};
   // GPU kernels whose parameters are runtime int64 inputs: checked against
   // the ONNX reference outputs by the node suite on /gpu:0
   // (tests/onnx/node_suite_runner, scripts/gpu_suite.sh) and by

@@ -1,0 +1,116 @@
+// CUDA OpKernels for ConvND, ConvTranspose and Col2Im (float32, as on the
+// CPU). The window geometry, checks and messages are the CPU kernels'
+// (kernels/vision_attrs.h); Col2Im's image_shape and block_shape are
+// host-memory inputs.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cuda/conv_nd.h"
+#include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/vision_attrs.h"
+
+namespace sluice::cuda {
+namespace {
+
+// The launchers' copy of a WindowNd; UNIMPLEMENTED beyond kMaxSpatialDims.
+absl::StatusOr<WindowGeometry> ToGeometry(const cpu::WindowNd& w,
+                                          int64_t batch) {
+  const size_t n = w.in.size();
+  if (n > static_cast<size_t>(kMaxSpatialDims)) {
+    return absl::UnimplementedError(
+        absl::StrCat(n, " spatial dims > ", kMaxSpatialDims,
+                     ": the CUDA window kernels take at most ",
+                     kMaxSpatialDims));
+  }
+  WindowGeometry g;
+  g.n = static_cast<int>(n);
+  g.batch = batch;
+  for (size_t d = 0; d < n; ++d) {
+    g.image[d] = w.in[d];
+    g.positions[d] = w.out[d];
+    g.kernel[d] = w.kernel[d];
+    g.strides[d] = w.strides[d];
+    g.dilations[d] = w.dilations[d];
+    g.pad_begin[d] = w.pad_begin[d];
+  }
+  return g;
+}
+
+template <bool kTranspose>
+class ConvKernel final : public OpKernel {
+ public:
+  using Attrs = ConvAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ParseConvAttrs(node, kTranspose);
+  }
+  ConvKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), a_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    const Tensor& f = ctx->input(1);
+    RETURN_IF_ERROR(CheckConvInputs(x, f, a_, kTranspose));
+    std::vector<int64_t> dims;
+    ASSIGN_OR_RETURN(cpu::WindowNd w, ConvWindow(x, f, a_, kTranspose, &dims));
+    ASSIGN_OR_RETURN(WindowGeometry g, ToGeometry(w, x.dim(0)));
+    g.group = a_.group;
+    g.in_channels = x.dim(1);
+    g.out_channels = dims[1];
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    if constexpr (kTranspose) {
+      return LaunchConvTransposeNd(g, x.data<float>(), f.data<float>(),
+                                   y->data<float>(), gpu.stream);
+    } else {
+      return LaunchConvNd(g, x.data<float>(), f.data<float>(),
+                          y->data<float>(), gpu.stream);
+    }
+  }
+
+ private:
+  const ConvAttrs a_;
+};
+
+class Col2ImKernel final : public OpKernel {
+ public:
+  using Attrs = Col2ImAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ParseCol2ImAttrs(node);
+  }
+  Col2ImKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), a_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2}));
+    const Tensor& x = ctx->input(0);
+    std::vector<int64_t> dims;
+    ASSIGN_OR_RETURN(cpu::WindowNd w, Col2ImWindow(a_, x, ctx->input(1),
+                                                   ctx->input(2), &dims));
+    ASSIGN_OR_RETURN(WindowGeometry g, ToGeometry(w, x.dim(0)));
+    g.out_channels = w.channels;
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    return LaunchCol2ImNd(g, x.data<float>(), y->data<float>(), gpu.stream);
+  }
+
+ private:
+  const Attrs a_;
+};
+
+}  // namespace
+
+void RegisterConvNdKernels(KernelRegistry* registry) {
+  RegisterGpu(registry, "ConvND", {{"T", {DT_FLOAT}}},
+              MakeKernel<ConvKernel<false>>);
+  RegisterGpu(registry, "ConvTranspose", {{"T", {DT_FLOAT}}},
+              MakeKernel<ConvKernel<true>>);
+  RegisterGpu(registry, "Col2Im", {{"T", {DT_FLOAT}}},
+              MakeKernel<Col2ImKernel>, /*host_memory_inputs=*/{1, 2});
+}
+
+}  // namespace sluice::cuda
