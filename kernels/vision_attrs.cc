@@ -286,4 +286,24 @@ absl::StatusOr<cpu::WindowNd> Col2ImWindow(const Col2ImAttrs& a,
   return g;
 }
 
+
+absl::StatusOr<std::vector<int64_t>> AffineGridDims(
+    const Tensor& theta, absl::Span<const int64_t> size) {
+  const int64_t r = static_cast<int64_t>(size.size()) - 2;  // 2 or 3
+  if ((r != 2 && r != 3) || theta.rank() != 3 || theta.dim(0) != size[0] ||
+      theta.dim(1) != r || theta.dim(2) != r + 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AffineGrid needs size [N,C,H,W] or [N,C,D,H,W] and theta [N,2,3] "
+        "or [N,3,4]; got ",
+        size.size(), " sizes and theta ", theta.shape().DebugString()));
+  }
+  std::vector<int64_t> dims = {size[0]};
+  for (int64_t d = 0; d < r; ++d) {
+    if (size[2 + d] < 0) return absl::InvalidArgumentError("size < 0");
+    dims.push_back(size[2 + d]);
+  }
+  dims.push_back(r);
+  return dims;
+}
+
 }  // namespace sluice

@@ -107,6 +107,11 @@ absl::StatusOr<cpu::WindowNd> Col2ImWindow(const Col2ImAttrs& a,
                                            const Tensor& block_shape,
                                            std::vector<int64_t>* out_dims);
 
+// AffineGrid's output dims [N, D1.., r] for theta [N, r, r + 1] and `size`
+// [N, C, D1..] (r 2 or 3); INVALID_ARGUMENT when they do not fit.
+absl::StatusOr<std::vector<int64_t>> AffineGridDims(
+    const Tensor& theta, absl::Span<const int64_t> size);
+
 }  // namespace sluice
 
 #endif  // SLUICE_KERNELS_VISION_ATTRS_H_

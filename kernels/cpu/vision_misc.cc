@@ -12,6 +12,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
+#include "kernels/vision_attrs.h"
 
 namespace sluice::cpu {
 namespace {
@@ -41,22 +42,10 @@ class AffineGridKernel final : public OpKernel {
     const Tensor& theta = ctx->input(0);
     ASSIGN_OR_RETURN(std::vector<int64_t> size,
                      IntParamValues(ctx->input(1), "size"));
-    const int64_t r = static_cast<int64_t>(size.size()) - 2;  // 2 or 3
-    if ((r != 2 && r != 3) || theta.rank() != 3 || theta.dim(0) != size[0] ||
-        theta.dim(1) != r || theta.dim(2) != r + 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "AffineGrid needs size [N,C,H,W] or [N,C,D,H,W] and theta [N,2,3] "
-          "or [N,3,4]; got ", size.size(), " sizes and theta ",
-          theta.shape().DebugString()));
-    }
-    std::vector<int64_t> dims = {size[0]};
+    ASSIGN_OR_RETURN(std::vector<int64_t> dims, AffineGridDims(theta, size));
+    const int64_t r = static_cast<int64_t>(size.size()) - 2;
     int64_t points = 1;
-    for (int64_t d = 0; d < r; ++d) {
-      if (size[2 + d] < 0) return absl::InvalidArgumentError("size < 0");
-      dims.push_back(size[2 + d]);
-      points *= size[2 + d];
-    }
-    dims.push_back(r);
+    for (int64_t d = 0; d < r; ++d) points *= size[2 + d];
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     return VisitFloat(theta.dtype(), [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;

@@ -233,7 +233,78 @@ static __global__ void GridSampleKernel(GridSampleGeometry g, const T* x,
   }
 }
 
+struct AffineDims {
+  int64_t d[3];
+};
+
+// affine_grid's GridCoord (kernels/cpu/vision_misc.cc).
+__device__ double GridCoord(int64_t i, int64_t size, bool align_corners) {
+  const double s = static_cast<double>(size);
+  if (align_corners) return size == 1 ? -1.0 : -1.0 + 2.0 * i / (s - 1);
+  return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / s;
+}
+
+template <typename T>
+static __global__ void AffineGridKernel(const T* theta, T* y, int64_t batch,
+                                        int r, AffineDims dims,
+                                        bool align_corners) {
+  int64_t points = 1;
+  for (int d = 0; d < r; ++d) points *= dims.d[d];
+  const int64_t total = batch * points * r;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t i = e % r;
+    const int64_t p = (e / r) % points;
+    const int64_t n = e / (r * points);
+    // homo = (x, y[, z], 1): x along the last dim.
+    double homo[4];
+    int64_t rest = p;
+    for (int d = r - 1; d >= 0; --d) {
+      const int64_t len = dims.d[d];
+      homo[r - 1 - d] = GridCoord(rest % len, len, align_corners);
+      rest /= len;
+    }
+    homo[r] = 1.0;
+    double acc = 0;
+    for (int j = 0; j <= r; ++j) {
+      acc += ToDouble(theta[(n * r + i) * (r + 1) + j]) * homo[j];
+    }
+    y[e] = FromDouble<T>(acc);
+  }
+}
+
 }  // namespace
+
+absl::Status LaunchAffineGrid(GpuDtype dtype, const void* theta, void* y,
+                              int64_t batch, int r, const int64_t* dims,
+                              bool align_corners, cudaStream_t stream) {
+  if (r != 2 && r != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AffineGrid: ", r, " spatial dims, not 2 or 3"));
+  }
+  AffineDims d = {};
+  int64_t total = batch * r;
+  for (int i = 0; i < r; ++i) {
+    d.d[i] = dims[i];
+    total *= dims[i];
+  }
+  bool found = false;
+  DispatchDtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kIsFloat<T>) {
+      found = true;
+      if (total == 0) return;
+      AffineGridKernel<T><<<GridFor(total), kThreads, 0, stream>>>(
+          static_cast<const T*>(theta), static_cast<T*>(y), batch, r, d,
+          align_corners);
+    }
+  });
+  if (!found) {
+    return absl::UnimplementedError(
+        absl::StrCat("no CUDA AffineGrid for dtype ", static_cast<int>(dtype)));
+  }
+  return LaunchStatus("AffineGrid");
+}
 
 bool HasPoolKernel(GpuDtype dtype) {
   bool found = false;

@@ -1,5 +1,5 @@
-// Host launchers for the N-d pools (PoolND, MaxPoolWithIndices) and
-// GridSample on the GPU: one thread per output element, walking the window
+// Host launchers for the N-d pools (PoolND, MaxPoolWithIndices),
+// GridSample and AffineGrid on the GPU: one thread per output element, walking the window
 // or the sampling taps as the CPU kernels do (kernels/cpu/pool_nd.cc,
 // kernels/cpu/grid_sample.cc), in double.
 //
@@ -63,6 +63,12 @@ bool HasGridSampleKernel(GpuDtype dtype);
 absl::Status LaunchGridSample(GpuDtype dtype, const GridSampleGeometry& g,
                               const void* x, const void* grid, void* y,
                               cudaStream_t stream);
+
+// AffineGrid: y [N, D1.., r] = theta [N, r, r + 1] times each point's
+// normalised (x, y[, z], 1); `dims` the r spatial sizes (r 2 or 3). Floats.
+absl::Status LaunchAffineGrid(GpuDtype dtype, const void* theta, void* y,
+                              int64_t batch, int r, const int64_t* dims,
+                              bool align_corners, cudaStream_t stream);
 
 }  // namespace sluice::cuda
 

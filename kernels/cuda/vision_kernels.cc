@@ -1,6 +1,7 @@
-// CUDA OpKernels for Resize, Pad, PoolND, MaxPoolWithIndices and
-// GridSample. Parameters that ONNX passes as inputs (Resize's roi, scales
-// and sizes; Pad's pads, value and axes) are host-memory inputs, read here
+// CUDA OpKernels for Resize, Pad, PoolND, MaxPoolWithIndices, GridSample
+// and AffineGrid. Parameters that ONNX passes as inputs (Resize's roi,
+// scales and sizes; Pad's pads, value and axes; AffineGrid's size) are
+// host-memory inputs, read here
 // as the CPU kernels read them; the attributes, shapes and error messages
 // come from the functions the CPU kernels use (kernels/vision_attrs.h,
 // graph/vision_shapes.h).
@@ -315,6 +316,38 @@ class GridSampleKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
+class AffineGridKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    bool align_corners = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.align_corners, node.attrs().GetBool("align_corners"));
+    return a;
+  }
+  AffineGridKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1}));
+    const Tensor& theta = ctx->input(0);
+    ASSIGN_OR_RETURN(std::vector<int64_t> size,
+                     IntParamValues(ctx->input(1), "size"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> dims, AffineGridDims(theta, size));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    const int r = static_cast<int>(size.size()) - 2;
+    return LaunchAffineGrid(ToGpuDtype(theta.dtype()), theta.raw_data(),
+                            y->raw_data(), size[0], r, size.data() + 2,
+                            attrs_.align_corners, gpu.stream);
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
 std::vector<DataType> Filter(bool (*has)(GpuDtype),
                              const std::vector<DataType>& candidates) {
   std::vector<DataType> out;
@@ -349,6 +382,9 @@ void RegisterVisionKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "GridSample",
               {{"T", Filter(HasGridSampleKernel, GpuFloatTypes())}},
               MakeKernel<GridSampleKernel>, {}, RanksAtMost(kMaxGpuDims));
+  RegisterGpu(registry, "AffineGrid",
+              {{"T", Filter(HasGridSampleKernel, GpuFloatTypes())}},
+              MakeKernel<AffineGridKernel>, /*host_memory_inputs=*/{1});
 }
 
 }  // namespace sluice::cuda

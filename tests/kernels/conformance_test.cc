@@ -694,10 +694,10 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
 // Resize's roi, scales and sizes and Pad's pads, value and axes are fixed
 // host inputs (empty when absent).
 // Resize, Pad, PoolND, MaxPoolWithIndices, GridSample, ConvND,
-// ConvTranspose and Col2Im: their modes, coordinate transforms and
+// ConvTranspose, Col2Im and AffineGrid: their modes, coordinate transforms and
 // paddings, and the dtypes the CPU registers.
-// Resize's roi, scales and sizes, Pad's pads, value and axes, and Col2Im's
-// shapes are fixed host inputs (empty when absent).
+// Resize's roi, scales and sizes, Pad's pads, value and axes, Col2Im's shapes
+// and AffineGrid's size are fixed host inputs (empty when absent).
 void AddVisionGpuCases(std::vector<Case>* cases) {
   using V = std::vector<double>;
   const InputSpec no_roi(DT_FLOAT, Shape({0}), Range::kSigned);
@@ -858,6 +858,24 @@ void AddVisionGpuCases(std::vector<Case>* cases) {
                     {{DT_FLOAT, Shape({2, 12, 12})}, {DT_INT64, Shape({2}), V{5, 5}},
                      {DT_INT64, Shape({2}), V{2, 2}}},
                     window({2, 1}, {1, 0, 1, 1}, {1, 2})});
+  // AffineGrid: theta [N, r, r + 1], size [N, C, D1..] a host input.
+  struct AffineCase {
+    DataType dtype;
+    bool align;
+    V size;
+  };
+  for (const AffineCase& a : {AffineCase{DT_FLOAT, false, V{2, 3, 4, 5}},
+                              AffineCase{DT_FLOAT16, true, V{1, 1, 3, 1}},
+                              AffineCase{DT_DOUBLE, true, V{2, 1, 3, 4, 2}},
+                              AffineCase{DT_BFLOAT16, false, V{1, 2, 2, 3, 4}}}) {
+    const int64_t r = static_cast<int64_t>(a.size.size()) - 2;
+    cases->push_back({absl::StrCat("AffineGrid_", r, "d", a.align ? "_align_" : "_",
+                                   DtypeSuffix(a.dtype)),
+                      "AffineGrid",
+                      {{a.dtype, Shape({static_cast<int64_t>(a.size[0]), r, r + 1})},
+                       {DT_INT64, Shape({r + 2}), a.size}},
+                      {{"align_corners", BoolAttr(a.align)}}});
+  }
 }
 
 std::vector<Case> AllCases() {
@@ -1121,6 +1139,8 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
       "ReduceProd", "ReverseSequence", "RoiAlign", "STFT", "Scan",
       "TensorScatter", "TopK", "Unique", "Window"};
       "BitwiseOr", "BitwiseXor", "Compress", "CumProd", "DFT", "Det",
+      "BitCast", "BitShift", "BitwiseAnd", "BitwiseNot", "BitwiseOr",
+      "BitwiseXor", "Compress", "CumProd", "DFT", "Det",
       "Dropout", "DynamicReduceMin", "DynamicReduceProd", "DynamicSplit",
       "Einsum", "EyeLike", "If", "LinearAttention", "Loop", "MaxUnpool",
       "MelWeightMatrix", "NonMaxSuppression", "NonZero", "OneHot",
