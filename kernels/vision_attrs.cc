@@ -306,4 +306,95 @@ absl::StatusOr<std::vector<int64_t>> AffineGridDims(
   return dims;
 }
 
+
+absl::StatusOr<MaxUnpoolAttrs> ParseMaxUnpoolAttrs(const Node& node) {
+  const AttrMap& m = node.attrs();
+  MaxUnpoolAttrs a;
+  ASSIGN_OR_RETURN(a.kernel, m.GetIntList("kernel_shape"));
+  ASSIGN_OR_RETURN(a.strides, m.GetIntList("strides"));
+  ASSIGN_OR_RETURN(a.pads, m.GetIntList("pads"));
+  const size_t n = a.kernel.size();
+  if (a.strides.size() != n || a.pads.size() != 2 * n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a ", n, "-D MaxUnpool needs ", n, " strides and ", 2 * n, " pads"));
+  }
+  return a;
+}
+
+absl::StatusOr<std::vector<int64_t>> MaxUnpoolDims(
+    const MaxUnpoolAttrs& a, const Tensor& x, const Tensor& indices,
+    const std::vector<int64_t>& output_shape) {
+  const size_t n = a.kernel.size();
+  RETURN_IF_ERROR(
+      cpu::CheckRank(x, static_cast<int>(n) + 2, "MaxUnpool input"));
+  if (indices.shape() != x.shape()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("indices ", indices.shape().DebugString(),
+                     " must have the input's shape ", x.shape().DebugString()));
+  }
+  std::vector<int64_t> dims = {x.dim(0), x.dim(1)};
+  for (size_t i = 0; i < n; ++i) {
+    dims.push_back((x.dim(2 + i) - 1) * a.strides[i] + a.kernel[i] -
+                   a.pads[i] - a.pads[n + i]);
+  }
+  if (!output_shape.empty()) {
+    if (output_shape.size() != n + 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "output_shape needs ", n + 2, " dims, got ", output_shape.size()));
+    }
+    dims = output_shape;
+  }
+  for (int64_t d : dims) {
+    if (d < 0) return absl::InvalidArgumentError("negative output size");
+  }
+  return dims;
+}
+
+absl::StatusOr<RoiAlignAttrs> ParseRoiAlignAttrs(const Node& node) {
+  const AttrMap& m = node.attrs();
+  RoiAlignAttrs a;
+  ASSIGN_OR_RETURN(std::string mode, m.GetString("mode"));
+  ASSIGN_OR_RETURN(std::string ct,
+                   m.GetString("coordinate_transformation_mode"));
+  ASSIGN_OR_RETURN(a.out_h, m.GetInt("output_height"));
+  ASSIGN_OR_RETURN(a.out_w, m.GetInt("output_width"));
+  ASSIGN_OR_RETURN(a.sampling_ratio, m.GetInt("sampling_ratio"));
+  ASSIGN_OR_RETURN(a.spatial_scale, m.GetFloat("spatial_scale"));
+  if (mode != "avg" && mode != "max") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mode '", mode, "' is not avg or max"));
+  }
+  if (ct != "half_pixel" && ct != "output_half_pixel") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("coordinate_transformation_mode '", ct,
+                     "' is not half_pixel or output_half_pixel"));
+  }
+  if (a.out_h < 1 || a.out_w < 1 || a.sampling_ratio < 0) {
+    return absl::InvalidArgumentError(
+        "output_height and output_width must be >= 1, sampling_ratio >= 0");
+  }
+  a.max = mode == "max";
+  a.half_pixel = ct == "half_pixel";
+  return a;
+}
+
+absl::Status CheckRoiAlignInputs(const Tensor& x, const Tensor& rois,
+                                 absl::Span<const int64_t> batch) {
+  RETURN_IF_ERROR(cpu::CheckRank(x, 4, "RoiAlign input"));
+  RETURN_IF_ERROR(cpu::CheckDtype(rois, x.dtype(), "rois"));
+  if (rois.rank() != 2 || rois.dim(1) != 4 ||
+      static_cast<int64_t>(batch.size()) != rois.dim(0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RoiAlign needs rois [R,4] and batch_indices [R]; got ",
+        rois.shape().DebugString(), " and ", batch.size(), " indices"));
+  }
+  for (int64_t b : batch) {
+    if (b < 0 || b >= x.dim(0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "batch index ", b, " out of range [0, ", x.dim(0), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace sluice

@@ -1,7 +1,8 @@
-// The parsed attributes of the N-d vision ops (Resize, Pad, PoolND and
-// MaxPoolWithIndices, GridSample, ConvND and ConvTranspose), shared by their
-// CPU kernels (kernels/cpu/) and GPU kernels (kernels/cuda/), so both accept
-// and reject the same nodes with the same messages. Device-neutral.
+// The parsed attributes and the shape checks of the vision ops (Resize,
+// Pad, PoolND and MaxPoolWithIndices, GridSample, ConvND, ConvTranspose,
+// Col2Im, AffineGrid, MaxUnpool, RoiAlign), shared by their CPU kernels
+// (kernels/cpu/) and GPU kernels (kernels/cuda/), so both accept and reject
+// the same nodes with the same messages. Device-neutral.
 //
 //   ASSIGN_OR_RETURN(ResizeAttrs a, ParseResizeAttrs(node));
 //   if (a.mode == "cubic") ...
@@ -111,6 +112,27 @@ absl::StatusOr<cpu::WindowNd> Col2ImWindow(const Col2ImAttrs& a,
 // [N, C, D1..] (r 2 or 3); INVALID_ARGUMENT when they do not fit.
 absl::StatusOr<std::vector<int64_t>> AffineGridDims(
     const Tensor& theta, absl::Span<const int64_t> size);
+
+struct MaxUnpoolAttrs {
+  std::vector<int64_t> kernel, strides, pads;
+};
+absl::StatusOr<MaxUnpoolAttrs> ParseMaxUnpoolAttrs(const Node& node);
+// MaxUnpool's output dims for x [N, C, spatial...], its indices (x's shape)
+// and output_shape (empty: from the window). Checks all three.
+absl::StatusOr<std::vector<int64_t>> MaxUnpoolDims(
+    const MaxUnpoolAttrs& a, const Tensor& x, const Tensor& indices,
+    const std::vector<int64_t>& output_shape);
+
+struct RoiAlignAttrs {
+  bool half_pixel = true, max = false;
+  int64_t out_h = 1, out_w = 1, sampling_ratio = 0;
+  float spatial_scale = 1.0f;
+};
+absl::StatusOr<RoiAlignAttrs> ParseRoiAlignAttrs(const Node& node);
+// Checks x [N, C, H, W], rois [R, 4] (x's dtype) and R batch indices, each
+// in [0, N).
+absl::Status CheckRoiAlignInputs(const Tensor& x, const Tensor& rois,
+                                 absl::Span<const int64_t> batch);
 
 }  // namespace sluice
 

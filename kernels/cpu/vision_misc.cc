@@ -81,21 +81,9 @@ class AffineGridKernel final : public OpKernel {
 
 class MaxUnpoolKernel final : public OpKernel {
  public:
-  struct Attrs {
-    std::vector<int64_t> kernel, strides, pads;
-  };
+  using Attrs = MaxUnpoolAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    const AttrMap& m = node.attrs();
-    Attrs a;
-    ASSIGN_OR_RETURN(a.kernel, m.GetIntList("kernel_shape"));
-    ASSIGN_OR_RETURN(a.strides, m.GetIntList("strides"));
-    ASSIGN_OR_RETURN(a.pads, m.GetIntList("pads"));
-    const size_t n = a.kernel.size();
-    if (a.strides.size() != n || a.pads.size() != 2 * n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "a ", n, "-D MaxUnpool needs ", n, " strides and ", 2 * n, " pads"));
-    }
-    return a;
+    return ParseMaxUnpoolAttrs(node);
   }
   MaxUnpoolKernel(const Node& node, Attrs attrs)
       : OpKernel(node), a_(std::move(attrs)) {}
@@ -107,28 +95,8 @@ class MaxUnpoolKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckDtype(idx, DT_INT64, "indices"));
     ASSIGN_OR_RETURN(std::vector<int64_t> out_shape,
                      IntParamValues(ctx->input(2), "output_shape"));
-    const size_t n = a_.kernel.size();
-    RETURN_IF_ERROR(CheckRank(x, static_cast<int>(n) + 2, "MaxUnpool input"));
-    if (idx.shape() != x.shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "indices ", idx.shape().DebugString(), " must have the input's "
-          "shape ", x.shape().DebugString()));
-    }
-    std::vector<int64_t> dims = {x.dim(0), x.dim(1)};
-    for (size_t i = 0; i < n; ++i) {
-      dims.push_back((x.dim(2 + i) - 1) * a_.strides[i] + a_.kernel[i] -
-                     a_.pads[i] - a_.pads[n + i]);
-    }
-    if (!out_shape.empty()) {
-      if (out_shape.size() != n + 2) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "output_shape needs ", n + 2, " dims, got ", out_shape.size()));
-      }
-      dims = out_shape;
-    }
-    for (int64_t d : dims) {
-      if (d < 0) return absl::InvalidArgumentError("negative output size");
-    }
+    ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                     MaxUnpoolDims(a_, x, idx, out_shape));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     const int64_t total = y->NumElements();
     return VisitBySize(x.dtype(), [&](auto tag) -> absl::Status {
@@ -153,11 +121,6 @@ class MaxUnpoolKernel final : public OpKernel {
   const Attrs a_;
 };
 
-struct RoiAttrs {
-  bool half_pixel = true, max = false;
-  int64_t out_h = 1, out_w = 1, sampling_ratio = 0;
-  float spatial_scale = 1.0f;
-};
 
 // One bilinear sample: four input offsets and weights (all 0 outside).
 struct Sample {
@@ -200,33 +163,9 @@ Sample Bilinear(double y, double x, int64_t h, int64_t w) {
 
 class RoiAlignKernel final : public OpKernel {
  public:
-  using Attrs = RoiAttrs;
+  using Attrs = RoiAlignAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    const AttrMap& m = node.attrs();
-    Attrs a;
-    ASSIGN_OR_RETURN(std::string mode, m.GetString("mode"));
-    ASSIGN_OR_RETURN(std::string ct,
-                     m.GetString("coordinate_transformation_mode"));
-    ASSIGN_OR_RETURN(a.out_h, m.GetInt("output_height"));
-    ASSIGN_OR_RETURN(a.out_w, m.GetInt("output_width"));
-    ASSIGN_OR_RETURN(a.sampling_ratio, m.GetInt("sampling_ratio"));
-    ASSIGN_OR_RETURN(a.spatial_scale, m.GetFloat("spatial_scale"));
-    if (mode != "avg" && mode != "max") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mode '", mode, "' is not avg or max"));
-    }
-    if (ct != "half_pixel" && ct != "output_half_pixel") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "coordinate_transformation_mode '", ct,
-          "' is not half_pixel or output_half_pixel"));
-    }
-    if (a.out_h < 1 || a.out_w < 1 || a.sampling_ratio < 0) {
-      return absl::InvalidArgumentError(
-          "output_height and output_width must be >= 1, sampling_ratio >= 0");
-    }
-    a.max = mode == "max";
-    a.half_pixel = ct == "half_pixel";
-    return a;
+    return ParseRoiAlignAttrs(node);
   }
   RoiAlignKernel(const Node& node, Attrs attrs)
       : OpKernel(node), a_(attrs) {}
@@ -311,20 +250,7 @@ absl::Status RoiAlignKernel::Compute(OpKernelContext* ctx) {
   const Tensor& rois = ctx->input(1);
   ASSIGN_OR_RETURN(std::vector<int64_t> batch,
                    IntParamValues(ctx->input(2), "batch_indices"));
-  RETURN_IF_ERROR(CheckRank(x, 4, "RoiAlign input"));
-  RETURN_IF_ERROR(CheckDtype(rois, x.dtype(), "rois"));
-  if (rois.rank() != 2 || rois.dim(1) != 4 ||
-      static_cast<int64_t>(batch.size()) != rois.dim(0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "RoiAlign needs rois [R,4] and batch_indices [R]; got ",
-        rois.shape().DebugString(), " and ", batch.size(), " indices"));
-  }
-  for (int64_t b : batch) {
-    if (b < 0 || b >= x.dim(0)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("batch index ", b, " out of range [0, ", x.dim(0), ")"));
-    }
-  }
+  RETURN_IF_ERROR(CheckRoiAlignInputs(x, rois, batch));
   ASSIGN_OR_RETURN(Tensor * y,
                    ctx->allocate_output(0, Shape({rois.dim(0), x.dim(1),
                                                   a_.out_h, a_.out_w})));

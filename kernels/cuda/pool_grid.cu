@@ -273,7 +273,135 @@ static __global__ void AffineGridKernel(const T* theta, T* y, int64_t batch,
   }
 }
 
+// One bilinear sample of RoiAlign (vision_misc.cc's Bilinear): four
+// offsets and weights, all 0 outside.
+struct RoiSample {
+  int64_t off[4] = {0, 0, 0, 0};
+  double w[4] = {0, 0, 0, 0};
+};
+
+__device__ RoiSample Bilinear(double y, double x, int64_t h, int64_t w) {
+  RoiSample s;
+  if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 ||
+      x > static_cast<double>(w)) {
+    return s;
+  }
+  y = fmax(y, 0.0);
+  x = fmax(x, 0.0);
+  int64_t y0 = static_cast<int64_t>(y), x0 = static_cast<int64_t>(x), y1, x1;
+  if (y0 >= h - 1) {
+    y0 = y1 = h - 1;
+    y = static_cast<double>(y0);
+  } else {
+    y1 = y0 + 1;
+  }
+  if (x0 >= w - 1) {
+    x0 = x1 = w - 1;
+    x = static_cast<double>(x0);
+  } else {
+    x1 = x0 + 1;
+  }
+  const double ly = y - y0, lx = x - x0, hy = 1 - ly, hx = 1 - lx;
+  s.off[0] = y0 * w + x0;
+  s.off[1] = y0 * w + x1;
+  s.off[2] = y1 * w + x0;
+  s.off[3] = y1 * w + x1;
+  s.w[0] = hy * hx;
+  s.w[1] = hy * lx;
+  s.w[2] = ly * hx;
+  s.w[3] = ly * lx;
+  return s;
+}
+
+// std::max(a, b).
+__device__ __forceinline__ double StdMax(double a, double b) {
+  return a < b ? b : a;
+}
+
+template <typename T>
+static __global__ void RoiAlignKernel(RoiAlignGeometry g, const T* x,
+                                      const T* rois, const int64_t* batch,
+                                      T* y) {
+  const int64_t bins = g.out_h * g.out_w;
+  const int64_t total = g.rois * g.channels * bins;
+  const double offset = g.half_pixel ? 0.5 : 0.0;
+  const double scale = g.spatial_scale;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t b = e % bins;
+    const int64_t c = (e / bins) % g.channels;
+    const int64_t n = e / (bins * g.channels);
+    const double x0 = ToDouble(rois[n * 4 + 0]) * scale - offset;
+    const double y0 = ToDouble(rois[n * 4 + 1]) * scale - offset;
+    const double x1 = ToDouble(rois[n * 4 + 2]) * scale - offset;
+    const double y1 = ToDouble(rois[n * 4 + 3]) * scale - offset;
+    double rw = x1 - x0, rh = y1 - y0;
+    if (!g.half_pixel) {
+      rw = StdMax(rw, 1.0);
+      rh = StdMax(rh, 1.0);
+    }
+    const double bh = rh / static_cast<double>(g.out_h);
+    const double bw = rw / static_cast<double>(g.out_w);
+    const int64_t gh = g.sampling_ratio > 0
+                           ? g.sampling_ratio
+                           : static_cast<int64_t>(ceil(rh / g.out_h));
+    const int64_t gw = g.sampling_ratio > 0
+                           ? g.sampling_ratio
+                           : static_cast<int64_t>(ceil(rw / g.out_w));
+    const int64_t cells = gh * gw;
+    const double count = static_cast<double>(cells > 1 ? cells : 1);
+    const int64_t ph = b / g.out_w, pw = b % g.out_w;
+    const T* plane = x + (batch[n] * g.channels + c) * g.h * g.w;
+    double acc = 0;
+    bool first = true;
+    for (int64_t iy = 0; iy < gh; ++iy) {
+      const double yy = y0 + ph * bh + (iy + 0.5) * bh / gh;
+      for (int64_t ix = 0; ix < gw; ++ix) {
+        const double xx = x0 + pw * bw + (ix + 0.5) * bw / gw;
+        const RoiSample sm = Bilinear(yy, xx, g.h, g.w);
+        if (g.max) {
+          double v = sm.w[0] * ToDouble(plane[sm.off[0]]);
+          for (int k = 1; k < 4; ++k) {
+            v = StdMax(v, sm.w[k] * ToDouble(plane[sm.off[k]]));
+          }
+          acc = first ? v : StdMax(acc, v);
+        } else {
+          for (int k = 0; k < 4; ++k) {
+            acc += sm.w[k] * ToDouble(plane[sm.off[k]]);
+          }
+        }
+        first = false;
+      }
+    }
+    if (!g.max) acc /= count;
+    y[e] = FromDouble<T>(acc);
+  }
+}
+
 }  // namespace
+
+absl::Status LaunchRoiAlign(GpuDtype dtype, const RoiAlignGeometry& g,
+                            const void* x, const void* rois,
+                            const int64_t* batch, void* y,
+                            cudaStream_t stream) {
+  const int64_t total = g.rois * g.channels * g.out_h * g.out_w;
+  bool found = false;
+  DispatchDtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kIsFloat<T>) {
+      found = true;
+      if (total == 0) return;
+      RoiAlignKernel<T><<<GridFor(total), kThreads, 0, stream>>>(
+          g, static_cast<const T*>(x), static_cast<const T*>(rois), batch,
+          static_cast<T*>(y));
+    }
+  });
+  if (!found) {
+    return absl::UnimplementedError(
+        absl::StrCat("no CUDA RoiAlign for dtype ", static_cast<int>(dtype)));
+  }
+  return LaunchStatus("RoiAlign");
+}
 
 absl::Status LaunchAffineGrid(GpuDtype dtype, const void* theta, void* y,
                               int64_t batch, int r, const int64_t* dims,

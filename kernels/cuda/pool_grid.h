@@ -1,4 +1,4 @@
-// Host launchers for the N-d pools (PoolND, MaxPoolWithIndices),
+// Host launchers for the N-d pools (PoolND, MaxPoolWithIndices), RoiAlign,
 // GridSample and AffineGrid on the GPU: one thread per output element, walking the window
 // or the sampling taps as the CPU kernels do (kernels/cpu/pool_nd.cc,
 // kernels/cpu/grid_sample.cc), in double.
@@ -69,6 +69,20 @@ absl::Status LaunchGridSample(GpuDtype dtype, const GridSampleGeometry& g,
 absl::Status LaunchAffineGrid(GpuDtype dtype, const void* theta, void* y,
                               int64_t batch, int r, const int64_t* dims,
                               bool align_corners, cudaStream_t stream);
+
+// RoiAlign (RoiAlignAttrs, kernels/vision_attrs.h, as plain values).
+struct RoiAlignGeometry {
+  bool half_pixel = true, max = false;
+  int64_t out_h = 1, out_w = 1, sampling_ratio = 0;
+  double spatial_scale = 1;
+  int64_t rois = 0, channels = 0, h = 0, w = 0;
+};
+// y [R, C, out_h, out_w] from x [N, C, H, W], rois [R, 4] (x's dtype) and
+// `batch` (device memory, R checked indices). Floats.
+absl::Status LaunchRoiAlign(GpuDtype dtype, const RoiAlignGeometry& g,
+                            const void* x, const void* rois,
+                            const int64_t* batch, void* y,
+                            cudaStream_t stream);
 
 }  // namespace sluice::cuda
 

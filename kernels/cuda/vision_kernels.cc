@@ -1,7 +1,8 @@
-// CUDA OpKernels for Resize, Pad, PoolND, MaxPoolWithIndices, GridSample
-// and AffineGrid. Parameters that ONNX passes as inputs (Resize's roi,
-// scales and sizes; Pad's pads, value and axes; AffineGrid's size) are
-// host-memory inputs, read here
+// CUDA OpKernels for Resize, Pad, PoolND, MaxPoolWithIndices, GridSample,
+// AffineGrid, MaxUnpool and RoiAlign. Parameters that ONNX passes as
+// inputs (Resize's roi, scales and sizes; Pad's pads, value and axes;
+// AffineGrid's size; MaxUnpool's indices and output_shape; RoiAlign's
+// batch_indices) are host-memory inputs, read here
 // as the CPU kernels read them; the attributes, shapes and error messages
 // come from the functions the CPU kernels use (kernels/vision_attrs.h,
 // graph/vision_shapes.h).
@@ -19,6 +20,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/pool_grid.h"
 #include "kernels/cuda/resize_pad.h"
+#include "kernels/cuda/scatter_gather.h"
 #include "kernels/vision_attrs.h"
 
 namespace sluice::cuda {
@@ -348,6 +350,97 @@ class AffineGridKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
+// Indices read and checked in host memory; each output element gathers the
+// input element that the CPU's in-order scatter leaves there (the last
+// one written), or zero.
+class MaxUnpoolKernel final : public OpKernel {
+ public:
+  using Attrs = MaxUnpoolAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ParseMaxUnpoolAttrs(node);
+  }
+  MaxUnpoolKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), a_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2}));
+    const Tensor& x = ctx->input(0);
+    const Tensor& idx = ctx->input(1);
+    RETURN_IF_ERROR(CheckDtype(idx, DT_INT64, "indices"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> out_shape,
+                     IntParamValues(ctx->input(2), "output_shape"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                     MaxUnpoolDims(a_, x, idx, out_shape));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    const int64_t total = y->NumElements();
+    std::vector<int64_t> source(total, -1);
+    const int64_t* where = idx.data<int64_t>();
+    for (int64_t i = 0; i < x.NumElements(); ++i) {
+      if (where[i] < 0 || where[i] >= total) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "index ", where[i], " outside the output of ", total,
+            " elements"));
+      }
+      source[where[i]] = i;
+    }
+    if (total == 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(Tensor source_dev,
+                     gpu.device->CopyToDevice(Tensor::FromVector<int64_t>(
+                         source, Shape({total}))));
+    return LaunchGatherSlices(static_cast<int>(DataTypeSize(x.dtype())),
+                              x.raw_data(), x.NumElements(),
+                              source_dev.data<int64_t>(), y->raw_data(), total,
+                              /*slice=*/1, gpu.stream);
+  }
+
+ private:
+  const Attrs a_;
+};
+
+class RoiAlignKernel final : public OpKernel {
+ public:
+  using Attrs = RoiAlignAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ParseRoiAlignAttrs(node);
+  }
+  RoiAlignKernel(const Node& node, Attrs attrs) : OpKernel(node), a_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{2}));
+    const Tensor& x = ctx->input(0);
+    const Tensor& rois = ctx->input(1);
+    ASSIGN_OR_RETURN(std::vector<int64_t> batch,
+                     IntParamValues(ctx->input(2), "batch_indices"));
+    RETURN_IF_ERROR(CheckRoiAlignInputs(x, rois, batch));
+    ASSIGN_OR_RETURN(Tensor * y,
+                     ctx->allocate_output(0, Shape({rois.dim(0), x.dim(1),
+                                                    a_.out_h, a_.out_w})));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    RoiAlignGeometry g;
+    g.half_pixel = a_.half_pixel;
+    g.max = a_.max;
+    g.out_h = a_.out_h;
+    g.out_w = a_.out_w;
+    g.sampling_ratio = a_.sampling_ratio;
+    g.spatial_scale = a_.spatial_scale;
+    g.rois = rois.dim(0);
+    g.channels = x.dim(1);
+    g.h = x.dim(2);
+    g.w = x.dim(3);
+    ASSIGN_OR_RETURN(Tensor batch_dev,
+                     gpu.device->CopyToDevice(Tensor::FromVector<int64_t>(
+                         batch, Shape({g.rois}))));
+    return LaunchRoiAlign(ToGpuDtype(x.dtype()), g, x.raw_data(),
+                          rois.raw_data(), batch_dev.data<int64_t>(),
+                          y->raw_data(), gpu.stream);
+  }
+
+ private:
+  const Attrs a_;
+};
+
 std::vector<DataType> Filter(bool (*has)(GpuDtype),
                              const std::vector<DataType>& candidates) {
   std::vector<DataType> out;
@@ -385,6 +478,11 @@ void RegisterVisionKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "AffineGrid",
               {{"T", Filter(HasGridSampleKernel, GpuFloatTypes())}},
               MakeKernel<AffineGridKernel>, /*host_memory_inputs=*/{1});
+  RegisterGpu(registry, "MaxUnpool", {{"T", GpuAllTypes()}},
+              MakeKernel<MaxUnpoolKernel>, /*host_memory_inputs=*/{1, 2});
+  RegisterGpu(registry, "RoiAlign",
+              {{"T", Filter(HasGridSampleKernel, GpuFloatTypes())}},
+              MakeKernel<RoiAlignKernel>, /*host_memory_inputs=*/{2});
 }
 
 }  // namespace sluice::cuda

@@ -694,10 +694,11 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
 // Resize's roi, scales and sizes and Pad's pads, value and axes are fixed
 // host inputs (empty when absent).
 // Resize, Pad, PoolND, MaxPoolWithIndices, GridSample, ConvND,
-// ConvTranspose, Col2Im and AffineGrid: their modes, coordinate transforms and
+// ConvTranspose, Col2Im, AffineGrid, MaxUnpool and RoiAlign: their modes, coordinate transforms and
 // paddings, and the dtypes the CPU registers.
-// Resize's roi, scales and sizes, Pad's pads, value and axes, Col2Im's shapes
-// and AffineGrid's size are fixed host inputs (empty when absent).
+// Resize's roi, scales and sizes, Pad's pads, value and axes, Col2Im's shapes,
+// AffineGrid's size, MaxUnpool's indices and output_shape and RoiAlign's
+// batch_indices are fixed host inputs (empty when absent).
 void AddVisionGpuCases(std::vector<Case>* cases) {
   using V = std::vector<double>;
   const InputSpec no_roi(DT_FLOAT, Shape({0}), Range::kSigned);
@@ -876,6 +877,37 @@ void AddVisionGpuCases(std::vector<Case>* cases) {
                        {DT_INT64, Shape({r + 2}), a.size}},
                       {{"align_corners", BoolAttr(a.align)}}});
   }
+  // MaxUnpool: flat output indices (5 twice: the later input wins).
+  const Attrs unpool = {{"kernel_shape", IntListAttr({2, 2})},
+                        {"strides", IntListAttr({2, 2})},
+                        {"pads", IntListAttr({0, 0, 0, 0})}};
+  cases->push_back({"MaxUnpool_repeated_index", "MaxUnpool",
+                    {{DT_FLOAT, Shape({1, 2, 2, 2})},
+                     {DT_INT64, Shape({1, 2, 2, 2}), V{0, 5, 10, 15, 16, 5, 31, 20}},
+                     {DT_INT64, Shape({0})}},
+                    unpool});
+  cases->push_back({"MaxUnpool_output_shape_int32", "MaxUnpool",
+                    {{DT_INT32, Shape({1, 1, 2, 2})},
+                     {DT_INT64, Shape({1, 1, 2, 2}), V{14, 0, 7, 3}},
+                     {DT_INT64, Shape({4}), V{1, 1, 3, 5}}},
+                    unpool});
+  // RoiAlign: rois [x1, y1, x2, y2] in input pixels, some past the edges.
+  const InputSpec batch(DT_INT64, Shape({3}), V{0, 1, 1});
+  const V rois = {0.5, 1.0, 6.0, 5.0, -1.0, 0.0, 7.5, 6.5, 2.0, 2.0, 3.0, 2.5};
+  cases->push_back({"RoiAlign_avg_half_pixel", "RoiAlign",
+                    {{DT_FLOAT, Shape({2, 3, 6, 8})}, {DT_FLOAT, Shape({3, 4}), rois}, batch},
+                    {{"output_height", IntAttr(3)}, {"output_width", IntAttr(2)},
+                     {"sampling_ratio", IntAttr(2)}}});
+  cases->push_back({"RoiAlign_max_adaptive_float64", "RoiAlign",
+                    {{DT_DOUBLE, Shape({2, 3, 6, 8})}, {DT_DOUBLE, Shape({3, 4}), rois}, batch},
+                    {{"mode", StringAttr("max")},
+                     {"coordinate_transformation_mode", StringAttr("output_half_pixel")},
+                     {"output_height", IntAttr(2)}, {"output_width", IntAttr(3)},
+                     {"sampling_ratio", IntAttr(0)}, {"spatial_scale", FloatAttr(0.5f)}}});
+  cases->push_back({"RoiAlign_avg_adaptive_float16", "RoiAlign",
+                    {{DT_FLOAT16, Shape({2, 2, 6, 8})}, {DT_FLOAT16, Shape({3, 4}), rois}, batch},
+                    {{"output_height", IntAttr(2)}, {"output_width", IntAttr(2)},
+                     {"sampling_ratio", IntAttr(0)}}});
 }
 
 std::vector<Case> AllCases() {
@@ -1142,10 +1174,10 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
       "BitCast", "BitShift", "BitwiseAnd", "BitwiseNot", "BitwiseOr",
       "BitwiseXor", "Compress", "CumProd", "DFT", "Det",
       "Dropout", "DynamicReduceMin", "DynamicReduceProd", "DynamicSplit",
-      "Einsum", "EyeLike", "If", "LinearAttention", "Loop", "MaxUnpool",
+      "Einsum", "EyeLike", "If", "LinearAttention", "Loop",
       "MelWeightMatrix", "NonMaxSuppression", "NonZero", "OneHot",
-      "Recurrent", "ReduceMin", "ReduceProd", "ReverseSequence", "RoiAlign",
-      "STFT", "Scan", "TensorScatter", "TopK", "Unique", "Window"};
+      "Recurrent", "ReduceMin", "ReduceProd", "ReverseSequence", "STFT",
+      "Scan", "TensorScatter", "TopK", "Unique", "Window"};
   // GPU kernels whose parameters are runtime int64 inputs: checked against
   // the ONNX reference outputs by the node suite on /gpu:0
   // (tests/onnx/node_suite_runner, scripts/gpu_suite.sh) and by
