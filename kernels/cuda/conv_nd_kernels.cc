@@ -38,6 +38,19 @@ absl::StatusOr<WindowGeometry> ToGeometry(const cpu::WindowNd& w,
   return g;
 }
 
+// At most kMaxSpatialDims window dims, whether or not shapes are known.
+absl::Status ConvSupports(const Node& node) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                   node.attrs().GetIntList("strides"));
+  if (strides.size() > static_cast<size_t>(kMaxSpatialDims)) {
+    return absl::UnimplementedError(
+        absl::StrCat(strides.size(), " spatial dims > ", kMaxSpatialDims,
+                     ": the CUDA window kernels take at most ",
+                     kMaxSpatialDims));
+  }
+  return absl::OkStatus();
+}
+
 template <bool kTranspose>
 class ConvKernel final : public OpKernel {
  public:
@@ -106,9 +119,9 @@ class Col2ImKernel final : public OpKernel {
 
 void RegisterConvNdKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "ConvND", {{"T", {DT_FLOAT}}},
-              MakeKernel<ConvKernel<false>>);
+              MakeKernel<ConvKernel<false>>, {}, ConvSupports);
   RegisterGpu(registry, "ConvTranspose", {{"T", {DT_FLOAT}}},
-              MakeKernel<ConvKernel<true>>);
+              MakeKernel<ConvKernel<true>>, {}, ConvSupports);
   RegisterGpu(registry, "Col2Im", {{"T", {DT_FLOAT}}},
               MakeKernel<Col2ImKernel>, /*host_memory_inputs=*/{1, 2});
 }

@@ -205,13 +205,18 @@ class PoolNdKernel final : public OpKernel {
  public:
   using Attrs = PoolAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    ASSIGN_OR_RETURN(Attrs a, ParsePoolAttrs(node));
-    if (a.kernel.size() > static_cast<size_t>(kMaxSpatialDims)) {
+    return ParsePoolAttrs(node);
+  }
+  // At most kMaxSpatialDims window dims, whether or not shapes are known.
+  static absl::Status Supports(const Node& node) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
+                     node.attrs().GetIntList("kernel_shape"));
+    if (kernel.size() > static_cast<size_t>(kMaxSpatialDims)) {
       return absl::UnimplementedError(
-          absl::StrCat(a.kernel.size(), " spatial dims > ", kMaxSpatialDims,
+          absl::StrCat(kernel.size(), " spatial dims > ", kMaxSpatialDims,
                        ": the CUDA pools take at most ", kMaxSpatialDims));
     }
-    return a;
+    return absl::OkStatus();
   }
   PoolNdKernel(const Node& node, Attrs attrs)
       : OpKernel(node), a_(std::move(attrs)) {}
@@ -469,9 +474,9 @@ void RegisterVisionKernels(KernelRegistry* registry) {
   const std::vector<DataType> pool_types =
       Filter(HasPoolKernel, GpuAllTypes());
   RegisterGpu(registry, "PoolND", {{"T", pool_types}},
-              MakeKernel<PoolNdKernel>, {}, RanksAtMost(kMaxGpuDims));
+              MakeKernel<PoolNdKernel>, {}, PoolNdKernel::Supports);
   RegisterGpu(registry, "MaxPoolWithIndices", {{"T", pool_types}},
-              MakeKernel<PoolNdKernel>, {}, RanksAtMost(kMaxGpuDims));
+              MakeKernel<PoolNdKernel>, {}, PoolNdKernel::Supports);
   RegisterGpu(registry, "GridSample",
               {{"T", Filter(HasGridSampleKernel, GpuFloatTypes())}},
               MakeKernel<GridSampleKernel>, {}, RanksAtMost(kMaxGpuDims));
