@@ -1,6 +1,7 @@
 #include "kernels/signal_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -71,6 +72,47 @@ absl::StatusOr<StftPlan> PlanStft(const Shape& x, const Tensor& frame_step,
   p.frames = 1 + (p.len - fl) / p.step;
   p.bins = onesided ? fl / 2 + 1 : fl;
   p.out_shape = Shape({p.batch, p.frames, p.bins, 2});
+  return p;
+}
+
+absl::StatusOr<MelPlan> PlanMelWeightMatrix(const Tensor& num_mel_bins,
+                                            const Tensor& dft_length,
+                                            const Tensor& sample_rate,
+                                            const Tensor& lower_edge_hertz,
+                                            const Tensor& upper_edge_hertz) {
+  ASSIGN_OR_RETURN(int64_t mels, HostScalarInt(num_mel_bins, "num_mel_bins"));
+  ASSIGN_OR_RETURN(int64_t dft, HostScalarInt(dft_length, "dft_length"));
+  ASSIGN_OR_RETURN(int64_t rate, HostScalarInt(sample_rate, "sample_rate"));
+  if (mels < 1 || dft < 1 || rate < 1 || lower_edge_hertz.NumElements() != 1 ||
+      upper_edge_hertz.NumElements() != 1) {
+    return absl::InvalidArgumentError(
+        "MelWeightMatrix needs positive num_mel_bins, dft_length and "
+        "sample_rate and one lower and upper edge");
+  }
+  MelPlan p;
+  p.rows = dft / 2 + 1;
+  p.mels = mels;
+  auto mel = [](float hz) {
+    const float m = 2595.0f * std::log1p(hz / 700.0f);
+    return static_cast<double>(m) / std::log(10.0);
+  };
+  const double lo = mel(lower_edge_hertz.data<float>()[0]);
+  const double hi = mel(upper_edge_hertz.data<float>()[0]);
+  const double step = (hi - lo) / static_cast<double>(mels + 2);
+  p.edges.resize(mels + 2);
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    const double hz =
+        700.0 * std::expm1((i * step + lo) / 2595.0 * std::log(10.0));
+    p.edges[i] = static_cast<int64_t>(std::floor((dft + 1) * hz / rate));
+  }
+  for (int64_t i = 0; i < mels; ++i) {
+    const int64_t l = p.edges[i], c = p.edges[i + 1], h = p.edges[i + 2];
+    if (l < 0 || h > p.rows || c >= p.rows) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the mel edges reach bin ", std::max(h, c), " of ", p.rows,
+          "; lower the upper edge or raise dft_length"));
+    }
+  }
   return p;
 }
 

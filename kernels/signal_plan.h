@@ -12,6 +12,7 @@
 #define SLUICE_KERNELS_SIGNAL_PLAN_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/shape.h"
@@ -48,6 +49,29 @@ struct StftPlan {
 absl::StatusOr<StftPlan> PlanStft(const Shape& x, const Tensor& frame_step,
                                   const Tensor& frame_length,
                                   int64_t window_elements, bool onesided);
+
+// MelWeightMatrix: output [rows = dft_length / 2 + 1, mels]; filter i
+// rises over bins [edges[i], edges[i + 1]] and falls over [edges[i + 1],
+// edges[i + 2]) (the ONNX reference's edges: float32 up to the mel scale,
+// then double, floored to bins). The five inputs are host-memory scalars;
+// INVALID_ARGUMENT for bad ones or edges past the last bin.
+struct MelPlan {
+  int64_t rows = 0, mels = 0;
+  std::vector<int64_t> edges;  // mels + 2
+};
+absl::StatusOr<MelPlan> PlanMelWeightMatrix(const Tensor& num_mel_bins,
+                                            const Tensor& dft_length,
+                                            const Tensor& sample_rate,
+                                            const Tensor& lower_edge_hertz,
+                                            const Tensor& upper_edge_hertz);
+
+// The weight of bin j in filter i (REQUIRES: plan from PlanMelWeightMatrix).
+inline double MelWeight(int64_t l, int64_t c, int64_t h, int64_t j) {
+  if (j >= c && j < h) return static_cast<double>(h - j) / (h - c);
+  if (c == l) return j == c ? 1.0 : 0.0;
+  if (j >= l && j <= c) return static_cast<double>(j - l) / (c - l);
+  return 0.0;
+}
 
 }  // namespace sluice
 

@@ -226,46 +226,16 @@ class MelWeightMatrixKernel final : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    ASSIGN_OR_RETURN(int64_t mels, HostScalarInt(ctx->input(0), "num_mel_bins"));
-    ASSIGN_OR_RETURN(int64_t dft, HostScalarInt(ctx->input(1), "dft_length"));
-    ASSIGN_OR_RETURN(int64_t rate, HostScalarInt(ctx->input(2), "sample_rate"));
-    if (mels < 1 || dft < 1 || rate < 1 || ctx->input(3).NumElements() != 1 ||
-        ctx->input(4).NumElements() != 1) {
-      return absl::InvalidArgumentError(
-          "MelWeightMatrix needs positive num_mel_bins, dft_length and "
-          "sample_rate and one lower and upper edge");
-    }
-    const int64_t rows = dft / 2 + 1;
-    auto mel = [](float hz) {
-      const float m = 2595.0f * std::log1p(hz / 700.0f);
-      return static_cast<double>(m) / std::log(10.0);
-    };
-    const double lo = mel(ctx->input(3).data<float>()[0]);
-    const double hi = mel(ctx->input(4).data<float>()[0]);
-    const double step = (hi - lo) / static_cast<double>(mels + 2);
-    std::vector<int64_t> edge(mels + 2);
-    for (int64_t i = 0; i < mels + 2; ++i) {
-      const double hz =
-          700.0 * std::expm1((i * step + lo) / 2595.0 * std::log(10.0));
-      edge[i] = static_cast<int64_t>(std::floor((dft + 1) * hz / rate));
-    }
-    std::vector<double> w(rows * mels, 0.0);
-    for (int64_t i = 0; i < mels; ++i) {
-      const int64_t l = edge[i], c = edge[i + 1], h = edge[i + 2];
-      if (l < 0 || h > rows || c >= rows) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "the mel edges reach bin ", std::max(h, c), " of ", rows,
-            "; lower the upper edge or raise dft_length"));
-      }
-      if (c == l) {
-        w[c * mels + i] = 1;
-      } else {
-        for (int64_t j = l; j <= c; ++j) {
-          w[j * mels + i] = static_cast<double>(j - l) / (c - l);
-        }
-      }
-      for (int64_t j = c; j < h; ++j) {
-        w[j * mels + i] = static_cast<double>(h - j) / (h - c);
+    ASSIGN_OR_RETURN(MelPlan plan,
+                     PlanMelWeightMatrix(ctx->input(0), ctx->input(1),
+                                         ctx->input(2), ctx->input(3),
+                                         ctx->input(4)));
+    const int64_t rows = plan.rows, mels = plan.mels;
+    std::vector<double> w(rows * mels);
+    for (int64_t j = 0; j < rows; ++j) {
+      for (int64_t i = 0; i < mels; ++i) {
+        w[j * mels + i] = MelWeight(plan.edges[i], plan.edges[i + 1],
+                                    plan.edges[i + 2], j);
       }
     }
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({rows, mels})));

@@ -104,7 +104,56 @@ static __global__ void StftKernel(const T* x, const T* window, T* y,
   }
 }
 
+template <typename T>
+static __global__ void MelKernel(T* y, int64_t rows, int64_t mels,
+                                 MelEdges e) {
+  const int64_t total = rows * e.count;
+  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < total;
+       t += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t j = t / e.count;
+    const int i = static_cast<int>(t % e.count);
+    const int64_t l = e.edges[i], c = e.edges[i + 1], h = e.edges[i + 2];
+    double w = 0;  // MelWeight (kernels/signal_plan.h)
+    if (j >= c && j < h) {
+      w = static_cast<double>(h - j) / static_cast<double>(h - c);
+    } else if (c == l) {
+      w = j == c ? 1.0 : 0.0;
+    } else if (j >= l && j <= c) {
+      w = static_cast<double>(j - l) / static_cast<double>(c - l);
+    }
+    y[j * mels + e.first + i] =
+        FromWide<T>(static_cast<typename Wide<T>::type>(w));
+  }
+}
+
 }  // namespace
+
+bool HasMelKernel(GpuDtype dtype) {
+  bool found = false;
+  DispatchDtype(dtype, [&](auto tag) { found = kIsArith<decltype(tag)>; });
+  return found;
+}
+
+absl::Status LaunchMelWeights(GpuDtype dtype, void* y, int64_t rows,
+                              int64_t mels, const MelEdges& edges,
+                              cudaStream_t stream) {
+  const int64_t total = rows * edges.count;
+  bool found = false;
+  DispatchDtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kIsArith<T>) {
+      found = true;
+      if (total == 0) return;
+      MelKernel<T><<<GridFor(total), kThreads, 0, stream>>>(
+          static_cast<T*>(y), rows, mels, edges);
+    }
+  });
+  if (!found) {
+    return absl::UnimplementedError(absl::StrCat(
+        "no CUDA MelWeightMatrix for dtype ", static_cast<int>(dtype)));
+  }
+  return LaunchStatus("MelWeightMatrix");
+}
 
 bool HasWindowKernel(GpuDtype dtype) {
   bool found = false;

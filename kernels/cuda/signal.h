@@ -1,7 +1,7 @@
 // Host launchers for the signal ops on the GPU: the hann, hamming and
-// blackman windows, and DFT and STFT as direct O(n^2) transforms, one
-// thread per output value; all computed in double, as the CPU kernels do
-// (kernels/cpu/signal.cc). Float dtypes only.
+// blackman windows, DFT and STFT as direct O(n^2) transforms, one thread
+// per output value, and the MelWeightMatrix filters; all computed in
+// double, as the CPU kernels do (kernels/cpu/signal.cc).
 //
 //   RETURN_IF_ERROR(LaunchWindow(GpuDtype::kFloat, WindowKind::kHann, y,
 //                                size, /*periodic=*/true, s));
@@ -53,6 +53,20 @@ struct StftGeometry {
 };
 absl::Status LaunchStft(GpuDtype dtype, const void* x, const void* window,
                         void* y, const StftGeometry& g, cudaStream_t stream);
+
+// MelWeightMatrix columns [first, first + count) of y [rows, mels]: the
+// filters' bin edges (computed on the host, kernels/signal_plan.h) passed
+// by value, kMelChunk filters per launch.
+inline constexpr int kMelChunk = 128;
+struct MelEdges {
+  int64_t first = 0;
+  int count = 0;
+  int64_t edges[kMelChunk + 2] = {};  // edges[i] is the plan's first + i
+};
+bool HasMelKernel(GpuDtype dtype);  // floats, int32 and int64
+absl::Status LaunchMelWeights(GpuDtype dtype, void* y, int64_t rows,
+                              int64_t mels, const MelEdges& edges,
+                              cudaStream_t stream);
 
 }  // namespace sluice::cuda
 

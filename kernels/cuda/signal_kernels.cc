@@ -1,7 +1,8 @@
-// CUDA OpKernels for the signal ops: Window, DFT and STFT. Their scalar
-// parameters (size, dft_length and axis, frame_step and frame_length) are
-// host-memory inputs, checked as on the CPU (kernels/host_params.h,
+// CUDA OpKernels for the signal ops: Window, DFT, STFT and MelWeightMatrix.
+// Their scalar parameters (size, dft_length and axis, frame_step and
+// frame_length, the mel inputs) are host-memory inputs, checked as on the CPU (kernels/host_params.h,
 // kernels/signal_plan.h).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -149,6 +150,46 @@ class StftKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
+// Every input a host-memory scalar: the edges are computed on the host as
+// on the CPU, then written kMelChunk filters per launch.
+class MelWeightMatrixKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    DataType t = DT_INVALID;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
+    return a;
+  }
+  MelWeightMatrixKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{0, 1, 2, 3, 4}));
+    ASSIGN_OR_RETURN(MelPlan plan,
+                     PlanMelWeightMatrix(ctx->input(0), ctx->input(1),
+                                         ctx->input(2), ctx->input(3),
+                                         ctx->input(4)));
+    ASSIGN_OR_RETURN(Tensor * y,
+                     ctx->allocate_output(0, Shape({plan.rows, plan.mels}),
+                                          attrs_.t));
+    for (int64_t first = 0; first < plan.mels; first += kMelChunk) {
+      MelEdges e;
+      e.first = first;
+      e.count = static_cast<int>(std::min<int64_t>(kMelChunk, plan.mels - first));
+      for (int i = 0; i < e.count + 2; ++i) e.edges[i] = plan.edges[first + i];
+      RETURN_IF_ERROR(LaunchMelWeights(ToGpuDtype(attrs_.t), y->raw_data(),
+                                       plan.rows, plan.mels, e, gpu.stream));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
 }  // namespace
 
 void RegisterSignalKernels(KernelRegistry* registry) {
@@ -159,6 +200,13 @@ void RegisterSignalKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "Window",
               {{"T", window_types}, {"Tsize", {DT_INT32, DT_INT64}}},
               MakeKernel<WindowKernel>, /*host_memory_inputs=*/{0});
+  std::vector<DataType> mel_types;
+  for (DataType t : GpuIntFloatTypes()) {
+    if (HasMelKernel(ToGpuDtype(t))) mel_types.push_back(t);
+  }
+  RegisterGpu(registry, "MelWeightMatrix", {{"T", mel_types}},
+              MakeKernel<MelWeightMatrixKernel>,
+              /*host_memory_inputs=*/{0, 1, 2, 3, 4});
   RegisterGpu(registry, "DFT", {{"T", GpuFloatTypes()}},
               MakeKernel<DftKernel>, /*host_memory_inputs=*/{1, 2});
   RegisterGpu(registry, "STFT", {{"T", GpuFloatTypes()}},
