@@ -12,7 +12,9 @@
 // Construction from a number saturates (ONNX Cast's default, saturate=1):
 // NaN stays NaN, anything beyond the largest finite value (infinities too)
 // becomes that value. EncodeSmallFloat(..., false) gives the non-saturating
-// rules instead. Integers wrap to their low bits.
+// rules instead. Integers wrap to their low bits. The bit conversions live in
+// core/small_float_codec.h and, like Wrap and FromBits, run in CUDA device
+// code too.
 //
 // Value types and pure functions; thread-safe.
 #ifndef SLUICE_CORE_SMALL_TYPES_H_
@@ -21,35 +23,10 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/host_device.h"
+#include "core/small_float_codec.h"  // IWYU pragma: export
+
 namespace sluice {
-
-// The float formats below one byte-float16.
-enum class SmallFloat : uint8_t {
-  kE4M3FN,    // bias 7, max 448, NaN = S.1111.111, no infinity
-  kE4M3FNUZ,  // bias 8, max 240, NaN = 0x80, no infinity, no -0
-  kE5M2,      // bias 15, max 57344, IEEE infinities and NaNs
-  kE5M2FNUZ,  // bias 16, max 57344, NaN = 0x80, no infinity, no -0
-  kE8M0,      // unsigned 2^(e-127), 0xFF = NaN, no zero
-  kE2M1,      // 4 bits, bias 1, max 6, no infinity, no NaN
-};
-
-// How float8 E8M0 rounds a value between two powers of two (ONNX Cast's
-// round_mode attribute): "up" (default), "down" or "nearest".
-enum class E8M0Rounding : uint8_t { kUp, kDown, kNearest };
-
-// The value of a bit pattern (the low 4 bits for E2M1); NaN for NaN patterns.
-float DecodeSmallFloat(uint8_t bits, SmallFloat format);
-// Rounds to nearest even. saturate: NaN stays NaN and values beyond the
-// largest finite one (infinities too) clamp to it. Not saturating: they become
-// infinity for E5M2 and NaN for the others (E2M1 always saturates, and maps
-// NaN to 0x8, as ml_dtypes does). E8M0 rounds "up" here; see EncodeE8M0.
-uint8_t EncodeSmallFloat(double value, SmallFloat format, bool saturate);
-// float -> E8M0 as the ONNX reference (numpy_helper.to_float8e8m0) does it:
-// the float32 exponent field, rounded per `mode`, NaN and infinities -> 0xFF;
-// saturate keeps a round-up from reaching 0xFF.
-uint8_t EncodeE8M0(float value, bool saturate, E8M0Rounding mode);
-// Largest finite value.
-double SmallFloatMax(SmallFloat format);
 
 template <SmallFloat F>
 struct SmallFloatType {
@@ -60,7 +37,7 @@ struct SmallFloatType {
   template <typename U>
   explicit SmallFloatType(U v)
       : bits(EncodeSmallFloat(ToDouble(v), F, /*saturate=*/true)) {}
-  static SmallFloatType FromBits(uint8_t b) {
+  SLUICE_HOST_DEVICE static SmallFloatType FromBits(uint8_t b) {
     SmallFloatType r;
     r.bits = b;
     return r;
@@ -138,11 +115,17 @@ struct SmallIntType {
   }
 
   // The low BITS bits of v, sign-extended when SIGNED.
-  static Storage Wrap(int64_t v) {
+  SLUICE_HOST_DEVICE static Storage Wrap(int64_t v) {
     const uint64_t mask = (uint64_t{1} << BITS) - 1;
     uint64_t low = static_cast<uint64_t>(v) & mask;
     if (SIGNED && (low >> (BITS - 1)) != 0) low |= ~mask;
     return static_cast<Storage>(static_cast<int64_t>(low));
+  }
+  // d truncated toward zero; 0 out of int64's range (NaN too), where C++
+  // defines no conversion.
+  SLUICE_HOST_DEVICE static int64_t TruncateToInt64(double d) {
+    if (!(d > -9.2e18 && d < 9.2e18)) return 0;
+    return static_cast<int64_t>(d);
   }
 
  private:
@@ -151,10 +134,7 @@ struct SmallIntType {
     if constexpr (std::is_integral_v<U>) {
       return static_cast<int64_t>(v);
     } else {
-      const double d = static_cast<double>(static_cast<float>(v));
-      // Out of int64's range (NaN too) has no defined conversion; give 0.
-      if (!(d > -9.2e18 && d < 9.2e18)) return 0;
-      return static_cast<int64_t>(d);
+      return TruncateToInt64(static_cast<double>(static_cast<float>(v)));
     }
   }
 };

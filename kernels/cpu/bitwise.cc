@@ -4,8 +4,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "kernels/bitwise_attrs.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
@@ -92,13 +92,8 @@ class BitShiftKernel final : public OpKernel {
     bool left = true;
   };
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    ASSIGN_OR_RETURN(std::string direction,
-                     node.attrs().GetString("direction"));
-    if (direction != "LEFT" && direction != "RIGHT") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "direction must be \"LEFT\" or \"RIGHT\", got \"", direction, "\""));
-    }
-    return Attrs{direction == "LEFT"};
+    ASSIGN_OR_RETURN(bool left, ParseBitShiftLeft(node));
+    return Attrs{left};
   }
   BitShiftKernel(const Node& node, Attrs attrs)
       : OpKernel(node), left_(attrs.left) {}
@@ -164,11 +159,7 @@ class BitCastKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    if (DataTypeSize(x.dtype()) != DataTypeSize(dst_)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("BitCast from ", DataTypeName(x.dtype()), " to ",
-                       DataTypeName(dst_), ": the widths differ"));
-    }
+    RETURN_IF_ERROR(CheckBitCastWidths(x.dtype(), dst_));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape(), dst_));
     const int64_t n = x.NumElements();
     if (dst_ == DT_BOOL) {

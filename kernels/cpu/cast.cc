@@ -6,23 +6,19 @@
 // largest finite value; 0: they become NaN, or infinity for E5M2); to E8M0
 // by `round_mode` (up, down, nearest). See core/small_types.h.
 #include <cmath>
-#include <string>
 #include <limits>
 #include <type_traits>
 
 #include "core/status_macros.h"
+#include "kernels/cast_attrs.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 
 namespace sluice::cpu {
 namespace {
 
-// ONNX Cast's saturate and round_mode attributes (they only matter for the
-// float8 destinations).
-struct CastOptions {
-  bool saturate = true;
-  E8M0Rounding round = E8M0Rounding::kUp;
-};
+// ONNX Cast's saturate and round_mode attributes (kernels/cast_attrs.h).
+using CastOptions = CastAttrs;
 
 // A standard C++ value as double (half and bfloat16 through float).
 template <typename Src>
@@ -82,33 +78,11 @@ absl::Status VisitCastable(DataType dtype, F&& f) {
   return status;
 }
 
-absl::StatusOr<E8M0Rounding> ParseRoundMode(const std::string& mode) {
-  if (mode == "up") return E8M0Rounding::kUp;
-  if (mode == "down") return E8M0Rounding::kDown;
-  if (mode == "nearest") return E8M0Rounding::kNearest;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "Cast round_mode '", mode, "' is not one of up, down, nearest"));
-}
-
 class CastKernel final : public OpKernel {
  public:
-  struct Attrs {
-    DataType src = DT_INVALID;
-    DataType dst = DT_INVALID;
-    CastOptions options;
-  };
+  using Attrs = CastAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.src, node.attrs().GetType("SrcT"));
-    ASSIGN_OR_RETURN(a.dst, node.attrs().GetType("DstT"));
-    if (node.attrs().Has("saturate")) {
-      ASSIGN_OR_RETURN(a.options.saturate, node.attrs().GetBool("saturate"));
-    }
-    if (node.attrs().Has("round_mode")) {
-      ASSIGN_OR_RETURN(std::string mode, node.attrs().GetString("round_mode"));
-      ASSIGN_OR_RETURN(a.options.round, ParseRoundMode(mode));
-    }
-    return a;
+    return ParseCastAttrs(node);
   }
   CastKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(std::move(attrs)) {}
@@ -130,7 +104,7 @@ class CastKernel final : public OpKernel {
         using D = typename decltype(dst_tag)::type;
         const S* in = x.data<S>();
         D* out = y->data<D>();
-        const CastOptions o = attrs_.options;
+        const CastOptions o = attrs_;
         ParallelFor(*ctx, x.NumElements(), 2, [=](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) out[i] = CastOne<D, S>(in[i], o);
         });
