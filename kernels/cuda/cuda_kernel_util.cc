@@ -18,6 +18,22 @@ static_assert(static_cast<int>(GpuDtype::kInt32) == DT_INT32);
 static_assert(static_cast<int>(GpuDtype::kInt64) == DT_INT64);
 static_assert(static_cast<int>(GpuDtype::kUInt8) == DT_UINT8);
 static_assert(static_cast<int>(GpuDtype::kBool) == DT_BOOL);
+static_assert(static_cast<int>(GpuDtype::kInt16) == DT_INT16);
+static_assert(static_cast<int>(GpuDtype::kUInt16) == DT_UINT16);
+static_assert(static_cast<int>(GpuDtype::kUInt32) == DT_UINT32);
+static_assert(static_cast<int>(GpuDtype::kUInt64) == DT_UINT64);
+static_assert(static_cast<int>(GpuDtype::kFloat8E4M3FN) == DT_FLOAT8_E4M3FN);
+static_assert(static_cast<int>(GpuDtype::kFloat8E4M3FNUZ) ==
+              DT_FLOAT8_E4M3FNUZ);
+static_assert(static_cast<int>(GpuDtype::kFloat8E5M2) == DT_FLOAT8_E5M2);
+static_assert(static_cast<int>(GpuDtype::kFloat8E5M2FNUZ) ==
+              DT_FLOAT8_E5M2FNUZ);
+static_assert(static_cast<int>(GpuDtype::kFloat8E8M0) == DT_FLOAT8_E8M0);
+static_assert(static_cast<int>(GpuDtype::kFloat4E2M1) == DT_FLOAT4_E2M1);
+static_assert(static_cast<int>(GpuDtype::kInt4) == DT_INT4);
+static_assert(static_cast<int>(GpuDtype::kUInt4) == DT_UINT4);
+static_assert(static_cast<int>(GpuDtype::kInt2) == DT_INT2);
+static_assert(static_cast<int>(GpuDtype::kUInt2) == DT_UINT2);
 
 absl::StatusOr<GpuContext> GetGpu(OpKernelContext* ctx) {
   auto* gpu = dynamic_cast<GpuDevice*>(ctx->device());

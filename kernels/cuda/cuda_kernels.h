@@ -28,6 +28,7 @@ void RegisterSignalKernels(KernelRegistry* registry);       // signal_kernels.cc
 void RegisterEinsumKernels(KernelRegistry* registry);       // einsum_kernels.cc
 void RegisterVisionKernels(KernelRegistry* registry);       // vision_kernels.cc
 void RegisterConvNdKernels(KernelRegistry* registry);       // conv_nd_kernels.cc
+void RegisterBitwiseKernels(KernelRegistry* registry);      // bitwise_kernels.cc
 
 }  // namespace sluice::cuda
 

@@ -48,8 +48,10 @@ inline absl::Status LaunchStatus(const char* what) {
 }
 
 // Wide type a value is computed in: float for 16-bit floats and float,
-// double for double, int64 for integers and bool.
+// double for double, uint64 for uint64, int64 for the other integers and
+// bool.
 template <typename T> struct Wide { using type = int64_t; };
+template <> struct Wide<uint64_t> { using type = uint64_t; };
 template <> struct Wide<float> { using type = float; };
 template <> struct Wide<__half> { using type = float; };
 template <> struct Wide<__nv_bfloat16> { using type = float; };
@@ -138,8 +140,9 @@ template <typename T>
 constexpr bool kIsArith = kIsFloat<T> || std::is_same_v<T, int32_t> ||
                           std::is_same_v<T, int64_t>;
 
-// Calls fn(T{}) for the C++ type of `dtype`; false if there is none.
-// Callers pick the types they implement with `if constexpr`.
+// Calls fn(T{}) for the C++ type of `dtype`; false if there is none (the
+// float8, float4 and sub-byte dtypes: kernels/cuda/cast.cu has its own
+// dispatch). Callers pick the types they implement with `if constexpr`.
 template <typename F>
 bool DispatchDtype(GpuDtype dtype, F&& fn) {
   switch (dtype) {
@@ -152,8 +155,12 @@ bool DispatchDtype(GpuDtype dtype, F&& fn) {
     case GpuDtype::kInt8: fn(int8_t{}); return true;
     case GpuDtype::kUInt8: fn(uint8_t{}); return true;
     case GpuDtype::kBool: fn(bool{}); return true;
+    case GpuDtype::kInt16: fn(int16_t{}); return true;
+    case GpuDtype::kUInt16: fn(uint16_t{}); return true;
+    case GpuDtype::kUInt32: fn(uint32_t{}); return true;
+    case GpuDtype::kUInt64: fn(uint64_t{}); return true;
+    default: return false;
   }
-  return false;
 }
 
 // a + b, wrapping for integers (computed in uint64), as the CPU's sums.

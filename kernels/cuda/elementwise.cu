@@ -102,10 +102,11 @@ static __global__ void UnaryKernel(const T* x, T* y, int64_t n,
 }
 
 // Integer semantics follow the CPU kernels: arithmetic wraps (integers are
-// computed in int64 and narrowed, or in uint64 where int64 could
-// overflow), division truncates toward zero, Mod is floor modulo and FMod
-// truncated modulo. A zero divisor or negative exponent, which the
-// operand check rejects first, gives 0 here rather than a fault.
+// computed in int64, uint64 in uint64, and narrowed; sums and products in
+// uint64 where int64 could overflow), division truncates toward zero, Mod
+// is floor modulo and FMod truncated modulo. A zero divisor or negative
+// exponent, which the operand check rejects first, gives 0 here rather
+// than a fault.
 template <typename W>
 __device__ __forceinline__ W WrapNeg(W a) {
   return static_cast<W>(0ull - static_cast<unsigned long long>(a));
@@ -113,7 +114,9 @@ __device__ __forceinline__ W WrapNeg(W a) {
 
 template <typename W>
 __device__ __forceinline__ W IntPow(W base, W e) {
-  if (e < W(0)) return W(0);
+  if constexpr (std::is_signed_v<W>) {
+    if (e < W(0)) return W(0);
+  }
   unsigned long long result = 1;
   unsigned long long b = static_cast<unsigned long long>(base);
   while (e > W(0)) {
@@ -127,7 +130,10 @@ __device__ __forceinline__ W IntPow(W base, W e) {
 template <typename W>
 __device__ __forceinline__ W TruncMod(W a, W b) {
   if constexpr (std::is_integral_v<W>) {
-    if (b == W(0) || b == W(-1)) return W(0);  // -1: INT64_MIN % -1 traps
+    if (b == W(0)) return W(0);
+    if constexpr (std::is_signed_v<W>) {
+      if (b == W(-1)) return W(0);  // INT64_MIN % -1 traps
+    }
     return a % b;
   } else {
     return fmod(a, b);
@@ -153,7 +159,9 @@ __device__ __forceinline__ auto ApplyBinary(W a, W b) {
   if constexpr (kOp == BinaryOp::kDiv) {
     if constexpr (kInt) {
       if (b == W(0)) return W(0);
-      if (b == W(-1)) return WrapNeg(a);
+      if constexpr (std::is_signed_v<W>) {
+        if (b == W(-1)) return WrapNeg(a);
+      }
     }
     return a / b;
   }
@@ -167,7 +175,10 @@ __device__ __forceinline__ auto ApplyBinary(W a, W b) {
   if constexpr (kOp == BinaryOp::kFMod) return TruncMod(a, b);
   if constexpr (kOp == BinaryOp::kMod) {  // the remainder takes b's sign
     const W r = TruncMod(a, b);
-    return (r != W(0) && ((r < W(0)) != (b < W(0)))) ? W(r + b) : r;
+    if constexpr (std::is_unsigned_v<W>) return r;
+    if constexpr (std::is_signed_v<W>) {
+      return (r != W(0) && ((r < W(0)) != (b < W(0)))) ? W(r + b) : r;
+    }
   }
   if constexpr (kOp == BinaryOp::kMaximum) return MaxOp()(a, b);
   if constexpr (kOp == BinaryOp::kMinimum) {
@@ -342,37 +353,6 @@ absl::Status BinaryDispatch(BinaryOp op, GpuDtype dtype, const void* a,
   return absl::OkStatus();
 }
 
-// The integer types' ranges for Cast's saturation: [kMin, kMax], and as
-// doubles [min, max + 1) (every bound exact in double).
-template <typename D> struct IntRange;
-template <> struct IntRange<int8_t> {
-  static constexpr int8_t kMin = -128, kMax = 127;
-  static constexpr double kLow = -128.0, kEnd = 128.0;
-};
-template <> struct IntRange<uint8_t> {
-  static constexpr uint8_t kMin = 0, kMax = 255;
-  static constexpr double kLow = 0.0, kEnd = 256.0;
-};
-template <> struct IntRange<int32_t> {
-  static constexpr int32_t kMin = -2147483647 - 1, kMax = 2147483647;
-  static constexpr double kLow = -2147483648.0, kEnd = 2147483648.0;
-};
-template <> struct IntRange<int64_t> {
-  static constexpr int64_t kMin = -9223372036854775807LL - 1;
-  static constexpr int64_t kMax = 9223372036854775807LL;
-  static constexpr double kLow = -9223372036854775808.0;
-  static constexpr double kEnd = 9223372036854775808.0;
-};
-
-// Float to integer as the CPU Cast: NaN 0, saturating, else truncated.
-template <typename D>
-__device__ __forceinline__ D FloatToInt(double d) {
-  if (d != d) return D(0);
-  if (d >= IntRange<D>::kEnd) return IntRange<D>::kMax;
-  if (d <= IntRange<D>::kLow) return IntRange<D>::kMin;
-  return static_cast<D>(d);
-}
-
 // Lowest position of a zero divisor (kPow false) or a negative exponent
 // (kPow true) in b.
 template <typename T, bool kPow>
@@ -387,22 +367,6 @@ static __global__ void OperandCheckKernel(const T* b, int64_t n,
       reject = b[i] < T(0);
     }
     if (reject) atomicMin(bad, static_cast<unsigned long long>(i));
-  }
-}
-
-template <typename S, typename D>
-static __global__ void CastKernel(const S* x, D* y, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    if constexpr (std::is_same_v<D, bool>) {
-      y[i] = ToWide(x[i]) != 0;
-    } else if constexpr (std::is_same_v<S, bool>) {
-      y[i] = FromWide<D>(static_cast<typename Wide<D>::type>(x[i] ? 1 : 0));
-    } else if constexpr (std::is_integral_v<D> && kIsFloat<S>) {
-      y[i] = FloatToInt<D>(static_cast<double>(ToWide(x[i])));
-    } else {
-      y[i] = FromWide<D>(ToWide(x[i]));
-    }
   }
 }
 
@@ -465,9 +429,14 @@ absl::Status LaunchBinary(BinaryOp op, GpuDtype dtype, const void* a,
 }
 
 bool NeedsOperandCheck(BinaryOp op, GpuDtype dtype) {
-  const bool is_int = dtype == GpuDtype::kInt8 || dtype == GpuDtype::kUInt8 ||
-                      dtype == GpuDtype::kInt32 || dtype == GpuDtype::kInt64;
-  if (op == BinaryOp::kPow) return is_int && dtype != GpuDtype::kUInt8;
+  bool is_int = false;
+  bool is_signed = false;
+  DispatchDtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    is_int = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+    is_signed = std::is_signed_v<T>;
+  });
+  if (op == BinaryOp::kPow) return is_int && is_signed;
   return is_int && (op == BinaryOp::kDiv || op == BinaryOp::kMod ||
                     op == BinaryOp::kFMod);
 }
@@ -501,25 +470,6 @@ absl::Status LaunchOperandCheck(BinaryOp op, GpuDtype dtype, const void* b,
     }
   });
   return LaunchStatus("operand check");
-}
-
-absl::Status LaunchCast(GpuDtype src, GpuDtype dst, const void* x, void* y,
-                        int64_t n, cudaStream_t stream) {
-  absl::Status status;
-  bool found = false;
-  DispatchDtype(src, [&](auto s_tag) {
-    using S = decltype(s_tag);
-    DispatchDtype(dst, [&](auto d_tag) {
-      using D = decltype(d_tag);
-      found = true;
-      if (n == 0) return;
-      CastKernel<S, D><<<GridFor(n), kThreads, 0, stream>>>(
-          static_cast<const S*>(x), static_cast<D*>(y), n);
-      status = LaunchStatus("Cast");
-    });
-  });
-  if (!found) return absl::UnimplementedError("no CUDA Cast for these dtypes");
-  return status;
 }
 
 absl::Status LaunchWhere(int element_bytes, const bool* cond, const void* x,

@@ -1,7 +1,8 @@
 // Host launchers for the elementwise CUDA kernels: unary math and
 // activations, binary arithmetic and comparisons with NumPy broadcasting,
-// Cast, and Where. All enqueue on `stream` and return the launch status
-// (errors from the kernel itself surface at the next synchronisation).
+// and Where (Cast: kernels/cuda/cast.h). All enqueue on `stream` and return
+// the launch status (errors from the kernel itself surface at the next
+// synchronisation).
 // Each op computes what its CPU kernel (kernels/cpu/elementwise_*.cc)
 // computes, in float for the 16-bit floats.
 //
@@ -45,8 +46,8 @@ struct UnaryParams {
 };
 
 // Whether a kernel exists for (op, dtype): floats for every op; int32 and
-// int64 for Neg, Abs, Relu and Sign; for the binary ops, int8, uint8, int32
-// and int64 for every op but bool only for Equal.
+// int64 for Neg, Abs, Relu and Sign; for the binary ops, every integer
+// dtype from int8 to uint64 for every op, bool only for Equal.
 bool HasUnaryKernel(UnaryOp op, GpuDtype dtype);
 bool HasBinaryKernel(BinaryOp op, GpuDtype dtype);
 
@@ -68,11 +69,6 @@ bool NeedsOperandCheck(BinaryOp op, GpuDtype dtype);
 absl::Status LaunchOperandCheck(BinaryOp op, GpuDtype dtype, const void* b,
                                 int64_t n, unsigned long long* bad_position,
                                 cudaStream_t stream);
-// Any of float32, float16, bfloat16, float64, int32, int64, int8, uint8,
-// bool to any other. Float to integer truncates toward zero, saturates at
-// the integer's range and maps NaN to 0 (as the CPU Cast does).
-absl::Status LaunchCast(GpuDtype src, GpuDtype dst, const void* x, void* y,
-                        int64_t n, cudaStream_t stream);
 // out = cond ? x : y with broadcasting; map.strides[0..2] are cond's, x's
 // and y's; the output is row-major over map.dims.
 absl::Status LaunchWhere(int element_bytes, const bool* cond, const void* x,

@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/shape_fns.h"
+#include "kernels/cast_attrs.h"
+#include "kernels/cuda/cast.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/elementwise.h"
@@ -39,13 +41,18 @@ absl::StatusOr<int64_t> ReadIntElement(const Tensor& t, int64_t i) {
   const char* src = static_cast<const char*>(t.raw_data()) + i * size;
   int64_t v64 = 0;
   int32_t v32 = 0;
+  int16_t v16 = 0;
   int8_t v8 = 0;
-  void* dst = size == 8 ? static_cast<void*>(&v64)
+  void* dst = size == 8   ? static_cast<void*>(&v64)
               : size == 4 ? static_cast<void*>(&v32)
+              : size == 2 ? static_cast<void*>(&v16)
                           : static_cast<void*>(&v8);
   RETURN_IF_ERROR(CudaStatus(cudaMemcpy(dst, src, size, cudaMemcpyDeviceToHost),
                              "reading an operand"));
-  return size == 8 ? v64 : size == 4 ? int64_t{v32} : int64_t{v8};
+  return size == 8   ? v64
+         : size == 4 ? int64_t{v32}
+         : size == 2 ? int64_t{v16}
+                     : int64_t{v8};
 }
 
 // The CPU kernels' check of integer Div, Mod, FMod (no zero divisor) and
@@ -105,34 +112,38 @@ class BinaryKernel final : public OpKernel {
   const BinaryOp op_;
 };
 
+// Cast with the CPU kernel's attributes (kernels/cast_attrs.h) and result.
 class CastKernel final : public OpKernel {
  public:
-  struct Attrs {
-    DataType dst = DT_INVALID;
-  };
+  using Attrs = CastAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.dst, node.attrs().GetType("DstT"));
-    return a;
+    return ParseCastAttrs(node);
   }
-  CastKernel(const Node& node, Attrs attrs) : OpKernel(node), dst_(attrs.dst) {}
+  CastKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    const DataType dst = dst_;
-    if (x.dtype() == dst) {
+    if (x.dtype() != attrs_.src) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input x has dtype ", DataTypeName(x.dtype()),
+                       ", expected ", DataTypeName(attrs_.src)));
+    }
+    if (attrs_.src == attrs_.dst) {
       ctx->set_output(0, x);
       return absl::OkStatus();
     }
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, x.shape(), dst));
-    return LaunchCast(ToGpuDtype(x.dtype()), ToGpuDtype(dst), x.raw_data(),
-                      y->raw_data(), x.NumElements(), gpu.stream);
+    ASSIGN_OR_RETURN(Tensor* y,
+                     ctx->allocate_output(0, x.shape(), attrs_.dst));
+    return LaunchCast(ToGpuDtype(attrs_.src), ToGpuDtype(attrs_.dst),
+                      x.raw_data(), y->raw_data(), x.NumElements(),
+                      {.saturate = attrs_.saturate, .round = attrs_.round},
+                      gpu.stream);
   }
 
  private:
-  const DataType dst_;
+  const CastAttrs attrs_;
 };
 
 class WhereKernel final : public OpKernel {
@@ -276,9 +287,10 @@ void RegisterElementwiseKernels(KernelRegistry* registry) {
       {"Minimum", BinaryOp::kMinimum}, {"Equal", BinaryOp::kEqual},
       {"Less", BinaryOp::kLess},       {"Greater", BinaryOp::kGreater},
   };
-  // The CPU binary kernels' dtypes: int8 and uint8 too.
+  // The CPU binary kernels' dtypes: every integer type, and bool.
   std::vector<DataType> with_bool = GpuIntFloatTypes();
-  with_bool.insert(with_bool.end(), {DT_INT8, DT_UINT8, DT_BOOL});
+  with_bool.insert(with_bool.end(), {DT_INT8, DT_UINT8, DT_INT16, DT_UINT16,
+                                     DT_UINT32, DT_UINT64, DT_BOOL});
   for (const auto& b : binary) {
     const BinaryOp op = b.op;
     RegisterGpu(registry, b.name,
@@ -288,9 +300,15 @@ void RegisterElementwiseKernels(KernelRegistry* registry) {
                 }),
                 {}, RanksAtMost(kMaxGpuDims));  // broadcasting IndexMap
   }
-  const std::vector<DataType> cast_types = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16,
-                                            DT_DOUBLE, DT_INT8, DT_INT32,
-                                            DT_INT64, DT_UINT8, DT_BOOL};
+  // Cast: every dtype GpuDtype names (all but string), as the CPU's.
+  std::vector<DataType> cast_types;
+  for (DataType t : AllDataTypes()) {
+    const int v = static_cast<int>(t);
+    if (v >= static_cast<int>(GpuDtype::kFloat) &&
+        v <= static_cast<int>(GpuDtype::kUInt2)) {
+      cast_types.push_back(t);
+    }
+  }
   RegisterGpu(registry, "Cast", {{"SrcT", cast_types}, {"DstT", cast_types}},
               MakeKernel<CastKernel>);
   RegisterGpu(registry, "Where", {{"T", GpuAllTypes()}}, MakeKernel<WhereKernel>,

@@ -28,6 +28,20 @@ enum class GpuDtype : int {
   kInt64 = 7,
   kUInt8 = 8,
   kBool = 9,
+  kInt16 = 10,
+  kUInt16 = 11,
+  kUInt32 = 12,
+  kUInt64 = 13,
+  kFloat8E4M3FN = 14,
+  kFloat8E4M3FNUZ = 15,
+  kFloat8E5M2 = 16,
+  kFloat8E5M2FNUZ = 17,
+  kFloat8E8M0 = 18,
+  kFloat4E2M1 = 19,
+  kInt4 = 20,  // the sub-byte types: one value per byte, as on the host
+  kUInt4 = 21,
+  kInt2 = 22,
+  kUInt2 = 23,
 };
 
 struct IndexMap {

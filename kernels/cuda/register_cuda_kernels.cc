@@ -21,6 +21,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterEinsumKernels(registry);
   cuda::RegisterVisionKernels(registry);
   cuda::RegisterConvNdKernels(registry);
+  cuda::RegisterBitwiseKernels(registry);
 }
 
 }  // namespace sluice

@@ -226,7 +226,8 @@ TEST(GpuSessionTest, RunningOutOfMemoryIsAnErrorAndASmallerInputThenRuns) {
 
 TEST(GpuSessionTest, NodeWithoutGpuKernelFallsBackToCpu) {
   SKIP_WITHOUT_GPU();
-  // BitwiseAnd has a CPU kernel only (integer Div gained a GPU kernel).
+  // Einsum has a CPU kernel only (integer Div and BitwiseAnd gained GPU
+  // kernels).
   constexpr char kModel[] = R"pb(
     node { name: "a" op: "Input"
            attr { key: "dtype" value { type: DT_INT32 } }
@@ -234,7 +235,9 @@ TEST(GpuSessionTest, NodeWithoutGpuKernelFallsBackToCpu) {
     node { name: "two" op: "Const"
            attr { key: "value" value { tensor { dtype: DT_INT32 shape { dim: 4 } int_val: 2 } } } }
     node { name: "m" op: "Mul" input: "a" input: "two" }
-    node { name: "d" op: "BitwiseAnd" input: "m" input: "a" }
+    node { name: "d" op: "Einsum" input: "m" input: "a"
+           attr { key: "N" value { i: 2 } }
+           attr { key: "equation" value { s: "i,i->i" } } }
     node { name: "s" op: "Add" input: "d" input: "m" }
     signature { inputs { name: "a" } outputs { name: "s" tensor: "s" } }
   )pb";
@@ -248,9 +251,9 @@ TEST(GpuSessionTest, NodeWithoutGpuKernelFallsBackToCpu) {
   auto out = (*s)->Run({{"a", Tensor::FromVector<int32_t>({1, -3, 5, 7}, Shape({4}))}});
   ASSERT_TRUE(out.ok()) << out.status();
   auto v = (*out)[0].flat<int32_t>();
-  // d = 2a & a: 2&1 = 0, -6&-3 = -8, 10&5 = 0, 14&7 = 6; s = d + 2a.
+  // d = 2a * a = 2a^2: 2, 18, 50, 98; s = d + 2a.
   EXPECT_THAT(std::vector<int32_t>(v.begin(), v.end()),
-              ::testing::ElementsAre(2, -14, 10, 20));
+              ::testing::ElementsAre(4, 12, 60, 112));
 }
 
 TEST(GpuSessionTest, UseGpuFalseKeepsEverythingOnTheCpu) {

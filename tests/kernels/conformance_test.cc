@@ -5,6 +5,7 @@
 // skip with the reason. Uses only CUDA-free headers (device/gpu_device.h).
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <memory>
@@ -914,6 +915,176 @@ void AddVisionGpuCases(std::vector<Case>* cases) {
 }
 
 
+// Elementwise dtypes on the GPU: Cast between the dtypes the CPU Cast takes
+// (int16 to uint64, the float8 types, float4, int4 / uint4 / int2 / uint2),
+// saturate on and off and E8M0's round_mode; the binary ops on int16,
+// uint16, uint32 and uint64; and the bitwise ops (BitShift, BitwiseAnd /
+// Or / Xor / Not, BitCast). Fixed inputs hold the edges: ties, values beyond
+// each format's range, infinities, NaN, shifts of the type's width or more.
+void AddElementwiseDtypesGpuCases(std::vector<Case>* cases) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // 30 values: zeros, ties of the float8 grids, subnormals, the formats'
+  // maxima and beyond, infinities and NaN.
+  const std::vector<double> edges = {
+      0.0,    -0.0,   0.3,     -1.75,  3.0,     6.5,    17.0,    -100.0,
+      239.0,  241.0,  300.0,   448.0,  464.0,   480.0,  -1000.0, 57344.0,
+      61440.0, 1e6,   -1e9,    1e-3,   0.00390625, -0.0009765625, 2e-9,
+      3e38,   inf,    -inf,    nan,    5.0,     -7.5,   70000.0};
+  const std::vector<DataType> small_floats = {
+      DT_FLOAT8_E4M3FN, DT_FLOAT8_E4M3FNUZ, DT_FLOAT8_E5M2,
+      DT_FLOAT8_E5M2FNUZ, DT_FLOAT8_E8M0, DT_FLOAT4_E2M1};
+  const std::vector<DataType> sub_byte_ints = {DT_INT4, DT_UINT4, DT_INT2,
+                                               DT_UINT2};
+  auto cast = [&](DataType src, DataType dst, InputSpec in, Attrs extra = {},
+                  const std::string& tag = "") {
+    Attrs attrs = {{"SrcT", TypeAttr(src)}, {"DstT", TypeAttr(dst)}};
+    for (const auto& [k, v] : extra) attrs[k] = v;
+    cases->push_back({absl::StrCat("Cast_", DataTypeName(src), "_to_",
+                                   DataTypeName(dst), tag),
+                      "Cast", {std::move(in)}, attrs});
+  };
+  const Shape edge_shape({static_cast<int64_t>(edges.size())});
+  for (DataType f : small_floats) {
+    for (DataType src : {DT_FLOAT, DT_DOUBLE, DT_FLOAT16}) {
+      cast(src, f, {src, edge_shape, edges});
+    }
+    cast(DT_FLOAT, f, {DT_FLOAT, edge_shape, edges},
+         {{"saturate", BoolAttr(false)}}, "_no_saturate");
+    cast(DT_FLOAT, f, {DT_FLOAT, Shape({6, 5}), Range::kWide}, {}, "_random");
+    cast(DT_INT32, f, {DT_INT32, Shape({6, 5}), Range::kWide});
+    cast(DT_UINT8, f, {DT_UINT8, Shape({6, 5}), Range::kPositive});
+    for (DataType dst : {DT_FLOAT, DT_BFLOAT16, DT_INT32, DT_UINT8, DT_BOOL}) {
+      cast(f, dst, {f, edge_shape, edges});
+    }
+  }
+  for (const char* mode : {"up", "down", "nearest"}) {
+    for (bool saturate : {true, false}) {
+      cast(DT_FLOAT, DT_FLOAT8_E8M0, {DT_FLOAT, edge_shape, edges},
+           {{"round_mode", StringAttr(mode)}, {"saturate", BoolAttr(saturate)}},
+           absl::StrCat("_", mode, saturate ? "" : "_no_saturate"));
+    }
+  }
+  cast(DT_FLOAT8_E4M3FN, DT_FLOAT8_E5M2, {DT_FLOAT8_E4M3FN, edge_shape, edges});
+  cast(DT_FLOAT8_E5M2, DT_FLOAT8_E4M3FNUZ, {DT_FLOAT8_E5M2, edge_shape, edges},
+       {{"saturate", BoolAttr(false)}}, "_no_saturate");
+  cast(DT_FLOAT8_E8M0, DT_FLOAT4_E2M1, {DT_FLOAT8_E8M0, edge_shape, edges});
+  cast(DT_FLOAT4_E2M1, DT_INT4, {DT_FLOAT4_E2M1, edge_shape, edges});
+  for (DataType t : sub_byte_ints) {
+    cast(DT_FLOAT, t, {DT_FLOAT, edge_shape, edges});
+    cast(DT_DOUBLE, t, {DT_DOUBLE, Shape({6, 5}), Range::kWide});
+    cast(DT_INT32, t, {DT_INT32, Shape({6, 5}), Range::kWide});
+    cast(DT_UINT64, t, {DT_UINT64, Shape({6, 5}), Range::kPositive});
+    for (DataType dst : {DT_FLOAT, DT_FLOAT16, DT_INT64, DT_UINT8, DT_BOOL,
+                         DT_FLOAT8_E4M3FN}) {
+      cast(t, dst, {t, Shape({6, 5}), Range::kWide});
+    }
+  }
+  cast(DT_INT4, DT_UINT2, {DT_INT4, Shape({6, 5}), Range::kWide});
+  // The wider integers: saturating from floats, wrapping between integers.
+  const std::vector<double> big_unsigned = {0, 1, 255, 65535, 65536, 4294967295.0,
+                                            4294967296.0, 9.3e18, 1.8e19, 12345};
+  const Shape big_shape({static_cast<int64_t>(big_unsigned.size())});
+  for (DataType t : {DT_INT16, DT_UINT16, DT_UINT32, DT_UINT64}) {
+    const bool is_signed = t == DT_INT16;
+    for (DataType src : {DT_FLOAT, DT_DOUBLE, DT_FLOAT16}) {
+      cast(src, t, {src, edge_shape, edges});
+    }
+    const Range r = is_signed ? Range::kWide : Range::kPositive;
+    for (DataType dst : {DT_FLOAT, DT_DOUBLE, DT_BFLOAT16, DT_INT8, DT_INT64,
+                         DT_UINT8, DT_BOOL}) {
+      cast(t, dst, {t, Shape({6, 5}), r});
+    }
+    cast(DT_INT64, t, {DT_INT64, Shape({6, 5}), Range::kWide});
+  }
+  for (DataType dst : {DT_FLOAT, DT_DOUBLE, DT_INT16, DT_FLOAT8_E5M2}) {
+    cast(DT_UINT64, dst, {DT_UINT64, big_shape, big_unsigned}, {}, "_big");
+  }
+  cast(DT_UINT32, DT_INT32,
+       {DT_UINT32, Shape({7}),
+        std::vector<double>{0, 1, 2147483647.0, 2147483648.0, 4294967295.0,
+                            65536, 3}},
+       {}, "_big");
+  cast(DT_DOUBLE, DT_UINT64, {DT_DOUBLE, big_shape, big_unsigned}, {}, "_big");
+
+  // Binary ops on the integer dtypes the GPU did not have.
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Mod", "FMod", "Pow",
+                         "Maximum", "Minimum", "Equal", "Less", "Greater"}) {
+    const std::string name = op;
+    const bool divides = name == "Div" || name == "Mod" || name == "FMod";
+    const bool pow = name == "Pow";
+    cases->push_back({name + "_int16", op,
+                      {{DT_INT16, Shape({3, 4}), pow ? Range::kPositive : Range::kWide},
+                       {DT_INT16, Shape({4}),
+                        divides ? Range::kAwayFromZero
+                                : pow ? Range::kPositive : Range::kSigned}}});
+    for (DataType t : {DT_UINT16, DT_UINT32, DT_UINT64}) {
+      cases->push_back({name + "_" + DtypeSuffix(t), op,
+                        {{t, Shape({3, 4}), Range::kPositive},
+                         {t, Shape({3, 1}),
+                          divides ? Range::kAboveOne : Range::kPositive}}});
+    }
+  }
+  // uint64 beyond int64's range: division, comparisons, extremes.
+  const std::vector<double> big_divisors = {1, 3, 9.3e18, 1.8e19, 7, 2,
+                                            1.8e19, 4294967296.0, 5, 9.3e18};
+  for (const char* op : {"Div", "Mod", "Maximum", "Minimum", "Less",
+                         "Greater", "Equal", "Sub"}) {
+    cases->push_back({absl::StrCat(op, "_uint64_beyond_int64"), op,
+                      {{DT_UINT64, big_shape, big_unsigned},
+                       {DT_UINT64, big_shape, big_divisors}}});
+  }
+
+  // Bitwise ops on every integer dtype.
+  const std::vector<DataType> ints = {DT_INT8,   DT_INT16,  DT_INT32,
+                                      DT_INT64,  DT_UINT8,  DT_UINT16,
+                                      DT_UINT32, DT_UINT64};
+  for (DataType t : ints) {
+    const bool is_signed =
+        t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_INT64;
+    const Range r = is_signed ? Range::kWide : Range::kPositive;
+    const std::string suffix = DtypeSuffix(t);
+    for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+      cases->push_back({absl::StrCat(op, "_", suffix), op,
+                        {{t, Shape({2, 3, 4}), r}, {t, Shape({3, 1}), r}}});
+    }
+    cases->push_back({"BitwiseNot_" + suffix, "BitwiseNot",
+                      {{t, Shape({4, 5}), r}}});
+    // Amounts up to and beyond the width; negative ones for signed types.
+    std::vector<double> amounts = {0, 1, 3, 7, 8, 9, 15, 16, 31, 32, 63, 64, 100, 2};
+    if (is_signed) amounts.insert(amounts.end(), {-1, -8});
+    const Shape amount_shape({static_cast<int64_t>(amounts.size())});
+    for (const char* dir : {"LEFT", "RIGHT"}) {
+      cases->push_back({absl::StrCat("BitShift_", dir, "_", suffix), "BitShift",
+                        {{t, Shape({3, amount_shape.dim(0)}), r},
+                         {t, amount_shape, amounts}},
+                        {{"direction", StringAttr(dir)}}});
+    }
+  }
+  cases->push_back({"BitShift_RIGHT_int8_scalar", "BitShift",
+                    {{DT_INT8, Shape({2, 5}), Range::kWide},
+                     {DT_INT8, Shape(), std::vector<double>{2}}},
+                    {{"direction", StringAttr("RIGHT")}}});
+  const std::vector<std::pair<DataType, DataType>> bitcasts = {
+      {DT_FLOAT, DT_INT32},   {DT_INT32, DT_FLOAT},    {DT_DOUBLE, DT_INT64},
+      {DT_UINT64, DT_DOUBLE}, {DT_INT8, DT_UINT8},     {DT_UINT8, DT_BOOL},
+      {DT_INT8, DT_BOOL},     {DT_BOOL, DT_UINT8},     {DT_UINT16, DT_INT16},
+      {DT_FLOAT16, DT_BFLOAT16}, {DT_UINT32, DT_INT32},
+      {DT_FLOAT8_E4M3FN, DT_UINT8}, {DT_UINT8, DT_FLOAT8_E5M2}};
+  for (auto [src, dst] : bitcasts) {
+    const bool is_unsigned = src == DT_UINT8 || src == DT_UINT16 ||
+                             src == DT_UINT32 || src == DT_UINT64;
+    cases->push_back(
+        {absl::StrCat("BitCast_", DataTypeName(src), "_to_", DataTypeName(dst)),
+         "BitCast",
+         {{src, Shape({4, 5}),
+           src == DT_BOOL ? Range::kBool
+                          : is_unsigned ? Range::kPositive : Range::kWide}},
+         {{"SrcT", TypeAttr(src)}, {"DstT", TypeAttr(dst)}}});
+  }
+}
+
+
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const std::vector<DataType> floats = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16};
@@ -1045,6 +1216,7 @@ std::vector<Case> AllCases() {
   AddLinearAttentionGpuCases(&cases);
   AddReduceSelectMiscGpuCases(&cases);
   AddVisionGpuCases(&cases);
+  AddElementwiseDtypesGpuCases(&cases);
   // Gather indices must be in range: draw them so.
   return cases;
 }
@@ -1157,8 +1329,7 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
   // their GPU kernels later); the placer puts them on the CPU. The list may
   // only shrink: an op on it that gains a GPU kernel fails here.
   const std::set<std::string> cpu_only = {
-      "BitCast", "BitShift", "BitwiseAnd", "BitwiseNot", "BitwiseOr",
-      "BitwiseXor", "Det", "NonMaxSuppression", "NonZero", "Unique"};
+      "Det", "NonMaxSuppression", "NonZero", "Unique"};
   // GPU kernels whose parameters are runtime int64 inputs: checked against
   // the ONNX reference outputs by the node suite on /gpu:0
   // (tests/onnx/node_suite_runner, scripts/gpu_suite.sh) and by
@@ -1235,6 +1406,22 @@ TEST(GpuKernelErrorTest, IntegerPowReportsANegativeExponentAsTheCpuDoes) {
                  {MakeTensor(DT_INT64, Shape({3}), {2, 3, 4}),
                   MakeTensor(DT_INT64, Shape({3}), {2, -3, -1})},
                  {}, "negative exponent -3 (element 1)");
+}
+
+}
+
+TEST(GpuKernelErrorTest, Int16PowReportsANegativeExponentAsTheCpuDoes) {
+  ExpectCpuError("Pow",
+                 {MakeTensor(DT_INT16, Shape({3}), {2, 3, 4}),
+                  MakeTensor(DT_INT16, Shape({3}), {2, 1, -2})},
+                 {}, "negative exponent -2 (element 2)");
+}
+
+TEST(GpuKernelErrorTest, Uint64DivReportsAZeroDivisorAsTheCpuDoes) {
+  ExpectCpuError("Div",
+                 {MakeTensor(DT_UINT64, Shape({3}), {4, 5, 6}),
+                  MakeTensor(DT_UINT64, Shape({3}), {1, 0, 2})},
+                 {}, "divisor element 1 is 0");
 }
 
 TEST(GpuKernelErrorTest, GatherElementsReportsAnOutOfRangeIndexAsTheCpuDoes) {
