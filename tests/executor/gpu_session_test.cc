@@ -226,18 +226,39 @@ TEST(GpuSessionTest, RunningOutOfMemoryIsAnErrorAndASmallerInputThenRuns) {
 
 TEST(GpuSessionTest, NodeWithoutGpuKernelFallsBackToCpu) {
   SKIP_WITHOUT_GPU();
-  // Einsum has a CPU kernel only (integer Div and BitwiseAnd gained GPU
-  // kernels).
+  // If runs on the CPU by design (its subgraphs too); m and s have GPU
+  // kernels. d = If(true, m, a) = m + a.
   constexpr char kModel[] = R"pb(
     node { name: "a" op: "Input"
            attr { key: "dtype" value { type: DT_INT32 } }
            attr { key: "shape" value { shape { dim: 4 } } } }
     node { name: "two" op: "Const"
            attr { key: "value" value { tensor { dtype: DT_INT32 shape { dim: 4 } int_val: 2 } } } }
+    node { name: "yes" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_BOOL shape { } int_val: 1 } } } }
     node { name: "m" op: "Mul" input: "a" input: "two" }
-    node { name: "d" op: "Einsum" input: "m" input: "a"
-           attr { key: "N" value { i: 2 } }
-           attr { key: "equation" value { s: "i,i->i" } } }
+    node { name: "d" op: "If" input: "yes" input: "m" input: "a"
+      attr { key: "Tin" value { list { type: [DT_INT32, DT_INT32] } } }
+      attr { key: "Tout" value { list { type: [DT_INT32] } } }
+      attr { key: "then_branch" value { graph {
+        node { name: "p" op: "Input"
+               attr { key: "dtype" value { type: DT_INT32 } }
+               attr { key: "shape" value { shape { dim: 4 } } } }
+        node { name: "q" op: "Input"
+               attr { key: "dtype" value { type: DT_INT32 } }
+               attr { key: "shape" value { shape { dim: 4 } } } }
+        node { name: "sum" op: "Add" input: "p" input: "q" }
+        signature { inputs { name: "p" } inputs { name: "q" }
+                    outputs { name: "out" tensor: "sum" } } } } }
+      attr { key: "else_branch" value { graph {
+        node { name: "p" op: "Input"
+               attr { key: "dtype" value { type: DT_INT32 } }
+               attr { key: "shape" value { shape { dim: 4 } } } }
+        node { name: "q" op: "Input"
+               attr { key: "dtype" value { type: DT_INT32 } }
+               attr { key: "shape" value { shape { dim: 4 } } } }
+        signature { inputs { name: "p" } inputs { name: "q" }
+                    outputs { name: "out" tensor: "p" } } } } } }
     node { name: "s" op: "Add" input: "d" input: "m" }
     signature { inputs { name: "a" } outputs { name: "s" tensor: "s" } }
   )pb";
@@ -251,9 +272,9 @@ TEST(GpuSessionTest, NodeWithoutGpuKernelFallsBackToCpu) {
   auto out = (*s)->Run({{"a", Tensor::FromVector<int32_t>({1, -3, 5, 7}, Shape({4}))}});
   ASSERT_TRUE(out.ok()) << out.status();
   auto v = (*out)[0].flat<int32_t>();
-  // d = 2a * a = 2a^2: 2, 18, 50, 98; s = d + 2a.
+  // d = 2a + a = 3a; s = d + 2a = 5a.
   EXPECT_THAT(std::vector<int32_t>(v.begin(), v.end()),
-              ::testing::ElementsAre(4, 12, 60, 112));
+              ::testing::ElementsAre(5, -15, 25, 35));
 }
 
 TEST(GpuSessionTest, UseGpuFalseKeepsEverythingOnTheCpu) {
