@@ -10,6 +10,7 @@
 #include "google/protobuf/text_format.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "kernels/kernel_registry.h"
 
 namespace sluice {
 namespace {
@@ -264,6 +265,39 @@ INSTANTIATE_TEST_SUITE_P(Devices, ControlFlowRunTest,
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
+
+// The GPU kernels of If, Loop and Scan take a node only when every node
+// of its subgraphs has a GPU kernel; the refusal names the node that has
+// none (the placer then keeps the control-flow node on the CPU).
+TEST(ControlFlowTest, GpuKernelTakesOnlySubgraphsThatRunOnTheGpu) {
+#ifndef SLUICE_WITH_CUDA
+  GTEST_SKIP() << "this build of sluice has no CUDA support";
+#else
+  absl::StatusOr<std::unique_ptr<const Graph>> on_gpu = Build(kIfModel);
+  ASSERT_TRUE(on_gpu.ok()) << on_gpu.status();
+  EXPECT_TRUE(KernelRegistry::Global()
+                  ->Supports(*(*on_gpu)->FindNode("y"), DeviceType::kGpu)
+                  .ok());
+  // Transpose has no GPU kernel for int16: a branch that uses it keeps the
+  // If on the CPU.
+  std::string text = kIfModel;
+  const std::string from = R"(node { name: "prod" op: "Mul" input: "a" input: "b" })";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(),
+               R"(node { name: "a16" op: "Cast" input: "a"
+                         attr { key: "DstT" value { type: DT_INT16 } } }
+                  node { name: "t" op: "Transpose" input: "a16" }
+                  node { name: "back" op: "Cast" input: "t"
+                         attr { key: "DstT" value { type: DT_FLOAT } } }
+                  node { name: "prod" op: "Mul" input: "back" input: "b" })");
+  absl::StatusOr<std::unique_ptr<const Graph>> mixed = Build(text);
+  ASSERT_TRUE(mixed.ok()) << mixed.status();
+  absl::Status why = KernelRegistry::Global()->Supports(
+      *(*mixed)->FindNode("y"), DeviceType::kGpu);
+  EXPECT_FALSE(why.ok());
+  EXPECT_THAT(why.message(), HasSubstr("subgraph node 't' (Transpose)"));
+#endif
+}
 
 TEST(ControlFlowTest, BuilderRejectsABodyWithTheWrongOutputs) {
   // The body gives float where the node declares int64: an error naming

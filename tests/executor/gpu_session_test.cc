@@ -17,6 +17,7 @@
 #include "google/protobuf/text_format.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "kernels/kernel_registry.h"
 
 namespace sluice {
 namespace {
@@ -226,36 +227,67 @@ TEST(GpuSessionTest, RunningOutOfMemoryIsAnErrorAndASmallerInputThenRuns) {
 
 TEST(GpuSessionTest, NodeWithoutGpuKernelFallsBackToCpu) {
   SKIP_WITHOUT_GPU();
-  // If runs on the CPU by design (its subgraphs too); m and s have GPU
-  // kernels. d = If(true, m, a) = m + a.
+  // Transpose has no GPU kernel for int16 (the CPU's moves every dtype);
+  // m and s have GPU kernels. d = m (a 1-D transpose); s = d + m = 4a.
   constexpr char kModel[] = R"pb(
     node { name: "a" op: "Input"
-           attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "dtype" value { type: DT_INT16 } }
            attr { key: "shape" value { shape { dim: 4 } } } }
     node { name: "two" op: "Const"
-           attr { key: "value" value { tensor { dtype: DT_INT32 shape { dim: 4 } int_val: 2 } } } }
+           attr { key: "value" value { tensor { dtype: DT_INT16 shape { dim: 4 } int_val: 2 } } } }
+    node { name: "m" op: "Mul" input: "a" input: "two" }
+    node { name: "d" op: "Transpose" input: "m" }
+    node { name: "s" op: "Add" input: "d" input: "m" }
+    signature { inputs { name: "a" } outputs { name: "s" tensor: "s" } }
+  )pb";
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kModel, &def));
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Graph& g = (*s)->graph();
+  EXPECT_EQ((*s)->assignment()[g.FindNode("m")->id()]->name(), "/gpu:0");
+  EXPECT_EQ((*s)->assignment()[g.FindNode("d")->id()]->name(), "/cpu:0");
+  auto out = (*s)->Run({{"a", Tensor::FromVector<int16_t>({1, -3, 5, 7}, Shape({4}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto v = (*out)[0].flat<int16_t>();
+  EXPECT_THAT(std::vector<int16_t>(v.begin(), v.end()),
+              ::testing::ElementsAre(4, -12, 20, 28));
+}
+
+TEST(GpuSessionTest, ControlFlowWithASubgraphNodeWithoutGpuKernelRunsOnTheCpu) {
+  SKIP_WITHOUT_GPU();
+  // d = If(yes, m, a): the then branch transposes int16 (no GPU kernel),
+  // so d and its subgraphs run on the CPU; m and s stay on the GPU.
+  // d = m + a = 3a; s = d + m = 5a.
+  constexpr char kModel[] = R"pb(
+    node { name: "a" op: "Input"
+           attr { key: "dtype" value { type: DT_INT16 } }
+           attr { key: "shape" value { shape { dim: 4 } } } }
+    node { name: "two" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_INT16 shape { dim: 4 } int_val: 2 } } } }
     node { name: "yes" op: "Const"
            attr { key: "value" value { tensor { dtype: DT_BOOL shape { } int_val: 1 } } } }
     node { name: "m" op: "Mul" input: "a" input: "two" }
     node { name: "d" op: "If" input: "yes" input: "m" input: "a"
-      attr { key: "Tin" value { list { type: [DT_INT32, DT_INT32] } } }
-      attr { key: "Tout" value { list { type: [DT_INT32] } } }
+      attr { key: "Tin" value { list { type: [DT_INT16, DT_INT16] } } }
+      attr { key: "Tout" value { list { type: [DT_INT16] } } }
       attr { key: "then_branch" value { graph {
         node { name: "p" op: "Input"
-               attr { key: "dtype" value { type: DT_INT32 } }
+               attr { key: "dtype" value { type: DT_INT16 } }
                attr { key: "shape" value { shape { dim: 4 } } } }
         node { name: "q" op: "Input"
-               attr { key: "dtype" value { type: DT_INT32 } }
+               attr { key: "dtype" value { type: DT_INT16 } }
                attr { key: "shape" value { shape { dim: 4 } } } }
-        node { name: "sum" op: "Add" input: "p" input: "q" }
+        node { name: "t" op: "Transpose" input: "p" }
+        node { name: "sum" op: "Add" input: "t" input: "q" }
         signature { inputs { name: "p" } inputs { name: "q" }
                     outputs { name: "out" tensor: "sum" } } } } }
       attr { key: "else_branch" value { graph {
         node { name: "p" op: "Input"
-               attr { key: "dtype" value { type: DT_INT32 } }
+               attr { key: "dtype" value { type: DT_INT16 } }
                attr { key: "shape" value { shape { dim: 4 } } } }
         node { name: "q" op: "Input"
-               attr { key: "dtype" value { type: DT_INT32 } }
+               attr { key: "dtype" value { type: DT_INT16 } }
                attr { key: "shape" value { shape { dim: 4 } } } }
         signature { inputs { name: "p" } inputs { name: "q" }
                     outputs { name: "out" tensor: "p" } } } } } }
@@ -267,13 +299,15 @@ TEST(GpuSessionTest, NodeWithoutGpuKernelFallsBackToCpu) {
   auto s = MakeSession(def, {});
   ASSERT_TRUE(s.ok()) << s.status();
   const Graph& g = (*s)->graph();
+  const Node* if_node = g.FindNode("d");
   EXPECT_EQ((*s)->assignment()[g.FindNode("m")->id()]->name(), "/gpu:0");
-  EXPECT_EQ((*s)->assignment()[g.FindNode("d")->id()]->name(), "/cpu:0");
-  auto out = (*s)->Run({{"a", Tensor::FromVector<int32_t>({1, -3, 5, 7}, Shape({4}))}});
+  EXPECT_EQ((*s)->assignment()[if_node->id()]->name(), "/cpu:0");
+  absl::Status why = KernelRegistry::Global()->Supports(*if_node, DeviceType::kGpu);
+  EXPECT_THAT(why.message(), ::testing::HasSubstr("subgraph node 't' (Transpose)"));
+  auto out = (*s)->Run({{"a", Tensor::FromVector<int16_t>({1, -3, 5, 7}, Shape({4}))}});
   ASSERT_TRUE(out.ok()) << out.status();
-  auto v = (*out)[0].flat<int32_t>();
-  // d = 2a + a = 3a; s = d + 2a = 5a.
-  EXPECT_THAT(std::vector<int32_t>(v.begin(), v.end()),
+  auto v = (*out)[0].flat<int16_t>();
+  EXPECT_THAT(std::vector<int16_t>(v.begin(), v.end()),
               ::testing::ElementsAre(5, -15, 25, 35));
 }
 

@@ -1408,8 +1408,6 @@ TEST(GpuKernelErrorTest, IntegerPowReportsANegativeExponentAsTheCpuDoes) {
                  {}, "negative exponent -3 (element 1)");
 }
 
-}
-
 TEST(GpuKernelErrorTest, Int16PowReportsANegativeExponentAsTheCpuDoes) {
   ExpectCpuError("Pow",
                  {MakeTensor(DT_INT16, Shape({3}), {2, 3, 4}),
