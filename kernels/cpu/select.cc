@@ -7,12 +7,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
 #include "kernels/host_params.h"
+#include "kernels/select_attrs.h"
 
 namespace sluice::cpu {
 namespace {
@@ -66,15 +66,9 @@ class NonZeroKernel final : public OpKernel {
 
 class CompressKernel final : public OpKernel {
  public:
-  struct Attrs {
-    bool flatten = true;
-    int64_t axis = 0;
-  };
+  using Attrs = CompressAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.flatten, node.attrs().GetBool("flatten"));
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    return a;
+    return ParseCompressAttrs(node);
   }
   CompressKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -83,14 +77,14 @@ class CompressKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& cond = ctx->input(1);
-    int64_t outer = 1, n = x.NumElements(), inner = 1;
+    AxisView v;
+    v.n = x.NumElements();
     int axis = 0;
     if (!attrs_.flatten) {
       ASSIGN_OR_RETURN(axis, NormalizeAxis(attrs_.axis, x.rank()));
-      for (int i = 0; i < axis; ++i) outer *= x.dim(i);
-      n = x.dim(axis);
-      for (int i = axis + 1; i < x.rank(); ++i) inner *= x.dim(i);
+      v = ViewAround(x.shape(), axis);
     }
+    const int64_t outer = v.outer, n = v.n, inner = v.inner;
     ASSIGN_OR_RETURN(std::vector<int64_t> keep, CompressSelection(cond, n));
     const int64_t m = static_cast<int64_t>(keep.size());
     Shape out_shape({m});
@@ -117,13 +111,9 @@ class CompressKernel final : public OpKernel {
 
 class OneHotKernel final : public OpKernel {
  public:
-  struct Attrs {
-    int64_t axis = -1;
-  };
+  using Attrs = OneHotAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    return a;
+    return ParseOneHotAttrs(node);
   }
   OneHotKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -132,35 +122,11 @@ class OneHotKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& indices = ctx->input(0);
     const Tensor& values = ctx->input(2);
-    ASSIGN_OR_RETURN(std::vector<int64_t> depth_v,
-                     HostInt64s(ctx->input(1), "depth"));
-    if (depth_v.size() != 1 || depth_v[0] < 1) {
-      return absl::InvalidArgumentError(
-          "depth must be one value of at least 1");
-    }
-    const int64_t depth = depth_v[0];
-    if (values.NumElements() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "values must hold [off_value, on_value], got shape ",
-          values.shape().DebugString()));
-    }
+    ASSIGN_OR_RETURN(OneHotPlan p,
+                     PlanOneHot(indices, ctx->input(1), values, attrs_));
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, HostInt64s(indices, "indices"));
-    const int rank = indices.rank() + 1;
-    int64_t axis = attrs_.axis;
-    if (axis < -rank || axis >= rank) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "axis ", axis, " is out of range for an output of rank ", rank));
-    }
-    if (axis < 0) axis += rank;
-    Shape out_shape;
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < indices.rank(); ++d) {
-      if (d == axis) out_shape.AddDim(depth);
-      out_shape.AddDim(indices.dim(d));
-      (d < axis ? outer : inner) *= indices.dim(d);
-    }
-    if (axis == indices.rank()) out_shape.AddDim(depth);
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, out_shape));
+    const int64_t depth = p.depth, outer = p.outer, inner = p.inner;
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape));
     return VisitBySize(values.dtype(), [&](auto tag) -> absl::Status {
       using U = typename decltype(tag)::type;
       const U off = values.data<U>()[0], on = values.data<U>()[1];
@@ -184,15 +150,9 @@ class OneHotKernel final : public OpKernel {
 
 class EyeLikeKernel final : public OpKernel {
  public:
-  struct Attrs {
-    DataType dst = DT_INVALID;
-    int64_t k = 0;
-  };
+  using Attrs = EyeLikeAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.dst, node.attrs().GetType("DstT"));
-    ASSIGN_OR_RETURN(a.k, node.attrs().GetInt("k"));
-    return a;
+    return ParseEyeLikeAttrs(node);
   }
   EyeLikeKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -200,7 +160,7 @@ class EyeLikeKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    RETURN_IF_ERROR(CheckRank(x, 2, "EyeLike's input"));
+    RETURN_IF_ERROR(CheckEyeLikeInput(x));
     ASSIGN_OR_RETURN(Tensor * y,
                      ctx->allocate_output(0, x.shape(), attrs_.dst));
     const int64_t rows = x.dim(0), cols = x.dim(1), k = attrs_.k;
@@ -222,19 +182,9 @@ class EyeLikeKernel final : public OpKernel {
 
 class ReverseSequenceKernel final : public OpKernel {
  public:
-  struct Attrs {
-    int64_t batch_axis = 1;
-  };
+  using Attrs = ReverseSequenceAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.batch_axis, node.attrs().GetInt("batch_axis"));
-    ASSIGN_OR_RETURN(int64_t time_axis, node.attrs().GetInt("time_axis"));
-    if (!((a.batch_axis == 0 && time_axis == 1) ||
-          (a.batch_axis == 1 && time_axis == 0))) {
-      return absl::InvalidArgumentError(
-          "batch_axis and time_axis must be 0 and 1 in some order");
-    }
-    return a;
+    return ParseReverseSequenceAttrs(node);
   }
   ReverseSequenceKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -243,14 +193,10 @@ class ReverseSequenceKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& lens_t = ctx->input(1);
-    if (x.rank() < 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ReverseSequence needs rank >= 2, got ", x.shape().DebugString()));
-    }
-    const bool batch_first = attrs_.batch_axis == 0;
-    const int64_t batch = x.dim(batch_first ? 0 : 1);
-    const int64_t steps = x.dim(batch_first ? 1 : 0);
-    RETURN_IF_ERROR(CheckSequenceLens(lens_t, batch, steps));
+    ASSIGN_OR_RETURN(ReverseSequencePlan p,
+                     PlanReverseSequence(x, lens_t, attrs_));
+    const bool batch_first = p.batch_first;
+    const int64_t batch = p.batch, steps = p.steps;
     const int64_t* lens = lens_t.data<int64_t>();
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
     size_t row = DataTypeSize(x.dtype());

@@ -10,26 +10,16 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/host_params.h"
+#include "kernels/select_attrs.h"
 
 namespace sluice::cpu {
 namespace {
 
 class TensorScatterKernel final : public OpKernel {
  public:
-  struct Attrs {
-    bool circular = false;
-    int64_t axis = -2;
-  };
+  using Attrs = TensorScatterAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(std::string mode, node.attrs().GetString("mode"));
-    if (mode != "linear" && mode != "circular") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mode must be linear or circular, got ", mode));
-    }
-    a.circular = mode == "circular";
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    return a;
+    return ParseTensorScatterAttrs(node);
   }
   TensorScatterKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}

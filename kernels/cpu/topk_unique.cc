@@ -7,12 +7,11 @@
 #include <numeric>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "graph/runtime_params.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
+#include "kernels/select_attrs.h"
 
 namespace sluice::cpu {
 namespace {
@@ -50,53 +49,22 @@ const std::vector<DataType>& SortableTypes() {
   return *types;
 }
 
-// outer x n x inner: the input seen around one axis.
-struct AxisView {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-AxisView ViewAround(const Shape& s, int axis) {
-  AxisView v;
-  for (int i = 0; i < axis; ++i) v.outer *= s.dim(i);
-  v.n = s.dim(axis);
-  for (int i = axis + 1; i < s.rank(); ++i) v.inner *= s.dim(i);
-  return v;
-}
-
 class TopKKernel final : public OpKernel {
  public:
-  struct Attrs {
-    int64_t axis = -1;
-    bool largest = true;
-  };
+  using Attrs = TopKAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(a.largest, node.attrs().GetBool("largest"));
-    return a;
+    return ParseTopKAttrs(node);
   }
   TopKKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> kv,
-                     IntParamValues(ctx->input(1), "TopK's k"));
-    if (kv.size() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("TopK's k must hold one value, got ", kv.size()));
-    }
-    const int64_t k = kv[0];
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs_.axis, x.rank()));
-    const AxisView v = ViewAround(x.shape(), axis);
-    if (k < 0 || k > v.n) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("TopK's k = ", k, " is outside [0, ", v.n,
-                       "] for axis ", axis, " of ", x.shape().DebugString()));
-    }
-    Shape out_shape = x.shape();
-    out_shape.set_dim(axis, k);
-    ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(0, out_shape));
-    ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(1, out_shape));
+    ASSIGN_OR_RETURN(TopKPlan p, PlanTopK(x, ctx->input(1), attrs_));
+    const AxisView v = p.view;
+    const int64_t k = p.k;
+    ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(0, p.out_shape));
+    ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(1, p.out_shape));
     const bool largest = attrs_.largest;
     return VisitOrdered(x.dtype(), [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;

@@ -8,12 +8,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
 #include "kernels/cuda/copy.h"
 #include "kernels/cuda/cuda_kernel_util.h"
@@ -21,23 +19,12 @@
 #include "kernels/cuda/fill.h"
 #include "kernels/cuda/select.h"
 #include "kernels/host_params.h"
+#include "kernels/select_attrs.h"
 
 namespace sluice::cuda {
 namespace {
 
 int ElementBytes(DataType t) { return static_cast<int>(DataTypeSize(t)); }
-
-// outer x n x inner: a shape seen around one axis.
-struct AxisView {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-AxisView ViewAround(const Shape& s, int axis) {
-  AxisView v;
-  for (int i = 0; i < axis; ++i) v.outer *= s.dim(i);
-  v.n = s.dim(axis);
-  for (int i = axis + 1; i < s.rank(); ++i) v.inner *= s.dim(i);
-  return v;
-}
 
 // Copies a [rows, cols] block of elements: source rows src_row_stride
 // apart from src_offset, destination rows dst_row_stride apart.
@@ -54,15 +41,9 @@ absl::Status CopyBlock(int element_bytes, const void* src, int64_t src_offset,
 
 class TopKKernel final : public OpKernel {
  public:
-  struct Attrs {
-    int64_t axis = -1;
-    bool largest = true;
-  };
+  using Attrs = TopKAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(a.largest, node.attrs().GetBool("largest"));
-    return a;
+    return ParseTopKAttrs(node);
   }
   TopKKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
 
@@ -70,29 +51,14 @@ class TopKKernel final : public OpKernel {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1}));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(std::vector<int64_t> kv,
-                     IntParamValues(ctx->input(1), "TopK's k"));
-    if (kv.size() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("TopK's k must hold one value, got ", kv.size()));
-    }
-    const int64_t k = kv[0];
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs_.axis, x.rank()));
-    const AxisView v = ViewAround(x.shape(), axis);
-    if (k < 0 || k > v.n) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("TopK's k = ", k, " is outside [0, ", v.n,
-                       "] for axis ", axis, " of ", x.shape().DebugString()));
-    }
-    Shape out_shape = x.shape();
-    out_shape.set_dim(axis, k);
+    ASSIGN_OR_RETURN(TopKPlan p, PlanTopK(x, ctx->input(1), attrs_));
     ASSIGN_OR_RETURN(Tensor * values,
-                     ctx->allocate_output(0, out_shape, x.dtype()));
+                     ctx->allocate_output(0, p.out_shape, x.dtype()));
     ASSIGN_OR_RETURN(Tensor * indices,
-                     ctx->allocate_output(1, out_shape, DT_INT64));
+                     ctx->allocate_output(1, p.out_shape, DT_INT64));
     return LaunchTopK(ToGpuDtype(x.dtype()), x.raw_data(), values->raw_data(),
-                      indices->data<int64_t>(), v.outer, v.n, v.inner, k,
-                      attrs_.largest, gpu.stream);
+                      indices->data<int64_t>(), p.view.outer, p.view.n,
+                      p.view.inner, p.k, attrs_.largest, gpu.stream);
   }
 
  private:
@@ -102,13 +68,9 @@ class TopKKernel final : public OpKernel {
 // Indices in device memory; depth and values (off, on) in host memory.
 class OneHotKernel final : public OpKernel {
  public:
-  struct Attrs {
-    int64_t axis = -1;
-  };
+  using Attrs = OneHotAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    return a;
+    return ParseOneHotAttrs(node);
   }
   OneHotKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -118,42 +80,17 @@ class OneHotKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2}));
     const Tensor& indices = ctx->input(0);
     const Tensor& values = ctx->input(2);
-    ASSIGN_OR_RETURN(std::vector<int64_t> depth_v,
-                     HostInt64s(ctx->input(1), "depth"));
-    if (depth_v.size() != 1 || depth_v[0] < 1) {
-      return absl::InvalidArgumentError(
-          "depth must be one value of at least 1");
-    }
-    const int64_t depth = depth_v[0];
-    if (values.NumElements() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "values must hold [off_value, on_value], got shape ",
-          values.shape().DebugString()));
-    }
-    const int rank = indices.rank() + 1;
-    int64_t axis = attrs_.axis;
-    if (axis < -rank || axis >= rank) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "axis ", axis, " is out of range for an output of rank ", rank));
-    }
-    if (axis < 0) axis += rank;
-    Shape out_shape;
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < indices.rank(); ++d) {
-      if (d == axis) out_shape.AddDim(depth);
-      out_shape.AddDim(indices.dim(d));
-      (d < axis ? outer : inner) *= indices.dim(d);
-    }
-    if (axis == indices.rank()) out_shape.AddDim(depth);
+    ASSIGN_OR_RETURN(OneHotPlan p,
+                     PlanOneHot(indices, ctx->input(1), values, attrs_));
     ASSIGN_OR_RETURN(Tensor * y,
-                     ctx->allocate_output(0, out_shape, values.dtype()));
+                     ctx->allocate_output(0, p.out_shape, values.dtype()));
     const int bytes = ElementBytes(values.dtype());
     uint64_t off = 0, on = 0;
     const char* vp = static_cast<const char*>(values.raw_data());
     std::memcpy(&off, vp, bytes);
     std::memcpy(&on, vp + bytes, bytes);
     return LaunchOneHot(ToGpuDtype(indices.dtype()), indices.raw_data(), bytes,
-                        off, on, y->raw_data(), outer, depth, inner,
+                        off, on, y->raw_data(), p.outer, p.depth, p.inner,
                         gpu.stream);
   }
 
@@ -163,15 +100,9 @@ class OneHotKernel final : public OpKernel {
 
 class EyeLikeKernel final : public OpKernel {
  public:
-  struct Attrs {
-    DataType dst = DT_INVALID;
-    int64_t k = 0;
-  };
+  using Attrs = EyeLikeAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.dst, node.attrs().GetType("DstT"));
-    ASSIGN_OR_RETURN(a.k, node.attrs().GetInt("k"));
-    return a;
+    return ParseEyeLikeAttrs(node);
   }
   EyeLikeKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -180,11 +111,7 @@ class EyeLikeKernel final : public OpKernel {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    if (x.rank() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("EyeLike's input must have rank 2, got shape ",
-                       x.shape().DebugString()));
-    }
+    RETURN_IF_ERROR(CheckEyeLikeInput(x));
     ASSIGN_OR_RETURN(Tensor * y,
                      ctx->allocate_output(0, x.shape(), attrs_.dst));
     return LaunchEyeLike(ToGpuDtype(attrs_.dst), y->raw_data(), x.dim(0),
@@ -198,15 +125,9 @@ class EyeLikeKernel final : public OpKernel {
 // The condition in host memory: one strided copy per run of kept entries.
 class CompressKernel final : public OpKernel {
  public:
-  struct Attrs {
-    bool flatten = true;
-    int64_t axis = 0;
-  };
+  using Attrs = CompressAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.flatten, node.attrs().GetBool("flatten"));
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    return a;
+    return ParseCompressAttrs(node);
   }
   CompressKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -251,19 +172,9 @@ class CompressKernel final : public OpKernel {
 // time stride for the reversed steps and one for the rest.
 class ReverseSequenceKernel final : public OpKernel {
  public:
-  struct Attrs {
-    int64_t batch_axis = 1;
-  };
+  using Attrs = ReverseSequenceAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.batch_axis, node.attrs().GetInt("batch_axis"));
-    ASSIGN_OR_RETURN(int64_t time_axis, node.attrs().GetInt("time_axis"));
-    if (!((a.batch_axis == 0 && time_axis == 1) ||
-          (a.batch_axis == 1 && time_axis == 0))) {
-      return absl::InvalidArgumentError(
-          "batch_axis and time_axis must be 0 and 1 in some order");
-    }
-    return a;
+    return ParseReverseSequenceAttrs(node);
   }
   ReverseSequenceKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -272,14 +183,10 @@ class ReverseSequenceKernel final : public OpKernel {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1}));
     const Tensor& x = ctx->input(0);
-    if (x.rank() < 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ReverseSequence needs rank >= 2, got ", x.shape().DebugString()));
-    }
-    const bool batch_first = attrs_.batch_axis == 0;
-    const int64_t batch = x.dim(batch_first ? 0 : 1);
-    const int64_t steps = x.dim(batch_first ? 1 : 0);
-    RETURN_IF_ERROR(CheckSequenceLens(ctx->input(1), batch, steps));
+    ASSIGN_OR_RETURN(ReverseSequencePlan p,
+                     PlanReverseSequence(x, ctx->input(1), attrs_));
+    const bool batch_first = p.batch_first;
+    const int64_t batch = p.batch, steps = p.steps;
     const int64_t* lens = ctx->input(1).data<int64_t>();
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape(), x.dtype()));
     int64_t row = 1;  // elements per (batch, step)
@@ -332,20 +239,9 @@ class DropoutKernel final : public OpKernel {
 // checked there as on the CPU.
 class TensorScatterKernel final : public OpKernel {
  public:
-  struct Attrs {
-    bool circular = false;
-    int64_t axis = -2;
-  };
+  using Attrs = TensorScatterAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(std::string mode, node.attrs().GetString("mode"));
-    if (mode != "linear" && mode != "circular") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mode must be linear or circular, got ", mode));
-    }
-    a.circular = mode == "circular";
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    return a;
+    return ParseTensorScatterAttrs(node);
   }
   TensorScatterKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
