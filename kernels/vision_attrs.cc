@@ -66,6 +66,25 @@ absl::Status ResizeRoi(const ResizeAttrs& a, int rank,
   return absl::OkStatus();
 }
 
+absl::StatusOr<ResizePlan> PlanResize(const ResizeAttrs& a, const Tensor& x,
+                                      const Tensor& roi, const Tensor& scales,
+                                      const Tensor& sizes) {
+  RETURN_IF_ERROR(cpu::CheckDtype(roi, DT_FLOAT, "roi"));
+  RETURN_IF_ERROR(cpu::CheckDtype(scales, DT_FLOAT, "scales"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> size_v,
+                   IntParamValues(sizes, "sizes"));
+  std::vector<float> scale_v(scales.data<float>(),
+                             scales.data<float>() + scales.NumElements());
+  ResizePlan p;
+  p.in_dims.assign(x.shape().dims().begin(), x.shape().dims().end());
+  RETURN_IF_ERROR(ResizeDims(p.in_dims, scale_v, size_v, a.axes, a.policy,
+                             &p.out_dims, &p.scale));
+  RETURN_IF_ERROR(ResizeRoi(
+      a, x.rank(), absl::MakeConstSpan(roi.data<float>(), roi.NumElements()),
+      &p.roi_start, &p.roi_end));
+  return p;
+}
+
 absl::StatusOr<PadMode> ParsePadMode(const Node& node) {
   ASSIGN_OR_RETURN(std::string mode, node.attrs().GetString("mode"));
   if (mode == "constant") return PadMode::kConstant;
@@ -100,6 +119,22 @@ absl::StatusOr<std::vector<PadAxis>> PadAxes(const Shape& in,
     }
   }
   return axes;
+}
+
+absl::StatusOr<std::vector<PadAxis>> PlanPad(const Tensor& x,
+                                             const Tensor& pads,
+                                             const Tensor& value,
+                                             const Tensor& axes, PadMode mode) {
+  RETURN_IF_ERROR(cpu::CheckDtype(value, x.dtype(), "value"));
+  if (value.NumElements() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "value must be empty or one element, got ", value.NumElements()));
+  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> pad_v, IntParamValues(pads, "pads"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes_v, IntParamValues(axes, "axes"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> full,
+                   FullPads(x.rank(), pad_v, axes_v));
+  return PadAxes(x.shape(), full, mode);
 }
 
 absl::StatusOr<PoolAttrs> ParsePoolAttrs(const Node& node) {
@@ -286,6 +321,12 @@ absl::StatusOr<cpu::WindowNd> Col2ImWindow(const Col2ImAttrs& a,
   return g;
 }
 
+absl::StatusOr<AffineGridAttrs> ParseAffineGridAttrs(const Node& node) {
+  AffineGridAttrs a;
+  ASSIGN_OR_RETURN(a.align_corners, node.attrs().GetBool("align_corners"));
+  return a;
+}
+
 
 absl::StatusOr<std::vector<int64_t>> AffineGridDims(
     const Tensor& theta, absl::Span<const int64_t> size) {
@@ -348,6 +389,27 @@ absl::StatusOr<std::vector<int64_t>> MaxUnpoolDims(
     if (d < 0) return absl::InvalidArgumentError("negative output size");
   }
   return dims;
+}
+
+absl::StatusOr<std::vector<int64_t>> PlanMaxUnpool(const MaxUnpoolAttrs& a,
+                                                   const Tensor& x,
+                                                   const Tensor& indices,
+                                                   const Tensor& output_shape) {
+  RETURN_IF_ERROR(cpu::CheckDtype(indices, DT_INT64, "indices"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> out_shape,
+                   IntParamValues(output_shape, "output_shape"));
+  return MaxUnpoolDims(a, x, indices, out_shape);
+}
+
+absl::Status CheckUnpoolIndices(const Tensor& indices, int64_t total) {
+  const int64_t* where = indices.data<int64_t>();
+  for (int64_t i = 0; i < indices.NumElements(); ++i) {
+    if (where[i] < 0 || where[i] >= total) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "index ", where[i], " outside the output of ", total, " elements"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<RoiAlignAttrs> ParseRoiAlignAttrs(const Node& node) {

@@ -41,6 +41,16 @@ absl::Status ResizeRoi(const ResizeAttrs& a, int rank,
                        absl::Span<const float> roi,
                        std::vector<double>* roi_start,
                        std::vector<double>* roi_end);
+// Resize's geometry from its host inputs roi and scales (float32) and sizes:
+// the output's dims and each axis' scale (ResizeDims, graph/vision_shapes.h)
+// and roi (ResizeRoi).
+struct ResizePlan {
+  std::vector<int64_t> in_dims, out_dims;
+  std::vector<double> scale, roi_start, roi_end;
+};
+absl::StatusOr<ResizePlan> PlanResize(const ResizeAttrs& a, const Tensor& x,
+                                      const Tensor& roi, const Tensor& scales,
+                                      const Tensor& sizes);
 
 enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 absl::StatusOr<PadMode> ParsePadMode(const Node& node);
@@ -55,6 +65,12 @@ struct PadAxis {
 absl::StatusOr<std::vector<PadAxis>> PadAxes(const Shape& in,
                                              absl::Span<const int64_t> full,
                                              PadMode mode);
+// PadAxes of x from Pad's host inputs pads and axes, after checking value
+// (x's dtype, empty or one element).
+absl::StatusOr<std::vector<PadAxis>> PlanPad(const Tensor& x,
+                                             const Tensor& pads,
+                                             const Tensor& value,
+                                             const Tensor& axes, PadMode mode);
 
 enum class PoolMode { kMax, kAvg, kLp };
 struct PoolAttrs {
@@ -108,6 +124,10 @@ absl::StatusOr<cpu::WindowNd> Col2ImWindow(const Col2ImAttrs& a,
                                            const Tensor& block_shape,
                                            std::vector<int64_t>* out_dims);
 
+struct AffineGridAttrs {
+  bool align_corners = false;
+};
+absl::StatusOr<AffineGridAttrs> ParseAffineGridAttrs(const Node& node);
 // AffineGrid's output dims [N, D1.., r] for theta [N, r, r + 1] and `size`
 // [N, C, D1..] (r 2 or 3); INVALID_ARGUMENT when they do not fit.
 absl::StatusOr<std::vector<int64_t>> AffineGridDims(
@@ -122,6 +142,15 @@ absl::StatusOr<MaxUnpoolAttrs> ParseMaxUnpoolAttrs(const Node& node);
 absl::StatusOr<std::vector<int64_t>> MaxUnpoolDims(
     const MaxUnpoolAttrs& a, const Tensor& x, const Tensor& indices,
     const std::vector<int64_t>& output_shape);
+// MaxUnpoolDims with output_shape read from its host tensor, after checking
+// that indices are int64.
+absl::StatusOr<std::vector<int64_t>> PlanMaxUnpool(const MaxUnpoolAttrs& a,
+                                                   const Tensor& x,
+                                                   const Tensor& indices,
+                                                   const Tensor& output_shape);
+// INVALID_ARGUMENT naming the first of MaxUnpool's int64 indices outside
+// [0, total), the output's element count.
+absl::Status CheckUnpoolIndices(const Tensor& indices, int64_t total);
 
 struct RoiAlignAttrs {
   bool half_pixel = true, max = false;

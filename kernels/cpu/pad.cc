@@ -62,19 +62,10 @@ absl::Status PadKernel::Compute(OpKernelContext* ctx) {
   RETURN_IF_ERROR(CheckHostInputs(*ctx));
   const Tensor& x = ctx->input(0);
   const Tensor& value = ctx->input(2);
-  RETURN_IF_ERROR(CheckDtype(value, x.dtype(), "value"));
-  if (value.NumElements() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "value must be empty or one element, got ", value.NumElements()));
-  }
-  ASSIGN_OR_RETURN(std::vector<int64_t> pads,
-                   IntParamValues(ctx->input(1), "pads"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> axes,
-                   IntParamValues(ctx->input(3), "axes"));
-  const int rank = x.rank();
-  ASSIGN_OR_RETURN(std::vector<int64_t> full, FullPads(rank, pads, axes));
   ASSIGN_OR_RETURN(std::vector<PadAxis> pad_axes,
-                   PadAxes(x.shape(), full, attrs_.mode));
+                   PlanPad(x, ctx->input(1), value, ctx->input(3),
+                           attrs_.mode));
+  const int rank = x.rank();
   std::vector<int64_t> dims(rank);
   std::vector<std::vector<int64_t>> maps(rank);
   for (int d = 0; d < rank; ++d) {

@@ -182,26 +182,14 @@ class ResizeKernel final : public OpKernel {
 absl::Status ResizeKernel::Compute(OpKernelContext* ctx) {
   RETURN_IF_ERROR(CheckHostInputs(*ctx));
   const Tensor& x = ctx->input(0);
-  const Tensor& roi = ctx->input(1);
-  const Tensor& scales_t = ctx->input(2);
-  RETURN_IF_ERROR(CheckDtype(roi, DT_FLOAT, "roi"));
-  RETURN_IF_ERROR(CheckDtype(scales_t, DT_FLOAT, "scales"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
-                   IntParamValues(ctx->input(3), "sizes"));
-  std::vector<float> scales(scales_t.data<float>(),
-                            scales_t.data<float>() + scales_t.NumElements());
+  ASSIGN_OR_RETURN(ResizePlan p, PlanResize(attrs_, x, ctx->input(1),
+                                            ctx->input(2), ctx->input(3)));
   const int rank = x.rank();
-  std::vector<int64_t> in_dims(x.shape().dims().begin(),
-                               x.shape().dims().end());
-  std::vector<int64_t> out_dims;
-  std::vector<double> scale;
-  RETURN_IF_ERROR(ResizeDims(in_dims, scales, sizes, attrs_.axes,
-                             attrs_.policy, &out_dims, &scale));
-  std::vector<double> roi_start, roi_end;
-  RETURN_IF_ERROR(ResizeRoi(
-      attrs_, rank,
-      absl::MakeConstSpan(roi.data<float>(), roi.NumElements()), &roi_start,
-      &roi_end));
+  const std::vector<int64_t>& in_dims = p.in_dims;
+  const std::vector<int64_t>& out_dims = p.out_dims;
+  const std::vector<double>& scale = p.scale;
+  const std::vector<double>& roi_start = p.roi_start;
+  const std::vector<double>& roi_end = p.roi_end;
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(out_dims)));
   if (y->NumElements() == 0) return absl::OkStatus();
   return VisitArith(x.dtype(), [&](auto tag) -> absl::Status {

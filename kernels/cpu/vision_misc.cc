@@ -26,13 +26,9 @@ double GridCoord(int64_t i, int64_t size, bool align_corners) {
 
 class AffineGridKernel final : public OpKernel {
  public:
-  struct Attrs {
-    bool align_corners = false;
-  };
+  using Attrs = AffineGridAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.align_corners, node.attrs().GetBool("align_corners"));
-    return a;
+    return ParseAffineGridAttrs(node);
   }
   AffineGridKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -92,27 +88,18 @@ class MaxUnpoolKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& idx = ctx->input(1);
-    RETURN_IF_ERROR(CheckDtype(idx, DT_INT64, "indices"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> out_shape,
-                     IntParamValues(ctx->input(2), "output_shape"));
     ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                     MaxUnpoolDims(a_, x, idx, out_shape));
+                     PlanMaxUnpool(a_, x, idx, ctx->input(2)));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     const int64_t total = y->NumElements();
+    RETURN_IF_ERROR(CheckUnpoolIndices(idx, total));
     return VisitBySize(x.dtype(), [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
       T* out = static_cast<T*>(y->raw_data());
       std::fill(out, out + total, T{});
       const T* in = static_cast<const T*>(x.raw_data());
       const int64_t* where = idx.data<int64_t>();
-      for (int64_t i = 0; i < x.NumElements(); ++i) {
-        if (where[i] < 0 || where[i] >= total) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "index ", where[i], " outside the output of ", total,
-              " elements"));
-        }
-        out[where[i]] = in[i];
-      }
+      for (int64_t i = 0; i < x.NumElements(); ++i) out[where[i]] = in[i];
       return absl::OkStatus();
     });
   }

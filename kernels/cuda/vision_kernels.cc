@@ -72,26 +72,15 @@ class ResizeKernel final : public OpKernel {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2, 3}));
     const Tensor& x = ctx->input(0);
-    const Tensor& roi = ctx->input(1);
-    const Tensor& scales_t = ctx->input(2);
-    RETURN_IF_ERROR(CheckDtype(roi, DT_FLOAT, "roi"));
-    RETURN_IF_ERROR(CheckDtype(scales_t, DT_FLOAT, "scales"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
-                     IntParamValues(ctx->input(3), "sizes"));
-    std::vector<float> scales(scales_t.data<float>(),
-                              scales_t.data<float>() + scales_t.NumElements());
+    ASSIGN_OR_RETURN(ResizePlan p,
+                     PlanResize(a_.attrs, x, ctx->input(1), ctx->input(2),
+                                ctx->input(3)));
     const int rank = x.rank();
-    std::vector<int64_t> in_dims(x.shape().dims().begin(),
-                                 x.shape().dims().end());
-    std::vector<int64_t> out_dims;
-    std::vector<double> scale;
-    RETURN_IF_ERROR(ResizeDims(in_dims, scales, sizes, a_.attrs.axes,
-                               a_.attrs.policy, &out_dims, &scale));
-    std::vector<double> roi_start, roi_end;
-    RETURN_IF_ERROR(ResizeRoi(
-        a_.attrs, rank,
-        absl::MakeConstSpan(roi.data<float>(), roi.NumElements()), &roi_start,
-        &roi_end));
+    const std::vector<int64_t>& in_dims = p.in_dims;
+    const std::vector<int64_t>& out_dims = p.out_dims;
+    const std::vector<double>& scale = p.scale;
+    const std::vector<double>& roi_start = p.roi_start;
+    const std::vector<double>& roi_end = p.roi_end;
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(out_dims)));
     if (y->NumElements() == 0) return absl::OkStatus();
     if (x.NumElements() == 0) {
@@ -156,19 +145,10 @@ class PadKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2, 3}));
     const Tensor& x = ctx->input(0);
     const Tensor& value = ctx->input(2);
-    RETURN_IF_ERROR(CheckDtype(value, x.dtype(), "value"));
-    if (value.NumElements() > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "value must be empty or one element, got ", value.NumElements()));
-    }
-    ASSIGN_OR_RETURN(std::vector<int64_t> pads,
-                     IntParamValues(ctx->input(1), "pads"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> axes,
-                     IntParamValues(ctx->input(3), "axes"));
-    const int rank = x.rank();
-    ASSIGN_OR_RETURN(std::vector<int64_t> full, FullPads(rank, pads, axes));
     ASSIGN_OR_RETURN(std::vector<PadAxis> pad_axes,
-                     PadAxes(x.shape(), full, attrs_.mode));
+                     PlanPad(x, ctx->input(1), value, ctx->input(3),
+                             attrs_.mode));
+    const int rank = x.rank();
     if (rank > kMaxGpuDims) {
       return absl::UnimplementedError(absl::StrCat(
           "rank ", rank, " > ", kMaxGpuDims,
@@ -325,13 +305,9 @@ class GridSampleKernel final : public OpKernel {
 
 class AffineGridKernel final : public OpKernel {
  public:
-  struct Attrs {
-    bool align_corners = false;
-  };
+  using Attrs = AffineGridAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.align_corners, node.attrs().GetBool("align_corners"));
-    return a;
+    return ParseAffineGridAttrs(node);
   }
   AffineGridKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
@@ -372,23 +348,14 @@ class MaxUnpoolKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2}));
     const Tensor& x = ctx->input(0);
     const Tensor& idx = ctx->input(1);
-    RETURN_IF_ERROR(CheckDtype(idx, DT_INT64, "indices"));
-    ASSIGN_OR_RETURN(std::vector<int64_t> out_shape,
-                     IntParamValues(ctx->input(2), "output_shape"));
     ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                     MaxUnpoolDims(a_, x, idx, out_shape));
+                     PlanMaxUnpool(a_, x, idx, ctx->input(2)));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     const int64_t total = y->NumElements();
+    RETURN_IF_ERROR(CheckUnpoolIndices(idx, total));
     std::vector<int64_t> source(total, -1);
     const int64_t* where = idx.data<int64_t>();
-    for (int64_t i = 0; i < x.NumElements(); ++i) {
-      if (where[i] < 0 || where[i] >= total) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "index ", where[i], " outside the output of ", total,
-            " elements"));
-      }
-      source[where[i]] = i;
-    }
+    for (int64_t i = 0; i < x.NumElements(); ++i) source[where[i]] = i;
     if (total == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(Tensor source_dev,
                      gpu.device->CopyToDevice(Tensor::FromVector<int64_t>(
