@@ -10,10 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "graph/runtime_params.h"
-#include "graph/vision_shapes.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"

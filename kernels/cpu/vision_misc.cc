@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/runtime_params.h"
 #include "kernels/cpu/cpu_kernels.h"
