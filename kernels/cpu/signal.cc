@@ -10,11 +10,10 @@
 #include <complex>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
-#include "kernels/host_params.h"
+#include "kernels/signal_attrs.h"
 #include "kernels/signal_plan.h"
 
 namespace sluice::cpu {
@@ -38,15 +37,9 @@ void Transform(const std::vector<Complex>& in, int64_t n, double sign,
 
 class DftKernel final : public OpKernel {
  public:
-  struct Attrs {
-    bool inverse = false;
-    bool onesided = false;
-  };
+  using Attrs = DftAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.inverse, node.attrs().GetBool("inverse"));
-    ASSIGN_OR_RETURN(a.onesided, node.attrs().GetBool("onesided"));
-    return a;
+    return ParseDftAttrs(node);
   }
   DftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
 
@@ -102,13 +95,9 @@ class DftKernel final : public OpKernel {
 // frame_length / 2 + 1 when one-sided.
 class StftKernel final : public OpKernel {
  public:
-  struct Attrs {
-    bool onesided = true;
-  };
+  using Attrs = StftAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.onesided, node.attrs().GetBool("onesided"));
-    return a;
+    return ParseStftAttrs(node);
   }
   StftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
 
@@ -156,33 +145,16 @@ class StftKernel final : public OpKernel {
 
 class WindowKernel final : public OpKernel {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    std::string window;
-    bool periodic = true;
-  };
+  using Attrs = WindowAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    ASSIGN_OR_RETURN(a.window, node.attrs().GetString("window"));
-    ASSIGN_OR_RETURN(a.periodic, node.attrs().GetBool("periodic"));
-    if (a.window != "hann" && a.window != "hamming" &&
-        a.window != "blackman") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "window must be hann, hamming or blackman, got ", a.window));
-    }
-    return a;
+    return ParseWindowAttrs(node);
   }
   WindowKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(std::move(attrs)) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    ASSIGN_OR_RETURN(int64_t size, HostScalarInt(ctx->input(0), "the window size"));
-    if (size < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the window size must be >= 0, got ", size));
-    }
+    ASSIGN_OR_RETURN(int64_t size, WindowSize(ctx->input(0)));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({size})));
     const double denom = static_cast<double>(attrs_.periodic ? size : size - 1);
     return VisitArith(attrs_.t, [&](auto tag) {
@@ -191,9 +163,9 @@ class WindowKernel final : public OpKernel {
       for (int64_t i = 0; i < size; ++i) {
         const double a = M_PI * static_cast<double>(i) / denom;
         double v;
-        if (attrs_.window == "hann") {
+        if (attrs_.function == WindowFunction::kHann) {
           v = std::sin(a) * std::sin(a);
-        } else if (attrs_.window == "hamming") {
+        } else if (attrs_.function == WindowFunction::kHamming) {
           v = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(2 * a);
         } else {
           v = 0.42 - 0.5 * std::cos(2 * a) + 0.08 * std::cos(4 * a);
@@ -213,13 +185,9 @@ class WindowKernel final : public OpKernel {
 // in float32 up to the mel scale, then in double, floored to bins).
 class MelWeightMatrixKernel final : public OpKernel {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-  };
+  using Attrs = MelWeightMatrixAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    return a;
+    return ParseMelWeightMatrixAttrs(node);
   }
   MelWeightMatrixKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}

@@ -4,7 +4,6 @@
 // kernels/signal_plan.h).
 #include <algorithm>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,51 +11,38 @@
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/signal.h"
-#include "kernels/host_params.h"
+#include "kernels/signal_attrs.h"
 #include "kernels/signal_plan.h"
 
 namespace sluice::cuda {
 namespace {
 
+WindowKind ToWindowKind(WindowFunction f) {
+  static_assert(static_cast<int>(WindowKind::kHann) ==
+                    static_cast<int>(WindowFunction::kHann) &&
+                static_cast<int>(WindowKind::kHamming) ==
+                    static_cast<int>(WindowFunction::kHamming) &&
+                static_cast<int>(WindowKind::kBlackman) ==
+                    static_cast<int>(WindowFunction::kBlackman));
+  return static_cast<WindowKind>(static_cast<int>(f));
+}
+
 class WindowKernel final : public OpKernel {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    WindowKind kind = WindowKind::kHann;
-    bool periodic = true;
-  };
+  using Attrs = WindowAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    ASSIGN_OR_RETURN(std::string window, node.attrs().GetString("window"));
-    ASSIGN_OR_RETURN(a.periodic, node.attrs().GetBool("periodic"));
-    if (window == "hann") {
-      a.kind = WindowKind::kHann;
-    } else if (window == "hamming") {
-      a.kind = WindowKind::kHamming;
-    } else if (window == "blackman") {
-      a.kind = WindowKind::kBlackman;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "window must be hann, hamming or blackman, got ", window));
-    }
-    return a;
+    return ParseWindowAttrs(node);
   }
   WindowKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{0}));
-    ASSIGN_OR_RETURN(int64_t size,
-                     HostScalarInt(ctx->input(0), "the window size"));
-    if (size < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the window size must be >= 0, got ", size));
-    }
+    ASSIGN_OR_RETURN(int64_t size, WindowSize(ctx->input(0)));
     ASSIGN_OR_RETURN(Tensor * y,
                      ctx->allocate_output(0, Shape({size}), attrs_.t));
-    return LaunchWindow(ToGpuDtype(attrs_.t), attrs_.kind, y->raw_data(), size,
-                        attrs_.periodic, gpu.stream);
+    return LaunchWindow(ToGpuDtype(attrs_.t), ToWindowKind(attrs_.function),
+                        y->raw_data(), size, attrs_.periodic, gpu.stream);
   }
 
  private:
@@ -65,15 +51,9 @@ class WindowKernel final : public OpKernel {
 
 class DftKernel final : public OpKernel {
  public:
-  struct Attrs {
-    bool inverse = false;
-    bool onesided = false;
-  };
+  using Attrs = DftAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.inverse, node.attrs().GetBool("inverse"));
-    ASSIGN_OR_RETURN(a.onesided, node.attrs().GetBool("onesided"));
-    return a;
+    return ParseDftAttrs(node);
   }
   DftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
 
@@ -108,13 +88,9 @@ class DftKernel final : public OpKernel {
 
 class StftKernel final : public OpKernel {
  public:
-  struct Attrs {
-    bool onesided = true;
-  };
+  using Attrs = StftAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.onesided, node.attrs().GetBool("onesided"));
-    return a;
+    return ParseStftAttrs(node);
   }
   StftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
 
@@ -154,13 +130,9 @@ class StftKernel final : public OpKernel {
 // on the CPU, then written kMelChunk filters per launch.
 class MelWeightMatrixKernel final : public OpKernel {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-  };
+  using Attrs = MelWeightMatrixAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    return a;
+    return ParseMelWeightMatrixAttrs(node);
   }
   MelWeightMatrixKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(attrs) {}
