@@ -1,5 +1,9 @@
 #include "kernels/einsum_loop.h"
 
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/kernel_util.h"
+
 namespace sluice {
 
 EinsumLoop MakeEinsumLoop(const EinsumEquation& eq,
@@ -39,6 +43,31 @@ EinsumLoop MakeEinsumLoop(const EinsumEquation& eq,
     l.sum_strides.emplace_back(strides.begin() + n_out, strides.end());
   }
   return l;
+}
+
+absl::StatusOr<EinsumAttrs> ParseEinsumAttrs(const Node& node) {
+  EinsumAttrs a;
+  ASSIGN_OR_RETURN(a.equation, node.attrs().GetString("equation"));
+  return a;
+}
+
+absl::StatusOr<EinsumPlan> PlanEinsum(const std::string& equation,
+                                      absl::Span<const Tensor* const> inputs) {
+  std::vector<int> ranks;
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = *inputs[i];
+    RETURN_IF_ERROR(cpu::CheckDtype(t, inputs[0]->dtype(),
+                                    absl::StrCat("Einsum input ", i)));
+    ranks.push_back(t.rank());
+    shapes.push_back(t.shape());
+  }
+  ASSIGN_OR_RETURN(EinsumEquation eq, ParseEinsum(equation, ranks));
+  ASSIGN_OR_RETURN(std::vector<int64_t> sizes, EinsumLabelSizes(eq, shapes));
+  EinsumPlan p;
+  for (int id : eq.output) p.out_shape.AddDim(sizes[id]);
+  p.loop = MakeEinsumLoop(eq, sizes, shapes);
+  return p;
 }
 
 }  // namespace sluice

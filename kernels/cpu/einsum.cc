@@ -4,11 +4,9 @@
 // in one term: a diagonal; 0 where an ellipsis dim of 1 stretches), so the
 // walk is a plain odometer (kernels/einsum_loop.h). Floats accumulate in
 // double, integers wrap.
-#include <string>
 #include <type_traits>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/einsum_equation.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -73,13 +71,9 @@ void RunEinsum(const OpKernelContext& ctx, const EinsumLoop& l,
 
 class EinsumKernel final : public OpKernel {
  public:
-  struct Attrs {
-    std::string equation;
-  };
+  using Attrs = EinsumAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.equation, node.attrs().GetString("equation"));
-    return a;
+    return ParseEinsumAttrs(node);
   }
   EinsumKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(std::move(attrs)) {}
@@ -87,22 +81,10 @@ class EinsumKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     std::vector<const Tensor*> inputs;
-    std::vector<int> ranks;
-    std::vector<Shape> shapes;
-    for (int i = 0; i < ctx->num_inputs(); ++i) {
-      const Tensor& t = ctx->input(i);
-      RETURN_IF_ERROR(CheckDtype(t, ctx->input(0).dtype(),
-                                 absl::StrCat("Einsum input ", i)));
-      inputs.push_back(&t);
-      ranks.push_back(t.rank());
-      shapes.push_back(t.shape());
-    }
-    ASSIGN_OR_RETURN(EinsumEquation eq, ParseEinsum(attrs_.equation, ranks));
-    ASSIGN_OR_RETURN(std::vector<int64_t> sizes, EinsumLabelSizes(eq, shapes));
-    Shape out_shape;
-    for (int id : eq.output) out_shape.AddDim(sizes[id]);
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, out_shape));
-    const EinsumLoop loop = MakeEinsumLoop(eq, sizes, shapes);
+    for (int i = 0; i < ctx->num_inputs(); ++i) inputs.push_back(&ctx->input(i));
+    ASSIGN_OR_RETURN(EinsumPlan plan, PlanEinsum(attrs_.equation, inputs));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, plan.out_shape));
+    const EinsumLoop& loop = plan.loop;
     return VisitOrdered(inputs[0]->dtype(), [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
       RunEinsum<T>(*ctx, loop, inputs, y);

@@ -2,7 +2,6 @@
 // the host as on the CPU (graph/einsum_equation.h, kernels/einsum_loop.h),
 // then one launch walks it (einsum.h).
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -31,13 +30,9 @@ absl::Status CheckFits(size_t inputs, size_t n_out, size_t n_sum) {
 
 class EinsumKernel final : public OpKernel {
  public:
-  struct Attrs {
-    std::string equation;
-  };
+  using Attrs = EinsumAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.equation, node.attrs().GetString("equation"));
-    return a;
+    return ParseEinsumAttrs(node);
   }
   EinsumKernel(const Node& node, Attrs attrs)
       : OpKernel(node), attrs_(std::move(attrs)) {}
@@ -78,29 +73,16 @@ class EinsumKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    std::vector<int> ranks;
-    std::vector<Shape> shapes;
+    std::vector<const Tensor*> inputs;
+    for (int i = 0; i < ctx->num_inputs(); ++i) inputs.push_back(&ctx->input(i));
     const DataType t = ctx->input(0).dtype();
-    for (int i = 0; i < ctx->num_inputs(); ++i) {
-      const Tensor& in = ctx->input(i);
-      if (in.dtype() != t) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Einsum input ", i, " has dtype ", DataTypeName(in.dtype()),
-            ", expected ", DataTypeName(t)));
-      }
-      ranks.push_back(in.rank());
-      shapes.push_back(in.shape());
-    }
-    ASSIGN_OR_RETURN(EinsumEquation eq, ParseEinsum(attrs_.equation, ranks));
-    ASSIGN_OR_RETURN(std::vector<int64_t> sizes, EinsumLabelSizes(eq, shapes));
-    Shape out_shape;
-    for (int id : eq.output) out_shape.AddDim(sizes[id]);
-    const EinsumLoop loop = MakeEinsumLoop(eq, sizes, shapes);
-    RETURN_IF_ERROR(CheckFits(shapes.size(), loop.out_sizes.size(),
+    ASSIGN_OR_RETURN(EinsumPlan plan, PlanEinsum(attrs_.equation, inputs));
+    const EinsumLoop& loop = plan.loop;
+    RETURN_IF_ERROR(CheckFits(inputs.size(), loop.out_sizes.size(),
                               loop.sum_sizes.size()));
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, out_shape, t));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, plan.out_shape, t));
     EinsumParams p;
-    p.n_in = static_cast<int>(shapes.size());
+    p.n_in = static_cast<int>(inputs.size());
     p.n_out = static_cast<int>(loop.out_sizes.size());
     p.n_sum = static_cast<int>(loop.sum_sizes.size());
     for (int d = 0; d < p.n_out; ++d) p.out_sizes[d] = loop.out_sizes[d];
