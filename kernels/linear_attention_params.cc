@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "kernels/cpu/kernel_util.h"
 
 namespace sluice {
 
@@ -83,6 +84,18 @@ absl::StatusOr<LinearAttentionDims> CheckLinearAttentionShapes(
     d.beta_width = bt.dim(2);
   }
   return d;
+}
+
+absl::StatusOr<LinearAttentionDims> CheckLinearAttentionInputs(
+    const LinearAttentionAttrs& attrs,
+    absl::Span<const Tensor* const> inputs) {
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    RETURN_IF_ERROR(cpu::CheckDtype(*inputs[i], attrs.t,
+                                    absl::StrCat("LinearAttention input ", i)));
+    shapes.push_back(inputs[i]->shape());
+  }
+  return CheckLinearAttentionShapes(attrs, shapes);
 }
 
 float LinearAttentionScale(const LinearAttentionAttrs& attrs,

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "core/shape.h"
+#include "core/tensor.h"
 #include "graph/graph.h"
 
 namespace sluice {
@@ -37,6 +39,10 @@ struct LinearAttentionDims {
 // From the shapes of query, key, value, past_state, decay and beta.
 absl::StatusOr<LinearAttentionDims> CheckLinearAttentionShapes(
     const LinearAttentionAttrs& attrs, const std::vector<Shape>& shapes);
+// CheckLinearAttentionShapes of `inputs` (not owned, non-null), after
+// checking that each has dtype attrs.t.
+absl::StatusOr<LinearAttentionDims> CheckLinearAttentionInputs(
+    const LinearAttentionAttrs& attrs, absl::Span<const Tensor* const> inputs);
 
 // The scale the outputs are multiplied by.
 float LinearAttentionScale(const LinearAttentionAttrs& attrs,

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
@@ -28,16 +27,10 @@ class LinearAttentionKernel final : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    for (int i = 0; i < 6; ++i) {
-      RETURN_IF_ERROR(CheckDtype(ctx->input(i), attrs_.t,
-                                 absl::StrCat("LinearAttention input ", i)));
-    }
-    std::vector<Shape> shapes;
-    for (int i = 0; i < ctx->num_inputs(); ++i) {
-      shapes.push_back(ctx->input(i).shape());
-    }
+    std::vector<const Tensor*> inputs;
+    for (int i = 0; i < ctx->num_inputs(); ++i) inputs.push_back(&ctx->input(i));
     ASSIGN_OR_RETURN(LinearAttentionDims d,
-                     CheckLinearAttentionShapes(attrs_, shapes));
+                     CheckLinearAttentionInputs(attrs_, inputs));
     ASSIGN_OR_RETURN(Tensor * out,
                      ctx->allocate_output(0, Shape({d.b, d.t, d.hq * d.dv})));
     ASSIGN_OR_RETURN(Tensor * state,

@@ -3,7 +3,6 @@
 // (kernels/cuda/linear_attention.h).
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -25,18 +24,10 @@ class LinearAttentionKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    std::vector<Shape> shapes;
-    for (int i = 0; i < ctx->num_inputs(); ++i) {
-      if (ctx->input(i).dtype() != attrs_.t) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "LinearAttention input ", i, " has dtype ",
-            DataTypeName(ctx->input(i).dtype()), ", expected ",
-            DataTypeName(attrs_.t)));
-      }
-      shapes.push_back(ctx->input(i).shape());
-    }
+    std::vector<const Tensor*> inputs;
+    for (int i = 0; i < ctx->num_inputs(); ++i) inputs.push_back(&ctx->input(i));
     ASSIGN_OR_RETURN(LinearAttentionDims d,
-                     CheckLinearAttentionShapes(attrs_, shapes));
+                     CheckLinearAttentionInputs(attrs_, inputs));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(
                                        0, Shape({d.b, d.t, d.hq * d.dv}), attrs_.t));
     ASSIGN_OR_RETURN(Tensor * state,
