@@ -68,6 +68,14 @@ __device__ __forceinline__ typename Wide<T>::type ToWide(T x) {
   }
 }
 
+// For the kernels that compute in double as the CPU does (pool_grid.cu,
+// resize_pad.cu); their ways back differ (truncating or rounding) and stay
+// with them.
+template <typename T>
+__device__ __forceinline__ double ToDouble(T v) {
+  return static_cast<double>(ToWide(v));
+}
+
 template <typename T, typename W>
 __device__ __forceinline__ T FromWide(W x) {
   if constexpr (std::is_same_v<T, __half>) {

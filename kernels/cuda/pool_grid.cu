@@ -10,11 +10,6 @@
 namespace sluice::cuda {
 namespace {
 
-template <typename T>
-__device__ __forceinline__ double ToDouble(T v) {
-  return static_cast<double>(ToWide(v));
-}
-
 // As the CPU's FromDouble: integers truncate.
 template <typename T>
 __device__ __forceinline__ T FromDouble(double v) {

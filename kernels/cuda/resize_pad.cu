@@ -10,11 +10,6 @@ namespace sluice::cuda {
 namespace {
 
 template <typename T>
-__device__ __forceinline__ double ToDouble(T v) {
-  return static_cast<double>(ToWide(v));
-}
-
-template <typename T>
 __device__ __forceinline__ T FromDouble(double v) {
   if constexpr (std::is_integral_v<T>) {
     return static_cast<T>(rint(v));
