@@ -197,6 +197,26 @@ absl::StatusOr<GridSampleAttrs> ParseGridSampleAttrs(const Node& node) {
   return a;
 }
 
+absl::StatusOr<std::vector<int64_t>> GridSampleDims(const Tensor& x,
+                                                    const Tensor& grid) {
+  RETURN_IF_ERROR(cpu::CheckDtype(grid, x.dtype(), "grid"));
+  const int r = x.rank() - 2;
+  if (r < 1 || grid.rank() != r + 2 || grid.dim(r + 1) != r ||
+      grid.dim(0) != x.dim(0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GridSample needs X [N,C,D1..Dr] and grid [N,D1'..Dr',r]; got ",
+        x.shape().DebugString(), " and ", grid.shape().DebugString()));
+  }
+  for (int d = 0; d < r; ++d) {
+    if (x.dim(2 + d) == 0) {
+      return absl::InvalidArgumentError("GridSample input has an empty dim");
+    }
+  }
+  std::vector<int64_t> dims = {x.dim(0), x.dim(1)};
+  for (int d = 0; d < r; ++d) dims.push_back(grid.dim(1 + d));
+  return dims;
+}
+
 absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node, bool transpose) {
   const AttrMap& m = node.attrs();
   ConvAttrs a;

@@ -92,6 +92,11 @@ struct GridSampleAttrs {
   bool align_corners = false;
 };
 absl::StatusOr<GridSampleAttrs> ParseGridSampleAttrs(const Node& node);
+// GridSample's output dims [N, C, D1'..Dr'] for X [N, C, D1..Dr] and grid
+// [N, D1'..Dr', r] of X's dtype; INVALID_ARGUMENT when they do not fit or a
+// spatial dim of X is empty.
+absl::StatusOr<std::vector<int64_t>> GridSampleDims(const Tensor& x,
+                                                    const Tensor& grid);
 
 struct ConvAttrs {
   std::vector<int64_t> strides, pads, dilations, output_padding;

@@ -178,21 +178,7 @@ absl::Status GridSampleKernel::Compute(OpKernelContext* ctx) {
   RETURN_IF_ERROR(CheckHostInputs(*ctx));
   const Tensor& x = ctx->input(0);
   const Tensor& grid = ctx->input(1);
-  RETURN_IF_ERROR(CheckDtype(grid, x.dtype(), "grid"));
-  const int r = x.rank() - 2;
-  if (r < 1 || grid.rank() != r + 2 || grid.dim(r + 1) != r ||
-      grid.dim(0) != x.dim(0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GridSample needs X [N,C,D1..Dr] and grid [N,D1'..Dr',r]; got ",
-        x.shape().DebugString(), " and ", grid.shape().DebugString()));
-  }
-  for (int d = 0; d < r; ++d) {
-    if (x.dim(2 + d) == 0) {
-      return absl::InvalidArgumentError("GridSample input has an empty dim");
-    }
-  }
-  std::vector<int64_t> dims = {x.dim(0), x.dim(1)};
-  for (int d = 0; d < r; ++d) dims.push_back(grid.dim(1 + d));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, GridSampleDims(x, grid));
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
   if (y->NumElements() == 0) return absl::OkStatus();
   return VisitFloat(x.dtype(), [&](auto tag) -> absl::Status {

@@ -39,20 +39,16 @@ int64_t SourceIndex(int64_t i, int64_t n, PadMode mode) {
 
 class PadKernel final : public OpKernel {
  public:
-  struct Attrs {
-    PadMode mode = PadMode::kConstant;
-  };
+  using Attrs = PadMode;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.mode, ParsePadMode(node));
-    return a;
+    return ParsePadMode(node);
   }
-  PadKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  PadKernel(const Node& node, Attrs mode) : OpKernel(node), mode_(mode) {}
 
   absl::Status Compute(OpKernelContext* ctx) override;
 
  private:
-  const Attrs attrs_;
+  const PadMode mode_;
 };
 
 absl::Status PadKernel::Compute(OpKernelContext* ctx) {
@@ -61,7 +57,7 @@ absl::Status PadKernel::Compute(OpKernelContext* ctx) {
   const Tensor& value = ctx->input(2);
   ASSIGN_OR_RETURN(std::vector<PadAxis> pad_axes,
                    PlanPad(x, ctx->input(1), value, ctx->input(3),
-                           attrs_.mode));
+                           mode_));
   const int rank = x.rank();
   std::vector<int64_t> dims(rank);
   std::vector<std::vector<int64_t>> maps(rank);
@@ -70,7 +66,7 @@ absl::Status PadKernel::Compute(OpKernelContext* ctx) {
     dims[d] = a.out;
     maps[d].resize(dims[d]);
     for (int64_t o = 0; o < dims[d]; ++o) {
-      const int64_t s = SourceIndex(o - a.begin, a.len, attrs_.mode);
+      const int64_t s = SourceIndex(o - a.begin, a.len, mode_);
       maps[d][o] = s < 0 ? -1 : s + a.lo;
     }
   }

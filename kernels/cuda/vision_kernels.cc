@@ -130,15 +130,11 @@ class ResizeKernel final : public OpKernel {
 
 class PadKernel final : public OpKernel {
  public:
-  struct Attrs {
-    PadMode mode = PadMode::kConstant;
-  };
+  using Attrs = PadMode;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.mode, ParsePadMode(node));
-    return a;
+    return ParsePadMode(node);
   }
-  PadKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  PadKernel(const Node& node, Attrs mode) : OpKernel(node), mode_(mode) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -147,7 +143,7 @@ class PadKernel final : public OpKernel {
     const Tensor& value = ctx->input(2);
     ASSIGN_OR_RETURN(std::vector<PadAxis> pad_axes,
                      PlanPad(x, ctx->input(1), value, ctx->input(3),
-                             attrs_.mode));
+                             mode_));
     const int rank = x.rank();
     if (rank > kMaxGpuDims) {
       return absl::UnimplementedError(absl::StrCat(
@@ -155,7 +151,7 @@ class PadKernel final : public OpKernel {
           ": CUDA kernels index at most ", kMaxGpuDims, " dimensions"));
     }
     PadGeometry g;
-    g.mode = static_cast<GpuPadMode>(static_cast<int>(attrs_.mode));
+    g.mode = static_cast<GpuPadMode>(static_cast<int>(mode_));
     g.rank = rank;
     const std::vector<int64_t> strides = RowMajorStrides(x.shape());
     std::vector<int64_t> dims(rank);
@@ -177,7 +173,7 @@ class PadKernel final : public OpKernel {
   }
 
  private:
-  const Attrs attrs_;
+  const PadMode mode_;
 };
 
 // PoolND and MaxPoolWithIndices (the latter's attrs say indices).
@@ -261,14 +257,8 @@ class GridSampleKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
     const Tensor& grid = ctx->input(1);
-    RETURN_IF_ERROR(CheckDtype(grid, x.dtype(), "grid"));
+    ASSIGN_OR_RETURN(std::vector<int64_t> dims, GridSampleDims(x, grid));
     const int r = x.rank() - 2;
-    if (r < 1 || grid.rank() != r + 2 || grid.dim(r + 1) != r ||
-        grid.dim(0) != x.dim(0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "GridSample needs X [N,C,D1..Dr] and grid [N,D1'..Dr',r]; got ",
-          x.shape().DebugString(), " and ", grid.shape().DebugString()));
-    }
     if (r > kMaxSpatialDims) {
       return absl::UnimplementedError(
           absl::StrCat(r, " spatial dims > ", kMaxSpatialDims,
@@ -281,16 +271,9 @@ class GridSampleKernel final : public OpKernel {
     g.r = r;
     g.batch = x.dim(0);
     g.channels = x.dim(1);
-    for (int d = 0; d < r; ++d) {
-      if (x.dim(2 + d) == 0) {
-        return absl::InvalidArgumentError("GridSample input has an empty dim");
-      }
-      g.in[d] = x.dim(2 + d);
-    }
-    std::vector<int64_t> dims = {x.dim(0), x.dim(1)};
     g.out_plane = 1;
     for (int d = 0; d < r; ++d) {
-      dims.push_back(grid.dim(1 + d));
+      g.in[d] = x.dim(2 + d);
       g.out_plane *= grid.dim(1 + d);
     }
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
