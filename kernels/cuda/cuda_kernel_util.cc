@@ -88,6 +88,15 @@ const std::vector<DataType>& GpuAllTypes() {
   return k;
 }
 
+std::vector<DataType> GpuTypesWhere(bool (*has)(GpuDtype),
+                                    const std::vector<DataType>& candidates) {
+  std::vector<DataType> out;
+  for (DataType t : candidates) {
+    if (has(ToGpuDtype(t))) out.push_back(t);
+  }
+  return out;
+}
+
 std::vector<int64_t> RowMajorStrides(const Shape& shape) {
   std::vector<int64_t> strides(shape.rank());
   int64_t s = 1;

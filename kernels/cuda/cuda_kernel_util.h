@@ -51,6 +51,10 @@ inline GpuDtype ToGpuDtype(DataType dtype) {
 const std::vector<DataType>& GpuFloatTypes();      // f32, f16, bf16, f64
 const std::vector<DataType>& GpuIntFloatTypes();   // floats + int32, int64
 const std::vector<DataType>& GpuAllTypes();        // every dtype GpuDtype has
+// The candidates whose GpuDtype `has` accepts (a launcher's HasXKernel), in
+// their order: the dtypes to register a kernel for.
+std::vector<DataType> GpuTypesWhere(bool (*has)(GpuDtype),
+                                    const std::vector<DataType>& candidates);
 
 // Row-major element strides of a shape.
 std::vector<int64_t> RowMajorStrides(const Shape& shape);

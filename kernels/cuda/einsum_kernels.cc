@@ -103,11 +103,8 @@ class EinsumKernel final : public OpKernel {
 }  // namespace
 
 void RegisterEinsumKernels(KernelRegistry* registry) {
-  std::vector<DataType> types;
-  for (DataType t : GpuAllTypes()) {
-    if (HasEinsumKernel(ToGpuDtype(t))) types.push_back(t);
-  }
-  RegisterGpu(registry, "Einsum", {{"T", types}}, MakeKernel<EinsumKernel>,
+  RegisterGpu(registry, "Einsum",
+              {{"T", GpuTypesWhere(HasEinsumKernel, GpuAllTypes())}}, MakeKernel<EinsumKernel>,
               {}, EinsumKernel::Supports);
 }
 

@@ -151,30 +151,21 @@ class TriluKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
-std::vector<DataType> Filter(bool (*has)(GpuDtype),
-                             const std::vector<DataType>& candidates) {
-  std::vector<DataType> out;
-  for (DataType t : candidates) {
-    if (has(ToGpuDtype(t))) out.push_back(t);
-  }
-  return out;
-}
-
 }  // namespace
 
 void RegisterIndexKernels(KernelRegistry* registry) {
   const std::vector<DataType> arg_types =
-      Filter(HasArgReduceKernel, GpuIntFloatTypes());
+      GpuTypesWhere(HasArgReduceKernel, GpuIntFloatTypes());
   RegisterGpu(registry, "ArgMax", {{"T", arg_types}},
               MakeKernel<ArgReduceKernel<true>>);
   RegisterGpu(registry, "ArgMin", {{"T", arg_types}},
               MakeKernel<ArgReduceKernel<false>>);
   RegisterGpu(registry, "CumSum",
-              {{"T", Filter(HasCumSumKernel, GpuIntFloatTypes())},
+              {{"T", GpuTypesWhere(HasCumSumKernel, GpuIntFloatTypes())},
                {"Tidx", {DT_INT32, DT_INT64}}},
               MakeKernel<CumulativeKernel<false>>, /*host_memory_inputs=*/{1});
   RegisterGpu(registry, "CumProd",
-              {{"T", Filter(HasCumSumKernel, GpuIntFloatTypes())},
+              {{"T", GpuTypesWhere(HasCumSumKernel, GpuIntFloatTypes())},
                {"Tidx", {DT_INT32, DT_INT64}}},
               MakeKernel<CumulativeKernel<true>>, /*host_memory_inputs=*/{1});
   RegisterGpu(registry, "Trilu", {{"T", GpuAllTypes()}},

@@ -296,10 +296,8 @@ class NdKernel final : public OpKernel {
 
 void RegisterScatterGatherKernels(KernelRegistry* registry) {
   // The CPU kernels' dtypes: floats, int32, int64 and bool.
-  std::vector<DataType> types;
-  for (DataType t : GpuAllTypes()) {
-    if (HasScatterKernel(ToGpuDtype(t))) types.push_back(t);
-  }
+  const std::vector<DataType> types =
+      GpuTypesWhere(HasScatterKernel, GpuAllTypes());
   const std::vector<DataType> index = {DT_INT32, DT_INT64};
   RegisterGpu(registry, "GatherElements", {{"T", types}, {"Tindices", index}},
               MakeKernel<ElementsKernel<false>>, /*host_memory_inputs=*/{1});

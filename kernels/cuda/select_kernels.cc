@@ -297,23 +297,14 @@ class TensorScatterKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
-std::vector<DataType> Filter(bool (*has)(GpuDtype),
-                             const std::vector<DataType>& candidates) {
-  std::vector<DataType> out;
-  for (DataType t : candidates) {
-    if (has(ToGpuDtype(t))) out.push_back(t);
-  }
-  return out;
-}
-
 }  // namespace
 
 void RegisterSelectKernels(KernelRegistry* registry) {
-  const std::vector<DataType> ordered = Filter(HasTopKKernel, GpuAllTypes());
+  const std::vector<DataType> ordered = GpuTypesWhere(HasTopKKernel, GpuAllTypes());
   RegisterGpu(registry, "TopK", {{"T", ordered}}, MakeKernel<TopKKernel>,
               /*host_memory_inputs=*/{1});
   RegisterGpu(registry, "OneHot",
-              {{"TI", Filter(HasOneHotIndices, GpuAllTypes())},
+              {{"TI", GpuTypesWhere(HasOneHotIndices, GpuAllTypes())},
                {"TD", ordered},
                {"T", GpuAllTypes()}},
               MakeKernel<OneHotKernel>, /*host_memory_inputs=*/{1, 2});

@@ -165,18 +165,12 @@ class MelWeightMatrixKernel final : public OpKernel {
 }  // namespace
 
 void RegisterSignalKernels(KernelRegistry* registry) {
-  std::vector<DataType> window_types;
-  for (DataType t : GpuFloatTypes()) {
-    if (HasWindowKernel(ToGpuDtype(t))) window_types.push_back(t);
-  }
   RegisterGpu(registry, "Window",
-              {{"T", window_types}, {"Tsize", {DT_INT32, DT_INT64}}},
+              {{"T", GpuTypesWhere(HasWindowKernel, GpuFloatTypes())},
+               {"Tsize", {DT_INT32, DT_INT64}}},
               MakeKernel<WindowKernel>, /*host_memory_inputs=*/{0});
-  std::vector<DataType> mel_types;
-  for (DataType t : GpuIntFloatTypes()) {
-    if (HasMelKernel(ToGpuDtype(t))) mel_types.push_back(t);
-  }
-  RegisterGpu(registry, "MelWeightMatrix", {{"T", mel_types}},
+  RegisterGpu(registry, "MelWeightMatrix",
+              {{"T", GpuTypesWhere(HasMelKernel, GpuIntFloatTypes())}},
               MakeKernel<MelWeightMatrixKernel>,
               /*host_memory_inputs=*/{0, 1, 2, 3, 4});
   RegisterGpu(registry, "DFT", {{"T", GpuFloatTypes()}},

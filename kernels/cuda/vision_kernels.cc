@@ -396,15 +396,6 @@ class RoiAlignKernel final : public OpKernel {
   const Attrs a_;
 };
 
-std::vector<DataType> Filter(bool (*has)(GpuDtype),
-                             const std::vector<DataType>& candidates) {
-  std::vector<DataType> out;
-  for (DataType t : candidates) {
-    if (has(ToGpuDtype(t))) out.push_back(t);
-  }
-  return out;
-}
-
 // Enum values the launchers' copies must share.
 static_assert(static_cast<int>(PadMode::kWrap) ==
               static_cast<int>(GpuPadMode::kWrap));
@@ -417,26 +408,26 @@ static_assert(static_cast<int>(GridPadding::kReflection) ==
 
 void RegisterVisionKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "Resize",
-              {{"T", Filter(HasResizeKernel, GpuIntFloatTypes())}},
+              {{"T", GpuTypesWhere(HasResizeKernel, GpuIntFloatTypes())}},
               MakeKernel<ResizeKernel>, /*host_memory_inputs=*/{1, 2, 3});
   RegisterGpu(registry, "Pad", {{"T", GpuAllTypes()}}, MakeKernel<PadKernel>,
               /*host_memory_inputs=*/{1, 2, 3}, RanksAtMost(kMaxGpuDims));
   const std::vector<DataType> pool_types =
-      Filter(HasPoolKernel, GpuAllTypes());
+      GpuTypesWhere(HasPoolKernel, GpuAllTypes());
   RegisterGpu(registry, "PoolND", {{"T", pool_types}},
               MakeKernel<PoolNdKernel>, {}, PoolNdKernel::Supports);
   RegisterGpu(registry, "MaxPoolWithIndices", {{"T", pool_types}},
               MakeKernel<PoolNdKernel>, {}, PoolNdKernel::Supports);
   RegisterGpu(registry, "GridSample",
-              {{"T", Filter(HasGridSampleKernel, GpuFloatTypes())}},
+              {{"T", GpuTypesWhere(HasGridSampleKernel, GpuFloatTypes())}},
               MakeKernel<GridSampleKernel>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "AffineGrid",
-              {{"T", Filter(HasGridSampleKernel, GpuFloatTypes())}},
+              {{"T", GpuTypesWhere(HasGridSampleKernel, GpuFloatTypes())}},
               MakeKernel<AffineGridKernel>, /*host_memory_inputs=*/{1});
   RegisterGpu(registry, "MaxUnpool", {{"T", GpuAllTypes()}},
               MakeKernel<MaxUnpoolKernel>, /*host_memory_inputs=*/{1, 2});
   RegisterGpu(registry, "RoiAlign",
-              {{"T", Filter(HasGridSampleKernel, GpuFloatTypes())}},
+              {{"T", GpuTypesWhere(HasGridSampleKernel, GpuFloatTypes())}},
               MakeKernel<RoiAlignKernel>, /*host_memory_inputs=*/{2});
 }
 
