@@ -147,6 +147,11 @@ constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, double> 
 template <typename T>
 constexpr bool kIsArith = kIsFloat<T> || std::is_same_v<T, int32_t> ||
                           std::is_same_v<T, int64_t>;
+// What sorts and compares, as the CPU's kIsOrdered (kernels/cpu/type_visit.h):
+// every GpuDtype type but bool.
+template <typename T>
+constexpr bool kIsOrdered = kIsArith<T> || std::is_same_v<T, int8_t> ||
+                            std::is_same_v<T, uint8_t>;
 
 // Calls fn(T{}) for the C++ type of `dtype`; false if there is none (the
 // float8, float4 and sub-byte dtypes: kernels/cuda/cast.cu has its own

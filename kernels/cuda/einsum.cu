@@ -8,10 +8,6 @@ namespace sluice::cuda {
 namespace {
 
 template <typename T>
-constexpr bool kHasEinsum = kIsArith<T> || std::is_same_v<T, int8_t> ||
-                            std::is_same_v<T, uint8_t>;
-
-template <typename T>
 static __global__ void EinsumKernel(EinsumParams p, T* y, int64_t total) {
   using A = std::conditional_t<kIsFloat<T>, double, unsigned long long>;
   int64_t sum_count = 1;
@@ -57,7 +53,7 @@ static __global__ void EinsumKernel(EinsumParams p, T* y, int64_t total) {
 
 bool HasEinsumKernel(GpuDtype dtype) {
   bool found = false;
-  DispatchDtype(dtype, [&](auto tag) { found = kHasEinsum<decltype(tag)>; });
+  DispatchDtype(dtype, [&](auto tag) { found = kIsOrdered<decltype(tag)>; });
   return found;
 }
 
@@ -66,7 +62,7 @@ absl::Status LaunchEinsum(GpuDtype dtype, const EinsumParams& p, void* y,
   bool found = false;
   DispatchDtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (kHasEinsum<T>) {
+    if constexpr (kIsOrdered<T>) {
       found = true;
       if (y_elements == 0) return;
       EinsumKernel<T><<<GridFor(y_elements), kThreads, 0, stream>>>(

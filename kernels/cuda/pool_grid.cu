@@ -21,10 +21,6 @@ __device__ __forceinline__ T FromDouble(double v) {
 }
 
 template <typename T>
-constexpr bool kIsPoolType = kIsArith<T> || std::is_same_v<T, int8_t> ||
-                             std::is_same_v<T, uint8_t>;
-
-template <typename T>
 static __global__ void PoolKernel(PoolGeometry g, const T* x, T* y,
                                   int64_t* indices) {
   const int n = g.n;
@@ -431,7 +427,7 @@ absl::Status LaunchAffineGrid(GpuDtype dtype, const void* theta, void* y,
 
 bool HasPoolKernel(GpuDtype dtype) {
   bool found = false;
-  DispatchDtype(dtype, [&](auto tag) { found = kIsPoolType<decltype(tag)>; });
+  DispatchDtype(dtype, [&](auto tag) { found = kIsOrdered<decltype(tag)>; });
   return found;
 }
 
@@ -442,7 +438,7 @@ absl::Status LaunchPool(GpuDtype dtype, const PoolGeometry& g, const void* x,
   bool found = false;
   DispatchDtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (kIsPoolType<T>) {
+    if constexpr (kIsOrdered<T>) {
       found = true;
       if (total == 0) return;
       PoolKernel<T><<<GridFor(total), kThreads, 0, stream>>>(

@@ -8,10 +8,6 @@
 namespace sluice::cuda {
 namespace {
 
-template <typename T>
-constexpr bool kIsOrderedGpu = kIsArith<T> || std::is_same_v<T, int8_t> ||
-                               std::is_same_v<T, uint8_t>;
-
 // a < b with NaN after every number, as the CPU's NanLast.
 template <typename W>
 __device__ __forceinline__ bool NanLast(W a, W b) {
@@ -98,7 +94,7 @@ static __global__ void EyeLikeKernel(T* out, int64_t rows, int64_t cols,
 
 bool HasTopKKernel(GpuDtype dtype) {
   bool found = false;
-  DispatchDtype(dtype, [&](auto tag) { found = kIsOrderedGpu<decltype(tag)>; });
+  DispatchDtype(dtype, [&](auto tag) { found = kIsOrdered<decltype(tag)>; });
   return found;
 }
 
@@ -110,7 +106,7 @@ absl::Status LaunchTopK(GpuDtype dtype, const void* x, void* values,
   bool found = false;
   DispatchDtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (kIsOrderedGpu<T>) {
+    if constexpr (kIsOrdered<T>) {
       found = true;
       if (total == 0 || k == 0) return;
       TopKKernel<T><<<GridFor(total), kThreads, 0, stream>>>(
@@ -136,7 +132,7 @@ absl::Status LaunchOneHot(GpuDtype index_dtype, const void* indices,
   absl::Status status = absl::OkStatus();
   DispatchDtype(index_dtype, [&](auto tag) {
     using I = decltype(tag);
-    if constexpr (kIsOrderedGpu<I>) {
+    if constexpr (kIsOrdered<I>) {
       found = true;
       if (total == 0) return;
       const I* idx = static_cast<const I*>(indices);
