@@ -689,7 +689,10 @@ void AddLinearAttentionGpuCases(std::vector<Case>* cases) {
           {"q_num_heads", IntAttr(hq)},
           {"kv_num_heads", IntAttr(hkv)},
           {"update_rule", StringAttr(v.rule)}},
-         false, 10});
+         // The state is float32 on both devices (as in ONNX's reference),
+         // summed in another order: float64 outputs get float32's
+         // tolerance.
+         false, ty == DT_DOUBLE ? 1e7 : 10});
   }
 }
 
