@@ -13,6 +13,7 @@
 #include "graph/attr_map.h"
 #include "onnx/graph_emitter.h"
 #include "onnx/import_context.h"
+#include "onnx/model_checker.h"
 #include "onnx/onnx_external.h"
 #include "onnx/onnx_tensor.h"
 #include "onnx/op_versions.h"
@@ -46,18 +47,26 @@ absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model,
 
 // Every node of `graph` and of its subgraphs (control flow) that the
 // importer cannot convert, with the reason.
-void CollectUnsupported(const onnx::GraphProto& graph, int opset,
+// A node of another domain is reported with that domain's opset.
+void CollectUnsupported(const onnx::ModelProto& model,
+                        const onnx::GraphProto& graph, int opset,
                         std::vector<std::string>* problems) {
   const OnnxOpTable& table = GetOnnxOpTable();
   for (const onnx::NodeProto& node : graph.node()) {
     for (const onnx::AttributeProto& a : node.attribute()) {
-      if (a.has_g()) CollectUnsupported(a.g(), opset, problems);
+      if (a.has_g()) CollectUnsupported(model, a.g(), opset, problems);
       for (const onnx::GraphProto& g : a.graphs()) {
-        CollectUnsupported(g, opset, problems);
+        CollectUnsupported(model, g, opset, problems);
       }
     }
     std::string reason;
+    std::string where = absl::StrCat("opset ", opset);
     if (!IsDefaultDomain(node.domain())) {
+      const int domain_opset = ImportedOpset(model, node.domain());
+      where = domain_opset > 0
+                  ? absl::StrCat(node.domain(), " opset ", domain_opset)
+                  : absl::StrCat(node.domain(), ", which the model imports "
+                                                "no opset of");
       reason = absl::StrCat("domain '", node.domain(), "' is not supported");
     } else {
       auto it = table.find(node.op_type());
@@ -78,17 +87,17 @@ void CollectUnsupported(const onnx::GraphProto& graph, int opset,
                              ? node.output(0)
                              : node.name();
       problems->push_back(absl::StrCat("  node '", name, "' (",
-                                       node.op_type(), ", opset ", opset,
+                                       node.op_type(), ", ", where,
                                        "): ", reason));
     }
   }
 }
 
 // Every node the importer cannot convert, with the reason, in one message.
-absl::Status CheckSupported(const onnx::GraphProto& graph, int opset,
+absl::Status CheckSupported(const onnx::ModelProto& model, int opset,
                             absl::string_view model_name) {
   std::vector<std::string> problems;
-  CollectUnsupported(graph, opset, &problems);
+  CollectUnsupported(model, model.graph(), opset, &problems);
   if (problems.empty()) return absl::OkStatus();
   return absl::UnimplementedError(
       absl::StrCat(model_name, ": ", problems.size(),
@@ -172,9 +181,10 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
                                      const std::string& base_dir,
                                      const OnnxImportOptions& options,
                                      absl::string_view model_name) {
+  RETURN_IF_ERROR(CheckOnnxModel(model, model_name));
   ASSIGN_OR_RETURN(int opset, DefaultOpset(model, model_name));
   const onnx::GraphProto& graph = model.graph();
-  RETURN_IF_ERROR(CheckSupported(graph, opset, model_name));
+  RETURN_IF_ERROR(CheckSupported(model, opset, model_name));
 
   GraphDef def;
   GraphEmitter em(&def);
@@ -310,6 +320,14 @@ absl::StatusOr<GraphDef> ImportOnnxBytes(absl::string_view bytes,
 
 absl::StatusOr<GraphDef> ImportOnnx(const std::string& path,
                                     const OnnxImportOptions& options) {
+  // stat before opening: opening a FIFO would block.
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ONNX model '", path, "' exists but is not a regular file",
+        std::filesystem::is_directory(st) ? " (it is a directory)" : ""));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(

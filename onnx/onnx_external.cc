@@ -67,30 +67,6 @@ absl::StatusOr<ExternalData> ParseEntries(const OnnxTensor& proto) {
   return ext;
 }
 
-// The ONNX rules for the location: relative, and no ".." anywhere in it
-// (ReadExternalTensor checks again, by the .pb rules).
-absl::Status CheckLocation(const OnnxTensor& proto, const std::string& base_dir,
-                           const std::string& location) {
-  if (base_dir.empty()) {
-    return TensorError(proto,
-                       "has external data but the model was not loaded from a "
-                       "file, so there is no folder to find it in");
-  }
-  std::filesystem::path rel(location);
-  if (location.empty() || rel.is_absolute()) {
-    return TensorError(proto, absl::StrCat("external data location '", location,
-                                           "' must be a relative path"));
-  }
-  for (const auto& part : rel) {
-    if (part == "..") {
-      return TensorError(proto,
-                         absl::StrCat("external data location '", location,
-                                      "' leaves the model's folder"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // Fills in a missing length (the rest of the file) and checks the range
 // against the tensor's size and the file's.
 absl::Status CheckRange(const OnnxTensor& proto, const std::string& path,
@@ -148,9 +124,8 @@ absl::StatusOr<std::optional<OnnxExternalTensor>> ReadOnnxExternalTensor(
   }
   ASSIGN_OR_RETURN(Shape shape, OnnxShape(proto));
   ASSIGN_OR_RETURN(ExternalData ext, ParseEntries(proto));
-  RETURN_IF_ERROR(CheckLocation(proto, base_dir, ext.path()));
-  const std::string path =
-      (std::filesystem::path(base_dir) / ext.path()).string();
+  ASSIGN_OR_RETURN(const std::string path,
+                   ExternalPath(proto, base_dir, ext.path()));
   const int64_t want =
       *shape.NumElements() * static_cast<int64_t>(DataTypeSize(*dtype));
   RETURN_IF_ERROR(CheckRange(proto, path, want, &ext));

@@ -1,6 +1,7 @@
 // ONNX element types and tensors -> sluice dtypes and host tensors.
 #include "onnx/onnx_tensor.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -68,6 +69,8 @@ void UnpackSubByte(const char* packed, Tensor* out) {
   }
 }
 
+}  // namespace
+
 absl::StatusOr<std::string> ExternalPath(const OnnxTensor& proto,
                                          const std::string& base_dir,
                                          const std::string& location) {
@@ -88,8 +91,37 @@ absl::StatusOr<std::string> ExternalPath(const OnnxTensor& proto,
                                       "' leaves the model's folder"));
     }
   }
-  return (std::filesystem::path(base_dir) / rel).string();
+  const std::filesystem::path path = std::filesystem::path(base_dir) / rel;
+  // The text has no "..", but a symbolic link on the way may still lead
+  // out: compare the resolved paths.
+  std::error_code ec_root, ec_path;
+  const std::filesystem::path root =
+      std::filesystem::canonical(base_dir, ec_root);
+  const std::filesystem::path resolved =
+      std::filesystem::weakly_canonical(path, ec_path);
+  if (!ec_root && !ec_path) {
+    auto [r, p] = std::mismatch(root.begin(), root.end(), resolved.begin(),
+                                resolved.end());
+    if (r != root.end()) {
+      return TensorError(
+          proto, absl::StrCat("external data location '", location,
+                              "' resolves to '", resolved.string(),
+                              "', outside the model's folder '", root.string(),
+                              "' (through a symbolic link)"));
+    }
+  }
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    return TensorError(proto, absl::StrCat("external data file '",
+                                           path.string(),
+                                           "' exists but is not a regular "
+                                           "file"));
+  }
+  return path.string();
 }
+
+namespace {
 
 absl::Status ReadExternal(const OnnxTensor& proto, const std::string& base_dir,
                           Tensor* out) {

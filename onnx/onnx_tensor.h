@@ -46,10 +46,17 @@ std::string OnnxTypeName(int32_t elem_type);
 // elements x dtype-size bytes; for the sub-byte dtypes (int4, uint4, int2,
 // uint2, float4 E2M1) ceil(elements x bits / 8) packed bytes, low bits first,
 // which are spread to one byte per element. External locations must be relative paths that
-// stay inside `base_dir`; an empty base_dir allows no external data. Errors
+// stay inside `base_dir` (ExternalPath); an empty base_dir allows no external data. Errors
 // name the tensor.
 absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
                                       const std::string& base_dir);
+
+// The file an external data `location` of `proto` names: a relative path
+// without "..", which also resolves (following symbolic links) inside
+// `base_dir`, and is a regular file if it exists. Errors name the tensor.
+absl::StatusOr<std::string> ExternalPath(const onnx::TensorProto& proto,
+                                         const std::string& base_dir,
+                                         const std::string& location);
 
 }  // namespace sluice
 
