@@ -5,7 +5,7 @@
 // and the attribute or value; all of a model's problems come in one error.
 //
 //   absl::Status s = CheckOnnxModel(model, "model.onnx");
-//   // "model.onnx: 1 problem onnx.checker also rejects:
+//   // "model.onnx: 1 problem that onnx.checker also rejects:
 //   //   node 't' (Transpose, opset 17, version 13): attribute 'perm' is
 //   //   FLOATS, the schema wants INTS"
 //
