@@ -16,6 +16,7 @@ namespace {
 struct AttrSchema {
   const char* name;
   int type;  // onnx::AttributeProto::AttributeType
+  bool required;
 };
 
 struct OpAttrSchema {
@@ -35,9 +36,8 @@ std::string NormalDomain(absl::string_view domain) {
 }
 
 // Every schema version of each (domain, op), ascending by since_version.
-using SchemaIndex =
-    absl::flat_hash_map<std::pair<std::string, std::string>,
-                        std::vector<const OpAttrSchema*>>;
+using SchemaIndex = absl::flat_hash_map<std::pair<std::string, std::string>,
+                                        std::vector<const OpAttrSchema*>>;
 
 const SchemaIndex& Schemas() {
   static const SchemaIndex* index = [] {
@@ -86,7 +86,8 @@ int TypeOfFields(const onnx::AttributeProto& a) {
   if (a.sparse_tensors_size() > 0) {
     set.push_back(onnx::AttributeProto::SPARSE_TENSORS);
   }
-  if (a.type_protos_size() > 0) set.push_back(onnx::AttributeProto::TYPE_PROTOS);
+  if (a.type_protos_size() > 0)
+    set.push_back(onnx::AttributeProto::TYPE_PROTOS);
   if (set.empty()) return onnx::AttributeProto::UNDEFINED;
   return set.size() == 1 ? set[0] : -1;
 }
@@ -195,6 +196,18 @@ class Checker {
         "' (", node.op_type(), ", ", domain.empty() ? "" : domain + " ",
         "opset ", opset, ", version ", schema->since, ")");
     absl::flat_hash_map<std::string, bool> seen;
+    for (int k = schema->first; k < schema->first + schema->count; ++k) {
+      if (!kAttrSchemas[k].required) continue;
+      bool given = false;
+      for (const onnx::AttributeProto& a : node.attribute()) {
+        given = given || a.name() == kAttrSchemas[k].name;
+      }
+      if (!given) {
+        Add(absl::StrCat(label, ": required attribute '", kAttrSchemas[k].name,
+                         "' (", TypeName(kAttrSchemas[k].type),
+                         ") is missing"));
+      }
+    }
     for (const onnx::AttributeProto& a : node.attribute()) {
       if (!seen.emplace(a.name(), true).second) {
         Add(absl::StrCat(label, ": attribute '", a.name(), "' is given twice"));
@@ -208,11 +221,10 @@ class Checker {
         if (a.name() == kAttrSchemas[k].name) want = &kAttrSchemas[k];
       }
       if (want == nullptr) {
-        Add(absl::StrCat(label, ": attribute '", a.name(), "' is not an ",
-                         "attribute of ", node.op_type(), " version ",
-                         schema->since, " (it has ",
-                         names.empty() ? "none" : absl::StrJoin(names, ", "),
-                         ")"));
+        Add(absl::StrCat(
+            label, ": attribute '", a.name(), "' is not an ", "attribute of ",
+            node.op_type(), " version ", schema->since, " (it has ",
+            names.empty() ? "none" : absl::StrJoin(names, ", "), ")"));
         continue;
       }
       const int fields = TypeOfFields(a);
@@ -233,9 +245,9 @@ class Checker {
         Add(absl::StrCat(label, ": attribute '", a.name(), "' is declared ",
                          TypeName(declared), " but its value is ",
                          fields < 0 ? std::string("in several fields")
-                                    : fields == onnx::AttributeProto::UNDEFINED
-                                          ? std::string("missing")
-                                          : TypeName(fields)));
+                         : fields == onnx::AttributeProto::UNDEFINED
+                             ? std::string("missing")
+                             : TypeName(fields)));
       }
     }
   }
@@ -253,7 +265,8 @@ int NewestKnownIrVersion() { return kNewestKnownIrVersion; }
 int ImportedOpset(const onnx::ModelProto& model, absl::string_view domain) {
   const std::string want = NormalDomain(domain);
   for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
-    if (NormalDomain(id.domain()) == want) return static_cast<int>(id.version());
+    if (NormalDomain(id.domain()) == want)
+      return static_cast<int>(id.version());
   }
   return 0;
 }
@@ -272,10 +285,10 @@ absl::Status CheckOnnxModel(const onnx::ModelProto& model,
   std::vector<std::string>& problems = checker.problems();
   if (problems.empty()) return absl::OkStatus();
   const int total = static_cast<int>(problems.size()) + checker.dropped();
-  std::string more = checker.dropped() > 0
-                         ? absl::StrCat("\n  ... and ", checker.dropped(),
-                                        " more")
-                         : "";
+  std::string more =
+      checker.dropped() > 0
+          ? absl::StrCat("\n  ... and ", checker.dropped(), " more")
+          : "";
   return absl::InvalidArgumentError(absl::StrCat(
       model_name, ": ", total, total == 1 ? " problem" : " problems",
       " that onnx.checker also rejects:\n  ", absl::StrJoin(problems, "\n  "),

@@ -1,7 +1,7 @@
 // What onnx.checker checks of a model that the importer would otherwise
-// accept and run wrongly: the IR version range, attribute names and types
-// against each op's schema at the model's opset, and single assignment of
-// value names. Every problem is an INVALID_ARGUMENT naming the node, the op
+// accept and run wrongly: the IR version range, attribute names, types
+// and required attributes against each op's schema at the model's opset,
+// and single assignment of value names. Every problem is an INVALID_ARGUMENT naming the node, the op
 // and the attribute or value; all of a model's problems come in one error.
 //
 //   absl::Status s = CheckOnnxModel(model, "model.onnx");

@@ -45,9 +45,9 @@ std::string OnnxTypeName(int32_t elem_type);
 // (raw_data, the typed field, or the external byte range) must hold exactly
 // elements x dtype-size bytes; for the sub-byte dtypes (int4, uint4, int2,
 // uint2, float4 E2M1) ceil(elements x bits / 8) packed bytes, low bits first,
-// which are spread to one byte per element. External locations must be relative paths that
-// stay inside `base_dir` (ExternalPath); an empty base_dir allows no external data. Errors
-// name the tensor.
+// which are spread to one byte per element. External locations must be
+// relative paths that stay inside `base_dir` (ExternalPath); an empty
+// base_dir allows no external data. Errors name the tensor.
 absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
                                       const std::string& base_dir);
 

@@ -89,7 +89,25 @@ TEST(OnnxImporterErrorTest, ListsEveryUnsupportedNodeAtOnce) {
   onnx::GraphProto* g = model.mutable_graph();
   AddInput(g, "x", {1, 2, 4, 4, 4});
   AddNode(g, "Relu", {"x"}, {"r"}, "fine");
-  AddNode(g, "TfIdfVectorizer", {"r"}, {"v"}, "tfidf");
+  onnx::NodeProto* tfidf =
+      AddNode(g, "TfIdfVectorizer", {"r"}, {"v"}, "tfidf");
+  for (const char* name : {"max_gram_length", "max_skip_count",
+                           "min_gram_length"}) {
+    onnx::AttributeProto* a = tfidf->add_attribute();  // required attributes
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(1);
+  }
+  for (const char* name : {"ngram_counts", "ngram_indexes"}) {
+    onnx::AttributeProto* a = tfidf->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    a->add_ints(0);
+  }
+  onnx::AttributeProto* mode = tfidf->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("TF");
   AddNode(g, "StringNormalizer", {"r"}, {"m"}, "mod");
   AddNode(g, "FusedGemm", {"r", "r"}, {"f"}, "fused")
       ->set_domain("com.microsoft");
@@ -109,8 +127,8 @@ TEST(OnnxImporterErrorTest, ListsEveryUnsupportedNodeAtOnce) {
                     HasSubstr("node 'tfidf' (TfIdfVectorizer, opset 17): op "
                               "not supported"),
                     HasSubstr("node 'mod' (StringNormalizer, opset 17)"),
-                    HasSubstr("node 'fused' (FusedGemm, com.microsoft opset 1): "
-                              "domain 'com.microsoft'"),
+                    HasSubstr("node 'fused' (FusedGemm, com.microsoft "
+                              "opset 1): domain 'com.microsoft'"),
                     HasSubstr("node 'bn_train' (BatchNormalization, opset "
                               "17): training_mode"),
                     Not(HasSubstr("'fine'"))));

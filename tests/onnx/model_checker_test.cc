@@ -3,6 +3,8 @@
 // IR version range; and the file checks: model paths that are not regular
 // files (a FIFO must not block) and external data that leaves the model's
 // folder through a symbolic link. Models are built here as ONNX protos.
+#include "onnx/model_checker.h"
+
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -13,7 +15,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/importer.h"
-#include "onnx/model_checker.h"
 #include "onnx/onnx_pb.h"
 #include "tests/test_data.h"
 #include "tools/commands.h"
@@ -83,8 +84,8 @@ void WriteModel(const onnx::ModelProto& model, const std::string& path) {
 
 TEST(OnnxModelCheckTest, ValidModelPasses) {
   onnx::ModelProto model = TransposeModel();
-  onnx::AttributeProto* a = model.mutable_graph()->mutable_node(0)
-                                ->add_attribute();
+  onnx::AttributeProto* a =
+      model.mutable_graph()->mutable_node(0)->add_attribute();
   a->set_name("perm");
   a->set_type(onnx::AttributeProto::INTS);
   a->add_ints(1);
@@ -94,8 +95,8 @@ TEST(OnnxModelCheckTest, ValidModelPasses) {
 
 TEST(OnnxModelCheckTest, AttributeOfTheWrongTypeIsRefusedByName) {
   onnx::ModelProto model = TransposeModel();
-  onnx::AttributeProto* a = model.mutable_graph()->mutable_node(0)
-                                ->add_attribute();
+  onnx::AttributeProto* a =
+      model.mutable_graph()->mutable_node(0)->add_attribute();
   a->set_name("perm");
   a->set_type(onnx::AttributeProto::FLOATS);
   a->add_floats(1);
@@ -110,8 +111,8 @@ TEST(OnnxModelCheckTest, AttributeOfTheWrongTypeIsRefusedByName) {
 
 TEST(OnnxModelCheckTest, ValueInTheFieldOfAnotherTypeIsRefused) {
   onnx::ModelProto model = TransposeModel();
-  onnx::AttributeProto* a = model.mutable_graph()->mutable_node(0)
-                                ->add_attribute();
+  onnx::AttributeProto* a =
+      model.mutable_graph()->mutable_node(0)->add_attribute();
   a->set_name("perm");
   a->set_type(onnx::AttributeProto::INTS);
   a->add_floats(1);
@@ -125,8 +126,8 @@ TEST(OnnxModelCheckTest, ValueInTheFieldOfAnotherTypeIsRefused) {
 
 TEST(OnnxModelCheckTest, MisspelledAttributeIsRefusedListingTheSchemas) {
   onnx::ModelProto model = TransposeModel();
-  onnx::AttributeProto* a = model.mutable_graph()->mutable_node(0)
-                                ->add_attribute();
+  onnx::AttributeProto* a =
+      model.mutable_graph()->mutable_node(0)->add_attribute();
   a->set_name("prem");
   a->set_type(onnx::AttributeProto::INTS);
   a->add_ints(1);
@@ -162,6 +163,19 @@ TEST(OnnxModelCheckTest, AttributesAreThoseOfTheVersionTheOpsetSelects) {
                             "attribute 'axes' is not an attribute"));
     }
   }
+}
+
+TEST(OnnxModelCheckTest, MissingRequiredAttributeIsRefused) {
+  onnx::ModelProto model = NewModel();
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {2});
+  AddNode(g, "Cast", {"x"}, {"y"}, "cast");
+  g->add_output()->set_name("y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(),
+              HasSubstr("node 'cast' (Cast, opset 17, version 13): required "
+                        "attribute 'to' (INT) is missing"));
 }
 
 TEST(OnnxModelCheckTest, TwoNodesWritingOneValueAreRefusedNamingBoth) {
@@ -278,8 +292,8 @@ TEST(OnnxModelCheckTest, FifoIsRefusedWithoutBlocking) {
 TEST(OnnxModelCheckTest, InvalidModelExitsOneFromTheCommandLine) {
   const std::string dir = ScratchDir("onnx_check_cli");
   onnx::ModelProto model = TransposeModel();
-  onnx::AttributeProto* a = model.mutable_graph()->mutable_node(0)
-                                ->add_attribute();
+  onnx::AttributeProto* a =
+      model.mutable_graph()->mutable_node(0)->add_attribute();
   a->set_name("perm");
   a->set_type(onnx::AttributeProto::FLOATS);
   a->add_floats(1);
@@ -320,8 +334,7 @@ TEST(OnnxModelCheckTest, ExternalDataThroughALinkOutOfTheFolderIsRefused) {
     OnnxImportOptions options;
     options.embed_external_data = embed;
     absl::StatusOr<GraphDef> def = ImportOnnx(dir + "/m.onnx", options);
-    EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument)
-        << embed;
+    EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument) << embed;
     EXPECT_THAT(def.status().message(),
                 AllOf(HasSubstr("'w.bin' resolves to"),
                       HasSubstr("outside the model's folder")))

@@ -238,6 +238,10 @@ TEST(OnnxControlFlowTest, Scan8IsRefusedByVersion) {
   SetType(g.add_input(), "x", onnx::TensorProto::FLOAT, {1, 3, 2});
   onnx::NodeProto* n = AddNode(&g, "Scan", {"", "x"}, {"z"});
   AddGraphAttr(n, "body");
+  onnx::AttributeProto* inputs = n->add_attribute();  // required
+  inputs->set_name("num_scan_inputs");
+  inputs->set_type(onnx::AttributeProto::INT);
+  inputs->set_i(1);
   g.add_output()->set_name("z");
   absl::StatusOr<GraphDef> def = Import(g, 8);
   ASSERT_FALSE(def.ok());
