@@ -31,6 +31,12 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+// Bounds on the timed steps: --runs and --warmup at most kMaxTimedRuns,
+// --seconds at most kMaxSeconds; with --seconds, timing stops after
+// kMaxTimedRuns steps too, so the list of latencies stays bounded.
+constexpr int kMaxTimedRuns = 1000000;
+constexpr double kMaxSeconds = 86400;
+
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -123,7 +129,8 @@ json TopEntries(const std::vector<std::pair<std::string, double>>& entries,
     const auto& [name, secs] = entries[i];
     const double share = total > 0 ? secs / total : 0;
     out.push_back({{key, name}, {"seconds", secs}, {"share", share}});
-    lines->push_back(absl::StrFormat("  %-*s %10.3f ms  %5.1f%%", width, name,
+    lines->push_back(absl::StrFormat("  %-*s %10.3f ms  %5.1f%%", width,
+                                     EscapeForTerminal(name, 200),
                                      secs * 1e3, share * 100));
   }
   return out;
@@ -138,31 +145,33 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
   app->add_option("MODEL", options->model_path,
                   "Model file (.pb, .pbtxt or .onnx)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   app->add_option("--input", options->inputs,
                   "NAME=FILE.npy: a value for graph input NAME (repeatable)");
   CLI::Option* random = app->add_flag(
       "--random-inputs", options->random_inputs,
       "Random values for every input not given with --input");
   app->add_option("--seed", options->seed, "Seed for --random-inputs")
+      ->check(Uint64())
       ->needs(random);
   app->add_option("--warmup", options->warmup, "Untimed steps after the first")
-      ->check(CLI::NonNegativeNumber)
+      ->check(IntegerIn(0, kMaxTimedRuns))
       ->capture_default_str();
   CLI::Option* runs = app->add_option(
       "--runs", options->runs, "Timed steps (default: as many as --seconds allows)");
-  runs->check(CLI::PositiveNumber);
+  runs->check(IntegerIn(1, kMaxTimedRuns));
   app->add_option("--seconds", options->seconds,
-                  "Time budget for the timed steps when --runs is not given")
-      ->check(CLI::PositiveNumber)
+                  "Time budget for the timed steps when --runs is not given "
+                  "(at most a day, and at most 1,000,000 steps)")
+      ->check(FiniteAbove(0, kMaxSeconds))
       ->excludes(runs)
       ->capture_default_str();
   app->add_option("--config", options->config_path, "A RuntimeConfig text proto")
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   app->add_option("--device", options->device,
                   "Run on this device (e.g. gpu:0, cpu:0)");
   app->add_option("--top", options->top, "How many ops and nodes to list")
-      ->check(CLI::PositiveNumber)
+      ->check(IntegerIn(1, 1000000))
       ->capture_default_str();
   app->add_option("--trace", options->trace_path,
                   "Write one profiled step as a Chrome trace (JSON)");
@@ -179,6 +188,12 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const double create_s = Seconds(t0, Clock::now());
 
+  if (!options.trace_path.empty()) {
+    if (absl::Status c = CheckOutputFile(options.trace_path, "--trace");
+        !c.ok()) {
+      return FailCommand(c, options.json, out, err);
+    }
+  }
   Feeds feeds;
   absl::Status s = MakeFeeds((*session)->graph(), options.inputs,
                              options.random_inputs, options.seed, &feeds, &notes);
@@ -204,6 +219,11 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     const double elapsed = Seconds(timed, Clock::now());
     if (options.runs > 0 ? static_cast<int>(latencies.size()) >= options.runs
                          : (elapsed >= options.seconds && !latencies.empty())) {
+      break;
+    }
+    if (latencies.size() >= static_cast<size_t>(kMaxTimedRuns)) {
+      notes.push_back(absl::StrCat("stopped after ", FormatCount(kMaxTimedRuns),
+                                   " timed steps (the most bench takes)"));
       break;
     }
     start = Clock::now();
@@ -279,11 +299,13 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
                        {"links", links}};
   result["notes"] = notes;
   if (options.json) {
-    out << result.dump(2) << "\n";
+    out << DumpJson(result) << "\n";
     return kExitOk;
   }
-  for (const std::string& note : notes) err << "note: " << note << "\n";
-  out << "model: " << options.model_path << "\n"
+  for (const std::string& note : notes) {
+    err << "note: " << EscapeForTerminal(note) << "\n";
+  }
+  out << "model: " << EscapeForTerminal(options.model_path) << "\n"
       << "session creation: " << Ms(create_s) << "\n"
       << "first run: " << Ms(first_s) << "\n"
       << "timed runs: " << latencies.size() << " in "

@@ -1,9 +1,16 @@
 // Helpers shared by the `sluice` subcommands (see cli_util.h).
 #include "tools/cli_util.h"
 
-#include <algorithm>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
 #include "executor/runtime_config.h"
@@ -28,6 +35,180 @@ int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args,
     return kExitUsage;
   }
   return kParsed;
+}
+
+namespace {
+
+// "a directory", "a FIFO", ... for a stat mode that is not a regular file.
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a file";
+}
+
+// The length of the UTF-8 sequence at s[i], or 0 if it is not valid UTF-8.
+size_t Utf8Length(absl::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  size_t n = 0;
+  uint32_t cp = 0;
+  if (c < 0x80) return 1;
+  if ((c & 0xe0) == 0xc0) { n = 2; cp = c & 0x1f; }
+  else if ((c & 0xf0) == 0xe0) { n = 3; cp = c & 0x0f; }
+  else if ((c & 0xf8) == 0xf0) { n = 4; cp = c & 0x07; }
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const auto d = static_cast<unsigned char>(s[i + k]);
+    if ((d & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (d & 0x3f);
+  }
+  // Overlong forms, surrogates, beyond U+10FFFF, and the C1 controls
+  // (U+0080..U+009F: CSI and friends) are escaped byte by byte.
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ||
+      (cp >= 0x80 && cp <= 0x9f)) {
+    return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+absl::Status CheckRegularFile(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int e = errno;
+    if (e == ENOENT || e == ENOTDIR) {
+      return absl::NotFoundError(
+          absl::StrCat("'", EscapeForTerminal(path), "' does not exist"));
+    }
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot stat '", EscapeForTerminal(path), "': ", std::strerror(e)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", EscapeForTerminal(path),
+                     "' exists but is not a regular file (", KindOf(st.st_mode),
+                     ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckOutputFile(const std::string& path, absl::string_view flag) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return absl::OkStatus();
+  if (S_ISREG(st.st_mode)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(flag, ": '", EscapeForTerminal(path),
+                   "' exists but is not a regular file (", KindOf(st.st_mode),
+                   ")"));
+}
+
+CLI::Validator RegularFile() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        absl::Status s = CheckRegularFile(path);
+        return s.ok() ? std::string() : std::string(s.message());
+      },
+      "FILE");
+}
+
+CLI::Validator IntegerIn(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& value) -> std::string {
+        int64_t v = 0;
+        if (!absl::SimpleAtoi(value, &v) || v < lo || v > hi) {
+          return absl::StrCat("'", EscapeForTerminal(value, 100),
+                              "' is not an integer from ", FormatCount(lo),
+                              " to ", FormatCount(hi));
+        }
+        return std::string();
+      },
+      absl::StrCat("INT in [", lo, ", ", hi, "]"));
+}
+
+CLI::Validator Uint64() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        uint64_t v = 0;
+        const bool digits =
+            !value.empty() &&
+            std::all_of(value.begin(), value.end(),
+                        [](char c) { return c >= '0' && c <= '9'; });
+        if (!digits || !absl::SimpleAtoi(value, &v)) {
+          return absl::StrCat("'", EscapeForTerminal(value, 100),
+                              "' is not an integer from 0 to "
+                              "18446744073709551615");
+        }
+        return std::string();
+      },
+      "UINT64");
+}
+
+CLI::Validator FiniteAbove(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& value) -> std::string {
+        double v = 0;
+        if (!absl::SimpleAtod(value, &v) || !std::isfinite(v) || v <= lo ||
+            v > hi) {
+          return absl::StrCat("'", EscapeForTerminal(value, 100),
+                              "' is not a number above ", lo, " and at most ",
+                              hi);
+        }
+        return std::string();
+      },
+      absl::StrCat("NUMBER in (", lo, ", ", hi, "]"));
+}
+
+std::string FormatCount(int64_t n) {
+  const bool negative = n < 0;
+  std::string digits = absl::StrCat(n);
+  if (negative) digits.erase(0, 1);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return negative ? "-" + out : out;
+}
+
+std::string EscapeForTerminal(absl::string_view text, size_t max_chars) {
+  std::string out;
+  size_t i = 0;
+  for (; i < text.size() && i < max_chars;) {
+    const char c = text[i];
+    const size_t n = Utf8Length(text, i);
+    if (n > 1) {
+      out.append(text.data() + i, n);
+      i += n;
+      continue;
+    }
+    ++i;
+    const auto u = static_cast<unsigned char>(c);
+    if (n == 1 && u >= 0x20 && u != 0x7f) {
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      out += absl::StrFormat("\\x%02x", u);
+    }
+  }
+  if (i < text.size()) {
+    absl::StrAppend(&out, "... (", FormatCount(static_cast<int64_t>(text.size() - i)),
+                    " more bytes)");
+  }
+  return out;
+}
+
+std::string DumpJson(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 absl::StatusOr<RuntimeConfig> LoadEffectiveConfig(
@@ -62,9 +243,15 @@ nlohmann::json ShapeToJson(const Shape& shape) {
 
 void PrintStatusLines(std::ostream& out, const std::string& prefix,
                       const absl::Status& status) {
-  for (absl::string_view line :
-       absl::StrSplit(status.message(), '\n', absl::SkipWhitespace())) {
-    out << prefix << ": " << line << "\n";
+  std::vector<absl::string_view> lines =
+      absl::StrSplit(status.message(), '\n', absl::SkipWhitespace());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i == kMaxStatusLines) {
+      out << prefix << ": ... and " << FormatCount(static_cast<int64_t>(lines.size() - i))
+          << " more lines\n";
+      break;
+    }
+    out << prefix << ": " << EscapeForTerminal(lines[i]) << "\n";
   }
 }
 
@@ -75,7 +262,7 @@ int FailCommand(const absl::Status& status, bool json_mode, std::ostream& out,
     for (absl::string_view line : absl::StrSplit(status.message(), '\n')) {
       if (!line.empty()) lines.emplace_back(line);
     }
-    out << nlohmann::json{{"ok", false}, {"errors", lines}}.dump(2) << "\n";
+    out << DumpJson(nlohmann::json{{"ok", false}, {"errors", lines}}) << "\n";
   } else {
     PrintStatusLines(err, "error", status);
   }

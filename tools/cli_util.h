@@ -8,6 +8,12 @@
 //     return code;  // help was printed (0) or a usage error (2)
 //   }
 //
+// Flags and file arguments are checked before a command runs: every numeric
+// flag against its range, every file argument for being a regular file (a
+// directory, device or FIFO is refused after a stat, never opened), each
+// message naming the flag and the value. Text that came from a model or a
+// file is escaped before it reaches a terminal (EscapeForTerminal).
+//
 // Stateless functions; thread-compatible.
 #ifndef SLUICE_TOOLS_CLI_UTIL_H_
 #define SLUICE_TOOLS_CLI_UTIL_H_
@@ -18,6 +24,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/shape.h"
 #include "nlohmann/json.hpp"
 #include "proto/config.pb.h"
@@ -33,6 +40,40 @@ inline constexpr int kParsed = -1;
 int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args,
                      std::ostream& out, std::ostream& err);
 
+// A regular file at `path`, checked with stat (so a FIFO is never opened):
+// NOT_FOUND "'PATH' does not exist", or INVALID_ARGUMENT "'PATH' exists but
+// is not a regular file (a directory)" (or a FIFO, a device, a socket).
+absl::Status CheckRegularFile(const std::string& path);
+
+// For a file the command will write: OK when `path` does not exist or is a
+// regular file; otherwise as CheckRegularFile, prefixed with `flag`.
+absl::Status CheckOutputFile(const std::string& path, absl::string_view flag);
+
+// CLI11 validators whose messages name the value (CLI11 adds the flag):
+// an existing regular file; an integer in [lo, hi]; an unsigned 64-bit
+// integer in decimal; a finite number in (lo, hi] (lo excluded).
+CLI::Validator RegularFile();
+CLI::Validator IntegerIn(int64_t lo, int64_t hi);
+CLI::Validator Uint64();
+CLI::Validator FiniteAbove(double lo, double hi);
+
+// "1,234,567".
+std::string FormatCount(int64_t n);
+
+// `text` safe to print on a terminal: control characters (newline, ESC,
+// DEL, the C1 controls) become \n, \t, \r, \x1b, ..., bytes that are not
+// UTF-8 \xHH; longer than `max_chars` bytes, the rest is replaced by
+// "... (N more bytes)".
+std::string EscapeForTerminal(absl::string_view text, size_t max_chars = 2000);
+
+// The most lines PrintStatusLines and FailCommand print of one status; the
+// rest become "... and N more lines".
+inline constexpr int kMaxStatusLines = 100;
+
+// `j` as indented JSON; bytes that are not UTF-8 become U+FFFD rather than
+// throwing.
+std::string DumpJson(const nlohmann::json& j);
+
 // The config a session made from `path` would run with: the file ("" means
 // the default config), then the environment overrides (one line each in
 // `notes`), then validation. Errors name the file or the variable.
@@ -43,7 +84,7 @@ absl::StatusOr<RuntimeConfig> LoadEffectiveConfig(
 nlohmann::json ShapeToJson(const Shape& shape);
 
 // Writes each line of a (possibly multi-line) status message to `out` as
-// "PREFIX: line".
+// "PREFIX: line", escaped (EscapeForTerminal), at most kMaxStatusLines.
 void PrintStatusLines(std::ostream& out, const std::string& prefix,
                       const absl::Status& status);
 

@@ -11,6 +11,7 @@
 #include "model/model_loader.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
+#include "tools/feeds.h"
 
 namespace sluice {
 
@@ -21,7 +22,7 @@ void AddConvertOptions(CLI::App* app, ConvertOptions* options) {
       "input shapes: fix dynamic dims with --input-shape or --dim.");
   app->add_option("MODEL", options->model_path, "Model file to convert")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   app->add_option("OUT", options->output_path, "Output file (.pb or .pbtxt)")
       ->required();
   app->add_option("--input-shape", options->input_shapes,
@@ -38,6 +39,10 @@ int RunConvert(const ConvertOptions& options, std::ostream& out,
         << "\n";
     return kExitUsage;
   }
+  if (absl::Status c = CheckOutputFile(options.output_path, "OUT"); !c.ok()) {
+    PrintStatusLines(err, "error", c);
+    return kExitUsage;
+  }
   OnnxImportOptions onnx_options;
   // OUT may be in another folder than the model: keep every weight in it.
   onnx_options.embed_external_data = true;
@@ -48,6 +53,10 @@ int RunConvert(const ConvertOptions& options, std::ostream& out,
     }
   }
   for (const std::string& flag : options.dim_values) {
+    if (absl::Status s = CheckDimFlag(flag); !s.ok()) {
+      PrintStatusLines(err, "error", s);
+      return kExitUsage;
+    }
     if (absl::Status s = ParseDimValueFlag(flag, &onnx_options); !s.ok()) {
       PrintStatusLines(err, "error: --dim", s);
       return kExitUsage;

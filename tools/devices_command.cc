@@ -184,7 +184,7 @@ void AddDevicesOptions(CLI::App* app, DevicesOptions* options) {
   app->add_option("--config", options->config_path,
                   "A RuntimeConfig text proto: also show the memory limits "
                   "and growth policy it gives each device")
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
 }
 
 int RunDevices(const DevicesOptions& options, std::ostream& out,
@@ -214,7 +214,7 @@ int RunDevices(const DevicesOptions& options, std::ostream& out,
     if (!options.config_path.empty()) {
       j["config"] = ConfigJson(options.config_path, config, overrides, specs);
     }
-    out << j.dump(2) << "\n";
+    out << DumpJson(j) << "\n";
     return kExitOk;
   }
   PrintInventory(inv, out);

@@ -4,6 +4,7 @@
 #include <set>
 #include <type_traits>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/npy.h"
 #include "core/status_macros.h"
@@ -13,6 +14,9 @@
 
 namespace sluice {
 namespace {
+
+// The largest value --dim gives a dimension.
+constexpr int64_t kMaxDimValue = (int64_t{1} << 31) - 1;
 
 // SplitMix64: a tiny generator with a fixed, platform-independent sequence
 // (std:: distributions differ between standard libraries).
@@ -109,6 +113,11 @@ absl::Status ReadInputs(const Graph& graph,
     }
     const std::string name = spec.substr(0, eq);
     const std::string path = spec.substr(eq + 1);
+    // Stat first: a FIFO or a device is refused, never opened.
+    if (absl::Status s = CheckRegularFile(path); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("--input ", name, ": ",
+                                                 s.message()));
+    }
     if (!given->insert(name).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("--input ", name, " is given more than once"));
@@ -155,6 +164,7 @@ absl::StatusOr<std::unique_ptr<Session>> OpenSession(
   }
   OnnxImportOptions onnx_options;
   for (const std::string& flag : dims) {
+    RETURN_IF_ERROR(CheckDimFlag(flag));
     if (absl::Status s = ParseDimValueFlag(flag, &onnx_options); !s.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--dim ", flag, ": ", s.message()));
@@ -176,6 +186,22 @@ absl::StatusOr<std::unique_ptr<Session>> OpenSession(
     }
   }
   return session;
+}
+
+absl::Status CheckDimFlag(const std::string& flag) {
+  const size_t eq = flag.rfind('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dim '", flag, "': expected NAME=N (e.g. batch=8)"));
+  }
+  const std::string value = flag.substr(eq + 1);
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(value, &v) || v < 0 || v > kMaxDimValue) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--dim '", flag, "': the value '", value,
+        "' is not an integer from 0 to ", FormatCount(kMaxDimValue)));
+  }
+  return absl::OkStatus();
 }
 
 void AddDimOption(CLI::App* app, std::vector<std::string>* dims) {

@@ -42,6 +42,10 @@ absl::StatusOr<std::unique_ptr<Session>> OpenSession(
     const std::string& device, const std::vector<std::string>& dims,
     std::vector<std::string>* notes);
 
+// INVALID_ARGUMENT naming the flag and the value unless `flag` is NAME=N
+// with N an integer from 0 to 2^31-1.
+absl::Status CheckDimFlag(const std::string& flag);
+
 // Adds --dim NAME=N (repeatable) to a command, filling `dims`.
 void AddDimOption(CLI::App* app, std::vector<std::string>* dims);
 

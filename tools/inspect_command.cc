@@ -23,6 +23,9 @@ namespace {
 
 using nlohmann::json;
 
+// Text output lists at most this many errors (JSON lists all).
+constexpr size_t kMaxErrorsShown = 100;
+
 struct TensorSummary {
   std::string name;
   DataType dtype = DT_INVALID;
@@ -136,23 +139,27 @@ std::string DtypeText(DataType dtype) {
 }
 
 void PrintText(const ModelSummary& s, std::ostream& out) {
-  out << "model: " << s.path << " (format version " << s.format_version
+  out << "model: " << EscapeForTerminal(s.path) << " (format version " << s.format_version
       << ", " << s.num_nodes << " nodes)\n";
   out << "inputs:\n";
   if (s.inputs.empty()) out << "  (none)\n";
   for (const TensorSummary& t : s.inputs) {
-    out << "  " << t.name << ": " << DtypeText(t.dtype) << ShapeText(t) << "\n";
+    out << "  " << EscapeForTerminal(t.name) << ": " << DtypeText(t.dtype)
+        << EscapeForTerminal(ShapeText(t)) << "\n";
   }
   out << "outputs:\n";
   if (s.outputs.empty()) out << "  (none)\n";
   for (const TensorSummary& t : s.outputs) {
-    out << "  " << t.name << ": " << DtypeText(t.dtype) << t.shape.DebugString();
-    if (!t.tensor.empty()) out << "  (" << t.tensor << ")";
+    out << "  " << EscapeForTerminal(t.name) << ": " << DtypeText(t.dtype)
+        << t.shape.DebugString();
+    if (!t.tensor.empty()) out << "  (" << EscapeForTerminal(t.tensor) << ")";
     out << "\n";
   }
   out << "ops:\n";
   for (const auto& [op, count] : s.ops) {
-    out << absl::StrFormat("  %-14s %d\n", op.empty() ? "(no op)" : op, count);
+    out << absl::StrFormat("  %-14s %d\n",
+                           op.empty() ? "(no op)" : EscapeForTerminal(op, 200),
+                           count);
   }
   out << "parameters: " << s.param_count << " in " << s.param_tensors
       << " Const tensors, " << FormatBytes(s.param_bytes) << "\n";
@@ -162,7 +169,15 @@ void PrintText(const ModelSummary& s, std::ostream& out) {
   }
   out << "invalid: " << s.errors.size()
       << (s.errors.size() == 1 ? " error" : " errors") << "\n";
-  for (const std::string& e : s.errors) out << "error: " << e << "\n";
+  for (size_t i = 0; i < s.errors.size(); ++i) {
+    if (i == kMaxErrorsShown) {
+      out << "error: ... and "
+          << FormatCount(static_cast<int64_t>(s.errors.size() - i))
+          << " more (--json lists every one)\n";
+      break;
+    }
+    out << "error: " << EscapeForTerminal(s.errors[i]) << "\n";
+  }
 }
 
 json TensorsJson(const std::vector<TensorSummary>& tensors) {
@@ -215,7 +230,7 @@ void AddInspectOptions(CLI::App* app, InspectOptions* options) {
   app->add_option("MODEL", options->model_path,
                   "Model file (.pb, .pbtxt or .onnx)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -228,7 +243,7 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
       std::vector<std::string> errors;
       AddErrors(loaded.status(), &errors);
       j["errors"] = errors;
-      out << j.dump(2) << "\n";
+      out << DumpJson(j) << "\n";
     } else {
       PrintStatusLines(err, "error", loaded.status());
     }
@@ -237,8 +252,10 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
   ModelSummary summary;
   summary.path = options.model_path;
   SummarizeDef(loaded->def, &summary);
+  // One status is one error: a newline in it is part of a name (printed
+  // escaped), not a second error.
   for (const absl::Status& e : ValidateGraphDef(loaded->def, loaded->source)) {
-    AddErrors(e, &summary.errors);
+    summary.errors.emplace_back(e.message());
   }
   if (summary.errors.empty()) {
     absl::StatusOr<std::unique_ptr<const Graph>> graph =
@@ -250,7 +267,7 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
     }
   }
   if (options.json) {
-    out << SummaryJson(summary).dump(2) << "\n";
+    out << DumpJson(SummaryJson(summary)) << "\n";
   } else {
     PrintText(summary, out);
   }

@@ -70,16 +70,22 @@ void PrintText(const Graph& g, const DeviceTopology& topo, const Placement& p,
                std::ostream& out) {
   size_t width = 4;
   for (const Node& n : g.nodes()) {
-    width = std::max(width, n.name().size() + n.op().size() + 3);
+    width = std::min<size_t>(
+        60, std::max(width, EscapeForTerminal(n.name(), 200).size() +
+                                EscapeForTerminal(n.op(), 100).size() + 3));
   }
   out << "strategy: " << StrategyName(p.strategy) << "\n";
-  for (const std::string& note : notes) out << "note: " << note << "\n";
+  for (const std::string& note : notes) {
+    out << "note: " << EscapeForTerminal(note) << "\n";
+  }
   out << "nodes:\n";
   for (const Node& n : g.nodes()) {
-    std::string label = absl::StrCat(n.name(), " (", n.op(), ")");
-    out << "  " << label << std::string(width - label.size() + 1, ' ')
+    std::string label = absl::StrCat(EscapeForTerminal(n.name(), 200), " (",
+                                     EscapeForTerminal(n.op(), 100), ")");
+    out << "  " << label
+        << std::string(width + 1 - std::min(width, label.size()), ' ')
         << topo.devices[p.device_of_node[n.id()]].name;
-    if (explain) out << "  " << p.reason[n.id()];
+    if (explain) out << "  " << EscapeForTerminal(p.reason[n.id()]);
     out << "\n";
   }
   out << "devices:\n";
@@ -101,13 +107,16 @@ void PrintText(const Graph& g, const DeviceTopology& topo, const Placement& p,
   if (explain && !parts.transfers.empty()) {
     out << "transfers:\n";
     for (const Transfer& t : parts.transfers) {
-      out << absl::StrFormat("  %-30s %s -> %s  %s\n", TransferLabel(g, t),
+      out << absl::StrFormat("  %-30s %s -> %s  %s\n",
+                             EscapeForTerminal(TransferLabel(g, t), 200),
                              topo.devices[t.src_device].name,
                              topo.devices[t.dst_device].name,
                              HumanBytes(t.bytes));
     }
   }
-  for (const std::string& note : p.notes) out << "note: " << note << "\n";
+  for (const std::string& note : p.notes) {
+    out << "note: " << EscapeForTerminal(note) << "\n";
+  }
 }
 
 json ToJson(const PlaceOptions& o, const Graph& g, const DeviceTopology& topo,
@@ -272,6 +281,7 @@ absl::StatusOr<DeviceTopology> Topology(const PlaceOptions& o,
 // Places and prints; a failed placement is an error status.
 absl::Status Place(const PlaceOptions& o, std::ostream& out) {
   std::vector<std::string> notes;
+  if (!o.dot_path.empty()) RETURN_IF_ERROR(CheckOutputFile(o.dot_path, "--dot"));
   ASSIGN_OR_RETURN(RuntimeConfig config,
                    LoadEffectiveConfig(o.config_path, &notes));
   ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
@@ -316,7 +326,7 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
     notes.push_back(WriteSvg(o.dot_path));
   }
   if (o.json) {
-    out << ToJson(o, *graph, topo, p, parts, notes).dump(2) << "\n";
+    out << DumpJson(ToJson(o, *graph, topo, p, parts, notes)) << "\n";
   } else {
     PrintText(*graph, topo, p, parts, notes, o.explain, out);
   }
@@ -332,19 +342,26 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
       "time and the bytes crossing each link.");
   app->add_option("MODEL", options->model_path, "Model file (.pb, .pbtxt or .onnx)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   app->add_option("--config", options->config_path,
                   "RuntimeConfig text proto (limits, strategy, soft placement)")
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   app->add_option("--devices", options->devices,
                   "Plan for these devices instead of this machine's, e.g. "
-                  "4xgpu:80GiB or 2xgpu:16GiB,cpu");
+                  "4xgpu:80GiB or 2xgpu:16GiB,cpu")
+      ->check(CLI::Validator(
+          [](std::string& spec) -> std::string {
+            if (spec.find_first_not_of(" \t") != std::string::npos) return "";
+            return "empty; give devices such as 2xgpu:16GiB,cpu, or leave "
+                   "the flag out to plan for this machine";
+          },
+          "SPEC"));
   app->add_option("--strategy", options->strategy,
                   "auto | single | manual (default: the config's, else auto)")
       ->check(CLI::IsMember({"auto", "single", "manual"}));
   app->add_option("--batch", options->batch,
                   "Value assumed for unknown dimensions (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntegerIn(1, 1000000));
   app->add_flag("--explain", options->explain, "Print why each node went where");
   app->add_option("--dot", options->dot_path,
                   "Write the placed graph as Graphviz (and an SVG beside it "

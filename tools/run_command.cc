@@ -94,7 +94,7 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
   app->add_option("MODEL", options->model_path,
                   "Model file (.pb, .pbtxt or .onnx)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   app->add_option("--input", options->inputs,
                   "NAME=FILE.npy: a value for graph input NAME (repeatable)");
   CLI::Option* random = app->add_flag(
@@ -102,13 +102,14 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
       "Make random values for every input not given with --input (floats "
       "in [-1,1), ints in [0,10); unknown dimensions become 1)");
   app->add_option("--seed", options->seed, "Seed for --random-inputs")
+      ->check(Uint64())
       ->needs(random);
   app->add_option("--output-dir", options->output_dir,
                   "Where to write NAME.npy for each output")
       ->capture_default_str();
   app->add_option("--config", options->config_path,
                   "A RuntimeConfig text proto")
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   app->add_option("--device", options->device,
                   "Run on this device (e.g. gpu:0, cpu:0): manual placement "
                   "with it as the default device");
@@ -160,6 +161,35 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   if (!s.ok()) return FailCommand(s, options.json, out, err);
 
   const std::vector<std::string> names = (*session)->DefaultFetchNames();
+  // Each output's file, checked before the step: two outputs whose names
+  // map to one file name ("a/b" and "a_b") are an error naming both.
+  std::vector<std::string> paths;
+  std::map<std::string, std::string> output_of_file;
+  for (const std::string& name : names) {
+    const std::string file = FileNameFor(name);
+    const std::string path =
+        (std::filesystem::path(options.output_dir) / file).string();
+    auto [it, inserted] = output_of_file.emplace(file, name);
+    if (!inserted) {
+      return FailCommand(
+          absl::InvalidArgumentError(absl::StrCat(
+              "outputs '", it->second, "' and '", name,
+              "' would both be written to ", path,
+              " (characters other than letters, digits, '_', '-' and '.' "
+              "become '_'); rename one of them")),
+          options.json, out, err);
+    }
+    if (absl::Status c = CheckOutputFile(path, "--output-dir"); !c.ok()) {
+      return FailCommand(c, options.json, out, err);
+    }
+    paths.push_back(path);
+  }
+  if (!options.trace_path.empty()) {
+    if (absl::Status c = CheckOutputFile(options.trace_path, "--trace");
+        !c.ok()) {
+      return FailCommand(c, options.json, out, err);
+    }
+  }
   StepStats step_stats;
   absl::StatusOr<std::vector<Tensor>> outputs =
       options.trace_path.empty()
@@ -184,9 +214,7 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> lines;
   for (size_t i = 0; i < outputs->size(); ++i) {
     const Tensor& t = (*outputs)[i];
-    const std::string path =
-        (std::filesystem::path(options.output_dir) / FileNameFor(names[i]))
-            .string();
+    const std::string& path = paths[i];
     if (absl::Status w = WriteNpy(t, path); !w.ok()) {
       return FailCommand(w, options.json, out, err);
     }
@@ -202,9 +230,10 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
                                  {"shape", ShapeToJson(t.shape())},
                                  {"first_values", values},
                                  {"file", path}});
-    lines.push_back(absl::StrCat(names[i], ": ", DataTypeName(t.dtype()),
+    lines.push_back(absl::StrCat(EscapeForTerminal(names[i]), ": ",
+                                 DataTypeName(t.dtype()),
                                  t.shape().DebugString(), " ", text, "\n  -> ",
-                                 path));
+                                 EscapeForTerminal(path)));
   }
   if (!options.trace_path.empty()) {
     if (absl::Status t = WriteChromeTrace(step_stats, options.trace_path);
@@ -239,10 +268,12 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   }
   result["notes"] = notes;
   if (options.json) {
-    out << result.dump(2) << "\n";
+    out << DumpJson(result) << "\n";
     return kExitOk;
   }
-  for (const std::string& note : notes) err << "note: " << note << "\n";
+  for (const std::string& note : notes) {
+    err << "note: " << EscapeForTerminal(note) << "\n";
+  }
   for (const std::string& line : lines) out << line << "\n";
   return kExitOk;
 }

@@ -1,7 +1,9 @@
 // SluiceMain: the top-level `sluice` command with its subcommands.
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 #include "tools/convert_command.h"
@@ -51,6 +53,19 @@ int SluiceMain(const std::vector<std::string>& args, std::ostream& out,
 
   if (args.empty()) {
     err << app.help();
+    return kExitUsage;
+  }
+  // CLI11 reads an unknown first word as a stray positional and says "A
+  // subcommand is required"; name it and list the commands instead.
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    names.push_back(sub->get_name());
+  }
+  if ((args[0].empty() || args[0][0] != '-') &&
+      std::find(names.begin(), names.end(), args[0]) == names.end()) {
+    err << "error: unknown command '" << EscapeForTerminal(args[0], 100)
+        << "'; the commands are: " << absl::StrJoin(names, ", ")
+        << "\nRun 'sluice --help' for more information.\n";
     return kExitUsage;
   }
   if (int code = ParseCommandLine(app, args, out, err); code != kParsed) {
