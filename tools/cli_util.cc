@@ -18,12 +18,54 @@
 
 namespace sluice {
 
+namespace {
+
+// The first "--flag" in `args` that `app` (or the subcommand args[0] names)
+// does not know, skipping the values of options that take one; "" if none.
+std::string FirstUnknownFlag(CLI::App& app,
+                             const std::vector<std::string>& args) {
+  CLI::App* target = &app;
+  size_t i = 0;
+  if (!args.empty()) {
+    for (CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == args[0]) {
+        target = sub;
+        i = 1;
+      }
+    }
+  }
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") break;
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) continue;
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    const CLI::Option* option = target->get_option_no_throw(name);
+    if (option == nullptr) option = app.get_option_no_throw(name);
+    if (option == nullptr) return name;
+    if (eq == std::string::npos && option->get_type_size() != 0) ++i;
+  }
+  return "";
+}
+
+}  // namespace
+
 int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args,
                      std::ostream& out, std::ostream& err) {
   // CLI11 takes the arguments last-first.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
+  } catch (const CLI::RequiredError& e) {
+    // CLI11 reports a missing MODEL (or subcommand) before an unknown flag,
+    // which hides the mistake: name the flag first.
+    if (const std::string flag = FirstUnknownFlag(app, args); !flag.empty()) {
+      err << "error: unknown flag '" << EscapeForTerminal(flag, 100)
+          << "'\nRun with --help for more information.\n";
+      return kExitUsage;
+    }
+    app.exit(e, out, err);
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     // Help and version are "errors" with exit code 0; exit() prints them to
     // `out`, and real errors (with a hint to use --help) to `err`.

@@ -1,0 +1,482 @@
+#!/usr/bin/env python3
+"""Table-driven malformed-input test of the `sluice` command line.
+
+Generates malformed and borderline inputs (bad flags and values, paths that
+are directories, FIFOs or devices, truncated or garbage .pb / .pbtxt / .npy /
+config files, hostile names), runs each case against the built `sluice` with
+a per-case timeout, and checks the exit code and a fragment of the message
+(stdout and stderr together). A case fails on a hang (timeout), a crash (a
+signal), a wrong exit code or a missing fragment.
+
+  tests/tools/malformed_inputs.py build/tools/sluice        # run the table
+  tests/tools/malformed_inputs.py build/tools/sluice --list # print the cases
+  tests/tools/malformed_inputs.py build/tools/sluice --show ID  # one case's output
+
+Needs only the Python 3 standard library. CTest `cli_malformed_inputs`
+runs it (tests/CMakeLists.txt).
+"""
+import argparse
+import concurrent.futures
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "examples")
+MLP = os.path.join(EXAMPLES, "mlp.pbtxt")
+CNN = os.path.join(EXAMPLES, "cnn.pb")
+MLP_INPUT = os.path.join(EXAMPLES, "mlp_input.npy")
+
+OK, FAIL, USAGE = 0, 1, 2
+TIMEOUT_S = 2.0
+
+
+# ---------------------------------------------------------------- .npy files
+def npy(descr="<f4", shape=(1, 16), data=None, magic=b"\x93NUMPY",
+        version=b"\x01\x00", header=None, fortran="False", pad=True):
+    """An .npy file; every piece can be overridden to make it malformed."""
+    if header is None:
+        header = "{'descr': '%s', 'fortran_order': %s, 'shape': %r, }" % (
+            descr, fortran, tuple(shape))
+    h = header.encode("latin-1")
+    len_bytes = 4 if version[0] >= 2 else 2
+    if pad:
+        total = len(magic) + 2 + len_bytes + len(h) + 1
+        h += b" " * ((64 - total % 64) % 64) + b"\n"
+    if data is None:
+        n = 1
+        for d in shape:
+            n *= max(d, 0) if isinstance(d, int) else 1
+        data = b"\0" * (4 * n)
+    return magic + version + len(h).to_bytes(len_bytes, "little") + h + data
+
+
+def mlp_variant(replacements):
+    with open(MLP, encoding="utf-8") as f:
+        text = f.read()
+    for old, new in replacements:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text.encode("utf-8")
+
+
+# ------------------------------------------------------------- the scratch dir
+def make_files(d):
+    """Writes every input file the cases use into `d`; returns name -> path."""
+    files = {}
+
+    def put(name, data):
+        path = os.path.join(d, name)
+        with open(path, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+        files[name] = path
+
+    os.mkdir(os.path.join(d, "adir"))
+    os.mkdir(os.path.join(d, "adir.pb"))
+    os.mkdir(os.path.join(d, "adir.npy"))
+    files["dir"] = os.path.join(d, "adir")
+    files["dir.pb"] = os.path.join(d, "adir.pb")
+    files["dir.npy"] = os.path.join(d, "adir.npy")
+    for name in ("fifo", "fifo.pb", "fifo.pbtxt", "fifo.onnx", "fifo.npy",
+                 "fifo.cfg", "fifo.json", "fifo.dot"):
+        path = os.path.join(d, name)
+        os.mkfifo(path)
+        files[name] = path
+    files["missing"] = os.path.join(d, "missing.pb")
+    files["missing.npy"] = os.path.join(d, "missing.npy")
+
+    # Models.
+    with open(CNN, "rb") as f:
+        cnn = f.read()
+    put("empty.pb", b"")
+    put("empty.pbtxt", b"")
+    put("garbage.pb", bytes(range(256)) * 4)
+    put("truncated.pb", cnn[: len(cnn) // 2])
+    put("truncated1.pb", cnn[:1])
+    put("ff.pb", b"\xff" * 64)
+    put("text_as.pb", open(MLP, "rb").read())
+    put("binary_as.pbtxt", cnn[:512])
+    put("syntax.pbtxt", "node { name: \"a\" op: \"Input\" \n")
+    put("unknown_field.pbtxt", "node { name: \"a\" frobnicate: 3 }\n")
+    put("unknown_op.pbtxt", "node { name: \"a\" op: \"NoSuchOp\" }\n")
+    put("no_op.pbtxt", "node { name: \"a\" }\n")
+    put("dup.pbtxt", "node { name: \"a\" op: \"NoOp\" }\nnode { name: \"a\" op: \"NoOp\" }\n")
+    put("cycle.pbtxt",
+        "node { name: \"a\" op: \"Identity\" input: \"b\" }\n"
+        "node { name: \"b\" op: \"Identity\" input: \"a\" }\n")
+    put("self_loop.pbtxt", "node { name: \"a\" op: \"Identity\" input: \"a\" }\n")
+    put("missing_input.pbtxt", "node { name: \"a\" op: \"Identity\" input: \"nowhere\" }\n")
+    put("bad_port.pbtxt",
+        "node { name: \"x\" op: \"Input\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+        "attr { key: \"shape\" value { shape { dim: [1] } } } }\n"
+        "node { name: \"a\" op: \"Identity\" input: \"x:7\" }\n")
+    put("esc_name.pbtxt", "node { name: \"a\\nb\\033[31mred\" op: \"NoSuchOp\" }\n")
+    put("bell_name.pbtxt", "node { name: \"\\007\\010\\177\" op: \"NoSuchOp\" }\n")
+    put("non_utf8.pbtxt", b"node { name: \"\\377\\376\" op: \"NoSuchOp\" }\n")
+    put("version99.pbtxt", "format_version: 99\n")
+    put("neg_dim.pbtxt", mlp_variant([("dim: [-1, 16]", "dim: [-7, 16]")]))
+    put("const_short.pbtxt",
+        "node { name: \"c\" op: \"Const\" attr { key: \"value\" value { tensor { "
+        "dtype: DT_FLOAT shape { dim: [1000] } float_val: [1, 2, 3] } } } }\n")
+    put("const_huge.pbtxt",
+        "node { name: \"c\" op: \"Const\" attr { key: \"value\" value { tensor { "
+        "dtype: DT_FLOAT shape { dim: [4611686018427387904, 4] } } } } }\n")
+    put("sig_bad_tensor.pbtxt", mlp_variant([('tensor: "logits"', 'tensor: "nosuch:0"')]))
+    put("sig_dup_output.pbtxt", mlp_variant([('name: "probs"', 'name: "logits"')]))
+    put("clash.pbtxt", mlp_variant([('name: "logits"\n    dtype', 'name: "a/b"\n    dtype'),
+                                    ('name: "probs"\n    dtype', 'name: "a_b"\n    dtype')]))
+    put("esc_output.pbtxt", mlp_variant([('name: "logits"\n    dtype',
+                                          'name: "lo\\033]0;pwned\\007gits\\n"\n    dtype')]))
+    put("dotdot_output.pbtxt", mlp_variant([('name: "logits"\n    dtype', 'name: ".."\n    dtype')]))
+    put("dotdot_clash.pbtxt", mlp_variant([('name: "logits"\n    dtype', 'name: ".."\n    dtype'),
+                                           ('name: "probs"\n    dtype', 'name: "output"\n    dtype')]))
+    put("unknown_ext.bin", cnn)
+    put("noext", cnn)
+    put("garbage.onnx", b"\x08\x07garbage" * 10)
+    put("empty.onnx", b"")
+    # Many errors: 300 nodes of an unknown op.
+    put("many_errors.pbtxt", "".join(
+        "node { name: \"n%d\" op: \"NoSuchOp\" }\n" % i for i in range(300)))
+    # One long name (100 KB).
+    put("long_name.pbtxt", "node { name: \"%s\" op: \"NoSuchOp\" }\n" % ("x" * 100000))
+
+    # .npy inputs for mlp's input x: float32 [-1, 16].
+    put("good.npy", npy())
+    put("empty.npy", b"")
+    put("magic_only.npy", b"\x93NUMPY")
+    put("bad_magic.npy", npy(magic=b"\x93NUMPX"))
+    put("version9.npy", npy(version=b"\x09\x00"))
+    put("version2.npy", npy(version=b"\x02\x00"))
+    put("version3.npy", npy(version=b"\x03\x00"))
+    put("hlen_past_end.npy", b"\x93NUMPY\x01\x00\xff\xff{'descr'")
+    put("header_not_dict.npy", npy(header="[1, 2, 3]"))
+    put("header_garbage.npy", npy(header="\x00\x01\x02garbage"))
+    put("no_descr.npy", npy(header="{'fortran_order': False, 'shape': (1, 16), }"))
+    put("no_shape.npy", npy(header="{'descr': '<f4', 'fortran_order': False, }"))
+    put("complex.npy", npy(descr="<c8"))
+    put("object.npy", npy(descr="|O"))
+    put("string_dtype.npy", npy(descr="<U4"))
+    put("fortran.npy", npy(fortran="True", shape=(2, 16)))
+    put("neg_shape.npy", npy(header="{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 16), }", data=b""))
+    put("short_data.npy", npy(data=b"\0" * 10))
+    put("long_data.npy", npy(data=b"\0" * 1000))
+    put("huge_shape.npy", npy(header="{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4611686018427387904), }", data=b""))
+    put("big_shape.npy", npy(header="{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000,), }", data=b""))
+    put("shape_str.npy", npy(header="{'descr': '<f4', 'fortran_order': False, 'shape': ('a', 16), }", data=b""))
+    put("int32.npy", npy(descr="<i4"))
+    put("float64.npy", npy(descr="<f8", data=b"\0" * 128))
+    put("wrong_cols.npy", npy(shape=(1, 15)))
+    put("rank3.npy", npy(shape=(1, 1, 16)))
+    put("scalar.npy", npy(shape=(), data=b"\0" * 4))
+    put("truncated_header.npy", npy()[:20])
+    put("nan.npy", npy(data=b"\x00\x00\xc0\x7f" * 16))
+
+    # Runtime configs.
+    put("cfg_garbage.cfg", b"\xff\xfe\x00 not a proto {{{")
+    put("cfg_unknown.cfg", "no_such_field: 3\n")
+    put("cfg_syntax.cfg", "gpu_memory_limit { \n")
+    put("cfg_bad_enum.cfg", "placement_strategy: NOT_A_STRATEGY\n")
+    put("cfg_neg_threads.cfg", "intra_op_threads: -4\n")
+    put("cfg_neg_inter.cfg", "inter_op_threads: -1\n")
+    put("cfg_bad_device.cfg", "default_device: \"tpu:9\"\n")
+    put("cfg_neg_gpu.cfg", "visible_gpus: -3\n")
+    put("cfg_huge_int.cfg", "intra_op_threads: 99999999999999999999\n")
+    put("cfg_neg_plans.cfg", "plan_cache_max_plans: -5\n")
+    put("cfg_empty.cfg", "")
+    return files
+
+
+# ------------------------------------------------------------------ the table
+def cases(f, d):
+    """(id, args, expected exit code, fragment of stdout+stderr)."""
+    out = os.path.join(d, "out")
+    run = ["run", MLP, "--random-inputs", "--output-dir", out]
+    bench = ["bench", MLP, "--random-inputs", "--runs", "1", "--warmup", "0"]
+    t = []
+
+    def add(id_, args, code, fragment):
+        t.append((id_, args, code, fragment))
+
+    # Top level.
+    add("no_args", [], USAGE, "Usage")
+    add("unknown_command", ["frobnicate"], USAGE, "unknown command 'frobnicate'; the commands are: devices, inspect")
+    add("empty_command", [""], USAGE, "unknown command ''")
+    add("escape_command", ["\x1b[31m"], USAGE, "unknown command '\\x1b[31m'")
+    add("unknown_top_flag", ["--frob"], USAGE, "unknown flag '--frob'")
+    add("unknown_top_flag_value", ["--frob=3", "inspect"], USAGE, "unknown flag '--frob'")
+    add("help", ["--help"], OK, "Usage")
+    add("version", ["--version"], OK, "sluice")
+    add("command_case", ["RUN"], USAGE, "unknown command 'RUN'")
+
+    # Model arguments that are not regular files, for every command that takes one.
+    for cmd in ("inspect", "run", "place", "bench", "convert"):
+        extra = [os.path.join(d, "o.pbtxt")] if cmd == "convert" else []
+        add(cmd + "_dir", [cmd, f["dir"]] + extra, USAGE, "exists but is not a regular file (a directory)")
+        add(cmd + "_fifo", [cmd, f["fifo.pb"]] + extra, USAGE, "exists but is not a regular file (a FIFO)")
+        add(cmd + "_devnull", [cmd, "/dev/null"] + extra, USAGE, "exists but is not a regular file (a character device)")
+        add(cmd + "_missing", [cmd, f["missing"]] + extra, USAGE, "does not exist")
+        add(cmd + "_no_model", [cmd], USAGE, "MODEL is required")
+    add("inspect_fifo_onnx", ["inspect", f["fifo.onnx"]], USAGE, "(a FIFO)")
+    add("inspect_fifo_pbtxt", ["inspect", f["fifo.pbtxt"]], USAGE, "(a FIFO)")
+    add("inspect_dir_pb", ["inspect", f["dir.pb"]], USAGE, "(a directory)")
+    add("inspect_empty_path", ["inspect", ""], USAGE, "does not exist")
+    add("inspect_nul_dir_in_path", ["inspect", os.path.join(f["garbage.pb"], "x")], USAGE, "does not exist")
+
+    # Malformed models.
+    add("empty_pb", ["inspect", f["empty.pb"]], FAIL, "has no nodes")
+    add("empty_pbtxt", ["inspect", f["empty.pbtxt"]], FAIL, "has no nodes")
+    add("garbage_pb", ["inspect", f["garbage.pb"]], FAIL, "garbage.pb")
+    add("truncated_pb", ["inspect", f["truncated.pb"]], FAIL, "truncated.pb")
+    add("truncated1_pb", ["inspect", f["truncated1.pb"]], FAIL, "truncated1.pb")
+    add("ff_pb", ["inspect", f["ff.pb"]], FAIL, "ff.pb")
+    add("text_as_pb", ["inspect", f["text_as.pb"]], FAIL, "text_as.pb")
+    add("binary_as_pbtxt", ["inspect", f["binary_as.pbtxt"]], FAIL, "binary_as.pbtxt")
+    add("syntax_pbtxt", ["inspect", f["syntax.pbtxt"]], FAIL, "syntax.pbtxt")
+    add("unknown_field_pbtxt", ["inspect", f["unknown_field.pbtxt"]], FAIL, "frobnicate")
+    add("unknown_op", ["inspect", f["unknown_op.pbtxt"]], FAIL, "unknown op 'NoSuchOp'")
+    add("no_op", ["inspect", f["no_op.pbtxt"]], FAIL, "node 'a'")
+    add("duplicate_node", ["inspect", f["dup.pbtxt"]], FAIL, "'a'")
+    add("cycle", ["inspect", f["cycle.pbtxt"]], FAIL, "cycle")
+    add("self_loop", ["inspect", f["self_loop.pbtxt"]], FAIL, "'a'")
+    add("missing_input", ["inspect", f["missing_input.pbtxt"]], FAIL, "nowhere")
+    add("bad_port", ["inspect", f["bad_port.pbtxt"]], FAIL, "x:7")
+    add("escaped_name", ["inspect", f["esc_name.pbtxt"]], FAIL, "node 'a\\nb\\x1b[31mred'")
+    add("escaped_controls", ["inspect", f["bell_name.pbtxt"]], FAIL, "\\x07\\x08\\x7f")
+    add("non_utf8_name", ["inspect", f["non_utf8.pbtxt"]], FAIL, "non_utf8.pbtxt")
+    add("non_utf8_name_json", ["inspect", f["non_utf8.pbtxt"], "--json"], FAIL, "\"valid\": false")
+    add("version99", ["inspect", f["version99.pbtxt"]], FAIL, "99")
+    add("neg_dim", ["inspect", f["neg_dim.pbtxt"]], FAIL, "-7")
+    add("const_short", ["inspect", f["const_short.pbtxt"]], FAIL, "'c'")
+    add("const_huge", ["inspect", f["const_huge.pbtxt"]], FAIL, "'c'")
+    add("sig_bad_tensor", ["inspect", f["sig_bad_tensor.pbtxt"]], FAIL, "nosuch")
+    add("sig_dup_output", ["inspect", f["sig_dup_output.pbtxt"]], FAIL, "logits")
+    # Unknown extensions are read as binary GraphDefs.
+    add("unknown_ext", ["inspect", f["unknown_ext.bin"]], OK, "valid")
+    add("no_ext", ["inspect", f["noext"]], OK, "valid")
+    add("garbage_onnx", ["inspect", f["garbage.onnx"]], FAIL, "garbage.onnx")
+    add("empty_onnx", ["inspect", f["empty.onnx"]], FAIL, "empty.onnx")
+    add("many_errors_truncated", ["inspect", f["many_errors.pbtxt"]], FAIL, "... and 200 more")
+    add("many_errors_run", ["run", f["many_errors.pbtxt"]], FAIL, "more lines")
+    add("long_name_truncated", ["inspect", f["long_name.pbtxt"]], FAIL, "more bytes)")
+    add("run_garbage_pb", ["run", f["garbage.pb"]], FAIL, "garbage.pb")
+    add("place_garbage_pb", ["place", f["garbage.pb"]], FAIL, "garbage.pb")
+    add("bench_truncated_pb", ["bench", f["truncated.pb"]], FAIL, "truncated.pb")
+    add("convert_garbage_pb", ["convert", f["garbage.pb"], os.path.join(d, "o.pb")], FAIL, "garbage.pb")
+    add("place_cycle", ["place", f["cycle.pbtxt"]], FAIL, "cycle")
+    add("run_unknown_op", ["run", f["unknown_op.pbtxt"]], FAIL, "NoSuchOp")
+
+    # run / bench flags.
+    add("seed_negative", run + ["--seed", "-1"], USAGE, "--seed: '-1' is not an integer from 0")
+    add("seed_too_long", run + ["--seed", "18446744073709551616"], USAGE, "--seed: '18446744073709551616'")
+    add("seed_huge", run + ["--seed", "9" * 400], USAGE, "more bytes)")
+    add("seed_float", run + ["--seed", "1.5"], USAGE, "--seed: '1.5'")
+    add("seed_hex", run + ["--seed", "0x10"], USAGE, "--seed: '0x10'")
+    add("seed_empty", run + ["--seed", ""], USAGE, "--seed")
+    add("seed_plus", run + ["--seed", "+5"], USAGE, "--seed: '+5'")
+    add("seed_space", run + ["--seed", " 5"], USAGE, "--seed")
+    add("seed_max_ok", run + ["--seed", "18446744073709551615"], OK, "logits")
+    add("seed_without_random", ["run", MLP, "--seed", "3"], USAGE, "--seed requires --random-inputs")
+    add("bench_seed_negative", bench + ["--seed", "-1"], USAGE, "--seed: '-1'")
+    add("seconds_nan", ["bench", MLP, "--random-inputs", "--seconds", "nan"], USAGE, "--seconds: 'nan'")
+    add("seconds_inf", ["bench", MLP, "--random-inputs", "--seconds", "inf"], USAGE, "--seconds: 'inf'")
+    add("seconds_neg_inf", ["bench", MLP, "--random-inputs", "--seconds", "-inf"], USAGE, "--seconds: '-inf'")
+    add("seconds_negative", ["bench", MLP, "--random-inputs", "--seconds", "-1"], USAGE, "--seconds: '-1'")
+    add("seconds_zero", ["bench", MLP, "--random-inputs", "--seconds", "0"], USAGE, "--seconds: '0'")
+    add("seconds_huge", ["bench", MLP, "--random-inputs", "--seconds", "1e300"], USAGE, "--seconds: '1e300'")
+    add("seconds_text", ["bench", MLP, "--random-inputs", "--seconds", "abc"], USAGE, "--seconds: 'abc'")
+    add("seconds_and_runs", ["bench", MLP, "--random-inputs", "--seconds", "1", "--runs", "2"], USAGE, "excludes")
+    add("seconds_tiny_ok", ["bench", MLP, "--random-inputs", "--seconds", "1e-9", "--warmup", "0"], OK, "timed runs: 1")
+    add("runs_zero", ["bench", MLP, "--random-inputs", "--runs", "0"], USAGE, "--runs: '0' is not an integer from 1 to 1,000,000")
+    add("runs_negative", ["bench", MLP, "--random-inputs", "--runs", "-3"], USAGE, "--runs: '-3'")
+    add("runs_huge", ["bench", MLP, "--random-inputs", "--runs", "99999999999"], USAGE, "--runs: '99999999999'")
+    add("runs_float", ["bench", MLP, "--random-inputs", "--runs", "2.5"], USAGE, "--runs: '2.5'")
+    add("warmup_negative", bench[:-2] + ["--warmup", "-1"], USAGE, "--warmup: '-1'")
+    add("warmup_huge", bench[:-2] + ["--warmup", "4294967297"], USAGE, "--warmup: '4294967297'")
+    add("top_zero", bench + ["--top", "0"], USAGE, "--top: '0'")
+    add("top_text", bench + ["--top", "ten"], USAGE, "--top: 'ten'")
+    add("bench_ok", bench, OK, "timed runs: 1")
+    add("bench_trace_dir", bench + ["--trace", f["dir"]], FAIL, "--trace: '%s' exists but is not a regular file (a directory)" % f["dir"])
+    add("bench_trace_fifo", bench + ["--trace", f["fifo.json"]], FAIL, "(a FIFO)")
+    add("run_trace_fifo", run + ["--trace", f["fifo.json"]], FAIL, "--trace: '%s' exists but is not a regular file (a FIFO)" % f["fifo.json"])
+    add("run_trace_devnull_ok", run + ["--trace", "/dev/null"], FAIL, "(a character device)")
+
+    # --dim.
+    for cmd_args in (run, bench):
+        name = cmd_args[0]
+        add(name + "_dim_negative", cmd_args + ["--dim", "batch=-5"], FAIL, "--dim 'batch=-5': the value '-5' is not an integer from 0")
+        add(name + "_dim_text", cmd_args + ["--dim", "batch=x"], FAIL, "the value 'x'")
+        add(name + "_dim_no_eq", cmd_args + ["--dim", "batch"], FAIL, "expected NAME=N")
+        add(name + "_dim_no_name", cmd_args + ["--dim", "=5"], FAIL, "expected NAME=N")
+        add(name + "_dim_huge", cmd_args + ["--dim", "batch=99999999999999"], FAIL, "the value '99999999999999'")
+        add(name + "_dim_empty_value", cmd_args + ["--dim", "batch="], FAIL, "the value ''")
+    add("run_dim_not_onnx", run + ["--dim", "batch=2"], FAIL, "--dim names symbolic dimensions of an ONNX model")
+    add("convert_dim_negative", ["convert", MLP, os.path.join(d, "o.pbtxt"), "--dim", "batch=-5"], USAGE, "the value '-5'")
+    add("convert_out_ext", ["convert", MLP, os.path.join(d, "o.txt")], USAGE, "OUT must end in .pb or .pbtxt")
+    add("convert_out_dir", ["convert", MLP, f["dir.pb"]], USAGE, "OUT: '%s' exists but is not a regular file (a directory)" % f["dir.pb"])
+    add("convert_out_fifo", ["convert", MLP, f["fifo.pb"]], USAGE, "(a FIFO)")
+    add("convert_no_out", ["convert", MLP], USAGE, "OUT is required")
+
+    # --input.
+    add("input_no_eq", run + ["--input", "x"], FAIL, "--input 'x': expected NAME=FILE.npy")
+    add("input_no_name", run + ["--input", "=" + f["good.npy"]], FAIL, "expected NAME=FILE.npy")
+    add("input_no_file", run + ["--input", "x="], FAIL, "expected NAME=FILE.npy")
+    add("input_twice", run + ["--input", "x=" + f["good.npy"], "--input", "x=" + f["good.npy"]], FAIL, "more than once")
+    add("input_missing", run + ["--input", "x=" + f["missing.npy"]], FAIL, "--input x: '%s' does not exist" % f["missing.npy"])
+    add("input_dir", run + ["--input", "x=" + f["dir.npy"]], FAIL, "exists but is not a regular file (a directory)")
+    add("input_fifo", run + ["--input", "x=" + f["fifo.npy"]], FAIL, "exists but is not a regular file (a FIFO)")
+    add("input_devnull", run + ["--input", "x=/dev/null"], FAIL, "(a character device)")
+    add("input_devzero", run + ["--input", "x=/dev/zero"], FAIL, "(a character device)")
+    add("input_unknown_name", ["run", MLP, "--input", "nosuch=" + f["good.npy"]], FAIL, "nosuch")
+    add("input_good", ["run", MLP, "--input", "x=" + f["good.npy"], "--output-dir", out], OK, "logits")
+    add("input_missing_no_random", ["run", MLP, "--output-dir", out], FAIL, "--random-inputs")
+    npy_cases = [
+        ("empty.npy", "empty.npy"), ("magic_only.npy", "magic_only.npy"),
+        ("bad_magic.npy", "bad_magic.npy"), ("version9.npy", "version9.npy"),
+                ("hlen_past_end.npy", "hlen_past_end.npy"),
+        ("header_not_dict.npy", "header_not_dict.npy"),
+        ("header_garbage.npy", "header_garbage.npy"),
+        ("no_descr.npy", "no_descr.npy"), ("no_shape.npy", "no_shape.npy"),
+        ("complex.npy", "complex.npy"), ("object.npy", "object.npy"),
+        ("string_dtype.npy", "string_dtype.npy"), ("fortran.npy", "fortran.npy"),
+        ("neg_shape.npy", "neg_shape.npy"), ("short_data.npy", "short_data.npy"),
+        ("long_data.npy", "long_data.npy"), ("huge_shape.npy", "huge_shape.npy"),
+        ("big_shape.npy", "big_shape.npy"), ("shape_str.npy", "shape_str.npy"),
+        ("truncated_header.npy", "truncated_header.npy"),
+        ("int32.npy", "x"), ("float64.npy", "x"), ("wrong_cols.npy", "x"),
+        ("rank3.npy", "x"), ("scalar.npy", "x"),
+    ]
+    for name, fragment in npy_cases:
+        add("npy_" + name[:-4], ["run", MLP, "--input", "x=" + f[name], "--output-dir", out], FAIL, fragment)
+    add("npy_version2_ok", ["run", MLP, "--input", "x=" + f["version2.npy"], "--output-dir", out], OK, "logits")
+    add("npy_version3_ok", ["run", MLP, "--input", "x=" + f["version3.npy"], "--output-dir", out], OK, "logits")
+    add("npy_nan_ok", ["run", MLP, "--input", "x=" + f["nan.npy"], "--output-dir", out], OK, "nan")
+    add("bench_npy_truncated", ["bench", MLP, "--input", "x=" + f["truncated_header.npy"]], FAIL, "truncated_header.npy")
+
+    # --config for every command that takes one.
+    for name, args in (("run", run), ("bench", bench), ("place", ["place", MLP]),
+                       ("devices", ["devices"])):
+        add(name + "_config_dir", args + ["--config", f["dir"]], USAGE, "--config: '%s' exists but is not a regular file (a directory)" % f["dir"])
+        add(name + "_config_fifo", args + ["--config", f["fifo.cfg"]], USAGE, "(a FIFO)")
+        add(name + "_config_missing", args + ["--config", f["missing"]], USAGE, "does not exist")
+        add(name + "_config_garbage", args + ["--config", f["cfg_garbage.cfg"]], FAIL, "cfg_garbage.cfg")
+    for cfg, fragment in (("cfg_unknown.cfg", "no_such_field"), ("cfg_syntax.cfg", "cfg_syntax.cfg"),
+                          ("cfg_bad_enum.cfg", "NOT_A_STRATEGY"), ("cfg_neg_threads.cfg", "intra_op_threads"),
+                          ("cfg_neg_inter.cfg", "inter_op_threads"), ("cfg_bad_device.cfg", "tpu:9"),
+                          ("cfg_neg_gpu.cfg", "-3"), ("cfg_huge_int.cfg", "cfg_huge_int.cfg"),
+                          ("cfg_neg_plans.cfg", "plan_cache_max_plans")):
+        add("config_" + cfg[4:-4], run + ["--config", f[cfg]], FAIL, fragment)
+        add("devices_config_" + cfg[4:-4], ["devices", "--config", f[cfg]], FAIL, fragment)
+    add("config_empty_ok", run + ["--config", f["cfg_empty.cfg"]], OK, "logits")
+
+    # place flags.
+    place = ["place", MLP]
+    add("place_devices_empty", place + ["--devices", ""], USAGE, "--devices: empty")
+    add("place_devices_blank", place + ["--devices", "  "], USAGE, "--devices: empty")
+    add("place_devices_garbage", place + ["--devices", "banana"], FAIL, "banana")
+    add("place_devices_zero", place + ["--devices", "0xgpu:1GiB"], FAIL, "0xgpu")
+    add("place_devices_negative_mem", place + ["--devices", "gpu:-1GiB"], FAIL, "-1GiB")
+    add("place_devices_huge_count", place + ["--devices", "99999999999xgpu:1GiB"], FAIL, "99999999999")
+    add("place_devices_bad_unit", place + ["--devices", "gpu:1QiB"], FAIL, "1QiB")
+    add("place_devices_trailing_comma", place + ["--devices", "gpu:1GiB,"], FAIL, "empty item")
+    add("place_devices_ok", place + ["--devices", "2xgpu:1GiB,cpu"], OK, "strategy:")
+    add("place_batch_zero", place + ["--batch", "0"], USAGE, "--batch: '0' is not an integer from 1")
+    add("place_batch_negative", place + ["--batch", "-2"], USAGE, "--batch: '-2'")
+    add("place_batch_huge", place + ["--batch", "9223372036854775808"], USAGE, "--batch: '9223372036854775808'")
+    add("place_strategy_bad", place + ["--strategy", "greedy"], USAGE, "greedy")
+    add("place_dot_dir", place + ["--devices", "cpu", "--dot", f["dir"]], FAIL, "--dot: '%s' exists but is not a regular file (a directory)" % f["dir"])
+    add("place_dot_fifo", place + ["--devices", "cpu", "--dot", f["fifo.dot"]], FAIL, "(a FIFO)")
+
+    # run outputs.
+    add("output_clash", ["run", f["clash.pbtxt"], "--random-inputs", "--output-dir", out], FAIL,
+        "outputs 'a/b' and 'a_b' would both be written to")
+    add("output_escaped", ["run", f["esc_output.pbtxt"], "--random-inputs", "--output-dir", out], OK,
+        "lo\\x1b]0;pwned\\x07gits\\n:")
+    add("output_dotdot", ["run", f["dotdot_output.pbtxt"], "--random-inputs", "--output-dir", out], OK, "out/output.npy")
+    add("output_clash_dotdot", ["run", f["dotdot_clash.pbtxt"], "--random-inputs", "--output-dir", out], FAIL,
+        "outputs '..' and 'output' would both be written to")
+    add("output_dir_is_file", run[:-1] + [f["good.npy"]], FAIL, "cannot create output directory")
+    add("output_file_is_dir", ["run", MLP, "--random-inputs", "--output-dir", os.path.join(d, "outdir_collide")],
+        FAIL, "exists but is not a regular file (a directory)")
+    add("output_file_is_fifo", ["run", MLP, "--random-inputs", "--output-dir", os.path.join(d, "outfifo")],
+        FAIL, "exists but is not a regular file (a FIFO)")
+
+    # Unknown flags and missing values per command.
+    for cmd in ("inspect", "run", "place", "bench", "devices", "convert"):
+        add(cmd + "_unknown_flag", [cmd, "--no-such-flag"], USAGE, "--no-such-flag")
+    add("run_device_bad", run + ["--device", "tpu:0"], FAIL, "tpu:0")
+    add("run_device_missing_gpu", run + ["--device", "gpu:99"], FAIL, "gpu:99")
+    add("run_seed_missing_value", run + ["--seed"], USAGE, "--seed")
+    add("bench_runs_missing_value", ["bench", MLP, "--runs"], USAGE, "--runs")
+    return t
+
+
+def prepare_output_collisions(d):
+    os.makedirs(os.path.join(d, "outdir_collide", "logits.npy"))
+    os.makedirs(os.path.join(d, "outfifo"))
+    os.mkfifo(os.path.join(d, "outfifo", "logits.npy"))
+
+
+def run_case(sluice, d, case):
+    id_, args, code, fragment = case
+    env = dict(os.environ)
+    try:
+        p = subprocess.run([sluice] + args, cwd=d, env=env, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return id_, "HANG (over %.0f s)" % TIMEOUT_S, ""
+    text = (p.stdout + p.stderr).decode("utf-8", "replace")
+    if p.returncode < 0:
+        return id_, "CRASH (signal %d)" % -p.returncode, text
+    problems = []
+    if p.returncode != code:
+        problems.append("exit %d, expected %d" % (p.returncode, code))
+    if fragment not in text:
+        problems.append("no %r in the output" % fragment)
+    return id_, "; ".join(problems), text
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sluice")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--show", help="print one case's output")
+    parser.add_argument("-j", type=int, default=2)
+    a = parser.parse_args()
+    sluice = os.path.abspath(a.sluice)
+    d = tempfile.mkdtemp(prefix="sluice_malformed_")
+    try:
+        files = make_files(d)
+        prepare_output_collisions(d)
+        table = cases(files, d)
+        ids = [c[0] for c in table]
+        dupes = {i for i in ids if ids.count(i) > 1}
+        assert not dupes, dupes
+        if a.list:
+            for c in table:
+                print(c[0], c[2], repr(c[3]))
+            print(len(table), "cases")
+            return 0
+        if a.show:
+            case = next(c for c in table if c[0] == a.show)
+            id_, problem, text = run_case(sluice, d, case)
+            print("args:", case[1])
+            print(text)
+            print("problem:", problem or "none")
+            return 0
+        failures = []
+        with concurrent.futures.ThreadPoolExecutor(a.j) as pool:
+            for id_, problem, text in pool.map(lambda c: run_case(sluice, d, c), table):
+                if problem:
+                    failures.append(id_)
+                    print("FAIL %s: %s\n  output: %s" % (id_, problem, text[:600].replace("\n", "\n          ")))
+        print("%d cases, %d failed" % (len(table), len(failures)))
+        return 1 if failures else 0
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
