@@ -8,6 +8,7 @@
 #include <queue>
 
 #include "absl/strings/str_cat.h"
+#include "core/escape.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "core/tensor_proto.h"
@@ -23,7 +24,7 @@ std::string GraphBuilder::NodeLabel(int id) const {
   std::string out =
       n.def->name().empty()
           ? absl::StrCat("node #", id)
-          : absl::StrCat("node '", n.def->name(), "'");
+          : absl::StrCat("node '", EscapeForTerminal(n.def->name(), 200), "'");
   absl::StrAppend(&out, " (", n.def->op().empty() ? "no op" : n.def->op(),
                   ")");
   if (n.line > 0) absl::StrAppend(&out, " at line ", n.line);

@@ -3,11 +3,13 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/escape.h"
 
 namespace sluice {
 
 std::string Node::DebugName() const {
-  std::string out = absl::StrCat("node '", name_, "' (", op(), ")");
+  std::string out = absl::StrCat("node '", EscapeForTerminal(name_, 200), "' (",
+                                 EscapeForTerminal(op(), 100), ")");
   if (source_line_ > 0) absl::StrAppend(&out, " at line ", source_line_);
   return out;
 }

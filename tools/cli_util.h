@@ -25,6 +25,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/escape.h"  // EscapeForTerminal
 #include "core/shape.h"
 #include "nlohmann/json.hpp"
 #include "proto/config.pb.h"
@@ -59,12 +60,6 @@ CLI::Validator FiniteAbove(double lo, double hi);
 
 // "1,234,567".
 std::string FormatCount(int64_t n);
-
-// `text` safe to print on a terminal: control characters (newline, ESC,
-// DEL, the C1 controls) become \n, \t, \r, \x1b, ..., bytes that are not
-// UTF-8 \xHH; longer than `max_chars` bytes, the rest is replaced by
-// "... (N more bytes)".
-std::string EscapeForTerminal(absl::string_view text, size_t max_chars = 2000);
 
 // The most lines PrintStatusLines and FailCommand print of one status; the
 // rest become "... and N more lines".

@@ -261,12 +261,24 @@ def cases(f, d):
     add("many_errors_truncated", ["inspect", f["many_errors.pbtxt"]], FAIL, "... and 200 more")
     add("many_errors_run", ["run", f["many_errors.pbtxt"]], FAIL, "more lines")
     add("long_name_truncated", ["inspect", f["long_name.pbtxt"]], FAIL, "more bytes)")
-    add("run_garbage_pb", ["run", f["garbage.pb"]], FAIL, "garbage.pb")
-    add("place_garbage_pb", ["place", f["garbage.pb"]], FAIL, "garbage.pb")
-    add("bench_truncated_pb", ["bench", f["truncated.pb"]], FAIL, "truncated.pb")
-    add("convert_garbage_pb", ["convert", f["garbage.pb"], os.path.join(d, "o.pb")], FAIL, "garbage.pb")
     add("place_cycle", ["place", f["cycle.pbtxt"]], FAIL, "cycle")
     add("run_unknown_op", ["run", f["unknown_op.pbtxt"]], FAIL, "NoSuchOp")
+
+    # The same malformed models through every command that loads a model.
+    for model, fragment in (("garbage.pb", "not a valid binary GraphDef"),
+                            ("truncated.pb", "truncated.pb"),
+                            ("empty.pb", "has no nodes"),
+                            ("syntax.pbtxt", "syntax.pbtxt"),
+                            ("unknown_op.pbtxt", "unknown op 'NoSuchOp'"),
+                            ("cycle.pbtxt", "cycle: a -> b -> a"),
+                            ("missing_input.pbtxt", "nowhere"),
+                            ("esc_name.pbtxt", "a\\nb\\x1b[31mred"),
+                            ("const_huge.pbtxt", "'c'"),
+                            ("garbage.onnx", "garbage.onnx")):
+        for cmd in ("run", "place", "bench", "convert"):
+            extra = ([os.path.join(d, "conv_%s.pbtxt" % model.replace(".", "_"))]
+                     if cmd == "convert" else ["--random-inputs"] if cmd != "place" else [])
+            add("%s_%s" % (cmd, model.replace(".", "_")), [cmd, f[model]] + extra, FAIL, fragment)
 
     # run / bench flags.
     add("seed_negative", run + ["--seed", "-1"], USAGE, "--seed: '-1' is not an integer from 0")
