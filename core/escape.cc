@@ -1,4 +1,4 @@
-// EscapeForTerminal (see escape.h).
+// EscapeForTerminal and FormatCount (see escape.h).
 #include "core/escape.h"
 
 #include <cstdint>
@@ -63,10 +63,22 @@ std::string EscapeForTerminal(absl::string_view text, size_t max_chars) {
     }
   }
   if (i < text.size()) {
-    absl::StrAppend(&out, "... (", text.size() - i,
+    absl::StrAppend(&out, "... (", FormatCount(static_cast<int64_t>(text.size() - i)),
                     " more bytes)");
   }
   return out;
+}
+
+std::string FormatCount(int64_t n) {
+  const bool negative = n < 0;
+  std::string digits = absl::StrCat(n);
+  if (negative) digits.erase(0, 1);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return negative ? "-" + out : out;
 }
 
 }  // namespace sluice

@@ -1,4 +1,5 @@
-// EscapeForTerminal: text from a model or a file made safe to print.
+// Printing text that came from a file: EscapeForTerminal makes it safe for
+// a terminal, FormatCount writes the counts of truncated lists.
 //
 //   LOG(ERROR) << "node '" << EscapeForTerminal(name) << "'";
 //   // a name "a\nb\x1b[31m" prints as a\nb\x1b[31m, on one line
@@ -12,6 +13,7 @@
 #define SLUICE_CORE_ESCAPE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -19,6 +21,9 @@
 namespace sluice {
 
 std::string EscapeForTerminal(absl::string_view text, size_t max_chars = 2000);
+
+// "1,234,567", for "... and 99,990 more".
+std::string FormatCount(int64_t n);
 
 }  // namespace sluice
 

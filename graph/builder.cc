@@ -413,8 +413,19 @@ void GraphBuilder::ReportCycles(const std::vector<int>& remaining) {
     std::reverse(cycle.begin(), cycle.end());  // now in data-flow order
     std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()),
                 cycle.end());
+    // A long cycle is named by its first nodes and a count, so the
+    // message stays one readable line.
+    constexpr size_t kNamesShown = 10;
     std::vector<std::string> names;
-    for (int id : cycle) names.push_back(nodes_[id].def->name());
+    for (size_t i = 0; i < cycle.size() && i < kNamesShown; ++i) {
+      names.push_back(EscapeForTerminal(nodes_[cycle[i]].def->name(), 200));
+    }
+    if (cycle.size() > kNamesShown) {
+      names.push_back(absl::StrCat(
+          "... and ",
+          FormatCount(static_cast<int64_t>(cycle.size() - kNamesShown)),
+          " more"));
+    }
     names.push_back(names.front());
     NodeError(cycle.front(),
               absl::StrCat("cycle: ", absl::StrJoin(names, " -> ")));

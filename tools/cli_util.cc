@@ -179,18 +179,6 @@ CLI::Validator FiniteAbove(double lo, double hi) {
       absl::StrCat("NUMBER in (", lo, ", ", hi, "]"));
 }
 
-std::string FormatCount(int64_t n) {
-  const bool negative = n < 0;
-  std::string digits = absl::StrCat(n);
-  if (negative) digits.erase(0, 1);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return negative ? "-" + out : out;
-}
-
 std::string DumpJson(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }

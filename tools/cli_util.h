@@ -25,7 +25,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/escape.h"  // EscapeForTerminal
+#include "core/escape.h"  // EscapeForTerminal, FormatCount
 #include "core/shape.h"
 #include "nlohmann/json.hpp"
 #include "proto/config.pb.h"
@@ -57,9 +57,6 @@ CLI::Validator RegularFile();
 CLI::Validator IntegerIn(int64_t lo, int64_t hi);
 CLI::Validator Uint64();
 CLI::Validator FiniteAbove(double lo, double hi);
-
-// "1,234,567".
-std::string FormatCount(int64_t n);
 
 // The most lines PrintStatusLines and FailCommand print of one status; the
 // rest become "... and N more lines".

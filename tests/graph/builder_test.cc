@@ -3,6 +3,7 @@
 #include "graph/builder.h"
 
 #include "gmock/gmock.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 
@@ -315,6 +316,24 @@ TEST(BuilderTest, ReportsCycleWithItsNodes) {
   EXPECT_THAT(s.message(), HasSubstr("cycle: a -> b -> c -> a"));
   // One error for the cycle; d, downstream of it, adds none.
   EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("'d'")));
+}
+
+TEST(BuilderTest, LongCycleNamesItsFirstNodesAndCountsTheRest) {
+  std::string text;
+  for (int i = 0; i < 25; ++i) {
+    absl::StrAppend(&text, "node { name: \"n", i, "\" op: \"Neg\" input: \"n",
+                    (i + 1) % 25, "\" }\n");
+  }
+  std::vector<absl::Status> errors = ValidateGraphDef(ParseGraphDef(text));
+  ASSERT_THAT(errors, SizeIs(1));
+  EXPECT_THAT(errors[0].message(),
+              HasSubstr("cycle: n0 -> n24 -> n23 -> n22 -> n21 -> n20 -> n19 "
+                        "-> n18 -> n17 -> n16 -> ... and 15 more -> n0"));
+}
+
+TEST(BuilderTest, EscapesControlCharactersInNodeNames) {
+  absl::Status s = BuildError("node { name: \"a\\nb\\033\" op: \"NoSuchOp\" }");
+  EXPECT_THAT(s.message(), HasSubstr("node 'a\\nb\\x1b'"));
 }
 
 TEST(BuilderTest, ReportsSelfLoopAndControlCycle) {

@@ -140,6 +140,11 @@ def make_files(d):
     # Many errors: 300 nodes of an unknown op.
     put("many_errors.pbtxt", "".join(
         "node { name: \"n%d\" op: \"NoSuchOp\" }\n" % i for i in range(300)))
+    # A cycle through 100,000 nodes: one error, its names cut with a count.
+    n = 100000
+    put("cycle_100k.pbtxt", "".join(
+        "node { name: \"c%d\" op: \"Identity\" input: \"c%d\" }\n" % (i, (i + 1) % n)
+        for i in range(n)))
     # One long name (100 KB).
     put("long_name.pbtxt", "node { name: \"%s\" op: \"NoSuchOp\" }\n" % ("x" * 100000))
 
@@ -260,6 +265,13 @@ def cases(f, d):
     add("empty_onnx", ["inspect", f["empty.onnx"]], FAIL, "empty.onnx")
     add("many_errors_truncated", ["inspect", f["many_errors.pbtxt"]], FAIL, "... and 200 more")
     add("many_errors_run", ["run", f["many_errors.pbtxt"]], FAIL, "more lines")
+    add("cycle_100k", ["inspect", f["cycle_100k.pbtxt"]], FAIL, "-> ... and 99,990 more -> c0")
+    add("cycle_100k_run", ["run", f["cycle_100k.pbtxt"]], FAIL, "and 99,990 more")
+    add("json_run_garbage", ["run", f["garbage.pb"], "--json"], FAIL, '"ok": false')
+    add("json_inspect_cycle", ["inspect", f["cycle.pbtxt"], "--json"], FAIL, '"valid": false')
+    add("json_inspect_esc", ["inspect", f["esc_name.pbtxt"], "--json"], FAIL, "a\\\\nb\\\\x1b[31mred")
+    add("json_bench_nan", ["bench", MLP, "--json", "--seconds", "nan"], USAGE, "--seconds: 'nan'")
+    add("json_run_clash", ["run", f["clash.pbtxt"], "--random-inputs", "--json", "--output-dir", out], FAIL, '"ok": false')
     add("long_name_truncated", ["inspect", f["long_name.pbtxt"]], FAIL, "more bytes)")
     add("place_cycle", ["place", f["cycle.pbtxt"]], FAIL, "cycle")
     add("run_unknown_op", ["run", f["unknown_op.pbtxt"]], FAIL, "NoSuchOp")
