@@ -169,12 +169,14 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
   app->add_option("--config", options->config_path, "A RuntimeConfig text proto")
       ->check(RegularFile());
   app->add_option("--device", options->device,
-                  "Run on this device (e.g. gpu:0, cpu:0)");
+                  "Run on this device (e.g. gpu:0, cpu:0)")
+      ->check(NonEmpty());
   app->add_option("--top", options->top, "How many ops and nodes to list")
       ->check(IntegerIn(1, 1000000))
       ->capture_default_str();
   app->add_option("--trace", options->trace_path,
-                  "Write one profiled step as a Chrome trace (JSON)");
+                  "Write one profiled step as a Chrome trace (JSON)")
+      ->check(NonEmpty());
   AddDimOption(app, &options->dims);
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }

@@ -179,6 +179,15 @@ CLI::Validator FiniteAbove(double lo, double hi) {
       absl::StrCat("NUMBER in (", lo, ", ", hi, "]"));
 }
 
+CLI::Validator NonEmpty() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (value.find_first_not_of(" \t") != std::string::npos) return "";
+        return "empty; leave the flag out for the default";
+      },
+      "");
+}
+
 std::string DumpJson(const nlohmann::json& j) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -57,6 +57,9 @@ CLI::Validator RegularFile();
 CLI::Validator IntegerIn(int64_t lo, int64_t hi);
 CLI::Validator Uint64();
 CLI::Validator FiniteAbove(double lo, double hi);
+// A value that is not empty or blank ("--device ''" would otherwise mean
+// the default).
+CLI::Validator NonEmpty();
 
 // The most lines PrintStatusLines and FailCommand print of one status; the
 // rest become "... and N more lines".

@@ -365,7 +365,8 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
   app->add_flag("--explain", options->explain, "Print why each node went where");
   app->add_option("--dot", options->dot_path,
                   "Write the placed graph as Graphviz (and an SVG beside it "
-                  "when dot is installed)");
+                  "when dot is installed)")
+      ->check(NonEmpty());
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 

@@ -106,20 +106,23 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
       ->needs(random);
   app->add_option("--output-dir", options->output_dir,
                   "Where to write NAME.npy for each output")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NonEmpty());
   app->add_option("--config", options->config_path,
                   "A RuntimeConfig text proto")
       ->check(RegularFile());
   app->add_option("--device", options->device,
                   "Run on this device (e.g. gpu:0, cpu:0): manual placement "
-                  "with it as the default device");
+                  "with it as the default device")
+      ->check(NonEmpty());
   app->add_flag("--stats", options->stats,
                 "Print each device's memory statistics after the run, then "
                 "give unused GPU memory back and say how much");
   app->add_option("--trace", options->trace_path,
                   "Write the step as a Chrome trace (JSON for chrome://tracing "
                   "or Perfetto); it is the session's first step, so it "
-                  "includes one-time costs such as loading GPU kernels");
+                  "includes one-time costs such as loading GPU kernels")
+      ->check(NonEmpty());
   AddDimOption(app, &options->dims);
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }

@@ -85,6 +85,10 @@ def make_files(d):
         path = os.path.join(d, name)
         os.mkfifo(path)
         files[name] = path
+    for name, target in (("dangling", "nowhere"), ("link_to_dir", files["dir"]),
+                         ("link_to_fifo", files["fifo.npy"])):
+        os.symlink(target, os.path.join(d, name))
+        files[name] = os.path.join(d, name)
     files["missing"] = os.path.join(d, "missing.pb")
     files["missing.npy"] = os.path.join(d, "missing.npy")
 
@@ -426,6 +430,36 @@ def cases(f, d):
         FAIL, "exists but is not a regular file (a directory)")
     add("output_file_is_fifo", ["run", MLP, "--random-inputs", "--output-dir", os.path.join(d, "outfifo")],
         FAIL, "exists but is not a regular file (a FIFO)")
+
+    # Empty values that would silently mean the default, and odd paths.
+    add("run_device_empty", run + ["--device", ""], USAGE, "--device: empty")
+    add("bench_device_empty", bench + ["--device", " "], USAGE, "--device: empty")
+    add("run_output_dir_empty", ["run", MLP, "--random-inputs", "--output-dir", ""], USAGE, "--output-dir: empty")
+    add("run_trace_empty", run + ["--trace", ""], USAGE, "--trace: empty")
+    add("bench_trace_empty", bench + ["--trace", ""], USAGE, "--trace: empty")
+    add("place_dot_empty", place + ["--dot", ""], USAGE, "--dot: empty")
+    add("config_empty_path", run + ["--config", ""], USAGE, "--config: '' does not exist")
+    add("run_device_negative", run + ["--device", "gpu:-1"], FAIL, "gpu:-1")
+    add("run_device_no_cpu1", run + ["--device", "cpu:1"], FAIL, "cpu:1")
+    add("run_device_escape", run + ["--device", "\x1b[2J"], FAIL, "\\x1b[2J")
+    add("place_strategy_empty", place + ["--strategy", ""], USAGE, "--strategy")
+    add("place_devices_zero_mem", place + ["--devices", "4xgpu:0GiB"], FAIL, "must be positive")
+    add("place_devices_overflow_mem", place + ["--devices", "gpu:1e999GiB"], FAIL, "1e999GiB")
+    add("place_devices_negative_count", place + ["--devices", "-1xgpu:1GiB"], FAIL, "-1xgpu:1GiB")
+    add("place_devices_long", place + ["--devices", ",".join(["gpu:1GiB"] * 5000) + ",banana"], FAIL, "banana")
+    add("devices_extra_arg", ["devices", "extra"], USAGE, "not expected: extra")
+    add("inspect_two_models", ["inspect", MLP, MLP], USAGE, "not expected")
+    add("convert_input_shape_text", ["convert", MLP, os.path.join(d, "o2.pbtxt"), "--input-shape", "x=1,a"], USAGE, "--input-shape: 'x=1,a'")
+    add("convert_input_shape_no_eq", ["convert", MLP, os.path.join(d, "o2.pbtxt"), "--input-shape", "x"], USAGE, "--input-shape: 'x'")
+    add("path_with_newline", ["inspect", os.path.join(d, "a\nb.pb")], USAGE, "a\\nb.pb' does not exist")
+    add("path_trailing_slash", ["inspect", MLP + "/"], USAGE, "does not exist")
+    add("path_too_long", ["inspect", os.path.join(d, "x" * 5000)], USAGE, "File name too long")
+    add("path_dangling_link", ["inspect", f["dangling"]], USAGE, "does not exist")
+    add("path_link_to_dir", ["inspect", f["link_to_dir"]], USAGE, "(a directory)")
+    add("path_link_to_fifo", ["run", MLP, "--input", "x=" + f["link_to_fifo"]], FAIL, "(a FIFO)")
+    add("input_name_escaped", ["run", MLP, "--input", "\x1b=" + f["missing.npy"]], FAIL, "--input \\x1b: ")
+    add("seed_unicode_digits", run + ["--seed", "\u0661\u0662"], USAGE, "--seed: '\u0661\u0662'")
+    add("seed_escape", run + ["--seed", "\x1b[31m"], USAGE, "--seed: '\\x1b[31m'")
 
     # Unknown flags and missing values per command.
     for cmd in ("inspect", "run", "place", "bench", "devices", "convert"):
