@@ -51,10 +51,13 @@ for kind in shared static; do
     { cat "$WORK/$kind.log" >&2; fail "building the consumer ($kind)"; }
   "$WORK/$kind/consumer" "$MODEL" || fail "the consumer ($kind) on $MODEL"
 done
-if ldd "$WORK/shared/consumer" | grep -q "$PREFIX/lib/libsluice.so"; then
+# ldd's output is read whole before it is searched: with pipefail, grep -q
+# closing the pipe early makes ldd die of SIGPIPE and the check fail at random.
+libs="$(ldd "$WORK/shared/consumer")" || fail "ldd $WORK/shared/consumer"
+if grep -qF "$PREFIX/lib/libsluice.so" <<<"$libs"; then
   echo "consumer_test: the shared consumer loads $PREFIX/lib/libsluice.so"
 else
-  ldd "$WORK/shared/consumer" >&2
+  echo "$libs" >&2
   fail "the shared consumer does not load the installed libsluice.so"
 fi
 
