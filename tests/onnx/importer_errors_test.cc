@@ -468,6 +468,49 @@ TEST(OnnxImporterErrorTest, ParsesCommandLineOptions) {
   EXPECT_FALSE(ParseDimValueFlag("batch=", &options).ok());
 }
 
+// Declared output types and shapes are checked against what the import
+// infers, as onnx.checker's full check does.
+TEST(OnnxImporterErrorTest, DeclaredOutputsMustMatchWhatTheGraphMakes) {
+  auto model_with_output = [](int elem, std::vector<int64_t> dims,
+                              bool symbolic_last = false) {
+    onnx::ModelProto model = NewModel();
+    onnx::GraphProto* g = model.mutable_graph();
+    AddInput(g, "x", {2, 3});
+    AddNode(g, "Relu", {"x"}, {"y"}, "relu");
+    onnx::ValueInfoProto* out = g->add_output();
+    out->set_name("y");
+    auto* tt = out->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      auto* d = tt->mutable_shape()->add_dim();
+      if (symbolic_last && i + 1 == dims.size()) {
+        d->set_dim_param("n");
+      } else {
+        d->set_dim_value(dims[i]);
+      }
+    }
+    return model;
+  };
+  EXPECT_TRUE(Import(model_with_output(onnx::TensorProto::FLOAT, {2, 3})).ok());
+  EXPECT_TRUE(
+      Import(model_with_output(onnx::TensorProto::FLOAT, {2, 3}, true)).ok());
+
+  absl::StatusOr<GraphDef> def =
+      Import(model_with_output(onnx::TensorProto::FLOAT, {2, 4}));
+  ASSERT_FALSE(def.ok());
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(),
+              HasSubstr("graph output 'y' is declared with dimension 1 = 4 "
+                        "but its producer makes [2,3]"));
+  def = Import(model_with_output(onnx::TensorProto::FLOAT, {6}));
+  ASSERT_FALSE(def.ok());
+  EXPECT_THAT(def.status().message(), HasSubstr("declared with rank 1"));
+  def = Import(model_with_output(onnx::TensorProto::INT64, {2, 3}));
+  ASSERT_FALSE(def.ok());
+  EXPECT_THAT(def.status().message(),
+              HasSubstr("'y' is declared int64 but its producer makes float32"));
+}
+
 // --- Resource limits: what a small file may make the import create --------
 
 void AddIntsConstant(onnx::GraphProto* g, const std::string& out,
