@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """sluice's CPU path beside onnxruntime's CPU provider, in one run.
 
-For each model (bench/models/resnet50.py's ResNet-50 by default), both
+For each model (--models: bench/models/resnet50.py's ResNet-50 and
+bench/models/encoder_layer.py's transformer encoder layer), both
 runtimes read the same ONNX file and input, with the same intra-op thread
 count (--threads, default 2) and one inter-op thread:
 
@@ -18,7 +19,8 @@ timed steps of each. The outputs are compared (max |d| and relative L2 of
 onnxruntime's output against sluice's).
 
     python3 bench/cpu_peers.py --sluice build/tools/sluice --out DIR \
-        [--threads 2] [--batch 1] [--runs 20] [--rounds 2]
+        [--models resnet50 encoder_layer] [--threads 2] [--batch 1] \
+        [--runs 20] [--rounds 2]
 
 Writes DIR/cpu_peers.json and DIR/cpu_peers.md and prints the table. Needs
 numpy, onnx, onnxruntime (scripts/setup.sh --onnx's .venv-onnx).
@@ -36,7 +38,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "models"))
+import encoder_layer  # noqa: E402  (bench/models/encoder_layer.py)
 import resnet50  # noqa: E402  (bench/models/resnet50.py)
+
+MODELS = {"resnet50": resnet50.write, "encoder_layer": encoder_layer.write}
 from bench_env import cpu_model, tool_env  # noqa: E402
 from peers import compare, median_ms, one_line, output_file  # noqa: E402
 
@@ -144,6 +149,8 @@ def main():
     ap.add_argument("--sluice", required=True, help="the sluice binary")
     ap.add_argument("--out", required=True, help="folder for the results")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--models", nargs="+", choices=sorted(MODELS),
+                    default=["resnet50", "encoder_layer"])
     ap.add_argument("--batch", type=int, nargs="+", default=[1])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
@@ -155,14 +162,15 @@ def main():
     import onnxruntime as ort
     versions = {"numpy": np.__version__, "onnxruntime": ort.__version__}
     models = []
-    for batch in args.batch:
-        name = f"resnet50_b{batch}"
-        log(name)
-        try:
-            paths = resnet50.write(os.path.join(args.out, "work"), batch)
-            models.append(run_model(args, ort, name, paths))
-        except Exception as e:  # record and go on
-            models.append({"name": name, "error": one_line(f"{type(e).__name__}: {e}")})
+    for model in args.models:
+        for batch in args.batch:
+            name = f"{model}_b{batch}"
+            log(name)
+            try:
+                paths = MODELS[model](os.path.join(args.out, "work"), batch)
+                models.append(run_model(args, ort, name, paths))
+            except Exception as e:  # record and go on
+                models.append({"name": name, "error": one_line(f"{type(e).__name__}: {e}")})
     report = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
               "machine": {"hostname": platform.node(), "cpu": cpu_model(),
                           "cores": os.cpu_count()},
