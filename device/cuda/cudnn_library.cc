@@ -5,6 +5,7 @@
 #include <link.h>
 
 #include <cstdio>
+#include <mutex>
 #include <type_traits>
 #include <utility>
 
@@ -72,13 +73,6 @@ const Loaded& ProcessCudnn() {
   static const Loaded* const kLoaded = [] {
     auto* loaded = new Loaded{absl::UnknownError("not loaded"), CudnnInfo()};
     loaded->api = LoadCudnn(kCudnnLibraryName, kMinCudnnVersion, &loaded->info);
-    if (!loaded->api.ok()) {
-      // Said once per process, where a user running a model looks.
-      std::fprintf(stderr,
-                   "sluice: cuDNN is not used (%s); Conv and ConvTranspose "
-                   "run on sluice's own CUDA kernels\n",
-                   std::string(loaded->api.status().message()).c_str());
-    }
     return loaded;
   }();
   return *kLoaded;
@@ -167,7 +161,18 @@ absl::StatusOr<std::unique_ptr<CudnnApi>> LoadCudnn(const std::string& path,
 
 absl::StatusOr<const CudnnApi*> GetCudnn() {
   const Loaded& loaded = ProcessCudnn();
-  if (!loaded.api.ok()) return loaded.api.status();
+  if (!loaded.api.ok()) {
+    // Said once per process, where a user running a model looks, the
+    // first time a kernel wants cuDNN (`sluice devices` only reports it).
+    static std::once_flag said;
+    std::call_once(said, [&] {
+      std::fprintf(stderr,
+                   "sluice: cuDNN is not used (%s); Conv and ConvTranspose "
+                   "run on sluice's own CUDA kernels\n",
+                   std::string(loaded.api.status().message()).c_str());
+    });
+    return loaded.api.status();
+  }
   return loaded.api->get();
 }
 

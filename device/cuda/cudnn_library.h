@@ -11,8 +11,8 @@
 //   RETURN_IF_ERROR(dnn->Check(dnn->Create(&h), "cudnnCreate"));
 //
 // Thread-safe: GetCudnn loads the library once per process (the first call,
-// from any thread) and the result never changes; it writes one line to
-// stderr the first time it finds cuDNN unusable. The CudnnApi it returns
+// from any thread) and the result never changes; GetCudnn writes one line
+// to stderr the first time it is asked for an unusable cuDNN. The CudnnApi it returns
 // lives for the whole process (the library is never closed).
 #ifndef SLUICE_DEVICE_CUDA_CUDNN_LIBRARY_H_
 #define SLUICE_DEVICE_CUDA_CUDNN_LIBRARY_H_
