@@ -148,8 +148,6 @@ struct ConvCase {
   bool fallback_only = false;
 };
 
-void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
-
 Attrs Window(std::vector<int64_t> s, std::vector<int64_t> p,
              std::vector<int64_t> d, int64_t group = 1) {
   return {{"strides", IntListAttr(s)}, {"pads", IntListAttr(p)},
@@ -238,7 +236,7 @@ std::vector<DtypeCase> AllCases() {
 
 // Inputs of `dtype` with values from [-1, 1] (fixed seed per case), and
 // the same values as float32 for the CPU reference.
-void MakeInputs(const ConvCase& c, DataType dtype, std::vector<Tensor>* in,
+[[maybe_unused]] void MakeInputs(const ConvCase& c, DataType dtype, std::vector<Tensor>* in,
                 std::vector<Tensor>* in32) {
   std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>()(c.name) & 0xffff));
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -252,7 +250,7 @@ void MakeInputs(const ConvCase& c, DataType dtype, std::vector<Tensor>* in,
 }
 
 // |gpu - cpu| <= rtol * (1 + |cpu|) everywhere.
-void ExpectClose(const Tensor& gpu, const std::vector<double>& cpu,
+[[maybe_unused]] void ExpectClose(const Tensor& gpu, const std::vector<double>& cpu,
                  const Shape& shape, double rtol, const std::string& what) {
   ASSERT_EQ(gpu.shape(), shape) << what;
   std::vector<double> g = ToDoubles(gpu);
@@ -269,7 +267,7 @@ void ExpectClose(const Tensor& gpu, const std::vector<double>& cpu,
 // Against a float32 CPU reference on the same (rounded) inputs: float32
 // and float64 differ by float32's summation order, the 16-bit floats by
 // their output rounding.
-double Tolerance(DataType dtype) {
+[[maybe_unused]] double Tolerance(DataType dtype) {
   switch (dtype) {
     case DT_FLOAT16: return 1e-2;
     case DT_BFLOAT16: return 2e-2;
