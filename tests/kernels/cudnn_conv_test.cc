@@ -346,7 +346,9 @@ TEST_P(CudnnConvTest, CudnnAndFallbackMatchTheCpu) {
   if (cudnn.usable && !c.fallback_only) {
     EXPECT_GT(runs_after, runs_before) << "cuDNN was not used";
   }
-  if (c.fallback_only) EXPECT_EQ(runs_after, runs_before);
+  if (c.fallback_only) {
+    EXPECT_EQ(runs_after, runs_before);
+  }
   ExpectClose(*with, ref, shape, Tolerance(dtype), c.name + " with cuDNN");
 
   absl::StatusOr<Tensor> without = RunOnGpu(gpus.fallback.get(), c.op, in, c.attrs);
