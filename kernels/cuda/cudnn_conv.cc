@@ -163,9 +163,13 @@ cudnnMathType_t MathFor(DataType dtype, bool allow_tf32) {
 }
 
 // Whether a measured result may be used under the requested math mode:
-// float32 without TF32 takes only FMA kernels.
+// float32 without TF32 takes no result measured with tensor-op math (a
+// result reported as CUDNN_DEFAULT_MATH is kept: RunOne runs every
+// algorithm with CUDNN_FMA_MATH set then, so TF32 is never used).
 bool MathAllowed(cudnnMathType_t requested, cudnnMathType_t got) {
-  return requested != CUDNN_FMA_MATH || got == CUDNN_FMA_MATH;
+  return requested != CUDNN_FMA_MATH ||
+         (got != CUDNN_TENSOR_OP_MATH &&
+          got != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
 }
 
 // The descriptors of `p`: 1-D problems become 2-D with a height of 1.
@@ -515,6 +519,7 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
                                    : " within the memory left for a workspace"));
   }
   // The fastest algorithm whose workspace the memory limit allows now.
+  absl::Status last_error;
   for (const Candidate& c : e->candidates) {
     Tensor ws;
     if (c.memory > 0) {
@@ -526,12 +531,18 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
     }
     absl::Status s = RunOne(*st, p, *e, c, x, w, y,
                             c.memory > 0 ? ws.raw_data() : nullptr, c.memory);
-    if (absl::IsUnimplemented(s)) continue;  // refused at run time: next
-    RETURN_IF_ERROR(s);
+    if (!s.ok()) {  // refused at run time (NOT_SUPPORTED, BAD_PARAM): next
+      last_error = s;
+      continue;
+    }
     e->last_algo = c.algo;
     e->last_workspace = static_cast<int64_t>(c.memory);
     ++e->runs;
     return true;
+  }
+  if (!last_error.ok()) {
+    return refuse(absl::StrCat("cuDNN refused every algorithm for ", key,
+                               "; the last: ", last_error.message()));
   }
   return refuse(absl::StrCat(
       "no cuDNN algorithm for ", key, " fits: the fastest needs ",
