@@ -106,6 +106,9 @@ if want cudnn && [[ -x .gpu/bin/sluice_kernels_test ]]; then
   step cudnn-loader .gpu/bin/sluice_device_test --gtest_filter='Cudnn*'
   step cudnn-devices .gpu/bin/sluice devices
   step cudnn-conv .gpu/bin/sluice_kernels_test --gtest_filter="$CONV_FILTER"
+  # Ordinary steps on four threads beside the plan's CUDA-graph replays.
+  [[ -x .gpu/bin/sluice_examples_test ]] && step cudnn-cnn-four-threads-x10 \
+    .gpu/bin/sluice_examples_test --gtest_filter='*Cnn*' --gtest_repeat=10
   grep -h "SKIPPED\|Skipped\|not usable" "$OUT/cudnn-conv.log" | sort | uniq -c \
     >"$OUT/cudnn-conv.skips.txt" || true
   if command -v compute-sanitizer >/dev/null; then
