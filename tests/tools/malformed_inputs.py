@@ -160,6 +160,9 @@ def make_files(d):
     put("esc_name.pbtxt", "node { name: \"a\\nb\\033[31mred\" op: \"NoSuchOp\" }\n")
     put("bell_name.pbtxt", "node { name: \"\\007\\010\\177\" op: \"NoSuchOp\" }\n")
     put("non_utf8.pbtxt", b"node { name: \"\\377\\376\" op: \"NoSuchOp\" }\n")
+    # A valid graph but for a weight's name that is not UTF-8.
+    put("non_utf8_valid.pbtxt", mlp_variant([]).replace(
+        b'"fc1/w"', b'"fc1/w\\377"'))
     put("version99.pbtxt", "format_version: 99\n")
     put("neg_dim.pbtxt", mlp_variant([("dim: [-1, 16]", "dim: [-7, 16]")]))
     put("const_short.pbtxt",
@@ -304,6 +307,10 @@ def cases(f, d):
     add("escaped_controls", ["inspect", f["bell_name.pbtxt"]], FAIL, "\\x07\\x08\\x7f")
     add("non_utf8_name", ["inspect", f["non_utf8.pbtxt"]], FAIL, "non_utf8.pbtxt")
     add("non_utf8_name_json", ["inspect", f["non_utf8.pbtxt"], "--json"], FAIL, "\"valid\": false")
+    add("non_utf8_valid_inspect", ["inspect", f["non_utf8_valid.pbtxt"]], FAIL,
+        "NodeDef.name 'fc1/w\\xff' is not valid UTF-8")
+    add("non_utf8_valid_convert", ["convert", f["non_utf8_valid.pbtxt"], os.path.join(d, "nu.pb")], FAIL,
+        "is not valid UTF-8")
     add("version99", ["inspect", f["version99.pbtxt"]], FAIL, "99")
     add("neg_dim", ["inspect", f["neg_dim.pbtxt"]], FAIL, "-7")
     add("const_short", ["inspect", f["const_short.pbtxt"]], FAIL, "'c'")
