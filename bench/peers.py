@@ -29,7 +29,9 @@ with sluice's on the same kind of device (max |d| and relative L2).
 
 Writes $OUT/peers.json and $OUT/peers.md and prints the table. Workloads:
 encoder_b1 / encoder_b32 (bench/models/encoder_layer.py), matmul_4096 /
-matmul_8192 (fp32), neg_chain (2,000 chained Neg on 1,024 floats) and, when
+matmul_8192 (fp32), neg_chain (2,000 chained Neg on 1,024 floats),
+resnet50_b1 / resnet50_b32 (bench/models/resnet50.py, run in PyTorch node
+by node from the same ONNX file with torch.nn.functional) and, when
 torchvision and transformers are importable and time allows,
 scripts/real_onnx_models.py's ResNet-18, small GPT-2 and small BERT. Without
 torch the PyTorch columns are skipped, without a GPU the GPU columns; every
@@ -51,6 +53,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "models"))
 import encoder_layer  # noqa: E402  (bench/models/encoder_layer.py)
+import resnet50  # noqa: E402  (bench/models/resnet50.py)
 from bench_env import cpu_model, sluice_gpus, tool_env  # noqa: E402
 
 GPU_PEERS = ("torch_eager", "torch_graph")
@@ -133,6 +136,86 @@ def neg_chain_workload(work, quick, length=2000, size=1024):
             "onnx": path, "feeds": feeds, "torch": make_torch,
             "runs_gpu": 20 if quick else 50, "runs_cpu": 20 if quick else 50,
             "warmup_cpu": 3, "files": [path]}
+
+
+def onnx_cnn_torch(path):
+    """A PyTorch callable that runs a CNN ONNX graph (Conv,
+    BatchNormalization, Relu, MaxPool, Add, GlobalAveragePool, Flatten, Gemm:
+    what bench/models/resnet50.py writes) node by node with
+    torch.nn.functional and the file's own weights, so PyTorch computes
+    exactly the model sluice reads. Returns make_torch(torch, device)."""
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(path)
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    nodes = list(model.graph.node)
+    in_name = model.graph.input[0].name
+    out_name = model.graph.output[0].name
+
+    def attrs(node):
+        return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+    def make_torch(torch, device):
+        import torch.nn.functional as F
+        w = {k: torch.from_numpy(np.ascontiguousarray(v)).to(device)
+             for k, v in inits.items()}
+
+        def pads2(a):  # ONNX [t, l, b, r] -> symmetric (h, w); ResNet's are
+            p = a.get("pads", [0, 0, 0, 0])
+            if p[0] != p[2] or p[1] != p[3]:
+                raise ValueError(f"asymmetric pads {p}")
+            return (p[0], p[1])
+
+        def run(x):
+            env = {in_name: x}
+            get = lambda n: env[n] if n in env else w[n]  # noqa: E731
+            for node in nodes:
+                a, ins, op = attrs(node), node.input, node.op_type
+                if op == "Conv":
+                    y = F.conv2d(get(ins[0]), get(ins[1]),
+                                 get(ins[2]) if len(ins) > 2 and ins[2] else None,
+                                 stride=tuple(a.get("strides", [1, 1])),
+                                 padding=pads2(a),
+                                 dilation=tuple(a.get("dilations", [1, 1])),
+                                 groups=a.get("group", 1))
+                elif op == "BatchNormalization":
+                    y = F.batch_norm(get(ins[0]), get(ins[3]), get(ins[4]),
+                                     get(ins[1]), get(ins[2]), False, 0.0,
+                                     a.get("epsilon", 1e-5))
+                elif op == "Relu":
+                    y = F.relu(get(ins[0]))
+                elif op == "MaxPool":
+                    y = F.max_pool2d(get(ins[0]), tuple(a["kernel_shape"]),
+                                     tuple(a.get("strides", [1, 1])), pads2(a))
+                elif op == "Add":
+                    y = get(ins[0]) + get(ins[1])
+                elif op == "GlobalAveragePool":
+                    y = F.adaptive_avg_pool2d(get(ins[0]), 1)
+                elif op == "Flatten":
+                    y = torch.flatten(get(ins[0]), a.get("axis", 1))
+                elif op == "Gemm":
+                    b = get(ins[1])
+                    y = F.linear(get(ins[0]), b if a.get("transB", 0) else b.t(),
+                                 get(ins[2]) if len(ins) > 2 else None)
+                else:
+                    raise ValueError(f"onnx_cnn_torch: no {op}")
+                env[node.output[0]] = y
+            return env[out_name]
+        return run
+    return make_torch
+
+
+def resnet50_workload(work, batch, quick):
+    """ResNet-50 v1.5 (bench/models/resnet50.py: random weights, BatchNorm
+    unfolded in the file) at `batch`, 224x224, float32."""
+    paths = resnet50.write(work, batch)
+    return {"name": f"resnet50_b{batch}",
+            "title": f"ResNet-50 v1.5, {batch}x3x224x224",
+            "onnx": paths["onnx"], "feeds": {"x": np.load(paths["x"])},
+            "torch": onnx_cnn_torch(paths["onnx"]),
+            "runs_gpu": 30 if quick else 100,
+            "runs_cpu": (1 if quick else 3) if batch > 1 else (3 if quick else 10),
+            "warmup_cpu": 1, "files": [paths["onnx"], paths["x"]]}
 
 
 def save_model(onnx, helper, graph, path):
@@ -556,7 +639,8 @@ def main():
                     help="fewer steps, and no real models")
     ap.add_argument("--only", nargs="+", metavar="NAME",
                     help="workloads to run (encoder_b1 encoder_b32 matmul_4096 "
-                         "matmul_8192 neg_chain real_models)")
+                         "matmul_8192 neg_chain resnet50_b1 resnet50_b32 "
+                         "real_models)")
     ap.add_argument("--budget-s", type=float, default=200,
                     help="start no real model after this many seconds (default 200)")
     ap.add_argument("--timeout", type=float, default=300,
@@ -611,6 +695,10 @@ def main():
             builders.append((f"matmul_{n}", lambda n=n: matmul_workload(work, n, args.quick)))
     if want("neg_chain"):
         builders.append(("neg_chain", lambda: neg_chain_workload(work, args.quick)))
+    for b in (1, 32):
+        if want(f"resnet50_b{b}"):
+            builders.append((f"resnet50_b{b}",
+                             lambda b=b: resnet50_workload(work, b, args.quick)))
 
     workloads = []
     for name, build in builders:

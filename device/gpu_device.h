@@ -27,8 +27,11 @@
 #define SLUICE_DEVICE_GPU_DEVICE_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -67,8 +70,12 @@ class GpuDevice : public Device {
   virtual int physical_index() const = 0;
   virtual const GpuInfo& info() const = 0;
   virtual bool allow_growth() const = 0;
-  // Whether float32 MatMul may use TF32 tensor cores (RuntimeConfig).
+  // Whether float32 MatMul and Conv may use TF32 tensor cores
+  // (RuntimeConfig).
   virtual bool allow_tf32() const = 0;
+  // Whether Conv and ConvTranspose may use cuDNN when it is loaded
+  // (RuntimeConfig.use_cudnn; false forces sluice's own kernels).
+  virtual bool use_cudnn() const { return true; }
 
   // --- Streams, for kernels -------------------------------------------------
   // A cudaStream_t. Owned by the device.
@@ -156,9 +163,51 @@ class GpuDevice : public Device {
   // Hands regions that hold no tensor back to the driver; returns the bytes.
   virtual int64_t ReleaseUnusedMemory() = 0;
 
+  // --- Per-device state of kernel libraries ---------------------------------
+  // State a kernel library makes on first use and keeps for as long as the
+  // device lives (kernels/cuda/cudnn_conv.cc keeps its cuDNN handle and
+  // algorithm cache here, under "cudnn_conv"). A device destroys its
+  // resources after its streams are idle and before its memory goes, with
+  // its GPU current.
+  class Resource {
+   public:
+    virtual ~Resource() = default;
+  };
+  using ResourceFactory =
+      std::function<absl::StatusOr<std::unique_ptr<Resource>>()>;
+  // The resource under `key`, made by `make` on the first call (one call
+  // makes it; the others wait). An error from `make` is returned and
+  // nothing is kept, so a later call tries again. The pointer is owned by
+  // the device and valid until it is destroyed.
+  absl::StatusOr<Resource*> GetOrCreateResource(const std::string& key,
+                                                const ResourceFactory& make) {
+    absl::MutexLock lock(&resource_mu_);
+    auto it = resources_.find(key);
+    if (it != resources_.end()) return it->second.get();
+    absl::StatusOr<std::unique_ptr<Resource>> made = make();
+    if (!made.ok()) return made.status();
+    Resource* raw = made->get();
+    resources_.emplace(key, *std::move(made));
+    return raw;
+  }
+
+ protected:
+  // Destroys every resource; a device's destructor calls it once its
+  // streams are idle.
+  void DestroyResources() {
+    std::map<std::string, std::unique_ptr<Resource>> doomed;
+    {
+      absl::MutexLock lock(&resource_mu_);
+      doomed.swap(resources_);
+    }
+  }
+
  private:
   mutable absl::Mutex cublas_mu_;
   mutable absl::Mutex capture_mu_;
+  absl::Mutex resource_mu_;
+  std::map<std::string, std::unique_ptr<Resource>> resources_
+      ABSL_GUARDED_BY(resource_mu_);
 };
 
 // One logical GPU to create: which physical GPU, and its byte limit.
@@ -192,7 +241,7 @@ absl::StatusOr<std::vector<GpuDeviceSpec>> PlanGpuDevices(
 
 // Discovers the GPUs, plans them, and creates one GpuDevice per spec with
 // allow_growth (default true: grow on demand up to the limit) and
-// allow_tf32 from `config`. No GPU (or a CPU-only build)
+// allow_tf32 and use_cudnn from `config`. No GPU (or a CPU-only build)
 // gives an empty vector, unless `config` names GPUs by index, which is then
 // FAILED_PRECONDITION with the reason. With allow_growth false, each arena
 // reserves its whole limit here (RESOURCE_EXHAUSTED if the card cannot).

@@ -333,6 +333,10 @@ absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
   if (std::optional<std::string> v = getenv(kEnvGpuGraphs)) {
     ASSIGN_OR_RETURN(graphs, ParseBool(kEnvGpuGraphs, *v));
   }
+  std::optional<bool> cudnn;
+  if (std::optional<std::string> v = getenv(kEnvUseCudnn)) {
+    ASSIGN_OR_RETURN(cudnn, ParseBool(kEnvUseCudnn, *v));
+  }
   if (std::optional<std::string> v = getenv(kEnvGpuMemoryLimit)) {
     absl::StatusOr<MemoryLimit> parsed = ParseMemoryLimit(*v);
     if (!parsed.ok()) {
@@ -353,6 +357,12 @@ absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
         kEnvGpuGraphs, " sets gpu_graphs to ", *graphs ? "true" : "false",
         " (config: ", config->has_gpu_graphs() && !config->gpu_graphs() ? "false" : "true", ")"));
     config->set_gpu_graphs(*graphs);
+  }
+  if (cudnn.has_value()) {
+    lines.push_back(absl::StrCat(
+        kEnvUseCudnn, " sets use_cudnn to ", *cudnn ? "true" : "false",
+        " (config: ", config->has_use_cudnn() && !config->use_cudnn() ? "false" : "true", ")"));
+    config->set_use_cudnn(*cudnn);
   }
   if (limit.has_value()) {
     lines.push_back(absl::StrCat(

@@ -31,11 +31,11 @@ namespace sluice {
 // Plans a session caches when the config leaves plan_cache_max_plans 0.
 inline constexpr int kDefaultPlanCachePlans = 64;
 
-// kEnvGpuAllowGrowth, kEnvGpuMemoryLimit, kEnvGpuGraphs, LoadRuntimeConfig,
+// kEnvGpuAllowGrowth, kEnvGpuMemoryLimit, kEnvGpuGraphs, kEnvUseCudnn, LoadRuntimeConfig,
 // ParseRuntimeConfig and ValidateRuntimeConfig: sluice/config.h.
 
 // Applies SLUICE_GPU_ALLOW_GROWTH (true|false), SLUICE_GPU_GRAPHS
-// (true|false) and SLUICE_GPU_MEMORY_LIMIT (bytes such as "4GiB" or "512M",
+// (true|false), SLUICE_USE_CUDNN (true|false) and SLUICE_GPU_MEMORY_LIMIT (bytes such as "4GiB" or "512M",
 // or a fraction such as "0.5") to `config`.
 // The memory limit replaces gpu_memory_limit and clears per-GPU limits, so
 // the environment wins everywhere. Appends one line per change to `log`

@@ -240,8 +240,13 @@ absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node, bool transpose) {
 
 absl::Status CheckConvInputs(const Tensor& x, const Tensor& f,
                              const ConvAttrs& a, bool transpose) {
-  RETURN_IF_ERROR(cpu::CheckDtype(x, DT_FLOAT, "input"));
-  RETURN_IF_ERROR(cpu::CheckDtype(f, DT_FLOAT, "filter"));
+  // float32 on the CPU (its registration); the GPU kernels take every
+  // floating dtype, with the filter of the input's.
+  if (x.dtype() != DT_FLOAT && x.dtype() != DT_FLOAT16 &&
+      x.dtype() != DT_BFLOAT16 && x.dtype() != DT_DOUBLE) {
+    RETURN_IF_ERROR(cpu::CheckDtype(x, DT_FLOAT, "input"));
+  }
+  RETURN_IF_ERROR(cpu::CheckDtype(f, x.dtype(), "filter"));
   const int rank = static_cast<int>(a.strides.size()) + 2;
   RETURN_IF_ERROR(cpu::CheckRank(x, rank, "input"));
   RETURN_IF_ERROR(cpu::CheckRank(f, rank, "filter"));

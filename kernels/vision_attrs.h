@@ -104,8 +104,8 @@ struct ConvAttrs {
 };
 // ConvND (`transpose` false) and ConvTranspose.
 absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node, bool transpose);
-// Checks x [N, C, s...] and f [O or C, ..., k...] (float32) against the
-// attributes: ranks and channel counts.
+// Checks x [N, C, s...] and f [O or C, ..., k...] (a floating dtype, f of
+// x's) against the attributes: ranks and channel counts.
 absl::Status CheckConvInputs(const Tensor& x, const Tensor& f,
                              const ConvAttrs& a, bool transpose);
 // The sliding window of ConvND (`transpose` false: the image is x, the

@@ -12,9 +12,23 @@
 # skip for want of a GPU); compute-sanitizer memcheck on the GPU tests
 # (conformance suite, GPU device tests). Exit status: 0 when every step
 # passed. Set SANITIZE=0 to skip memcheck, BENCH=0 to skip the benchmarks,
-# or PARTS to a subset of "tests sanitize replays examples cli bench onnx"
-# (the default is all of them; a 10-minute device call does not fit them
-# all). The onnx part runs the ONNX backend node cases (generated here by
+# or PARTS to a subset of "tests sanitize replays examples cli bench onnx
+# cudnn cudnn-memcheck resnet" (the default is all of them; a 10-minute
+# device call does not fit them all). The cudnn part runs the convolution
+# tests (cuDNN and the fallback against the CPU, the memory-limit test, the
+# loader, `sluice devices`, the CNN from four threads) and ResNet-50 on
+# /gpu:0 with and without cuDNN; cudnn-memcheck runs compute-sanitizer
+# memcheck on the convolution tests; resnet runs bench/peers.py's ResNet-50
+# at batch 1 and 32 (sluice GPU and CPU, PyTorch eager and CUDA graph,
+# onnxruntime CPU; TF32 off) into $OUT/resnet. With .gpupack made by
+# `PACK="sluice sluice_kernels_test sluice_device_test sluice_examples_test"
+# BUILD=build scripts/prepare_gpu.sh` here, one device call each:
+#
+#   tar xzf .gpupack/gpu.tgz && PARTS=cudnn scripts/gpu_suite.sh
+#   tar xzf .gpupack/gpu.tgz && PARTS=cudnn-memcheck scripts/gpu_suite.sh
+#   tar xzf .gpupack/gpu.tgz && PARTS=resnet scripts/gpu_suite.sh
+#
+# The onnx part runs the ONNX backend node cases (generated here by
 # tests/onnx/node_suite.py --generate-only and carried in .gpu/onnx_node_cases)
 # on /gpu:0 and counts the passing cases that ran every node on a GPU
 # kernel, then runs the cases that use the runtime-parameter ops under
@@ -28,7 +42,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 # Tests read examples/ and tests/*/testdata from this checkout.
 export SLUICE_TEST_DATA_DIR="$PWD"
 
-want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx cudnn cudnn-memcheck resnet} " == *" $1 "* ]]; }
 
 status=0
 step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records failure
@@ -88,6 +102,54 @@ if [[ "${SANITIZE:-1}" != 0 ]] && command -v compute-sanitizer >/dev/null; then
   # The example models run on /gpu:0 by default: check them whole.
   want examples && [[ -x .gpu/bin/sluice_examples_test ]] && step memcheck-examples \
     compute-sanitizer --tool memcheck --error-exitcode 1 .gpu/bin/sluice_examples_test
+fi
+
+# cuDNN (kernels/cuda/cudnn_conv.h): the convolution cases and the
+# loader, plainly and under memcheck; the conformance suite's Conv cases
+# too (they run on cuDNN now). Nothing here may skip for want of a GPU or
+# of cuDNN: the skips file lists any that did.
+CONV_FILTER='Convolutions/*:CudnnConv*:CudnnCanExpress*:AllOps/*Conv*'
+if want cudnn && [[ -x .gpu/bin/sluice_kernels_test ]]; then
+  step cudnn-loader .gpu/bin/sluice_device_test --gtest_filter='Cudnn*'
+  step cudnn-devices .gpu/bin/sluice devices
+  step cudnn-conv .gpu/bin/sluice_kernels_test --gtest_filter="$CONV_FILTER"
+  # Ordinary steps on four threads beside the plan's CUDA-graph replays.
+  [[ -x .gpu/bin/sluice_examples_test ]] && step cudnn-cnn-four-threads-x10 \
+    .gpu/bin/sluice_examples_test --gtest_filter='*Cnn*' --gtest_repeat=10
+  grep -h "SKIPPED\|Skipped\|not usable" "$OUT/cudnn-conv.log" | sort | uniq -c \
+    >"$OUT/cudnn-conv.skips.txt" || true
+  # ResNet-50 end to end on /gpu:0 with cuDNN and with the fallback, the
+  # outputs compared (bench/models/resnet50.py writes the model; numpy and
+  # onnx are on the GPU machine).
+  if python3 -c "import numpy, onnx" 2>/dev/null; then
+    step resnet50-model python3 bench/models/resnet50.py --out "$OUT/resnet-model" --batch 2
+    for cudnn in true false; do
+      SLUICE_USE_CUDNN=$cudnn step "resnet50-run-cudnn-$cudnn" .gpu/bin/sluice run \
+        "$OUT/resnet-model/resnet50_b2.onnx" --input "x=$OUT/resnet-model/resnet50_b2_x.npy" \
+        --device gpu:0 --output-dir "$OUT/resnet50-cudnn-$cudnn"
+    done
+    step resnet50-cudnn-vs-fallback python3 -c "
+import glob, numpy as np
+a = np.load(glob.glob('$OUT/resnet50-cudnn-true/*.npy')[0])
+b = np.load(glob.glob('$OUT/resnet50-cudnn-false/*.npy')[0])
+rel = float(np.linalg.norm(a - b) / np.linalg.norm(b))
+print('max |d|', float(np.abs(a - b).max()), 'rel L2', rel)
+raise SystemExit(0 if rel < 1e-4 else 1)"
+  fi
+fi
+
+# The same convolution tests under memcheck (cuDNN's algorithm search runs
+# every algorithm, so this is the slow half; its own part).
+if want cudnn-memcheck && [[ -x .gpu/bin/sluice_kernels_test ]] &&
+    command -v compute-sanitizer >/dev/null; then
+  step memcheck-cudnn-conv compute-sanitizer --tool memcheck --error-exitcode 1 \
+    .gpu/bin/sluice_kernels_test --gtest_filter="$CONV_FILTER"
+fi
+
+# ResNet-50 beside PyTorch (eager and CUDA graph), float32, TF32 off.
+if want resnet && [[ -x .gpu/bin/sluice ]]; then
+  step resnet50-peers python3 bench/peers.py --sluice .gpu/bin/sluice \
+    --out "$OUT/resnet" --only resnet50_b1 resnet50_b32
 fi
 
 # The CLI on the GPU: devices, and the examples on /gpu:0 with a memory

@@ -6,6 +6,12 @@
 #
 #   scripts/prepare_gpu.sh              # builds build-cuda/ first if needed
 #   BUILD=build-cuda scripts/prepare_gpu.sh
+#   PACK="sluice sluice_kernels_test" BUILD=build scripts/prepare_gpu.sh
+#
+# PACK (binary names) also strips those binaries and packs them with
+# .gpu/lib into .gpupack/gpu.tgz, small enough for the device tool's 64 MiB
+# carry (all binaries together are not); unpack it there with
+# `tar xzf .gpupack/gpu.tgz` before scripts/gpu_suite.sh.
 #
 # Layout produced:  .gpu/bin/*   test binaries, benchmarks and `sluice`
 #                   .gpu/onnx_node_cases/  the ONNX node cases (with .venv-onnx)
@@ -53,3 +59,13 @@ if [[ -x .venv-onnx/bin/python ]]; then
 fi
 echo "prepared .gpu/: $(ls .gpu/bin | wc -l) binaries, $(ls .gpu/lib | wc -l) libraries"
 ls .gpu/bin
+if [[ -n "${PACK:-}" ]]; then
+  mkdir -p .gpupack
+  files=(.gpu/lib)
+  for name in $PACK; do
+    strip ".gpu/bin/$name"
+    files+=(".gpu/bin/$name")
+  done
+  tar czf .gpupack/gpu.tgz "${files[@]}"
+  echo "packed .gpupack/gpu.tgz: $(du -h .gpupack/gpu.tgz | cut -f1) ($PACK)"
+fi

@@ -1,5 +1,6 @@
 // `sluice devices [--json] [--config CFG]`: what this machine has (the CPU,
-// every CUDA GPU, peer access between them) and, with --config, the memory
+// the cuDNN sluice would use, every CUDA GPU, peer access between them)
+// and, with --config, the memory
 // limits and growth policy a session with that config would use.
 #include <iomanip>
 #include <sstream>
@@ -8,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "device/cudnn_info.h"
 #include "device/discovery.h"
 #include "device/gpu_device.h"
 #include "executor/runtime_config.h"
@@ -45,6 +47,19 @@ std::string CpuBudget(const LogicalDeviceConfig& cpu) {
 
 // --- Text --------------------------------------------------------------------
 
+// "9.14.0 (/usr/lib/x86_64-linux-gnu/libcudnn.so.9)", or "not found (...)"
+// / "not used (...)" with the reason.
+std::string CudnnLine(const CudnnInfo& cudnn) {
+  if (cudnn.usable) {
+    return absl::StrCat(CudnnVersionString(cudnn.version), " (", cudnn.library,
+                        "): Conv and ConvTranspose on GPUs use it");
+  }
+  if (cudnn.version == 0 && cudnn.library.empty()) {
+    return absl::StrCat("not found (", cudnn.reason, ")");
+  }
+  return absl::StrCat("not used (", cudnn.reason, ")");
+}
+
 void PrintInventory(const DeviceInventory& inv, std::ostream& out) {
   const CpuInfo& cpu = inv.cpu;
   out << "CPU: " << cpu.model_name << " (" << cpu.cores << " cores, "
@@ -53,6 +68,7 @@ void PrintInventory(const DeviceInventory& inv, std::ostream& out) {
     out << ", " << FormatBytes(cpu.available_bytes) << " available";
   }
   out << ")\n";
+  out << "cuDNN: " << CudnnLine(GetCudnnInfo()) << "\n";
   if (inv.gpus.empty()) {
     out << "no GPU listed: " << inv.no_gpu_reason << "\n";
     return;
@@ -140,6 +156,13 @@ json InventoryJson(const DeviceInventory& inv) {
   }
   j["peer_access"] = inv.peer_access;
   if (inv.gpus.empty()) j["no_gpu_reason"] = inv.no_gpu_reason;
+  const CudnnInfo cudnn = GetCudnnInfo();
+  j["cudnn"] = {{"usable", cudnn.usable},
+                {"version", cudnn.version == 0
+                                ? std::string()
+                                : CudnnVersionString(cudnn.version)},
+                {"library", cudnn.library},
+                {"reason", cudnn.reason}};
   j["notes"] = inv.notes;
   return j;
 }

@@ -164,18 +164,20 @@ absl::Status StreamWaitStream(cudaStream_t waiter, cudaStream_t waitee,
 class CudaGpuDevice final : public GpuDevice {
  public:
   CudaGpuDevice(int index, const GpuDeviceSpec& spec, GpuInfo info,
-                bool allow_growth, bool allow_tf32,
+                bool allow_growth, bool allow_tf32, bool use_cudnn,
                 std::unique_ptr<ArenaAllocator> arena)
       : GpuDevice(index, spec.memory_limit),
         physical_(spec.physical_index),
         info_(std::move(info)),
         allow_growth_(allow_growth),
         allow_tf32_(allow_tf32),
+        use_cudnn_(use_cudnn),
         arena_(std::move(arena)) {}
 
   ~CudaGpuDevice() override {
     ScopedCudaDevice on(physical_);
     Synchronize().IgnoreError();
+    DestroyResources();  // cuDNN handles, their workspaces: before the arena
     if (cublas_ != nullptr) api_->Destroy(cublas_);
     if (workspace_ != nullptr) arena_->Deallocate(workspace_, workspace_bytes_);
     for (cudaStream_t s : streams_) {
@@ -233,6 +235,7 @@ class CudaGpuDevice final : public GpuDevice {
   const GpuInfo& info() const override { return info_; }
   bool allow_growth() const override { return allow_growth_; }
   bool allow_tf32() const override { return allow_tf32_; }
+  bool use_cudnn() const override { return use_cudnn_; }
   void* stream(GpuStream which) const override { return Raw(which); }
   void* cublas_handle() const override { return cublas_; }
   absl::Status SetCublasWorkspace(void* workspace, size_t bytes) override {
@@ -428,6 +431,7 @@ class CudaGpuDevice final : public GpuDevice {
   const GpuInfo info_;
   const bool allow_growth_;
   const bool allow_tf32_;
+  const bool use_cudnn_;
   const std::unique_ptr<ArenaAllocator> arena_;
   cudaStream_t streams_[4] = {nullptr, nullptr, nullptr, nullptr};
   const CublasApi* api_ = nullptr;  // set with cublas_
@@ -505,7 +509,8 @@ absl::StatusOr<std::vector<std::unique_ptr<GpuDevice>>> CreateFromSpecs(
             std::make_unique<CudaRegionSource>(spec.physical_index)));
     auto device = std::make_unique<CudaGpuDevice>(
         index, spec, inv.gpus[spec.physical_index], growth,
-        config.allow_tf32(), std::move(arena));
+        config.allow_tf32(), !config.has_use_cudnn() || config.use_cudnn(),
+        std::move(arena));
     RETURN_IF_ERROR(device->Init());
     devices.push_back(std::move(device));
   }

@@ -28,11 +28,13 @@
 
 namespace sluice {
 
-// Environment variables that override a config: "true" or "false" for the
-// first two, bytes ("4GiB", "512M") or a fraction ("0.5") for the limit.
+// Environment variables that override a config: "true" or "false" for
+// growth, graphs and cuDNN, bytes ("4GiB", "512M") or a fraction ("0.5")
+// for the limit.
 inline constexpr char kEnvGpuAllowGrowth[] = "SLUICE_GPU_ALLOW_GROWTH";
 inline constexpr char kEnvGpuMemoryLimit[] = "SLUICE_GPU_MEMORY_LIMIT";
 inline constexpr char kEnvGpuGraphs[] = "SLUICE_GPU_GRAPHS";
+inline constexpr char kEnvUseCudnn[] = "SLUICE_USE_CUDNN";
 
 // Reads a text-format RuntimeConfig. Errors: NOT_FOUND for a missing file,
 // INVALID_ARGUMENT for malformed text, as "PATH:LINE:COLUMN: message" for the

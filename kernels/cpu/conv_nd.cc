@@ -32,6 +32,7 @@ class ConvNdKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
+    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));  // float32 here
     RETURN_IF_ERROR(CheckConvInputs(x, f, a_, false));
     std::vector<int64_t> dims;
     ASSIGN_OR_RETURN(WindowNd g, ConvWindow(x, f, a_, false, &dims));
@@ -72,6 +73,7 @@ class ConvTransposeKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
+    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));  // float32 here
     RETURN_IF_ERROR(CheckConvInputs(x, f, a_, true));
     // The output is the "image" of a window whose positions are the input.
     std::vector<int64_t> dims;

@@ -1,6 +1,8 @@
 // ConvND (gather over the window), ConvTranspose and Col2Im (gather over
-// the window positions that reach each image element), float32, one
-// thread per output element, accumulating in float as the CPU's GEMM does.
+// the window positions that reach each image element), one thread per
+// output element. ConvND and ConvTranspose take float32, float16, bfloat16
+// (accumulating in float, as the CPU's GEMM does) and float64 (in double);
+// Col2Im float32.
 #include "kernels/cuda/conv_nd.h"
 #include "kernels/cuda/device_utils.cuh"
 
@@ -41,8 +43,10 @@ __device__ bool PositionFor(const WindowGeometry& g, const int64_t* at,
   return true;
 }
 
-static __global__ void ConvNdKernel(WindowGeometry g, const float* x,
-                                    const float* f, float* y) {
+template <typename T>
+static __global__ void ConvNdKernel(WindowGeometry g, const T* x,
+                                    const T* f, T* y) {
+  using W = typename Wide<T>::type;
   const int64_t out_plane = Product(g.positions, g.n);
   const int64_t in_plane = Product(g.image, g.n);
   const int64_t ksize = Product(g.kernel, g.n);
@@ -56,7 +60,7 @@ static __global__ void ConvNdKernel(WindowGeometry g, const float* x,
     const int64_t oc = (e / out_plane) % g.out_channels;
     const int64_t b = e / (out_plane * g.out_channels);
     const int64_t first_ic = (oc / og) * cg;
-    float acc = 0;
+    W acc = 0;
     for (int64_t t = 0; t < ksize; ++t) {
       int64_t k[kMaxSpatialDims];
       Unflatten(t, g.kernel, g.n, k);
@@ -73,16 +77,18 @@ static __global__ void ConvNdKernel(WindowGeometry g, const float* x,
       }
       if (!inside) continue;
       for (int64_t c = 0; c < cg; ++c) {
-        acc += x[(b * g.in_channels + first_ic + c) * in_plane + off] *
-               f[(oc * cg + c) * ksize + t];
+        acc += ToWide(x[(b * g.in_channels + first_ic + c) * in_plane + off]) *
+               ToWide(f[(oc * cg + c) * ksize + t]);
       }
     }
-    y[e] = acc;
+    y[e] = FromWide<T>(acc);
   }
 }
 
-static __global__ void ConvTransposeNdKernel(WindowGeometry g, const float* x,
-                                             const float* f, float* y) {
+template <typename T>
+static __global__ void ConvTransposeNdKernel(WindowGeometry g, const T* x,
+                                             const T* f, T* y) {
+  using W = typename Wide<T>::type;
   const int64_t out_plane = Product(g.image, g.n);
   const int64_t in_plane = Product(g.positions, g.n);
   const int64_t ksize = Product(g.kernel, g.n);
@@ -96,17 +102,17 @@ static __global__ void ConvTransposeNdKernel(WindowGeometry g, const float* x,
     const int64_t m = (e / out_plane) % g.out_channels;
     const int64_t b = e / (out_plane * g.out_channels);
     const int64_t gi = m / og, ml = m % og;
-    float acc = 0;
+    W acc = 0;
     for (int64_t t = 0; t < ksize; ++t) {
       int64_t pos = 0;
       if (!PositionFor(g, at, t, &pos)) continue;
       for (int64_t c = 0; c < cg; ++c) {
         const int64_t ic = gi * cg + c;
-        acc += x[(b * g.in_channels + ic) * in_plane + pos] *
-               f[(ic * og + ml) * ksize + t];
+        acc += ToWide(x[(b * g.in_channels + ic) * in_plane + pos]) *
+               ToWide(f[(ic * og + ml) * ksize + t]);
       }
     }
-    y[e] = acc;
+    y[e] = FromWide<T>(acc);
   }
 }
 
@@ -137,25 +143,55 @@ int64_t HostProduct(const int64_t* v, int n) {
   return p;
 }
 
-}  // namespace
-
-absl::Status LaunchConvNd(const WindowGeometry& g, const float* x,
-                          const float* filter, float* y, cudaStream_t stream) {
-  const int64_t total =
-      g.batch * g.out_channels * HostProduct(g.positions, g.n);
+template <typename T>
+absl::Status LaunchTyped(bool transpose, const WindowGeometry& g,
+                         const void* x, const void* filter, void* y,
+                         cudaStream_t stream) {
+  const int64_t plane = HostProduct(transpose ? g.image : g.positions, g.n);
+  const int64_t total = g.batch * g.out_channels * plane;
   if (total == 0) return absl::OkStatus();
-  ConvNdKernel<<<GridFor(total), kThreads, 0, stream>>>(g, x, filter, y);
+  const T* xt = static_cast<const T*>(x);
+  const T* ft = static_cast<const T*>(filter);
+  T* yt = static_cast<T*>(y);
+  if (transpose) {
+    ConvTransposeNdKernel<T><<<GridFor(total), kThreads, 0, stream>>>(g, xt, ft, yt);
+    return LaunchStatus("ConvTranspose");
+  }
+  ConvNdKernel<T><<<GridFor(total), kThreads, 0, stream>>>(g, xt, ft, yt);
   return LaunchStatus("ConvND");
 }
 
-absl::Status LaunchConvTransposeNd(const WindowGeometry& g, const float* x,
-                                   const float* filter, float* y,
+absl::Status LaunchConv(bool transpose, GpuDtype dtype,
+                        const WindowGeometry& g, const void* x,
+                        const void* filter, void* y, cudaStream_t stream) {
+  switch (dtype) {
+    case GpuDtype::kFloat:
+      return LaunchTyped<float>(transpose, g, x, filter, y, stream);
+    case GpuDtype::kHalf:
+      return LaunchTyped<__half>(transpose, g, x, filter, y, stream);
+    case GpuDtype::kBFloat16:
+      return LaunchTyped<__nv_bfloat16>(transpose, g, x, filter, y, stream);
+    case GpuDtype::kDouble:
+      return LaunchTyped<double>(transpose, g, x, filter, y, stream);
+    default:
+      return absl::UnimplementedError(
+          "the CUDA convolution kernels take float32, float16, bfloat16 or "
+          "float64");
+  }
+}
+
+}  // namespace
+
+absl::Status LaunchConvNd(GpuDtype dtype, const WindowGeometry& g,
+                          const void* x, const void* filter, void* y,
+                          cudaStream_t stream) {
+  return LaunchConv(false, dtype, g, x, filter, y, stream);
+}
+
+absl::Status LaunchConvTransposeNd(GpuDtype dtype, const WindowGeometry& g,
+                                   const void* x, const void* filter, void* y,
                                    cudaStream_t stream) {
-  const int64_t total = g.batch * g.out_channels * HostProduct(g.image, g.n);
-  if (total == 0) return absl::OkStatus();
-  ConvTransposeNdKernel<<<GridFor(total), kThreads, 0, stream>>>(g, x, filter,
-                                                                  y);
-  return LaunchStatus("ConvTranspose");
+  return LaunchConv(true, dtype, g, x, filter, y, stream);
 }
 
 absl::Status LaunchCol2ImNd(const WindowGeometry& g, const float* x, float* y,

@@ -1,9 +1,11 @@
-// Host launchers for ConvND, ConvTranspose and Col2Im on the GPU (float32,
-// as on the CPU): direct summation, one thread per output element, over
-// any number of spatial dims up to kMaxSpatialDims.
+// Host launchers for ConvND, ConvTranspose and Col2Im on the GPU: direct
+// summation, one thread per output element, over any number of spatial dims
+// up to kMaxSpatialDims. The convolutions take float32, float16, bfloat16
+// and float64 (they are the fallback of the cuDNN path, cudnn_conv.h);
+// Col2Im float32, as on the CPU.
 //
 //   WindowGeometry g = ...;  // image and window-position sizes, window
-//   RETURN_IF_ERROR(LaunchConvNd(g, x, filter, y, stream));
+//   RETURN_IF_ERROR(LaunchConvNd(GpuDtype::kFloat, g, x, filter, y, stream));
 //
 // Stateless; thread-safe.
 #ifndef SLUICE_KERNELS_CUDA_CONV_ND_H_
@@ -13,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "cuda_runtime_api.h"
+#include "kernels/cuda/launch_types.h"
 #include "kernels/cuda/pool_grid.h"
 
 namespace sluice::cuda {
@@ -36,10 +39,12 @@ struct WindowGeometry {
   int64_t in_channels = 0, out_channels = 0;
 };
 
-absl::Status LaunchConvNd(const WindowGeometry& g, const float* x,
-                          const float* filter, float* y, cudaStream_t stream);
-absl::Status LaunchConvTransposeNd(const WindowGeometry& g, const float* x,
-                                   const float* filter, float* y,
+// x, filter and y are of `dtype`; UNIMPLEMENTED for other dtypes.
+absl::Status LaunchConvNd(GpuDtype dtype, const WindowGeometry& g,
+                          const void* x, const void* filter, void* y,
+                          cudaStream_t stream);
+absl::Status LaunchConvTransposeNd(GpuDtype dtype, const WindowGeometry& g,
+                                   const void* x, const void* filter, void* y,
                                    cudaStream_t stream);
 absl::Status LaunchCol2ImNd(const WindowGeometry& g, const float* x, float* y,
                             cudaStream_t stream);

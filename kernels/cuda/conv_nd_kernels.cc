@@ -1,7 +1,9 @@
-// CUDA OpKernels for ConvND, ConvTranspose and Col2Im (float32, as on the
-// CPU). The window geometry, checks and messages are the CPU kernels'
-// (kernels/vision_attrs.h); Col2Im's image_shape and block_shape are
-// host-memory inputs.
+// CUDA OpKernels for ConvND, ConvTranspose and Col2Im. ConvND and
+// ConvTranspose run on cuDNN (cudnn_conv.h) for float32, float16, bfloat16
+// and float64 where it can, else on sluice's direct kernels (conv_nd.h);
+// Col2Im is float32, as on the CPU. The window geometry, checks and
+// messages are the CPU kernels' (kernels/vision_attrs.h); Col2Im's
+// image_shape and block_shape are host-memory inputs.
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +11,7 @@
 #include "kernels/cuda/conv_nd.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/cudnn_conv.h"
 #include "kernels/vision_attrs.h"
 
 namespace sluice::cuda {
@@ -73,14 +76,36 @@ class ConvKernel final : public OpKernel {
     g.group = a_.group;
     g.in_channels = x.dim(1);
     g.out_channels = dims[1];
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    ASSIGN_OR_RETURN(Tensor * y,
+                     ctx->allocate_output(0, Shape(dims), x.dtype()));
     if (y->NumElements() == 0) return absl::OkStatus();
+    if (x.NumElements() == 0) {  // no input channels or positions: zeros
+      return CudaStatus(cudaMemsetAsync(y->raw_data(), 0, y->bytes(), gpu.stream),
+                        "clearing the output");
+    }
+    CudnnConvProblem p;
+    p.dtype = x.dtype();
+    p.transpose = kTranspose;
+    p.batch = x.dim(0);
+    p.in_channels = g.in_channels;
+    p.out_channels = g.out_channels;
+    p.group = g.group;
+    p.image = w.in;
+    p.positions = w.out;
+    p.kernel = w.kernel;
+    p.strides = w.strides;
+    p.dilations = w.dilations;
+    p.pad_begin = w.pad_begin;
+    ASSIGN_OR_RETURN(bool ran, RunCudnnConv(ctx, gpu.device, p, x.raw_data(),
+                                            f.raw_data(), y->raw_data(),
+                                            /*why_not=*/nullptr));
+    if (ran) return absl::OkStatus();
     if constexpr (kTranspose) {
-      return LaunchConvTransposeNd(g, x.data<float>(), f.data<float>(),
-                                   y->data<float>(), gpu.stream);
+      return LaunchConvTransposeNd(ToGpuDtype(x.dtype()), g, x.raw_data(),
+                                   f.raw_data(), y->raw_data(), gpu.stream);
     } else {
-      return LaunchConvNd(g, x.data<float>(), f.data<float>(),
-                          y->data<float>(), gpu.stream);
+      return LaunchConvNd(ToGpuDtype(x.dtype()), g, x.raw_data(), f.raw_data(),
+                          y->raw_data(), gpu.stream);
     }
   }
 
@@ -118,9 +143,9 @@ class Col2ImKernel final : public OpKernel {
 }  // namespace
 
 void RegisterConvNdKernels(KernelRegistry* registry) {
-  RegisterGpu(registry, "ConvND", {{"T", {DT_FLOAT}}},
+  RegisterGpu(registry, "ConvND", {{"T", GpuFloatTypes()}},
               MakeKernel<ConvKernel<false>>, {}, ConvSupports);
-  RegisterGpu(registry, "ConvTranspose", {{"T", {DT_FLOAT}}},
+  RegisterGpu(registry, "ConvTranspose", {{"T", GpuFloatTypes()}},
               MakeKernel<ConvKernel<true>>, {}, ConvSupports);
   RegisterGpu(registry, "Col2Im", {{"T", {DT_FLOAT}}},
               MakeKernel<Col2ImKernel>, /*host_memory_inputs=*/{1, 2});

@@ -1,5 +1,6 @@
 // CUDA OpKernels for Softmax, LayerNorm, the reductions, Conv2D and the
-// pools.
+// pools. Conv2D runs on cuDNN where it can (cudnn_conv.h), else on the
+// direct kernels (conv_pool.h for float32, conv_nd.h for the other floats).
 #include <algorithm>
 #include <vector>
 
@@ -7,9 +8,11 @@
 #include "core/status_macros.h"
 #include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
+#include "kernels/cuda/conv_nd.h"
 #include "kernels/cuda/conv_pool.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/cudnn_conv.h"
 #include "kernels/cuda/normalization.h"
 #include "kernels/cuda/reduce.h"
 
@@ -282,18 +285,58 @@ class Conv2DKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
-    if (x.dtype() != DT_FLOAT || f.dtype() != DT_FLOAT) {
-      return absl::UnimplementedError("CUDA Conv2D supports float32 only");
+    if (f.dtype() != x.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Conv2D input is ", DataTypeName(x.dtype()), " but filter is ",
+          DataTypeName(f.dtype())));
     }
     const Conv2DParams& p = params_;
     ASSIGN_OR_RETURN(Shape out, Conv2DShape(x.shape(), f.shape(), p));
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, DT_FLOAT));
-    return LaunchConv2D(Geometry(x.shape(), out, f.dim(2), f.dim(3), p),
-                        x.data<float>(), f.data<float>(), y->data<float>(),
-                        gpu.stream);
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    const ConvGeometry g = Geometry(x.shape(), out, f.dim(2), f.dim(3), p);
+    CudnnConvProblem problem;
+    problem.dtype = x.dtype();
+    problem.batch = g.n;
+    problem.in_channels = g.c;
+    problem.out_channels = g.o;
+    problem.group = g.group;
+    problem.image = {g.h, g.w};
+    problem.positions = {g.oh, g.ow};
+    problem.kernel = {g.kh, g.kw};
+    problem.strides = {g.stride_h, g.stride_w};
+    problem.dilations = {g.dilation_h, g.dilation_w};
+    problem.pad_begin = {g.pad_top, g.pad_left};
+    ASSIGN_OR_RETURN(bool ran,
+                     RunCudnnConv(ctx, gpu.device, problem, x.raw_data(),
+                                  f.raw_data(), y->raw_data(), nullptr));
+    if (ran) return absl::OkStatus();
+    if (x.dtype() == DT_FLOAT) {
+      return LaunchConv2D(g, x.data<float>(), f.data<float>(),
+                          y->data<float>(), gpu.stream);
+    }
+    return LaunchConvNd(ToGpuDtype(x.dtype()), WindowFor(g), x.raw_data(),
+                        f.raw_data(), y->raw_data(), gpu.stream);
   }
 
  private:
+  // Conv2D's geometry as the N-d direct kernels take it.
+  static WindowGeometry WindowFor(const ConvGeometry& c) {
+    WindowGeometry g;
+    g.n = 2;
+    g.batch = c.n;
+    g.image[0] = c.h; g.image[1] = c.w;
+    g.positions[0] = c.oh; g.positions[1] = c.ow;
+    g.kernel[0] = c.kh; g.kernel[1] = c.kw;
+    g.strides[0] = c.stride_h; g.strides[1] = c.stride_w;
+    g.dilations[0] = c.dilation_h; g.dilations[1] = c.dilation_w;
+    g.pad_begin[0] = c.pad_top; g.pad_begin[1] = c.pad_left;
+    g.group = c.group;
+    g.in_channels = c.c;
+    g.out_channels = c.o;
+    return g;
+  }
+
   const Conv2DParams params_;
 };
 
@@ -375,7 +418,8 @@ void RegisterNnKernels(KernelRegistry* registry) {
   }
   RegisterGpu(registry, "GlobalAvgPool", {{"T", {DT_FLOAT}}},
               MakeKernel<GlobalAvgPoolKernel>);
-  RegisterGpu(registry, "Conv2D", {{"T", {DT_FLOAT}}}, MakeKernel<Conv2DKernel>);
+  RegisterGpu(registry, "Conv2D", {{"T", GpuFloatTypes()}},
+              MakeKernel<Conv2DKernel>);
   RegisterGpu(registry, "MaxPool", {{"T", {DT_FLOAT}}},
               FactoryWith<PoolKernel>(true));
   RegisterGpu(registry, "AvgPool", {{"T", {DT_FLOAT}}},

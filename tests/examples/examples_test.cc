@@ -231,26 +231,27 @@ TEST(ExamplesTest, CnnMatchesNumpyReference) {
 // inputs so that a result handed to the wrong caller cannot pass: input A
 // must give the NumPy reference, input B (A scaled by -0.5) what the same
 // session gave for it before the threads started.
-TEST(ExamplesTest, TransformerBlockRunsConcurrentlyFromFourThreads) {
+void RunsConcurrentlyFromFourThreads(const std::string& model,
+                                     const std::string& input,
+                                     const std::string& expected,
+                                     const std::string& output,
+                                     Tolerance tolerance) {
   constexpr int kThreads = 4;
   constexpr int kRunsPerThread = 4;
   constexpr Tolerance kSameSession{1e-5, 1e-5};
-  ASSERT_OK_AND_ASSIGN(Tensor input_a,
-                       ReadNpy(ExamplePath("transformer_block_input.npy")));
-  ASSERT_OK_AND_ASSIGN(Tensor expected_a,
-                       ReadNpy(ExamplePath("transformer_block_expected.npy")));
+  ASSERT_OK_AND_ASSIGN(Tensor input_a, ReadNpy(ExamplePath(input)));
+  ASSERT_OK_AND_ASSIGN(Tensor expected_a, ReadNpy(ExamplePath(expected)));
   ASSERT_OK_AND_ASSIGN(Tensor input_b,
                        Tensor::Create(DT_FLOAT, input_a.shape()));
   for (int64_t i = 0; i < input_a.NumElements(); ++i) {
     input_b.flat<float>()[i] = -0.5f * input_a.flat<float>()[i];
   }
-  ASSERT_OK_AND_ASSIGN(
-      std::unique_ptr<Session> session,
-      Session::CreateFromFile(ExamplePath("transformer_block.pb")));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session,
+                       Session::CreateFromFile(ExamplePath(model)));
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> baseline_b,
-                       session->Run({{"x", input_b}}, {"y"}));
+                       session->Run({{"x", input_b}}, {output}));
   ASSERT_EQ(baseline_b.size(), 1u);
-  ASSERT_FALSE(AllClose(baseline_b[0], expected_a, kTransformerTolerance))
+  ASSERT_FALSE(AllClose(baseline_b[0], expected_a, tolerance))
       << "inputs A and B must give different outputs";
 
   // results[t][r]: thread t's r-th run; the input is A when (t + r) is even.
@@ -261,7 +262,7 @@ TEST(ExamplesTest, TransformerBlockRunsConcurrentlyFromFourThreads) {
     threads.emplace_back([&, t] {
       for (int r = 0; r < kRunsPerThread; ++r) {
         const Tensor& x = (t + r) % 2 == 0 ? input_a : input_b;
-        results[t].push_back(session->Run({{"x", x}}, {"y"}));
+        results[t].push_back(session->Run({{"x", x}}, {output}));
       }
     });
   }
@@ -274,12 +275,27 @@ TEST(ExamplesTest, TransformerBlockRunsConcurrentlyFromFourThreads) {
       ASSERT_TRUE(out.ok()) << out.status();
       ASSERT_EQ(out->size(), 1u);
       if ((t + r) % 2 == 0) {
-        EXPECT_TRUE(AllClose((*out)[0], expected_a, kTransformerTolerance));
+        EXPECT_TRUE(AllClose((*out)[0], expected_a, tolerance));
       } else {
         EXPECT_TRUE(AllClose((*out)[0], baseline_b[0], kSameSession));
       }
     }
   }
+}
+
+TEST(ExamplesTest, TransformerBlockRunsConcurrentlyFromFourThreads) {
+  RunsConcurrentlyFromFourThreads("transformer_block.pb",
+                                  "transformer_block_input.npy",
+                                  "transformer_block_expected.npy", "y",
+                                  kTransformerTolerance);
+}
+
+// The CNN's convolutions run on cuDNN on a GPU: ordinary steps from four
+// threads share the device's cuDNN handle (serialised) while the plan's
+// recorded CUDA graph replays beside them.
+TEST(ExamplesTest, CnnRunsConcurrentlyFromFourThreads) {
+  RunsConcurrentlyFromFourThreads("cnn.pb", "cnn_input.npy", "cnn_expected.npy",
+                                  "logits", kCnnTolerance);
 }
 
 }  // namespace

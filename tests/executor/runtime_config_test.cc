@@ -189,6 +189,25 @@ TEST(RuntimeConfigTest, EnvironmentTurnsGpuGraphsOffAndSaysSo) {
   EXPECT_FALSE(bad.has_gpu_graphs());
 }
 
+TEST(RuntimeConfigTest, EnvironmentTurnsCudnnOffAndSaysSo) {
+  RuntimeConfig c;
+  std::vector<std::string> log;
+  ASSERT_TRUE(ApplyEnvironmentOverrides(
+                  &c, &log, FakeEnv({{"SLUICE_USE_CUDNN", "false"}}))
+                  .ok());
+  EXPECT_TRUE(c.has_use_cudnn());
+  EXPECT_FALSE(c.use_cudnn());
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_THAT(log[0], HasSubstr("SLUICE_USE_CUDNN sets use_cudnn to false "
+                                "(config: true)"));
+  RuntimeConfig bad;
+  absl::Status s = ApplyEnvironmentOverrides(
+      &bad, &log, FakeEnv({{"SLUICE_USE_CUDNN", "no"}}));
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("SLUICE_USE_CUDNN"));
+  EXPECT_FALSE(bad.has_use_cudnn());
+}
+
 TEST(RuntimeConfigTest, EnvironmentOverridesMemoryLimitEverywhere) {
   RuntimeConfig c = Parse(
       "gpu_memory_limit { bytes: 1024 } gpu { index: 0 memory_limit { "

@@ -35,6 +35,21 @@ TEST(DevicesCommandTest, PrintsJson) {
   }
 }
 
+TEST(DevicesCommandTest, ReportsTheCudnnVersionOrWhyNone) {
+  CommandResult r = RunCommand(DevicesMain, {});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cuDNN: "));
+  r = RunCommand(DevicesMain, {"--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["cudnn"].is_object());
+  if (j["cudnn"]["usable"].get<bool>()) {
+    EXPECT_THAT(j["cudnn"]["version"].get<std::string>(), HasSubstr("9."));
+  } else {
+    EXPECT_FALSE(j["cudnn"]["reason"].get<std::string>().empty());
+  }
+}
+
 TEST(DevicesCommandTest, ShowsWhatAConfigGivesEachDevice) {
   ScratchDir dir;
   const std::string cfg = dir.Write(

@@ -1,0 +1,181 @@
+// The cuDNN loader: dlopen, one dlsym per entry point, the version check.
+#include "device/cuda/cudnn_library.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdio>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace sluice {
+namespace {
+
+// Calls fn(name, &slot) for every entry point of CudnnApi: the one list of
+// what sluice calls.
+template <typename Fn>
+void ForEachEntryPoint(CudnnApi* api, Fn&& fn) {
+  fn("cudnnGetVersion", &api->GetVersion);
+  fn("cudnnGetErrorString", &api->GetErrorString);
+  fn("cudnnGetLastErrorString", &api->GetLastErrorString);
+  fn("cudnnCreate", &api->Create);
+  fn("cudnnDestroy", &api->Destroy);
+  fn("cudnnSetStream", &api->SetStream);
+  fn("cudnnCreateTensorDescriptor", &api->CreateTensorDescriptor);
+  fn("cudnnDestroyTensorDescriptor", &api->DestroyTensorDescriptor);
+  fn("cudnnSetTensorNdDescriptor", &api->SetTensorNdDescriptor);
+  fn("cudnnCreateFilterDescriptor", &api->CreateFilterDescriptor);
+  fn("cudnnDestroyFilterDescriptor", &api->DestroyFilterDescriptor);
+  fn("cudnnSetFilterNdDescriptor", &api->SetFilterNdDescriptor);
+  fn("cudnnCreateConvolutionDescriptor", &api->CreateConvolutionDescriptor);
+  fn("cudnnDestroyConvolutionDescriptor", &api->DestroyConvolutionDescriptor);
+  fn("cudnnSetConvolutionNdDescriptor", &api->SetConvolutionNdDescriptor);
+  fn("cudnnSetConvolutionGroupCount", &api->SetConvolutionGroupCount);
+  fn("cudnnSetConvolutionMathType", &api->SetConvolutionMathType);
+  fn("cudnnGetConvolutionNdForwardOutputDim",
+     &api->GetConvolutionNdForwardOutputDim);
+  fn("cudnnGetConvolutionForwardAlgorithmMaxCount",
+     &api->GetConvolutionForwardAlgorithmMaxCount);
+  fn("cudnnGetConvolutionForwardAlgorithm_v7",
+     &api->GetConvolutionForwardAlgorithm_v7);
+  fn("cudnnFindConvolutionForwardAlgorithmEx",
+     &api->FindConvolutionForwardAlgorithmEx);
+  fn("cudnnConvolutionForward", &api->ConvolutionForward);
+  fn("cudnnGetConvolutionBackwardDataAlgorithmMaxCount",
+     &api->GetConvolutionBackwardDataAlgorithmMaxCount);
+  fn("cudnnGetConvolutionBackwardDataAlgorithm_v7",
+     &api->GetConvolutionBackwardDataAlgorithm_v7);
+  fn("cudnnFindConvolutionBackwardDataAlgorithmEx",
+     &api->FindConvolutionBackwardDataAlgorithmEx);
+  fn("cudnnConvolutionBackwardData", &api->ConvolutionBackwardData);
+}
+
+// The file a dlopen handle refers to, or `fallback`.
+std::string LoadedPath(void* handle, const std::string& fallback) {
+  struct link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr &&
+      map->l_name != nullptr && map->l_name[0] != '\0') {
+    return map->l_name;
+  }
+  return fallback;
+}
+
+struct Loaded {
+  absl::StatusOr<std::unique_ptr<CudnnApi>> api;
+  CudnnInfo info;
+};
+
+const Loaded& ProcessCudnn() {
+  static const Loaded* const kLoaded = [] {
+    auto* loaded = new Loaded{absl::UnknownError("not loaded"), CudnnInfo()};
+    loaded->api = LoadCudnn(kCudnnLibraryName, kMinCudnnVersion, &loaded->info);
+    return loaded;
+  }();
+  return *kLoaded;
+}
+
+}  // namespace
+
+const std::vector<std::string>& CudnnSymbolNames() {
+  static const std::vector<std::string>* const kNames = [] {
+    auto* names = new std::vector<std::string>();
+    CudnnApi api;
+    ForEachEntryPoint(&api, [&](const char* name, auto*) {
+      names->push_back(name);
+    });
+    return names;
+  }();
+  return *kNames;
+}
+
+absl::Status CudnnApi::Check(cudnnStatus_t status,
+                             std::string_view what) const {
+  if (status == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
+  char last[512] = {0};
+  if (GetLastErrorString != nullptr) GetLastErrorString(last, sizeof(last));
+  std::string message = absl::StrCat(
+      absl::string_view(what.data(), what.size()), ": ",
+      GetErrorString != nullptr ? GetErrorString(status) : "cuDNN error",
+      " (", static_cast<int>(status), ")", last[0] != '\0' ? ": " : "",
+      absl::string_view(last));
+  if (status == CUDNN_STATUS_ALLOC_FAILED) {
+    return absl::ResourceExhaustedError(message);
+  }
+  // NOT_SUPPORTED and its sub-codes (9xxx) are in [3000, 4000).
+  if (static_cast<int>(status) / 1000 == 3) {
+    return absl::UnimplementedError(message);
+  }
+  return absl::InternalError(message);
+}
+
+absl::StatusOr<std::unique_ptr<CudnnApi>> LoadCudnn(const std::string& path,
+                                                    int64_t min_version,
+                                                    CudnnInfo* info) {
+  CudnnInfo local;
+  CudnnInfo& out = info != nullptr ? *info : local;
+  out = CudnnInfo();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    out.reason = absl::StrCat(path, " not found: ", err != nullptr ? err : "");
+    return absl::NotFoundError(out.reason);
+  }
+  auto api = std::make_unique<CudnnApi>();
+  api->dl_handle = handle;
+  api->library = LoadedPath(handle, path);
+  out.library = api->library;
+  ForEachEntryPoint(api.get(), [&](const char* name, auto* slot) {
+    dlerror();
+    void* p = dlsym(handle, name);
+    if (p == nullptr) {
+      out.missing_symbols.push_back(name);
+      return;
+    }
+    *slot = reinterpret_cast<std::remove_pointer_t<decltype(slot)>>(p);
+  });
+  if (api->GetVersion != nullptr) {
+    api->version = static_cast<int64_t>(api->GetVersion());
+    out.version = api->version;
+  }
+  if (!out.missing_symbols.empty()) {
+    out.reason = absl::StrCat(api->library, " lacks ",
+                              absl::StrJoin(out.missing_symbols, ", "));
+  } else if (api->version < min_version || api->version / 10000 !=
+                                                min_version / 10000) {
+    out.reason = absl::StrCat(api->library, " is cuDNN ",
+                              CudnnVersionString(api->version), "; sluice needs ",
+                              CudnnVersionString(min_version),
+                              " or a later ", min_version / 10000, ".x");
+  }
+  if (!out.reason.empty()) {
+    dlclose(handle);
+    return absl::FailedPreconditionError(out.reason);
+  }
+  out.usable = true;
+  return api;
+}
+
+absl::StatusOr<const CudnnApi*> GetCudnn() {
+  const Loaded& loaded = ProcessCudnn();
+  if (!loaded.api.ok()) {
+    // Said once per process, where a user running a model looks, the
+    // first time a kernel wants cuDNN (`sluice devices` only reports it).
+    static std::once_flag said;
+    std::call_once(said, [&] {
+      std::fprintf(stderr,
+                   "sluice: cuDNN is not used (%s); Conv and ConvTranspose "
+                   "run on sluice's own CUDA kernels\n",
+                   std::string(loaded.api.status().message()).c_str());
+    });
+    return loaded.api.status();
+  }
+  return loaded.api->get();
+}
+
+CudnnInfo GetCudnnInfo() { return ProcessCudnn().info; }
+
+}  // namespace sluice

@@ -1,0 +1,577 @@
+// Conv and ConvTranspose through cuDNN's legacy convolution API:
+// cudnnConvolutionForward, and cudnnConvolutionBackwardData for
+// ConvTranspose (the adjoint of the forward convolution whose input is
+// ConvTranspose's output). Descriptors, the measured algorithm list and the
+// last choice are cached per (problem, math mode) in a per-device state.
+#include "kernels/cuda/cudnn_conv.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
+#include "cuda_runtime_api.h"
+#include "device/cuda/cudnn_library.h"
+#include "device/gpu_graph.h"
+
+namespace sluice::cuda {
+namespace {
+
+constexpr char kResourceKey[] = "cudnn_conv";
+// The workspace an algorithm may have: at most this, and at most an eighth
+// of the device's memory limit (TensorFlow's default cap is 4 GiB; ResNet-50's
+// convolutions want far less). Below kMinTryWorkspace the search for a
+// workspace that fits stops at zero.
+constexpr int64_t kMaxWorkspaceBytes = int64_t{1} << 30;
+constexpr int64_t kMinTryWorkspace = int64_t{64} << 10;
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+struct Candidate {
+  int algo = 0;
+  size_t memory = 0;
+  float time_ms = -1;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+
+// The descriptors of one problem, and what was learnt about it.
+struct Entry {
+  explicit Entry(const CudnnApi* api) : api(api) {}
+  ~Entry() {
+    if (x != nullptr) api->DestroyTensorDescriptor(x);
+    if (y != nullptr) api->DestroyTensorDescriptor(y);
+    if (w != nullptr) api->DestroyFilterDescriptor(w);
+    if (conv != nullptr) api->DestroyConvolutionDescriptor(conv);
+  }
+  Entry(const Entry&) = delete;
+  Entry& operator=(const Entry&) = delete;
+
+  const CudnnApi* const api;
+  // x: the forward input (image), y: the forward output (positions).
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnMathType_t requested_math = CUDNN_DEFAULT_MATH;
+  std::vector<Candidate> candidates;  // fastest first
+  int64_t find_workspace = 0;
+  bool measured = false;
+  std::string unsupported;
+  int last_algo = -1;
+  int64_t last_workspace = 0;
+  int64_t runs = 0;
+};
+
+class CudnnConvState final : public GpuDevice::Resource {
+ public:
+  CudnnConvState(const CudnnApi* api, cudnnHandle_t handle)
+      : api_(api), handle_(handle) {}
+  ~CudnnConvState() override {
+    absl::MutexLock lock(&mu_);
+    cache_.clear();
+    api_->Destroy(handle_);
+  }
+
+  const CudnnApi* api() const { return api_; }
+  cudnnHandle_t handle() const { return handle_; }
+  absl::Mutex& mu() { return mu_; }
+  std::map<std::string, std::unique_ptr<Entry>>& cache()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cache_;
+  }
+
+ private:
+  // Fixed at construction.
+  const CudnnApi* const api_;
+  const cudnnHandle_t handle_;
+
+  absl::Mutex mu_;  // held for every use of handle_ and the cache
+  std::map<std::string, std::unique_ptr<Entry>> cache_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::StatusOr<CudnnConvState*> StateFor(GpuDevice* gpu) {
+  ASSIGN_OR_RETURN(const CudnnApi* api, GetCudnn());
+  ASSIGN_OR_RETURN(
+      GpuDevice::Resource * r,
+      gpu->GetOrCreateResource(
+          kResourceKey,
+          [&]() -> absl::StatusOr<std::unique_ptr<GpuDevice::Resource>> {
+            RETURN_IF_ERROR(gpu->MakeCurrent());
+            cudnnHandle_t handle = nullptr;
+            RETURN_IF_ERROR(api->Check(api->Create(&handle),
+                                       absl::StrCat(gpu->name(), ": cudnnCreate")));
+            absl::Status s = api->Check(
+                api->SetStream(handle,
+                               static_cast<cudaStream_t>(gpu->compute_stream())),
+                "cudnnSetStream");
+            if (!s.ok()) {
+              api->Destroy(handle);
+              return s;
+            }
+            return std::unique_ptr<GpuDevice::Resource>(
+                new CudnnConvState(api, handle));
+          }));
+  return static_cast<CudnnConvState*>(r);
+}
+
+absl::StatusOr<cudnnDataType_t> DataTypeFor(DataType dtype) {
+  switch (dtype) {
+    case DT_FLOAT: return CUDNN_DATA_FLOAT;
+    case DT_FLOAT16: return CUDNN_DATA_HALF;
+    case DT_BFLOAT16: return CUDNN_DATA_BFLOAT16;
+    case DT_DOUBLE: return CUDNN_DATA_DOUBLE;
+    default:
+      return absl::UnimplementedError(
+          absl::StrCat("cuDNN convolutions take float32, float16, bfloat16 or "
+                       "float64, not ", DataTypeName(dtype)));
+  }
+}
+
+// The forward output size cuDNN computes along one dim with pad `pad` at
+// both ends.
+int64_t CudnnOutSize(int64_t image, int64_t pad, int64_t kernel,
+                     int64_t stride, int64_t dilation) {
+  const int64_t span = (kernel - 1) * dilation + 1;
+  const int64_t room = image + 2 * pad - span;
+  return room < 0 ? 0 : room / stride + 1;
+}
+
+std::string Join(const std::vector<int64_t>& v) { return absl::StrJoin(v, ","); }
+
+// Row-major strides of `dims`, as int.
+std::vector<int> PackedStrides(const std::vector<int>& dims) {
+  std::vector<int> strides(dims.size(), 1);
+  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) {
+    strides[d] = strides[d + 1] * dims[d + 1];
+  }
+  return strides;
+}
+
+cudnnMathType_t MathFor(DataType dtype, bool allow_tf32) {
+  switch (dtype) {
+    // CUDNN_DEFAULT_MATH lets float32 use TF32 tensor cores on Ampere and
+    // later; CUDNN_FMA_MATH keeps it to FMA kernels.
+    case DT_FLOAT: return allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    case DT_FLOAT16:
+    case DT_BFLOAT16: return CUDNN_TENSOR_OP_MATH;
+    default: return CUDNN_DEFAULT_MATH;
+  }
+}
+
+// Whether a measured result may be used under the requested math mode:
+// float32 without TF32 takes no result measured with tensor-op math (a
+// result reported as CUDNN_DEFAULT_MATH is kept: RunOne runs every
+// algorithm with CUDNN_FMA_MATH set then, so TF32 is never used).
+bool MathAllowed(cudnnMathType_t requested, cudnnMathType_t got) {
+  return requested != CUDNN_FMA_MATH ||
+         (got != CUDNN_TENSOR_OP_MATH &&
+          got != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+}
+
+// The descriptors of `p`: 1-D problems become 2-D with a height of 1.
+absl::Status MakeDescriptors(const CudnnConvProblem& p, cudnnMathType_t math,
+                             Entry* e) {
+  const CudnnApi& api = *e->api;
+  ASSIGN_OR_RETURN(cudnnDataType_t data, DataTypeFor(p.dtype));
+  const cudnnDataType_t compute =
+      p.dtype == DT_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  const bool one_d = p.image.size() == 1;
+  const int nd = one_d ? 2 : static_cast<int>(p.image.size());
+  auto spatial = [&](const std::vector<int64_t>& v, int64_t pad_with) {
+    std::vector<int> out;
+    if (one_d) out.push_back(static_cast<int>(pad_with));
+    for (int64_t d : v) out.push_back(static_cast<int>(d));
+    return out;
+  };
+  // Forward input (image) and output (positions) channels.
+  const int64_t image_c = p.transpose ? p.out_channels : p.in_channels;
+  const int64_t pos_c = p.transpose ? p.in_channels : p.out_channels;
+  std::vector<int> xdims = {static_cast<int>(p.batch), static_cast<int>(image_c)};
+  std::vector<int> ydims = {static_cast<int>(p.batch), static_cast<int>(pos_c)};
+  std::vector<int> wdims = {static_cast<int>(pos_c),
+                            static_cast<int>(image_c / p.group)};
+  for (int v : spatial(p.image, 1)) xdims.push_back(v);
+  for (int v : spatial(p.positions, 1)) ydims.push_back(v);
+  for (int v : spatial(p.kernel, 1)) wdims.push_back(v);
+  const std::vector<int> pads = spatial(p.pad_begin, 0);
+  const std::vector<int> strides = spatial(p.strides, 1);
+  const std::vector<int> dilations = spatial(p.dilations, 1);
+
+  RETURN_IF_ERROR(api.Check(api.CreateTensorDescriptor(&e->x), "cudnnCreateTensorDescriptor"));
+  RETURN_IF_ERROR(api.Check(api.CreateTensorDescriptor(&e->y), "cudnnCreateTensorDescriptor"));
+  RETURN_IF_ERROR(api.Check(api.CreateFilterDescriptor(&e->w), "cudnnCreateFilterDescriptor"));
+  RETURN_IF_ERROR(api.Check(api.CreateConvolutionDescriptor(&e->conv),
+                            "cudnnCreateConvolutionDescriptor"));
+  const std::vector<int> xs = PackedStrides(xdims), ys = PackedStrides(ydims);
+  RETURN_IF_ERROR(api.Check(
+      api.SetTensorNdDescriptor(e->x, data, nd + 2, xdims.data(), xs.data()),
+      "cudnnSetTensorNdDescriptor (input)"));
+  RETURN_IF_ERROR(api.Check(
+      api.SetTensorNdDescriptor(e->y, data, nd + 2, ydims.data(), ys.data()),
+      "cudnnSetTensorNdDescriptor (output)"));
+  RETURN_IF_ERROR(api.Check(api.SetFilterNdDescriptor(e->w, data, CUDNN_TENSOR_NCHW,
+                                                      nd + 2, wdims.data()),
+                            "cudnnSetFilterNdDescriptor"));
+  RETURN_IF_ERROR(api.Check(
+      api.SetConvolutionNdDescriptor(e->conv, nd, pads.data(), strides.data(),
+                                     dilations.data(), CUDNN_CROSS_CORRELATION,
+                                     compute),
+      "cudnnSetConvolutionNdDescriptor"));
+  RETURN_IF_ERROR(api.Check(
+      api.SetConvolutionGroupCount(e->conv, static_cast<int>(p.group)),
+      "cudnnSetConvolutionGroupCount"));
+  RETURN_IF_ERROR(api.Check(api.SetConvolutionMathType(e->conv, math),
+                            "cudnnSetConvolutionMathType"));
+  e->requested_math = math;
+  // cuDNN's own idea of the output must be ours (CudnnCanExpress checked
+  // the formula; this catches a descriptor mistake before any launch).
+  std::vector<int> out(nd + 2);
+  RETURN_IF_ERROR(api.Check(api.GetConvolutionNdForwardOutputDim(
+                                e->conv, e->x, e->w, nd + 2, out.data()),
+                            "cudnnGetConvolutionNdForwardOutputDim"));
+  if (out != ydims) {
+    return absl::InternalError(absl::StrCat(
+        "cuDNN computes a forward output of [", absl::StrJoin(out, ","),
+        "], sluice [", absl::StrJoin(ydims, ","), "]"));
+  }
+  return absl::OkStatus();
+}
+
+template <typename Perf>
+Candidate ToCandidate(const Perf& perf) {
+  Candidate c;
+  c.algo = static_cast<int>(perf.algo);
+  c.memory = perf.memory;
+  c.time_ms = perf.time;
+  c.math = perf.mathType;
+  return c;
+}
+
+// The algorithms cuDNN's heuristics offer (no GPU work), best first.
+absl::StatusOr<std::vector<Candidate>> Heuristic(const CudnnConvState& st,
+                                                 const Entry& e,
+                                                 bool transpose) {
+  const CudnnApi& api = *st.api();
+  std::vector<Candidate> out;
+  int count = 0, returned = 0;
+  if (!transpose) {
+    RETURN_IF_ERROR(api.Check(api.GetConvolutionForwardAlgorithmMaxCount(st.handle(), &count),
+                              "cudnnGetConvolutionForwardAlgorithmMaxCount"));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(count, 1));
+    RETURN_IF_ERROR(api.Check(
+        api.GetConvolutionForwardAlgorithm_v7(st.handle(), e.x, e.w, e.conv, e.y,
+                                              count, &returned, perf.data()),
+        "cudnnGetConvolutionForwardAlgorithm_v7"));
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) out.push_back(ToCandidate(perf[i]));
+    }
+  } else {
+    RETURN_IF_ERROR(api.Check(
+        api.GetConvolutionBackwardDataAlgorithmMaxCount(st.handle(), &count),
+        "cudnnGetConvolutionBackwardDataAlgorithmMaxCount"));
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(count, 1));
+    RETURN_IF_ERROR(api.Check(
+        api.GetConvolutionBackwardDataAlgorithm_v7(st.handle(), e.w, e.y, e.conv, e.x,
+                                                   count, &returned, perf.data()),
+        "cudnnGetConvolutionBackwardDataAlgorithm_v7"));
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) out.push_back(ToCandidate(perf[i]));
+    }
+  }
+  for (Candidate& c : out) c.time_ms = -1;
+  return out;
+}
+
+// A workspace of up to `want` bytes from the device's arena: halves what it
+// asks for while the memory limit refuses, down to none. Sets *bytes to what
+// it got.
+absl::StatusOr<Tensor> LargestWorkspace(OpKernelContext* ctx, int64_t want,
+                                        int64_t* bytes) {
+  for (int64_t n = want; n >= kMinTryWorkspace; n /= 2) {
+    absl::StatusOr<Tensor> t = ctx->allocate_temp(DT_UINT8, Shape({n}));
+    if (t.ok()) {
+      *bytes = n;
+      return t;
+    }
+    if (!absl::IsResourceExhausted(t.status())) return t.status();
+  }
+  *bytes = 0;
+  return Tensor();
+}
+
+// Measures every algorithm (cudnnFind*AlgorithmEx: runs them on x, w and
+// y) with the largest workspace the limit allows, up to what the heuristics
+// say the hungriest one needs.
+absl::Status Measure(OpKernelContext* ctx, GpuDevice* gpu,
+                     const CudnnConvState& st, const CudnnConvProblem& p,
+                     const void* x, const void* w, void* y, Entry* e) {
+  const CudnnApi& api = *st.api();
+  ASSIGN_OR_RETURN(std::vector<Candidate> offered, Heuristic(st, *e, p.transpose));
+  size_t hungriest = 0;
+  for (const Candidate& c : offered) hungriest = std::max(hungriest, c.memory);
+  const int64_t cap = std::min<int64_t>(kMaxWorkspaceBytes, gpu->memory_limit() / 8);
+  int64_t ws_bytes = 0;
+  ASSIGN_OR_RETURN(Tensor ws, LargestWorkspace(
+                                  ctx, std::min<int64_t>(cap, static_cast<int64_t>(hungriest)),
+                                  &ws_bytes));
+  void* ws_ptr = ws_bytes > 0 ? ws.raw_data() : nullptr;
+  std::vector<Candidate> found;
+  int count = 0, returned = 0;
+  if (!p.transpose) {
+    RETURN_IF_ERROR(api.Check(api.GetConvolutionForwardAlgorithmMaxCount(st.handle(), &count),
+                              "cudnnGetConvolutionForwardAlgorithmMaxCount"));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(count, 1));
+    RETURN_IF_ERROR(api.Check(
+        api.FindConvolutionForwardAlgorithmEx(st.handle(), e->x, x, e->w, w, e->conv,
+                                              e->y, y, count, &returned, perf.data(),
+                                              ws_ptr, static_cast<size_t>(ws_bytes)),
+        "cudnnFindConvolutionForwardAlgorithmEx"));
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) found.push_back(ToCandidate(perf[i]));
+    }
+  } else {
+    RETURN_IF_ERROR(api.Check(
+        api.GetConvolutionBackwardDataAlgorithmMaxCount(st.handle(), &count),
+        "cudnnGetConvolutionBackwardDataAlgorithmMaxCount"));
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(count, 1));
+    // dy is ConvTranspose's x, dx its y.
+    RETURN_IF_ERROR(api.Check(
+        api.FindConvolutionBackwardDataAlgorithmEx(st.handle(), e->w, w, e->y, x,
+                                                   e->conv, e->x, y, count, &returned,
+                                                   perf.data(), ws_ptr,
+                                                   static_cast<size_t>(ws_bytes)),
+        "cudnnFindConvolutionBackwardDataAlgorithmEx"));
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) found.push_back(ToCandidate(perf[i]));
+    }
+  }
+  e->candidates.clear();
+  for (const Candidate& c : found) {
+    if (MathAllowed(e->requested_math, c.math) &&
+        c.memory <= static_cast<size_t>(ws_bytes)) {
+      e->candidates.push_back(c);
+    }
+  }
+  std::stable_sort(e->candidates.begin(), e->candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     return a.time_ms < b.time_ms;
+                   });
+  e->find_workspace = ws_bytes;
+  e->measured = true;
+  return absl::OkStatus();
+}
+
+// Runs one algorithm. UNIMPLEMENTED when cuDNN refuses it.
+absl::Status RunOne(const CudnnConvState& st, const CudnnConvProblem& p,
+                    const Entry& e, const Candidate& c, const void* x,
+                    const void* w, void* y, void* ws, size_t ws_bytes) {
+  const CudnnApi& api = *st.api();
+  RETURN_IF_ERROR(api.Check(api.SetConvolutionMathType(
+                                e.conv, e.requested_math == CUDNN_FMA_MATH
+                                            ? CUDNN_FMA_MATH
+                                            : c.math),
+                            "cudnnSetConvolutionMathType"));
+  const double one_d = 1.0, zero_d = 0.0;
+  const float one_f = 1.0f, zero_f = 0.0f;
+  const bool dbl = p.dtype == DT_DOUBLE;
+  const void* alpha = dbl ? static_cast<const void*>(&one_d) : &one_f;
+  const void* beta = dbl ? static_cast<const void*>(&zero_d) : &zero_f;
+  if (!p.transpose) {
+    return api.Check(
+        api.ConvolutionForward(st.handle(), alpha, e.x, x, e.w, w, e.conv,
+                               static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws,
+                               ws_bytes, beta, e.y, y),
+        "cudnnConvolutionForward");
+  }
+  return api.Check(
+      api.ConvolutionBackwardData(st.handle(), alpha, e.w, w, e.y, x, e.conv,
+                                  static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
+                                  ws, ws_bytes, beta, e.x, y),
+      "cudnnConvolutionBackwardData");
+}
+
+std::string CacheKey(const CudnnConvProblem& p, cudnnMathType_t math) {
+  return absl::StrCat(DataTypeName(p.dtype), p.transpose ? " transpose" : "",
+                      " NC", p.image.size(), "d n=", p.batch, " c=", p.in_channels,
+                      "->", p.out_channels, " g=", p.group, " image=", Join(p.image),
+                      " pos=", Join(p.positions), " k=", Join(p.kernel),
+                      " s=", Join(p.strides), " d=", Join(p.dilations),
+                      " pad=", Join(p.pad_begin), " math=", static_cast<int>(math));
+}
+
+}  // namespace
+
+absl::Status CudnnCanExpress(const CudnnConvProblem& p) {
+  RETURN_IF_ERROR(DataTypeFor(p.dtype).status());
+  const size_t n = p.image.size();
+  if (n < 1 || n > 3) {
+    return absl::UnimplementedError(
+        absl::StrCat(n, " spatial dims: cuDNN convolutions take 1 to 3"));
+  }
+  if (p.positions.size() != n || p.kernel.size() != n || p.strides.size() != n ||
+      p.dilations.size() != n || p.pad_begin.size() != n) {
+    return absl::InvalidArgumentError("CudnnConvProblem: window dims disagree");
+  }
+  if (p.group < 1 || p.in_channels % p.group != 0 || p.out_channels % p.group != 0) {
+    return absl::InvalidArgumentError("CudnnConvProblem: channels and group disagree");
+  }
+  int64_t image_elems = p.batch * (p.transpose ? p.out_channels : p.in_channels);
+  int64_t pos_elems = p.batch * (p.transpose ? p.in_channels : p.out_channels);
+  int64_t filter_elems = p.in_channels * p.out_channels / p.group;
+  for (size_t d = 0; d < n; ++d) {
+    if (p.image[d] <= 0 || p.positions[d] <= 0 || p.kernel[d] <= 0) {
+      return absl::UnimplementedError("an empty tensor (nothing for cuDNN to do)");
+    }
+    if (p.pad_begin[d] < 0) {
+      return absl::UnimplementedError(
+          absl::StrCat("negative pad ", p.pad_begin[d], ": cuDNN pads are >= 0"));
+    }
+    if (CudnnOutSize(p.image[d], p.pad_begin[d], p.kernel[d], p.strides[d],
+                     p.dilations[d]) != p.positions[d]) {
+      return absl::UnimplementedError(absl::StrCat(
+          "asymmetric padding along spatial dim ", d,
+          ": cuDNN pads both ends by ", p.pad_begin[d], ", which does not give ",
+          p.positions[d], " positions over ", p.image[d]));
+    }
+    image_elems *= p.image[d];
+    pos_elems *= p.positions[d];
+    filter_elems *= p.kernel[d];
+  }
+  if (p.batch <= 0 || p.in_channels <= 0 || p.out_channels <= 0) {
+    return absl::UnimplementedError("an empty tensor (nothing for cuDNN to do)");
+  }
+  if (image_elems > kInt32Max || pos_elems > kInt32Max || filter_elems > kInt32Max) {
+    return absl::UnimplementedError(
+        "a tensor of 2^31 or more elements: cuDNN's legacy API indexes with int");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
+                                  const CudnnConvProblem& p, const void* x,
+                                  const void* w, void* y, std::string* why_not) {
+  auto refuse = [&](std::string why) {
+    if (why_not != nullptr) *why_not = std::move(why);
+    return false;
+  };
+  if (!gpu->use_cudnn()) return refuse("the config turns cuDNN off (use_cudnn)");
+  if (absl::Status s = CudnnCanExpress(p); !s.ok()) {
+    return refuse(std::string(s.message()));
+  }
+  absl::StatusOr<const CudnnApi*> api = GetCudnn();
+  if (!api.ok()) return refuse(std::string(api.status().message()));
+  absl::StatusOr<CudnnConvState*> state = StateFor(gpu);
+  if (!state.ok()) {  // cudnnCreate failed: our own kernels, this time
+    return refuse(std::string(state.status().message()));
+  }
+  CudnnConvState* st = *state;
+  const cudnnMathType_t math = MathFor(p.dtype, gpu->allow_tf32());
+  const std::string key = CacheKey(p, math);
+
+  absl::MutexLock lock(&st->mu());
+  std::unique_ptr<Entry>& slot = st->cache()[key];
+  if (slot == nullptr) {
+    auto e = std::make_unique<Entry>(*api);
+    // A problem cuDNN's descriptors refuse (BAD_PARAM, NOT_SUPPORTED, an
+    // output size that disagrees) runs on our own kernels from now on; the
+    // tests check that cuDNN did run where it should.
+    absl::Status s = MakeDescriptors(p, math, e.get());
+    if (!s.ok()) e->unsupported = std::string(s.message());
+    slot = std::move(e);
+  }
+  Entry* e = slot.get();
+  if (!e->unsupported.empty()) return refuse(e->unsupported);
+  // A step being recorded as a CUDA graph must not synchronise: measuring
+  // waits for the GPU, so while recording the heuristics' order is used
+  // and the next ordinary step measures (normally the first step, which
+  // runs before any recording, has measured already).
+  const bool recording = CapturingOnThisThread(gpu);
+  if (!e->measured) {
+    absl::Status s;
+    if (recording) {
+      absl::StatusOr<std::vector<Candidate>> h = Heuristic(*st, *e, p.transpose);
+      s = h.status();
+      if (h.ok()) {
+        e->candidates.clear();
+        for (const Candidate& c : *h) {
+          if (MathAllowed(e->requested_math, c.math)) e->candidates.push_back(c);
+        }
+      }
+    } else {
+      s = Measure(ctx, gpu, *st, p, x, w, y, e);
+    }
+    if (absl::IsUnimplemented(s)) {
+      e->unsupported = std::string(s.message());
+      return refuse(e->unsupported);
+    }
+    // Measuring failed otherwise (out of memory inside cuDNN, say): our own
+    // kernel this time, and the next call measures again.
+    if (!s.ok()) return refuse(std::string(s.message()));
+  }
+  if (e->candidates.empty()) {
+    return refuse(absl::StrCat("cuDNN offers no algorithm for ", key,
+                               e->find_workspace > 0 || !e->measured
+                                   ? ""
+                                   : " within the memory left for a workspace"));
+  }
+  // The fastest algorithm whose workspace the memory limit allows now.
+  absl::Status last_error;
+  for (const Candidate& c : e->candidates) {
+    Tensor ws;
+    if (c.memory > 0) {
+      absl::StatusOr<Tensor> t = ctx->allocate_temp(
+          DT_UINT8, Shape({static_cast<int64_t>(c.memory)}));
+      if (absl::IsResourceExhausted(t.status())) continue;
+      RETURN_IF_ERROR(t.status());
+      ws = *std::move(t);
+    }
+    absl::Status s = RunOne(*st, p, *e, c, x, w, y,
+                            c.memory > 0 ? ws.raw_data() : nullptr, c.memory);
+    if (!s.ok()) {  // refused at run time (NOT_SUPPORTED, BAD_PARAM): next
+      last_error = s;
+      continue;
+    }
+    e->last_algo = c.algo;
+    e->last_workspace = static_cast<int64_t>(c.memory);
+    ++e->runs;
+    return true;
+  }
+  if (!last_error.ok()) {
+    return refuse(absl::StrCat("cuDNN refused every algorithm for ", key,
+                               "; the last: ", last_error.message()));
+  }
+  return refuse(absl::StrCat(
+      "no cuDNN algorithm for ", key, " fits: the fastest needs ",
+      e->candidates.front().memory, " bytes of workspace and ", gpu->name(),
+      " has no room for any"));
+}
+
+std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
+  std::vector<CudnnConvCacheEntry> out;
+  if (!GetCudnn().ok()) return out;
+  absl::StatusOr<CudnnConvState*> st = StateFor(gpu);
+  if (!st.ok()) return out;
+  absl::MutexLock lock(&(*st)->mu());
+  for (const auto& [key, e] : (*st)->cache()) {
+    CudnnConvCacheEntry c;
+    c.key = key;
+    for (const Candidate& a : e->candidates) {
+      c.algorithms.push_back({a.algo, static_cast<int64_t>(a.memory), a.time_ms,
+                              static_cast<int>(a.math)});
+    }
+    c.find_workspace_bytes = e->find_workspace;
+    c.measured = e->measured;
+    c.unsupported = e->unsupported;
+    c.last_algo = e->last_algo;
+    c.last_workspace_bytes = e->last_workspace;
+    c.runs = e->runs;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace sluice::cuda

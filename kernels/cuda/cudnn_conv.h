@@ -1,0 +1,101 @@
+// Conv and ConvTranspose on cuDNN (NCHW / NCDHW, float32, float16, bfloat16
+// and float64), for the GPU Conv2D, ConvND and ConvTranspose kernels, which
+// fall back to sluice's own CUDA kernels when RunCudnnConv says it did not
+// run. CUDA-free header: pointers are device addresses.
+//
+//   CudnnConvProblem p = ...;            // dtype, channels, window
+//   std::string why_not;
+//   ASSIGN_OR_RETURN(bool ran, RunCudnnConv(ctx, gpu, p, x, w, y, &why_not));
+//   if (!ran) RETURN_IF_ERROR(LaunchConvNd(...));   // our own kernel
+//
+// Per device (a GpuDevice resource, so per session) it keeps a cuDNN handle
+// on the compute stream and an algorithm cache: the first call for a
+// (shape, dtype, layout, window, math mode) measures every algorithm cuDNN
+// offers (cudnnFind*AlgorithmEx, as PyTorch's cudnn.benchmark does) and
+// keeps them fastest first. Each call then runs the fastest algorithm whose
+// workspace it can allocate from the device's arena, so workspaces count
+// against the device's memory limit and never exceed it; zero-workspace
+// algorithms are the last resort, and with none that fits the caller's own
+// kernel runs. float32 uses TF32 tensor cores only when the device allows
+// TF32 (cudnnSetConvolutionMathType), as MatMul does.
+//
+// Thread-safe: a device's cuDNN calls are serialised by its state's mutex
+// (a cuDNN handle must not be used by two threads at once).
+#ifndef SLUICE_KERNELS_CUDA_CUDNN_CONV_H_
+#define SLUICE_KERNELS_CUDA_CUDNN_CONV_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/dtype.h"
+#include "device/gpu_device.h"
+#include "kernels/kernel.h"
+
+namespace sluice::cuda {
+
+// One convolution. The window is the forward convolution's, as in
+// cpu::WindowNd: `image` is the forward input's spatial size (ConvND's x,
+// ConvTranspose's y) and `positions` the forward output's (ConvND's y,
+// ConvTranspose's x); position o reads image[o * stride - pad_begin +
+// k * dilation]. `pad_end` is the padding after the image, implied by the
+// sizes (cuDNN pads both ends alike: see CudnnCanExpress).
+struct CudnnConvProblem {
+  DataType dtype = DT_FLOAT;
+  bool transpose = false;  // ConvTranspose: y = the adjoint of the window
+  int64_t batch = 0;
+  int64_t in_channels = 0;   // channels of x, the kernel's input
+  int64_t out_channels = 0;  // channels of y, the kernel's output
+  int64_t group = 1;
+  std::vector<int64_t> image, positions, kernel, strides, dilations, pad_begin;
+};
+
+// OK when cuDNN can express `p`; UNIMPLEMENTED saying why not: a dtype
+// other than float32/16, bfloat16 or float64, more than 3 spatial dims, an
+// empty tensor, sizes or element counts above 2^31 - 1, a negative pad, or
+// a pad_end that cuDNN's symmetric padding cannot stand for (it pads
+// pad_begin at both ends, which must give exactly `positions`). Pure; needs
+// no GPU.
+absl::Status CudnnCanExpress(const CudnnConvProblem& p);
+
+// Runs `p` with cuDNN on `gpu` (ctx's device, current on this thread):
+// x [batch, in_channels, ...], w the ONNX filter ([out, in / group, k...],
+// ConvTranspose [in, out / group, k...]), y [batch, out_channels, ...], all
+// of p.dtype in gpu's memory. Returns true when the convolution is enqueued
+// on the compute stream; false when cuDNN was not used, with nothing
+// enqueued and `why_not` saying why (the device does not use cuDNN,
+// libcudnn is missing or too old, CudnnCanExpress, cuDNN has no algorithm
+// for it, or no algorithm's workspace fits in the memory left). Errors: a
+// cuDNN or CUDA failure while running.
+absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
+                                  const CudnnConvProblem& p, const void* x,
+                                  const void* w, void* y,
+                                  std::string* why_not);
+
+// What a device's algorithm cache holds, for tests and diagnostics.
+struct CudnnConvAlgorithm {
+  int algo = 0;                 // cudnnConvolution{Fwd,BwdData}Algo_t
+  int64_t workspace_bytes = 0;  // what it needs
+  float time_ms = 0;            // measured (-1: heuristic order only)
+  int math_type = 0;            // cudnnMathType_t
+};
+struct CudnnConvCacheEntry {
+  std::string key;  // dtype, transpose, shapes, window, math mode
+  // Fastest first, as measured with at most `find_workspace_bytes` of
+  // workspace (what the memory limit allowed when it was measured).
+  std::vector<CudnnConvAlgorithm> algorithms;
+  int64_t find_workspace_bytes = 0;
+  bool measured = false;
+  std::string unsupported;  // non-empty: cuDNN refused it; why
+  int last_algo = -1;       // the one the last run used
+  int64_t last_workspace_bytes = 0;
+  int64_t runs = 0;
+};
+// The device's cache (empty when cuDNN was never used on it).
+std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu);
+
+}  // namespace sluice::cuda
+
+#endif  // SLUICE_KERNELS_CUDA_CUDNN_CONV_H_

@@ -1,0 +1,496 @@
+// The GPU convolutions on cuDNN (kernels/cuda/cudnn_conv.h) and on
+// sluice's own kernels (the fallback), against the CPU kernels: Conv2D,
+// ConvND (1-D, 2-D, 3-D) and ConvTranspose, grouped, depthwise, dilated,
+// strided, padded, batch 1 and more, in float32, float16, bfloat16 and
+// float64. Also: a memory limit too small for the fastest algorithm's
+// workspace still runs the convolution (a smaller or no workspace) and
+// matches; forcing the fallback (use_cudnn: false) gives the same results.
+// Without a GPU (or in a CPU-only build) every case skips with the reason;
+// the CudnnCanExpress cases need no GPU and always run in CUDA builds.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "core/status_macros.h"
+#include "device/cudnn_info.h"
+#include "device/discovery.h"
+#include "device/gpu_device.h"
+#include "gmock/gmock.h"
+#include "graph/loader.h"
+#include "gtest/gtest.h"
+#include "kernel_test_util.h"
+#include "kernels/kernel.h"
+#include "kernels/kernel_registry.h"
+#ifdef SLUICE_WITH_CUDA
+#include "kernels/cuda/cudnn_conv.h"
+#endif
+
+namespace sluice {
+namespace {
+
+using ::sluice::testing::Attrs;
+using ::sluice::testing::IntAttr;
+using ::sluice::testing::IntListAttr;
+using ::sluice::testing::MakeTensor;
+using ::sluice::testing::RunOp;
+using ::sluice::testing::ToDoubles;
+using ::sluice::testing::TypeAttr;
+
+#ifdef SLUICE_WITH_CUDA
+
+// --- Devices ------------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<GpuDevice>> MakeGpu(bool use_cudnn, bool tf32,
+                                                   int64_t limit, bool growth) {
+  DeviceInventory inv = DiscoverDevices();
+  if (inv.gpus.empty()) {
+    return absl::UnavailableError(absl::StrCat("no GPU: ", inv.no_gpu_reason));
+  }
+  RuntimeConfig config;
+  config.set_allow_growth(growth);
+  config.set_allow_tf32(tf32);
+  config.set_use_cudnn(use_cudnn);
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<GpuDevice>> gpus,
+                   CreateGpuDevicesFromSpecs(config, {{0, limit}}));
+  return std::move(gpus[0]);
+}
+
+struct Gpus {
+  std::unique_ptr<GpuDevice> cudnn;     // use_cudnn, TF32 off
+  std::unique_ptr<GpuDevice> fallback;  // use_cudnn false
+  std::unique_ptr<GpuDevice> tf32;      // use_cudnn, TF32 on
+  std::string skip_reason;
+};
+
+const Gpus& GetGpus() {
+  static const Gpus* gpus = [] {
+    auto* g = new Gpus();
+    constexpr int64_t kLimit = int64_t{2} << 30;
+    auto a = MakeGpu(true, false, kLimit, true);
+    auto b = MakeGpu(false, false, kLimit, true);
+    auto c = MakeGpu(true, true, kLimit, true);
+    if (!a.ok() || !b.ok() || !c.ok()) {
+      g->skip_reason = (!a.ok() ? a.status() : !b.ok() ? b.status() : c.status())
+                           .ToString();
+      return g;
+    }
+    g->cudnn = *std::move(a);
+    g->fallback = *std::move(b);
+    g->tf32 = *std::move(c);
+    return g;
+  }();
+  return *gpus;
+}
+
+// --- One node on a GPU ------------------------------------------------------------
+
+absl::StatusOr<Tensor> RunOnGpu(GpuDevice* gpu, const std::string& op,
+                                const std::vector<Tensor>& inputs,
+                                const Attrs& attrs) {
+  GraphDef def;
+  NodeDef node;
+  node.set_name("op");
+  node.set_op(op);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    NodeDef* in = def.add_node();
+    in->set_name(absl::StrCat("in", i));
+    in->set_op("Input");
+    (*in->mutable_attr())["dtype"] = TypeAttr(inputs[i].dtype());
+    AttrValue shape;
+    *shape.mutable_shape() = ShapeToProto(Shape::UnknownRank());
+    (*in->mutable_attr())["shape"] = shape;
+    node.add_input(in->name());
+  }
+  for (const auto& [name, value] : attrs) (*node.mutable_attr())[name] = value;
+  *def.add_node() = node;
+  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph, BuildGraph(def));
+  const Node* n = graph->FindNode("op");
+  ASSIGN_OR_RETURN(const KernelDef* kdef,
+                   KernelRegistry::Global()->Find(*n, DeviceType::kGpu));
+  ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, kdef->factory(*n));
+  std::vector<Tensor> dev_inputs;
+  for (const Tensor& t : inputs) {
+    ASSIGN_OR_RETURN(Tensor d, gpu->CopyToDevice(t));
+    dev_inputs.push_back(std::move(d));
+  }
+  std::vector<Tensor> outputs(1);
+  OpKernelContext ctx(n, gpu, dev_inputs, absl::MakeSpan(outputs));
+  RETURN_IF_ERROR(kernel->Compute(&ctx));
+  ASSIGN_OR_RETURN(Tensor host, gpu->CopyToHost(outputs[0]));
+  RETURN_IF_ERROR(gpu->Synchronize());
+  return host;
+}
+
+// cuDNN runs on the device so far (every cache entry's).
+int64_t CudnnRuns(GpuDevice* gpu) {
+  int64_t runs = 0;
+  for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpu)) runs += e.runs;
+  return runs;
+}
+
+#endif  // SLUICE_WITH_CUDA
+
+// --- Cases --------------------------------------------------------------------------
+
+struct ConvCase {
+  std::string name;
+  std::string op;  // Conv2D, ConvND or ConvTranspose
+  Shape x, w;
+  Attrs attrs;
+  // cuDNN cannot express it (asymmetric pads, negative pads): the fallback
+  // runs even with cuDNN on.
+  bool fallback_only = false;
+};
+
+Attrs Window(std::vector<int64_t> s, std::vector<int64_t> p,
+             std::vector<int64_t> d, int64_t group = 1) {
+  return {{"strides", IntListAttr(s)}, {"pads", IntListAttr(p)},
+          {"dilations", IntListAttr(d)}, {"group", IntAttr(group)}};
+}
+
+std::vector<ConvCase> Problems() {
+  std::vector<ConvCase> c;
+  // Conv2D (what the ONNX importer emits for 2-D Conv): ResNet's shapes.
+  c.push_back({"Conv2D_resnet_stem_b1", "Conv2D", Shape({1, 3, 32, 32}),
+               Shape({16, 3, 7, 7}), Window({2, 2}, {3, 3, 3, 3}, {1, 1})});
+  c.push_back({"Conv2D_3x3_b4", "Conv2D", Shape({4, 16, 14, 14}),
+               Shape({16, 16, 3, 3}), Window({1, 1}, {1, 1, 1, 1}, {1, 1})});
+  c.push_back({"Conv2D_1x1_strided_b2", "Conv2D", Shape({2, 32, 8, 8}),
+               Shape({64, 32, 1, 1}), Window({2, 2}, {0, 0, 0, 0}, {1, 1})});
+  c.push_back({"Conv2D_grouped_dilated_b3", "Conv2D", Shape({3, 8, 11, 9}),
+               Shape({12, 2, 3, 3}), Window({1, 2}, {2, 2, 2, 2}, {2, 2}, 4)});
+  c.push_back({"Conv2D_depthwise_b2", "Conv2D", Shape({2, 16, 10, 10}),
+               Shape({16, 1, 3, 3}), Window({1, 1}, {1, 1, 1, 1}, {1, 1}, 16)});
+  c.push_back({"Conv2D_depthwise_multiplier_strided", "Conv2D", Shape({1, 8, 9, 9}),
+               Shape({16, 1, 5, 5}), Window({2, 2}, {2, 2, 2, 2}, {1, 1}, 8)});
+  c.push_back({"Conv2D_asymmetric_pads", "Conv2D", Shape({2, 4, 9, 8}),
+               Shape({6, 2, 3, 3}), Window({2, 1}, {1, 1, 0, 2}, {1, 2}, 2),
+               /*fallback_only=*/true});
+  // Asymmetric pads whose extra end padding no window reaches (9 wide,
+  // 3 taps, stride 2: 4 positions with or without it): cuDNN runs.
+  c.push_back({"Conv2D_end_pad_unread", "Conv2D", Shape({1, 4, 9, 9}),
+               Shape({4, 4, 3, 3}), Window({2, 2}, {0, 0, 1, 1}, {1, 1})});
+  // ConvND: 1-D, 2-D, 3-D.
+  c.push_back({"ConvND_1d_strided_dilated_b2", "ConvND", Shape({2, 3, 20}),
+               Shape({4, 3, 3}), Window({2}, {2, 2}, {2})});
+  c.push_back({"ConvND_1d_depthwise_b1", "ConvND", Shape({1, 6, 17}),
+               Shape({6, 1, 5}), Window({1}, {2, 2}, {1}, 6)});
+  c.push_back({"ConvND_2d_grouped_b2", "ConvND", Shape({2, 4, 6, 7}),
+               Shape({6, 2, 3, 3}), Window({1, 1}, {1, 1, 1, 1}, {1, 1}, 2)});
+  c.push_back({"ConvND_3d_b1", "ConvND", Shape({1, 2, 5, 6, 5}),
+               Shape({4, 2, 3, 3, 3}), Window({1, 1, 1}, {1, 1, 1, 1, 1, 1}, {1, 1, 1})});
+  c.push_back({"ConvND_3d_strided_dilated_grouped_b2", "ConvND",
+               Shape({2, 4, 7, 8, 6}), Shape({4, 2, 2, 3, 2}),
+               Window({2, 1, 2}, {1, 1, 0, 1, 1, 0}, {1, 2, 1}, 2)});
+  c.push_back({"ConvND_3d_asymmetric_pads", "ConvND", Shape({1, 2, 4, 5, 4}),
+               Shape({3, 2, 2, 3, 2}), Window({1, 1, 1}, {0, 1, 0, 0, 1, 1}, {1, 1, 1}),
+               /*fallback_only=*/true});
+  // ConvTranspose: 1-D, 2-D, 3-D; output_padding; groups.
+  Attrs ct2 = Window({2, 2}, {1, 1, 1, 1}, {1, 1}, 2);
+  ct2["output_padding"] = IntListAttr({1, 1});
+  c.push_back({"ConvTranspose_2d_strided_grouped_b2", "ConvTranspose",
+               Shape({2, 4, 5, 6}), Shape({4, 3, 3, 3}), ct2});
+  Attrs ct2b = Window({1, 1}, {0, 0, 0, 0}, {2, 1});
+  ct2b["output_padding"] = IntListAttr({0, 0});
+  c.push_back({"ConvTranspose_2d_dilated_b1", "ConvTranspose",
+               Shape({1, 3, 6, 6}), Shape({3, 5, 3, 2}), ct2b});
+  Attrs ct1 = Window({3}, {1, 1}, {1});
+  ct1["output_padding"] = IntListAttr({2});
+  c.push_back({"ConvTranspose_1d_strided_b3", "ConvTranspose", Shape({3, 4, 7}),
+               Shape({4, 2, 4}), ct1});
+  Attrs ct3 = Window({2, 2, 2}, {0, 0, 0, 0, 0, 0}, {1, 1, 1});
+  ct3["output_padding"] = IntListAttr({0, 0, 0});
+  c.push_back({"ConvTranspose_3d_b2", "ConvTranspose", Shape({2, 2, 3, 4, 3}),
+               Shape({2, 3, 2, 2, 2}), ct3});
+  Attrs ctn = Window({2}, {-1, 1}, {2});
+  ctn["output_padding"] = IntListAttr({1});
+  c.push_back({"ConvTranspose_1d_negative_pad", "ConvTranspose", Shape({1, 2, 5}),
+               Shape({2, 3, 4}), ctn, /*fallback_only=*/true});
+  return c;
+}
+
+struct DtypeCase {
+  ConvCase conv;
+  DataType dtype;
+};
+
+void PrintTo(const DtypeCase& c, std::ostream* os) {
+  *os << c.conv.name << "_" << DataTypeName(c.dtype);
+}
+
+std::vector<DtypeCase> AllCases() {
+  std::vector<DtypeCase> out;
+  for (const ConvCase& c : Problems()) {
+    for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16, DT_DOUBLE}) {
+      out.push_back({c, t});
+    }
+  }
+  return out;
+}
+
+// Inputs of `dtype` with values from [-1, 1] (fixed seed per case), and
+// the same values as float32 for the CPU reference.
+[[maybe_unused]] void MakeInputs(const ConvCase& c, DataType dtype, std::vector<Tensor>* in,
+                std::vector<Tensor>* in32) {
+  std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>()(c.name) & 0xffff));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const Shape& s : {c.x, c.w}) {
+    std::vector<double> v(s.num_elements());
+    for (double& e : v) e = u(rng);
+    Tensor t = MakeTensor(dtype, s, v);
+    in->push_back(t);
+    in32->push_back(MakeTensor(DT_FLOAT, s, ToDoubles(t)));  // rounded values
+  }
+}
+
+// |gpu - cpu| <= rtol * (1 + |cpu|) everywhere.
+[[maybe_unused]] void ExpectClose(const Tensor& gpu, const std::vector<double>& cpu,
+                 const Shape& shape, double rtol, const std::string& what) {
+  ASSERT_EQ(gpu.shape(), shape) << what;
+  std::vector<double> g = ToDoubles(gpu);
+  int reported = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const double diff = std::fabs(g[i] - cpu[i]);
+    if (diff <= rtol * (1.0 + std::fabs(cpu[i]))) continue;
+    ADD_FAILURE() << what << ": element " << i << ": gpu " << g[i] << ", cpu "
+                  << cpu[i] << " (diff " << diff << ", rtol " << rtol << ")";
+    if (++reported >= 5) return;
+  }
+}
+
+// Against a float32 CPU reference on the same (rounded) inputs: float32
+// and float64 differ by float32's summation order, the 16-bit floats by
+// their output rounding.
+[[maybe_unused]] double Tolerance(DataType dtype) {
+  switch (dtype) {
+    case DT_FLOAT16: return 1e-2;
+    case DT_BFLOAT16: return 2e-2;
+    default: return 1e-4;
+  }
+}
+
+TEST(CudnnCanExpressTest, TakesSymmetricPadsAndRefusesWhatCudnnCannotDo) {
+#ifndef SLUICE_WITH_CUDA
+  GTEST_SKIP() << "this build of sluice has no CUDA support";
+#else
+  cuda::CudnnConvProblem p;
+  p.dtype = DT_FLOAT;
+  p.batch = 2;
+  p.in_channels = 4;
+  p.out_channels = 6;
+  p.group = 2;
+  p.image = {9, 8};
+  p.positions = {9, 8};
+  p.kernel = {3, 3};
+  p.strides = {1, 1};
+  p.dilations = {1, 1};
+  p.pad_begin = {1, 1};
+  EXPECT_TRUE(cuda::CudnnCanExpress(p).ok()) << cuda::CudnnCanExpress(p);
+  // Stride 2, pads (0, 1) at the ends of 8: position 3 reads 6..8, and 8
+  // is padding; symmetric 0 gives only 3 positions.
+  cuda::CudnnConvProblem asym = p;
+  asym.image = {8, 8};
+  asym.positions = {4, 4};
+  asym.strides = {2, 2};
+  asym.pad_begin = {0, 0};
+  absl::Status s = cuda::CudnnCanExpress(asym);
+  EXPECT_TRUE(absl::IsUnimplemented(s)) << s;
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("asymmetric"));
+  cuda::CudnnConvProblem four = p;
+  four.image = {3, 3, 3, 3};
+  four.positions = four.kernel = four.strides = four.dilations =
+      four.pad_begin = {1, 1, 1, 1};
+  EXPECT_TRUE(absl::IsUnimplemented(cuda::CudnnCanExpress(four)));
+  cuda::CudnnConvProblem ints = p;
+  ints.dtype = DT_INT32;
+  EXPECT_TRUE(absl::IsUnimplemented(cuda::CudnnCanExpress(ints)));
+  cuda::CudnnConvProblem negative = p;
+  negative.pad_begin = {-1, 1};
+  EXPECT_TRUE(absl::IsUnimplemented(cuda::CudnnCanExpress(negative)));
+  cuda::CudnnConvProblem huge = p;
+  huge.batch = int64_t{1} << 26;  // 2^26 * 4 * 72 elements
+  EXPECT_TRUE(absl::IsUnimplemented(cuda::CudnnCanExpress(huge)));
+#endif
+}
+
+class CudnnConvTest : public ::testing::TestWithParam<DtypeCase> {};
+
+// cuDNN (when it loads) and the fallback, each against the CPU, and each
+// other.
+TEST_P(CudnnConvTest, CudnnAndFallbackMatchTheCpu) {
+#ifndef SLUICE_WITH_CUDA
+  GTEST_SKIP() << "this build of sluice has no CUDA support";
+#else
+  const ConvCase& c = GetParam().conv;
+  const DataType dtype = GetParam().dtype;
+  std::vector<Tensor> in, in32;
+  MakeInputs(c, dtype, &in, &in32);
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp(c.op, in32, c.attrs);
+  ASSERT_TRUE(cpu.ok()) << "CPU reference failed: " << cpu.status();
+  const std::vector<double> ref = ToDoubles((*cpu)[0]);
+  const Shape& shape = (*cpu)[0].shape();
+
+  const Gpus& gpus = GetGpus();
+  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  const CudnnInfo cudnn = GetCudnnInfo();
+  const int64_t runs_before = CudnnRuns(gpus.cudnn.get());
+  absl::StatusOr<Tensor> with = RunOnGpu(gpus.cudnn.get(), c.op, in, c.attrs);
+  ASSERT_TRUE(with.ok()) << with.status();
+  const int64_t runs_after = CudnnRuns(gpus.cudnn.get());
+  if (cudnn.usable && !c.fallback_only) {
+    EXPECT_GT(runs_after, runs_before) << "cuDNN was not used";
+  }
+  if (c.fallback_only) {
+    EXPECT_EQ(runs_after, runs_before);
+  }
+  ExpectClose(*with, ref, shape, Tolerance(dtype), c.name + " with cuDNN");
+
+  absl::StatusOr<Tensor> without = RunOnGpu(gpus.fallback.get(), c.op, in, c.attrs);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(CudnnRuns(gpus.fallback.get()), 0);
+  ExpectClose(*without, ref, shape, Tolerance(dtype), c.name + " fallback");
+  // The two GPU paths agree more closely than either with a float32 CPU in
+  // float64 (both accumulate in double).
+  ExpectClose(*with, ToDoubles(*without), shape,
+              dtype == DT_DOUBLE ? 1e-10 : Tolerance(dtype),
+              c.name + " cuDNN vs fallback");
+  if (!cudnn.usable) {
+    GTEST_SKIP() << "cuDNN is not usable (" << cudnn.reason
+                 << "): only the fallback was checked";
+  }
+#endif
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Convolutions, CudnnConvTest, ::testing::ValuesIn(AllCases()),
+    [](const ::testing::TestParamInfo<DtypeCase>& info) {
+      return absl::StrCat(info.param.conv.name, "_",
+                          DataTypeName(info.param.dtype));
+    });
+
+#ifdef SLUICE_WITH_CUDA
+
+// float32 with TF32 allowed: cuDNN may use tensor cores; judged as a whole
+// (||gpu - cpu|| / ||cpu||, as the conformance suite judges TF32 MatMul).
+TEST(CudnnConvTf32Test, Tf32ConvolutionIsCloseInNorm) {
+  const Gpus& gpus = GetGpus();
+  if (gpus.tf32 == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  ConvCase c{"tf32", "Conv2D", Shape({4, 32, 16, 16}), Shape({32, 32, 3, 3}),
+             Window({1, 1}, {1, 1, 1, 1}, {1, 1})};
+  std::vector<Tensor> in, in32;
+  MakeInputs(c, DT_FLOAT, &in, &in32);
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp(c.op, in32, c.attrs);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<Tensor> out = RunOnGpu(gpus.tf32.get(), c.op, in, c.attrs);
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> g = ToDoubles(*out), r = ToDoubles((*cpu)[0]);
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    diff += (g[i] - r[i]) * (g[i] - r[i]);
+    norm += r[i] * r[i];
+  }
+  EXPECT_LE(std::sqrt(diff / norm), 2e-3);
+}
+
+// The first problem (of a few) whose fastest cuDNN algorithm needs a
+// workspace of at least 256 KiB on this GPU, measured without a tight limit.
+struct Hungry {
+  ConvCase conv;
+  int64_t fastest_workspace = 0;
+  int fastest_algo = -1;
+};
+
+absl::StatusOr<Hungry> FindHungryProblem(GpuDevice* gpu) {
+  std::vector<ConvCase> tries = {
+      {"hungry_3x3", "Conv2D", Shape({8, 64, 56, 56}), Shape({64, 64, 3, 3}),
+       Window({1, 1}, {1, 1, 1, 1}, {1, 1})},
+      {"hungry_5x5", "Conv2D", Shape({4, 32, 64, 64}), Shape({32, 32, 5, 5}),
+       Window({1, 1}, {2, 2, 2, 2}, {1, 1})},
+      {"hungry_7x7", "Conv2D", Shape({8, 3, 224, 224}), Shape({64, 3, 7, 7}),
+       Window({2, 2}, {3, 3, 3, 3}, {1, 1})},
+  };
+  for (const ConvCase& c : tries) {
+    std::vector<Tensor> in, in32;
+    MakeInputs(c, DT_FLOAT, &in, &in32);
+    RETURN_IF_ERROR(RunOnGpu(gpu, c.op, in, c.attrs).status());
+    const std::string image = absl::StrCat(" image=", c.x.dim(2), ",", c.x.dim(3), " ");
+    const std::string n = absl::StrCat(" n=", c.x.dim(0), " ");
+    for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpu)) {
+      if (!absl::StrContains(e.key, image) || !absl::StrContains(e.key, n) ||
+          e.algorithms.empty()) {
+        continue;
+      }
+      if (e.algorithms[0].workspace_bytes >= (int64_t{256} << 10)) {
+        return Hungry{c, e.algorithms[0].workspace_bytes, e.algorithms[0].algo};
+      }
+    }
+  }
+  return absl::NotFoundError(
+      "the fastest cuDNN algorithm needs less than 256 KiB of workspace for "
+      "every problem tried");
+}
+
+// A device whose arena (reserved whole: allow_growth false) leaves about
+// `headroom` bytes once the cuBLAS workspace, x, w and y are in it.
+absl::StatusOr<std::unique_ptr<GpuDevice>> TightGpu(const ConvCase& c,
+                                                    int64_t out_bytes,
+                                                    int64_t headroom) {
+  const int64_t need = c.x.num_elements() * 4 + c.w.num_elements() * 4 +
+                       out_bytes + 4 * 256 + headroom;
+  // The device takes min(32 MiB, limit / 16) for cuBLAS.
+  int64_t limit = need * 16 / 15 + 4096;
+  if (limit / 16 > (int64_t{32} << 20)) limit = need + (int64_t{32} << 20) + 4096;
+  limit = (limit + 255) / 256 * 256;
+  return MakeGpu(/*use_cudnn=*/true, /*tf32=*/false, limit, /*growth=*/false);
+}
+
+TEST(CudnnConvMemoryTest, ATightLimitRunsASmallerWorkspaceAndMatches) {
+  const Gpus& gpus = GetGpus();
+  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
+  absl::StatusOr<Hungry> hungry = FindHungryProblem(gpus.cudnn.get());
+  if (absl::IsNotFound(hungry.status())) GTEST_SKIP() << hungry.status();
+  ASSERT_TRUE(hungry.ok()) << hungry.status();
+  const ConvCase& c = hungry->conv;
+  std::vector<Tensor> in, in32;
+  MakeInputs(c, DT_FLOAT, &in, &in32);
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp(c.op, in32, c.attrs);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  const int64_t out_bytes = (*cpu)[0].NumElements() * 4;
+
+  // Room for a quarter of the fastest algorithm's workspace, then for none.
+  for (int64_t headroom : {hungry->fastest_workspace / 4, int64_t{0}}) {
+    SCOPED_TRACE(absl::StrCat("headroom ", headroom, " bytes; the fastest (algo ",
+                              hungry->fastest_algo, ") needs ",
+                              hungry->fastest_workspace));
+    absl::StatusOr<std::unique_ptr<GpuDevice>> tight = TightGpu(c, out_bytes, headroom);
+    ASSERT_TRUE(tight.ok()) << tight.status();
+    absl::StatusOr<Tensor> out = RunOnGpu(tight->get(), c.op, in, c.attrs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectClose(*out, ToDoubles((*cpu)[0]), (*cpu)[0].shape(), 1e-4, c.name);
+    std::vector<cuda::CudnnConvCacheEntry> cache = cuda::CudnnConvCache(tight->get());
+    ASSERT_EQ(cache.size(), 1u);
+    const cuda::CudnnConvCacheEntry& e = cache[0];
+    EXPECT_LT(e.find_workspace_bytes, hungry->fastest_workspace);
+    if (e.runs > 0) {
+      EXPECT_LT(e.last_workspace_bytes, hungry->fastest_workspace);
+      EXPECT_LE(e.last_workspace_bytes, headroom + (int64_t{64} << 10));
+    } else {
+      // No algorithm fitted at all: sluice's own kernel ran.
+      EXPECT_TRUE(e.algorithms.empty() || headroom == 0) << e.key;
+    }
+    EXPECT_LE((*tight)->allocator_stats().peak_bytes_in_use,
+              (*tight)->memory_limit());
+  }
+}
+
+#endif  // SLUICE_WITH_CUDA
+
+}  // namespace
+}  // namespace sluice
