@@ -45,6 +45,12 @@
 
 namespace sluice {
 
+// Whether Conv runs on cuDNN when the config does not say (use_cudnn).
+// false until the cuDNN path has passed the GPU suite on the H200: it has
+// only been compiled (2026-12-01). `use_cudnn: true` or
+// SLUICE_USE_CUDNN=true turns it on.
+inline constexpr bool kUseCudnnByDefault = false;
+
 enum class GpuStream { kCompute, kHostToDevice, kDeviceToHost, kDeviceToDevice };
 // "compute", "host-to-device", "device-to-host", "device-to-device".
 inline const char* GpuStreamName(GpuStream stream) {

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "device/device.h"
+#include "device/gpu_device.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
@@ -361,7 +362,11 @@ absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
   if (cudnn.has_value()) {
     lines.push_back(absl::StrCat(
         kEnvUseCudnn, " sets use_cudnn to ", *cudnn ? "true" : "false",
-        " (config: ", config->has_use_cudnn() && !config->use_cudnn() ? "false" : "true", ")"));
+        " (config: ",
+        (config->has_use_cudnn() ? config->use_cudnn() : kUseCudnnByDefault)
+            ? "true"
+            : "false",
+        ")"));
     config->set_use_cudnn(*cudnn);
   }
   if (limit.has_value()) {

@@ -51,8 +51,12 @@ std::string CpuBudget(const LogicalDeviceConfig& cpu) {
 // / "not used (...)" with the reason.
 std::string CudnnLine(const CudnnInfo& cudnn) {
   if (cudnn.usable) {
-    return absl::StrCat(CudnnVersionString(cudnn.version), " (", cudnn.library,
-                        "): Conv and ConvTranspose on GPUs use it");
+    return absl::StrCat(
+        CudnnVersionString(cudnn.version), " (", cudnn.library, "): ",
+        kUseCudnnByDefault
+            ? "Conv and ConvTranspose on GPUs use it"
+            : "Conv and ConvTranspose on GPUs use it with use_cudnn: true "
+              "in the config (off by default until validated on a GPU)");
   }
   if (cudnn.version == 0 && cudnn.library.empty()) {
     return absl::StrCat("not found (", cudnn.reason, ")");

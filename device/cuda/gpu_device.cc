@@ -509,7 +509,8 @@ absl::StatusOr<std::vector<std::unique_ptr<GpuDevice>>> CreateFromSpecs(
             std::make_unique<CudaRegionSource>(spec.physical_index)));
     auto device = std::make_unique<CudaGpuDevice>(
         index, spec, inv.gpus[spec.physical_index], growth,
-        config.allow_tf32(), !config.has_use_cudnn() || config.use_cudnn(),
+        config.allow_tf32(),
+        config.has_use_cudnn() ? config.use_cudnn() : kUseCudnnByDefault,
         std::move(arena));
     RETURN_IF_ERROR(device->Init());
     devices.push_back(std::move(device));
