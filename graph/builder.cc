@@ -229,11 +229,25 @@ void GraphBuilder::ResolveAttrs(int id) {
   n.num_outputs = outputs;
 }
 
+// A value from GraphSource::const_values when it matches the proto's dtype
+// and shape; otherwise the proto decoded.
+static absl::StatusOr<Tensor> DecodeConst(const NodeDef& def, const TensorProto& proto,
+                                   const GraphSource& source) {
+  auto known = source.const_values.find(def.name());
+  if (known != source.const_values.end()) {
+    absl::StatusOr<Shape> shape = ShapeFromProto(proto.shape(), true);
+    if (shape.ok() && *shape == known->second.shape() &&
+        proto.dtype() == known->second.dtype()) {
+      return known->second;
+    }
+  }
+  return TensorFromProto(proto, source.base_dir, source.external_data);
+}
+
 void GraphBuilder::ResolveConst(int id) {
   NodeState& n = nodes_[id];
   absl::StatusOr<Tensor> value =
-      TensorFromProto(n.attrs["value"].tensor(), source_.base_dir,
-                      source_.external_data);
+      DecodeConst(*n.def, n.attrs["value"].tensor(), source_);
   if (!value.ok()) {
     NodeError(id, absl::Status(value.status().code(),
                                absl::StrCat("attribute 'value': ",
