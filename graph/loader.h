@@ -34,11 +34,6 @@ struct GraphSource {
   // mapped from the weights file, which must then not be rewritten in place
   // while the graph lives; kRead copies them (core/external_data.h).
   ExternalDataMode external_data = ExternalDataMode::kMap;
-  // Values of Const nodes already decoded, by node name: the builder uses
-  // them instead of decoding `value` again, after checking that dtype and
-  // shape agree. Optimisation passes (optimizer/graph_rewriter.h) rebuild
-  // graphs this way, so every graph shares its weights' buffers.
-  absl::flat_hash_map<std::string, Tensor> const_values;
 };
 
 struct LoadedGraphDef {

@@ -9,6 +9,7 @@
 #include "core/status_macros.h"
 #include "core/tensor_proto.h"
 #include "graph/attr_map.h"
+#include "graph/builder.h"
 #include "graph/loader.h"
 
 namespace sluice {
@@ -67,7 +68,8 @@ absl::StatusOr<std::string> GraphRewriter::InputString(TensorRef ref) const {
 
 absl::Status GraphRewriter::Emit(const NewNode& node,
                                  const std::vector<int>& control,
-                                 GraphDef* def, GraphSource* source) const {
+                                 GraphDef* def, GraphSource* source,
+                                 ConstValues* const_values) const {
   NodeDef* nd = def->add_node();
   nd->set_name(node.name);
   nd->set_op(node.op);
@@ -76,7 +78,7 @@ absl::Status GraphRewriter::Emit(const NewNode& node,
   if (node.value.has_value()) {
     (*nd->mutable_attr())["dtype"] = MakeTypeAttr(node.value->dtype());
     (*nd->mutable_attr())["value"] = MakeTensorAttr(TensorToProto(*node.value));
-    source->const_values[node.name] = *node.value;
+    const_values->emplace(node.name, *node.value);
   }
   for (const auto& in : node.inputs) {
     if (const auto* ref = std::get_if<TensorRef>(&in)) {
@@ -112,17 +114,18 @@ absl::StatusOr<std::unique_ptr<const Graph>> GraphRewriter::Build() const {
   def.mutable_signature()->clear_outputs();
   GraphSource source;
   source.base_dir = graph_.base_dir();
+  ConstValues values;
   for (int id = 0; id < graph_.num_nodes(); ++id) {
     if (auto it = added_.find(id); it != added_.end()) {
       for (const NewNode& n : it->second) {
-        RETURN_IF_ERROR(Emit(n, {}, &def, &source));
+        RETURN_IF_ERROR(Emit(n, {}, &def, &source, &values));
       }
     }
     const Node& old = graph_.node(id);
     std::vector<int> control(old.control_inputs().begin(),
                              old.control_inputs().end());
     if (auto it = replaced_.find(id); it != replaced_.end()) {
-      RETURN_IF_ERROR(Emit(it->second, control, &def, &source));
+      RETURN_IF_ERROR(Emit(it->second, control, &def, &source, &values));
       continue;
     }
     if (removed_.contains(id)) continue;
@@ -136,9 +139,9 @@ absl::StatusOr<std::unique_ptr<const Graph>> GraphRewriter::Build() const {
     for (const TensorRef& in : old.inputs()) keep.inputs.push_back(in);
     keep.source_line = old.source_line();
     if (old.const_value() != nullptr) {
-      source.const_values[old.name()] = *old.const_value();
+      values.emplace(old.name(), *old.const_value());
     }
-    absl::Status s = Emit(keep, control, &def, &source);
+    absl::Status s = Emit(keep, control, &def, &source, &values);
     if (!s.ok()) {
       return absl::InternalError(
           absl::StrCat(old.DebugName(), " ", s.message()));
@@ -164,7 +167,8 @@ absl::StatusOr<std::unique_ptr<const Graph>> GraphRewriter::Build() const {
     }
     info->set_tensor(*tensor);
   }
-  absl::StatusOr<std::unique_ptr<const Graph>> built = BuildGraph(def, source);
+  absl::StatusOr<std::unique_ptr<const Graph>> built =
+      BuildGraphSharingConsts(def, source, values);
   if (!built.ok()) {
     return absl::InternalError(absl::StrCat(
         "the rewritten graph does not validate: ", built.status().message()));
@@ -240,7 +244,7 @@ bool HasSubgraphs(const Node& node) {
   return false;
 }
 
-absl::StatusOr<Tensor> ScalarTensor(DataType dtype, double value) {
+absl::StatusOr<Tensor> ScalarConstTensor(DataType dtype, double value) {
   switch (dtype) {
     case DT_FLOAT: return Tensor::Scalar<float>(static_cast<float>(value));
     case DT_DOUBLE: return Tensor::Scalar<double>(value);

@@ -2,7 +2,8 @@
 // The pass says which nodes go, which readers read another tensor instead,
 // and which nodes are replaced or added; Build() writes the GraphDef
 // (surviving nodes keep their names, attributes, devices and source lines,
-// and Const values are shared, not copied: GraphSource::const_values) and
+// and Const values are shared, not decoded again:
+// GraphBuilder::ShareConstValues) and
 // validates it with BuildGraph.
 //
 //   GraphRewriter rw(graph);
@@ -77,8 +78,10 @@ class GraphRewriter {
   // Follows forwarding from `ref` to the tensor readers now read.
   TensorRef Resolve(TensorRef ref) const;
   absl::StatusOr<std::string> InputString(TensorRef ref) const;
+  using ConstValues = absl::flat_hash_map<std::string, Tensor>;
   absl::Status Emit(const NewNode& node, const std::vector<int>& control,
-                    GraphDef* def, GraphSource* source) const;
+                    GraphDef* def, GraphSource* source,
+                    ConstValues* const_values) const;
 
   const Graph& graph_;
   absl::flat_hash_set<int> removed_;
@@ -116,7 +119,7 @@ bool IsScalarNear(const Graph& graph, TensorRef ref, double want);
 // float16, bfloat16, float32, float64: the dtypes of the fused ops.
 bool IsFloatType(DataType dtype);
 // A scalar Const of `dtype` (float types and int32/int64), for NewNode.
-absl::StatusOr<Tensor> ScalarTensor(DataType dtype, double value);
+absl::StatusOr<Tensor> ScalarConstTensor(DataType dtype, double value);
 // A Const NewNode holding `value`.
 NewNode ConstNode(std::string name, Tensor value, std::string device,
                   int source_line);

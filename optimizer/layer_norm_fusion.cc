@@ -45,7 +45,7 @@ std::optional<std::variant<TensorRef, Tensor>> AffineParam(
 
 // A tensor of `dims` filled with `value`.
 absl::StatusOr<Tensor> Filled(DataType dtype, const Shape& dims, double value) {
-  ASSIGN_OR_RETURN(Tensor one, ScalarTensor(dtype, value));
+  ASSIGN_OR_RETURN(Tensor one, ScalarConstTensor(dtype, value));
   ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, dims));
   const size_t size = one.bytes();
   for (int64_t i = 0; i < t.NumElements(); ++i) {
