@@ -49,8 +49,8 @@ class CommonSubexpressionPass final : public Pass {
       if (!Mergeable(graph, n)) continue;
       std::string key = absl::StrCat(n.op(), "|", n.requested_device(), "|");
       if (const Tensor* v = n.const_value()) {
-        absl::StrAppend(&key, DataTypeName(v->dtype()), v->shape().DebugString(),
-                        "|");
+        absl::StrAppend(&key, DataTypeName(v->dtype()),
+                        v->shape().DebugString(), "|");
         key.append(static_cast<const char*>(v->raw_data()), v->bytes());
       } else {
         for (const auto& [name, value] : n.attrs().values()) {

@@ -38,7 +38,8 @@ int64_t KnownOutputBytes(const Node& n) {
 
 // Runs node's CPU kernel on `inputs`; the result lives in the process-wide
 // host allocator.
-absl::StatusOr<Tensor> Evaluate(const Node& n, const std::vector<Tensor>& inputs,
+absl::StatusOr<Tensor> Evaluate(const Node& n,
+                                const std::vector<Tensor>& inputs,
                                 CpuDevice* device) {
   ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
                    KernelRegistry::Global()->Create(n, DeviceType::kCpu));
@@ -51,7 +52,8 @@ absl::StatusOr<Tensor> Evaluate(const Node& n, const std::vector<Tensor>& inputs
   }
   if (out.allocator() == CpuAllocator()) return out;
   ASSIGN_OR_RETURN(Tensor copy, Tensor::Create(out.dtype(), out.shape()));
-  if (copy.bytes() > 0) std::memcpy(copy.raw_data(), out.raw_data(), copy.bytes());
+  if (copy.bytes() > 0)
+    std::memcpy(copy.raw_data(), out.raw_data(), copy.bytes());
   return copy;
 }
 
@@ -91,10 +93,9 @@ class ConstantFoldingPass final : public Pass {
           value->dtype() != n.output_dtype(0)) {
         continue;
       }
-      out.changes.push_back(absl::StrCat("folded ", n.DebugName(), " into a ",
-                                         DataTypeName(value->dtype()),
-                                         value->shape().DebugString(),
-                                         " constant"));
+      out.changes.push_back(absl::StrCat(
+          "folded ", n.DebugName(), " into a ", DataTypeName(value->dtype()),
+          value->shape().DebugString(), " constant"));
       rw.Replace(id, ConstNode(n.name(), *value, n.requested_device(),
                                n.source_line()));
       folded.emplace(id, *std::move(value));

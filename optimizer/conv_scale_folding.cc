@@ -97,16 +97,27 @@ class ConvScaleFoldingPass final : public Pass {
         cur = next.id();
       }
       int scales = 0, shifts = 0;
-      for (const Step& s : chain) (s.op == '*' || s.op == '/' ? scales : shifts)++;
+      for (const Step& s : chain)
+        (s.op == '*' || s.op == '/' ? scales : shifts)++;
       if (scales == 0 && shifts < 2) continue;
       std::vector<double> S(channels, 1.0), B(channels, 0.0);
       for (const Step& s : chain) {
         for (int64_t o = 0; o < channels; ++o) {
           switch (s.op) {
-            case '+': B[o] += s.value[o]; break;
-            case '-': B[o] -= s.value[o]; break;
-            case '*': S[o] *= s.value[o]; B[o] *= s.value[o]; break;
-            case '/': S[o] /= s.value[o]; B[o] /= s.value[o]; break;
+            case '+':
+              B[o] += s.value[o];
+              break;
+            case '-':
+              B[o] -= s.value[o];
+              break;
+            case '*':
+              S[o] *= s.value[o];
+              B[o] *= s.value[o];
+              break;
+            case '/':
+              S[o] /= s.value[o];
+              B[o] /= s.value[o];
+              break;
           }
         }
       }
@@ -127,10 +138,10 @@ class ConvScaleFoldingPass final : public Pass {
         }
         const std::string wname =
             rw.UniqueName(absl::StrCat(conv.name(), "/scaled_filter"));
-        rw.Add(conv.id(), ConstNode(wname, nw,
-                                    graph.node(conv.input(1).node)
-                                        .requested_device(),
-                                    conv.source_line()));
+        rw.Add(conv.id(),
+               ConstNode(wname, nw,
+                         graph.node(conv.input(1).node).requested_device(),
+                         conv.source_line()));
         new_conv.inputs.push_back(wname);
       } else {
         new_conv.inputs.push_back(conv.input(1));
@@ -147,10 +158,9 @@ class ConvScaleFoldingPass final : public Pass {
         dims[1] = channels;
         const std::string bname =
             rw.UniqueName(absl::StrCat(last.name(), "/folded_shift"));
-        rw.Add(last.id(), ConstNode(bname,
-                                    Tensor::FromVector<float>(b, Shape(dims)),
-                                    last.requested_device(),
-                                    last.source_line()));
+        rw.Add(last.id(),
+               ConstNode(bname, Tensor::FromVector<float>(b, Shape(dims)),
+                         last.requested_device(), last.source_line()));
         NewNode add;
         add.name = last.name();
         add.op = "Add";
@@ -168,7 +178,8 @@ class ConvScaleFoldingPass final : public Pass {
       out.changes.push_back(absl::StrCat(
           "folded ", names, " into ", conv.DebugName(),
           scales > 0 ? " (filter scaled per output channel)" : "",
-          shifts > 0 ? absl::StrCat(", one Add '", last.name(), "' left") : ""));
+          shifts > 0 ? absl::StrCat(", one Add '", last.name(), "' left")
+                     : ""));
     }
     if (!rw.changed()) return out;
     ASSIGN_OR_RETURN(out.graph, rw.Build());

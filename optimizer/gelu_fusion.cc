@@ -157,7 +157,8 @@ class GeluFusionPass final : public Pass {
       pattern.push_back(fn.id());
       const int one_plus = SoleReader(g, fn.id());
       if (one_plus < 0 || g.node(one_plus).op() != "Add") continue;
-      std::optional<TensorRef> one = OtherOperand(g.node(one_plus), {fn.id(), 0});
+      std::optional<TensorRef> one =
+          OtherOperand(g.node(one_plus), {fn.id(), 0});
       if (!one || !IsScalarNear(g, *one, 1.0)) continue;
       pattern.push_back(one_plus);
       const int last = OuterProduct(g, one_plus, *x, &pattern);

@@ -56,9 +56,9 @@ TensorRef GraphRewriter::Resolve(TensorRef ref) const {
 absl::StatusOr<std::string> GraphRewriter::InputString(TensorRef ref) const {
   const TensorRef to = Resolve(ref);
   if (removed_.contains(to.node) && !replaced_.contains(to.node)) {
-    return absl::InternalError(
-        absl::StrCat("reads ", graph_.node(to.node).DebugName(),
-                     ", which the pass removed"));
+    return absl::InternalError(absl::StrCat("reads ",
+                                            graph_.node(to.node).DebugName(),
+                                            ", which the pass removed"));
   }
   const std::string& name = replaced_.contains(to.node)
                                 ? replaced_.at(to.node).name
@@ -67,14 +67,15 @@ absl::StatusOr<std::string> GraphRewriter::InputString(TensorRef ref) const {
 }
 
 absl::Status GraphRewriter::Emit(const NewNode& node,
-                                 const std::vector<int>& control,
-                                 GraphDef* def, GraphSource* source,
+                                 const std::vector<int>& control, GraphDef* def,
+                                 GraphSource* source,
                                  ConstValues* const_values) const {
   NodeDef* nd = def->add_node();
   nd->set_name(node.name);
   nd->set_op(node.op);
   nd->set_device(node.device);
-  for (const auto& [name, value] : node.attrs) (*nd->mutable_attr())[name] = value;
+  for (const auto& [name, value] : node.attrs)
+    (*nd->mutable_attr())[name] = value;
   if (node.value.has_value()) {
     (*nd->mutable_attr())["dtype"] = MakeTypeAttr(node.value->dtype());
     (*nd->mutable_attr())["value"] = MakeTensorAttr(TensorToProto(*node.value));
@@ -162,8 +163,8 @@ absl::StatusOr<std::unique_ptr<const Graph>> GraphRewriter::Build() const {
     info->set_name(out.name);
     absl::StatusOr<std::string> tensor = InputString(out.tensor);
     if (!tensor.ok()) {
-      return absl::InternalError(absl::StrCat(
-          "graph output '", out.name, "' ", tensor.status().message()));
+      return absl::InternalError(absl::StrCat("graph output '", out.name, "' ",
+                                              tensor.status().message()));
     }
     info->set_tensor(*tensor);
   }
@@ -187,13 +188,20 @@ std::optional<double> ScalarConstOf(const Graph& graph, TensorRef ref) {
     return std::nullopt;
   }
   switch (t->dtype()) {
-    case DT_FLOAT: return t->data<float>()[0];
-    case DT_DOUBLE: return t->data<double>()[0];
-    case DT_FLOAT16: return static_cast<double>(t->data<half>()[0]);
-    case DT_BFLOAT16: return static_cast<double>(t->data<bfloat16>()[0]);
-    case DT_INT32: return t->data<int32_t>()[0];
-    case DT_INT64: return static_cast<double>(t->data<int64_t>()[0]);
-    default: return std::nullopt;
+    case DT_FLOAT:
+      return t->data<float>()[0];
+    case DT_DOUBLE:
+      return t->data<double>()[0];
+    case DT_FLOAT16:
+      return static_cast<double>(t->data<half>()[0]);
+    case DT_BFLOAT16:
+      return static_cast<double>(t->data<bfloat16>()[0]);
+    case DT_INT32:
+      return t->data<int32_t>()[0];
+    case DT_INT64:
+      return static_cast<double>(t->data<int64_t>()[0]);
+    default:
+      return std::nullopt;
   }
 }
 
@@ -207,8 +215,7 @@ bool IsGraphOutput(const Graph& graph, TensorRef ref) {
 bool HasSoleReader(const Graph& graph, int id) {
   const Node& n = graph.node(id);
   return n.num_outputs() == 1 && graph.consumers(id, 0).size() == 1 &&
-         graph.control_consumers(id).empty() &&
-         !IsGraphOutput(graph, {id, 0});
+         graph.control_consumers(id).empty() && !IsGraphOutput(graph, {id, 0});
 }
 
 int SoleReader(const Graph& graph, int id) {
@@ -246,13 +253,18 @@ bool HasSubgraphs(const Node& node) {
 
 absl::StatusOr<Tensor> ScalarConstTensor(DataType dtype, double value) {
   switch (dtype) {
-    case DT_FLOAT: return Tensor::Scalar<float>(static_cast<float>(value));
-    case DT_DOUBLE: return Tensor::Scalar<double>(value);
-    case DT_FLOAT16: return Tensor::Scalar<half>(half(static_cast<float>(value)));
+    case DT_FLOAT:
+      return Tensor::Scalar<float>(static_cast<float>(value));
+    case DT_DOUBLE:
+      return Tensor::Scalar<double>(value);
+    case DT_FLOAT16:
+      return Tensor::Scalar<half>(half(static_cast<float>(value)));
     case DT_BFLOAT16:
       return Tensor::Scalar<bfloat16>(bfloat16(static_cast<float>(value)));
-    case DT_INT32: return Tensor::Scalar<int32_t>(static_cast<int32_t>(value));
-    case DT_INT64: return Tensor::Scalar<int64_t>(static_cast<int64_t>(value));
+    case DT_INT32:
+      return Tensor::Scalar<int32_t>(static_cast<int32_t>(value));
+    case DT_INT64:
+      return Tensor::Scalar<int64_t>(static_cast<int64_t>(value));
     default:
       return absl::UnimplementedError(
           absl::StrCat("no scalar of ", DataTypeName(dtype)));

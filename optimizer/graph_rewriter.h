@@ -39,9 +39,9 @@ struct NewNode {
   std::string op;
   std::map<std::string, AttrValue> attrs;
   std::vector<std::variant<TensorRef, std::string>> inputs;
-  std::string device;            // requested device, usually the old node's
-  std::optional<Tensor> value;   // Const: the value (attrs get it too)
-  int source_line = 0;           // for errors: the line it stands for
+  std::string device;           // requested device, usually the old node's
+  std::optional<Tensor> value;  // Const: the value (attrs get it too)
+  int source_line = 0;          // for errors: the line it stands for
 };
 
 class GraphRewriter {

@@ -26,8 +26,10 @@ namespace {
 
 // gamma or beta as LayerNorm wants it (shape `dims`): the Const itself, or
 // a reshaped or filled copy.
-std::optional<std::variant<TensorRef, Tensor>> AffineParam(
-    const Graph& g, TensorRef ref, const Shape& dims, DataType dtype) {
+std::optional<std::variant<TensorRef, Tensor>> AffineParam(const Graph& g,
+                                                           TensorRef ref,
+                                                           const Shape& dims,
+                                                           DataType dtype) {
   const Tensor* t = ConstValueOf(g, ref);
   if (t == nullptr || t->dtype() != dtype || !t->on_host()) return std::nullopt;
   if (t->shape() == dims) return ref;
@@ -91,10 +93,9 @@ class LayerNormFusionPass final : public Pass {
       bool ok = true;
       for (const Consumer& c : g.consumers(d, 0)) {
         const Node& r = g.node(c.node);
-        const bool square =
-            (r.op() == "Pow" && c.input == 0 &&
-             IsScalarNear(g, r.input(1), 2.0)) ||
-            (r.op() == "Mul" && r.input(0) == r.input(1));
+        const bool square = (r.op() == "Pow" && c.input == 0 &&
+                             IsScalarNear(g, r.input(1), 2.0)) ||
+                            (r.op() == "Mul" && r.input(0) == r.input(1));
         if (square && (sq < 0 || sq == c.node)) {
           sq = c.node;
         } else if ((r.op() == "Div" && c.input == 0) || r.op() == "Mul") {
@@ -124,8 +125,8 @@ class LayerNormFusionPass final : public Pass {
       if (!((root_op == "Sqrt" && dn.op() == "Div" &&
              dn.input(1) == TensorRef{root, 0}) ||
             (root_op == "Rsqrt" && dn.op() == "Mul" &&
-             OtherOperand(dn, {d, 0}) == std::optional<TensorRef>(
-                                             TensorRef{root, 0})))) {
+             OtherOperand(dn, {d, 0}) ==
+                 std::optional<TensorRef>(TensorRef{root, 0})))) {
         continue;
       }
       std::vector<int> pattern = {mean.id(), d, sq, var, add, root, div};
@@ -176,7 +177,8 @@ class LayerNormFusionPass final : public Pass {
         } else {
           ASSIGN_OR_RETURN(value, Filled(dtype, norm_shape, fill));
         }
-        std::string name = rw.UniqueName(absl::StrCat(last_node.name(), "/", what));
+        std::string name =
+            rw.UniqueName(absl::StrCat(last_node.name(), "/", what));
         rw.Add(last, ConstNode(name, value, last_node.requested_device(),
                                last_node.source_line()));
         return name;

@@ -15,9 +15,12 @@ OptimizationLevel EffectiveLevel(OptimizationLevel level) {
 
 std::string OptimizationLevelName(OptimizationLevel level) {
   switch (EffectiveLevel(level)) {
-    case OPTIMIZATION_NONE: return "none";
-    case OPTIMIZATION_BASIC: return "basic";
-    default: return "all";
+    case OPTIMIZATION_NONE:
+      return "none";
+    case OPTIMIZATION_BASIC:
+      return "basic";
+    default:
+      return "all";
   }
 }
 
@@ -59,9 +62,9 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config) {
   return options;
 }
 
-absl::StatusOr<OptimizedGraph> OptimizeGraph(
-    std::unique_ptr<const Graph> graph, OptimizationLevel level,
-    const PassOptions& options) {
+absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
+                                             OptimizationLevel level,
+                                             const PassOptions& options) {
   if (graph == nullptr) {
     return absl::InvalidArgumentError("OptimizeGraph needs a graph");
   }
@@ -76,9 +79,9 @@ absl::StatusOr<OptimizedGraph> OptimizeGraph(
     record.nodes_before = graph->num_nodes();
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<PassOutput> result = pass->Run(*graph, options);
-    record.seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    record.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     if (!result.ok()) {
       record.error = std::string(result.status().message());
     } else {
@@ -112,8 +115,8 @@ std::vector<std::string> DescribeOptimization(const OptimizedGraph& opt,
     lines.push_back(line);
     for (size_t i = 0; i < r.changes.size(); ++i) {
       if (max_changes > 0 && i == max_changes) {
-        lines.push_back(absl::StrCat("      ... and ", r.changes.size() - i,
-                                     " more"));
+        lines.push_back(
+            absl::StrCat("      ... and ", r.changes.size() - i, " more"));
         break;
       }
       lines.push_back(absl::StrCat("      ", r.changes[i]));

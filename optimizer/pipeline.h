@@ -84,9 +84,9 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config);
 // Runs the level's passes over `graph`. A pass that fails is recorded and
 // skipped; the result is always a valid graph (the input itself for
 // OPTIMIZATION_NONE). Errors only for a null graph.
-absl::StatusOr<OptimizedGraph> OptimizeGraph(
-    std::unique_ptr<const Graph> graph, OptimizationLevel level,
-    const PassOptions& options);
+absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
+                                             OptimizationLevel level,
+                                             const PassOptions& options);
 
 // One line per pass: "constant_folding: 42 -> 30 nodes (12 changes)", then
 // each change indented (at most `max_changes` per pass, 0 = all).

@@ -8,9 +8,11 @@
 //    the shape of the tensor before the chain of them; otherwise a Reshape
 //    reads the tensor before a chain of Reshape/Squeeze/Unsqueeze directly
 //    (only the element count matters to it).
-// A removed node's readers read its source. A node that is a graph output
-// or has control inputs is not removed but becomes an Identity of its
-// source, so its name and value stay. Nodes left unread go in dead_nodes.
+// A removed node's readers read its source. An Identity that requests a
+// device its input does not is kept (it is a copy someone placed). A node that
+// is a graph output or has control inputs is not removed but becomes an
+// Identity of its source, so its name and value stay. Nodes left unread go in
+// dead_nodes.
 #include <numeric>
 #include <optional>
 #include <vector>
@@ -64,7 +66,8 @@ class RedundantNodePass final : public Pass {
     GraphRewriter rw(graph);
     // Per Transpose: the tensor before its chain of Transposes and the
     // permutation of the whole chain.
-    absl::flat_hash_map<int, std::pair<TensorRef, std::vector<int64_t>>> perm_of;
+    absl::flat_hash_map<int, std::pair<TensorRef, std::vector<int64_t>>>
+        perm_of;
     // Per Reshape/Squeeze/Unsqueeze: the tensor before its chain.
     absl::flat_hash_map<int, TensorRef> chain_src;
 
@@ -93,6 +96,12 @@ class RedundantNodePass final : public Pass {
       if (n.num_outputs() != 1 || n.num_inputs() < 1) continue;
       const TensorRef in = n.input(0);
       if (n.op() == "Identity") {
+        // An Identity that asks for another device than its input is a
+        // copy the user placed: it stays.
+        const std::string& want = n.requested_device();
+        if (!want.empty() && want != graph.node(in.node).requested_device()) {
+          continue;
+        }
         bypass(n, in, "an Identity");
       } else if (n.op() == "Cast" && n.input_dtype(0) == n.output_dtype(0)) {
         bypass(n, in, "a Cast to the same dtype");
@@ -105,7 +114,8 @@ class RedundantNodePass final : public Pass {
           src = it->second.first;
           const std::vector<int64_t>& inner = it->second.second;
           if (inner.size() != perm->size()) continue;
-          for (size_t i = 0; i < perm->size(); ++i) total[i] = inner[(*perm)[i]];
+          for (size_t i = 0; i < perm->size(); ++i)
+            total[i] = inner[(*perm)[i]];
         }
         perm_of[id] = {src, total};
         if (IsIdentityPerm(total)) {
@@ -132,8 +142,7 @@ class RedundantNodePass final : public Pass {
           src = it->second;
         }
         chain_src[id] = src;
-        const Shape& src_shape =
-            graph.node(src.node).output_shape(src.port);
+        const Shape& src_shape = graph.node(src.node).output_shape(src.port);
         const Shape& out_shape = n.output_shape(0);
         if (src_shape.IsFullyDefined() && out_shape.IsFullyDefined() &&
             src_shape == out_shape) {
@@ -148,8 +157,7 @@ class RedundantNodePass final : public Pass {
           r.attrs["T"] = MakeTypeAttr(n.input_dtype(0));
           r.inputs.push_back(src);
           rw.Replace(id, std::move(r));
-          out.changes.push_back(absl::StrCat(n.DebugName(),
-                                             " now reshapes '",
+          out.changes.push_back(absl::StrCat(n.DebugName(), " now reshapes '",
                                              graph.node(src.node).name(),
                                              "' directly"));
         }

@@ -83,9 +83,8 @@ std::optional<NewNode> Simplify(const Graph& g, const Node& n) {
     auto values = IntsOf(g, n.input(1));
     if (!values) return std::nullopt;
     const std::string op = n.op().substr(7);
-    return StaticForm(n, op,
-                      {{op == "Expand" ? "shape" : "axes",
-                        MakeIntListAttr(*values)}});
+    return StaticForm(
+        n, op, {{op == "Expand" ? "shape" : "axes", MakeIntListAttr(*values)}});
   }
   if (n.op() == "DynamicSlice") {
     std::vector<std::vector<int64_t>> params;
@@ -128,7 +127,8 @@ class ShapeSimplificationPass final : public Pass {
       if (!simple) continue;
       out.changes.push_back(
           simple->op == "Const"
-              ? absl::StrCat(n.DebugName(), " is a constant: the shape is known")
+              ? absl::StrCat(n.DebugName(),
+                             " is a constant: the shape is known")
               : absl::StrCat(n.DebugName(), " became ", simple->op,
                              ": its parameters are constants"));
       rw.Replace(n.id(), *std::move(simple));

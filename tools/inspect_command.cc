@@ -30,6 +30,8 @@ using nlohmann::json;
 
 // Text output lists at most this many errors (JSON lists all).
 constexpr size_t kMaxErrorsShown = 100;
+// --optimized text lists at most this many changes per pass (JSON all).
+constexpr size_t kMaxChangesShown = 50;
 
 struct TensorSummary {
   std::string name;
@@ -172,7 +174,8 @@ void PrintText(const ModelSummary& s, std::ostream& out) {
       << " Const tensors, " << FormatBytes(s.param_bytes) << "\n";
   if (s.optimization.has_value()) {
     out << "optimization:\n";
-    for (const std::string& line : DescribeOptimization(*s.optimization, 0)) {
+    for (const std::string& line :
+         DescribeOptimization(*s.optimization, kMaxChangesShown)) {
       out << "  " << EscapeForTerminal(line) << "\n";
     }
   }

@@ -316,7 +316,9 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
         "; --optimization-level none places it as loaded)"));
   }
   std::vector<std::string> optimization;
-  if (opt.level != OPTIMIZATION_NONE) optimization = DescribeOptimization(opt, 0);
+  if (opt.level != OPTIMIZATION_NONE) {
+    optimization = DescribeOptimization(opt, /*max_changes=*/50);
+  }
   ASSIGN_OR_RETURN(DeviceTopology topo, Topology(o, config));
   PlacerOptions options = PlacerOptionsFromConfig(config);
   options.has_kernel = KernelCapabilityQuery();

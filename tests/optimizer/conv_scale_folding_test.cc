@@ -50,7 +50,8 @@ TEST(ConvScaleFoldingPassTest, FoldsBatchNormIntoTheFilter) {
   const Node* conv = out.graph->FindNode("conv");
   EXPECT_EQ(out.graph->node(conv->input(1).node).name(), "conv/scaled_filter");
   ASSERT_EQ(out.changes.size(), 1u);
-  EXPECT_NE(out.changes[0].find("'bias', 'bn_mul', 'bn_add'"), std::string::npos)
+  EXPECT_NE(out.changes[0].find("'bias', 'bn_mul', 'bn_add'"),
+            std::string::npos)
       << out.changes[0];
   optimizer_test::ExpectSameOutputs(*g, *out.graph,
                                     optimizer_test::RandomFeeds(*g, 8));

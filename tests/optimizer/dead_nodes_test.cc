@@ -34,7 +34,9 @@ TEST(DeadNodePassTest, RemovesWhatNoOutputNeeds) {
 
 TEST(DeadNodePassTest, KeepsControlInputsOfNeededNodes) {
   GraphMaker m;
-  m.Input("x", {2}).Op("side", "Neg", {"x"}).Op("y", "Relu", {"x", "^side"})
+  m.Input("x", {2})
+      .Op("side", "Neg", {"x"})
+      .Op("y", "Relu", {"x", "^side"})
       .Output("y");
   auto g = m.Build();
   PassOutput out = RunPass(*MakeDeadNodePass(), *g);

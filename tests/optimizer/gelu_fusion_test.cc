@@ -29,13 +29,15 @@ TEST(GeluFusionPassTest, FusesTheErfFormInEachOrder) {
       .Op("b_add", "Add", {"one", "b_erf"})
       .Op("b_half", "Mul", {"x", "half"})
       .Op("b", "Mul", {"b_half", "b_add"})
-      .Output("a").Output("b");
+      .Output("a")
+      .Output("b");
   auto g = m.Build();
   PassOutput out = RunPass(*MakeGeluFusionPass(), *g);
   ASSERT_NE(out.graph, nullptr);
   EXPECT_EQ(OpOf(*out.graph, "a"), "Gelu");
   EXPECT_EQ(OpOf(*out.graph, "b"), "Gelu");
-  EXPECT_EQ(*out.graph->FindNode("a")->attrs().GetString("approximate"), "none");
+  EXPECT_EQ(*out.graph->FindNode("a")->attrs().GetString("approximate"),
+            "none");
   EXPECT_EQ(OpCounts(*out.graph)["Erf"], 0);
   EXPECT_EQ(out.changes.size(), 2u);
   optimizer_test::ExpectSameOutputs(*g, *out.graph,
@@ -63,7 +65,8 @@ TEST(GeluFusionPassTest, FusesTheTanhForm) {
   PassOutput out = RunPass(*MakeGeluFusionPass(), *g);
   ASSERT_NE(out.graph, nullptr);
   EXPECT_EQ(OpOf(*out.graph, "y"), "Gelu");
-  EXPECT_EQ(*out.graph->FindNode("y")->attrs().GetString("approximate"), "tanh");
+  EXPECT_EQ(*out.graph->FindNode("y")->attrs().GetString("approximate"),
+            "tanh");
   EXPECT_EQ(OpCounts(*out.graph)["Tanh"], 0);
   optimizer_test::ExpectSameOutputs(*g, *out.graph,
                                     optimizer_test::RandomFeeds(*g, 12));

@@ -46,7 +46,8 @@ TEST(LayerNormFusionPassTest, FusesTheAffineForm) {
   PassOutput out = RunPass(*MakeLayerNormFusionPass(), *g);
   ASSERT_NE(out.graph, nullptr);
   EXPECT_EQ(OpOf(*out.graph, "y"), "LayerNorm");
-  for (const char* gone : {"mean", "d", "sq", "var", "ve", "root", "n", "scaled"}) {
+  for (const char* gone :
+       {"mean", "d", "sq", "var", "ve", "root", "n", "scaled"}) {
     EXPECT_EQ(OpOf(*out.graph, gone), "(none)") << gone;
   }
   const Node* ln = out.graph->FindNode("y");

@@ -80,7 +80,8 @@ absl::StatusOr<Feeds> FeedsFor(const ModelCase& c, const Graph& g,
     ASSIGN_OR_RETURN(Tensor t, ReadNpy(file));
     if (t.dtype() == DT_FLOAT) {
       ASSIGN_OR_RETURN(Tensor r, Tensor::Create(DT_FLOAT, t.shape()));
-      for (int64_t i = 0; i < r.NumElements(); ++i) r.data<float>()[i] = real(rng);
+      for (int64_t i = 0; i < r.NumElements(); ++i)
+        r.data<float>()[i] = real(rng);
       t = r;
     }
     feeds.emplace_back(name, t);
@@ -99,8 +100,8 @@ TEST_P(OptimizedModelsTest, SameOutputsAsUnoptimized) {
   }
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   const Graph& g = **loaded;
-  absl::StatusOr<OptimizedGraph> opt = OptimizeGraph(
-      optimizer_test::Copy(g), OPTIMIZATION_ALL, PassOptions{});
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(optimizer_test::Copy(g), OPTIMIZATION_ALL, PassOptions{});
   ASSERT_TRUE(opt.ok()) << opt.status();
   for (const PassRecord& r : opt->records) {
     EXPECT_EQ(r.error, "") << r.pass;
@@ -136,8 +137,10 @@ INSTANTIATE_TEST_SUITE_P(Models, OptimizedModelsTest,
                          [](const ::testing::TestParamInfo<ModelCase>& info) {
                            std::string name;
                            for (char ch : info.param.name) {
-                             name += std::isalnum(static_cast<unsigned char>(ch))
-                                         ? ch : '_';
+                             name +=
+                                 std::isalnum(static_cast<unsigned char>(ch))
+                                     ? ch
+                                     : '_';
                            }
                            return name;
                          });

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/tensor_proto.h"
 #include "executor/session.h"
 #include "google/protobuf/text_format.h"
-#include "core/tensor_proto.h"
 #include "graph/attr_map.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
@@ -88,7 +88,9 @@ class GraphMaker {
   GraphDef def_;
 };
 
-inline AttrValue Ints(const std::vector<int64_t>& v) { return MakeIntListAttr(v); }
+inline AttrValue Ints(const std::vector<int64_t>& v) {
+  return MakeIntListAttr(v);
+}
 
 inline std::unique_ptr<const Graph> BuildText(const std::string& text) {
   GraphDef def;
@@ -146,12 +148,23 @@ inline Feeds RandomFeeds(const Graph& g, uint32_t seed, int64_t dim = 3) {
     if (!t.ok()) continue;
     for (int64_t i = 0; i < t->NumElements(); ++i) {
       switch (in.dtype) {
-        case DT_FLOAT: t->data<float>()[i] = static_cast<float>(real(rng)); break;
-        case DT_DOUBLE: t->data<double>()[i] = real(rng); break;
-        case DT_INT32: t->data<int32_t>()[i] = static_cast<int32_t>(rng() % 4); break;
-        case DT_INT64: t->data<int64_t>()[i] = static_cast<int64_t>(rng() % 4); break;
-        case DT_BOOL: t->data<bool>()[i] = rng() % 2 == 0; break;
-        default: ADD_FAILURE() << "no random values of " << DataTypeName(in.dtype);
+        case DT_FLOAT:
+          t->data<float>()[i] = static_cast<float>(real(rng));
+          break;
+        case DT_DOUBLE:
+          t->data<double>()[i] = real(rng);
+          break;
+        case DT_INT32:
+          t->data<int32_t>()[i] = static_cast<int32_t>(rng() % 4);
+          break;
+        case DT_INT64:
+          t->data<int64_t>()[i] = static_cast<int64_t>(rng() % 4);
+          break;
+        case DT_BOOL:
+          t->data<bool>()[i] = rng() % 2 == 0;
+          break;
+        default:
+          ADD_FAILURE() << "no random values of " << DataTypeName(in.dtype);
       }
     }
     feeds.emplace_back(in.name, *t);
@@ -188,17 +201,35 @@ inline std::string Mismatch(const Tensor& a, const Tensor& b, double rtol,
   for (int64_t i = 0; i < a.NumElements(); ++i) {
     double x = 0, y = 0;
     switch (a.dtype()) {
-      case DT_FLOAT: x = a.data<float>()[i]; y = b.data<float>()[i]; break;
-      case DT_DOUBLE: x = a.data<double>()[i]; y = b.data<double>()[i]; break;
-      case DT_INT32: x = a.data<int32_t>()[i]; y = b.data<int32_t>()[i]; break;
+      case DT_FLOAT:
+        x = a.data<float>()[i];
+        y = b.data<float>()[i];
+        break;
+      case DT_DOUBLE:
+        x = a.data<double>()[i];
+        y = b.data<double>()[i];
+        break;
+      case DT_INT32:
+        x = a.data<int32_t>()[i];
+        y = b.data<int32_t>()[i];
+        break;
       case DT_INT64:
         if (a.data<int64_t>()[i] != b.data<int64_t>()[i]) {
           return absl::StrCat("element ", i, " differs");
         }
         continue;
-      case DT_BOOL: x = a.data<bool>()[i]; y = b.data<bool>()[i]; break;
-      case DT_UINT8: x = a.data<uint8_t>()[i]; y = b.data<uint8_t>()[i]; break;
-      case DT_INT8: x = a.data<int8_t>()[i]; y = b.data<int8_t>()[i]; break;
+      case DT_BOOL:
+        x = a.data<bool>()[i];
+        y = b.data<bool>()[i];
+        break;
+      case DT_UINT8:
+        x = a.data<uint8_t>()[i];
+        y = b.data<uint8_t>()[i];
+        break;
+      case DT_INT8:
+        x = a.data<int8_t>()[i];
+        y = b.data<int8_t>()[i];
+        break;
       default:
         if (std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) != 0) {
           return "bytes differ";

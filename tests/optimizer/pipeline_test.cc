@@ -1,7 +1,8 @@
+#include "optimizer/pipeline.h"
+
+#include "executor/runtime_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "executor/runtime_config.h"
-#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice {
@@ -77,8 +78,8 @@ TEST(PipelineTest, BasicKeepsOpsAndAllFuses) {
   EXPECT_EQ(ops["Transpose"], 0);
   EXPECT_EQ(ops["Shape"], 0);
   EXPECT_EQ(ops["DynamicReshape"], 0);
-  EXPECT_EQ(ops["MatMul"], 1);  // the duplicate merged
-  EXPECT_EQ(ops["Neg"], 0);     // dead
+  EXPECT_EQ(ops["MatMul"], 1);      // the duplicate merged
+  EXPECT_EQ(ops["Neg"], 0);         // dead
   EXPECT_EQ(ops["ReduceMean"], 2);  // fusion is level all
   EXPECT_EQ(ops["LayerNorm"], 0);
 
@@ -105,7 +106,8 @@ TEST(PipelineTest, BasicKeepsOpsAndAllFuses) {
   EXPECT_THAT(lines[0], HasSubstr("optimization level all: 33 -> "));
   bool fused_line = false;
   for (const std::string& l : lines) {
-    fused_line = fused_line || l.find("into LayerNorm 'ln'") != std::string::npos;
+    fused_line =
+        fused_line || l.find("into LayerNorm 'ln'") != std::string::npos;
   }
   EXPECT_TRUE(fused_line);
 }

@@ -27,7 +27,8 @@ TEST(RedundantNodePassTest, InverseTransposesAndIdentitiesGo) {
   const Node* y = out.graph->FindNode("y");
   EXPECT_EQ(out.graph->node(y->input(0).node).name(), "x");
   // t1 has no reader left; dead_nodes takes it.
-  EXPECT_EQ(out.graph->consumers(out.graph->FindNode("t1")->id(), 0).size(), 0u);
+  EXPECT_EQ(out.graph->consumers(out.graph->FindNode("t1")->id(), 0).size(),
+            0u);
   optimizer_test::ExpectSameOutputs(*g, *out.graph,
                                     optimizer_test::RandomFeeds(*g, 6));
 }
@@ -41,7 +42,9 @@ TEST(RedundantNodePassTest, ComposesTransposesAndShortensReshapeChains) {
       .Op("u", "Unsqueeze", {"r1"}, {{"axes", Ints({0})}})
       .Op("r2", "Reshape", {"u"}, {{"shape", Ints({4, -1})}})
       .Op("same", "Reshape", {"x"}, {{"shape", Ints({2, 3, 4})}})
-      .Output("t2").Output("r2").Output("same");
+      .Output("t2")
+      .Output("r2")
+      .Output("same");
   auto g = m.Build();
   PassOutput out = RunPass(*MakeRedundantNodePass(), *g);
   ASSERT_NE(out.graph, nullptr);

@@ -15,9 +15,12 @@ TEST(ShapeSimplificationPassTest, StaticShapeAndSizeBecomeConstants) {
       .Input("d", {-1, 5})
       .Op("s", "Shape", {"x"}, {{"start", MakeIntAttr(1)}})
       .Op("n", "Size", {"x"})
-      .Op("ds", "Shape", {"d"})          // a dimension is unknown: stays
+      .Op("ds", "Shape", {"d"})  // a dimension is unknown: stays
       .Op("tail", "Shape", {"d"}, {{"start", MakeIntAttr(-1)}})  // known
-      .Output("s").Output("n").Output("ds").Output("tail");
+      .Output("s")
+      .Output("n")
+      .Output("ds")
+      .Output("tail");
   auto g = m.Build();
   PassOutput out = RunPass(*MakeShapeSimplificationPass(), *g);
   ASSERT_NE(out.graph, nullptr);
@@ -35,19 +38,26 @@ TEST(ShapeSimplificationPassTest, StaticShapeAndSizeBecomeConstants) {
                                     optimizer_test::RandomFeeds(*g, 4));
 }
 
-TEST(ShapeSimplificationPassTest, DynamicOpsWithConstantParametersBecomeStatic) {
+TEST(ShapeSimplificationPassTest,
+     DynamicOpsWithConstantParametersBecomeStatic) {
   GraphMaker m;
   m.Input("x", {2, 3, 4})
       .ConstInt("shape", {6, -1}, {2})
       .ConstInt("zero_shape", {0, -1}, {2})
       .ConstInt("axes", {1}, {1})
-      .ConstInt("b", {0}, {1}).ConstInt("e", {2}, {1}).ConstInt("st", {1}, {1})
+      .ConstInt("b", {0}, {1})
+      .ConstInt("e", {2}, {1})
+      .ConstInt("st", {1}, {1})
       .Op("r", "DynamicReshape", {"x", "shape"})
       .Op("r0", "DynamicReshape", {"x", "zero_shape"})  // 0 copies: stays
       .Op("u", "DynamicUnsqueeze", {"x", "axes"})
       .Op("sl", "DynamicSlice", {"x", "b", "e", "axes", "st"})
       .Op("m", "DynamicReduceMean", {"x", "axes"})
-      .Output("r").Output("r0").Output("u").Output("sl").Output("m");
+      .Output("r")
+      .Output("r0")
+      .Output("u")
+      .Output("sl")
+      .Output("m");
   auto g = m.Build();
   PassOutput out = RunPass(*MakeShapeSimplificationPass(), *g);
   ASSERT_NE(out.graph, nullptr);

@@ -26,7 +26,8 @@ TEST(SoftmaxFusionPassTest, FusesTheStableAndThePlainForm) {
       .Op("e2", "Exp", {"x"})
       .Op("s2", "ReduceSum", {"e2"}, Reduce(-1))
       .Op("p2", "Div", {"e2", "s2"})
-      .Output("p").Output("p2");
+      .Output("p")
+      .Output("p2");
   auto g = m.Build();
   PassOutput out = RunPass(*MakeSoftmaxFusionPass(), *g);
   ASSERT_NE(out.graph, nullptr);
