@@ -9,8 +9,9 @@
 namespace sluice {
 namespace {
 
-// The length of the UTF-8 sequence at s[i], or 0 if it is not valid UTF-8.
-size_t Utf8Length(absl::string_view s, size_t i) {
+// The length of the UTF-8 sequence at s[i], or 0 if it is not valid UTF-8
+// (or, unless `allow_c1`, is one of the C1 controls).
+size_t Utf8Length(absl::string_view s, size_t i, bool allow_c1 = false) {
   const auto c = static_cast<unsigned char>(s[i]);
   size_t n = 0;
   uint32_t cp = 0;
@@ -29,13 +30,22 @@ size_t Utf8Length(absl::string_view s, size_t i) {
   // (U+0080..U+009F: CSI and friends) are escaped byte by byte.
   static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
   if (cp < kMin[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ||
-      (cp >= 0x80 && cp <= 0x9f)) {
+      (!allow_c1 && cp >= 0x80 && cp <= 0x9f)) {
     return 0;
   }
   return n;
 }
 
 }  // namespace
+
+bool IsValidUtf8(absl::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = Utf8Length(text, i, /*allow_c1=*/true);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
 
 std::string EscapeForTerminal(absl::string_view text, size_t max_chars) {
   std::string out;

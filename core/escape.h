@@ -22,6 +22,10 @@ namespace sluice {
 
 std::string EscapeForTerminal(absl::string_view text, size_t max_chars = 2000);
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or
+// code points past U+10FFFF), as protobuf requires of string fields.
+bool IsValidUtf8(absl::string_view text);
+
 // "1,234,567", for "... and 99,990 more".
 std::string FormatCount(int64_t n);
 

@@ -5,7 +5,10 @@
 #include "core/npy.h"
 
 #include <cstdint>
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -415,17 +418,28 @@ absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
   return t;
 }
 
-absl::StatusOr<std::string> SerializeNpy(const Tensor& t) {
+namespace {
+
+// Passes the .npy bytes of `t` to `sink` in pieces (the header, then the
+// data in chunks of at most a few MiB), so that a file is written without a
+// second copy of the tensor. `sink` returns false to stop.
+absl::Status CheckWritable(const Tensor& t) {
   if (!t.valid()) return absl::InvalidArgumentError("cannot write an invalid tensor");
   if (!t.on_host()) {
     return absl::InvalidArgumentError(
         "cannot write a tensor that is not in host memory");
   }
-  const char* descr = DescrFor(t.dtype());
-  if (descr == nullptr) {
+  if (DescrFor(t.dtype()) == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("no .npy dtype for ", DataTypeName(t.dtype())));
   }
+  return absl::OkStatus();
+}
+
+absl::Status EmitNpy(const Tensor& t,
+                     const std::function<bool(const char*, size_t)>& sink) {
+  RETURN_IF_ERROR(CheckWritable(t));
+  const char* descr = DescrFor(t.dtype());
   std::string dict = absl::StrCat("{'descr': '", descr,
                                   "', 'fortran_order': False, 'shape': ",
                                   ShapeTuple(t.shape()), ", }");
@@ -441,47 +455,75 @@ absl::StatusOr<std::string> SerializeNpy(const Tensor& t) {
   dict.push_back('\n');
   const uint32_t header_length = static_cast<uint32_t>(dict.size());
 
-  const size_t elements = static_cast<size_t>(t.NumElements());
-  const size_t data_bytes =
-      elements * DataTypeSize(NpyWrittenType(t.dtype()));
-  std::string out;
-  out.reserve(prefix + dict.size() + data_bytes);
-  out.append(kMagic, kMagicSize);
-  out.push_back(static_cast<char>(major));
-  out.push_back('\0');
+  std::string header;
+  header.append(kMagic, kMagicSize);
+  header.push_back(static_cast<char>(major));
+  header.push_back('\0');
   for (size_t i = 0; i < prefix - kMagicSize - 2; ++i) {
-    out.push_back(static_cast<char>((header_length >> (8 * i)) & 0xff));
+    header.push_back(static_cast<char>((header_length >> (8 * i)) & 0xff));
   }
-  out += dict;
+  header += dict;
+  const absl::Status stopped = absl::DataLossError("the .npy writer stopped");
+  if (!sink(header.data(), header.size())) return stopped;
+
+  const size_t elements = static_cast<size_t>(t.NumElements());
   if (NpyWrittenType(t.dtype()) == DT_FLOAT && t.dtype() != DT_FLOAT) {
-    // bfloat16, float8, float4: widened exactly to float32.
+    // bfloat16, float8, float4: widened exactly to float32, a chunk at a time.
+    constexpr size_t kChunk = size_t{1} << 20;
+    std::vector<float> wide(std::min(elements, kChunk));
+    bool ok = true;
     SLUICE_SWITCH_DTYPE(t.dtype(), {
       const T* in = t.data<T>();
-      for (size_t i = 0; i < elements; ++i) {
-        const float f = static_cast<float>(in[i]);
-        char bytes[sizeof(float)];
-        std::memcpy(bytes, &f, sizeof(f));
-        out.append(bytes, sizeof(bytes));
+      for (size_t i = 0; ok && i < elements; i += kChunk) {
+        const size_t n = std::min(kChunk, elements - i);
+        for (size_t j = 0; j < n; ++j) wide[j] = static_cast<float>(in[i + j]);
+        ok = sink(reinterpret_cast<const char*>(wide.data()), n * sizeof(float));
       }
     }, {});
-  } else if (data_bytes > 0) {
+    if (!ok) return stopped;
+  } else {
     // int4 / int2 / uint4 / uint2 are already one (sign-extended) byte each.
-    out.append(static_cast<const char*>(t.raw_data()), data_bytes);
+    const size_t data_bytes = elements * DataTypeSize(NpyWrittenType(t.dtype()));
+    constexpr size_t kChunkBytes = size_t{4} << 20;
+    const char* data = static_cast<const char*>(t.raw_data());
+    for (size_t i = 0; i < data_bytes; i += kChunkBytes) {
+      if (!sink(data + i, std::min(kChunkBytes, data_bytes - i))) return stopped;
+    }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SerializeNpy(const Tensor& t) {
+  std::string out;
+  RETURN_IF_ERROR(EmitNpy(t, [&out](const char* p, size_t n) {
+    out.append(p, n);
+    return true;
+  }));
   return out;
 }
 
 absl::Status WriteNpy(const Tensor& t, const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, SerializeNpy(t));
+  // Checked before the file is opened, so a tensor that cannot be written
+  // leaves no file behind.
+  RETURN_IF_ERROR(CheckWritable(t));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot open '", path, "' for writing"));
   }
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  // Streamed from the tensor's memory: no second copy of the data.
+  absl::Status s = EmitNpy(t, [&out](const char* p, size_t n) {
+    out.write(p, static_cast<std::streamsize>(n));
+    return static_cast<bool>(out);
+  });
   out.close();
-  if (!out) {
-    return absl::DataLossError(absl::StrCat("error writing '", path, "'"));
+  if (!s.ok() || !out) {
+    std::error_code ec;  // only a file this call made: never /dev/full & co
+    if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
+    return absl::DataLossError(absl::StrCat(
+        "error writing '", path, "' (disk full?); the partial file was removed"));
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,8 @@
 // Loading, validating and overriding RuntimeConfig (see runtime_config.h).
 #include "executor/runtime_config.h"
 
+#include <tuple>
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -288,7 +290,35 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
                                 "got ",
                                 config.max_folded_constant_bytes()));
   }
+  const ResourceLimitsConfig& limits = config.resource_limits();
+  const ResourceLimits defaults;
+  for (auto [name, value, fallback] :
+       {std::tuple{"resource_limits.max_created_tensor_bytes",
+                   limits.max_created_tensor_bytes(),
+                   defaults.max_created_tensor_bytes},
+        std::tuple{"resource_limits.max_import_folded_bytes",
+                   limits.max_import_folded_bytes(),
+                   defaults.max_import_folded_bytes}}) {
+    if (value < 0) {
+      return Invalid(name, absl::StrCat("must be 0 (the default, ",
+                                        FormatBytes(fallback),
+                                        ") or a positive byte count, got ",
+                                        value));
+    }
+  }
   return absl::OkStatus();
+}
+
+ResourceLimits EffectiveResourceLimits(const RuntimeConfig& config) {
+  ResourceLimits limits;
+  const ResourceLimitsConfig& c = config.resource_limits();
+  if (c.max_created_tensor_bytes() > 0) {
+    limits.max_created_tensor_bytes = c.max_created_tensor_bytes();
+  }
+  if (c.max_import_folded_bytes() > 0) {
+    limits.max_import_folded_bytes = c.max_import_folded_bytes();
+  }
+  return limits;
 }
 
 absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/byte_size.h"
+#include "core/resource_limits.h"
 #include "proto/config.pb.h"
 #include "sluice/config.h"  // IWYU pragma: export
 
@@ -65,6 +66,10 @@ MemoryLimit EffectiveGpuMemoryLimit(const RuntimeConfig& config,
 // when the limit is unset; a fraction rounds down). Never more than
 // total_bytes when total_bytes > 0.
 int64_t ResolveMemoryLimit(const MemoryLimit& limit, int64_t total_bytes);
+
+// config.resource_limits with the defaults of core/resource_limits.h for
+// the fields left 0.
+ResourceLimits EffectiveResourceLimits(const RuntimeConfig& config);
 
 }  // namespace sluice
 

@@ -9,11 +9,14 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/escape.h"
 #include "core/status_macros.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
 
 namespace sluice {
@@ -88,8 +91,63 @@ class ErrorCollector : public google::protobuf::io::ErrorCollector {
   std::vector<std::string> errors_;
 };
 
+// The first string field (not bytes) anywhere in `m` that is not UTF-8,
+// as "NodeDef.name 'fc1/w\xff'"; "" when all are.
+std::string FirstNonUtf8String(const google::protobuf::Message& m) {
+  const google::protobuf::Reflection* r = m.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  using FD = google::protobuf::FieldDescriptor;
+  for (const FD* f : fields) {
+    if (f->type() == FD::TYPE_STRING) {
+      const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+      for (int i = 0; i < n; ++i) {
+        std::string scratch;
+        const std::string& v =
+            f->is_repeated() ? r->GetRepeatedStringReference(m, f, i, &scratch)
+                             : r->GetStringReference(m, f, &scratch);
+        if (!IsValidUtf8(v)) {
+          return absl::StrCat(m.GetDescriptor()->name(), ".", f->name(), " '",
+                              EscapeForTerminal(v, 200), "'");
+        }
+      }
+    } else if (f->cpp_type() == FD::CPPTYPE_MESSAGE) {
+      if (f->is_map()) {  // map keys are strings too: walk the entries
+        for (int i = 0; i < r->FieldSize(m, f); ++i) {
+          std::string bad = FirstNonUtf8String(r->GetRepeatedMessage(m, f, i));
+          if (!bad.empty()) return bad;
+        }
+        continue;
+      }
+      const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+      for (int i = 0; i < n; ++i) {
+        std::string bad = FirstNonUtf8String(
+            f->is_repeated() ? r->GetRepeatedMessage(m, f, i)
+                             : r->GetMessage(m, f));
+        if (!bad.empty()) return bad;
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+absl::Status CheckGraphDefUtf8(const GraphDef& def, const std::string& path) {
+  std::string bad = FirstNonUtf8String(def);
+  if (bad.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ": ", bad,
+      " is not valid UTF-8; names and strings in a GraphDef must be UTF-8"));
+}
+
+namespace {
+
 absl::Status ParseBinary(const std::string& data, const std::string& path,
                          GraphDef* def) {
+  // A string field that is not UTF-8 fails the parse; protobuf would also
+  // log a line of its own to stderr.
+  google::protobuf::LogSilencer quiet;
   if (!def->ParseFromString(data)) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": not a valid binary GraphDef (truncated or corrupt)"));
@@ -110,6 +168,7 @@ absl::Status ParseText(const std::string& data, const std::string& path,
                           : absl::StrJoin(errors.errors(), "\n");
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", msg));
   }
+  RETURN_IF_ERROR(CheckGraphDefUtf8(*def, path));
   const google::protobuf::FieldDescriptor* node_field =
       GraphDef::descriptor()->FindFieldByName("node");
   source->node_lines_by_index.assign(def->node_size(), 0);

@@ -47,6 +47,12 @@ struct LoadedGraphDef {
 // (INVALID_ARGUMENT with the line for text files).
 absl::StatusOr<LoadedGraphDef> LoadGraphDef(const std::string& path);
 
+// OK when every string field of `def` (names, inputs, attribute strings) is
+// UTF-8, which protobuf needs to write a .pb that reads back; otherwise
+// INVALID_ARGUMENT naming the first field and its (escaped) value, prefixed
+// with `path`. LoadGraphDef and LoadModel check this.
+absl::Status CheckGraphDefUtf8(const GraphDef& def, const std::string& path);
+
 // Builds and validates a graph. On failure the status is INVALID_ARGUMENT and
 // its message lists every error found, one per line; each names the node, its
 // op and, when known, the line.

@@ -18,6 +18,8 @@ absl::StatusOr<LoadedGraphDef> LoadModel(
   if (!IsOnnxPath(path)) return LoadGraphDef(path);
   LoadedGraphDef out;
   ASSIGN_OR_RETURN(out.def, ImportOnnx(path, onnx_options));
+  // ONNX (proto2) strings need not be UTF-8; a GraphDef's must.
+  RETURN_IF_ERROR(CheckGraphDefUtf8(out.def, path));
   out.source.path = path;
   // Const nodes of ONNX external weights refer to their files, relative to
   // the model's folder, as ImportOnnx resolved them; with

@@ -168,6 +168,19 @@ absl::StatusOr<ValuePtr> GraphEmitter::AddInput(const std::string& name,
   return v;
 }
 
+bool GraphEmitter::TakeFoldBytes(DataType dtype, const Shape& shape) {
+  absl::StatusOr<int64_t> n = shape.NumElements();
+  if (!n.ok() || *n > kMaxFoldElements) return false;
+  return ChargeFold(*n * static_cast<int64_t>(DataTypeSize(dtype)));
+}
+
+bool GraphEmitter::ChargeFold(int64_t bytes) {
+  if (fold_bytes_left_ == nullptr) return true;
+  if (bytes > *fold_bytes_left_) return false;
+  *fold_bytes_left_ -= bytes;
+  return true;
+}
+
 ValuePtr GraphEmitter::AddConstant(Tensor value, absl::string_view name_hint) {
   auto v = std::make_shared<ValueData>();
   v->dtype = value.dtype();
@@ -224,6 +237,14 @@ absl::StatusOr<std::vector<ValuePtr>> GraphEmitter::Emit(
   for (const Shape& s : inferred->shapes) {
     absl::StatusOr<int64_t> n = s.NumElements();
     all_const = all_const && n.ok() && *n <= kMaxFoldElements;
+  }
+  if (all_const) {  // charged to the budget only when every output fits
+    int64_t bytes = 0;
+    for (size_t i = 0; i < inferred->shapes.size(); ++i) {
+      bytes += *inferred->shapes[i].NumElements() *
+               static_cast<int64_t>(DataTypeSize(inferred->dtypes[i]));
+    }
+    all_const = ChargeFold(bytes);
   }
   std::vector<ValuePtr> outs;
   if (all_const) {

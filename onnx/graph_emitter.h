@@ -54,8 +54,17 @@ using AttrList = std::map<std::string, AttrValue>;
 
 class GraphEmitter {
  public:
-  // `def` is borrowed and must outlive the emitter.
-  explicit GraphEmitter(GraphDef* def) : def_(def) {}
+  // `def` is borrowed and must outlive the emitter. `fold_bytes_left` (may
+  // be null: no budget) is the bytes of constants folding may still create,
+  // shared by the emitters of a model and its subgraphs.
+  explicit GraphEmitter(GraphDef* def, int64_t* fold_bytes_left = nullptr)
+      : def_(def), fold_bytes_left_(fold_bytes_left) {}
+
+  // Whether a folded constant of `dtype` and `shape` may be created: at
+  // most 16 Mi elements, and within the budget, which it is then charged.
+  // false leaves the computation in the graph to run at run time.
+  bool TakeFoldBytes(DataType dtype, const Shape& shape);
+  int64_t* fold_bytes_left() const { return fold_bytes_left_; }
 
   // A node name not used yet, derived from `hint` (':' and '^' become '_',
   // since they mean ports and control inputs in sluice).
@@ -92,7 +101,12 @@ class GraphEmitter {
   GraphDef* def() { return def_; }
 
  private:
+  // Charges `bytes` to the fold budget; false (nothing charged) when they
+  // do not fit.
+  bool ChargeFold(int64_t bytes);
+
   GraphDef* def_;  // not owned
+  int64_t* fold_bytes_left_;  // not owned; may be null
   absl::flat_hash_set<std::string> names_;
 };
 

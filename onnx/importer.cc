@@ -177,6 +177,46 @@ void FindFoldableBatchNorms(const onnx::GraphProto& graph, ImportContext& ctx) {
   }
 }
 
+// A graph output's declared type and shape against what the import infers
+// (as onnx.checker's full check does): an element type, a rank or a known
+// dimension that differs is INVALID_ARGUMENT naming the output. Dimensions
+// are not compared when input_shapes changed the model's input shapes.
+absl::Status CheckDeclaredOutput(const onnx::ValueInfoProto& out,
+                                 const ValueData& v,
+                                 const OnnxImportOptions& options) {
+  if (!out.has_type() || !out.type().has_tensor_type()) return absl::OkStatus();
+  const onnx::TypeProto::Tensor& declared = out.type().tensor_type();
+  if (declared.elem_type() != 0) {
+    absl::StatusOr<DataType> dtype = DataTypeFromOnnx(declared.elem_type());
+    if (dtype.ok() && *dtype != v.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph output '", out.name(), "' is declared ",
+          DataTypeName(*dtype), " but its producer makes ",
+          DataTypeName(v.dtype)));
+    }
+  }
+  if (!declared.has_shape() || v.shape.unknown_rank()) return absl::OkStatus();
+  const onnx::TensorShapeProto& shape = declared.shape();
+  if (shape.dim_size() != v.shape.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph output '", out.name(), "' is declared with rank ",
+        shape.dim_size(), " but its producer makes ", v.shape.DebugString(),
+        " (rank ", v.shape.rank(), ")"));
+  }
+  if (!options.input_shapes.empty()) return absl::OkStatus();
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const onnx::TensorShapeProto::Dimension& d = shape.dim(i);
+    if (!d.has_dim_value() || v.shape.dim(i) < 0) continue;
+    if (d.dim_value() != v.shape.dim(i)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph output '", out.name(), "' is declared with dimension ", i,
+          " = ", d.dim_value(), " but its producer makes ",
+          v.shape.DebugString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
                                      const std::string& base_dir,
                                      const OnnxImportOptions& options,
@@ -187,7 +227,8 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
   RETURN_IF_ERROR(CheckSupported(model, opset, model_name));
 
   GraphDef def;
-  GraphEmitter em(&def);
+  int64_t fold_bytes_left = options.limits.max_import_folded_bytes;
+  GraphEmitter em(&def, &fold_bytes_left);
   ImportContext ctx(&em, &options, opset, base_dir);
   auto fail = [&](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(model_name, ": ", s.message()));
@@ -266,6 +307,9 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
     if (v == nullptr) {
       return fail(absl::InvalidArgumentError(absl::StrCat(
           "graph output '", out.name(), "' is produced by no node")));
+    }
+    if (absl::Status s = CheckDeclaredOutput(out, *v, options); !s.ok()) {
+      return fail(s);
     }
     absl::StatusOr<std::string> ref = em.Materialize(v);
     if (!ref.ok()) return fail(ref.status());

@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/resource_limits.h"
 #include "proto/graph.pb.h"
 
 namespace sluice {
@@ -51,6 +52,12 @@ struct OnnxImportOptions {
   // (LoadModel does so). true copies the bytes into the GraphDef instead: a
   // self-contained GraphDef, to save somewhere else (sluice convert).
   bool embed_external_data = false;
+  // What the import may create by folding constants (core/resource_limits.h):
+  // past max_import_folded_bytes in all, or for a single constant over the
+  // folding size, the computation stays in the graph and runs at run time;
+  // a constant the importer must make (a mask, an index table) larger than
+  // max_created_tensor_bytes is RESOURCE_EXHAUSTED naming the node.
+  ResourceLimits limits;
 };
 
 // Reads and imports an .onnx file; external data is resolved relative to

@@ -39,6 +39,7 @@ std::string CheckAttention(const onnx::NodeProto& node, int opset) {
 absl::StatusOr<ValuePtr> Filled(ImportContext& ctx, DataType dtype,
                                 const std::vector<int64_t>& shape, double v,
                                 absl::string_view hint) {
+  RETURN_IF_ERROR(ctx.CheckCreate(hint, dtype, Shape(shape)));
   ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, Shape(shape)));
   Tensor one = ScalarTensor(dtype, v);
   const size_t size = DataTypeSize(dtype);
@@ -263,6 +264,7 @@ class AttentionLowering {
     // Query i comes after `past` cached keys, at p = i + past; it sees key
     // j iff j <= p (causal) and p - left <= j <= p + right (the windows,
     // each side only when >= 0).
+    RETURN_IF_ERROR(ctx_.CheckCreate(NodeLabel(node_), dtype_, Shape({s, l})));
     ASSIGN_OR_RETURN(Tensor allowed, Tensor::Create(dtype_, Shape({s, l})));
     const size_t size = DataTypeSize(dtype_);
     Tensor zero = ScalarTensor(dtype_, 0), neg = ScalarTensor(dtype_, kNegInf);
@@ -293,6 +295,7 @@ class AttentionLowering {
     ASSIGN_OR_RETURN(ValuePtr bias, MaskBias(l));
     if (bias == nullptr) bias = Scalar(0, "bias_zero");
     ValuePtr neg = Scalar(kNegInf, "nonpad_neg_inf");
+    RETURN_IF_ERROR(ctx_.CheckCreate(NodeLabel(node_), DT_INT64, Shape({s, l})));
     ASSIGN_OR_RETURN(Tensor j_idx, Tensor::Create(DT_INT64, Shape({l})));
     ASSIGN_OR_RETURN(Tensor diff, Tensor::Create(DT_INT64, Shape({s, l})));
     for (int64_t j = 0; j < l; ++j) j_idx.data<int64_t>()[j] = j;

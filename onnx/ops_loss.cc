@@ -41,6 +41,7 @@ absl::StatusOr<ValuePtr> EmitNll(const onnx::NodeProto& node,
   // iota over the class axis: [1, C, 1, ...].
   std::vector<int64_t> iota_dims(rank, 1);
   iota_dims[1] = classes;
+  RETURN_IF_ERROR(ctx.CheckCreate(NodeLabel(node), DT_INT64, Shape(iota_dims)));
   ASSIGN_OR_RETURN(Tensor iota, Tensor::Create(DT_INT64, Shape(iota_dims)));
   for (int64_t c = 0; c < classes; ++c) iota.data<int64_t>()[c] = c;
   ValuePtr iota_v = em.AddConstant(iota, ctx.Hint(node, "classes"));

@@ -113,6 +113,7 @@ absl::StatusOr<ValuePtr> Standardize(const onnx::NodeProto& node,
   std::vector<int64_t> dims(x->shape.dims().begin() + axis,
                             x->shape.dims().end());
   ValuePtr unit[2];
+  RETURN_IF_ERROR(ctx.CheckCreate(NodeLabel(node), x->dtype, Shape(dims)));
   for (int i = 0; i < 2; ++i) {
     ASSIGN_OR_RETURN(Tensor t, Tensor::Create(x->dtype, Shape(dims)));
     Tensor v = ScalarTensor(x->dtype, i == 0 ? 1.0 : 0.0);

@@ -238,6 +238,7 @@ absl::Status ConvertCausalConv(const onnx::NodeProto& node,
   ValuePtr padded = x;
   if (k > 1) {
     if (past == nullptr) {
+      RETURN_IF_ERROR(ctx.CheckCreate(NodeLabel(node), t, Shape({b, c, k - 1})));
       ASSIGN_OR_RETURN(Tensor zeros, Tensor::Create(t, Shape({b, c, k - 1})));
       std::memset(zeros.raw_data(), 0, zeros.NumElements() * DataTypeSize(t));
       past = em.AddConstant(zeros, ctx.Hint(node, "zero_state"));
@@ -290,6 +291,7 @@ absl::Status ConvertCausalConv(const onnx::NodeProto& node,
 absl::StatusOr<ValuePtr> Zeros(ImportContext& ctx, DataType dtype,
                                const std::vector<int64_t>& shape,
                                absl::string_view hint) {
+  RETURN_IF_ERROR(ctx.CheckCreate(hint, dtype, Shape(shape)));
   ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, Shape(shape)));
   std::memset(t.raw_data(), 0, t.NumElements() * DataTypeSize(dtype));
   return ctx.em().AddConstant(t, hint);

@@ -125,6 +125,18 @@ absl::Status ConvertConstantOfShape(const onnx::NodeProto& node,
   Shape shape(*dims);
   absl::StatusOr<int64_t> n = shape.NumElements();
   if (!n.ok()) return Bad(node, n.status().message());
+  if (!ctx.em().TakeFoldBytes(fill.dtype(), shape)) {
+    // Too large to fold (or past the import's fold budget): filled at run
+    // time by a Fill node instead of held in the model.
+    ValuePtr shape_value =
+        ctx.em().AddConstant(Int64Vector(*dims), ctx.Hint(node, "shape"));
+    ASSIGN_OR_RETURN(
+        ValuePtr y,
+        ctx.em().Emit1("Fill", ctx.Hint(node), {shape_value},
+                       {{"dtype", MakeTypeAttr(fill.dtype())},
+                        {"value", MakeTensorAttr(TensorToProto(fill))}}));
+    return ctx.SetOutput(node, 0, y);
+  }
   ASSIGN_OR_RETURN(Tensor out, Tensor::Create(fill.dtype(), shape));
   const size_t size = DataTypeSize(fill.dtype());
   char* dst = static_cast<char*>(out.raw_data());
@@ -134,9 +146,37 @@ absl::Status ConvertConstantOfShape(const onnx::NodeProto& node,
   return SetConst(node, ctx, std::move(out));
 }
 
+// The range's length from constant start, limit and delta; nullopt when
+// any is not a constant scalar (the caller then reports it).
+std::optional<int64_t> ConstRangeLength(const onnx::NodeProto& node,
+                                        ImportContext& ctx) {
+  std::vector<double> v[3];
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<Tensor> t = ctx.ConstInput(node, i, "");
+    if (!t.ok()) return std::nullopt;
+    absl::StatusOr<std::vector<double>> d = ToDoubles(*t);
+    if (!d.ok() || d->size() != 1) return std::nullopt;
+    v[i] = *d;
+  }
+  if (v[2][0] == 0) return std::nullopt;
+  const double count = std::ceil((v[1][0] - v[0][0]) / v[2][0]);
+  if (!(count > 0)) return 0;
+  if (count > static_cast<double>(kMaxElements)) return std::nullopt;
+  return static_cast<int64_t>(count);
+}
+
 absl::Status ConvertRange(const onnx::NodeProto& node, ImportContext& ctx) {
-  if (ctx.IsRuntime(node, 0) || ctx.IsRuntime(node, 1) ||
-      ctx.IsRuntime(node, 2)) {
+  bool runtime = ctx.IsRuntime(node, 0) || ctx.IsRuntime(node, 1) ||
+                 ctx.IsRuntime(node, 2);
+  if (!runtime) {
+    // A range too long to fold (or past the import's fold budget) is made
+    // at run time by a Range node.
+    const std::optional<int64_t> n = ConstRangeLength(node, ctx);
+    absl::StatusOr<ValuePtr> start = ctx.Input(node, 0);
+    runtime = n.has_value() && start.ok() &&
+              !ctx.em().TakeFoldBytes((*start)->dtype, Shape({*n}));
+  }
+  if (runtime) {
     std::vector<ValuePtr> in;
     for (int i = 0; i < 3; ++i) {
       ASSIGN_OR_RETURN(ValuePtr v, ctx.Input(node, i));

@@ -22,6 +22,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
+#include "executor/runtime_config.h"
 #include "tools/feeds.h"
 #include "tools/trace.h"
 
@@ -198,7 +199,8 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   }
   Feeds feeds;
   absl::Status s = MakeFeeds((*session)->graph(), options.inputs,
-                             options.random_inputs, options.seed, &feeds, &notes);
+                             options.random_inputs, options.seed, &feeds, &notes,
+                             EffectiveResourceLimits((*session)->config()));
   if (!s.ok()) return FailCommand(s, options.json, out, err);
 
   Clock::time_point start = Clock::now();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/npy.h"
 #include "core/status_macros.h"
+#include "executor/runtime_config.h"
 #include "model/model_loader.h"
 #include "onnx/importer.h"
 #include "tools/cli_util.h"
@@ -65,7 +66,8 @@ absl::StatusOr<Tensor> RandomTensor(DataType dtype, const Shape& shape,
 // Feeds for every graph input not given with --input.
 absl::Status AddRandomInputs(const Graph& graph, uint64_t seed,
                              const std::set<std::string>& given, Feeds* feeds,
-                             std::vector<std::string>* notes) {
+                             std::vector<std::string>* notes,
+                             const ResourceLimits& limits) {
   Random random(seed);
   for (const GraphInput& in : graph.inputs()) {
     if (given.count(in.name) > 0) continue;
@@ -84,6 +86,8 @@ absl::Status AddRandomInputs(const Graph& graph, uint64_t seed,
                                     shape.DebugString(),
                                     " (unknown dimensions become 1)"));
     }
+    RETURN_IF_ERROR(CheckCreatedTensor(
+        limits, absl::StrCat("random input '", in.name, "'"), in.dtype, shape));
     ASSIGN_OR_RETURN(Tensor t, RandomTensor(in.dtype, shape, &random));
     feeds->emplace_back(in.name, std::move(t));
   }
@@ -144,11 +148,12 @@ absl::Status ReadInputs(const Graph& graph,
 absl::Status MakeFeeds(const Graph& graph,
                        const std::vector<std::string>& input_specs,
                        bool random_inputs, uint64_t seed, Feeds* feeds,
-                       std::vector<std::string>* notes) {
+                       std::vector<std::string>* notes,
+                       const ResourceLimits& limits) {
   std::set<std::string> given;
   RETURN_IF_ERROR(ReadInputs(graph, input_specs, feeds, &given, notes));
   if (random_inputs) {
-    RETURN_IF_ERROR(AddRandomInputs(graph, seed, given, feeds, notes));
+    RETURN_IF_ERROR(AddRandomInputs(graph, seed, given, feeds, notes, limits));
   }
   return absl::OkStatus();
 }
@@ -163,6 +168,7 @@ absl::StatusOr<std::unique_ptr<Session>> OpenSession(
     config.set_placement_strategy(PLACEMENT_MANUAL);
   }
   OnnxImportOptions onnx_options;
+  onnx_options.limits = EffectiveResourceLimits(config);
   for (const std::string& flag : dims) {
     RETURN_IF_ERROR(CheckDimFlag(flag));
     if (absl::Status s = ParseDimValueFlag(flag, &onnx_options); !s.ok()) {

@@ -20,16 +20,20 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "core/resource_limits.h"
 #include "executor/session.h"
 #include "graph/graph.h"
 
 namespace sluice {
 
-// Errors name the flag, the input or the file.
+// Errors name the flag, the input or the file. A random input larger than
+// limits.max_created_tensor_bytes is RESOURCE_EXHAUSTED, before anything is
+// allocated.
 absl::Status MakeFeeds(const Graph& graph,
                        const std::vector<std::string>& input_specs,
                        bool random_inputs, uint64_t seed, Feeds* feeds,
-                       std::vector<std::string>* notes);
+                       std::vector<std::string>* notes,
+                       const ResourceLimits& limits = {});
 
 // The session a command runs: the config from `config_path` ("" = default)
 // with environment overrides, `device` (when not "") as manual placement's

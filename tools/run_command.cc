@@ -160,7 +160,8 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
 
   Feeds feeds;
   absl::Status s = MakeFeeds(graph, options.inputs, options.random_inputs,
-                             options.seed, &feeds, &notes);
+                             options.seed, &feeds, &notes,
+                             EffectiveResourceLimits((*session)->config()));
   if (!s.ok()) return FailCommand(s, options.json, out, err);
 
   const std::vector<std::string> names = (*session)->DefaultFetchNames();

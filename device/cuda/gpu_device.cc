@@ -17,8 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
-#include "cublas_v2.h"
 #include "cuda_runtime_api.h"
+#include "device/cuda/cublas_api.h"
 #include "device/cuda/cuda_status.h"
 #include "device/gpu_device.h"
 #include "device/gpu_graph.h"
@@ -28,13 +28,6 @@ namespace {
 
 constexpr size_t kStagingChunkBytes = size_t{64} << 20;
 constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
-
-absl::Status CublasStatus(cublasStatus_t s, std::string_view what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(
-      absl::string_view(what.data(), what.size()), ": ",
-      cublasGetStatusName(s), " (", cublasGetStatusString(s), ")"));
-}
 
 class CudaRegionSource final : public RegionSource {
  public:
@@ -183,7 +176,7 @@ class CudaGpuDevice final : public GpuDevice {
   ~CudaGpuDevice() override {
     ScopedCudaDevice on(physical_);
     Synchronize().IgnoreError();
-    if (cublas_ != nullptr) cublasDestroy(cublas_);
+    if (cublas_ != nullptr) api_->Destroy(cublas_);
     if (workspace_ != nullptr) arena_->Deallocate(workspace_, workspace_bytes_);
     for (cudaStream_t s : streams_) {
       if (s != nullptr) cudaStreamDestroy(s);
@@ -204,8 +197,9 @@ class CudaGpuDevice final : public GpuDevice {
       RETURN_IF_CUDA_ERROR(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
                            absl::StrCat(name(), ": creating a stream"));
     }
-    RETURN_IF_ERROR(CublasStatus(cublasCreate(&cublas_), "cublasCreate"));
-    RETURN_IF_ERROR(CublasStatus(cublasSetStream(cublas_, Raw(GpuStream::kCompute)),
+    ASSIGN_OR_RETURN(api_, LoadCublas());
+    RETURN_IF_ERROR(CublasStatus(api_->Create(&cublas_), "cublasCreate"));
+    RETURN_IF_ERROR(CublasStatus(api_->SetStream(cublas_, Raw(GpuStream::kCompute)),
                                  "cublasSetStream"));
     workspace_bytes_ = std::min<size_t>(
         kCublasWorkspaceBytes,
@@ -213,11 +207,11 @@ class CudaGpuDevice final : public GpuDevice {
     if (workspace_bytes_ > 0) {
       ASSIGN_OR_RETURN(workspace_, arena_->Allocate(workspace_bytes_));
       RETURN_IF_ERROR(CublasStatus(
-          cublasSetWorkspace(cublas_, workspace_, workspace_bytes_),
+          api_->SetWorkspace(cublas_, workspace_, workspace_bytes_),
           "cublasSetWorkspace"));
     }
     return CublasStatus(
-        cublasSetMathMode(cublas_, allow_tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH
+        api_->SetMathMode(cublas_, allow_tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH
                                                : CUBLAS_DEFAULT_MATH),
         "cublasSetMathMode");
   }
@@ -248,7 +242,7 @@ class CudaGpuDevice final : public GpuDevice {
     }
     ScopedCudaDevice on(physical_);
     RETURN_IF_ERROR(on.status());
-    return CublasStatus(cublasSetWorkspace(cublas_, workspace, bytes),
+    return CublasStatus(api_->SetWorkspace(cublas_, workspace, bytes),
                         absl::StrCat(name(), ": cublasSetWorkspace"));
   }
   absl::Status ResetCublasWorkspace() override {
@@ -256,11 +250,11 @@ class CudaGpuDevice final : public GpuDevice {
     RETURN_IF_ERROR(on.status());
     if (workspace_ == nullptr) {  // Init set none: cuBLAS's default pool,
       return CublasStatus(       // which cublasSetStream restores
-          cublasSetStream(cublas_, Raw(GpuStream::kCompute)),
+          api_->SetStream(cublas_, Raw(GpuStream::kCompute)),
           absl::StrCat(name(), ": cublasSetStream"));
     }
     return CublasStatus(
-        cublasSetWorkspace(cublas_, workspace_, workspace_bytes_),
+        api_->SetWorkspace(cublas_, workspace_, workspace_bytes_),
         absl::StrCat(name(), ": cublasSetWorkspace"));
   }
   size_t cublas_workspace_bytes() const override { return workspace_bytes_; }
@@ -436,6 +430,7 @@ class CudaGpuDevice final : public GpuDevice {
   const bool allow_tf32_;
   const std::unique_ptr<ArenaAllocator> arena_;
   cudaStream_t streams_[4] = {nullptr, nullptr, nullptr, nullptr};
+  const CublasApi* api_ = nullptr;  // set with cublas_
   cublasHandle_t cublas_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;

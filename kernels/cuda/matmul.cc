@@ -11,19 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
-#include "cublas_v2.h"
+#include "device/cuda/cublas_api.h"
 #include "graph/shape_fns.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 
 namespace sluice::cuda {
 namespace {
-
-absl::Status CublasStatus(cublasStatus_t s, const char* what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": ", cublasGetStatusName(s),
-                                          " (", cublasGetStatusString(s), ")"));
-}
 
 struct GemmTypes {
   cudaDataType_t data;
@@ -154,6 +148,7 @@ class MatMulKernel final : public OpKernel {
     const int64_t batches = out_batch.num_elements();
     const size_t elem = DataTypeSize(a.dtype());
     auto* handle = static_cast<cublasHandle_t>(gpu.device->cublas_handle());
+    ASSIGN_OR_RETURN(const CublasApi* cublas, LoadCublas());
     absl::MutexLock cublas_lock(&gpu.device->cublas_mutex());
 
     const double one_d = 1.0, zero_d = 0.0;
@@ -172,7 +167,7 @@ class MatMulKernel final : public OpKernel {
     if (b_batch.num_elements() == 1 && !ta_ && a_batch.num_elements() == batches &&
         batches * m <= kIntMax) {
       return CublasStatus(
-          cublasGemmEx(handle, op_b, op_a, static_cast<int>(n),
+          cublas->GemmEx(handle, op_b, op_a, static_cast<int>(n),
                        static_cast<int>(batches * m), static_cast<int>(k), alpha,
                        b.raw_data(), types.data, ldb, a.raw_data(), types.data,
                        lda, beta, c->raw_data(), types.data, ldc, types.compute,
@@ -186,7 +181,7 @@ class MatMulKernel final : public OpKernel {
     const int64_t sb = Progression(b_off);
     if (sa >= 0 && sb >= 0 && batches <= kIntMax) {
       return CublasStatus(
-          cublasGemmStridedBatchedEx(
+          cublas->GemmStridedBatchedEx(
               handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
               static_cast<int>(k), alpha, b.raw_data(), types.data, ldb,
               sb * k * n, a.raw_data(), types.data, lda, sa * m * k, beta,
@@ -199,7 +194,7 @@ class MatMulKernel final : public OpKernel {
       const char* pb = static_cast<const char*>(b.raw_data()) + b_off[i] * k * n * elem;
       char* pc = static_cast<char*>(c->raw_data()) + i * m * n * elem;
       RETURN_IF_ERROR(CublasStatus(
-          cublasGemmEx(handle, op_b, op_a, static_cast<int>(n),
+          cublas->GemmEx(handle, op_b, op_a, static_cast<int>(n),
                        static_cast<int>(m), static_cast<int>(k), alpha, pb,
                        types.data, ldb, pa, types.data, lda, beta, pc,
                        types.data, ldc, types.compute, CUBLAS_GEMM_DEFAULT),

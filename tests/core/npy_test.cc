@@ -229,6 +229,48 @@ TEST(NpyTest, RoundTripsThroughAFile) {
   EXPECT_TRUE(TensorsEqual(t, *back));
 }
 
+// WriteNpy streams the data in chunks (1 Mi elements when widening): a
+// tensor over several chunks, with a ragged end, reads back the same, and
+// equals what SerializeNpy builds in memory.
+TEST(NpyTest, WritesLargeTensorsInChunksThatReadBack) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "sluice_npy_chunks.npy").string();
+  const int64_t n = (int64_t{1} << 21) + 3;
+  absl::StatusOr<Tensor> t = Tensor::Create(DT_BFLOAT16, Shape({n}));
+  ASSERT_TRUE(t.ok());
+  for (int64_t i = 0; i < n; ++i) {
+    t->data<bfloat16>()[i] = bfloat16(static_cast<float>(i % 251) - 125.0f);
+  }
+  ASSERT_TRUE(WriteNpy(*t, path).ok());
+  std::ifstream in(path, std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  absl::StatusOr<Tensor> back = ReadNpy(path);
+  std::remove(path.c_str());
+  absl::StatusOr<std::string> bytes = SerializeNpy(*t);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_TRUE(file == *bytes) << "file " << file.size() << " bytes, "
+                              << bytes->size() << " in memory";
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->dtype(), DT_FLOAT);
+  ASSERT_EQ(back->NumElements(), n);
+  for (int64_t i : {int64_t{0}, int64_t{1} << 20, n - 1}) {
+    EXPECT_EQ(back->data<float>()[i], static_cast<float>(i % 251) - 125.0f) << i;
+  }
+}
+
+// A write that fails part way (here: a folder where the file would go, so
+// nothing opens) is an error, and leaves no partial file.
+TEST(NpyTest, AWriteThatCannotOpenIsAnErrorAndLeavesNoFile) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "sluice_npy_no_such_dir").string();
+  std::filesystem::remove_all(dir);
+  Tensor t = Tensor::FromVector<float>({1, 2, 3}, Shape({3}));
+  absl::Status s = WriteNpy(t, dir + "/x.npy");
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x.npy"));
+}
+
 TEST(NpyTest, WritesTheHeaderNumPyWrites) {
   Tensor t = Tensor::FromVector<float>({1, 2, 3}, Shape({3}));
   absl::StatusOr<std::string> bytes = SerializeNpy(t);

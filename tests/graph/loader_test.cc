@@ -66,6 +66,25 @@ TEST(LoaderTest, TextSyntaxErrorGivesLineAndColumn) {
   EXPECT_THAT(s.message(), HasSubstr("syntax_error.pbtxt: line 7:1: "));
 }
 
+// protobuf's text parser takes a name that is not UTF-8, but no .pb with it
+// can be written or read back: the loader refuses it, naming the field.
+TEST(LoaderTest, ANameThatIsNotUtf8IsAnErrorNamingIt) {
+  const std::string path = ScratchDir("non_utf8") + "/m.pbtxt";
+  std::ofstream(path) << "node { name: \"x\" op: \"Input\" attr { key: "
+                         "\"dtype\" value { type: DT_FLOAT } } }\n"
+                         "node { name: \"y\\377\" op: \"Relu\" input: "
+                         "\"x\" }\n";
+  absl::Status s = LoadGraphDef(path).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("NodeDef.name 'y\\xff' is not valid UTF-8"));
+  // Valid UTF-8 beyond ASCII is fine.
+  std::ofstream(path) << "node { name: \"x\" op: \"Input\" attr { key: "
+                         "\"dtype\" value { type: DT_FLOAT } } }\n"
+                         "node { name: \"y\\303\\251\" op: \"Relu\" input: "
+                         "\"x\" }\n";
+  EXPECT_TRUE(LoadGraphDef(path).ok());
+}
+
 TEST(LoaderTest, UnknownTextFieldIsAnErrorWithLine) {
   absl::Status s = LoadError("unknown_field.pbtxt");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

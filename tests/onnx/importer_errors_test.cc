@@ -468,5 +468,146 @@ TEST(OnnxImporterErrorTest, ParsesCommandLineOptions) {
   EXPECT_FALSE(ParseDimValueFlag("batch=", &options).ok());
 }
 
+// Declared output types and shapes are checked against what the import
+// infers, as onnx.checker's full check does.
+TEST(OnnxImporterErrorTest, DeclaredOutputsMustMatchWhatTheGraphMakes) {
+  auto model_with_output = [](int elem, std::vector<int64_t> dims,
+                              bool symbolic_last = false) {
+    onnx::ModelProto model = NewModel();
+    onnx::GraphProto* g = model.mutable_graph();
+    AddInput(g, "x", {2, 3});
+    AddNode(g, "Relu", {"x"}, {"y"}, "relu");
+    onnx::ValueInfoProto* out = g->add_output();
+    out->set_name("y");
+    auto* tt = out->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      auto* d = tt->mutable_shape()->add_dim();
+      if (symbolic_last && i + 1 == dims.size()) {
+        d->set_dim_param("n");
+      } else {
+        d->set_dim_value(dims[i]);
+      }
+    }
+    return model;
+  };
+  EXPECT_TRUE(Import(model_with_output(onnx::TensorProto::FLOAT, {2, 3})).ok());
+  EXPECT_TRUE(
+      Import(model_with_output(onnx::TensorProto::FLOAT, {2, 3}, true)).ok());
+
+  absl::StatusOr<GraphDef> def =
+      Import(model_with_output(onnx::TensorProto::FLOAT, {2, 4}));
+  ASSERT_FALSE(def.ok());
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(),
+              HasSubstr("graph output 'y' is declared with dimension 1 = 4 "
+                        "but its producer makes [2,3]"));
+  def = Import(model_with_output(onnx::TensorProto::FLOAT, {6}));
+  ASSERT_FALSE(def.ok());
+  EXPECT_THAT(def.status().message(), HasSubstr("declared with rank 1"));
+  def = Import(model_with_output(onnx::TensorProto::INT64, {2, 3}));
+  ASSERT_FALSE(def.ok());
+  EXPECT_THAT(def.status().message(),
+              HasSubstr("'y' is declared int64 but its producer makes float32"));
+}
+
+// --- Resource limits: what a small file may make the import create --------
+
+void AddIntsConstant(onnx::GraphProto* g, const std::string& out,
+                     const std::vector<int64_t>& values) {
+  onnx::NodeProto* c = AddNode(g, "Constant", {}, {out}, out);
+  onnx::AttributeProto* a = c->add_attribute();
+  a->set_name("value_ints");
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+bool HasOp(const GraphDef& def, const std::string& op) {
+  for (const NodeDef& n : def.node()) {
+    if (n.op() == op) return true;
+  }
+  return false;
+}
+
+onnx::ModelProto ConstantOfShapeModel(const std::vector<int64_t>& dims) {
+  onnx::ModelProto model = NewModel();
+  onnx::GraphProto* g = model.mutable_graph();
+  AddIntsConstant(g, "shape", dims);
+  AddNode(g, "ConstantOfShape", {"shape"}, {"y"}, "fill_me");
+  AddOutput(g, "y");
+  return model;
+}
+
+// A 100 000 x 100 000 ConstantOfShape (37 GiB) in a file of a few bytes is
+// not made at import: it becomes a Fill node, and the GraphDef stays small.
+TEST(OnnxImporterLimitsTest, AHugeConstantOfShapeIsFilledAtRunTime) {
+  absl::StatusOr<GraphDef> def =
+      Import(ConstantOfShapeModel({100000, 100000}));
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_TRUE(HasOp(*def, "Fill"));
+  EXPECT_LT(def->ByteSizeLong(), 4096u);
+  // A small one is still folded into a constant.
+  def = Import(ConstantOfShapeModel({2, 3}));
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_FALSE(HasOp(*def, "Fill"));
+  EXPECT_EQ(OutputConst(*def, 0).NumElements(), 6);
+}
+
+// Past the import's fold budget the rest runs at run time, with the same
+// values.
+TEST(OnnxImporterLimitsTest, TheFoldBudgetLeavesTheRestToRunTime) {
+  OnnxImportOptions options;
+  options.limits.max_import_folded_bytes = 100;  // 10x10 float32 is 400
+  absl::StatusOr<GraphDef> def =
+      Import(ConstantOfShapeModel({10, 10}), "", options);
+  ASSERT_TRUE(def.ok()) << def.status();
+  ASSERT_TRUE(HasOp(*def, "Fill"));
+  absl::StatusOr<std::unique_ptr<const Graph>> graph = BuildGraph(*def);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      Session::Create(*std::move(graph));
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::StatusOr<std::vector<Tensor>> y = (*session)->Run({}, {"y"});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_TRUE(TensorsEqual((*y)[0], *Tensor::Zeros(DT_FLOAT, Shape({10, 10}))));
+}
+
+// A Range of 10^9 elements is a Range node, not an 8 GB constant.
+TEST(OnnxImporterLimitsTest, ALongRangeRunsAtRunTime) {
+  onnx::ModelProto model = NewModel();
+  onnx::GraphProto* g = model.mutable_graph();
+  AddIntsConstant(g, "start", {0});
+  AddIntsConstant(g, "limit", {1000000000});
+  AddIntsConstant(g, "delta", {1});
+  for (const char* s : {"start", "limit", "delta"}) {
+    AddNode(g, "Squeeze", {s}, {absl::StrCat(s, "_s")});
+  }
+  AddNode(g, "Range", {"start_s", "limit_s", "delta_s"}, {"y"}, "long_range");
+  AddOutput(g, "y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_TRUE(HasOp(*def, "Range"));
+  EXPECT_LT(def->ByteSizeLong(), 4096u);
+}
+
+// A constant the importer itself must make (here NegativeLogLikelihoodLoss's
+// class index table for 2^28 classes: 2 GiB of int64) is refused before it
+// is allocated, naming the node and the config field that raises the limit.
+TEST(OnnxImporterLimitsTest, AnImporterConstantOverTheLimitIsRefusedByName) {
+  onnx::ModelProto model = NewModel(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "logp", {1, int64_t{1} << 28});
+  AddInput(g, "target", {1}, onnx::TensorProto::INT64);
+  AddNode(g, "NegativeLogLikelihoodLoss", {"logp", "target"}, {"loss"},
+          "nll");
+  AddOutput(g, "loss");
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_FALSE(def.ok());
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(def.status().message(),
+              AllOf(HasSubstr("'nll'"), HasSubstr("2.0 GiB"),
+                    HasSubstr("resource_limits.max_created_tensor_bytes")));
+}
+
 }  // namespace
 }  // namespace sluice

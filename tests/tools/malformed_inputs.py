@@ -6,7 +6,9 @@ are directories, FIFOs or devices, truncated or garbage .pb / .pbtxt / .npy /
 config files, hostile names), runs each case against the built `sluice` with
 a per-case timeout, and checks the exit code and a fragment of the message
 (stdout and stderr together). A case fails on a hang (timeout), a crash (a
-signal), a wrong exit code or a missing fragment.
+signal), a wrong exit code, a missing fragment, or a peak memory more than
+200 MiB above what `sluice --help` takes (which must itself stay under
+50 MiB).
 
   tests/tools/malformed_inputs.py build/tools/sluice        # run the table
   tests/tools/malformed_inputs.py build/tools/sluice --list # print the cases
@@ -23,6 +25,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -32,6 +35,8 @@ MLP_INPUT = os.path.join(EXAMPLES, "mlp_input.npy")
 
 OK, FAIL, USAGE = 0, 1, 2
 TIMEOUT_S = 2.0
+HELP_RSS_LIMIT_MIB = 50
+CASE_RSS_ABOVE_HELP_MIB = 200
 
 
 # ---------------------------------------------------------------- .npy files
@@ -61,6 +66,41 @@ def mlp_variant(replacements):
         assert old in text, old
         text = text.replace(old, new, 1)
     return text.encode("utf-8")
+
+
+# ------------------------------------------------------- tiny ONNX, no onnx pkg
+def _varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _field(num, value):
+    """A protobuf field: int -> varint, bytes/str -> length-delimited."""
+    if isinstance(value, int):
+        return _varint(num << 3) + _varint(value)
+    if isinstance(value, str):
+        value = value.encode("utf-8")
+    return _varint(num << 3 | 2) + _varint(len(value)) + value
+
+
+def onnx_model(nodes, outputs, opset=17):
+    """An ONNX ModelProto: nodes are (op_type, inputs, outputs, name, ints)
+    where ints maps an INTS attribute name to its values."""
+    graph = b""
+    for op, ins, outs, name, ints in nodes:
+        node = b"".join(_field(1, i) for i in ins) + b"".join(_field(2, o) for o in outs)
+        node += _field(3, name) + _field(4, op)
+        for attr, values in ints.items():
+            a = _field(1, attr) + _field(20, 7) + b"".join(_field(8, v) for v in values)
+            node += _field(5, a)
+        graph += _field(1, node)
+    graph += _field(2, "g") + b"".join(_field(12, _field(1, o)) for o in outputs)
+    return _field(1, 8) + _field(8, _field(1, "") + _field(2, opset)) + _field(7, graph)
 
 
 # ------------------------------------------------------------- the scratch dir
@@ -120,6 +160,9 @@ def make_files(d):
     put("esc_name.pbtxt", "node { name: \"a\\nb\\033[31mred\" op: \"NoSuchOp\" }\n")
     put("bell_name.pbtxt", "node { name: \"\\007\\010\\177\" op: \"NoSuchOp\" }\n")
     put("non_utf8.pbtxt", b"node { name: \"\\377\\376\" op: \"NoSuchOp\" }\n")
+    # A valid graph but for a weight's name that is not UTF-8.
+    put("non_utf8_valid.pbtxt", mlp_variant([]).replace(
+        b'"fc1/w"', b'"fc1/w\\377"'))
     put("version99.pbtxt", "format_version: 99\n")
     put("neg_dim.pbtxt", mlp_variant([("dim: [-1, 16]", "dim: [-7, 16]")]))
     put("const_short.pbtxt",
@@ -194,6 +237,14 @@ def make_files(d):
     put("cfg_neg_gpu.cfg", "visible_gpus: -3\n")
     put("cfg_huge_int.cfg", "intra_op_threads: 99999999999999999999\n")
     put("cfg_neg_plans.cfg", "plan_cache_max_plans: -5\n")
+    put("cfg_neg_limit.cfg", "resource_limits { max_created_tensor_bytes: -1 }\n")
+    put("cfg_small_created.cfg", "resource_limits { max_created_tensor_bytes: 10 }\n")
+    # A 40 KB-less ONNX file asking for a 100,000 x 100,000 constant (37 GiB).
+    put("huge_constant.onnx", onnx_model(
+        [("Constant", [], ["shape"], "shape", {"value_ints": [100000, 100000]}),
+         ("ConstantOfShape", ["shape"], ["y"], "huge_fill", {})], ["y"]))
+    # A graph input of 10^9 floats: --random-inputs would make 4 GB.
+    put("huge_input.pbtxt", mlp_variant([("dim: [-1, 16]", "dim: [1000000000, 16]")]))
     put("cfg_empty.cfg", "")
     return files
 
@@ -256,6 +307,10 @@ def cases(f, d):
     add("escaped_controls", ["inspect", f["bell_name.pbtxt"]], FAIL, "\\x07\\x08\\x7f")
     add("non_utf8_name", ["inspect", f["non_utf8.pbtxt"]], FAIL, "non_utf8.pbtxt")
     add("non_utf8_name_json", ["inspect", f["non_utf8.pbtxt"], "--json"], FAIL, "\"valid\": false")
+    add("non_utf8_valid_inspect", ["inspect", f["non_utf8_valid.pbtxt"]], FAIL,
+        "NodeDef.name 'fc1/w\\xff' is not valid UTF-8")
+    add("non_utf8_valid_convert", ["convert", f["non_utf8_valid.pbtxt"], os.path.join(d, "nu.pb")], FAIL,
+        "is not valid UTF-8")
     add("version99", ["inspect", f["version99.pbtxt"]], FAIL, "99")
     add("neg_dim", ["inspect", f["neg_dim.pbtxt"]], FAIL, "-7")
     add("const_short", ["inspect", f["const_short.pbtxt"]], FAIL, "'c'")
@@ -394,10 +449,24 @@ def cases(f, d):
                           ("cfg_bad_enum.cfg", "NOT_A_STRATEGY"), ("cfg_neg_threads.cfg", "intra_op_threads"),
                           ("cfg_neg_inter.cfg", "inter_op_threads"), ("cfg_bad_device.cfg", "tpu:9"),
                           ("cfg_neg_gpu.cfg", "-3"), ("cfg_huge_int.cfg", "cfg_huge_int.cfg"),
-                          ("cfg_neg_plans.cfg", "plan_cache_max_plans")):
+                          ("cfg_neg_plans.cfg", "plan_cache_max_plans"),
+                          ("cfg_neg_limit.cfg", "resource_limits.max_created_tensor_bytes")):
         add("config_" + cfg[4:-4], run + ["--config", f[cfg]], FAIL, fragment)
         add("devices_config_" + cfg[4:-4], ["devices", "--config", f[cfg]], FAIL, fragment)
     add("config_empty_ok", run + ["--config", f["cfg_empty.cfg"]], OK, "logits")
+
+    # Resource limits: a tiny file or flag asking for gigabytes is refused
+    # (or deferred to run time) before anything is allocated.
+    huge_onnx = f["huge_constant.onnx"]
+    add("huge_constant_inspect", ["inspect", huge_onnx], OK, "Fill")
+    add("huge_constant_place", ["place", huge_onnx], OK, "huge_fill")
+    add("huge_constant_convert", ["convert", huge_onnx, os.path.join(d, "huge_constant.pb")], OK, "")
+    add("huge_random_input", ["run", f["huge_input.pbtxt"], "--random-inputs", "--output-dir", out],
+        FAIL, "random input 'x': float32[1000000000,16] is 59.6 GiB, over the limit of 1.0 GiB")
+    add("huge_random_input_bench", ["bench", f["huge_input.pbtxt"], "--random-inputs", "--runs", "1"],
+        FAIL, "resource_limits.max_created_tensor_bytes")
+    add("small_created_limit", run + ["--config", f["cfg_small_created.cfg"]], FAIL,
+        "random input 'x': float32[1,16] is 64 B, over the limit of 10 B")
 
     # place flags.
     place = ["place", MLP]
@@ -477,22 +546,49 @@ def prepare_output_collisions(d):
     os.mkfifo(os.path.join(d, "outfifo", "logits.npy"))
 
 
-def run_case(sluice, d, case):
+def run_child(argv, cwd, timeout):
+    """Runs argv in cwd; returns (exit code or -signal, output, peak RSS in
+    MiB), or None on a timeout (the child is killed). The peak RSS comes
+    from wait4 and includes the memory of this Python process at the spawn
+    (Linux counts the address space replaced by exec), some 20 to 30 MiB:
+    an overestimate by about the same amount for every case and for
+    `--help`, so the checks err on the strict side."""
+    with tempfile.TemporaryFile() as out:
+        pid = os.posix_spawn(
+            "/usr/bin/env", ["env", "-C", cwd] + argv, dict(os.environ),
+            file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                          (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                          (os.POSIX_SPAWN_DUP2, out.fileno(), 2)])
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done == pid:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.wait4(pid, 0)
+                return None
+            time.sleep(0.002)
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    return os.waitstatus_to_exitcode(status), text, usage.ru_maxrss / 1024.0
+
+
+def run_case(sluice, d, case, rss_limit_mib):
     id_, args, code, fragment = case
-    env = dict(os.environ)
-    try:
-        p = subprocess.run([sluice] + args, cwd=d, env=env, stdin=subprocess.DEVNULL,
-                           capture_output=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    result = run_child([sluice] + args, d, TIMEOUT_S)
+    if result is None:
         return id_, "HANG (over %.0f s)" % TIMEOUT_S, ""
-    text = (p.stdout + p.stderr).decode("utf-8", "replace")
-    if p.returncode < 0:
-        return id_, "CRASH (signal %d)" % -p.returncode, text
+    returncode, text, rss = result
+    if returncode < 0:
+        return id_, "CRASH (signal %d)" % -returncode, text
     problems = []
-    if p.returncode != code:
-        problems.append("exit %d, expected %d" % (p.returncode, code))
+    if returncode != code:
+        problems.append("exit %d, expected %d" % (returncode, code))
     if fragment not in text:
         problems.append("no %r in the output" % fragment)
+    if rss > rss_limit_mib:
+        problems.append("peak memory %.0f MiB, over %.0f MiB" % (rss, rss_limit_mib))
     return id_, "; ".join(problems), text
 
 
@@ -517,20 +613,31 @@ def main():
                 print(c[0], c[2], repr(c[3]))
             print(len(table), "cases")
             return 0
+        # Every case stays within 200 MiB of what `sluice --help` takes
+        # (which itself must stay under 50 MiB: CUDA libraries load late).
+        help_result = run_child([sluice, "--help"], d, TIMEOUT_S)
+        assert help_result is not None and help_result[0] == 0, help_result
+        help_rss = help_result[2]
+        if help_rss > HELP_RSS_LIMIT_MIB:
+            print("FAIL sluice --help: peak memory %.0f MiB, over %d MiB" %
+                  (help_rss, HELP_RSS_LIMIT_MIB))
+            return 1
+        rss_limit = help_rss + CASE_RSS_ABOVE_HELP_MIB
         if a.show:
             case = next(c for c in table if c[0] == a.show)
-            id_, problem, text = run_case(sluice, d, case)
+            id_, problem, text = run_case(sluice, d, case, rss_limit)
             print("args:", case[1])
             print(text)
             print("problem:", problem or "none")
             return 0
         failures = []
         with concurrent.futures.ThreadPoolExecutor(a.j) as pool:
-            for id_, problem, text in pool.map(lambda c: run_case(sluice, d, c), table):
+            for id_, problem, text in pool.map(lambda c: run_case(sluice, d, c, rss_limit), table):
                 if problem:
                     failures.append(id_)
                     print("FAIL %s: %s\n  output: %s" % (id_, problem, text[:600].replace("\n", "\n          ")))
-        print("%d cases, %d failed" % (len(table), len(failures)))
+        print("%d cases, %d failed (sluice --help: %.0f MiB; limit per case %.0f MiB)" %
+              (len(table), len(failures), help_rss, rss_limit))
         return 1 if failures else 0
     finally:
         shutil.rmtree(d, ignore_errors=True)
