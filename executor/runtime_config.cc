@@ -280,6 +280,17 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
                    absl::StrCat("must be 0 (no byte bound) or positive, got ",
                                 config.plan_cache_max_bytes()));
   }
+  if (!OptimizationLevel_IsValid(config.optimization_level())) {
+    return Invalid("optimization_level",
+                   absl::StrCat("unknown level ",
+                                static_cast<int>(config.optimization_level())));
+  }
+  if (config.max_folded_constant_bytes() < 0) {
+    return Invalid("max_folded_constant_bytes",
+                   absl::StrCat("must be 0 (the default, 16 MiB) or positive, "
+                                "got ",
+                                config.max_folded_constant_bytes()));
+  }
   const ResourceLimitsConfig& limits = config.resource_limits();
   const ResourceLimits defaults;
   for (auto [name, value, fallback] :

@@ -25,6 +25,7 @@
 #include "executor/runtime_config.h"
 #include "graph/loader.h"
 #include "kernels/kernel_registry.h"
+#include "optimizer/pipeline.h"
 #include "placer/device_spec.h"
 #include "placer/machine_topology.h"
 #include "placer/placer.h"
@@ -67,6 +68,7 @@ class SessionImpl final : public Session {
   absl::Status Init() {
     RETURN_IF_ERROR(ApplyEnvironmentOverrides(&config_, &log_));
     RETURN_IF_ERROR(ValidateRuntimeConfig(config_));
+    RETURN_IF_ERROR(Optimize());
     RETURN_IF_ERROR(PlaceAndSetUpDevices());
     int inter = ThreadCount(config_.inter_op_threads());
     if (inter > 1) {
@@ -230,6 +232,16 @@ class SessionImpl final : public Session {
         return TensorRef{node->id(), parsed->port};
       }
     }
+    if (parsed.ok() && removed_nodes_.contains(parsed->node)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          is_feed ? "cannot feed '" : "cannot fetch '", name, "': node '",
+          parsed->node, "' is not in the optimised graph (optimization level ",
+          OptimizationLevelName(optimization_level_),
+          " removed or fused it); use the model's ",
+          is_feed ? "inputs: " : "outputs: ",
+          is_feed ? InputSignature() : OutputSignature(),
+          ", or set optimization_level: OPTIMIZATION_NONE in the config"));
+    }
     if (is_feed) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown input '", name, "'; the model's inputs are: ",
@@ -272,6 +284,25 @@ class SessionImpl final : public Session {
 
   absl::StatusOr<TensorRef> ResolveFetch(const std::string& name) const {
     return ResolveRef(name, /*is_feed=*/false);
+  }
+
+  // Runs the optimisation passes the config asks for (optimizer/pipeline.h)
+  // and keeps their graph; placement and every step use it. A pass that
+  // failed is skipped, and said so in the log.
+  absl::Status Optimize() {
+    ASSIGN_OR_RETURN(
+        OptimizedGraph opt,
+        OptimizeGraph(std::move(graph_), config_.optimization_level(),
+                      PassOptionsFromConfig(config_)));
+    graph_ = std::move(opt.graph);
+    optimization_level_ = opt.level;
+    removed_nodes_.insert(opt.removed_nodes.begin(), opt.removed_nodes.end());
+    for (const PassRecord& r : opt.records) {
+      if (r.error.empty()) continue;
+      log_.push_back(absl::StrCat("optimizer: pass ", r.pass,
+                                  " failed and was skipped: ", r.error));
+    }
+    return absl::OkStatus();
   }
 
   // Places the graph on this machine's devices (placer/machine_topology.h,
@@ -494,8 +525,11 @@ class SessionImpl final : public Session {
   }
 
 
-  // Fixed after Init().
-  const std::unique_ptr<const Graph> graph_;
+  // Fixed after Init(): the graph after the optimisation passes.
+  std::unique_ptr<const Graph> graph_;
+  OptimizationLevel optimization_level_ = OPTIMIZATION_NONE;
+  // Nodes of the loaded graph the passes removed, for fetch errors.
+  absl::flat_hash_set<std::string> removed_nodes_;
   RuntimeConfig config_;  // with environment overrides applied
   std::vector<std::string> log_;
   MachineDevices machine_;  // the topology placed on

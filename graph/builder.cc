@@ -229,11 +229,27 @@ void GraphBuilder::ResolveAttrs(int id) {
   n.num_outputs = outputs;
 }
 
+// A value from `known_values` when it matches the proto's dtype and shape;
+// otherwise the proto decoded.
+static absl::StatusOr<Tensor> DecodeConst(
+    const NodeDef& def, const TensorProto& proto, const GraphSource& source,
+    const absl::flat_hash_map<std::string, Tensor>* known_values) {
+  if (known_values != nullptr) {
+    auto known = known_values->find(def.name());
+    absl::StatusOr<Shape> shape = ShapeFromProto(proto.shape(), true);
+    if (known != known_values->end() && shape.ok() &&
+        *shape == known->second.shape() &&
+        proto.dtype() == known->second.dtype()) {
+      return known->second;
+    }
+  }
+  return TensorFromProto(proto, source.base_dir, source.external_data);
+}
+
 void GraphBuilder::ResolveConst(int id) {
   NodeState& n = nodes_[id];
   absl::StatusOr<Tensor> value =
-      TensorFromProto(n.attrs["value"].tensor(), source_.base_dir,
-                      source_.external_data);
+      DecodeConst(*n.def, n.attrs["value"].tensor(), source_, const_values_);
   if (!value.ok()) {
     NodeError(id, absl::Status(value.status().code(),
                                absl::StrCat("attribute 'value': ",
@@ -475,6 +491,22 @@ std::unique_ptr<Graph> GraphBuilder::Build() {
 absl::StatusOr<std::unique_ptr<const Graph>> BuildGraph(
     const GraphDef& def, const GraphSource& source) {
   GraphBuilder builder(def, source, OpRegistry::Global());
+  std::unique_ptr<Graph> graph = builder.Build();
+  if (graph == nullptr) {
+    std::vector<std::string> lines;
+    for (const absl::Status& e : builder.errors()) {
+      lines.emplace_back(e.message());
+    }
+    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+  }
+  return std::unique_ptr<const Graph>(std::move(graph));
+}
+
+absl::StatusOr<std::unique_ptr<const Graph>> BuildGraphSharingConsts(
+    const GraphDef& def, const GraphSource& source,
+    const absl::flat_hash_map<std::string, Tensor>& const_values) {
+  GraphBuilder builder(def, source, OpRegistry::Global());
+  builder.ShareConstValues(&const_values);
   std::unique_ptr<Graph> graph = builder.Build();
   if (graph == nullptr) {
     std::vector<std::string> lines;

@@ -62,6 +62,15 @@ class GraphBuilder {
   GraphBuilder(const GraphDef& def, const GraphSource& source,
                const OpRegistry* registry);
 
+  // Values of Const nodes already decoded, by node name: Build uses them
+  // instead of decoding `value` again, after checking that dtype and shape
+  // agree. Optimisation passes (optimizer/graph_rewriter.h) rebuild graphs
+  // this way, so every graph shares its weights' buffers. Borrowed; must
+  // outlive Build().
+  void ShareConstValues(const absl::flat_hash_map<std::string, Tensor>* values) {
+    const_values_ = values;
+  }
+
   // The graph, or nullptr when errors() is non-empty.
   std::unique_ptr<Graph> Build();
   const std::vector<absl::Status>& errors() const { return errors_; }
@@ -108,6 +117,7 @@ class GraphBuilder {
   const GraphDef& def_;
   const GraphSource& source_;
   const OpRegistry* registry_;
+  const absl::flat_hash_map<std::string, Tensor>* const_values_ = nullptr;
   std::vector<NodeState> nodes_;
   absl::flat_hash_map<std::string, int> index_;
   std::vector<int> topo_order_;
@@ -115,6 +125,11 @@ class GraphBuilder {
   std::vector<GraphOutput> outputs_;
   std::vector<absl::Status> errors_;
 };
+
+// BuildGraph (graph/loader.h) with GraphBuilder::ShareConstValues.
+absl::StatusOr<std::unique_ptr<const Graph>> BuildGraphSharingConsts(
+    const GraphDef& def, const GraphSource& source,
+    const absl::flat_hash_map<std::string, Tensor>& const_values);
 
 }  // namespace sluice
 

@@ -3,8 +3,9 @@
 
 Builds models with random weights in PyTorch (torchvision ResNet-18, a small
 GPT-2 and a small BERT from transformers), exports each to ONNX (opset 17),
-runs it with `sluice run` on the GPU and on the CPU, and compares the outputs
-with PyTorch (float32, TF32 off) and onnxruntime (CPU provider).
+runs it with `sluice run` on the GPU and on the CPU (and on the CPU with the
+graph optimisation passes off, printing what the passes did), and compares
+the outputs with PyTorch (float32, TF32 off) and onnxruntime (CPU provider).
 
     python3 scripts/real_onnx_models.py --sluice .gpu/bin/sluice --out $OUT
 
@@ -133,11 +134,24 @@ def main():
         want_ort = sess.run(None, feeds)[0]
         rows.append((name, "export", f"ok ({how}); torch eager on GPU "
                      f"{torch_ms:.3f} ms/step"))
-        for device, config in (("gpu", None), ("cpu", "use_gpu: false\n")):
+        # The graph optimisation passes (on by default): what they did, and
+        # a CPU run without them to compare with.
+        ins = subprocess.run([args.sluice, "inspect", path, "--optimized",
+                              "--json"], capture_output=True, text=True)
+        if ins.returncode == 0:
+            import json
+            opt = json.loads(ins.stdout)["optimization"]
+            rows.append((name, "optimizer",
+                         f"level {opt['level']}: {opt['nodes_before']} -> "
+                         f"{opt['nodes_after']} nodes"))
+        for device, config in (
+                ("gpu", None), ("cpu", "use_gpu: false\n"),
+                ("cpu_unoptimized",
+                 "use_gpu: false\noptimization_level: OPTIMIZATION_NONE\n")):
             cmd = [args.sluice, "run", path, *input_args,
                    "--output-dir", os.path.join(args.out, f"{name}_{device}")]
             if config:
-                cfg = os.path.join(args.out, "cpu.pbtxt")
+                cfg = os.path.join(args.out, f"{device}.pbtxt")
                 with open(cfg, "w") as f:
                     f.write(config)
                 cmd += ["--config", cfg]

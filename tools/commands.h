@@ -48,6 +48,10 @@ int DevicesMain(const std::vector<std::string>& args, std::ostream& out,
 struct InspectOptions {
   std::string model_path;
   bool json = false;
+  // Summarise the graph after the optimisation passes of this level
+  // ("none", "basic", "all"), and list what each pass did.
+  bool optimized = false;
+  std::string optimization_level = "all";
 };
 void AddInspectOptions(CLI::App* app, InspectOptions* options);
 int RunInspect(const InspectOptions& options, std::ostream& out,

@@ -1,8 +1,12 @@
-// `sluice inspect MODEL [--json]`: a model's inputs and outputs (dtypes and
-// shapes), a histogram of its ops, its parameters (Const tensors: count and
-// bytes) and every validation error, one per line. Exit 0 for a valid model,
-// 1 for an invalid or unreadable one, 2 for a usage error.
+// `sluice inspect MODEL [--json] [--optimized [--optimization-level L]]`: a
+// model's inputs and outputs (dtypes and shapes), a histogram of its ops,
+// its parameters (Const tensors: count and bytes) and every validation
+// error, one per line; with --optimized, all of that for the graph after
+// the optimisation passes (optimizer/pipeline.h), and what each pass did.
+// Exit 0 for a valid model, 1 for an invalid or unreadable one, 2 for a
+// usage error.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +19,7 @@
 #include "graph/loader.h"
 #include "nlohmann/json.hpp"
 #include "model/model_loader.h"
+#include "optimizer/pipeline.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 
@@ -25,6 +30,8 @@ using nlohmann::json;
 
 // Text output lists at most this many errors (JSON lists all).
 constexpr size_t kMaxErrorsShown = 100;
+// --optimized text lists at most this many changes per pass (JSON all).
+constexpr size_t kMaxChangesShown = 50;
 
 struct TensorSummary {
   std::string name;
@@ -63,6 +70,8 @@ struct ModelSummary {
   int64_t param_count = 0;
   int64_t param_bytes = 0;
   std::vector<std::string> errors;
+  // --optimized: what the passes did.
+  std::optional<OptimizedGraph> optimization;
 };
 
 // Elements of a Const's value, from its declared shape; -1 when the shape is
@@ -163,6 +172,13 @@ void PrintText(const ModelSummary& s, std::ostream& out) {
   }
   out << "parameters: " << s.param_count << " in " << s.param_tensors
       << " Const tensors, " << FormatBytes(s.param_bytes) << "\n";
+  if (s.optimization.has_value()) {
+    out << "optimization:\n";
+    for (const std::string& line :
+         DescribeOptimization(*s.optimization, kMaxChangesShown)) {
+      out << "  " << EscapeForTerminal(line) << "\n";
+    }
+  }
   if (s.errors.empty()) {
     out << "valid\n";
     return;
@@ -193,8 +209,25 @@ json TensorsJson(const std::vector<TensorSummary>& tensors) {
   return list;
 }
 
+json OptimizationJson(const OptimizedGraph& opt) {
+  json passes = json::array();
+  for (const PassRecord& r : opt.records) {
+    json p = {{"pass", r.pass},
+              {"nodes_before", r.nodes_before},
+              {"nodes_after", r.nodes_after},
+              {"changes", r.changes},
+              {"seconds", r.seconds}};
+    if (!r.error.empty()) p["error"] = r.error;
+    passes.push_back(std::move(p));
+  }
+  return {{"level", OptimizationLevelName(opt.level)},
+          {"nodes_before", opt.nodes_before},
+          {"nodes_after", opt.graph->num_nodes()},
+          {"passes", passes}};
+}
+
 json SummaryJson(const ModelSummary& s) {
-  return {{"model", s.path},
+  json j = {{"model", s.path},
           {"valid", s.errors.empty()},
           {"format_version", s.format_version},
           {"num_nodes", s.num_nodes},
@@ -206,6 +239,10 @@ json SummaryJson(const ModelSummary& s) {
             {"bytes", s.param_bytes},
             {"tensors", s.param_tensors}}},
           {"errors", s.errors}};
+  if (s.optimization.has_value()) {
+    j["optimization"] = OptimizationJson(*s.optimization);
+  }
+  return j;
 }
 
 // Each line of each status, so one error is one line.
@@ -232,6 +269,12 @@ void AddInspectOptions(CLI::App* app, InspectOptions* options) {
       ->required()
       ->check(RegularFile());
   app->add_flag("--json", options->json, "Print JSON instead of text");
+  app->add_flag("--optimized", options->optimized,
+                "Summarise the graph after the optimisation passes and list "
+                "what each pass did");
+  app->add_option("--optimization-level", options->optimization_level,
+                  "Passes for --optimized: none | basic | all (default all)")
+      ->check(CLI::IsMember({"none", "basic", "all"}));
 }
 
 int RunInspect(const InspectOptions& options, std::ostream& out,
@@ -260,7 +303,23 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
   if (summary.errors.empty()) {
     absl::StatusOr<std::unique_ptr<const Graph>> graph =
         BuildGraph(loaded->def, loaded->source);
-    if (graph.ok()) {
+    if (graph.ok() && options.optimized) {
+      absl::StatusOr<OptimizationLevel> level =
+          ParseOptimizationLevel(options.optimization_level);
+      absl::StatusOr<OptimizedGraph> opt =
+          level.ok() ? OptimizeGraph(*std::move(graph), *level, PassOptions{})
+                     : absl::StatusOr<OptimizedGraph>(level.status());
+      if (opt.ok()) {
+        ModelSummary after;
+        after.path = summary.path;
+        SummarizeDef(opt->graph->def(), &after);
+        SummarizeGraph(*opt->graph, &after);
+        after.optimization = *std::move(opt);
+        summary = std::move(after);
+      } else {
+        AddErrors(opt.status(), &summary.errors);
+      }
+    } else if (graph.ok()) {
       SummarizeGraph(**graph, &summary);
     } else {
       AddErrors(graph.status(), &summary.errors);

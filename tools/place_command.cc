@@ -24,6 +24,7 @@
 #include "executor/plan.h"
 #include "kernels/kernel_registry.h"
 #include "nlohmann/json.hpp"
+#include "optimizer/pipeline.h"
 #include "placer/machine_topology.h"
 #include "placer/partition.h"
 #include "placer/placer.h"
@@ -66,7 +67,8 @@ std::string TransferLabel(const Graph& g, const Transfer& t) {
 
 void PrintText(const Graph& g, const DeviceTopology& topo, const Placement& p,
                const Partitioning& parts,
-               const std::vector<std::string>& notes, bool explain,
+               const std::vector<std::string>& notes,
+               const std::vector<std::string>& optimization, bool explain,
                std::ostream& out) {
   size_t width = 4;
   for (const Node& n : g.nodes()) {
@@ -77,6 +79,12 @@ void PrintText(const Graph& g, const DeviceTopology& topo, const Placement& p,
   out << "strategy: " << StrategyName(p.strategy) << "\n";
   for (const std::string& note : notes) {
     out << "note: " << EscapeForTerminal(note) << "\n";
+  }
+  if (explain && !optimization.empty()) {
+    out << "optimization (the nodes below are the graph after it):\n";
+    for (const std::string& line : optimization) {
+      out << "  " << EscapeForTerminal(line) << "\n";
+    }
   }
   out << "nodes:\n";
   for (const Node& n : g.nodes()) {
@@ -121,7 +129,7 @@ void PrintText(const Graph& g, const DeviceTopology& topo, const Placement& p,
 
 json ToJson(const PlaceOptions& o, const Graph& g, const DeviceTopology& topo,
             const Placement& p, const Partitioning& parts,
-            const std::vector<std::string>& notes) {
+            const std::vector<std::string>& notes, const OptimizedGraph& opt) {
   json devices = json::array();
   for (int d = 0; d < topo.num_devices(); ++d) {
     const DeviceSpec& s = topo.devices[d];
@@ -164,7 +172,12 @@ json ToJson(const PlaceOptions& o, const Graph& g, const DeviceTopology& topo,
   return {{"model", o.model_path}, {"strategy", StrategyName(p.strategy)},
           {"batch", o.batch}, {"devices", devices}, {"nodes", nodes},
           {"estimated_step_seconds", p.estimated_step_seconds},
-          {"links", links}, {"transfers", transfers}, {"notes", all_notes}};
+          {"links", links}, {"transfers", transfers}, {"notes", all_notes},
+          {"optimization",
+           {{"level", OptimizationLevelName(opt.level)},
+            {"nodes_before", opt.nodes_before},
+            {"nodes_after", g.num_nodes()},
+            {"summary", DescribeOptimization(opt, 0)}}}};
 }
 
 // A DOT string literal; newlines become line breaks in the label.
@@ -284,8 +297,28 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
   if (!o.dot_path.empty()) RETURN_IF_ERROR(CheckOutputFile(o.dot_path, "--dot"));
   ASSIGN_OR_RETURN(RuntimeConfig config,
                    LoadEffectiveConfig(o.config_path, &notes));
-  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
+  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> loaded,
                    LoadModelGraph(o.model_path));
+  // The graph a session would run: after the config's passes.
+  OptimizationLevel level = config.optimization_level();
+  if (!o.optimization_level.empty()) {
+    ASSIGN_OR_RETURN(level, ParseOptimizationLevel(o.optimization_level));
+  }
+  ASSIGN_OR_RETURN(
+      OptimizedGraph opt,
+      OptimizeGraph(std::move(loaded), level, PassOptionsFromConfig(config)));
+  const Graph* graph = opt.graph.get();
+  if (opt.level != OPTIMIZATION_NONE) {
+    notes.push_back(absl::StrCat(
+        "placing the graph after optimisation (level ",
+        OptimizationLevelName(opt.level), ": ", opt.nodes_before, " -> ",
+        graph->num_nodes(), " nodes", o.explain ? "" : "; --explain lists the passes",
+        "; --optimization-level none places it as loaded)"));
+  }
+  std::vector<std::string> optimization;
+  if (opt.level != OPTIMIZATION_NONE) {
+    optimization = DescribeOptimization(opt, /*max_changes=*/50);
+  }
   ASSIGN_OR_RETURN(DeviceTopology topo, Topology(o, config));
   PlacerOptions options = PlacerOptionsFromConfig(config);
   options.has_kernel = KernelCapabilityQuery();
@@ -326,9 +359,9 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
     notes.push_back(WriteSvg(o.dot_path));
   }
   if (o.json) {
-    out << DumpJson(ToJson(o, *graph, topo, p, parts, notes)) << "\n";
+    out << DumpJson(ToJson(o, *graph, topo, p, parts, notes, opt)) << "\n";
   } else {
-    PrintText(*graph, topo, p, parts, notes, o.explain, out);
+    PrintText(*graph, topo, p, parts, notes, optimization, o.explain, out);
   }
   return absl::OkStatus();
 }
@@ -362,7 +395,13 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
   app->add_option("--batch", options->batch,
                   "Value assumed for unknown dimensions (default 1)")
       ->check(IntegerIn(1, 1000000));
-  app->add_flag("--explain", options->explain, "Print why each node went where");
+  app->add_flag("--explain", options->explain,
+                "Print why each node went where, and what the optimisation "
+                "passes did to the graph first");
+  app->add_option("--optimization-level", options->optimization_level,
+                  "Passes run before placing: none | basic | all (default: "
+                  "the config's, else all, as `sluice run`)")
+      ->check(CLI::IsMember({"none", "basic", "all"}));
   app->add_option("--dot", options->dot_path,
                   "Write the placed graph as Graphviz (and an SVG beside it "
                   "when dot is installed)")

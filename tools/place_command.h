@@ -6,7 +6,10 @@
 // not exist ("4xgpu:80GiB", "2xgpu:16GiB,cpu"); without it the devices are
 // this machine's, as a session with --config would set them up. --dot
 // writes Graphviz (one colour per device, transfers as their own nodes) and
-// an SVG beside it when `dot` is on the PATH.
+// an SVG beside it when `dot` is on the PATH. The graph placed is the one
+// a session runs: after the optimisation passes of the config's level (or
+// --optimization-level), said in a note; --explain also lists what each
+// pass did.
 //
 //   std::ostringstream out, err;
 //   int code = PlaceMain({"examples/mlp.pbtxt", "--devices", "2xgpu:1GiB",
@@ -38,6 +41,8 @@ struct PlaceOptions {
   bool explain = false;
   std::string dot_path;
   bool json = false;
+  // none | basic | all; "" = the config's (default all), as `sluice run`.
+  std::string optimization_level;
 };
 void AddPlaceOptions(CLI::App* app, PlaceOptions* options);
 int RunPlace(const PlaceOptions& options, std::ostream& out,

@@ -31,7 +31,10 @@ class Graph;
 struct StepStats;
 
 // Feeds: name -> value. A name is a graph input ("x"), or any node output
-// ("node" or "node:port"), which is then not computed.
+// ("node" or "node:port") of the graph the session runs, which is then not
+// computed. With optimisation on (RuntimeConfig.optimization_level, default
+// all) that graph is the one after the passes: nodes they removed or fused
+// cannot be fed or fetched (INVALID_ARGUMENT saying so).
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
 class Session {
@@ -61,6 +64,8 @@ class Session {
       const Feeds& feeds, const std::vector<std::string>& fetches,
       StepStats* stats) = 0;
 
+  // The graph the session runs: the one given, after the optimisation
+  // passes of config().optimization_level (optimizer/pipeline.h).
   virtual const Graph& graph() const = 0;
   // The config in force: the one given, with environment overrides applied.
   virtual const RuntimeConfig& config() const = 0;

@@ -83,6 +83,9 @@ TEST(CapabilitySessionTest, CpuSessionPlacesWithTheKernelQueryAndRuns) {
   absl::StatusOr<std::unique_ptr<const Graph>> g = BuildGraph(DeepTransposeDef());
   ASSERT_TRUE(g.ok()) << g.status();
   RuntimeConfig config;
+  // t1 and t2 undo each other: the optimiser would remove both, and this
+  // test is about where t1 is placed.
+  config.set_optimization_level(OPTIMIZATION_NONE);
   config.add_logical_cpus();
   config.add_logical_cpus();
   config.set_log_placement(true);
@@ -106,6 +109,9 @@ TEST(CapabilitySessionTest, NodeTheGpuKernelCannotRunRunsOnTheCpuAndSaysWhy) {
   absl::StatusOr<std::unique_ptr<const Graph>> g = BuildGraph(DeepTransposeDef());
   ASSERT_TRUE(g.ok()) << g.status();
   RuntimeConfig config;
+  // t1 and t2 undo each other: the optimiser would remove both, and this
+  // test is about where t1 is placed.
+  config.set_optimization_level(OPTIMIZATION_NONE);
   config.set_log_placement(true);
   absl::StatusOr<std::unique_ptr<Session>> s =
       Session::Create(*std::move(g), config);

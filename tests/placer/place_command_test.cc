@@ -26,6 +26,29 @@ TEST(PlaceCommandTest, PrintsDevicesReasonsAndStepTime) {
   EXPECT_THAT(out.str(), HasSubstr("estimated step time"));
 }
 
+TEST(PlaceCommandTest, PlacesTheOptimisedGraphAndSaysSo) {
+  const std::string model = TestDataPath("tests/onnx/testdata/transformer.onnx");
+  std::ostringstream out, err;
+  int code = PlaceMain({model, "--devices", "cpu", "--explain"}, out, err);
+  if (code != 0 && err.str().find("ONNX") != std::string::npos) {
+    GTEST_SKIP() << err.str();  // a build without ONNX import
+  }
+  ASSERT_EQ(code, 0) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("note: placing the graph after "
+                                   "optimisation (level all: 84 -> 64 nodes"));
+  EXPECT_THAT(out.str(), HasSubstr("into LayerNorm 'ln1'"));
+  EXPECT_THAT(out.str(), HasSubstr("ln1 (LayerNorm)"));
+  EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("var_eps (Add)")));
+
+  std::ostringstream out2, err2;
+  code = PlaceMain({model, "--devices", "cpu", "--json",
+                    "--optimization-level", "none"}, out2, err2);
+  ASSERT_EQ(code, 0) << err2.str();
+  nlohmann::json j = nlohmann::json::parse(out2.str());
+  EXPECT_EQ(j["optimization"]["level"], "none");
+  EXPECT_EQ(j["nodes"].size(), 84u);
+}
+
 TEST(PlaceCommandTest, JsonListsEveryNode) {
   std::ostringstream out, err;
   int code = PlaceMain({kMlp, "--devices", "gpu:1GiB", "--json",

@@ -52,6 +52,55 @@ TEST(InspectCommandTest, PrintsJson) {
   EXPECT_TRUE(j["errors"].empty());
 }
 
+// A graph with a constant subexpression, an Identity and a softmax spelled
+// out: --optimized shows the graph after the passes and what each did.
+constexpr char kUnoptimized[] = R"(
+node { name: "x" op: "Input" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "shape" value { shape { dim: [2, 4] } } } }
+node { name: "a" op: "Const" attr { key: "value" value { tensor {
+       dtype: DT_FLOAT shape { dim: [4] } float_val: [1, 2, 3, 4] } } } }
+node { name: "a2" op: "Add" input: "a" input: "a" }
+node { name: "id" op: "Identity" input: "x" }
+node { name: "shifted" op: "Add" input: "id" input: "a2" }
+node { name: "e" op: "Exp" input: "shifted" }
+node { name: "s" op: "ReduceSum" input: "e"
+       attr { key: "axes" value { list { i: [-1] } } }
+       attr { key: "keepdims" value { b: true } } }
+node { name: "probs" op: "Div" input: "e" input: "s" }
+)";
+
+TEST(InspectCommandTest, OptimizedShowsTheGraphAfterThePasses) {
+  ScratchDir dir;
+  const std::string path = dir.Write("softmax.pbtxt", kUnoptimized);
+  CommandResult plain = RunCommand(InspectMain, {path});
+  ASSERT_EQ(plain.code, 0) << plain.out << plain.err;
+  EXPECT_THAT(plain.out, HasSubstr("8 nodes"));
+  EXPECT_THAT(plain.out, ::testing::Not(HasSubstr("optimization")));
+
+  CommandResult r = RunCommand(InspectMain, {path, "--optimized"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(format version 0, 4 nodes)"));
+  EXPECT_THAT(r.out, HasSubstr("Softmax        1"));
+  EXPECT_THAT(r.out, HasSubstr("optimization level all: 8 -> 4 nodes"));
+  EXPECT_THAT(r.out, HasSubstr("folded node 'a2' (Add)"));
+  EXPECT_THAT(r.out, HasSubstr("removed node 'id' (Identity)"));
+  EXPECT_THAT(r.out, HasSubstr("into Softmax 'probs'"));
+
+  CommandResult basic = RunCommand(
+      InspectMain, {path, "--optimized", "--optimization-level", "basic",
+                    "--json"});
+  ASSERT_EQ(basic.code, 0) << basic.out << basic.err;
+  nlohmann::json j = nlohmann::json::parse(basic.out);
+  EXPECT_EQ(j["optimization"]["level"], "basic");
+  EXPECT_EQ(j["optimization"]["nodes_before"], 8);
+  EXPECT_EQ(j["num_nodes"], 6);  // a2 folded (a goes dead), Identity gone
+  EXPECT_EQ(j["ops"]["Exp"], 1);
+
+  CommandResult bad = RunCommand(
+      InspectMain, {path, "--optimized", "--optimization-level", "extended"});
+  EXPECT_EQ(bad.code, 2) << bad.out << bad.err;
+}
+
 TEST(InspectCommandTest, EveryShippedExampleIsValid) {
   for (const char* model : {"mlp.pbtxt", "cnn.pb", "transformer_block.pb"}) {
     CommandResult r = RunCommand(InspectMain, {ExampleFile(model)});

@@ -1,0 +1,68 @@
+// Pass: one graph optimisation. A pass reads a validated, immutable Graph
+// and returns a new one (docs/design.md decision 4), or nothing when it has
+// nothing to change, with a line for each thing it did. Passes run in the
+// fixed order of optimizer/pipeline.h.
+//
+//   std::unique_ptr<Pass> pass = MakeConstantFoldingPass();
+//   ASSIGN_OR_RETURN(PassOutput out, pass->Run(graph, PassOptions{}));
+//   const Graph& next = out.graph != nullptr ? *out.graph : graph;
+//
+// Passes hold no state: Run is thread-safe.
+#ifndef SLUICE_OPTIMIZER_PASS_H_
+#define SLUICE_OPTIMIZER_PASS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+
+namespace sluice {
+
+// Largest constant folding makes by default (RuntimeConfig
+// max_folded_constant_bytes).
+inline constexpr int64_t kDefaultMaxFoldedConstantBytes = int64_t{16} << 20;
+
+struct PassOptions {
+  // Constant folding keeps a node when a result would exceed this and also
+  // the bytes of its inputs together (so a few bytes of file cannot make a
+  // huge constant, while folding a Transpose of a weight still works).
+  int64_t max_folded_constant_bytes = kDefaultMaxFoldedConstantBytes;
+};
+
+struct PassOutput {
+  // The new graph; nullptr when the pass changed nothing.
+  std::unique_ptr<const Graph> graph;
+  // One line per change, naming the nodes ("folded 'scale' (Mul)").
+  std::vector<std::string> changes;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  // Short snake_case name: "constant_folding".
+  virtual std::string_view name() const = 0;
+  // The rewritten graph. An error means the pass itself failed (a bug, or a
+  // graph it could not rebuild); the pipeline then keeps `graph` and
+  // records why, so a failing pass never stops a model from running.
+  virtual absl::StatusOr<PassOutput> Run(const Graph& graph,
+                                         const PassOptions& options) const = 0;
+};
+
+// The passes, in pipeline order (optimizer/pipeline.h says what each does).
+std::unique_ptr<Pass> MakeDeadNodePass();
+std::unique_ptr<Pass> MakeShapeSimplificationPass();
+std::unique_ptr<Pass> MakeConstantFoldingPass();
+std::unique_ptr<Pass> MakeRedundantNodePass();
+std::unique_ptr<Pass> MakeCommonSubexpressionPass();
+std::unique_ptr<Pass> MakeConvScaleFoldingPass();
+std::unique_ptr<Pass> MakeLayerNormFusionPass();
+std::unique_ptr<Pass> MakeGeluFusionPass();
+std::unique_ptr<Pass> MakeSoftmaxFusionPass();
+
+}  // namespace sluice
+
+#endif  // SLUICE_OPTIMIZER_PASS_H_

@@ -1,0 +1,128 @@
+// The pass pipeline (optimizer/pipeline.h).
+#include "optimizer/pipeline.h"
+
+#include <chrono>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace sluice {
+
+OptimizationLevel EffectiveLevel(OptimizationLevel level) {
+  return level == OPTIMIZATION_DEFAULT ? OPTIMIZATION_ALL : level;
+}
+
+std::string OptimizationLevelName(OptimizationLevel level) {
+  switch (EffectiveLevel(level)) {
+    case OPTIMIZATION_NONE:
+      return "none";
+    case OPTIMIZATION_BASIC:
+      return "basic";
+    default:
+      return "all";
+  }
+}
+
+absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s) {
+  if (s == "none") return OPTIMIZATION_NONE;
+  if (s == "basic") return OPTIMIZATION_BASIC;
+  if (s == "all") return OPTIMIZATION_ALL;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown optimization level '", s, "'; use none, basic or all"));
+}
+
+std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level) {
+  std::vector<std::unique_ptr<Pass>> passes;
+  level = EffectiveLevel(level);
+  if (level == OPTIMIZATION_NONE) return passes;
+  passes.push_back(MakeShapeSimplificationPass());
+  passes.push_back(MakeConstantFoldingPass());
+  // Again: parameters that folding just made constant.
+  passes.push_back(MakeShapeSimplificationPass());
+  passes.push_back(MakeRedundantNodePass());
+  passes.push_back(MakeCommonSubexpressionPass());
+  passes.push_back(MakeConvScaleFoldingPass());
+  passes.push_back(MakeDeadNodePass());
+  if (level == OPTIMIZATION_ALL) {
+    passes.push_back(MakeLayerNormFusionPass());
+    passes.push_back(MakeGeluFusionPass());
+    passes.push_back(MakeSoftmaxFusionPass());
+    passes.push_back(MakeCommonSubexpressionPass());
+    passes.push_back(MakeDeadNodePass());
+  }
+  return passes;
+}
+
+PassOptions PassOptionsFromConfig(const RuntimeConfig& config) {
+  PassOptions options;
+  if (config.max_folded_constant_bytes() > 0) {
+    options.max_folded_constant_bytes = config.max_folded_constant_bytes();
+  }
+  return options;
+}
+
+absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
+                                             OptimizationLevel level,
+                                             const PassOptions& options) {
+  if (graph == nullptr) {
+    return absl::InvalidArgumentError("OptimizeGraph needs a graph");
+  }
+  OptimizedGraph out;
+  out.level = EffectiveLevel(level);
+  out.nodes_before = graph->num_nodes();
+  std::vector<std::string> original_names;
+  for (const Node& n : graph->nodes()) original_names.push_back(n.name());
+  for (const std::unique_ptr<Pass>& pass : PassesForLevel(level)) {
+    PassRecord record;
+    record.pass = std::string(pass->name());
+    record.nodes_before = graph->num_nodes();
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<PassOutput> result = pass->Run(*graph, options);
+    record.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (!result.ok()) {
+      record.error = std::string(result.status().message());
+    } else {
+      record.changes = std::move(result->changes);
+      if (result->graph != nullptr) graph = std::move(result->graph);
+    }
+    record.nodes_after = graph->num_nodes();
+    out.records.push_back(std::move(record));
+  }
+  for (const std::string& name : original_names) {
+    if (graph->FindNode(name) == nullptr) out.removed_nodes.push_back(name);
+  }
+  out.graph = std::move(graph);
+  return out;
+}
+
+std::vector<std::string> DescribeOptimization(const OptimizedGraph& opt,
+                                              size_t max_changes) {
+  std::vector<std::string> lines;
+  lines.push_back(absl::StrCat(
+      "optimization level ", OptimizationLevelName(opt.level), ": ",
+      opt.nodes_before, " -> ", opt.graph->num_nodes(), " nodes"));
+  for (const PassRecord& r : opt.records) {
+    std::string line = absl::StrFormat("  %-22s %d -> %d nodes", r.pass,
+                                       r.nodes_before, r.nodes_after);
+    if (!r.error.empty()) {
+      absl::StrAppend(&line, "  FAILED, skipped: ", r.error);
+    } else if (r.changes.empty()) {
+      absl::StrAppend(&line, "  (no change)");
+    }
+    lines.push_back(line);
+    for (size_t i = 0; i < r.changes.size(); ++i) {
+      if (max_changes > 0 && i == max_changes) {
+        lines.push_back(
+            absl::StrCat("      ... and ", r.changes.size() - i, " more"));
+        break;
+      }
+      lines.push_back(absl::StrCat("      ", r.changes[i]));
+    }
+  }
+  return lines;
+}
+
+}  // namespace sluice

@@ -1,0 +1,98 @@
+// The optimisation pipeline: the passes of pass.h in one fixed order, cut
+// at a level (RuntimeConfig.optimization_level, as onnxruntime's levels).
+// Session::Create runs it before placement, `sluice place` runs it the same
+// way, and `sluice inspect --optimized` prints what each pass did.
+//
+//   ASSIGN_OR_RETURN(OptimizedGraph opt,
+//                    OptimizeGraph(std::move(graph), OPTIMIZATION_ALL, {}));
+//   for (const PassRecord& r : opt.records) ...
+//
+// Order (each pass sees the graph the one before made):
+//   basic  shape_simplification   Shape/Size of static shapes become
+//                                 constants; Dynamic* ops whose parameter
+//                                 inputs are constants become their
+//                                 attribute forms
+//          constant_folding       nodes whose inputs are all constants run
+//                                 once on the CPU kernels and become Const
+//                                 (size-capped, PassOptions)
+//          shape_simplification   again, for parameters folding made
+//          redundant_nodes        Identity, same-dtype Cast, identity
+//                                 Transpose/Reshape, Transpose∘Transpose,
+//                                 Reshape chains
+//          common_subexpressions  same op, attributes and inputs: one node
+//          conv_scale_folding     Conv -> per-channel constant Add/Mul/Sub/
+//                                 Div chains (BatchNormalization): the scale
+//                                 goes into the filter, one Add stays
+//          dead_nodes             what no graph output needs
+//   all    layer_norm_fusion      the decomposed LayerNorm exporters emit
+//          gelu_fusion            x*0.5*(1+erf(x/√2)) and the tanh form
+//          softmax_fusion         exp(x-max)/sum(exp(x-max)) on one axis
+//          common_subexpressions, dead_nodes   (what fusion orphaned)
+// onnxruntime's basic level is constant folding, redundant-node removal and
+// the Conv+Add/Mul/BatchNorm fusions; its extended level the fusions into
+// contrib kernels (Gelu, LayerNorm, attention) and "all" adds layout
+// changes: sluice's basic and all follow that split, and sluice has no
+// layout level.
+//
+// Stateless; thread-safe.
+#ifndef SLUICE_OPTIMIZER_PIPELINE_H_
+#define SLUICE_OPTIMIZER_PIPELINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "graph/graph.h"
+#include "optimizer/pass.h"
+#include "proto/config.pb.h"
+
+namespace sluice {
+
+// What one pass did.
+struct PassRecord {
+  std::string pass;
+  int nodes_before = 0;
+  int nodes_after = 0;
+  std::vector<std::string> changes;  // the pass's lines
+  std::string error;  // non-empty: the pass failed and changed nothing
+  double seconds = 0;
+};
+
+struct OptimizedGraph {
+  std::unique_ptr<const Graph> graph;
+  OptimizationLevel level = OPTIMIZATION_ALL;  // DEFAULT resolved
+  std::vector<PassRecord> records;             // one per pass run
+  // Names of the input graph's nodes that are not in `graph`, so that a
+  // fetch of one can say why it is gone.
+  std::vector<std::string> removed_nodes;
+  int nodes_before = 0;
+};
+
+// OPTIMIZATION_DEFAULT is OPTIMIZATION_ALL.
+OptimizationLevel EffectiveLevel(OptimizationLevel level);
+// "none", "basic", "all".
+std::string OptimizationLevelName(OptimizationLevel level);
+// "none" | "basic" | "all" (the CLI's --optimization-level).
+absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s);
+// The passes a level runs, in order.
+std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level);
+// PassOptions from a config (max_folded_constant_bytes).
+PassOptions PassOptionsFromConfig(const RuntimeConfig& config);
+
+// Runs the level's passes over `graph`. A pass that fails is recorded and
+// skipped; the result is always a valid graph (the input itself for
+// OPTIMIZATION_NONE). Errors only for a null graph.
+absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
+                                             OptimizationLevel level,
+                                             const PassOptions& options);
+
+// One line per pass: "constant_folding: 42 -> 30 nodes (12 changes)", then
+// each change indented (at most `max_changes` per pass, 0 = all).
+std::vector<std::string> DescribeOptimization(const OptimizedGraph& opt,
+                                              size_t max_changes);
+
+}  // namespace sluice
+
+#endif  // SLUICE_OPTIMIZER_PIPELINE_H_

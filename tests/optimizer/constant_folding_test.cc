@@ -1,0 +1,74 @@
+#include "gtest/gtest.h"
+#include "optimizer/pass.h"
+#include "tests/optimizer/optimizer_test_util.h"
+
+namespace sluice {
+namespace {
+
+using optimizer_test::GraphMaker;
+using optimizer_test::OpOf;
+using optimizer_test::RunPass;
+
+TEST(ConstantFoldingPassTest, FoldsChainsOfConstantsUnderTheirNames) {
+  GraphMaker m;
+  m.Input("x", {2, 3})
+      .Const("a", {1, 2, 3}, {3})
+      .Const("b", {10, 20, 30}, {3})
+      .Op("sum", "Add", {"a", "b"})
+      .Op("scaled", "Mul", {"sum", "a"})
+      .Op("t", "Reshape", {"scaled"}, {{"shape", optimizer_test::Ints({1, 3})}})
+      .Op("y", "Add", {"x", "t"})
+      .Output("y");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeConstantFoldingPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "sum"), "Const");
+  EXPECT_EQ(OpOf(*out.graph, "scaled"), "Const");
+  EXPECT_EQ(OpOf(*out.graph, "t"), "Const");
+  EXPECT_EQ(OpOf(*out.graph, "y"), "Add");
+  const Tensor* t = out.graph->FindNode("t")->const_value();
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->shape(), Shape({1, 3}));
+  EXPECT_EQ(t->data<float>()[2], 99.0f);  // (3 + 30) * 3
+  EXPECT_EQ(out.changes.size(), 3u);
+  optimizer_test::ExpectSameOutputs(*g, *out.graph,
+                                    optimizer_test::RandomFeeds(*g, 3));
+}
+
+TEST(ConstantFoldingPassTest, CapsTheSizeOfWhatItMakes) {
+  GraphMaker m;
+  m.Input("x", {64, 64})
+      .Const("one", {1}, {1})
+      .Op("big", "Expand", {"one"}, {{"shape", optimizer_test::Ints({64, 64})}})
+      .Op("y", "Add", {"x", "big"})
+      .Output("y");
+  auto g = m.Build();
+  PassOptions small;
+  small.max_folded_constant_bytes = 1024;  // the Expand makes 16 KiB
+  PassOutput kept = RunPass(*MakeConstantFoldingPass(), *g, small);
+  EXPECT_EQ(kept.graph, nullptr);
+  PassOutput folded = RunPass(*MakeConstantFoldingPass(), *g);
+  ASSERT_NE(folded.graph, nullptr);
+  EXPECT_EQ(OpOf(*folded.graph, "big"), "Const");
+}
+
+TEST(ConstantFoldingPassTest, LeavesAFailingNodeForTheStepToReport) {
+  GraphMaker m;
+  m.ConstInt("n", {7}, {1})
+      .ConstInt("zero", {0}, {1})
+      .Op("q", "Div", {"n", "zero"})
+      .Output("q");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeConstantFoldingPass(), *g);
+  EXPECT_EQ(out.graph, nullptr);  // integer division by zero: not folded
+}
+
+TEST(ConstantFoldingPassTest, DoesNotFoldWhatDependsOnInputs) {
+  GraphMaker m;
+  m.Input("x", {3}).Const("c", {1, 2, 3}, {3}).Op("y", "Mul", {"x", "c"});
+  auto g = m.Build();
+  EXPECT_EQ(RunPass(*MakeConstantFoldingPass(), *g).graph, nullptr);
+}
+
+}  // namespace
+}  // namespace sluice
