@@ -31,4 +31,4 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja \
   -DSLUICE_WITH_CUDA=OFF -DSLUICE_BUILD_BENCH=OFF \
   -DSLUICE_SANITIZE=address,undefined -DSLUICE_FUZZ=ON \
   "${launcher[@]}" "$@"
-cmake --build "$BUILD" --parallel "$JOBS"
+cmake --build "$BUILD" --parallel "$JOBS" ${SLUICE_NINJA_ARGS:+-- $SLUICE_NINJA_ARGS}
