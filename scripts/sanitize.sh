@@ -30,6 +30,10 @@ STEPS="${SLUICE_SANITIZE_STEPS:-build test fuzz}"
 # make them readable and make leaks count.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
+# Reports with function names and lines (llvm-14, from scripts/setup.sh).
+if [[ -z "${ASAN_SYMBOLIZER_PATH:-}" && -x "/usr/lib/llvm-$CLANG_VERSION/bin/llvm-symbolizer" ]]; then
+  export ASAN_SYMBOLIZER_PATH="/usr/lib/llvm-$CLANG_VERSION/bin/llvm-symbolizer"
+fi
 
 has_step() { [[ " $STEPS " == *" $1 "* ]]; }
 
