@@ -92,7 +92,8 @@ absl::Status ArenaAllocator::AddRegionLocked(size_t bytes) {
 }
 
 absl::Status ArenaAllocator::GrowLocked(size_t min_bytes) {
-  auto headroom = [&] {
+  // Called only here, with mu_ held; the annotation tells the analysis so.
+  auto headroom = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     int64_t h = options_.limit - reserved_;
     return h <= 0 ? size_t{0}
                   : static_cast<size_t>(h) / kArenaAlignment * kArenaAlignment;

@@ -123,7 +123,10 @@ absl::StatusOr<std::string> ExternalPath(const OnnxTensor& proto,
 
 namespace {
 
+// Makes `*out` (of `dtype` and `shape`) from the external data `proto`
+// names, allocating it only once the file is known to hold its bytes.
 absl::Status ReadExternal(const OnnxTensor& proto, const std::string& base_dir,
+                          DataType dtype, const Shape& shape, int64_t n,
                           Tensor* out) {
   std::string location;
   int64_t offset = 0;
@@ -155,7 +158,7 @@ absl::Status ReadExternal(const OnnxTensor& proto, const std::string& base_dir,
         absl::StrCat("ONNX tensor '", proto.name(), "': external data file '",
                      path, "' cannot be read: ", ec.message()));
   }
-  const int64_t want = PackedBytes(out->dtype(), out->NumElements());
+  const int64_t want = PackedBytes(dtype, n);
   if (length < 0) {
     length = static_cast<int64_t>(file_size) - offset;
   }
@@ -170,10 +173,11 @@ absl::Status ReadExternal(const OnnxTensor& proto, const std::string& base_dir,
                             offset + length, ") is past the end of '", path,
                             "' (", file_size, " bytes)"));
   }
+  ASSIGN_OR_RETURN(*out, Tensor::Create(dtype, shape));
   std::ifstream in(path, std::ios::binary);
   in.seekg(offset);
   std::string packed;
-  if (IsSubByte(out->dtype())) packed.resize(static_cast<size_t>(length));
+  if (IsSubByte(dtype)) packed.resize(static_cast<size_t>(length));
   in.read(packed.empty() ? static_cast<char*>(out->raw_data()) : packed.data(),
           length);
   if (!in) {
@@ -184,13 +188,19 @@ absl::Status ReadExternal(const OnnxTensor& proto, const std::string& base_dir,
   return absl::OkStatus();
 }
 
-// Fills `out` from the typed value field that matches its ONNX type.
-absl::Status ReadTyped(const OnnxTensor& proto, Tensor* out) {
-  const int64_t n = out->NumElements();
+// Makes `*out` (of `dtype` and `shape`, `n` elements) from the typed value
+// field that matches its ONNX type. The tensor is allocated only once the
+// field is known to hold its `n` values, so a shape the data does not back
+// (a few bytes claiming terabytes) is an error, not an allocation.
+absl::Status ReadTyped(const OnnxTensor& proto, DataType dtype,
+                       const Shape& shape, int64_t n, Tensor* out) {
   auto check = [&](int64_t count, absl::string_view field) -> absl::Status {
-    if (count == n) return absl::OkStatus();
-    return TensorError(proto, absl::StrCat(field, " holds ", count,
-                                           " values, the shape needs ", n));
+    if (count != n) {
+      return TensorError(proto, absl::StrCat(field, " holds ", count,
+                                             " values, the shape needs ", n));
+    }
+    ASSIGN_OR_RETURN(*out, Tensor::Create(dtype, shape));
+    return absl::OkStatus();
   };
   switch (proto.data_type()) {
     case OnnxTensor::FLOAT:
@@ -245,12 +255,13 @@ absl::Status ReadTyped(const OnnxTensor& proto, Tensor* out) {
     case kOnnxINT2:
     case kOnnxUINT2: {
       // Packed like raw_data, one byte in each int32.
-      const int64_t want = PackedBytes(out->dtype(), n);
+      const int64_t want = PackedBytes(dtype, n);
       if (proto.int32_data_size() != want) {
         return TensorError(proto, absl::StrCat(
             "int32_data holds ", proto.int32_data_size(), " packed bytes, the "
             "shape needs ", want));
       }
+      ASSIGN_OR_RETURN(*out, Tensor::Create(dtype, shape));
       std::string bytes(static_cast<size_t>(want), '\0');
       for (int64_t i = 0; i < want; ++i) {
         bytes[i] = static_cast<char>(proto.int32_data(static_cast<int>(i)));
@@ -353,9 +364,11 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
   if (proto.has_segment()) {
     return TensorError(proto, "is segmented, which sluice does not read");
   }
-  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(*dtype, shape));
+  // The data's size is checked against the shape before the tensor is
+  // allocated: a model may not make sluice allocate what it does not carry.
+  Tensor t;
   if (proto.data_location() == OnnxTensor::EXTERNAL) {
-    RETURN_IF_ERROR(ReadExternal(proto, base_dir, &t));
+    RETURN_IF_ERROR(ReadExternal(proto, base_dir, *dtype, shape, *n, &t));
     CanonicalizeBools(&t);
     return t;
   }
@@ -366,6 +379,7 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
           proto, absl::StrCat("raw_data holds ", proto.raw_data().size(),
                               " bytes, the tensor needs ", want));
     }
+    ASSIGN_OR_RETURN(t, Tensor::Create(*dtype, shape));
     if (IsSubByte(*dtype)) {
       UnpackSubByte(proto.raw_data().data(), &t);
     } else if (t.bytes() > 0) {
@@ -374,8 +388,8 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
     CanonicalizeBools(&t);
     return t;
   }
-  if (*n == 0) return t;
-  RETURN_IF_ERROR(ReadTyped(proto, &t));
+  if (*n == 0) return Tensor::Create(*dtype, shape);
+  RETURN_IF_ERROR(ReadTyped(proto, *dtype, shape, *n, &t));
   return t;
 }
 

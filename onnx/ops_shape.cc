@@ -197,9 +197,12 @@ absl::Status ConvertRange(const onnx::NodeProto& node, ImportContext& ctx) {
     return Bad(node, "start, limit and delta must be scalars");
   }
   if (d[0] == 0) return Bad(node, "delta is 0");
-  double count = std::ceil((l[0] - s[0]) / d[0]);
-  int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
-  if (n > kMaxElements) return Bad(node, "the range is too long");
+  const double count = std::ceil((l[0] - s[0]) / d[0]);
+  // Compared as a double: an infinite or huge count has no int64 value.
+  if (count > static_cast<double>(kMaxElements)) {
+    return Bad(node, "the range is too long");
+  }
+  const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
   ASSIGN_OR_RETURN(Tensor out, Tensor::Create(start.dtype(), Shape({n})));
   absl::Status st = absl::OkStatus();
   SLUICE_SWITCH_DTYPE(
@@ -230,14 +233,19 @@ absl::Status ConvertGatherElements(const onnx::NodeProto& node,
   int64_t axis = AttrInt(node, "axis", 0);
   if (axis < -rank || axis >= rank) return Bad(node, "axis out of range");
   if (axis < 0) axis += rank;
-  ASSIGN_OR_RETURN(std::vector<double> idx, ToDoubles(indices));
+  // As integers: through a double, an index such as 2^63 - 1 has no int64
+  // value again (undefined behaviour, found by onnx_fuzz) and indices above
+  // 2^53 lose precision.
+  absl::StatusOr<std::vector<int64_t>> idx_or = ToInt64s(indices);
+  if (!idx_or.ok()) return Bad(node, idx_or.status().message());
+  const std::vector<int64_t>& idx = *idx_or;
   ASSIGN_OR_RETURN(Tensor out, Tensor::Create(data.dtype(), indices.shape()));
   const size_t size = DataTypeSize(data.dtype());
   const char* src = static_cast<const char*>(data.raw_data());
   char* dst = static_cast<char*>(out.raw_data());
   std::vector<int64_t> pos(rank, 0);  // index into `indices`, row-major
   for (size_t i = 0; i < idx.size(); ++i) {
-    int64_t k = static_cast<int64_t>(idx[i]);
+    int64_t k = idx[i];
     const int64_t dim = data.dim(axis);
     if (k < -dim || k >= dim) {
       return Bad(node, absl::StrCat("index ", k, " is out of range for axis ",

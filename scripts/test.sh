@@ -2,9 +2,13 @@
 # Sets up the machine (with .venv-onnx, whose onnx package generates the
 # ONNX node cases that CTest onnx_node_suite runs), builds, and runs the
 # whole test suite, then installs the build and builds and runs a program
-# against the installed library (scripts/consumer_test.sh).
+# against the installed library (scripts/consumer_test.sh). Then the
+# sanitizer build (scripts/sanitize.sh: clang, ASan + UBSan, -Wthread-safety,
+# CPU only, in build-asan/) runs the whole CTest suite again and each libFuzzer
+# target for 20 s. CI runs all of this (.ci/run).
 #
 #   scripts/test.sh
+#   SLUICE_SKIP_SANITIZE=1 scripts/test.sh   # without the sanitizer build
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,3 +17,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/build.sh"
 ctest --test-dir "$ROOT/build" --output-on-failure -j2
 "$ROOT/scripts/consumer_test.sh" "$ROOT/build"
+if [[ "${SLUICE_SKIP_SANITIZE:-0}" != "1" ]]; then
+  "$ROOT/scripts/sanitize.sh"
+fi

@@ -65,15 +65,12 @@ class ScaleKernel final : public OpKernel {
     }
     return a;
   }
-  ScaleKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), scale_(attrs.scale) {}
+  // The attribute is only parsed (the tests check its errors), not used.
+  ScaleKernel(const Node& node, Attrs attrs) : OpKernel(node) {}
   absl::Status Compute(OpKernelContext* ctx) override {
     ++compute_calls;
     return absl::OkStatus();
   }
-
- private:
-  const int64_t scale_;
 };
 
 // A registry with one CPU Relu kernel (ScaleKernel) that runs ranks <= 2.

@@ -5,6 +5,10 @@
 // at import time but cannot fold, and the command-line option parsers.
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/tensor_proto.h"
@@ -607,6 +611,52 @@ TEST(OnnxImporterLimitsTest, AnImporterConstantOverTheLimitIsRefusedByName) {
   EXPECT_THAT(def.status().message(),
               AllOf(HasSubstr("'nll'"), HasSubstr("2.0 GiB"),
                     HasSubstr("resource_limits.max_created_tensor_bytes")));
+}
+
+// Found by onnx_fuzz (docs/fuzzing.md): constant GatherElements read its
+// int64 indices through doubles, so 2^63 - 1 became 2^63, whose conversion
+// back to int64 is undefined (UBSan stopped the fuzzer). The index is now
+// compared as an integer and is out of range, as it should be.
+TEST(OnnxImporterErrorTest, GatherElementsWithTheLargestInt64IndexIsOutOfRange) {
+  onnx::ModelProto model = NewModel(17);
+  onnx::GraphProto* g = model.mutable_graph();
+  onnx::TensorProto* data = g->add_initializer();
+  data->set_name("data");
+  data->set_data_type(onnx::TensorProto::FLOAT);
+  data->add_dims(2);
+  data->add_float_data(1.0f);
+  data->add_float_data(2.0f);
+  onnx::TensorProto* index = g->add_initializer();
+  index->set_name("index");
+  index->set_data_type(onnx::TensorProto::INT64);
+  index->add_dims(1);
+  index->add_int64_data(std::numeric_limits<int64_t>::max());
+  AddNode(g, "GatherElements", {"data", "index"}, {"y"}, "ge");
+  AddOutput(g, "y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(),
+              HasSubstr("index 9223372036854775807 is out of range"));
+}
+
+// A constant Range whose count (3e76) has no int64 value is "too long", not
+// an undefined conversion of that double to int64.
+TEST(OnnxImporterErrorTest, RangeWithAHugeCountIsTooLong) {
+  onnx::ModelProto model = NewModel(17);
+  onnx::GraphProto* g = model.mutable_graph();
+  const std::vector<std::pair<std::string, float>> scalars = {
+      {"start", 0.0f}, {"limit", 3e38f}, {"delta", 1e-38f}};
+  for (const auto& [name, value] : scalars) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_float_data(value);
+  }
+  AddNode(g, "Range", {"start", "limit", "delta"}, {"y"}, "r");
+  AddOutput(g, "y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(), HasSubstr("the range is too long"));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // which become one byte per element.
 #include "onnx/onnx_tensor.h"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -96,6 +98,51 @@ TEST(OnnxTensorTest, Float8AndWideIntegers) {
   t = TensorFromOnnx(i16, "");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->data<int16_t>()[0], -300);
+}
+
+// Found by onnx_fuzz (docs/fuzzing.md): an initializer whose dims claim far
+// more than its data holds was allocated before its data was checked (4 TiB
+// here: an allocation failure in a Release build, an abort under ASan, and
+// a multi-gigabyte allocation for claims the machine can just satisfy).
+// The data is checked against the shape first now, for every encoding.
+constexpr int64_t kHuge = int64_t{1} << 40;  // elements: 4 TiB of float
+
+TEST(OnnxTensorTest, RawDataShorterThanTheShapeIsAnErrorBeforeAllocating) {
+  onnx::TensorProto p = Proto(onnx::TensorProto::FLOAT, {kHuge});
+  p.set_raw_data(std::string(4, '\0'));
+  absl::StatusOr<Tensor> t = TensorFromOnnx(p, "");
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(t.status().message(), HasSubstr("raw_data holds 4 bytes"));
+}
+
+TEST(OnnxTensorTest, TypedDataShorterThanTheShapeIsAnErrorBeforeAllocating) {
+  onnx::TensorProto p = Proto(onnx::TensorProto::FLOAT, {kHuge});
+  p.add_float_data(1.0f);
+  absl::StatusOr<Tensor> t = TensorFromOnnx(p, "");
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(t.status().message(), HasSubstr("float_data holds 1 values"));
+
+  onnx::TensorProto packed = Proto(kOnnxINT4, {kHuge});
+  packed.add_int32_data(0x12);
+  t = TensorFromOnnx(packed, "");
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(t.status().message(), HasSubstr("holds 1 packed bytes"));
+}
+
+TEST(OnnxTensorTest, ExternalDataShorterThanTheShapeIsAnErrorBeforeAllocating) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "sluice_onnx_tensor_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "w.bin", std::ios::binary) << std::string(4, '\0');
+  onnx::TensorProto p = Proto(onnx::TensorProto::FLOAT, {kHuge});
+  p.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* entry = p.add_external_data();
+  entry->set_key("location");
+  entry->set_value("w.bin");
+  absl::StatusOr<Tensor> t = TensorFromOnnx(p, dir.string());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(t.status().message(), HasSubstr("external data holds 4 bytes"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
