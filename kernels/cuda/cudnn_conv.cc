@@ -78,7 +78,7 @@ class CudnnConvState final : public GpuDevice::Resource {
 
   const CudnnApi* api() const { return api_; }
   cudnnHandle_t handle() const { return handle_; }
-  absl::Mutex& mu() { return mu_; }
+  absl::Mutex& mu() ABSL_LOCK_RETURNED(mu_) { return mu_; }
   std::map<std::string, std::unique_ptr<Entry>>& cache()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return cache_;
