@@ -414,7 +414,14 @@ absl::StatusOr<Hungry> FindHungryProblem(GpuDevice* gpu) {
        Window({1, 1}, {2, 2, 2, 2}, {1, 1})},
       {"hungry_7x7", "Conv2D", Shape({8, 3, 224, 224}), Shape({64, 3, 7, 7}),
        Window({2, 2}, {3, 3, 3, 3}, {1, 1})},
+      // Many channels and wide kernels, where FFT and Winograd algorithms
+      // (which need large workspaces) tend to be the fastest.
+      {"hungry_5x5_wide", "Conv2D", Shape({16, 256, 32, 32}), Shape({256, 256, 5, 5}),
+       Window({1, 1}, {2, 2, 2, 2}, {1, 1})},
+      {"hungry_3x3_wide", "Conv2D", Shape({32, 256, 28, 28}), Shape({256, 256, 3, 3}),
+       Window({1, 1}, {1, 1, 1, 1}, {1, 1})},
   };
+  std::string seen;
   for (const ConvCase& c : tries) {
     std::vector<Tensor> in, in32;
     MakeInputs(c, DT_FLOAT, &in, &in32);
@@ -429,11 +436,13 @@ absl::StatusOr<Hungry> FindHungryProblem(GpuDevice* gpu) {
       if (e.algorithms[0].workspace_bytes >= (int64_t{256} << 10)) {
         return Hungry{c, e.algorithms[0].workspace_bytes, e.algorithms[0].algo};
       }
+      absl::StrAppend(&seen, " ", c.name, ": algo ", e.algorithms[0].algo, " needs ",
+                      e.algorithms[0].workspace_bytes, " B;");
     }
   }
-  return absl::NotFoundError(
+  return absl::NotFoundError(absl::StrCat(
       "the fastest cuDNN algorithm needs less than 256 KiB of workspace for "
-      "every problem tried");
+      "every problem tried:", seen));
 }
 
 // A device whose arena (reserved whole: allow_growth false) leaves about
