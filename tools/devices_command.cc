@@ -56,7 +56,7 @@ std::string CudnnLine(const CudnnInfo& cudnn) {
         kUseCudnnByDefault
             ? "Conv and ConvTranspose on GPUs use it"
             : "Conv and ConvTranspose on GPUs use it with use_cudnn: true "
-              "in the config (off by default until validated on a GPU)");
+              "in the config");
   }
   if (cudnn.version == 0 && cudnn.library.empty()) {
     return absl::StrCat("not found (", cudnn.reason, ")");
