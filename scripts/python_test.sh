@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Builds the sluice wheel from this checkout with `pip wheel .` (the
-# project's CMake through scikit-build-core; CPU only unless
-# SLUICE_PYTHON_CUDA=1, since a CUDA wheel takes far longer to compile and
-# CI has no GPU), installs it into a fresh virtual environment made from
-# .venv-python (scripts/setup.sh --python), and runs the pytest suite
-# tests/python from outside the source tree, so the package under test is
-# the installed wheel. CI runs it from scripts/test.sh.
+# project's CMake through scikit-build-core and nanobind, pinned in
+# .venv-python: scripts/setup.sh --python), installs it into a fresh virtual
+# environment, and runs the pytest suite tests/python from /tmp, so the
+# package under test is the installed wheel, not the source tree. CI runs
+# it from scripts/test.sh, after the normal build.
+#
+# Where the wheel is compiled: when the normal build (scripts/build.sh,
+# build/) exists, pip builds in that folder, so CMake compiles only the
+# extension and links the modules build/ already has (with CUDA if build/
+# has it): about a minute instead of the 8 to 15 of a fresh CPU-only
+# build on a 2-core machine. Without build/ (or with SLUICE_PYTHON_FRESH=1)
+# it builds CPU-only in build-python/cmake.
 #
 #   scripts/python_test.sh
 #   scripts/python_test.sh -k session       # extra arguments go to pytest
-#   SLUICE_PYTHON_CUDA=1 scripts/python_test.sh
+#   SLUICE_PYTHON_FRESH=1 scripts/python_test.sh
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,15 +26,20 @@ WORK="$ROOT/build-python"   # wheel, build folder and test venv; ignored by git
 rm -rf "$WORK/dist" "$WORK/venv"
 mkdir -p "$WORK"
 
-cuda=(-C cmake.define.SLUICE_WITH_CUDA=OFF)
-if [[ "${SLUICE_PYTHON_CUDA:-0}" == "1" ]]; then cuda=(); fi
+if [[ "${SLUICE_PYTHON_FRESH:-0}" != "1" && -f "$ROOT/build/CMakeCache.txt" ]]; then
+  # Keep build/'s own settings (tests and benchmarks on, as build.sh has
+  # them; pyproject.toml would turn them off); only the extension builds.
+  where=(-C build-dir="$ROOT/build" -C cmake.define.SLUICE_BUILD_TESTS=ON
+         -C cmake.define.SLUICE_BUILD_BENCH=ON)
+else
+  where=(-C build-dir="$WORK/cmake" -C cmake.define.SLUICE_WITH_CUDA=OFF)
+fi
 start=$(date +%s)
-# No build isolation: the pinned build backend is already in .venv-python
-# (tests/python/requirements.txt), so CI downloads nothing more here.
+# No build isolation: the pinned build backend is already in .venv-python,
+# so nothing more is downloaded here.
 CMAKE_BUILD_PARALLEL_LEVEL="${SLUICE_JOBS:-$(nproc)}" \
   "$VENV/bin/python" -m pip wheel "$ROOT" --no-build-isolation --no-deps \
-  --disable-pip-version-check --quiet -w "$WORK/dist" \
-  -C build-dir="$WORK/cmake" "${cuda[@]}"
+  --disable-pip-version-check --quiet -w "$WORK/dist" "${where[@]}"
 echo "python_test: wheel built in $(( $(date +%s) - start )) s: $(ls "$WORK/dist")"
 
 # A venv of its own, seeded with .venv-python's packages (numpy, pytest, ...)

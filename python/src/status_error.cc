@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "nanobind/stl/string.h"
+
 namespace nb = nanobind;
 
 namespace sluice::python {
