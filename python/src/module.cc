@@ -14,6 +14,7 @@
 #include "nanobind/stl/pair.h"
 #include "onnx/importer.h"
 #include "python/src/model_source.h"
+#include "python/src/ndarray_tensor.h"
 #include "python/src/py_session.h"
 #include "python/src/status_error.h"
 #include "sluice/config.h"
@@ -93,6 +94,7 @@ bool HasCuda() {
 NB_MODULE(_sluice, m) {
   using namespace sluice::python;
   m.doc() = "sluice's engine; use the sluice package.";
+  if (!InitNumpy()) throw nb::python_error();
   RegisterStatusErrors(m);
   BindSession(m);
   m.def("devices_json", [] {

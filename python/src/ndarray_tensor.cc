@@ -1,5 +1,12 @@
 #include "python/src/ndarray_tensor.h"
 
+// NumPy's C API makes result arrays directly (PyArray_SimpleNewFromData):
+// nanobind's own export goes through numpy.array(...) from Python, about 8 us
+// a call, which the 5 us overhead target has no room for.
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL sluice_numpy_api
+#include "numpy/arrayobject.h"
+
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -35,23 +42,26 @@ Allocator* Borrowed() {
   return kAllocator;
 }
 
-// The DLPack dtype NumPy shows for a sluice dtype: its own, or the unsigned
-// integer of the same width for dtypes NumPy lacks. `native` says which.
-nb::dlpack::dtype ToDlpack(DataType dtype, bool* native) {
+// The NumPy type number of a sluice dtype: its own, or the unsigned integer
+// of the same width for dtypes NumPy lacks. `native` says which.
+int NumpyType(DataType dtype, bool* native) {
   *native = true;
-  const uint8_t bits = static_cast<uint8_t>(8 * DataTypeSize(dtype));
   switch (dtype) {
-    case DT_FLOAT: case DT_DOUBLE: case DT_FLOAT16:
-      return {static_cast<uint8_t>(dtype_code::Float), bits, 1};
-    case DT_INT8: case DT_INT16: case DT_INT32: case DT_INT64:
-      return {static_cast<uint8_t>(dtype_code::Int), bits, 1};
-    case DT_UINT8: case DT_UINT16: case DT_UINT32: case DT_UINT64:
-      return {static_cast<uint8_t>(dtype_code::UInt), bits, 1};
-    case DT_BOOL:
-      return {static_cast<uint8_t>(dtype_code::Bool), 8, 1};
+    case DT_FLOAT: return NPY_FLOAT32;
+    case DT_DOUBLE: return NPY_FLOAT64;
+    case DT_FLOAT16: return NPY_FLOAT16;
+    case DT_INT8: return NPY_INT8;
+    case DT_INT16: return NPY_INT16;
+    case DT_INT32: return NPY_INT32;
+    case DT_INT64: return NPY_INT64;
+    case DT_UINT8: return NPY_UINT8;
+    case DT_UINT16: return NPY_UINT16;
+    case DT_UINT32: return NPY_UINT32;
+    case DT_UINT64: return NPY_UINT64;
+    case DT_BOOL: return NPY_BOOL;
     default:
       *native = false;
-      return {static_cast<uint8_t>(dtype_code::UInt), bits, 1};
+      return DataTypeSize(dtype) == 2 ? NPY_UINT16 : NPY_UINT8;
   }
 }
 
@@ -146,9 +156,11 @@ absl::StatusOr<Tensor> BorrowNdarray(const nb::ndarray<nb::ro>& array,
   return Tensor::FromBuffer(dtype, shape, std::move(buffer));
 }
 
+bool InitNumpy() { return _import_array() >= 0; }
+
 nb::object TensorToNumpy(const Tensor& tensor, std::string* view_dtype) {
   bool native = true;
-  const nb::dlpack::dtype dl = ToDlpack(tensor.dtype(), &native);
+  const int type = NumpyType(tensor.dtype(), &native);
   if (native) {
     view_dtype->clear();
   } else {
@@ -156,18 +168,26 @@ nb::object TensorToNumpy(const Tensor& tensor, std::string* view_dtype) {
   }
   // Hand the buffer over when nothing else holds it; otherwise copy.
   Tensor owned = tensor;
-  if (tensor.buffer() != nullptr && tensor.buffer().use_count() > 1) {
+  if (tensor.buffer() != nullptr && tensor.buffer().use_count() > 2) {
     Tensor copy = ValueOrThrow(Tensor::Create(tensor.dtype(), tensor.shape()));
     std::memcpy(copy.raw_data(), tensor.raw_data(), tensor.bytes());
     owned = std::move(copy);
   }
-  std::vector<size_t> shape(tensor.shape().dims().begin(),
-                            tensor.shape().dims().end());
+  npy_intp dims[kMaxRank];
+  for (int i = 0; i < tensor.rank(); ++i) dims[i] = tensor.dim(i);
   auto* keep = new Tensor(std::move(owned));
   nb::capsule capsule(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
-  nb::ndarray<nb::numpy> array(keep->raw_data(), shape.size(), shape.data(),
-                               capsule, nullptr, dl);
-  return array.cast();
+  PyObject* array = PyArray_SimpleNewFromData(tensor.rank(), dims, type,
+                                              keep->raw_data());
+  if (array == nullptr) throw nb::python_error();
+  // The array owns the capsule (SetBaseObject steals the reference), and
+  // through it the Tensor.
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array),
+                            capsule.release().ptr()) < 0) {
+    Py_DECREF(array);
+    throw nb::python_error();
+  }
+  return nb::steal(array);
 }
 
 }  // namespace sluice::python

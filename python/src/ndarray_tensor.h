@@ -44,6 +44,10 @@ bool CanBorrow(const nanobind::ndarray<nanobind::ro>& array);
 absl::StatusOr<Tensor> BorrowNdarray(const nanobind::ndarray<nanobind::ro>& array,
                                      DataType dtype);
 
+// Loads NumPy's C API; false (with a Python error set) when it fails. Call
+// once, from the module's initialisation, before TensorToNumpy.
+bool InitNumpy();
+
 // A NumPy array of a host tensor (see the copy rule above). For dtypes NumPy
 // lacks (bfloat16, float8, 4- and 2-bit types) the array holds the raw
 // unsigned integers and `view_dtype` is set to the sluice dtype name, which
