@@ -68,10 +68,10 @@ def test_config_from_file(tmp_path):
 
 def test_process_defaults_apply_to_new_sessions(mlp_path):
     sluice.config.set_memory_growth("gpu:0", False)
-    sluice.config.set_memory_limit("gpu:0", "1GiB")
+    sluice.config.set_memory_limit("gpu", "1GiB")
     sluice.config.set_logical_device_configuration("cpu", 2)
     assert sluice.config.get_memory_growth("gpu") is False
-    assert sluice.config.get_memory_limit("gpu:0") == "1GiB"
+    assert sluice.config.get_memory_limit("gpu") == "1GiB"
     sess = sluice.Session(mlp_path)
     assert "allow_growth: false" in sess.config_text
     assert "bytes: 1073741824" in sess.config_text
@@ -79,8 +79,20 @@ def test_process_defaults_apply_to_new_sessions(mlp_path):
     # The session's own config wins over the defaults.
     sess = sluice.Session(mlp_path, config=sluice.Config(allow_growth=True))
     assert "allow_growth: true" in sess.config_text
-    sluice.config.set_memory_limit("gpu:0", None)
-    assert sluice.config.get_memory_limit("gpu:0") is None
+    sluice.config.set_memory_limit("gpu", None)
+    assert sluice.config.get_memory_limit("gpu") is None
+
+
+def test_limit_for_a_missing_gpu_is_an_error_at_session_creation(mlp_path):
+    sluice.config.set_memory_limit("gpu:0", "1GiB")
+    assert "gpu { index: 0 memory_limit { bytes: 1073741824 } }" in \
+        sluice.config.effective(None).to_text()
+    if sluice.list_physical_devices("gpu"):
+        assert sluice.Session(mlp_path).run("probs", {"x": [[0.0] * 16]}).shape == (1, 10)
+        return
+    with pytest.raises(sluice.FailedPreconditionError) as e:
+        sluice.Session(mlp_path)
+    assert e.value.code == "FAILED_PRECONDITION" and "GPU" in e.value.message
 
 
 def test_memory_growth_names_a_gpu():

@@ -39,13 +39,11 @@ def test_numpy_round_trip(dtype, level):
     np.testing.assert_array_equal(y, x)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8",
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64",
                                    "int32", "int64"])
 def test_computed_results(dtype):
     sess = sluice.Session(identity_graph(dtype, ops=("Neg",)))
-    x = sample(dtype)
-    if dtype == "int8":
-        x = np.clip(x, -127, 127)
+    x = sample(dtype) // 2 if dtype.startswith("int") else sample(dtype)
     np.testing.assert_array_equal(sess.run("y", {"x": x}), -x)
 
 
