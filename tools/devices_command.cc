@@ -251,6 +251,8 @@ int RunDevices(const DevicesOptions& options, std::ostream& out,
   return kExitOk;
 }
 
+std::string DevicesJson() { return DumpJson(InventoryJson(DiscoverDevices())); }
+
 int DevicesMain(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err) {
   CLI::App app;
