@@ -289,9 +289,13 @@ class Conv2DKernel final : public OpKernel {
 
   // Conv2D of inputs 0 and 1 into a new output 0: on cuDNN where it can,
   // else on the direct kernels.
+  // With `epilogue`, cuDNN may apply it too: `*epilogue_done` says.
   static absl::StatusOr<Tensor*> RunConv(OpKernelContext* ctx,
                                          const GpuContext& gpu,
-                                         const Conv2DParams& p) {
+                                         const Conv2DParams& p,
+                                         const CudnnEpilogue* epilogue = nullptr,
+                                         bool* epilogue_done = nullptr) {
+    if (epilogue_done != nullptr) *epilogue_done = false;
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
     if (f.dtype() != x.dtype()) {
@@ -317,7 +321,8 @@ class Conv2DKernel final : public OpKernel {
     problem.pad_begin = {g.pad_top, g.pad_left};
     ASSIGN_OR_RETURN(bool ran,
                      RunCudnnConv(ctx, gpu.device, problem, x.raw_data(),
-                                  f.raw_data(), y->raw_data(), nullptr));
+                                  f.raw_data(), y->raw_data(), nullptr,
+                                  epilogue, epilogue_done));
     if (ran) return y;
     if (x.dtype() == DT_FLOAT) {
       RETURN_IF_ERROR(LaunchConv2D(g, x.data<float>(), f.data<float>(),
@@ -351,8 +356,10 @@ class Conv2DKernel final : public OpKernel {
   const Conv2DParams params_;
 };
 
-// FusedConv2D: the convolution (cuDNN or direct), then the bias, side
-// input and activation in one pass over the output (bias_activation.h).
+// FusedConv2D: on cuDNN, one cudnnConvolutionBiasActivationForward call
+// where cuDNN takes it (float32 with Relu); otherwise the convolution (cuDNN
+// or direct), then the bias, side input and activation in one pass over
+// the output (bias_activation.h).
 class FusedConv2DKernel final : public OpKernel {
  public:
   struct Attrs {
@@ -374,19 +381,30 @@ class FusedConv2DKernel final : public OpKernel {
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& bias = ctx->input(2);
     const Tensor* side = ctx->num_inputs() > 3 ? &ctx->input(3) : nullptr;
-    ASSIGN_OR_RETURN(Tensor * y, Conv2DKernel::RunConv(ctx, gpu, attrs_.conv));
-    const int64_t channels = y->shape().dim(1);
-    if (bias.dtype() != y->dtype() || bias.NumElements() != channels ||
+    // Checked before the convolution: cuDNN may read them in the same call.
+    ASSIGN_OR_RETURN(Shape out, Conv2DShape(ctx->input(0).shape(),
+                                            ctx->input(1).shape(), attrs_.conv));
+    const DataType dtype = ctx->input(0).dtype();
+    const int64_t channels = out.dim(1);
+    if (bias.dtype() != dtype || bias.NumElements() != channels ||
         (side != nullptr &&
-         (side->dtype() != y->dtype() || !(side->shape() == y->shape())))) {
+         (side->dtype() != dtype || !(side->shape() == out)))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "FusedConv2D: bias ", DataTypeName(bias.dtype()),
-          bias.shape().DebugString(), " must be ", DataTypeName(y->dtype()), "[",
+          bias.shape().DebugString(), " must be ", DataTypeName(dtype), "[",
           channels, "]", side == nullptr ? "" : " and the side input ",
           side == nullptr ? "" : side->shape().DebugString(),
           side == nullptr ? "" : " of the output's shape and dtype ",
-          side == nullptr ? "" : y->shape().DebugString()));
+          side == nullptr ? "" : out.DebugString()));
     }
+    CudnnEpilogue epilogue;
+    epilogue.bias = bias.raw_data();
+    epilogue.side = side == nullptr ? nullptr : side->raw_data();
+    epilogue.relu = attrs_.relu;
+    bool done = false;
+    ASSIGN_OR_RETURN(Tensor * y, Conv2DKernel::RunConv(ctx, gpu, attrs_.conv,
+                                                       &epilogue, &done));
+    if (done || y->NumElements() == 0) return absl::OkStatus();
     return LaunchBiasActivation(
         ToGpuDtype(y->dtype()), y->raw_data(), bias.raw_data(),
         side == nullptr ? nullptr : side->raw_data(),

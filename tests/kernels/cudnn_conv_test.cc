@@ -39,6 +39,7 @@ using ::sluice::testing::IntAttr;
 using ::sluice::testing::IntListAttr;
 using ::sluice::testing::MakeTensor;
 using ::sluice::testing::RunOp;
+using ::sluice::testing::StringAttr;
 using ::sluice::testing::ToDoubles;
 using ::sluice::testing::TypeAttr;
 
@@ -504,6 +505,45 @@ TEST(CudnnConvMemoryTest, ATightLimitRunsASmallerWorkspaceAndMatches) {
     EXPECT_LE((*tight)->allocator_stats().peak_bytes_in_use,
               (*tight)->memory_limit());
   }
+}
+
+// FusedConv2D with Relu and a residual in float32: cuDNN applies bias,
+// side input and Relu in the same call (cudnnConvolutionBiasActivationForward)
+// where it takes the problem, else sluice's epilogue kernel does; either
+// way the result is the CPU's, on cuDNN and on the fallback.
+TEST(CudnnFusedConvTest, BiasResidualReluMatchTheCpuInOneCall) {
+  const Gpus& gpus = GetGpus();
+  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
+  const Shape x_shape({2, 8, 12, 12}), w_shape({16, 8, 3, 3});
+  const Shape y_shape({2, 16, 12, 12});
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto random = [&](const Shape& s) {
+    std::vector<double> v(s.num_elements());
+    for (double& e : v) e = u(rng);
+    return MakeTensor(DT_FLOAT, s, v);
+  };
+  const std::vector<Tensor> in = {random(x_shape), random(w_shape),
+                                  random(Shape({16})), random(y_shape)};
+  Attrs attrs = {{"pads", IntListAttr({1, 1, 1, 1})},
+                 {"activation", StringAttr("relu")}};
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp("FusedConv2D", in, attrs);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  const std::vector<double> ref = ToDoubles((*cpu)[0]);
+  for (GpuDevice* gpu : {gpus.cudnn.get(), gpus.fallback.get()}) {
+    absl::StatusOr<Tensor> out = RunOnGpu(gpu, "FusedConv2D", in, attrs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectClose(*out, ref, y_shape, Tolerance(DT_FLOAT), gpu->name());
+  }
+  int64_t fused = 0;
+  std::string refused;
+  for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpus.cudnn.get())) {
+    if (!absl::StrContains(e.key, " image=12,12 ")) continue;
+    fused += e.fused_runs;
+    if (!e.fused_refused.empty()) refused = e.fused_refused;
+  }
+  EXPECT_GT(fused, 0) << "cuDNN did not take the fused call: " << refused;
 }
 
 #endif  // SLUICE_WITH_CUDA
