@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """sluice's CPU path beside onnxruntime's CPU provider, in one run.
 
-For each model (--models: bench/models/resnet50.py's ResNet-50 and
-bench/models/encoder_layer.py's transformer encoder layer), both
+For each model (--models: bench/models/resnet50.py's ResNet-50,
+bench/models/encoder_layer.py's transformer encoder layer,
+bench/models/mobilenet_v2.py's MobileNetV2 and bench/models/densenet121.py's
+DenseNet-121; the first two by default), both
 runtimes read the same ONNX file and input, with the same intra-op thread
 count (--threads, default 2) and one inter-op thread:
 
@@ -19,7 +21,8 @@ timed steps of each. The outputs are compared (max |d| and relative L2 of
 onnxruntime's output against sluice's).
 
     python3 bench/cpu_peers.py --sluice build/tools/sluice --out DIR \
-        [--models resnet50 encoder_layer] [--threads 2] [--batch 1] \
+        [--models resnet50 encoder_layer mobilenet_v2 densenet121] \
+        [--threads 2] [--batch 1] \
         [--runs 20] [--rounds 2]
 
 Writes DIR/cpu_peers.json and DIR/cpu_peers.md and prints the table. Needs
@@ -38,10 +41,14 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "models"))
+import densenet121  # noqa: E402  (bench/models/densenet121.py)
 import encoder_layer  # noqa: E402  (bench/models/encoder_layer.py)
+import mobilenet_v2  # noqa: E402  (bench/models/mobilenet_v2.py)
 import resnet50  # noqa: E402  (bench/models/resnet50.py)
 
-MODELS = {"resnet50": resnet50.write, "encoder_layer": encoder_layer.write}
+MODELS = {"resnet50": resnet50.write, "encoder_layer": encoder_layer.write,
+          "mobilenet_v2": mobilenet_v2.write,
+          "densenet121": densenet121.write}
 from bench_env import cpu_model, tool_env  # noqa: E402
 from peers import compare, median_ms, one_line, output_file  # noqa: E402
 

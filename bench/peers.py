@@ -30,8 +30,11 @@ with sluice's on the same kind of device (max |d| and relative L2).
 Writes $OUT/peers.json and $OUT/peers.md and prints the table. Workloads:
 encoder_b1 / encoder_b32 (bench/models/encoder_layer.py), matmul_4096 /
 matmul_8192 (fp32), neg_chain (2,000 chained Neg on 1,024 floats),
-resnet50_b1 / resnet50_b32 (bench/models/resnet50.py, run in PyTorch node
-by node from the same ONNX file with torch.nn.functional) and, when
+resnet50_b1 / resnet50_b32 (bench/models/resnet50.py), mobilenet_v2_b1 /
+mobilenet_v2_b32 (bench/models/mobilenet_v2.py: depthwise convolutions,
+ReLU6 as Clip) and densenet121_b1 / densenet121_b32
+(bench/models/densenet121.py: Concat, AveragePool), each run in PyTorch
+node by node from the same ONNX file with torch.nn.functional, and, when
 torchvision and transformers are importable and time allows,
 scripts/real_onnx_models.py's ResNet-18, small GPT-2 and small BERT. Without
 torch the PyTorch columns are skipped, without a GPU the GPU columns; every
@@ -52,7 +55,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "models"))
+import densenet121  # noqa: E402  (bench/models/densenet121.py)
 import encoder_layer  # noqa: E402  (bench/models/encoder_layer.py)
+import mobilenet_v2  # noqa: E402  (bench/models/mobilenet_v2.py)
 import resnet50  # noqa: E402  (bench/models/resnet50.py)
 from bench_env import cpu_model, sluice_gpus, tool_env  # noqa: E402
 
@@ -139,11 +144,13 @@ def neg_chain_workload(work, quick, length=2000, size=1024):
 
 
 def onnx_cnn_torch(path):
-    """A PyTorch callable that runs a CNN ONNX graph (Conv,
-    BatchNormalization, Relu, MaxPool, Add, GlobalAveragePool, Flatten, Gemm:
-    what bench/models/resnet50.py writes) node by node with
-    torch.nn.functional and the file's own weights, so PyTorch computes
-    exactly the model sluice reads. Returns make_torch(torch, device)."""
+    """A PyTorch callable that runs a CNN ONNX graph (Conv with groups,
+    BatchNormalization, Relu, Clip with constant bounds, MaxPool,
+    AveragePool, Add, Concat, GlobalAveragePool, Flatten, Gemm: what
+    bench/models/resnet50.py, mobilenet_v2.py and densenet121.py write) node
+    by node with torch.nn.functional and the file's own weights, so PyTorch
+    computes exactly the model sluice reads. Returns make_torch(torch,
+    device)."""
     import onnx
     from onnx import numpy_helper
     model = onnx.load(path)
@@ -154,6 +161,20 @@ def onnx_cnn_torch(path):
 
     def attrs(node):
         return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+    def bound(node, i):
+        """Clip's min (i = 1) or max (i = 2) as a Python float, read from the
+        initializers once here: a .item() on a GPU tensor inside the step
+        would synchronise and break the CUDA graph capture."""
+        if len(node.input) <= i or not node.input[i]:
+            return None
+        if node.input[i] not in inits:
+            raise ValueError(f"onnx_cnn_torch: Clip bound {node.input[i]} "
+                             "is not an initializer")
+        return float(inits[node.input[i]].reshape(()))
+
+    clip_bounds = {node.output[0]: (bound(node, 1), bound(node, 2))
+                   for node in nodes if node.op_type == "Clip"}
 
     def make_torch(torch, device):
         import torch.nn.functional as F
@@ -187,6 +208,17 @@ def onnx_cnn_torch(path):
                 elif op == "MaxPool":
                     y = F.max_pool2d(get(ins[0]), tuple(a["kernel_shape"]),
                                      tuple(a.get("strides", [1, 1])), pads2(a))
+                elif op == "Clip":  # ReLU6 in MobileNetV2
+                    lo, hi = clip_bounds[node.output[0]]
+                    y = torch.clamp(get(ins[0]), lo, hi)
+                elif op == "AveragePool":  # DenseNet's transitions
+                    y = F.avg_pool2d(
+                        get(ins[0]), tuple(a["kernel_shape"]),
+                        tuple(a.get("strides", [1, 1])), pads2(a),
+                        ceil_mode=bool(a.get("ceil_mode", 0)),
+                        count_include_pad=bool(a.get("count_include_pad", 0)))
+                elif op == "Concat":  # DenseNet's dense connections
+                    y = torch.cat([get(i) for i in ins], a["axis"])
                 elif op == "Add":
                     y = get(ins[0]) + get(ins[1])
                 elif op == "GlobalAveragePool":
@@ -205,17 +237,31 @@ def onnx_cnn_torch(path):
     return make_torch
 
 
-def resnet50_workload(work, batch, quick):
-    """ResNet-50 v1.5 (bench/models/resnet50.py: random weights, BatchNorm
-    unfolded in the file) at `batch`, 224x224, float32."""
-    paths = resnet50.write(work, batch)
-    return {"name": f"resnet50_b{batch}",
-            "title": f"ResNet-50 v1.5, {batch}x3x224x224",
+# The CNNs of bench/models (random weights, BatchNorm unfolded in the file),
+# 224x224, float32: name -> (module with write(work, batch), title).
+CNNS = {
+    "resnet50": (resnet50, "ResNet-50 v1.5"),
+    "mobilenet_v2": (mobilenet_v2, "MobileNetV2 (depthwise, Clip)"),
+    "densenet121": (densenet121, "DenseNet-121 (Concat)"),
+}
+
+
+def cnn_workload(work, model, batch, quick):
+    """One of CNNS at `batch`, run in PyTorch by onnx_cnn_torch."""
+    module, title = CNNS[model]
+    paths = module.write(work, batch)
+    return {"name": f"{model}_b{batch}",
+            "title": f"{title}, {batch}x3x224x224",
             "onnx": paths["onnx"], "feeds": {"x": np.load(paths["x"])},
             "torch": onnx_cnn_torch(paths["onnx"]),
             "runs_gpu": 30 if quick else 100,
             "runs_cpu": (1 if quick else 3) if batch > 1 else (3 if quick else 10),
             "warmup_cpu": 1, "files": [paths["onnx"], paths["x"]]}
+
+
+def resnet50_workload(work, batch, quick):
+    """ResNet-50 v1.5 (bench/models/resnet50.py) at `batch`."""
+    return cnn_workload(work, "resnet50", batch, quick)
 
 
 def save_model(onnx, helper, graph, path):
@@ -640,7 +686,8 @@ def main():
     ap.add_argument("--only", nargs="+", metavar="NAME",
                     help="workloads to run (encoder_b1 encoder_b32 matmul_4096 "
                          "matmul_8192 neg_chain resnet50_b1 resnet50_b32 "
-                         "real_models)")
+                         "mobilenet_v2_b1 mobilenet_v2_b32 densenet121_b1 "
+                         "densenet121_b32 real_models)")
     ap.add_argument("--budget-s", type=float, default=200,
                     help="start no real model after this many seconds (default 200)")
     ap.add_argument("--timeout", type=float, default=300,
@@ -695,21 +742,31 @@ def main():
             builders.append((f"matmul_{n}", lambda n=n: matmul_workload(work, n, args.quick)))
     if want("neg_chain"):
         builders.append(("neg_chain", lambda: neg_chain_workload(work, args.quick)))
-    for b in (1, 32):
-        if want(f"resnet50_b{b}"):
-            builders.append((f"resnet50_b{b}",
-                             lambda b=b: resnet50_workload(work, b, args.quick)))
+    # ResNet-50 where it always was; the other CNNs after the real models,
+    # so that they do not eat into --budget-s, which the real models count
+    # from the start.
+    late = []
+    for model in CNNS:
+        for b in (1, 32):
+            if want(f"{model}_b{b}"):
+                (builders if model == "resnet50" else late).append(
+                    (f"{model}_b{b}",
+                     lambda m=model, b=b: cnn_workload(work, m, b, args.quick)))
 
     workloads = []
-    for name, build in builders:
-        log(f"{name} ({time.perf_counter() - start:.0f} s)")
-        try:
-            wl = build()
-        except Exception as e:
-            workloads.append({"name": name, "error": one_line(f"build failed: {e}")})
-            continue
-        workloads.append(run_workload(wl, ctx))
-        cleanup(wl, args.keep)
+
+    def run_builders(todo):
+        for name, build in todo:
+            log(f"{name} ({time.perf_counter() - start:.0f} s)")
+            try:
+                wl = build()
+            except Exception as e:
+                workloads.append({"name": name, "error": one_line(f"build failed: {e}")})
+                continue
+            workloads.append(run_workload(wl, ctx))
+            cleanup(wl, args.keep)
+
+    run_builders(builders)
 
     real = ("real_models" in only) if only else not args.quick
     if real and torch is None:
@@ -730,6 +787,7 @@ def main():
                 cleanup(wl, args.keep)
         except Exception as e:  # torchvision / transformers missing, ...
             notes.append(one_line(f"real models skipped: {type(e).__name__}: {e}"))
+    run_builders(late)
 
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
