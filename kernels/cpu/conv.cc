@@ -51,6 +51,41 @@ void Im2Col(const OpKernelContext& ctx, const float* in, const ConvGeometry& g,
               });
 }
 
+// A depthwise convolution (one input channel per group, one output per
+// group, as MobileNet's): each output plane sums its own input plane's
+// window directly. One task per (image, channel) plane; no im2col, no
+// GEMM of one row. x is [planes / channels, channels, h, w], f is
+// [channels, 1, kh, kw]; g's sizes are one plane's.
+void Depthwise(const OpKernelContext& ctx, const float* x, const float* f,
+               int64_t planes, int64_t channels, const ConvGeometry& g,
+               float* y) {
+  const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  ParallelFor(ctx, planes, static_cast<double>(out_plane * g.kh * g.kw),
+              [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const float* in = x + plane * in_plane;
+      const float* k = f + (plane % channels) * g.kh * g.kw;
+      float* out = y + plane * out_plane;
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          float s = 0.0f;
+          for (int64_t i = 0; i < g.kh; ++i) {
+            const int64_t iy = oy * g.sh - g.pt + i * g.dh;
+            if (iy < 0 || iy >= g.h) continue;
+            const float* row = in + iy * g.w;
+            const float* krow = k + i * g.kw;
+            for (int64_t j = 0; j < g.kw; ++j) {
+              const int64_t ix = ox * g.sw - g.pl + j * g.dw;
+              if (ix >= 0 && ix < g.w) s += row[ix] * krow[j];
+            }
+          }
+          out[oy * g.ow + ox] = s;
+        }
+      }
+    }
+  });
+}
+
 absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
   Conv2DParams p;
   ASSIGN_OR_RETURN(p.strides, attrs.GetIntList("strides"));
@@ -84,6 +119,11 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p) {
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
   if (y->NumElements() == 0) return y;
   const int64_t og = f.dim(0) / groups;
+  if (g.c == 1 && og == 1) {  // depthwise: one channel in and out per group
+    Depthwise(*ctx, x.data<float>(), f.data<float>(), x.dim(0) * groups,
+              groups, g, y->data<float>());
+    return y;
+  }
   const int64_t k = g.c * g.kh * g.kw;
   const int64_t spatial = g.oh * g.ow;
   const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&

@@ -83,11 +83,17 @@ TEST(Conv2DKernelTest, MatchesNaiveAcrossParameters) {
   CheckConv({1, 2, 8, 8, 2, 3, 3, 1, 1, 1, 2, 2, 2, 2, 2, 2});  // dilation
   CheckConv({2, 4, 5, 5, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1});  // 2 groups
   CheckConv({1, 4, 4, 4, 4, 1, 1, 4, 1, 1, 0, 0, 0, 0, 1, 1});  // depthwise 1x1
+  // Depthwise 3x3 (MobileNet's): strided, padded unevenly, dilated; and a
+  // channel multiplier of 2 (two outputs per group: not the direct path).
+  CheckConv({2, 6, 9, 8, 6, 3, 3, 6, 2, 1, 1, 1, 0, 2, 1, 1});
+  CheckConv({1, 5, 7, 7, 5, 3, 3, 5, 1, 1, 2, 2, 2, 2, 2, 2});
+  CheckConv({1, 3, 6, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1});
   CheckConv({2, 8, 6, 6, 5, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1});  // 1x1 direct
 }
 
 TEST(Conv2DKernelTest, LargerWithThreads) {
   CheckConv({2, 16, 20, 20, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 4);
+  CheckConv({2, 32, 14, 14, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, 1, 1}, 4);  // depthwise
 }
 
 TEST(Conv2DKernelTest, ChannelMismatchIsAnError) {
