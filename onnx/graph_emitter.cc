@@ -2,6 +2,7 @@
 // emitted node.
 #include "onnx/graph_emitter.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,9 +16,6 @@
 
 namespace sluice {
 namespace {
-
-// Outputs larger than this stay nodes rather than folded constants.
-constexpr int64_t kMaxFoldElements = int64_t{1} << 24;
 
 bool Allowed(const AttrDef& attr, DataType dtype) {
   if (attr.allowed_types.empty()) return true;
@@ -169,16 +167,7 @@ absl::StatusOr<ValuePtr> GraphEmitter::AddInput(const std::string& name,
 }
 
 bool GraphEmitter::TakeFoldBytes(DataType dtype, const Shape& shape) {
-  absl::StatusOr<int64_t> n = shape.NumElements();
-  if (!n.ok() || *n > kMaxFoldElements) return false;
-  return ChargeFold(*n * static_cast<int64_t>(DataTypeSize(dtype)));
-}
-
-bool GraphEmitter::ChargeFold(int64_t bytes) {
-  if (fold_bytes_left_ == nullptr) return true;
-  if (bytes > *fold_bytes_left_) return false;
-  *fold_bytes_left_ -= bytes;
-  return true;
+  return fold_budget_->Take(dtype, shape);
 }
 
 ValuePtr GraphEmitter::AddConstant(Tensor value, absl::string_view name_hint) {
@@ -233,19 +222,24 @@ absl::StatusOr<std::vector<ValuePtr>> GraphEmitter::Emit(
                      "): ", inferred.status().message()));
   }
   bool all_const = CanEvaluateConst(op);
-  for (const ValuePtr& v : inputs) all_const = all_const && v->constant;
-  for (const Shape& s : inferred->shapes) {
-    absl::StatusOr<int64_t> n = s.NumElements();
-    all_const = all_const && n.ok() && *n <= kMaxFoldElements;
+  int64_t input_bytes = 0;
+  for (const ValuePtr& v : inputs) {
+    all_const = all_const && v->constant;
+    if (all_const) input_bytes += static_cast<int64_t>(v->constant->bytes());
   }
-  if (all_const) {  // charged to the budget only when every output fits
-    int64_t bytes = 0;
-    for (size_t i = 0; i < inferred->shapes.size(); ++i) {
-      bytes += *inferred->shapes[i].NumElements() *
-               static_cast<int64_t>(DataTypeSize(inferred->dtypes[i]));
+  // The fold limits (core/resource_limits.h) on every output together:
+  // charged only when all fit.
+  int64_t largest = 0, total = 0;
+  for (size_t i = 0; all_const && i < inferred->shapes.size(); ++i) {
+    absl::StatusOr<int64_t> bytes =
+        CreatedTensorBytes(inferred->dtypes[i], inferred->shapes[i]);
+    all_const = bytes.ok();
+    if (all_const) {
+      largest = std::max(largest, *bytes);
+      total += *bytes;
     }
-    all_const = ChargeFold(bytes);
   }
+  all_const = all_const && fold_budget_->Take(largest, total, input_bytes);
   std::vector<ValuePtr> outs;
   if (all_const) {
     std::vector<Tensor> values;

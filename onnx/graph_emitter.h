@@ -25,6 +25,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/resource_limits.h"
 #include "core/shape.h"
 #include "core/tensor.h"
 #include "proto/graph.pb.h"
@@ -54,17 +55,21 @@ using AttrList = std::map<std::string, AttrValue>;
 
 class GraphEmitter {
  public:
-  // `def` is borrowed and must outlive the emitter. `fold_bytes_left` (may
-  // be null: no budget) is the bytes of constants folding may still create,
-  // shared by the emitters of a model and its subgraphs.
-  explicit GraphEmitter(GraphDef* def, int64_t* fold_bytes_left = nullptr)
-      : def_(def), fold_bytes_left_(fold_bytes_left) {}
+  // `def` and `fold_budget` are borrowed and must outlive the emitter.
+  // `fold_budget` (core/resource_limits.h; may be null: the default limits,
+  // for this emitter alone) is what folding may still create, shared by the
+  // emitters of a model and its subgraphs.
+  explicit GraphEmitter(GraphDef* def, FoldBudget* fold_budget = nullptr)
+      : def_(def),
+        own_budget_(ResourceLimits{}),
+        fold_budget_(fold_budget != nullptr ? fold_budget : &own_budget_) {}
 
-  // Whether a folded constant of `dtype` and `shape` may be created: at
-  // most 16 Mi elements, and within the budget, which it is then charged.
-  // false leaves the computation in the graph to run at run time.
+  // Whether a folded constant of `dtype` and `shape` may be created (within
+  // max_folded_constant_bytes and what is left of max_folded_bytes), which
+  // is then charged. false leaves the computation in the graph to run at
+  // run time.
   bool TakeFoldBytes(DataType dtype, const Shape& shape);
-  int64_t* fold_bytes_left() const { return fold_bytes_left_; }
+  FoldBudget* fold_budget() const { return fold_budget_; }
 
   // A node name not used yet, derived from `hint` (':' and '^' become '_',
   // since they mean ports and control inputs in sluice).
@@ -101,12 +106,9 @@ class GraphEmitter {
   GraphDef* def() { return def_; }
 
  private:
-  // Charges `bytes` to the fold budget; false (nothing charged) when they
-  // do not fit.
-  bool ChargeFold(int64_t bytes);
-
   GraphDef* def_;  // not owned
-  int64_t* fold_bytes_left_;  // not owned; may be null
+  FoldBudget own_budget_;     // when none is given
+  FoldBudget* fold_budget_;   // not owned, or &own_budget_
   absl::flat_hash_set<std::string> names_;
 };
 

@@ -561,7 +561,7 @@ TEST(OnnxImporterLimitsTest, AHugeConstantOfShapeIsFilledAtRunTime) {
 // values.
 TEST(OnnxImporterLimitsTest, TheFoldBudgetLeavesTheRestToRunTime) {
   OnnxImportOptions options;
-  options.limits.max_import_folded_bytes = 100;  // 10x10 float32 is 400
+  options.limits.max_folded_bytes = 100;  // 10x10 float32 is 400
   absl::StatusOr<GraphDef> def =
       Import(ConstantOfShapeModel({10, 10}), "", options);
   ASSERT_TRUE(def.ok()) << def.status();

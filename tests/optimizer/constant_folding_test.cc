@@ -44,12 +44,31 @@ TEST(ConstantFoldingPassTest, CapsTheSizeOfWhatItMakes) {
       .Output("y");
   auto g = m.Build();
   PassOptions small;
-  small.max_folded_constant_bytes = 1024;  // the Expand makes 16 KiB
+  small.limits.max_folded_constant_bytes = 1024;  // the Expand makes 16 KiB
   PassOutput kept = RunPass(*MakeConstantFoldingPass(), *g, small);
   EXPECT_EQ(kept.graph, nullptr);
   PassOutput folded = RunPass(*MakeConstantFoldingPass(), *g);
   ASSERT_NE(folded.graph, nullptr);
   EXPECT_EQ(OpOf(*folded.graph, "big"), "Const");
+}
+
+TEST(ConstantFoldingPassTest, StopsFoldingPastTheTotalBudget) {
+  GraphMaker m;
+  m.Input("x", {64, 64})
+      .Const("one", {1}, {1})
+      .Op("big1", "Expand", {"one"}, {{"shape", optimizer_test::Ints({64, 64})}})
+      .Op("big2", "Expand", {"one"}, {{"shape", optimizer_test::Ints({64, 32})}})
+      .Op("y1", "Add", {"x", "big1"})
+      .Op("y2", "MatMul", {"x", "big2"})
+      .Output("y1")
+      .Output("y2");
+  auto g = m.Build();
+  PassOptions options;
+  options.limits.max_folded_bytes = 20000;  // big1 (16 KiB) fits, then not big2
+  PassOutput out = RunPass(*MakeConstantFoldingPass(), *g, options);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "big1"), "Const");
+  EXPECT_EQ(OpOf(*out.graph, "big2"), "Expand");
 }
 
 TEST(ConstantFoldingPassTest, LeavesAFailingNodeForTheStepToReport) {

@@ -144,12 +144,57 @@ TEST(PipelineTest, SessionSaysAFetchedNodeWasOptimisedAway) {
 
 TEST(PipelineTest, ConfigRejectsANegativeFoldingCap) {
   RuntimeConfig config;
-  config.set_max_folded_constant_bytes(-1);
+  config.mutable_resource_limits()->set_max_folded_constant_bytes(-1);
   absl::Status s = ValidateRuntimeConfig(config);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("max_folded_constant_bytes"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("resource_limits.max_folded_constant_bytes: must be 0 "
+                        "(the default, 16.0 MiB)"));
+  config.mutable_resource_limits()->set_max_folded_constant_bytes(1024);
+  config.mutable_resource_limits()->set_max_folded_bytes(4096);
+  EXPECT_TRUE(ValidateRuntimeConfig(config).ok());
+  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_constant_bytes,
+            1024);
+  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_bytes, 4096);
+}
+
+// RuntimeConfig.max_folded_constant_bytes (field 18) moved into
+// resource_limits: still read, noted as deprecated, and an error beside the
+// field that replaced it.
+TEST(PipelineTest, TheDeprecatedFoldingCapIsReadAndNoted) {
+  RuntimeConfig config;
   config.set_max_folded_constant_bytes(1024);
-  EXPECT_EQ(PassOptionsFromConfig(config).max_folded_constant_bytes, 1024);
+  ASSERT_TRUE(ValidateRuntimeConfig(config).ok());
+  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_constant_bytes,
+            1024);
+  std::vector<std::string> log;
+  NoteDeprecatedFields(config, &log);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_THAT(log[0], HasSubstr("max_folded_constant_bytes is deprecated; "
+                                "read as "
+                                "resource_limits.max_folded_constant_bytes"));
+  config.set_max_folded_constant_bytes(-1);
+  EXPECT_THAT(ValidateRuntimeConfig(config).message(),
+              HasSubstr("max_folded_constant_bytes: must be 0"));
+  config.set_max_folded_constant_bytes(1024);
+  config.mutable_resource_limits()->set_max_folded_constant_bytes(2048);
+  absl::Status s = ValidateRuntimeConfig(config);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("max_folded_constant_bytes: is deprecated and replaced "
+                        "by resource_limits.max_folded_constant_bytes, which "
+                        "is also set"));
+  config = RuntimeConfig();
+  config.mutable_resource_limits()->set_max_import_folded_bytes(4096);
+  log.clear();
+  NoteDeprecatedFields(config, &log);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_THAT(log[0], HasSubstr("read as resource_limits.max_folded_bytes"));
+  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_bytes, 4096);
+  config.mutable_resource_limits()->set_max_folded_bytes(4096);
+  EXPECT_THAT(ValidateRuntimeConfig(config).message(),
+              HasSubstr("resource_limits.max_import_folded_bytes: is "
+                        "deprecated"));
 }
 
 }  // namespace

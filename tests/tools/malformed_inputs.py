@@ -248,6 +248,10 @@ def make_files(d):
     put("cfg_neg_plans.cfg", "plan_cache_max_plans: -5\n")
     put("cfg_neg_limit.cfg", "resource_limits { max_created_tensor_bytes: -1 }\n")
     put("cfg_small_created.cfg", "resource_limits { max_created_tensor_bytes: 10 }\n")
+    # A deprecated field beside the one that replaced it; alone, it is read.
+    put("cfg_both_fold_caps.cfg", "max_folded_constant_bytes: 1024\n"
+        "resource_limits { max_folded_constant_bytes: 2048 }\n")
+    put("cfg_old_fold_cap.cfg", "max_folded_constant_bytes: 1024\n")
     # A 40 KB-less ONNX file asking for a 100,000 x 100,000 constant (37 GiB).
     put("huge_constant.onnx", onnx_model(
         [("Constant", [], ["shape"], "shape", {"value_ints": [100000, 100000]}),
@@ -469,10 +473,13 @@ def cases(f, d):
                           ("cfg_neg_inter.cfg", "inter_op_threads"), ("cfg_bad_device.cfg", "tpu:9"),
                           ("cfg_neg_gpu.cfg", "-3"), ("cfg_huge_int.cfg", "cfg_huge_int.cfg"),
                           ("cfg_neg_plans.cfg", "plan_cache_max_plans"),
-                          ("cfg_neg_limit.cfg", "resource_limits.max_created_tensor_bytes")):
+                          ("cfg_neg_limit.cfg", "resource_limits.max_created_tensor_bytes"),
+                          ("cfg_both_fold_caps.cfg", "replaced by resource_limits.max_folded_constant_bytes")):
         add("config_" + cfg[4:-4], run + ["--config", f[cfg]], FAIL, fragment)
         add("devices_config_" + cfg[4:-4], ["devices", "--config", f[cfg]], FAIL, fragment)
     add("config_empty_ok", run + ["--config", f["cfg_empty.cfg"]], OK, "logits")
+    add("config_deprecated_noted", run + ["--config", f["cfg_old_fold_cap.cfg"]], OK,
+        "max_folded_constant_bytes is deprecated")
 
     # Resource limits: a tiny file or flag asking for gigabytes is refused
     # (or deferred to run time) before anything is allocated.
