@@ -3,6 +3,7 @@
 #include "onnx/graph_emitter.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -166,8 +167,24 @@ absl::StatusOr<ValuePtr> GraphEmitter::AddInput(const std::string& name,
   return v;
 }
 
-bool GraphEmitter::TakeFoldBytes(DataType dtype, const Shape& shape) {
-  return fold_budget_->Take(dtype, shape);
+const ResourceLimits GraphEmitter::kDefaultLimits;
+
+absl::StatusOr<ValuePtr> GraphEmitter::CreateConstant(
+    absl::string_view what, DataType dtype, const Shape& shape,
+    absl::FunctionRef<void(Tensor&)> fill, absl::string_view name_hint) {
+  RETURN_IF_ERROR(CheckCreatedTensor(*limits_, what, dtype, shape));
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape));
+  fill(t);
+  return AddConstant(std::move(t), name_hint);
+}
+
+absl::StatusOr<ValuePtr> GraphEmitter::FoldConstant(
+    DataType dtype, const Shape& shape, absl::FunctionRef<void(Tensor&)> fill,
+    absl::string_view name_hint) {
+  if (!fold_budget_->Take(dtype, shape)) return ValuePtr();
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape));
+  fill(t);
+  return AddConstant(std::move(t), name_hint);
 }
 
 ValuePtr GraphEmitter::AddConstant(Tensor value, absl::string_view name_hint) {
@@ -284,6 +301,14 @@ absl::StatusOr<ValuePtr> GraphEmitter::Emit1(
         absl::StrCat(op, " has ", outs.size(), " outputs, expected 1"));
   }
   return outs[0];
+}
+
+void FillWith(const Tensor& one, Tensor& t) {
+  const size_t size = DataTypeSize(t.dtype());
+  char* dst = static_cast<char*>(t.raw_data());
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    std::memcpy(dst + i * size, one.raw_data(), size);
+  }
 }
 
 Tensor ScalarTensor(DataType dtype, double v) {

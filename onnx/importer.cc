@@ -228,7 +228,7 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
 
   GraphDef def;
   FoldBudget fold_budget(options.limits);
-  GraphEmitter em(&def, &fold_budget);
+  GraphEmitter em(&def, options.limits, &fold_budget);
   ImportContext ctx(&em, &options, opset, base_dir);
   auto fail = [&](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(model_name, ": ", s.message()));

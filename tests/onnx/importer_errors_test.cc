@@ -16,6 +16,7 @@
 #include "graph/loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "onnx/graph_emitter.h"
 #include "onnx/importer.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/op_versions.h"
@@ -574,6 +575,48 @@ TEST(OnnxImporterLimitsTest, TheFoldBudgetLeavesTheRestToRunTime) {
   absl::StatusOr<std::vector<Tensor>> y = (*session)->Run({}, {"y"});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_TRUE(TensorsEqual((*y)[0], *Tensor::Zeros(DT_FLOAT, Shape({10, 10}))));
+}
+
+// The per-constant fold cap is the optimizer's (resource_limits.
+// max_folded_constant_bytes): over it, a ConstantOfShape is a Fill node.
+TEST(OnnxImporterLimitsTest, TheFoldedConstantCapIsTheOptimizersToo) {
+  OnnxImportOptions options;
+  options.limits.max_folded_constant_bytes = 399;  // 10x10 float32 is 400
+  absl::StatusOr<GraphDef> def =
+      Import(ConstantOfShapeModel({10, 10}), "", options);
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_TRUE(HasOp(*def, "Fill"));
+  options.limits.max_folded_constant_bytes = 400;
+  def = Import(ConstantOfShapeModel({10, 10}), "", options);
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_FALSE(HasOp(*def, "Fill"));
+}
+
+// Constants the importer makes go through GraphEmitter: CreateConstant
+// checks max_created_tensor_bytes, FoldConstant the fold budget, both
+// before allocating.
+TEST(GraphEmitterTest, MakesConstantsWithinTheLimits) {
+  GraphDef def;
+  ResourceLimits limits;
+  limits.max_created_tensor_bytes = 400;
+  limits.max_folded_constant_bytes = 400;
+  limits.max_folded_bytes = 600;
+  GraphEmitter em(&def, limits);
+  auto fill = [](Tensor& t) { FillWith(ScalarTensor(DT_FLOAT, 2), t); };
+  absl::StatusOr<ValuePtr> c =
+      em.CreateConstant("mask of 'n'", DT_FLOAT, Shape({10, 10}), fill, "m");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)->constant->flat<float>()[99], 2.0f);
+  c = em.CreateConstant("mask of 'n'", DT_FLOAT, Shape({10, 11}), fill, "m");
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(c.status().message(), HasSubstr("mask of 'n'"));
+  absl::StatusOr<ValuePtr> f =
+      em.FoldConstant(DT_FLOAT, Shape({100}), fill, "f");  // 400 of 600
+  ASSERT_TRUE(f.ok() && *f != nullptr);
+  f = em.FoldConstant(DT_FLOAT, Shape({100}), fill, "f");  // past the total
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(*f, nullptr);
+  EXPECT_EQ(em.fold_budget()->bytes_left(), 200);
 }
 
 // A Range of 10^9 elements is a Range node, not an 8 GB constant.
