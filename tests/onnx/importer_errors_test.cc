@@ -20,55 +20,16 @@
 #include "onnx/importer.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/op_versions.h"
+#include "tests/onnx/onnx_test_util.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::onnx_test {
 namespace {
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-onnx::ModelProto NewModel(int opset = 17) {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  onnx::OperatorSetIdProto* id = model.add_opset_import();
-  id->set_domain("");
-  id->set_version(opset);
-  return model;
-}
-
-void AddInput(onnx::GraphProto* g, const std::string& name,
-              std::vector<int64_t> dims, int elem = onnx::TensorProto::FLOAT) {
-  onnx::ValueInfoProto* v = g->add_input();
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-void AddOutput(onnx::GraphProto* g, const std::string& name) {
-  g->add_output()->set_name(name);
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op,
-                         std::vector<std::string> in,
-                         std::vector<std::string> out,
-                         const std::string& name = "") {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (const auto& s : in) n->add_input(s);
-  for (const auto& s : out) n->add_output(s);
-  return n;
-}
-
-absl::StatusOr<GraphDef> Import(const onnx::ModelProto& model,
-                                const std::string& base_dir = "",
-                                const OnnxImportOptions& options = {}) {
-  return ImportOnnxBytes(model.SerializeAsString(), base_dir, options, "m");
-}
 
 // The value of the Const node a folded graph output points at.
 // `base_dir`: the model's folder, for Consts that refer to external data.
@@ -703,4 +664,4 @@ TEST(OnnxImporterErrorTest, RangeWithAHugeCountIsTooLong) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::onnx_test

@@ -5,13 +5,9 @@
 #include "gtest/gtest.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
 
-using optimizer_test::GraphMaker;
-using optimizer_test::Ints;
-using optimizer_test::OpCounts;
-using optimizer_test::OpOf;
 using ::testing::HasSubstr;
 
 // A block as an exporter without fused ops writes it: a LayerNorm, a GELU
@@ -71,7 +67,7 @@ TEST(PipelineTest, LevelNoneLeavesTheGraph) {
 TEST(PipelineTest, BasicKeepsOpsAndAllFuses) {
   auto g = ExporterBlock();
   absl::StatusOr<OptimizedGraph> basic =
-      OptimizeGraph(optimizer_test::Copy(*g), OPTIMIZATION_BASIC, {});
+      OptimizeGraph(Copy(*g), OPTIMIZATION_BASIC, {});
   ASSERT_TRUE(basic.ok());
   auto ops = OpCounts(*basic->graph);
   EXPECT_EQ(ops["Identity"], 0);
@@ -84,7 +80,7 @@ TEST(PipelineTest, BasicKeepsOpsAndAllFuses) {
   EXPECT_EQ(ops["LayerNorm"], 0);
 
   absl::StatusOr<OptimizedGraph> all =
-      OptimizeGraph(optimizer_test::Copy(*g), OPTIMIZATION_DEFAULT, {});
+      OptimizeGraph(Copy(*g), OPTIMIZATION_DEFAULT, {});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->level, OPTIMIZATION_ALL);
   ops = OpCounts(*all->graph);
@@ -96,10 +92,10 @@ TEST(PipelineTest, BasicKeepsOpsAndAllFuses) {
   EXPECT_LT(all->graph->num_nodes(), basic->graph->num_nodes());
   for (const PassRecord& r : all->records) EXPECT_EQ(r.error, "") << r.pass;
   EXPECT_THAT(all->removed_nodes, ::testing::Contains("mean"));
-  optimizer_test::ExpectSameOutputs(*g, *all->graph,
-                                    optimizer_test::RandomFeeds(*g, 21));
-  optimizer_test::ExpectSameOutputs(*g, *basic->graph,
-                                    optimizer_test::RandomFeeds(*g, 22));
+  ExpectSameOutputs(*g, *all->graph,
+                                    RandomFeeds(*g, 21));
+  ExpectSameOutputs(*g, *basic->graph,
+                                    RandomFeeds(*g, 22));
 
   const std::vector<std::string> lines = DescribeOptimization(*all, 0);
   ASSERT_FALSE(lines.empty());
@@ -127,7 +123,7 @@ TEST(PipelineTest, SessionSaysAFetchedNodeWasOptimisedAway) {
   absl::StatusOr<std::unique_ptr<Session>> s =
       Session::Create(ExporterBlock(), config);
   ASSERT_TRUE(s.ok()) << s.status();
-  Feeds feeds = optimizer_test::RandomFeeds((*s)->graph(), 1);
+  Feeds feeds = RandomFeeds((*s)->graph(), 1);
   absl::StatusOr<std::vector<Tensor>> r = (*s)->Run(feeds, {"g_erf"});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(),
@@ -198,4 +194,4 @@ TEST(PipelineTest, TheDeprecatedFoldingCapIsReadAndNoted) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test
