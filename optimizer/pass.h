@@ -61,6 +61,7 @@ std::unique_ptr<Pass> MakeConvScaleFoldingPass();
 std::unique_ptr<Pass> MakeLayerNormFusionPass();
 std::unique_ptr<Pass> MakeGeluFusionPass();
 std::unique_ptr<Pass> MakeSoftmaxFusionPass();
+std::unique_ptr<Pass> MakeConvActivationFusionPass();
 
 }  // namespace sluice
 

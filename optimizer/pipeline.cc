@@ -48,6 +48,7 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level) {
     passes.push_back(MakeLayerNormFusionPass());
     passes.push_back(MakeGeluFusionPass());
     passes.push_back(MakeSoftmaxFusionPass());
+    passes.push_back(MakeConvActivationFusionPass());
     passes.push_back(MakeCommonSubexpressionPass());
     passes.push_back(MakeDeadNodePass());
   }

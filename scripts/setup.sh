@@ -7,6 +7,9 @@
 #   scripts/setup.sh --onnx   # also .venv-onnx: numpy, onnx, onnxruntime
 #                             # (tests/onnx/requirements.txt), for the ONNX
 #                             # test-data scripts and the node-suite harness
+#   scripts/setup.sh --python # also .venv-python: the wheel's pinned build
+#                             # backend and the pytest suite's packages
+#                             # (tests/python/requirements.txt)
 #
 # Set SLUICE_SKIP_APT=1 to skip the package step (machines without apt or
 # network, where the packages are provided some other way).
@@ -77,6 +80,10 @@ create_venv() {
 install_packages
 create_venv .venv scripts/requirements.txt
 # .venv-onnx, on request (tests/onnx/node_suite.py and its CTest).
-if [[ "${1:-}" == "--onnx" ]]; then
-  create_venv .venv-onnx tests/onnx/requirements.txt
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --onnx) create_venv .venv-onnx tests/onnx/requirements.txt ;;
+    # .venv-python, on request (scripts/python_test.sh).
+    --python) create_venv .venv-python tests/python/requirements.txt ;;
+  esac
+done

@@ -2,7 +2,9 @@
 # Sets up the machine (with .venv-onnx, whose onnx package generates the
 # ONNX node cases that CTest onnx_node_suite runs), builds, and runs the
 # whole test suite, then installs the build and builds and runs a program
-# against the installed library (scripts/consumer_test.sh). Then the
+# against the installed library (scripts/consumer_test.sh), then builds the
+# Python wheel (CPU only) and runs its pytest suite against the installed
+# wheel (scripts/python_test.sh; skip with SLUICE_SKIP_PYTHON=1). Then the
 # sanitizer build (scripts/sanitize.sh: clang, ASan + UBSan, -Wthread-safety,
 # CPU only, in build-asan/) runs the whole CTest suite again and each libFuzzer
 # target for 20 s. CI runs all of this (.ci/run).
@@ -17,6 +19,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/build.sh"
 ctest --test-dir "$ROOT/build" --output-on-failure -j2
 "$ROOT/scripts/consumer_test.sh" "$ROOT/build"
+if [[ "${SLUICE_SKIP_PYTHON:-0}" != "1" ]]; then
+  "$ROOT/scripts/python_test.sh"
+fi
 if [[ "${SLUICE_SKIP_SANITIZE:-0}" != "1" ]]; then
   "$ROOT/scripts/sanitize.sh"
 fi

@@ -13,9 +13,11 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/status_macros.h"
 #include "device/gpu_device.h"
 #include "executor/session.h"
 #include "executor/step_stats.h"
@@ -182,41 +184,25 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
-int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) {
-  std::vector<std::string> notes;
-  const Clock::time_point t0 = Clock::now();
-  absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
-      options.model_path, options.config_path, options.device, options.dims,
-      &notes);
-  if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
-  const double create_s = Seconds(t0, Clock::now());
-
+absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
+                                         const BenchOptions& options,
+                                         double create_s,
+                                         std::vector<std::string> notes) {
   if (!options.trace_path.empty()) {
-    if (absl::Status c = CheckOutputFile(options.trace_path, "--trace");
-        !c.ok()) {
-      return FailCommand(c, options.json, out, err);
-    }
+    RETURN_IF_ERROR(CheckOutputFile(options.trace_path, "--trace"));
   }
-  Feeds feeds;
-  absl::Status s = MakeFeeds((*session)->graph(), options.inputs,
-                             options.random_inputs, options.seed, &feeds, &notes,
-                             EffectiveResourceLimits((*session)->config()));
-  if (!s.ok()) return FailCommand(s, options.json, out, err);
-
   Clock::time_point start = Clock::now();
-  absl::StatusOr<std::vector<Tensor>> first = (*session)->Run(feeds);
+  absl::StatusOr<std::vector<Tensor>> first = session.Run(feeds);
   if (!first.ok()) {
-    absl::Status status = WithFeedHint(first.status(), (*session)->graph(),
-                                       feeds, options.random_inputs);
-    return FailCommand(status, options.json, out, err);
+    return WithFeedHint(first.status(), session.graph(), feeds,
+                        options.random_inputs);
   }
   const double first_s = Seconds(start, Clock::now());
   for (int i = 0; i < options.warmup; ++i) {
-    absl::StatusOr<std::vector<Tensor>> r = (*session)->Run(feeds);
-    if (!r.ok()) return FailCommand(r.status(), options.json, out, err);
+    RETURN_IF_ERROR(session.Run(feeds).status());
   }
 
-  Progress progress(!options.json && isatty(STDERR_FILENO));
+  Progress progress(options.progress && !options.json && isatty(STDERR_FILENO));
   std::vector<double> latencies;
   const Clock::time_point timed = Clock::now();
   while (true) {
@@ -231,27 +217,22 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
       break;
     }
     start = Clock::now();
-    absl::StatusOr<std::vector<Tensor>> r = (*session)->Run(feeds);
-    if (!r.ok()) return FailCommand(r.status(), options.json, out, err);
+    RETURN_IF_ERROR(session.Run(feeds).status());
     latencies.push_back(Seconds(start, Clock::now()));
     progress.Show(options.runs > 0
                       ? static_cast<double>(latencies.size()) / options.runs
                       : elapsed / options.seconds);
   }
   const double total = Seconds(timed, Clock::now());
-  const Session::Stats session_stats = (*session)->stats();
+  const Session::Stats session_stats = session.stats();
   std::vector<double> sorted = latencies;
   std::sort(sorted.begin(), sorted.end());
 
   // One more step, profiled node by node.
   StepStats stats;
-  absl::StatusOr<std::vector<Tensor>> profiled =
-      (*session)->RunWithStats(feeds, {}, &stats);
-  if (!profiled.ok()) return FailCommand(profiled.status(), options.json, out, err);
+  RETURN_IF_ERROR(session.RunWithStats(feeds, {}, &stats).status());
   if (!options.trace_path.empty()) {
-    if (absl::Status t = WriteChromeTrace(stats, options.trace_path); !t.ok()) {
-      return FailCommand(t, options.json, out, err);
-    }
+    RETURN_IF_ERROR(WriteChromeTrace(stats, options.trace_path));
   }
   const Profile profile = Summarize(stats);
   const size_t top = static_cast<size_t>(options.top);
@@ -271,7 +252,7 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
                  {"gpu_graph_steps", session_stats.gpu_graph_steps}};
   json memory = json::array();
   std::vector<std::string> memory_lines;
-  for (Device* d : (*session)->devices()) {
+  for (Device* d : session.devices()) {
     if (d->type() != DeviceType::kGpu) continue;
     AllocatorStats st = static_cast<GpuDevice*>(d)->allocator_stats();
     memory.push_back({{"device", d->name()}, {"peak_bytes_in_use", st.peak_bytes_in_use},
@@ -302,13 +283,8 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
                        {"top_nodes", nodes},
                        {"links", links}};
   result["notes"] = notes;
-  if (options.json) {
-    out << DumpJson(result) << "\n";
-    return kExitOk;
-  }
-  for (const std::string& note : notes) {
-    err << "note: " << EscapeForTerminal(note) << "\n";
-  }
+
+  std::ostringstream out;
   out << "model: " << EscapeForTerminal(options.model_path) << "\n"
       << "session creation: " << Ms(create_s) << "\n"
       << "first run: " << Ms(first_s) << "\n"
@@ -337,6 +313,34 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   if (link_lines.empty()) out << " none (no copies between devices)";
   out << "\n";
   for (const std::string& line : link_lines) out << line << "\n";
+  return BenchReport{DumpJson(result), out.str(), std::move(notes)};
+}
+
+int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> notes;
+  const Clock::time_point t0 = Clock::now();
+  absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
+      options.model_path, options.config_path, options.device, options.dims,
+      &notes);
+  if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
+  const double create_s = Seconds(t0, Clock::now());
+
+  Feeds feeds;
+  absl::Status s = MakeFeeds((*session)->graph(), options.inputs,
+                             options.random_inputs, options.seed, &feeds, &notes,
+                             EffectiveResourceLimits((*session)->config()));
+  if (!s.ok()) return FailCommand(s, options.json, out, err);
+  absl::StatusOr<BenchReport> report =
+      BenchSession(**session, feeds, options, create_s, std::move(notes));
+  if (!report.ok()) return FailCommand(report.status(), options.json, out, err);
+  if (options.json) {
+    out << report->json << "\n";
+    return kExitOk;
+  }
+  for (const std::string& note : report->notes) {
+    err << "note: " << EscapeForTerminal(note) << "\n";
+  }
+  out << report->text;
   return kExitOk;
 }
 

@@ -56,7 +56,7 @@ std::string CudnnLine(const CudnnInfo& cudnn) {
         kUseCudnnByDefault
             ? "Conv and ConvTranspose on GPUs use it"
             : "Conv and ConvTranspose on GPUs use it with use_cudnn: true "
-              "in the config (off by default until validated on a GPU)");
+              "in the config");
   }
   if (cudnn.version == 0 && cudnn.library.empty()) {
     return absl::StrCat("not found (", cudnn.reason, ")");
@@ -250,6 +250,8 @@ int RunDevices(const DevicesOptions& options, std::ostream& out,
   }
   return kExitOk;
 }
+
+std::string DevicesJson() { return DumpJson(InventoryJson(DiscoverDevices())); }
 
 int DevicesMain(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err) {

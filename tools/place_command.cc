@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <set>
 #include <utility>
 #include <string>
@@ -291,14 +292,11 @@ absl::StatusOr<DeviceTopology> Topology(const PlaceOptions& o,
   return std::move(machine.topology);
 }
 
-// Places and prints; a failed placement is an error status.
-absl::Status Place(const PlaceOptions& o, std::ostream& out) {
-  std::vector<std::string> notes;
-  if (!o.dot_path.empty()) RETURN_IF_ERROR(CheckOutputFile(o.dot_path, "--dot"));
-  ASSIGN_OR_RETURN(RuntimeConfig config,
-                   LoadEffectiveConfig(o.config_path, &notes));
-  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> loaded,
-                   LoadModelGraph(o.model_path));
+// Places a loaded graph with `config` (environment overrides applied) and
+// prints; a failed placement is an error status.
+absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
+                         std::unique_ptr<const Graph> loaded,
+                         std::vector<std::string> notes, std::ostream& out) {
   // The graph a session would run: after the config's passes.
   OptimizationLevel level = config.optimization_level();
   if (!o.optimization_level.empty()) {
@@ -366,7 +364,28 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
   return absl::OkStatus();
 }
 
+// Places and prints; a failed placement is an error status.
+absl::Status Place(const PlaceOptions& o, std::ostream& out) {
+  std::vector<std::string> notes;
+  if (!o.dot_path.empty()) RETURN_IF_ERROR(CheckOutputFile(o.dot_path, "--dot"));
+  ASSIGN_OR_RETURN(RuntimeConfig config,
+                   LoadEffectiveConfig(o.config_path, &notes));
+  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> loaded,
+                   LoadModelGraph(o.model_path));
+  return PlaceLoaded(o, config, std::move(loaded), std::move(notes), out);
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> PlaceGraphJson(PlaceOptions options,
+                                           const RuntimeConfig& config,
+                                           std::unique_ptr<const Graph> graph) {
+  options.json = true;
+  options.dot_path.clear();
+  std::ostringstream out;
+  RETURN_IF_ERROR(PlaceLoaded(options, config, std::move(graph), {}, out));
+  return out.str();
+}
 
 void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
   app->description(

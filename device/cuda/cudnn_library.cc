@@ -45,6 +45,11 @@ void ForEachEntryPoint(CudnnApi* api, Fn&& fn) {
   fn("cudnnFindConvolutionForwardAlgorithmEx",
      &api->FindConvolutionForwardAlgorithmEx);
   fn("cudnnConvolutionForward", &api->ConvolutionForward);
+  fn("cudnnConvolutionBiasActivationForward",
+     &api->ConvolutionBiasActivationForward);
+  fn("cudnnCreateActivationDescriptor", &api->CreateActivationDescriptor);
+  fn("cudnnSetActivationDescriptor", &api->SetActivationDescriptor);
+  fn("cudnnDestroyActivationDescriptor", &api->DestroyActivationDescriptor);
   fn("cudnnGetConvolutionBackwardDataAlgorithmMaxCount",
      &api->GetConvolutionBackwardDataAlgorithmMaxCount);
   fn("cudnnGetConvolutionBackwardDataAlgorithm_v7",

@@ -69,6 +69,13 @@ struct CudnnApi {
   decltype(&::cudnnFindConvolutionForwardAlgorithmEx)
       FindConvolutionForwardAlgorithmEx = nullptr;
   decltype(&::cudnnConvolutionForward) ConvolutionForward = nullptr;
+  decltype(&::cudnnConvolutionBiasActivationForward)
+      ConvolutionBiasActivationForward = nullptr;
+  decltype(&::cudnnCreateActivationDescriptor) CreateActivationDescriptor =
+      nullptr;
+  decltype(&::cudnnSetActivationDescriptor) SetActivationDescriptor = nullptr;
+  decltype(&::cudnnDestroyActivationDescriptor) DestroyActivationDescriptor =
+      nullptr;
   decltype(&::cudnnGetConvolutionBackwardDataAlgorithmMaxCount)
       GetConvolutionBackwardDataAlgorithmMaxCount = nullptr;
   decltype(&::cudnnGetConvolutionBackwardDataAlgorithm_v7)

@@ -59,6 +59,38 @@ absl::Status Conv2DFn(InferenceContext& c) {
   return absl::OkStatus();
 }
 
+// FusedConv2D: Conv2D's output, then args = [bias [O]] or [bias, side]
+// where side has the output's shape.
+absl::Status FusedConv2DFn(InferenceContext& c) {
+  RETURN_IF_ERROR(Conv2DFn(c));
+  ASSIGN_OR_RETURN(std::string activation, c.attrs().GetString("activation"));
+  if (activation != "none" && activation != "relu") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "activation must be \"none\" or \"relu\", got \"", activation, "\""));
+  }
+  const int args = c.num_inputs() - 2;
+  if (args != 1 && args != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "FusedConv2D takes a bias and at most one side input after the input "
+        "and filter, got ", args, " more inputs"));
+  }
+  const Shape& out = c.output_shapes()[0];
+  const Shape& f = c.input_shape(1);
+  const int64_t channels = f.unknown_rank() || f.rank() < 1 ? kUnknownDim : f.dim(0);
+  if (!c.input_shape(2).IsCompatibleWith(Shape({channels}))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bias ", c.input_shape(2).DebugString(), " must have shape [",
+        channels == kUnknownDim ? std::string("O") : absl::StrCat(channels),
+        "] (one value per output channel)"));
+  }
+  if (args == 2 && !c.input_shape(3).IsCompatibleWith(out)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "side input ", c.input_shape(3).DebugString(),
+        " must have the output's shape ", out.DebugString()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PoolFn(InferenceContext& c) {
   ASSIGN_OR_RETURN(Conv2DParams p, GetWindowParams(c.attrs(), false));
   ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
@@ -132,6 +164,29 @@ void RegisterNnOps(OpRegistry* r) {
                        .ShapeFn(Conv2DFn)
                        .Doc("NCHW convolution; filter [O, C/group, KH, KW]; "
                             "pads are top, left, bottom, right.")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("FusedConv2D")
+                       .Input("input", "T")
+                       .Input("filter", "T")
+                       .InputList("args", "T", "num_args")
+                       .Output("output", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("num_args", AttrType::kInt)
+                       .Attr("strides", AttrType::kListInt,
+                             MakeIntListAttr({1, 1}))
+                       .Attr("pads", AttrType::kListInt,
+                             MakeIntListAttr({0, 0, 0, 0}))
+                       .Attr("dilations", AttrType::kListInt,
+                             MakeIntListAttr({1, 1}))
+                       .Attr("group", AttrType::kInt, MakeIntAttr(1))
+                       .Attr("activation", AttrType::kString,
+                             MakeStringAttr("none"))
+                       .ShapeFn(FusedConv2DFn)
+                       .Doc("activation(Conv2D(input, filter) + bias[o] "
+                            "(+ side)): args are the bias [O] and optionally "
+                            "a side input of the output's shape (a residual); "
+                            "activation \"none\" or \"relu\". The optimizer's "
+                            "conv_activation_fusion makes it.")
                        .Build());
   RegisterOrDie(r, Pool("MaxPool").Doc("NCHW max pooling.").Build());
   RegisterOrDie(r, Pool("AvgPool")

@@ -1,7 +1,8 @@
 // Conv2D, NCHW, with strides, pads, dilations and groups: for each image
 // and group, im2col into a scratch tensor, then one GEMM
 // (filter [O/g, C/g*KH*KW] x columns [C/g*KH*KW, OH*OW]). A 1x1 convolution
-// with unit strides and no padding skips im2col.
+// with unit strides and no padding skips im2col. FusedConv2D adds the bias
+// (and side input) and applies its activation in one pass after the GEMMs.
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -60,6 +61,55 @@ absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
   return p;
 }
 
+// Conv2D of x and f into a new output 0 of the kernel's context.
+absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p) {
+  RETURN_IF_ERROR(CheckHostInputs(*ctx));
+  const Tensor& x = ctx->input(0);
+  const Tensor& f = ctx->input(1);
+  RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
+  RETURN_IF_ERROR(CheckDtype(f, DT_FLOAT, "filter"));
+  RETURN_IF_ERROR(CheckRank(x, 4, "Conv2D input"));
+  RETURN_IF_ERROR(CheckRank(f, 4, "Conv2D filter"));
+  ASSIGN_OR_RETURN(Shape shape, ::sluice::Conv2DShape(x.shape(), f.shape(), p));
+  const int64_t groups = p.group;
+  ConvGeometry g{x.dim(1) / groups, x.dim(2), x.dim(3), f.dim(2), f.dim(3),
+                 shape.dim(2), shape.dim(3), p.strides[0], p.strides[1],
+                 p.dilations[0], p.dilations[1], p.pads[0], p.pads[1]};
+  // Conv2DShape checked these; the loops below rely on them.
+  if (x.dim(1) != g.c * groups || f.dim(1) != g.c || f.dim(0) % groups != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Conv2D channels do not match: input ", x.shape().DebugString(),
+        ", filter ", f.shape().DebugString(), ", group ", groups));
+  }
+  ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
+  if (y->NumElements() == 0) return y;
+  const int64_t og = f.dim(0) / groups;
+  const int64_t k = g.c * g.kh * g.kw;
+  const int64_t spatial = g.oh * g.ow;
+  const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
+                      p.pads[0] == 0 && p.pads[1] == 0 && p.pads[2] == 0 &&
+                      p.pads[3] == 0;
+  Tensor col;
+  if (!direct) {
+    ASSIGN_OR_RETURN(col, ctx->allocate_temp(DT_FLOAT, Shape({k, spatial})));
+  }
+  const auto* pool = ctx->device()->eigen_cpu_device();
+  for (int64_t n = 0; n < x.dim(0); ++n) {
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const float* in = x.data<float>() + (n * x.dim(1) + gi * g.c) * g.h * g.w;
+      const float* cols = in;
+      if (!direct) {
+        Im2Col(*ctx, in, g, col.data<float>());
+        cols = col.data<float>();
+      }
+      Gemm<float>(pool, f.data<float>() + gi * og * k, cols,
+                  y->data<float>() + (n * f.dim(0) + gi * og) * spatial, og,
+                  spatial, k, false, false);
+    }
+  }
+  return y;
+}
+
 class Conv2DKernel final : public OpKernel {
  public:
   using Attrs = Conv2DParams;
@@ -70,58 +120,74 @@ class Conv2DKernel final : public OpKernel {
       : OpKernel(node), params_(std::move(attrs)) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    const Tensor& x = ctx->input(0);
-    const Tensor& f = ctx->input(1);
-    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
-    RETURN_IF_ERROR(CheckDtype(f, DT_FLOAT, "filter"));
-    RETURN_IF_ERROR(CheckRank(x, 4, "Conv2D input"));
-    RETURN_IF_ERROR(CheckRank(f, 4, "Conv2D filter"));
-    const Conv2DParams& p = params_;
-    ASSIGN_OR_RETURN(Shape shape,
-                     ::sluice::Conv2DShape(x.shape(), f.shape(), p));
-    const int64_t groups = p.group;
-    ConvGeometry g{x.dim(1) / groups, x.dim(2), x.dim(3), f.dim(2), f.dim(3),
-                   shape.dim(2), shape.dim(3), p.strides[0], p.strides[1],
-                   p.dilations[0], p.dilations[1], p.pads[0], p.pads[1]};
-    // Conv2DShape checked these; the loops below rely on them.
-    if (x.dim(1) != g.c * groups || f.dim(1) != g.c ||
-        f.dim(0) % groups != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Conv2D channels do not match: input ", x.shape().DebugString(),
-          ", filter ", f.shape().DebugString(), ", group ", groups));
-    }
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
-    if (y->NumElements() == 0) return absl::OkStatus();
-    const int64_t og = f.dim(0) / groups;
-    const int64_t k = g.c * g.kh * g.kw;
-    const int64_t spatial = g.oh * g.ow;
-    const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
-                        p.pads[0] == 0 && p.pads[1] == 0 && p.pads[2] == 0 &&
-                        p.pads[3] == 0;
-    Tensor col;
-    if (!direct) {
-      ASSIGN_OR_RETURN(col, ctx->allocate_temp(DT_FLOAT, Shape({k, spatial})));
-    }
-    const auto* pool = ctx->device()->eigen_cpu_device();
-    for (int64_t n = 0; n < x.dim(0); ++n) {
-      for (int64_t gi = 0; gi < groups; ++gi) {
-        const float* in = x.data<float>() + (n * x.dim(1) + gi * g.c) * g.h * g.w;
-        const float* cols = in;
-        if (!direct) {
-          Im2Col(*ctx, in, g, col.data<float>());
-          cols = col.data<float>();
-        }
-        Gemm<float>(pool, f.data<float>() + gi * og * k, cols,
-                    y->data<float>() + (n * f.dim(0) + gi * og) * spatial, og,
-                    spatial, k, false, false);
-      }
-    }
-    return absl::OkStatus();
+    return ConvInto(ctx, params_).status();
   }
 
  private:
   const Conv2DParams params_;
+};
+
+struct FusedConvAttrs {
+  Conv2DParams conv;
+  bool relu = false;
+};
+
+// FusedConv2D: the convolution, then y = act(y + bias[o] (+ side)) in place,
+// one pass over the output.
+class FusedConv2DKernel final : public OpKernel {
+ public:
+  using Attrs = FusedConvAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    FusedConvAttrs a;
+    ASSIGN_OR_RETURN(a.conv, ReadParams(node.attrs()));
+    ASSIGN_OR_RETURN(std::string act, node.attrs().GetString("activation"));
+    a.relu = act == "relu";
+    return a;
+  }
+  FusedConv2DKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    const Tensor& bias = ctx->input(2);
+    RETURN_IF_ERROR(CheckDtype(bias, DT_FLOAT, "bias"));
+    const Tensor* side = ctx->num_inputs() > 3 ? &ctx->input(3) : nullptr;
+    if (side != nullptr) RETURN_IF_ERROR(CheckDtype(*side, DT_FLOAT, "side"));
+    ASSIGN_OR_RETURN(Tensor * y, ConvInto(ctx, attrs_.conv));
+    const int64_t channels = y->shape().dim(1);
+    if (bias.NumElements() != channels ||
+        (side != nullptr && !(side->shape() == y->shape()))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "FusedConv2D: bias ", bias.shape().DebugString(), " must have ",
+          channels, " values", side == nullptr ? "" : " and side ",
+          side == nullptr ? "" : side->shape().DebugString(),
+          side == nullptr ? "" : " the output's shape ",
+          side == nullptr ? "" : y->shape().DebugString()));
+    }
+    if (y->NumElements() == 0) return absl::OkStatus();
+    const int64_t spatial = y->shape().dim(2) * y->shape().dim(3);
+    const int64_t planes = y->shape().dim(0) * channels;
+    float* out = y->data<float>();
+    const float* b = bias.data<float>();
+    const float* z = side == nullptr ? nullptr : side->data<float>();
+    const bool relu = attrs_.relu;
+    ParallelFor(*ctx, planes, static_cast<double>(spatial),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t plane = begin; plane < end; ++plane) {
+                    const float bv = b[plane % channels];
+                    float* row = out + plane * spatial;
+                    const float* zrow = z == nullptr ? nullptr : z + plane * spatial;
+                    for (int64_t i = 0; i < spatial; ++i) {
+                      float v = row[i] + bv;
+                      if (zrow != nullptr) v += zrow[i];
+                      row[i] = relu && v < 0.0f ? 0.0f : v;
+                    }
+                  }
+                });
+    return absl::OkStatus();
+  }
+
+ private:
+  const FusedConvAttrs attrs_;
 };
 
 }  // namespace
@@ -129,6 +195,8 @@ class Conv2DKernel final : public OpKernel {
 void RegisterConvKernels(KernelRegistry* r) {
   r->Register(CpuKernel("Conv2D", {{"T", CpuNnTypes()}},
                         MakeKernel<Conv2DKernel>));
+  r->Register(CpuKernel("FusedConv2D", {{"T", CpuNnTypes()}},
+                        MakeKernel<FusedConv2DKernel>));
 }
 
 }  // namespace sluice::cpu

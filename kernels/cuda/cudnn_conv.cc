@@ -47,6 +47,8 @@ struct Entry {
     if (y != nullptr) api->DestroyTensorDescriptor(y);
     if (w != nullptr) api->DestroyFilterDescriptor(w);
     if (conv != nullptr) api->DestroyConvolutionDescriptor(conv);
+    if (bias != nullptr) api->DestroyTensorDescriptor(bias);
+    if (relu != nullptr) api->DestroyActivationDescriptor(relu);
   }
   Entry(const Entry&) = delete;
   Entry& operator=(const Entry&) = delete;
@@ -56,6 +58,11 @@ struct Entry {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
+  // For the fused epilogue, made on first use: bias [1, O, 1...], Relu.
+  cudnnTensorDescriptor_t bias = nullptr;
+  cudnnActivationDescriptor_t relu = nullptr;
+  std::string fused_refused;  // non-empty: cuDNN refused the fused call; why
+  int64_t fused_runs = 0;
   cudnnMathType_t requested_math = CUDNN_DEFAULT_MATH;
   std::vector<Candidate> candidates;  // fastest first
   int64_t find_workspace = 0;
@@ -365,10 +372,39 @@ absl::Status Measure(OpKernelContext* ctx, GpuDevice* gpu,
   return absl::OkStatus();
 }
 
-// Runs one algorithm. UNIMPLEMENTED when cuDNN refuses it.
+// The fused epilogue's descriptors (float32 bias [1, O, 1...] and Relu,
+// NaN propagated as the CPU kernel does), made once per entry.
+absl::Status EnsureEpilogueDescriptors(const CudnnApi& api,
+                                       const CudnnConvProblem& p, Entry* e) {
+  if (e->bias == nullptr) {
+    const int rank = static_cast<int>(p.image.size()) + 2;
+    std::vector<int> dims(rank, 1), strides(rank, 1);
+    dims[1] = static_cast<int>(p.out_channels);
+    strides[0] = dims[1];
+    RETURN_IF_ERROR(api.Check(api.CreateTensorDescriptor(&e->bias),
+                              "cudnnCreateTensorDescriptor"));
+    RETURN_IF_ERROR(api.Check(
+        api.SetTensorNdDescriptor(e->bias, CUDNN_DATA_FLOAT, rank, dims.data(),
+                                  strides.data()),
+        "cudnnSetTensorNdDescriptor (bias)"));
+  }
+  if (e->relu == nullptr) {
+    RETURN_IF_ERROR(api.Check(api.CreateActivationDescriptor(&e->relu),
+                              "cudnnCreateActivationDescriptor"));
+    RETURN_IF_ERROR(api.Check(
+        api.SetActivationDescriptor(e->relu, CUDNN_ACTIVATION_RELU,
+                                    CUDNN_PROPAGATE_NAN, 0.0),
+        "cudnnSetActivationDescriptor"));
+  }
+  return absl::OkStatus();
+}
+
+// Runs one algorithm, with the epilogue when `ep` is given (float32
+// forward only). UNIMPLEMENTED when cuDNN refuses it.
 absl::Status RunOne(const CudnnConvState& st, const CudnnConvProblem& p,
                     const Entry& e, const Candidate& c, const void* x,
-                    const void* w, void* y, void* ws, size_t ws_bytes) {
+                    const void* w, void* y, void* ws, size_t ws_bytes,
+                    const CudnnEpilogue* ep = nullptr) {
   const CudnnApi& api = *st.api();
   RETURN_IF_ERROR(api.Check(api.SetConvolutionMathType(
                                 e.conv, e.requested_math == CUDNN_FMA_MATH
@@ -380,6 +416,18 @@ absl::Status RunOne(const CudnnConvState& st, const CudnnConvProblem& p,
   const bool dbl = p.dtype == DT_DOUBLE;
   const void* alpha = dbl ? static_cast<const void*>(&one_d) : &one_f;
   const void* beta = dbl ? static_cast<const void*>(&zero_d) : &zero_f;
+  if (ep != nullptr) {
+    // y = relu(conv(x) + alpha2 * z + bias); z is y itself (alpha2 0)
+    // when there is no side input.
+    const float alpha2 = ep->side != nullptr ? 1.0f : 0.0f;
+    return api.Check(
+        api.ConvolutionBiasActivationForward(
+            st.handle(), &one_f, e.x, x, e.w, w, e.conv,
+            static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws, ws_bytes,
+            &alpha2, e.y, ep->side != nullptr ? ep->side : y, e.bias, ep->bias,
+            e.relu, e.y, y),
+        "cudnnConvolutionBiasActivationForward");
+  }
   if (!p.transpose) {
     return api.Check(
         api.ConvolutionForward(st.handle(), alpha, e.x, x, e.w, w, e.conv,
@@ -453,7 +501,10 @@ absl::Status CudnnCanExpress(const CudnnConvProblem& p) {
 
 absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
                                   const CudnnConvProblem& p, const void* x,
-                                  const void* w, void* y, std::string* why_not) {
+                                  const void* w, void* y, std::string* why_not,
+                                  const CudnnEpilogue* epilogue,
+                                  bool* epilogue_done) {
+  if (epilogue_done != nullptr) *epilogue_done = false;
   auto refuse = [&](std::string why) {
     if (why_not != nullptr) *why_not = std::move(why);
     return false;
@@ -518,6 +569,19 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
                                    ? ""
                                    : " within the memory left for a workspace"));
   }
+  // The epilogue in the same call: float32 forward convolutions with Relu
+  // (cuDNN's legacy fused call supports every algorithm with Relu, only
+  // one without), unless cuDNN refused it for this problem before.
+  bool fuse = epilogue != nullptr && epilogue_done != nullptr &&
+              epilogue->relu && !p.transpose && p.dtype == DT_FLOAT &&
+              e->fused_refused.empty();
+  if (fuse) {
+    absl::Status s = EnsureEpilogueDescriptors(**api, p, e);
+    if (!s.ok()) {
+      e->fused_refused = std::string(s.message());
+      fuse = false;
+    }
+  }
   // The fastest algorithm whose workspace the memory limit allows now.
   absl::Status last_error;
   for (const Candidate& c : e->candidates) {
@@ -529,8 +593,23 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
       RETURN_IF_ERROR(t.status());
       ws = *std::move(t);
     }
-    absl::Status s = RunOne(*st, p, *e, c, x, w, y,
-                            c.memory > 0 ? ws.raw_data() : nullptr, c.memory);
+    void* ws_data = c.memory > 0 ? ws.raw_data() : nullptr;
+    if (fuse) {
+      absl::Status f = RunOne(*st, p, *e, c, x, w, y, ws_data, c.memory, epilogue);
+      if (f.ok()) {
+        *epilogue_done = true;
+        ++e->fused_runs;
+        e->last_algo = c.algo;
+        e->last_workspace = static_cast<int64_t>(c.memory);
+        ++e->runs;
+        return true;
+      }
+      // Refused (NOT_SUPPORTED for this algorithm or problem): the plain
+      // call below, and the caller's epilogue, from now on.
+      e->fused_refused = std::string(f.message());
+      fuse = false;
+    }
+    absl::Status s = RunOne(*st, p, *e, c, x, w, y, ws_data, c.memory);
     if (!s.ok()) {  // refused at run time (NOT_SUPPORTED, BAD_PARAM): next
       last_error = s;
       continue;
@@ -569,6 +648,8 @@ std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
     c.last_algo = e->last_algo;
     c.last_workspace_bytes = e->last_workspace;
     c.runs = e->runs;
+    c.fused_runs = e->fused_runs;
+    c.fused_refused = e->fused_refused;
     out.push_back(std::move(c));
   }
   return out;

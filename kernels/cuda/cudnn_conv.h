@@ -69,10 +69,22 @@ absl::Status CudnnCanExpress(const CudnnConvProblem& p);
 // libcudnn is missing or too old, CudnnCanExpress, cuDNN has no algorithm
 // for it, or no algorithm's workspace fits in the memory left). Errors: a
 // cuDNN or CUDA failure while running.
+//
+// With `epilogue` (FusedConv2D), cuDNN may also apply y = relu(y + bias
+// (+ side)) in the same call (cudnnConvolutionBiasActivationForward: float32
+// forward convolutions with Relu); `*epilogue_done` says whether it did.
+// When it did not, the caller applies the epilogue itself.
+struct CudnnEpilogue {
+  const void* bias = nullptr;  // [out_channels], p.dtype
+  const void* side = nullptr;  // null, or y's shape and dtype
+  bool relu = false;
+};
 absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
                                   const CudnnConvProblem& p, const void* x,
                                   const void* w, void* y,
-                                  std::string* why_not);
+                                  std::string* why_not,
+                                  const CudnnEpilogue* epilogue = nullptr,
+                                  bool* epilogue_done = nullptr);
 
 // What a device's algorithm cache holds, for tests and diagnostics.
 struct CudnnConvAlgorithm {
@@ -92,6 +104,8 @@ struct CudnnConvCacheEntry {
   int last_algo = -1;       // the one the last run used
   int64_t last_workspace_bytes = 0;
   int64_t runs = 0;
+  int64_t fused_runs = 0;     // of `runs`, those with the epilogue fused
+  std::string fused_refused;  // non-empty: why the fused call is not used
 };
 // The device's cache (empty when cuDNN was never used on it).
 std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu);

@@ -1,5 +1,5 @@
-// CUDA OpKernels for Softmax, LayerNorm, the reductions, Conv2D and the
-// pools. Conv2D runs on cuDNN where it can (cudnn_conv.h), else on the
+// CUDA OpKernels for Softmax, LayerNorm, the reductions, Conv2D,
+// FusedConv2D and the pools. Conv2D runs on cuDNN where it can (cudnn_conv.h), else on the
 // direct kernels (conv_pool.h for float32, conv_nd.h for the other floats).
 #include <algorithm>
 #include <vector>
@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
+#include "kernels/cuda/bias_activation.h"
 #include "kernels/cuda/conv_nd.h"
 #include "kernels/cuda/conv_pool.h"
 #include "kernels/cuda/cuda_kernel_util.h"
@@ -283,6 +284,18 @@ class Conv2DKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    return RunConv(ctx, gpu, params_).status();
+  }
+
+  // Conv2D of inputs 0 and 1 into a new output 0: on cuDNN where it can,
+  // else on the direct kernels.
+  // With `epilogue`, cuDNN may apply it too: `*epilogue_done` says.
+  static absl::StatusOr<Tensor*> RunConv(OpKernelContext* ctx,
+                                         const GpuContext& gpu,
+                                         const Conv2DParams& p,
+                                         const CudnnEpilogue* epilogue = nullptr,
+                                         bool* epilogue_done = nullptr) {
+    if (epilogue_done != nullptr) *epilogue_done = false;
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
     if (f.dtype() != x.dtype()) {
@@ -290,10 +303,9 @@ class Conv2DKernel final : public OpKernel {
           "Conv2D input is ", DataTypeName(x.dtype()), " but filter is ",
           DataTypeName(f.dtype())));
     }
-    const Conv2DParams& p = params_;
     ASSIGN_OR_RETURN(Shape out, Conv2DShape(x.shape(), f.shape(), p));
     ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
-    if (y->NumElements() == 0) return absl::OkStatus();
+    if (y->NumElements() == 0) return y;
     const ConvGeometry g = Geometry(x.shape(), out, f.dim(2), f.dim(3), p);
     CudnnConvProblem problem;
     problem.dtype = x.dtype();
@@ -309,14 +321,18 @@ class Conv2DKernel final : public OpKernel {
     problem.pad_begin = {g.pad_top, g.pad_left};
     ASSIGN_OR_RETURN(bool ran,
                      RunCudnnConv(ctx, gpu.device, problem, x.raw_data(),
-                                  f.raw_data(), y->raw_data(), nullptr));
-    if (ran) return absl::OkStatus();
+                                  f.raw_data(), y->raw_data(), nullptr,
+                                  epilogue, epilogue_done));
+    if (ran) return y;
     if (x.dtype() == DT_FLOAT) {
-      return LaunchConv2D(g, x.data<float>(), f.data<float>(),
-                          y->data<float>(), gpu.stream);
+      RETURN_IF_ERROR(LaunchConv2D(g, x.data<float>(), f.data<float>(),
+                                   y->data<float>(), gpu.stream));
+      return y;
     }
-    return LaunchConvNd(ToGpuDtype(x.dtype()), WindowFor(g), x.raw_data(),
-                        f.raw_data(), y->raw_data(), gpu.stream);
+    RETURN_IF_ERROR(LaunchConvNd(ToGpuDtype(x.dtype()), WindowFor(g),
+                                 x.raw_data(), f.raw_data(), y->raw_data(),
+                                 gpu.stream));
+    return y;
   }
 
  private:
@@ -338,6 +354,66 @@ class Conv2DKernel final : public OpKernel {
   }
 
   const Conv2DParams params_;
+};
+
+// FusedConv2D: on cuDNN, one cudnnConvolutionBiasActivationForward call
+// where cuDNN takes it (float32 with Relu); otherwise the convolution (cuDNN
+// or direct), then the bias, side input and activation in one pass over
+// the output (bias_activation.h).
+class FusedConv2DKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    Conv2DParams conv;
+    bool relu = false;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.conv, ReadWindow(node, /*conv=*/true));
+    ASSIGN_OR_RETURN(std::string act, node.attrs().GetString("activation"));
+    a.relu = act == "relu";
+    return a;
+  }
+  FusedConv2DKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(std::move(attrs)) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& bias = ctx->input(2);
+    const Tensor* side = ctx->num_inputs() > 3 ? &ctx->input(3) : nullptr;
+    // Checked before the convolution: cuDNN may read them in the same call.
+    ASSIGN_OR_RETURN(Shape out, Conv2DShape(ctx->input(0).shape(),
+                                            ctx->input(1).shape(), attrs_.conv));
+    const DataType dtype = ctx->input(0).dtype();
+    const int64_t channels = out.dim(1);
+    if (bias.dtype() != dtype || bias.NumElements() != channels ||
+        (side != nullptr &&
+         (side->dtype() != dtype || !(side->shape() == out)))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "FusedConv2D: bias ", DataTypeName(bias.dtype()),
+          bias.shape().DebugString(), " must be ", DataTypeName(dtype), "[",
+          channels, "]", side == nullptr ? "" : " and the side input ",
+          side == nullptr ? "" : side->shape().DebugString(),
+          side == nullptr ? "" : " of the output's shape and dtype ",
+          side == nullptr ? "" : out.DebugString()));
+    }
+    CudnnEpilogue epilogue;
+    epilogue.bias = bias.raw_data();
+    epilogue.side = side == nullptr ? nullptr : side->raw_data();
+    epilogue.relu = attrs_.relu;
+    bool done = false;
+    ASSIGN_OR_RETURN(Tensor * y, Conv2DKernel::RunConv(ctx, gpu, attrs_.conv,
+                                                       &epilogue, &done));
+    if (done || y->NumElements() == 0) return absl::OkStatus();
+    return LaunchBiasActivation(
+        ToGpuDtype(y->dtype()), y->raw_data(), bias.raw_data(),
+        side == nullptr ? nullptr : side->raw_data(),
+        y->shape().dim(0) * channels, channels,
+        y->shape().dim(2) * y->shape().dim(3), attrs_.relu, gpu.stream);
+  }
+
+ private:
+  const Attrs attrs_;
 };
 
 class PoolKernel final : public OpKernel {
@@ -420,6 +496,8 @@ void RegisterNnKernels(KernelRegistry* registry) {
               MakeKernel<GlobalAvgPoolKernel>);
   RegisterGpu(registry, "Conv2D", {{"T", GpuFloatTypes()}},
               MakeKernel<Conv2DKernel>);
+  RegisterGpu(registry, "FusedConv2D", {{"T", GpuFloatTypes()}},
+              MakeKernel<FusedConv2DKernel>);
   RegisterGpu(registry, "MaxPool", {{"T", {DT_FLOAT}}},
               FactoryWith<PoolKernel>(true));
   RegisterGpu(registry, "AvgPool", {{"T", {DT_FLOAT}}},

@@ -199,7 +199,7 @@ TEST(RuntimeConfigTest, EnvironmentTurnsCudnnOffAndSaysSo) {
   EXPECT_FALSE(c.use_cudnn());
   ASSERT_EQ(log.size(), 1u);
   EXPECT_THAT(log[0], HasSubstr("SLUICE_USE_CUDNN sets use_cudnn to false "
-                                "(config: false)"));
+                                "(config: true)"));
   RuntimeConfig bad;
   absl::Status s = ApplyEnvironmentOverrides(
       &bad, &log, FakeEnv({{"SLUICE_USE_CUDNN", "no"}}));

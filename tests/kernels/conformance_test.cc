@@ -1144,6 +1144,19 @@ std::vector<Case> AllCases() {
                    {{DT_FLOAT, Shape({2, 4, 9, 8})}, {DT_FLOAT, Shape({6, 2, 3, 3})}},
                    {{"strides", IntListAttr({2, 1})}, {"pads", IntListAttr({1, 1, 0, 2})},
                     {"dilations", IntListAttr({1, 2})}, {"group", IntAttr(2)}}});
+  cases.push_back({"FusedConv2D_grouped_bias_relu", "FusedConv2D",
+                   {{DT_FLOAT, Shape({2, 4, 9, 8})}, {DT_FLOAT, Shape({6, 2, 3, 3})},
+                    {DT_FLOAT, Shape({6})}},
+                   {{"strides", IntListAttr({2, 1})}, {"pads", IntListAttr({1, 1, 0, 2})},
+                    {"dilations", IntListAttr({1, 2})}, {"group", IntAttr(2)},
+                    {"activation", StringAttr("relu")}}});
+  cases.push_back({"FusedConv2D_residual_relu", "FusedConv2D",
+                   {{DT_FLOAT, Shape({2, 3, 7, 7})}, {DT_FLOAT, Shape({5, 3, 3, 3})},
+                    {DT_FLOAT, Shape({5})}, {DT_FLOAT, Shape({2, 5, 7, 7})}},
+                   {{"pads", IntListAttr({1, 1, 1, 1})}, {"activation", StringAttr("relu")}}});
+  cases.push_back({"FusedConv2D_1x1_bias", "FusedConv2D",
+                   {{DT_FLOAT, Shape({1, 8, 6, 6})}, {DT_FLOAT, Shape({4, 8, 1, 1})},
+                    {DT_FLOAT, Shape({4})}}});
   cases.push_back({"MaxPool", "MaxPool", {{DT_FLOAT, Shape({2, 3, 7, 7})}},
                    {{"kernel_shape", IntListAttr({3, 3})}, {"strides", IntListAttr({2, 2})},
                     {"pads", IntListAttr({1, 1, 1, 1})}}});

@@ -1,0 +1,131 @@
+// conv_activation_fusion: a convolution's epilogue as exporters leave it,
+// Conv2D -> Add(bias) [-> Add(side)] [-> Relu], into one FusedConv2D that
+// adds the bias (and the side input: a residual) and applies the
+// activation as the convolution's output is written, instead of three more
+// passes over memory. The bias must be a Const with one value per output
+// channel ([1, O, 1, 1] or [O, 1, 1]); the side input any tensor of the
+// convolution's output shape and dtype. Every node of the pattern but the
+// last must have no reader outside it (and be no graph output); the fused
+// node takes the last node's name. Runs after conv_scale_folding, which
+// leaves a BatchNormalization as the convolution's bias Add.
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "optimizer/fusion_util.h"
+#include "optimizer/graph_rewriter.h"
+#include "optimizer/pass.h"
+
+namespace sluice {
+namespace {
+
+// Whether `ref` is a Const with one value per channel of a rank-4 NCHW
+// output with `channels` channels, broadcast along N, H and W.
+bool IsPerChannelConst(const Graph& g, TensorRef ref, int64_t channels) {
+  const Tensor* t = ConstValueOf(g, ref);
+  if (t == nullptr || !t->on_host()) return false;
+  const Shape& s = t->shape();
+  if (s.unknown_rank() || s.rank() < 3 || s.rank() > 4) return false;
+  for (int j = 0; j < s.rank(); ++j) {
+    const bool channel_axis = j == s.rank() - 3;
+    if (s.dim(j) != (channel_axis ? channels : 1)) return false;
+  }
+  return true;
+}
+
+// A two-input Add reading `ref` on one side and producing `shape`.
+bool IsAddOf(const Graph& g, int id, TensorRef ref, const Shape& shape) {
+  const Node& n = g.node(id);
+  return n.op() == "Add" && n.num_inputs() == 2 &&
+         OtherOperand(n, ref).has_value() && n.output_shape(0) == shape;
+}
+
+class ConvActivationFusionPass final : public Pass {
+ public:
+  std::string_view name() const override { return "conv_activation_fusion"; }
+
+  absl::StatusOr<PassOutput> Run(const Graph& g,
+                                 const PassOptions&) const override {
+    PassOutput out;
+    GraphRewriter rw(g);
+    // Nodes already in a pattern: the Add joining two branches (a ResNet
+    // block's residual) is a candidate side Add for the convolutions of
+    // both; the first to reach it takes it.
+    std::set<int> used;
+    for (const Node& conv : g.nodes()) {
+      if (conv.op() != "Conv2D" || !IsFloatType(conv.output_dtype(0))) continue;
+      const Shape& shape = conv.output_shape(0);
+      if (shape.unknown_rank() || shape.rank() != 4 ||
+          shape.dim(1) == kUnknownDim) {
+        continue;
+      }
+      const int64_t channels = shape.dim(1);
+      std::vector<int> pattern = {conv.id()};
+      // The bias.
+      const int bias_add = SoleReader(g, conv.id());
+      if (bias_add < 0 || used.count(bias_add) > 0 ||
+          !IsAddOf(g, bias_add, {conv.id(), 0}, shape)) {
+        continue;
+      }
+      const TensorRef bias = *OtherOperand(g.node(bias_add), {conv.id(), 0});
+      if (!IsPerChannelConst(g, bias, channels)) continue;
+      pattern.push_back(bias_add);
+      int last = bias_add;
+      // A side input of the output's own shape (no broadcast).
+      std::optional<TensorRef> side;
+      const int side_add = SoleReader(g, last);
+      if (side_add >= 0 && used.count(side_add) == 0 &&
+          IsAddOf(g, side_add, {last, 0}, shape)) {
+        const TensorRef s = *OtherOperand(g.node(side_add), {last, 0});
+        const Node& sn = g.node(s.node);
+        if (sn.output_shape(s.port) == shape &&
+            sn.output_dtype(s.port) == conv.output_dtype(0) &&
+            ConstValueOf(g, s) == nullptr) {
+          side = s;
+          pattern.push_back(side_add);
+          last = side_add;
+        }
+      }
+      // The activation.
+      bool relu = false;
+      const int act = SoleReader(g, last);
+      if (act >= 0 && used.count(act) == 0 && g.node(act).op() == "Relu") {
+        relu = true;
+        pattern.push_back(act);
+        last = act;
+      }
+      if (!NoControlInputs(g, pattern)) continue;
+      used.insert(pattern.begin(), pattern.end());
+      // Intermediate results must not be fetched: HasSoleReader checked
+      // every node but the last.
+      const Tensor* b = ConstValueOf(g, bias);
+      const std::string bname =
+          rw.UniqueName(absl::StrCat(conv.name(), "/fused_bias"));
+      rw.Add(conv.id(), ConstNode(bname, b->Reshaped(Shape({channels})),
+                                  g.node(bias.node).requested_device(),
+                                  conv.source_line()));
+      NewNode fused;
+      fused.op = "FusedConv2D";
+      for (const auto& [k, v] : conv.attrs().values()) fused.attrs[k] = v;
+      fused.attrs["activation"] = MakeStringAttr(relu ? "relu" : "none");
+      fused.attrs["num_args"] = MakeIntAttr(side ? 2 : 1);
+      fused.inputs.push_back(conv.input(0));
+      fused.inputs.push_back(conv.input(1));
+      fused.inputs.push_back(bname);
+      if (side) fused.inputs.push_back(*side);
+      ReplacePattern(rw, pattern, std::move(fused), &out.changes);
+    }
+    if (!rw.changed()) return out;
+    ASSIGN_OR_RETURN(out.graph, rw.Build());
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeConvActivationFusionPass() {
+  return std::make_unique<ConvActivationFusionPass>();
+}
+
+}  // namespace sluice

@@ -1,0 +1,32 @@
+"""sluice: run dataflow graphs (.pb, .pbtxt, ONNX) on the CPU and CUDA GPUs.
+
+    import numpy as np, sluice
+    sess = sluice.Session("examples/mlp.pbtxt")
+    logits, probs = sess.run(None, {"x": np.ones((4, 16), np.float32)})
+
+See python/README.md and the README's Python quick start.
+"""
+
+from sluice import _sluice
+from sluice import errors
+from sluice.errors import *  # noqa: F401,F403 - the exception classes
+from sluice.errors import error_for_code as _error_for_code
+
+_sluice._set_error_factory(_error_for_code)
+
+from sluice import config  # noqa: E402
+from sluice.config import Config  # noqa: E402
+from sluice.devices import PhysicalDevice, devices, list_physical_devices  # noqa: E402
+from sluice.session import Report, Session, TensorSpec, place  # noqa: E402
+
+__version__ = "0.1.0"
+#: Whether this build has CUDA kernels (a CPU-only wheel has none).
+with_cuda: bool = _sluice.with_cuda
+#: Whether this build imports ONNX models.
+with_onnx: bool = _sluice.with_onnx
+#: Every dtype name sluice knows ("float32", "bfloat16", "int4", ...).
+dtypes = tuple(_sluice.dtype_names())
+
+__all__ = ["Config", "PhysicalDevice", "Report", "Session", "TensorSpec",
+           "config", "devices", "dtypes", "errors", "list_physical_devices",
+           "place", "with_cuda", "with_onnx", "__version__"] + errors.__all__

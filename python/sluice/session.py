@@ -1,0 +1,319 @@
+"""Sessions: a model loaded, placed and ready to run, and ``place`` for
+planning without running.
+
+    sess = sluice.Session("examples/mlp.pbtxt")
+    probs = sess.run("probs", {"x": np.ones((4, 16), np.float32)})
+    sess.placement().nodes[0]["device"]
+    sluice.place("model.onnx", devices="4xgpu:80GiB").estimated_step_seconds
+
+What is copied. A feed that is a C-contiguous NumPy array (or any
+``__dlpack__`` object) in host memory, aligned to its element size, is read
+in place: sluice keeps a reference for the step and copies nothing. Other
+feeds are copied once into a contiguous array (strided views, Python lists
+and scalars, which take the input's dtype). Results come back as NumPy
+arrays over sluice's own output buffers, without a copy, unless sluice
+still holds that buffer (a graph constant, a feed passed straight through,
+the same value fetched twice): those are copied, so an array never aliases
+memory the model or the caller uses. Feeds in GPU memory are not taken yet
+(UnimplementedError). bfloat16, float8 and 4-/2-bit dtypes travel as
+ml_dtypes arrays (without ml_dtypes installed, results of those dtypes come
+back as their raw unsigned integers).
+
+The GIL is released while a step runs, so ``run`` from several threads
+executes in parallel on one session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import (Any, Dict, List, Mapping, NamedTuple, Optional, Sequence,
+                    Tuple, Union)
+
+import numpy as np
+
+from sluice import _sluice
+from sluice import config as _config
+from sluice.config import Config
+from sluice.errors import InvalidArgumentError, UnimplementedError
+
+try:  # bfloat16, float8, int4: optional
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - depends on the environment
+    _ml_dtypes = None
+
+Dim = Union[int, str, None]
+
+
+class TensorSpec(NamedTuple):
+    """A graph input or output: ``name``, ``dtype`` (a sluice dtype name such
+    as "float32", "bfloat16"), and ``shape``: a tuple whose entries are ints,
+    the name of a symbolic dimension ("batch"), or None for an unknown one;
+    None for an unknown rank."""
+
+    name: str
+    dtype: str
+    shape: Optional[Tuple[Dim, ...]]
+
+
+class Report(dict):
+    """A JSON report (what ``sluice place --json`` or ``sluice bench --json``
+    prints) as a dict whose keys also read as attributes, recursively:
+    ``report.devices[0].name``."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @staticmethod
+    def wrap(value: Any) -> Any:
+        if isinstance(value, dict):
+            return Report({k: Report.wrap(v) for k, v in value.items()})
+        if isinstance(value, list):
+            return [Report.wrap(v) for v in value]
+        return value
+
+
+Model = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Any]
+
+
+def _model_source(model: Model, format: Optional[str]) -> Tuple[str, bytes, str]:
+    """(path, data, format) for the extension."""
+    if isinstance(model, (str, os.PathLike)):
+        return os.fspath(model), b"", format or ""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return "", bytes(model), format or ""
+    to_bytes = getattr(model, "to_bytes", None)  # sluice.GraphBuilder
+    if callable(to_bytes) and hasattr(model, "add_node"):
+        return "", to_bytes(), "pb"
+    serialize = getattr(model, "SerializeToString", None)
+    if callable(serialize):
+        guess = "onnx" if type(model).__name__ == "ModelProto" else "pb"
+        return "", serialize(), format or guess
+    raise InvalidArgumentError(
+        f"model: expected a path, bytes, an onnx.ModelProto or a "
+        f"sluice.GraphBuilder, got {type(model).__name__}")
+
+
+def _numpy_dtype(name: Optional[str]) -> Any:
+    if name is None:
+        return None
+    if hasattr(np, name) and name not in ("bool",):
+        return np.dtype(name)
+    if name == "bool":
+        return np.bool_
+    if _ml_dtypes is not None and hasattr(_ml_dtypes, name):
+        return np.dtype(getattr(_ml_dtypes, name))
+    return None
+
+
+def _normalize_feed(value: Any, expected: Optional[str]) -> Tuple[np.ndarray, Optional[str]]:
+    """What the extension could not borrow as it is: a contiguous host
+    array, and the sluice dtype name when the array carries raw bits."""
+    if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
+        device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
+        if int(device[0]) not in (1, 3):  # kDLCPU, kDLCUDAHost
+            raise UnimplementedError(
+                f"a feed in device memory (DLPack device {tuple(device)}): this "
+                "version of sluice takes feeds in host memory; copy it to the "
+                "CPU first (e.g. tensor.cpu())")
+        value = np.from_dlpack(value)
+    if isinstance(value, np.ndarray):
+        array = value
+    else:
+        array = np.asarray(value, dtype=_numpy_dtype(expected))
+    name = None
+    if array.dtype.kind == "V" or type(array.dtype).__module__.startswith("ml_dtypes") \
+            or (array.dtype.name not in _NUMPY_NAMES):
+        name = array.dtype.name
+        array = array.view(np.dtype(f"u{array.dtype.itemsize}"))
+    return np.ascontiguousarray(array), name
+
+
+_NUMPY_NAMES = {"float16", "float32", "float64", "int8", "int16", "int32",
+                "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
+
+
+def _view_result(array: np.ndarray, name: str) -> np.ndarray:
+    dtype = _numpy_dtype(name)
+    if dtype is None:
+        return array
+    return array.view(dtype)
+
+
+_sluice._set_converters(_normalize_feed, _view_result)
+
+
+def _specs(raw: Sequence[Tuple[str, str, List[int], List[str], int]]) -> List[TensorSpec]:
+    specs = []
+    for name, dtype, dims, names, rank in raw:
+        shape = None
+        if rank >= 0:
+            shape = tuple(
+                d if d >= 0 else (n or None) for d, n in zip(dims, names))
+        specs.append(TensorSpec(name, dtype, shape))
+    return specs
+
+
+class Session:
+    """A model ready to run: loaded, validated, optimised and placed on this
+    machine's devices.
+
+    Args:
+      model: a path (.pb, .pbtxt, .onnx), the model's bytes, an
+        ``onnx.ModelProto`` (serialized and imported; external data is not
+        read), or a ``sluice.GraphBuilder``.
+      config: a :class:`sluice.Config`; the process defaults of
+        ``sluice.config`` fill in what it leaves out, and the SLUICE_*
+        environment variables override both.
+      device: run every node on this device where it has a kernel
+        ("cpu:0", "gpu:1"), as ``sluice run --device``.
+      dims: values of symbolic ONNX dimensions, fixed at import
+        (``{"batch": 8}``, as ``--dim batch=8``).
+      format: for bytes, "pb", "pbtxt" or "onnx" (default: guessed).
+
+    Raises:
+      NotFoundError: no such file. InvalidArgumentError: an invalid model or
+      config. ResourceExhaustedError: a device's memory limit.
+    """
+
+    def __init__(self, model: Model, config: Optional[Config] = None,
+                 device: Optional[str] = None, *,
+                 dims: Optional[Mapping[str, int]] = None,
+                 format: Optional[str] = None) -> None:
+        path, data, fmt = _model_source(model, format)
+        text = _config.effective(config).to_text()
+        dim_flags = [f"{k}={int(v)}" for k, v in (dims or {}).items()]
+        device_name = "" if device is None else str(getattr(device, "name", device))
+        self._s = _sluice._Session(path, data, fmt, text, device_name, dim_flags)
+        self._inputs = _specs(self._s.inputs())
+        self._outputs = _specs(self._s.outputs())
+        self._output_names = [o.name for o in self._outputs]
+        self._run = self._s.run
+
+    @property
+    def inputs(self) -> List[TensorSpec]:
+        """The graph inputs: name, dtype, shape (symbolic dims by name)."""
+        return list(self._inputs)
+
+    @property
+    def outputs(self) -> List[TensorSpec]:
+        """The graph outputs, in the order ``run(None)`` returns them."""
+        return list(self._outputs)
+
+    def run(self, fetches: Union[str, Sequence[str], None] = None,
+            feeds: Optional[Mapping[str, Any]] = None) -> Any:
+        """Runs one step.
+
+        Args:
+          fetches: an output or node name ("probs", "fc1/add:0"): returns
+            one array; a list of names: returns a list; None: every graph
+            output, as a list in ``outputs`` order.
+          feeds: name -> NumPy array, ``__dlpack__`` object, list or scalar.
+
+        Returns:
+          NumPy arrays (see the module docstring for what is copied).
+
+        Raises:
+          InvalidArgumentError: a missing, unknown, wrongly typed or shaped
+            feed, or an unknown fetch (the message names it and the
+            expected signature). ResourceExhaustedError: out of memory.
+        """
+        if feeds:
+            names = list(feeds)
+            values = list(feeds.values())
+        else:
+            names, values = [], []
+        if isinstance(fetches, str):
+            return self._run([fetches], names, values)[0]
+        return self._run([] if fetches is None else list(fetches), names, values)
+
+    def placement(self) -> Report:
+        """What ``sluice place --json --explain`` prints for this model on
+        this machine with this session's config (after the environment
+        overrides): ``devices`` (name, type, memory_limit, budget, nodes,
+        weight_bytes, peak_activation_bytes, busy_seconds), ``nodes`` (name,
+        op, device, reason), ``links``, ``transfers``,
+        ``estimated_step_seconds``, ``strategy``, ``optimization``,
+        ``notes``."""
+        return Report.wrap(json.loads(self._s.placement_json()))
+
+    def bench(self, feeds: Optional[Mapping[str, Any]] = None, *,
+              warmup: int = 3, runs: Optional[int] = None,
+              seconds: float = 2.0, top: int = 10,
+              trace: Optional[str] = None, seed: int = 0) -> Report:
+        """Times steps as ``sluice bench --json`` does, on this session:
+        ``session_create_s``, ``first_run_s``, ``runs``, ``latency_s`` (min,
+        p50, p90, p99, max), ``steps_per_s``, ``peak_memory``, ``profile``
+        (top ops and nodes, bytes per link) and ``notes``; ``text`` holds the
+        report ``sluice bench`` prints. Inputs not in ``feeds`` get random
+        values (seeded). ``trace``: write one profiled step as a Chrome
+        trace. Timed steps: ``runs`` of them, else as many as ``seconds``
+        allows."""
+        feeds = feeds or {}
+        if warmup < 0 or (runs is not None and runs < 1) or seconds <= 0 or top < 1:
+            raise InvalidArgumentError(
+                "bench: warmup >= 0, runs >= 1, seconds > 0 and top >= 1")
+        raw, text = self._s.bench_json(list(feeds), list(feeds.values()),
+                                       warmup, runs or 0, float(seconds), top,
+                                       trace or "", seed)
+        report = Report.wrap(json.loads(raw))
+        report["text"] = text
+        return report
+
+    @property
+    def log(self) -> List[str]:
+        """What the session noted while starting (environment overrides)."""
+        return self._s.log()
+
+    @property
+    def config_text(self) -> str:
+        """The RuntimeConfig in force, environment overrides applied."""
+        return self._s.config_text()
+
+    @property
+    def devices(self) -> List[str]:
+        """The devices this session set up ("/cpu:0", "/gpu:0")."""
+        return self._s.devices()
+
+    def stats(self) -> Dict[str, int]:
+        """runs, plans_compiled, plans_cached, plans_evicted,
+        plan_cache_bytes, gpu_graphs, gpu_graph_steps."""
+        return self._s.stats()
+
+    def release_unused_memory(self) -> int:
+        """Gives GPU memory that holds no tensor back; returns the bytes."""
+        return self._s.release_unused_memory()
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{i.name}: {i.dtype}{list(i.shape) if i.shape is not None else '[?]'}"
+                        for i in self._inputs)
+        return f"<sluice.Session ({ins}) -> {self._output_names}>"
+
+
+def place(model: Model, devices: Optional[str] = None, *,
+          config: Optional[Config] = None, strategy: Optional[str] = None,
+          batch: int = 1, optimization_level: Optional[str] = None,
+          format: Optional[str] = None) -> Report:
+    """Places a model without running it, as ``sluice place --json
+    --explain``: on ``devices`` ("4xgpu:80GiB", "2xgpu:16GiB,cpu"), which
+    need not exist, or on this machine's devices when None. ``strategy``:
+    "auto", "single" or "manual"; ``batch``: the value of unknown
+    dimensions. Returns the same Report as :meth:`Session.placement`."""
+    path, data, fmt = _model_source(model, format)
+    if strategy is not None and strategy not in ("auto", "single", "manual"):
+        raise InvalidArgumentError(f"strategy '{strategy}': expected auto, single or manual")
+    if optimization_level is not None and optimization_level not in ("none", "basic", "all"):
+        raise InvalidArgumentError(
+            f"optimization_level '{optimization_level}': expected none, basic or all")
+    if int(batch) < 1:
+        raise InvalidArgumentError(f"batch {batch}: expected at least 1")
+    text = _config.effective(config).to_text()
+    raw = _sluice.place_json(path, data, fmt, text, devices or "",
+                             strategy or "", int(batch), optimization_level or "")
+    return Report.wrap(json.loads(raw))
+
+
+__all__ = ["Session", "TensorSpec", "Report", "place"]

@@ -1,0 +1,59 @@
+// Conversions between nanobind ndarrays (NumPy arrays, and any object with
+// __dlpack__) and sluice Tensors, without copying where the memory allows.
+//
+//   nb::ndarray<nb::ro> a = ...;                 // a feed from Python
+//   absl::StatusOr<Tensor> t = BorrowNdarray(a, DT_INVALID);
+//   nb::object out = TensorToNumpy(result, &dtype_name);
+//
+// Copies: a C-contiguous, element-aligned array in host memory is borrowed
+// (the Tensor keeps the array alive; nothing is copied). Anything else is
+// refused here (the caller makes a contiguous copy first). A result is
+// handed to NumPy without a copy when nothing else holds its buffer, and
+// copied otherwise (a constant of the graph, a fed array passed through, the
+// same value fetched twice), so NumPy never aliases memory sluice or the
+// caller still uses.
+//
+// Call with the GIL held. A borrowed Tensor may be destroyed on any thread:
+// it takes the GIL to release the array.
+#ifndef SLUICE_PYTHON_SRC_NDARRAY_TENSOR_H_
+#define SLUICE_PYTHON_SRC_NDARRAY_TENSOR_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "nanobind/nanobind.h"
+#include "nanobind/ndarray.h"
+#include "sluice/dtype.h"
+#include "sluice/tensor.h"
+
+namespace sluice::python {
+
+// The sluice dtype of a DLPack dtype; DT_INVALID when there is none.
+DataType DataTypeFromDlpack(nanobind::dlpack::dtype dtype);
+
+// Whether `array` can be borrowed as it is: host memory, C-contiguous,
+// aligned to its element size.
+bool CanBorrow(const nanobind::ndarray<nanobind::ro>& array);
+
+// A Tensor over the array's memory. `dtype` DT_INVALID takes the array's
+// dtype; another dtype reinterprets the bytes (ml_dtypes arrays arrive as
+// unsigned integers of the same width), which must then have the same size.
+// Errors: INVALID_ARGUMENT for a dtype sluice lacks or sizes that disagree;
+// UNIMPLEMENTED for device memory. REQUIRES: CanBorrow(array) for host
+// arrays.
+absl::StatusOr<Tensor> BorrowNdarray(const nanobind::ndarray<nanobind::ro>& array,
+                                     DataType dtype);
+
+// Loads NumPy's C API; false (with a Python error set) when it fails. Call
+// once, from the module's initialisation, before TensorToNumpy.
+bool InitNumpy();
+
+// A NumPy array of a host tensor (see the copy rule above). For dtypes NumPy
+// lacks (bfloat16, float8, 4- and 2-bit types) the array holds the raw
+// unsigned integers and `view_dtype` is set to the sluice dtype name, which
+// the Python side views through ml_dtypes; otherwise it is cleared.
+nanobind::object TensorToNumpy(const Tensor& tensor, std::string* view_dtype);
+
+}  // namespace sluice::python
+
+#endif  // SLUICE_PYTHON_SRC_NDARRAY_TENSOR_H_

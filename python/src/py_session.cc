@@ -1,0 +1,359 @@
+#include "python/src/py_session.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "device/device.h"
+#include "executor/runtime_config.h"
+#include "executor/session.h"
+#include "graph/graph.h"
+#include "nanobind/ndarray.h"
+#include "nanobind/stl/pair.h"
+#include "nanobind/stl/string.h"
+#include "nanobind/stl/tuple.h"
+#include "nanobind/stl/vector.h"
+#include "python/src/model_source.h"
+#include "python/src/ndarray_tensor.h"
+#include "python/src/status_error.h"
+#include "sluice/config.h"
+#include "tools/commands.h"
+#include "tools/feeds.h"
+#include "tools/place_command.h"
+
+namespace nb = nanobind;
+
+namespace sluice::python {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Set by sluice/session.py at import: normalize(value, dtype_name or None)
+// -> (contiguous host ndarray, dtype name or None), for what nanobind cannot
+// borrow as it is (lists, strided views, ml_dtypes arrays); and
+// view(array, dtype_name) for results of dtypes NumPy lacks. Leaked on
+// purpose (no release after the interpreter has gone).
+nb::object* normalize_feed = nullptr;
+nb::object* view_result = nullptr;
+
+// A config from its text (sluice/config.py writes it), validated.
+RuntimeConfig ConfigFromText(const std::string& text) {
+  RuntimeConfig config =
+      ValueOrThrow(ParseRuntimeConfig(text, "<sluice.Config>"));
+  ThrowIfError(ValidateRuntimeConfig(config));
+  return config;
+}
+
+OnnxImportOptions OnnxOptions(const RuntimeConfig& config,
+                              const std::vector<std::string>& dims) {
+  OnnxImportOptions options;
+  options.limits = EffectiveResourceLimits(config);
+  for (const std::string& d : dims) {
+    ThrowIfError(CheckDimFlag(d));
+    ThrowIfError(ParseDimValueFlag(d, &options));
+  }
+  return options;
+}
+
+// One feed value as a Tensor, borrowed where it can be.
+Tensor FeedTensor(nb::handle value, const std::string& expected) {
+  nb::ndarray<nb::ro> array;
+  DataType dtype = DT_INVALID;
+  if (!nb::try_cast(value, array, /*convert=*/false) || !CanBorrow(array)) {
+    if (normalize_feed == nullptr) {
+      throw StatusError(absl::InternalError("sluice.session not imported"));
+    }
+    nb::tuple t = nb::cast<nb::tuple>((*normalize_feed)(
+        value, expected.empty() ? nb::none() : nb::cast(expected)));
+    array = nb::cast<nb::ndarray<nb::ro>>(t[0]);
+    if (!t[1].is_none()) {
+      dtype = ValueOrThrow(ParseDataType(nb::cast<std::string>(t[1])));
+    }
+  }
+  return ValueOrThrow(BorrowNdarray(array, dtype));
+}
+
+class PySession {
+ public:
+  PySession(ModelSource source, const std::string& config_text,
+            const std::string& device, const std::vector<std::string>& dims)
+      : source_(std::move(source)) {
+    RuntimeConfig config = ConfigFromText(config_text);
+    if (!device.empty()) {
+      config.set_default_device(device);
+      config.set_placement_strategy(PLACEMENT_MANUAL);
+    }
+    onnx_options_ = OnnxOptions(config, dims);
+    const Clock::time_point t0 = Clock::now();
+    {
+      nb::gil_scoped_release release;
+      absl::StatusOr<std::unique_ptr<const Graph>> graph =
+          LoadModelSource(source_, onnx_options_);
+      if (graph.ok()) {
+        absl::StatusOr<std::unique_ptr<Session>> s =
+            Session::Create(*std::move(graph), config);
+        if (s.ok()) {
+          session_ = *std::move(s);
+        } else {
+          status_ = s.status();
+        }
+      } else {
+        status_ = graph.status();
+      }
+    }
+    ThrowIfError(status_);
+    create_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+    for (const GraphInput& in : session_->graph().inputs()) {
+      input_dtypes_.emplace_back(in.name, DataTypeName(in.dtype));
+    }
+  }
+
+  // (name, dtype, dims, dim_names) per input or output; dims -1 unknown,
+  // dims empty with rank -1 for an unknown rank.
+  using SpecTuple = std::tuple<std::string, std::string, std::vector<int64_t>,
+                               std::vector<std::string>, int>;
+  std::vector<SpecTuple> Inputs() const {
+    std::vector<SpecTuple> out;
+    const Graph& g = session_->graph();
+    for (const GraphInput& in : g.inputs()) {
+      std::vector<std::string> names;
+      for (const TensorInfo& info : g.def().signature().inputs()) {
+        if (info.name() == in.name) {
+          names.assign(info.dim_names().begin(), info.dim_names().end());
+        }
+      }
+      out.push_back(Spec(in.name, in.dtype, in.shape, std::move(names)));
+    }
+    return out;
+  }
+  std::vector<SpecTuple> Outputs() const {
+    std::vector<SpecTuple> out;
+    const Graph& g = session_->graph();
+    for (const GraphOutput& o : g.outputs()) {
+      std::vector<std::string> names;
+      for (const TensorInfo& info : g.def().signature().outputs()) {
+        if (info.name() == o.name) {
+          names.assign(info.dim_names().begin(), info.dim_names().end());
+        }
+      }
+      out.push_back(Spec(o.name, o.dtype, o.shape, std::move(names)));
+    }
+    return out;
+  }
+
+  // Fetches (empty: every output) from feeds given as names and values.
+  nb::list Run(const std::vector<std::string>& fetches,
+               const std::vector<std::string>& names, nb::sequence values) {
+    const size_t n = names.size();
+    if (nb::len(values) != n) {
+      throw StatusError(absl::InvalidArgumentError(absl::StrCat(
+          n, " feed names but ", nb::len(values), " values")));
+    }
+    Feeds feeds;
+    feeds.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i])));
+    }
+    absl::StatusOr<std::vector<Tensor>> result;
+    {
+      nb::gil_scoped_release release;
+      result = session_->Run(feeds, fetches);
+    }
+    ThrowIfError(result.status());
+    nb::list out;
+    std::string view;
+    for (Tensor& t : *result) {
+      Tensor mine = std::move(t);  // the only holder, unless shared elsewhere
+      nb::object array = TensorToNumpy(mine, &view);
+      if (!view.empty() && view_result != nullptr) {
+        array = (*view_result)(array, view);
+      }
+      out.append(std::move(array));
+    }
+    return out;
+  }
+
+  std::string PlacementJson() const {
+    PlaceOptions options;
+    options.model_path = source_.name();
+    options.explain = true;
+    const RuntimeConfig& config = session_->config();
+    absl::StatusOr<std::string> json;
+    {
+      nb::gil_scoped_release release;
+      absl::StatusOr<std::unique_ptr<const Graph>> graph =
+          LoadModelSource(source_, onnx_options_);
+      json = graph.ok() ? PlaceGraphJson(options, config, *std::move(graph))
+                        : absl::StatusOr<std::string>(graph.status());
+    }
+    return ValueOrThrow(std::move(json));
+  }
+
+  // (json, text) of `sluice bench` on this session; no feeds: random inputs.
+  std::pair<std::string, std::string> BenchJson(
+      const std::vector<std::string>& names, nb::sequence values, int warmup,
+      int runs, double seconds, int top, const std::string& trace,
+      uint64_t seed) {
+    Feeds feeds;
+    for (size_t i = 0; i < names.size(); ++i) {
+      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i])));
+    }
+    BenchOptions options;
+    options.model_path = source_.name();
+    options.warmup = warmup;
+    options.runs = runs;
+    options.seconds = seconds;
+    options.top = top;
+    options.trace_path = trace;
+    options.progress = false;
+    options.random_inputs = feeds.size() < session_->graph().inputs().size();
+    absl::StatusOr<BenchReport> report;
+    {
+      nb::gil_scoped_release release;
+      std::vector<std::string> notes;
+      absl::Status made = absl::OkStatus();
+      if (options.random_inputs) {
+        Feeds random;
+        made = MakeFeeds(session_->graph(), {}, true, seed, &random, &notes,
+                         EffectiveResourceLimits(session_->config()));
+        for (std::pair<std::string, Tensor>& f : random) {
+          bool given = false;
+          for (const auto& g : feeds) given = given || g.first == f.first;
+          if (!given) feeds.push_back(std::move(f));
+        }
+      }
+      report = made.ok() ? BenchSession(*session_, feeds, options,
+                                        create_seconds_, std::move(notes))
+                         : absl::StatusOr<BenchReport>(made);
+    }
+    ThrowIfError(report.status());
+    return {report->json, report->text};
+  }
+
+  // Seconds per Session::Run call over `iterations` calls from C++ with
+  // these feeds, results dropped: the baseline bench/python_overhead.py
+  // compares `run` from Python with.
+  double TimeNativeRun(const std::vector<std::string>& names,
+                       nb::sequence values, int iterations) {
+    Feeds feeds;
+    for (size_t i = 0; i < names.size(); ++i) {
+      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i])));
+    }
+    absl::Status status = absl::OkStatus();
+    Clock::time_point t0;
+    Clock::time_point t1;
+    {
+      nb::gil_scoped_release release;
+      t0 = Clock::now();
+      for (int i = 0; i < iterations && status.ok(); ++i) {
+        status = session_->Run(feeds).status();
+      }
+      t1 = Clock::now();
+    }
+    ThrowIfError(status);
+    return std::chrono::duration<double>(t1 - t0).count() / iterations;
+  }
+
+  std::vector<std::string> Log() const { return session_->log(); }
+  std::string ConfigText() const { return session_->config().DebugString(); }
+  int64_t ReleaseUnusedMemory() {
+    nb::gil_scoped_release release;
+    return session_->ReleaseUnusedMemory();
+  }
+  nb::dict Stats() const {
+    const Session::Stats s = session_->stats();
+    nb::dict d;
+    d["runs"] = s.runs;
+    d["plans_compiled"] = s.plans_compiled;
+    d["plans_cached"] = s.plans_cached;
+    d["plans_evicted"] = s.plans_evicted;
+    d["plan_cache_bytes"] = s.plan_cache_bytes;
+    d["gpu_graphs"] = s.gpu_graphs;
+    d["gpu_graph_steps"] = s.gpu_graph_steps;
+    return d;
+  }
+  std::vector<std::string> Devices() const {
+    std::vector<std::string> names;
+    for (Device* d : session_->devices()) names.push_back(d->name());
+    return names;
+  }
+
+ private:
+  static SpecTuple Spec(const std::string& name, DataType dtype,
+                        const Shape& shape, std::vector<std::string> names) {
+    std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end());
+    if (names.size() != dims.size()) names.assign(dims.size(), "");
+    return {name, DataTypeName(dtype), std::move(dims), std::move(names),
+            shape.unknown_rank() ? -1 : shape.rank()};
+  }
+
+  // The dtype of graph input `name`, for converting a list; "" otherwise.
+  std::string ExpectedDtype(const std::string& name) const {
+    for (const auto& [input, dtype] : input_dtypes_) {
+      if (input == name) return dtype;
+    }
+    return "";
+  }
+
+  // Fixed after construction.
+  ModelSource source_;
+  OnnxImportOptions onnx_options_;
+  std::unique_ptr<Session> session_;
+  absl::Status status_;
+  double create_seconds_ = 0;
+  std::vector<std::pair<std::string, std::string>> input_dtypes_;
+};
+
+}  // namespace
+
+void BindSession(nb::module_& m) {
+  m.def(
+      "_set_converters",
+      [](nb::object normalize, nb::object view) {
+        if (normalize_feed == nullptr) normalize_feed = new nb::object();
+        if (view_result == nullptr) view_result = new nb::object();
+        *normalize_feed = std::move(normalize);
+        *view_result = std::move(view);
+      },
+      "Internal: the feed normaliser and result viewer of sluice.session.");
+  m.def(
+      "check_config",
+      [](const std::string& text) { return ConfigFromText(text).DebugString(); },
+      nb::arg("text"),
+      "Parses and validates a RuntimeConfig text proto; returns it normalised.");
+  nb::class_<PySession>(m, "_Session")
+      .def(
+          "__init__",
+          [](PySession* self, const std::string& path, nb::bytes bytes,
+             const std::string& format, const std::string& config_text,
+             const std::string& device, const std::vector<std::string>& dims) {
+            ModelSource source;
+            source.path = path;
+            source.bytes.assign(bytes.c_str(), bytes.size());
+            source.format = format;
+            new (self) PySession(std::move(source), config_text, device, dims);
+          },
+          nb::arg("path"), nb::arg("data"), nb::arg("format"),
+          nb::arg("config_text"), nb::arg("device"), nb::arg("dims"))
+      .def("inputs", &PySession::Inputs)
+      .def("outputs", &PySession::Outputs)
+      .def("run", &PySession::Run, nb::arg("fetches"), nb::arg("names"),
+           nb::arg("values"))
+      .def("placement_json", &PySession::PlacementJson)
+      .def("bench_json", &PySession::BenchJson, nb::arg("names"),
+           nb::arg("values"), nb::arg("warmup"), nb::arg("runs"),
+           nb::arg("seconds"), nb::arg("top"), nb::arg("trace"),
+           nb::arg("seed"))
+      .def("_time_native_run", &PySession::TimeNativeRun, nb::arg("names"),
+           nb::arg("values"), nb::arg("iterations"))
+      .def("log", &PySession::Log)
+      .def("config_text", &PySession::ConfigText)
+      .def("release_unused_memory", &PySession::ReleaseUnusedMemory)
+      .def("stats", &PySession::Stats)
+      .def("devices", &PySession::Devices);
+}
+
+}  // namespace sluice::python

@@ -1,0 +1,161 @@
+#include <random>
+
+#include "gtest/gtest.h"
+#include "optimizer/pass.h"
+#include "tests/optimizer/optimizer_test_util.h"
+
+namespace sluice::optimizer_test {
+namespace {
+
+
+std::vector<float> Values(int n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// A ResNet block's tail: conv -> bias -> (+ residual r) -> Relu.
+GraphMaker ConvTail(bool residual, bool relu, std::vector<int64_t> bias_shape) {
+  GraphMaker m;
+  m.Input("x", {2, 3, 5, 5})
+      .Input("r", {2, 4, 5, 5})
+      .Const("w", Values(4 * 3 * 3 * 3, 1, -1, 1), {4, 3, 3, 3})
+      .Const("b", Values(4, 2, -1, 1), bias_shape)
+      .Op("conv", "Conv2D", {"x", "w"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("bias", "Add", {"b", "conv"});
+  std::string last = "bias";
+  if (residual) {
+    m.Op("sum", "Add", {"bias", "r"});
+    last = "sum";
+  } else {
+    m.Op("keep_r", "Neg", {"r"}).Output("keep_r");
+  }
+  if (relu) {
+    m.Op("y", "Relu", {last});
+    last = "y";
+  }
+  m.Output(last);
+  return m;
+}
+
+TEST(ConvActivationFusionPassTest, FusesBiasResidualAndReluIntoOneNode) {
+  auto g = ConvTail(true, true, {1, 4, 1, 1}).Build();
+  PassOutput out = RunPass(*MakeConvActivationFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "y"), "FusedConv2D");
+  for (const char* gone : {"conv", "bias", "sum"}) {
+    EXPECT_EQ(OpOf(*out.graph, gone), "(none)") << gone;
+  }
+  const Node* y = out.graph->FindNode("y");
+  ASSERT_EQ(y->num_inputs(), 4);
+  EXPECT_EQ(out.graph->node(y->input(3).node).name(), "r");
+  EXPECT_EQ(out.graph->node(y->input(2).node).output_shape(0), Shape({4}));
+  EXPECT_EQ(y->attrs().GetString("activation").value(), "relu");
+  EXPECT_EQ(y->attrs().GetIntList("pads").value(),
+            std::vector<int64_t>({1, 1, 1, 1}));
+  ASSERT_EQ(out.changes.size(), 1u);
+  EXPECT_NE(out.changes[0].find("'conv', 'bias', 'sum', 'y'"), std::string::npos)
+      << out.changes[0];
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 8));
+}
+
+TEST(ConvActivationFusionPassTest, FusesBiasAloneAndBiasWithRelu) {
+  for (bool relu : {false, true}) {
+    SCOPED_TRACE(relu ? "with relu" : "bias only");
+    auto g = ConvTail(false, relu, {4, 1, 1}).Build();
+    PassOutput out = RunPass(*MakeConvActivationFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr);
+    const std::string last = relu ? "y" : "bias";
+    EXPECT_EQ(OpOf(*out.graph, last), "FusedConv2D");
+    EXPECT_EQ(out.graph->FindNode(last)->num_inputs(), 3);
+    EXPECT_EQ(OpCounts(*out.graph)["Conv2D"], 0);
+    EXPECT_EQ(OpCounts(*out.graph)["Relu"], 0);
+    ExpectSameOutputs(*g, *out.graph,
+                                      RandomFeeds(*g, 9));
+  }
+}
+
+TEST(ConvActivationFusionPassTest, LeavesABiasThatIsNotPerChannel) {
+  // [4] broadcasts along W, not along the channels.
+  GraphMaker m;
+  m.Input("x", {1, 3, 4, 4})
+      .Const("w", Values(4 * 3, 5, -1, 1), {4, 3, 1, 1})
+      .Const("b", Values(4, 6, -1, 1), {4})
+      .Op("conv", "Conv2D", {"x", "w"})
+      .Op("y", "Add", {"conv", "b"})
+      .Output("y");
+  auto g = m.Build();
+  EXPECT_EQ(RunPass(*MakeConvActivationFusionPass(), *g).graph, nullptr);
+}
+
+TEST(ConvActivationFusionPassTest, LeavesAPatternWhoseMiddleIsFetched) {
+  auto m = ConvTail(true, true, {1, 4, 1, 1});
+  m.Output("bias");  // the biased convolution is a graph output
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeConvActivationFusionPass(), *g);
+  // Only conv and bias fuse (under bias's name, so the fetch still works);
+  // what reads the fetched node stays.
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "bias"), "FusedConv2D");
+  EXPECT_EQ(OpOf(*out.graph, "sum"), "Add");
+  EXPECT_EQ(OpOf(*out.graph, "y"), "Relu");
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 10));
+}
+
+TEST(ConvActivationFusionPassTest, SideInputThatBroadcastsIsNotFused) {
+  GraphMaker m;
+  m.Input("x", {2, 3, 5, 5})
+      .Input("r", {1, 4, 5, 5})  // broadcasts over the batch
+      .Const("w", Values(4 * 3 * 9, 1, -1, 1), {4, 3, 3, 3})
+      .Const("b", Values(4, 2, -1, 1), {1, 4, 1, 1})
+      .Op("conv", "Conv2D", {"x", "w"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("bias", "Add", {"conv", "b"})
+      .Op("sum", "Add", {"bias", "r"})
+      .Op("y", "Relu", {"sum"})
+      .Output("y");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeConvActivationFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "bias"), "FusedConv2D");
+  EXPECT_EQ(OpOf(*out.graph, "sum"), "Add");
+  EXPECT_EQ(OpOf(*out.graph, "y"), "Relu");
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 11));
+}
+
+TEST(ConvActivationFusionPassTest, TwoBranchesJoiningGiveTheJoinToOneOfThem) {
+  // A ResNet downsampling block's end: relu(bn(conv_a(x)) + bn(conv_b(x))).
+  // Either convolution could take the joining Add as its side input; one
+  // does, and the other keeps its bias only.
+  GraphMaker m;
+  m.Input("x", {2, 3, 6, 6})
+      .Const("wa", Values(4 * 3 * 9, 1, -1, 1), {4, 3, 3, 3})
+      .Const("wb", Values(4 * 3, 2, -1, 1), {4, 3, 1, 1})
+      .Const("ba", Values(4, 3, -1, 1), {1, 4, 1, 1})
+      .Const("bb", Values(4, 4, -1, 1), {1, 4, 1, 1})
+      .Op("conv_a", "Conv2D", {"x", "wa"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("conv_b", "Conv2D", {"x", "wb"})
+      .Op("bias_a", "Add", {"conv_a", "ba"})
+      .Op("bias_b", "Add", {"conv_b", "bb"})
+      .Op("sum", "Add", {"bias_a", "bias_b"})
+      .Op("y", "Relu", {"sum"})
+      .Output("y");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeConvActivationFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpCounts(*out.graph)["FusedConv2D"], 2);
+  EXPECT_EQ(OpCounts(*out.graph)["Conv2D"], 0);
+  EXPECT_EQ(OpCounts(*out.graph)["Add"], 0);
+  EXPECT_EQ(OpCounts(*out.graph)["Relu"], 0);
+  EXPECT_EQ(OpOf(*out.graph, "y"), "FusedConv2D");
+  EXPECT_EQ(out.graph->FindNode("y")->num_inputs(), 4);
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 12));
+}
+
+}  // namespace
+}  // namespace sluice::optimizer_test

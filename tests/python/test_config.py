@@ -1,0 +1,124 @@
+"""sluice.Config, the process defaults and the environment overrides."""
+
+import numpy as np
+import pytest
+
+import sluice
+
+
+def test_config_maps_onto_runtime_config():
+    c = sluice.Config(memory_limit="2GiB", allow_growth=False,
+                      inter_op_threads=2, optimization_level="basic",
+                      placement="single", precision="tf32",
+                      logical_devices={"cpu": 2, "gpu:0": [0.25, 0.25]},
+                      max_created_tensor_bytes=1 << 20)
+    text = c.to_text()
+    assert "gpu_memory_limit { bytes: 2147483648 }" in text
+    assert "allow_growth: false" in text
+    assert "inter_op_threads: 2" in text
+    assert "optimization_level: OPTIMIZATION_BASIC" in text
+    assert "placement_strategy: PLACEMENT_SINGLE" in text
+    assert "allow_tf32: true" in text
+    assert text.count("logical_cpus") == 2
+    assert "gpu { index: 0 logical_devices { memory_limit { fraction: 0.25 } }" in text
+    assert "max_created_tensor_bytes: 1048576" in text
+
+
+def test_per_device_limits_and_fraction():
+    text = sluice.Config(memory_limit={"gpu:1": 0.5, "/GPU:0": 1024}).to_text()
+    assert "gpu { index: 0 memory_limit { bytes: 1024 } }" in text
+    assert "gpu { index: 1 memory_limit { fraction: 0.5 } }" in text
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"memory_limit": 1.5}, "fraction"),
+    ({"inter_op_threads": -1}, "inter_op_threads"),
+    ({"memory_limit": "lots"}, "memory_limit"),
+    ({"placement": "random"}, "placement"),
+    ({"optimization_level": "max"}, "optimization_level"),
+    ({"allow_growth": "yes"}, "allow_growth"),
+    ({"logical_devices": {"tpu:0": [1]}}, "tpu"),
+    ({"text": "no_such_field: 1"}, "no_such_field"),
+])
+def test_impossible_config_is_invalid_argument(kwargs, words):
+    with pytest.raises(sluice.InvalidArgumentError) as e:
+        sluice.Config(**kwargs)
+    assert e.value.code == "INVALID_ARGUMENT"
+    assert words in e.value.message
+    assert isinstance(e.value, ValueError)
+
+
+def test_session_rejects_impossible_config_at_creation(mlp_path):
+    # A logical GPU on a GPU index the machine does not have is only known
+    # to be impossible when the session looks at the devices.
+    cfg = sluice.Config(visible_gpus=[57], placement="manual", default_device="gpu:57")
+    with pytest.raises(sluice.Error) as e:
+        sluice.Session(mlp_path, config=cfg)
+    assert e.value.code in ("INVALID_ARGUMENT", "FAILED_PRECONDITION", "NOT_FOUND",
+                            "UNAVAILABLE")
+
+
+def test_config_from_file(tmp_path):
+    p = tmp_path / "run.pbtxt"
+    p.write_text("inter_op_threads: 3\n")
+    assert "inter_op_threads: 3" in sluice.Config.from_file(str(p)).to_text()
+    with pytest.raises(sluice.NotFoundError):
+        sluice.Config.from_file(str(tmp_path / "missing.pbtxt"))
+
+
+def test_process_defaults_apply_to_new_sessions(mlp_path):
+    sluice.config.set_memory_growth("gpu:0", False)
+    sluice.config.set_memory_limit("gpu", "1GiB")
+    sluice.config.set_logical_device_configuration("cpu", 2)
+    assert sluice.config.get_memory_growth("gpu") is False
+    assert sluice.config.get_memory_limit("gpu") == "1GiB"
+    sess = sluice.Session(mlp_path)
+    assert "allow_growth: false" in sess.config_text
+    assert "bytes: 1073741824" in sess.config_text
+    assert sess.config_text.count("logical_cpus") == 2
+    # The session's own config wins over the defaults.
+    sess = sluice.Session(mlp_path, config=sluice.Config(allow_growth=True))
+    assert "allow_growth: true" in sess.config_text
+    sluice.config.set_memory_limit("gpu", None)
+    assert sluice.config.get_memory_limit("gpu") is None
+
+
+def test_limit_for_a_missing_gpu_is_an_error_at_session_creation(mlp_path):
+    sluice.config.set_memory_limit("gpu:0", "1GiB")
+    assert "gpu { index: 0 memory_limit { bytes: 1073741824 } }" in \
+        sluice.config.effective(None).to_text()
+    if sluice.list_physical_devices("gpu"):
+        assert sluice.Session(mlp_path).run("probs", {"x": [[0.0] * 16]}).shape == (1, 10)
+        return
+    with pytest.raises(sluice.FailedPreconditionError) as e:
+        sluice.Session(mlp_path)
+    assert e.value.code == "FAILED_PRECONDITION" and "GPU" in e.value.message
+
+
+def test_memory_growth_names_a_gpu():
+    with pytest.raises(sluice.InvalidArgumentError):
+        sluice.config.set_memory_growth("cpu", True)
+    with pytest.raises(sluice.InvalidArgumentError):
+        sluice.config.set_memory_growth("gpu:0", "yes")
+    sluice.config.set_memory_growth(sluice.PhysicalDevice(
+        "gpu:0", "GPU", 0, 0, {}), True)
+    assert sluice.config.get_memory_growth("gpu:0") is True
+
+
+def test_environment_overrides_the_process_default(mlp_path, monkeypatch):
+    sluice.config.set_memory_growth("gpu", True)
+    monkeypatch.setenv("SLUICE_GPU_ALLOW_GROWTH", "false")
+    monkeypatch.setenv("SLUICE_GPU_MEMORY_LIMIT", "0.5")
+    sess = sluice.Session(mlp_path)
+    assert "allow_growth: false" in sess.config_text
+    assert "fraction: 0.5" in sess.config_text
+    assert any("SLUICE_GPU_ALLOW_GROWTH" in line for line in sess.log)
+    out = sess.run("probs", {"x": np.ones((1, 16), np.float32)})
+    assert out.shape == (1, 10)
+
+
+def test_bad_environment_value_is_an_error(mlp_path, monkeypatch):
+    monkeypatch.setenv("SLUICE_GPU_ALLOW_GROWTH", "maybe")
+    with pytest.raises(sluice.InvalidArgumentError) as e:
+        sluice.Session(mlp_path)
+    assert "SLUICE_GPU_ALLOW_GROWTH" in e.value.message
