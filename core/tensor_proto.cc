@@ -4,6 +4,7 @@
 // it holds, except for splats, which are capped at kMaxSplatBytes.
 #include "core/tensor_proto.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -80,25 +81,40 @@ absl::Status CheckBoolBytes(const Tensor& t) {
   return absl::OkStatus();
 }
 
-}  // namespace
+// Where a checked proto's data is.
+enum class DataSource { kNone, kContent, kExternal, kFloatList, kIntList, kDoubleList };
 
-absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
-                                       const std::string& base_dir,
-                                       ExternalDataMode mode) {
-  const DataType dtype = proto.dtype();
-  const size_t elem = DataTypeSize(dtype);
+// A proto's dtype, shape and data source after every check that needs no
+// allocation: one data source, of the tensor's size (a list: one value per
+// element, or one value within kMaxSplatBytes).
+struct Layout {
+  DataType dtype = DT_INVALID;
+  Shape shape;
+  int64_t elements = 0;
+  int64_t bytes = 0;
+  DataSource source = DataSource::kNone;
+  int list_count = 0;
+  std::string what;  // "float32[3,4] tensor", for messages
+};
+
+absl::StatusOr<Layout> CheckLayout(const TensorProto& proto) {
+  Layout l;
+  l.dtype = proto.dtype();
+  const size_t elem = DataTypeSize(l.dtype);
   if (elem == 0) {
     return Invalid(absl::StrCat("tensor has invalid dtype ",
-                                static_cast<int>(dtype)));
+                                static_cast<int>(l.dtype)));
   }
   absl::StatusOr<Shape> shape = ShapeFromProto(proto.shape(), true);
   if (!shape.ok()) {
     return Invalid(absl::StrCat("tensor shape: ", shape.status().message()));
   }
-  ASSIGN_OR_RETURN(int64_t n, shape->NumElements());
-  const int64_t bytes = n * static_cast<int64_t>(elem);
-  const std::string what = absl::StrCat(DataTypeName(dtype),
-                                        shape->DebugString(), " tensor");
+  l.shape = *std::move(shape);
+  ASSIGN_OR_RETURN(l.elements, l.shape.NumElements());
+  const int64_t n = l.elements;
+  l.bytes = n * static_cast<int64_t>(elem);
+  l.what = absl::StrCat(DataTypeName(l.dtype), l.shape.DebugString(), " tensor");
+  const std::string& what = l.what;
 
   const bool has_content = !proto.content().empty();
   const bool has_external = proto.has_external();
@@ -115,51 +131,45 @@ absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
       return Invalid(absl::StrCat(what, " has ", n,
                                   " elements but no data"));
     }
-    return Tensor::Create(dtype, *shape);
+    return l;
   }
-
   if (has_content) {
-    if (static_cast<int64_t>(proto.content().size()) != bytes) {
+    if (static_cast<int64_t>(proto.content().size()) != l.bytes) {
       return Invalid(absl::StrCat(what, " has ", proto.content().size(),
-                                  " bytes of content, expected ", bytes, " (",
+                                  " bytes of content, expected ", l.bytes, " (",
                                   n, " elements x ", elem, " bytes)"));
     }
-    ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, *shape));
-    if (bytes > 0) std::memcpy(t.raw_data(), proto.content().data(), bytes);
-    RETURN_IF_ERROR(CheckBoolBytes(t));
-    return t;
+    l.source = DataSource::kContent;
+    return l;
   }
   if (has_external) {
-    // The length is checked against the tensor and the file before the
-    // tensor is allocated or mapped.
-    absl::StatusOr<Tensor> t =
-        ReadExternalTensor(proto.external(), base_dir, dtype, *shape, mode);
-    if (!t.ok()) {
-      return absl::Status(t.status().code(),
-                          absl::StrCat(what, ": ", t.status().message()));
-    }
-    RETURN_IF_ERROR(CheckBoolBytes(*t));
-    return t;
+    // ReadExternalTensor checks the range against the tensor and the file.
+    l.source = DataSource::kExternal;
+    return l;
   }
 
   // A typed value list.
-  int count = 0;
+  const DataType dtype = l.dtype;
   const char* list = "";
   bool right_list = false;
   if (proto.float_val_size() > 0) {
-    count = proto.float_val_size();
+    l.list_count = proto.float_val_size();
+    l.source = DataSource::kFloatList;
     list = "float_val";
     right_list = dtype == DT_FLOAT || dtype == DT_FLOAT16 ||
                  dtype == DT_BFLOAT16 || IsSmallFloat(dtype);
   } else if (proto.int_val_size() > 0) {
-    count = proto.int_val_size();
+    l.list_count = proto.int_val_size();
+    l.source = DataSource::kIntList;
     list = "int_val";
     right_list = IsInteger(dtype) || dtype == DT_BOOL;
   } else {
-    count = proto.double_val_size();
+    l.list_count = proto.double_val_size();
+    l.source = DataSource::kDoubleList;
     list = "double_val";
     right_list = dtype == DT_DOUBLE;
   }
+  const int count = l.list_count;
   if (!right_list) {
     return Invalid(absl::StrCat(
         what, " stores its values in ", list, "; use ",
@@ -173,19 +183,111 @@ absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
                                 " for ", n, " elements (give ", n,
                                 ", or 1 to fill)"));
   }
-  if (count == 1 && bytes > kMaxSplatBytes) {
-    return Invalid(absl::StrCat(what, " fills ", bytes,
+  if (count == 1 && l.bytes > kMaxSplatBytes) {
+    return Invalid(absl::StrCat(what, " fills ", l.bytes,
                                 " bytes from one value; splats are limited to ",
                                 kMaxSplatBytes, " bytes"));
   }
-  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, *shape));
-  if (proto.float_val_size() > 0) {
-    RETURN_IF_ERROR(FillFromList(proto.float_val(), t));
-  } else if (proto.int_val_size() > 0) {
-    RETURN_IF_ERROR(FillFromList(proto.int_val(), t));
-  } else {
-    RETURN_IF_ERROR(FillFromList(proto.double_val(), t));
+  return l;
+}
+
+// Fills `t` from the proto's typed value list (one value fills it all).
+absl::Status FillFromProtoList(const TensorProto& proto, const Layout& l,
+                               Tensor& t) {
+  switch (l.source) {
+    case DataSource::kFloatList:
+      return FillFromList(proto.float_val(), t);
+    case DataSource::kIntList:
+      return FillFromList(proto.int_val(), t);
+    case DataSource::kDoubleList:
+      return FillFromList(proto.double_val(), t);
+    default:
+      return absl::InternalError("not a value list");
   }
+}
+
+// The list's one value as a scalar of the proto's dtype, checked against it.
+absl::StatusOr<Tensor> DecodeOneValue(const TensorProto& proto,
+                                      const Layout& l) {
+  ASSIGN_OR_RETURN(Tensor one, Tensor::Create(l.dtype, Shape()));
+  RETURN_IF_ERROR(FillFromProtoList(proto, l, one));
+  return one;
+}
+
+bool IsList(DataSource s) {
+  return s == DataSource::kFloatList || s == DataSource::kIntList ||
+         s == DataSource::kDoubleList;
+}
+
+}  // namespace
+
+bool IsSplat(const TensorProto& proto) {
+  if (proto.float_val_size() + proto.int_val_size() +
+          proto.double_val_size() != 1) {
+    return false;
+  }
+  // More than one element: every dimension positive, one of them over 1.
+  bool more_than_one = false;
+  for (int64_t d : proto.shape().dim()) {
+    if (d < 1) return false;
+    more_than_one |= d > 1;
+  }
+  return more_than_one && !proto.shape().unknown_rank();
+}
+
+absl::StatusOr<Tensor> SplatValue(const TensorProto& proto) {
+  ASSIGN_OR_RETURN(Layout l, CheckLayout(proto));
+  if (!IsList(l.source) || l.list_count != 1) {
+    return Invalid(absl::StrCat(l.what, " is not a splat"));
+  }
+  return DecodeOneValue(proto, l);
+}
+
+absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto,
+                                       const std::string& base_dir,
+                                       ExternalDataMode mode) {
+  ASSIGN_OR_RETURN(Layout l, CheckLayout(proto));
+  switch (l.source) {
+    case DataSource::kNone:
+      return Tensor::Create(l.dtype, l.shape);
+    case DataSource::kContent: {
+      ASSIGN_OR_RETURN(Tensor t, Tensor::Create(l.dtype, l.shape));
+      if (l.bytes > 0) {
+        std::memcpy(t.raw_data(), proto.content().data(), l.bytes);
+      }
+      RETURN_IF_ERROR(CheckBoolBytes(t));
+      return t;
+    }
+    case DataSource::kExternal: {
+      // The length is checked against the tensor and the file before the
+      // tensor is allocated or mapped.
+      absl::StatusOr<Tensor> t = ReadExternalTensor(
+          proto.external(), base_dir, l.dtype, l.shape, mode);
+      if (!t.ok()) {
+        return absl::Status(t.status().code(),
+                            absl::StrCat(l.what, ": ", t.status().message()));
+      }
+      RETURN_IF_ERROR(CheckBoolBytes(*t));
+      return t;
+    }
+    default:
+      break;
+  }
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(l.dtype, l.shape));
+  if (l.list_count == 1 && l.elements > 1) {
+    // A splat: the one value is checked and converted once, then copied,
+    // doubling the filled prefix each time.
+    ASSIGN_OR_RETURN(Tensor one, DecodeOneValue(proto, l));
+    char* out = static_cast<char*>(t.raw_data());
+    std::memcpy(out, one.raw_data(), one.bytes());
+    for (int64_t done = static_cast<int64_t>(one.bytes()); done < l.bytes;) {
+      const int64_t step = std::min(done, l.bytes - done);
+      std::memcpy(out + done, out, static_cast<size_t>(step));
+      done += step;
+    }
+    return t;
+  }
+  RETURN_IF_ERROR(FillFromProtoList(proto, l, t));
   return t;
 }
 

@@ -2,6 +2,7 @@
 //
 //   ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto, /*base_dir=*/"models"));
 //   TensorProto p = TensorToProto(t);
+//   if (IsSplat(proto)) ASSIGN_OR_RETURN(Tensor one, SplatValue(proto));
 //
 // Stateless functions; thread-safe.
 #ifndef SLUICE_CORE_TENSOR_PROTO_H_
@@ -26,6 +27,18 @@ namespace sluice {
 absl::StatusOr<Tensor> TensorFromProto(
     const TensorProto& proto, const std::string& base_dir = "",
     ExternalDataMode mode = ExternalDataMode::kMap);
+
+// Whether `proto` is a splat: one value in a typed list (float_val, int_val,
+// double_val) that fills a tensor of more than one element. Looks at the
+// proto's form only; TensorFromProto or SplatValue says whether it is valid.
+bool IsSplat(const TensorProto& proto);
+
+// A splat's one value, as a scalar tensor of the proto's dtype, after every
+// check TensorFromProto makes on the proto (dtype, shape, the list it uses,
+// the splat size limit, the value against the dtype), without making the
+// tensor it fills: what describing a splat costs, whatever its size.
+// INVALID_ARGUMENT when the proto is invalid or not a splat.
+absl::StatusOr<Tensor> SplatValue(const TensorProto& proto);
 
 // Raw `content` form. REQUIRES: t is a valid host tensor.
 TensorProto TensorToProto(const Tensor& t);

@@ -101,8 +101,13 @@ class PlanBuilder {
   absl::Status AddNode(const Node& n,
                        const absl::flat_hash_set<TensorRef>& fed) {
     Device* device = (*options_.devices)[n.id()];
-    if (n.const_value() != nullptr) {
+    if (n.is_const()) {
       // A constant is not run: its value is put in its slot each step.
+      if (n.const_value() == nullptr) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            n.DebugName(), " has no value: the graph was built to be "
+            "described (ConstValues::kDescribeSplats), not run"));
+      }
       int slot = NewSlot(device, -1);
       slot_of_[TensorRef{n.id(), 0}] = slot;
       Tensor value = *n.const_value();

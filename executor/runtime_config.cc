@@ -285,21 +285,23 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
                    absl::StrCat("unknown level ",
                                 static_cast<int>(config.optimization_level())));
   }
-  if (config.max_folded_constant_bytes() < 0) {
-    return Invalid("max_folded_constant_bytes",
-                   absl::StrCat("must be 0 (the default, 16 MiB) or positive, "
-                                "got ",
-                                config.max_folded_constant_bytes()));
-  }
   const ResourceLimitsConfig& limits = config.resource_limits();
   const ResourceLimits defaults;
   for (auto [name, value, fallback] :
        {std::tuple{"resource_limits.max_created_tensor_bytes",
                    limits.max_created_tensor_bytes(),
                    defaults.max_created_tensor_bytes},
+        std::tuple{"resource_limits.max_folded_constant_bytes",
+                   limits.max_folded_constant_bytes(),
+                   defaults.max_folded_constant_bytes},
+        std::tuple{"resource_limits.max_folded_bytes",
+                   limits.max_folded_bytes(), defaults.max_folded_bytes},
+        std::tuple{"max_folded_constant_bytes",
+                   config.max_folded_constant_bytes(),
+                   defaults.max_folded_constant_bytes},
         std::tuple{"resource_limits.max_import_folded_bytes",
                    limits.max_import_folded_bytes(),
-                   defaults.max_import_folded_bytes}}) {
+                   defaults.max_folded_bytes}}) {
     if (value < 0) {
       return Invalid(name, absl::StrCat("must be 0 (the default, ",
                                         FormatBytes(fallback),
@@ -307,19 +309,41 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
                                         value));
     }
   }
+  // A deprecated field and the one that replaced it, both set.
+  for (auto [old_name, old_value, new_name, new_value] :
+       {std::tuple{"max_folded_constant_bytes",
+                   config.max_folded_constant_bytes(),
+                   "resource_limits.max_folded_constant_bytes",
+                   limits.max_folded_constant_bytes()},
+        std::tuple{"resource_limits.max_import_folded_bytes",
+                   limits.max_import_folded_bytes(),
+                   "resource_limits.max_folded_bytes",
+                   limits.max_folded_bytes()}}) {
+    if (old_value > 0 && new_value > 0) {
+      return Invalid(old_name,
+                     absl::StrCat("is deprecated and replaced by ", new_name,
+                                  ", which is also set; keep only ",
+                                  new_name));
+    }
+  }
   return absl::OkStatus();
 }
 
-ResourceLimits EffectiveResourceLimits(const RuntimeConfig& config) {
-  ResourceLimits limits;
-  const ResourceLimitsConfig& c = config.resource_limits();
-  if (c.max_created_tensor_bytes() > 0) {
-    limits.max_created_tensor_bytes = c.max_created_tensor_bytes();
+void NoteDeprecatedFields(const RuntimeConfig& config,
+                          std::vector<std::string>* log) {
+  if (log == nullptr) return;
+  if (config.max_folded_constant_bytes() > 0) {
+    log->push_back(
+        "config: max_folded_constant_bytes is deprecated; read as "
+        "resource_limits.max_folded_constant_bytes, which also bounds the "
+        "ONNX importer's folding (move it there)");
   }
-  if (c.max_import_folded_bytes() > 0) {
-    limits.max_import_folded_bytes = c.max_import_folded_bytes();
+  if (config.resource_limits().max_import_folded_bytes() > 0) {
+    log->push_back(
+        "config: resource_limits.max_import_folded_bytes is deprecated; read "
+        "as resource_limits.max_folded_bytes, which also bounds the "
+        "optimizer's constant folding (rename it)");
   }
-  return limits;
 }
 
 absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,

@@ -67,9 +67,13 @@ MemoryLimit EffectiveGpuMemoryLimit(const RuntimeConfig& config,
 // total_bytes when total_bytes > 0.
 int64_t ResolveMemoryLimit(const MemoryLimit& limit, int64_t total_bytes);
 
-// config.resource_limits with the defaults of core/resource_limits.h for
-// the fields left 0.
-ResourceLimits EffectiveResourceLimits(const RuntimeConfig& config);
+// EffectiveResourceLimits(config): core/resource_limits.h.
+
+// One line per deprecated field `config` sets, saying what replaced it
+// ("config: max_folded_constant_bytes is deprecated; ..."), appended to
+// `log`. The session and the command line show them with their notes.
+void NoteDeprecatedFields(const RuntimeConfig& config,
+                          std::vector<std::string>* log);
 
 }  // namespace sluice
 

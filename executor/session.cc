@@ -68,6 +68,7 @@ class SessionImpl final : public Session {
   absl::Status Init() {
     RETURN_IF_ERROR(ApplyEnvironmentOverrides(&config_, &log_));
     RETURN_IF_ERROR(ValidateRuntimeConfig(config_));
+    NoteDeprecatedFields(config_, &log_);
     RETURN_IF_ERROR(Optimize());
     RETURN_IF_ERROR(PlaceAndSetUpDevices());
     int inter = ThreadCount(config_.inter_op_threads());
@@ -583,7 +584,12 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(
 
 absl::StatusOr<std::unique_ptr<Session>> Session::CreateFromFile(
     const std::string& path, const RuntimeConfig& config) {
-  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph, LoadModelGraph(path));
+  // An ONNX model folds under the config's resource limits, as the
+  // optimizer does.
+  OnnxImportOptions onnx_options;
+  onnx_options.limits = EffectiveResourceLimits(config);
+  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
+                   LoadModelGraph(path, onnx_options));
   return Create(std::move(graph), config);
 }
 

@@ -16,8 +16,12 @@
 namespace sluice {
 
 GraphBuilder::GraphBuilder(const GraphDef& def, const GraphSource& source,
-                           const OpRegistry* registry)
-    : def_(def), source_(source), registry_(registry) {}
+                           const OpRegistry* registry,
+                           ConstValues const_values)
+    : def_(def),
+      source_(source),
+      registry_(registry),
+      const_value_mode_(const_values) {}
 
 std::string GraphBuilder::NodeLabel(int id) const {
   const NodeState& n = nodes_[id];
@@ -248,8 +252,14 @@ static absl::StatusOr<Tensor> DecodeConst(
 
 void GraphBuilder::ResolveConst(int id) {
   NodeState& n = nodes_[id];
+  const TensorProto& proto = n.attrs["value"].tensor();
+  // A described splat is checked through its one value; the node's output
+  // dtype and shape (ConstShape) say the rest.
+  const bool describe =
+      const_value_mode_ == ConstValues::kDescribeSplats && IsSplat(proto);
   absl::StatusOr<Tensor> value =
-      DecodeConst(*n.def, n.attrs["value"].tensor(), source_, const_values_);
+      describe ? SplatValue(proto)
+               : DecodeConst(*n.def, proto, source_, const_values_);
   if (!value.ok()) {
     NodeError(id, absl::Status(value.status().code(),
                                absl::StrCat("attribute 'value': ",
@@ -266,7 +276,11 @@ void GraphBuilder::ResolveConst(int id) {
                                DataTypeName(value->dtype())));
     return;
   }
-  n.value = *std::move(value);
+  if (describe) {
+    n.described = true;
+  } else {
+    n.value = *std::move(value);
+  }
 }
 
 void GraphBuilder::BuildSubgraphs(int id) {
@@ -279,7 +293,8 @@ void GraphBuilder::BuildSubgraphs(int id) {
     source.path = source_.path;
     source.base_dir = source_.base_dir;
     source.external_data = source_.external_data;
-    GraphBuilder sub(it->second.graph(), source, registry_);
+    GraphBuilder sub(it->second.graph(), source, registry_,
+                     const_value_mode_);
     std::unique_ptr<Graph> graph = sub.Build();
     if (graph == nullptr) {
       std::vector<std::string> lines;
@@ -489,8 +504,8 @@ std::unique_ptr<Graph> GraphBuilder::Build() {
 }
 
 absl::StatusOr<std::unique_ptr<const Graph>> BuildGraph(
-    const GraphDef& def, const GraphSource& source) {
-  GraphBuilder builder(def, source, OpRegistry::Global());
+    const GraphDef& def, const GraphSource& source, ConstValues const_values) {
+  GraphBuilder builder(def, source, OpRegistry::Global(), const_values);
   std::unique_ptr<Graph> graph = builder.Build();
   if (graph == nullptr) {
     std::vector<std::string> lines;
@@ -520,7 +535,8 @@ absl::StatusOr<std::unique_ptr<const Graph>> BuildGraphSharingConsts(
 
 std::vector<absl::Status> ValidateGraphDef(const GraphDef& def,
                                            const GraphSource& source) {
-  GraphBuilder builder(def, source, OpRegistry::Global());
+  GraphBuilder builder(def, source, OpRegistry::Global(),
+                       ConstValues::kDescribeSplats);
   builder.Build();
   return builder.errors();
 }

@@ -14,7 +14,9 @@
 //  3. Each op is known; attributes are known to the op, of the declared type
 //     and, for type attributes, of an allowed dtype; defaults are filled in;
 //     a list argument's count (Concat's N) is taken from the inputs when
-//     absent; Const values decode (TensorFromProto) and agree with `dtype`.
+//     absent; Const values decode (TensorFromProto; a splat is only
+//     checked, SplatValue, when built with kDescribeSplats) and agree
+//     with `dtype`.
 //     Graph attributes (control-flow subgraphs) are built as graphs of
 //     their own, with this builder's checks; their errors are the node's.
 //  4. Inputs parse ("node", "node:port", "^node"), control inputs come last,
@@ -60,7 +62,8 @@ inline constexpr int kGraphFormatVersion = 1;
 class GraphBuilder {
  public:
   GraphBuilder(const GraphDef& def, const GraphSource& source,
-               const OpRegistry* registry);
+               const OpRegistry* registry,
+               ConstValues const_values = ConstValues::kMake);
 
   // Values of Const nodes already decoded, by node name: Build uses them
   // instead of decoding `value` again, after checking that dtype and shape
@@ -91,6 +94,7 @@ class GraphBuilder {
     std::vector<DataType> output_dtypes;
     std::vector<Shape> output_shapes;
     std::optional<Tensor> value;  // Const only
+    bool described = false;       // a Const whose value is not made
     SubgraphMap subgraphs;        // graph attributes, validated
   };
 
@@ -117,6 +121,7 @@ class GraphBuilder {
   const GraphDef& def_;
   const GraphSource& source_;
   const OpRegistry* registry_;
+  const ConstValues const_value_mode_;
   const absl::flat_hash_map<std::string, Tensor>* const_values_ = nullptr;
   std::vector<NodeState> nodes_;
   absl::flat_hash_map<std::string, int> index_;

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/tensor_proto.h"
 #include "graph/builder.h"
 #include "graph/shape_inference.h"
 
@@ -160,6 +161,19 @@ void GraphBuilder::Infer(int id) {
                        std::move(input_shapes), std::move(input_values),
                        output_dtypes);
   ctx.set_subgraphs(&n.subgraphs);
+  if (std::any_of(n.inputs.begin(), n.inputs.end(), [&](const TensorRef& r) {
+        return nodes_[r.node].described;
+      })) {
+    // A shape function that reads a described splat gets it made.
+    ctx.set_value_maker([this, &n](int i) -> std::optional<Tensor> {
+      const NodeState& p = nodes_[n.inputs[i].node];
+      if (!p.described) return std::nullopt;
+      absl::StatusOr<Tensor> t =
+          TensorFromProto(p.attrs.at("value").tensor());
+      if (!t.ok()) return std::nullopt;  // SplatValue checked it
+      return *std::move(t);
+    });
+  }
   absl::Status status = n.op->shape_fn(ctx);
   if (!status.ok()) {
     NodeError(id, status);

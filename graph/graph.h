@@ -75,7 +75,12 @@ class Node {
   DataType output_dtype(int port) const { return output_dtypes_[port]; }
   const Shape& output_shape(int port) const { return output_shapes_[port]; }
 
-  // For Const nodes, the value; nullptr otherwise.
+  // Whether the node is a Const. Its dtype and shape are output_dtype(0)
+  // and output_shape(0), whether or not its value was made.
+  bool is_const() const { return op() == "Const"; }
+  // For Const nodes, the value; nullptr for other nodes, and for a splat in
+  // a graph built only to be described (ConstValues::kDescribeSplats,
+  // graph/loader.h).
   const Tensor* const_value() const {
     return const_value_ ? &*const_value_ : nullptr;
   }

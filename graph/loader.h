@@ -36,6 +36,21 @@ struct GraphSource {
   ExternalDataMode external_data = ExternalDataMode::kMap;
 };
 
+// What BuildGraph makes of Const values.
+enum class ConstValues {
+  // Every value is made: what running or optimising the graph needs.
+  kMake,
+  // A splat (core/tensor_proto.h: one listed value filling the tensor) is
+  // checked as fully as when made (SplatValue) but not made: its
+  // Node::const_value() is nullptr, and the node's output dtype and shape
+  // describe it. A shape function that reads its value (a Reshape's shape, a
+  // Gather's indices) gets it made, so inference and its errors are those
+  // of kMake. For what only describes a graph (ValidateGraphDef, `sluice
+  // inspect`, `sluice convert`): a few bytes of file asking for 1 GiB of
+  // zeros then cost no 1 GiB.
+  kDescribeSplats,
+};
+
 struct LoadedGraphDef {
   GraphDef def;
   GraphSource source;
@@ -55,11 +70,14 @@ absl::Status CheckGraphDefUtf8(const GraphDef& def, const std::string& path);
 
 // Builds and validates a graph. On failure the status is INVALID_ARGUMENT and
 // its message lists every error found, one per line; each names the node, its
-// op and, when known, the line.
+// op and, when known, the line. A graph built with
+// ConstValues::kDescribeSplats can be inspected, not run.
 absl::StatusOr<std::unique_ptr<const Graph>> BuildGraph(
-    const GraphDef& def, const GraphSource& source = {});
+    const GraphDef& def, const GraphSource& source = {},
+    ConstValues const_values = ConstValues::kMake);
 
 // Like BuildGraph, returning every error separately (empty on success).
+// Splats are checked, not made (ConstValues::kDescribeSplats).
 std::vector<absl::Status> ValidateGraphDef(const GraphDef& def,
                                            const GraphSource& source = {});
 

@@ -12,8 +12,10 @@
 #ifndef SLUICE_GRAPH_SHAPE_INFERENCE_H_
 #define SLUICE_GRAPH_SHAPE_INFERENCE_H_
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,7 +50,26 @@ class InferenceContext {
   DataType input_dtype(int i) const { return input_dtypes_[i]; }
   const Shape& input_shape(int i) const { return input_shapes_[i]; }
   // The input's value when known at build time (a Const), else nullptr.
-  const Tensor* input_value(int i) const { return input_values_[i]; }
+  const Tensor* input_value(int i) const {
+    if (input_values_[i] == nullptr && make_value_ && !tried_[i]) {
+      tried_[i] = true;
+      made_[i] = make_value_(i);
+      if (made_[i].has_value()) input_values_[i] = &*made_[i];
+    }
+    return input_values_[i];
+  }
+  // For a graph built only to be described (ConstValues::kDescribeSplats,
+  // graph/loader.h), whose large splats are not made: `make(i)` makes input
+  // i's value, or returns nullopt when it is not a described Const. Called
+  // once per input, when the shape function asks for that input's value,
+  // so inference sees what it sees in a graph built to run, and only a
+  // function that reads a large splat (Gather's indices) pays for it. The
+  // value lives as long as the context.
+  void set_value_maker(std::function<std::optional<Tensor>(int)> make) {
+    make_value_ = std::move(make);
+    made_.resize(input_values_.size());
+    tried_.assign(input_values_.size(), false);
+  }
   const AttrMap& attrs() const { return *attrs_; }
   // The validated subgraph of graph attribute `attr` (control-flow ops), or
   // nullptr when there is none.
@@ -70,7 +91,11 @@ class InferenceContext {
   const AttrMap* attrs_;
   std::vector<DataType> input_dtypes_;
   std::vector<Shape> input_shapes_;
-  std::vector<const Tensor*> input_values_;
+  // Mutable: input_value makes described values on first use.
+  mutable std::vector<const Tensor*> input_values_;
+  std::function<std::optional<Tensor>(int)> make_value_;
+  mutable std::vector<std::optional<Tensor>> made_;
+  mutable std::vector<bool> tried_;
   std::vector<DataType> output_dtypes_;
   std::vector<Shape> output_shapes_;
   const SubgraphMap* subgraphs_ = nullptr;

@@ -2,6 +2,8 @@
 // emitted node.
 #include "onnx/graph_emitter.h"
 
+#include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,9 +17,6 @@
 
 namespace sluice {
 namespace {
-
-// Outputs larger than this stay nodes rather than folded constants.
-constexpr int64_t kMaxFoldElements = int64_t{1} << 24;
 
 bool Allowed(const AttrDef& attr, DataType dtype) {
   if (attr.allowed_types.empty()) return true;
@@ -168,17 +167,24 @@ absl::StatusOr<ValuePtr> GraphEmitter::AddInput(const std::string& name,
   return v;
 }
 
-bool GraphEmitter::TakeFoldBytes(DataType dtype, const Shape& shape) {
-  absl::StatusOr<int64_t> n = shape.NumElements();
-  if (!n.ok() || *n > kMaxFoldElements) return false;
-  return ChargeFold(*n * static_cast<int64_t>(DataTypeSize(dtype)));
+const ResourceLimits GraphEmitter::kDefaultLimits;
+
+absl::StatusOr<ValuePtr> GraphEmitter::CreateConstant(
+    absl::string_view what, DataType dtype, const Shape& shape,
+    absl::FunctionRef<void(Tensor&)> fill, absl::string_view name_hint) {
+  RETURN_IF_ERROR(CheckCreatedTensor(*limits_, what, dtype, shape));
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape));
+  fill(t);
+  return AddConstant(std::move(t), name_hint);
 }
 
-bool GraphEmitter::ChargeFold(int64_t bytes) {
-  if (fold_bytes_left_ == nullptr) return true;
-  if (bytes > *fold_bytes_left_) return false;
-  *fold_bytes_left_ -= bytes;
-  return true;
+absl::StatusOr<ValuePtr> GraphEmitter::FoldConstant(
+    DataType dtype, const Shape& shape, absl::FunctionRef<void(Tensor&)> fill,
+    absl::string_view name_hint) {
+  if (!fold_budget_->Take(dtype, shape)) return ValuePtr();
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape));
+  fill(t);
+  return AddConstant(std::move(t), name_hint);
 }
 
 ValuePtr GraphEmitter::AddConstant(Tensor value, absl::string_view name_hint) {
@@ -233,19 +239,24 @@ absl::StatusOr<std::vector<ValuePtr>> GraphEmitter::Emit(
                      "): ", inferred.status().message()));
   }
   bool all_const = CanEvaluateConst(op);
-  for (const ValuePtr& v : inputs) all_const = all_const && v->constant;
-  for (const Shape& s : inferred->shapes) {
-    absl::StatusOr<int64_t> n = s.NumElements();
-    all_const = all_const && n.ok() && *n <= kMaxFoldElements;
+  int64_t input_bytes = 0;
+  for (const ValuePtr& v : inputs) {
+    all_const = all_const && v->constant;
+    if (all_const) input_bytes += static_cast<int64_t>(v->constant->bytes());
   }
-  if (all_const) {  // charged to the budget only when every output fits
-    int64_t bytes = 0;
-    for (size_t i = 0; i < inferred->shapes.size(); ++i) {
-      bytes += *inferred->shapes[i].NumElements() *
-               static_cast<int64_t>(DataTypeSize(inferred->dtypes[i]));
+  // The fold limits (core/resource_limits.h) on every output together:
+  // charged only when all fit.
+  int64_t largest = 0, total = 0;
+  for (size_t i = 0; all_const && i < inferred->shapes.size(); ++i) {
+    absl::StatusOr<int64_t> bytes =
+        CreatedTensorBytes(inferred->dtypes[i], inferred->shapes[i]);
+    all_const = bytes.ok();
+    if (all_const) {
+      largest = std::max(largest, *bytes);
+      total += *bytes;
     }
-    all_const = ChargeFold(bytes);
   }
+  all_const = all_const && fold_budget_->Take(largest, total, input_bytes);
   std::vector<ValuePtr> outs;
   if (all_const) {
     std::vector<Tensor> values;
@@ -290,6 +301,14 @@ absl::StatusOr<ValuePtr> GraphEmitter::Emit1(
         absl::StrCat(op, " has ", outs.size(), " outputs, expected 1"));
   }
   return outs[0];
+}
+
+void FillWith(const Tensor& one, Tensor& t) {
+  const size_t size = DataTypeSize(t.dtype());
+  char* dst = static_cast<char*>(t.raw_data());
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    std::memcpy(dst + i * size, one.raw_data(), size);
+  }
 }
 
 Tensor ScalarTensor(DataType dtype, double v) {

@@ -23,8 +23,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/resource_limits.h"
 #include "core/shape.h"
 #include "core/tensor.h"
 #include "proto/graph.pb.h"
@@ -54,17 +56,41 @@ using AttrList = std::map<std::string, AttrValue>;
 
 class GraphEmitter {
  public:
-  // `def` is borrowed and must outlive the emitter. `fold_bytes_left` (may
-  // be null: no budget) is the bytes of constants folding may still create,
-  // shared by the emitters of a model and its subgraphs.
-  explicit GraphEmitter(GraphDef* def, int64_t* fold_bytes_left = nullptr)
-      : def_(def), fold_bytes_left_(fold_bytes_left) {}
+  // `def`, `limits` and `fold_budget` are borrowed and must outlive the
+  // emitter. `limits` (core/resource_limits.h) bounds the constants the
+  // importer makes; `fold_budget` (may be null: one of its own, from
+  // `limits`) is what folding may still create, shared by the emitters of a
+  // model and its subgraphs.
+  explicit GraphEmitter(GraphDef* def,
+                        const ResourceLimits& limits = kDefaultLimits,
+                        FoldBudget* fold_budget = nullptr)
+      : def_(def),
+        limits_(&limits),
+        own_budget_(limits),
+        fold_budget_(fold_budget != nullptr ? fold_budget : &own_budget_) {}
 
-  // Whether a folded constant of `dtype` and `shape` may be created: at
-  // most 16 Mi elements, and within the budget, which it is then charged.
-  // false leaves the computation in the graph to run at run time.
-  bool TakeFoldBytes(DataType dtype, const Shape& shape);
-  int64_t* fold_bytes_left() const { return fold_bytes_left_; }
+  const ResourceLimits& limits() const { return *limits_; }
+  FoldBudget* fold_budget() const { return fold_budget_; }
+
+  // Constants the importer makes rather than reads from the file all come
+  // through these two (or Emit's folding), so the limits are checked in one
+  // place and before anything is allocated. `fill` writes every element of
+  // the new (uninitialised) tensor.
+  //
+  // A constant the importer needs (a mask, an index table, a filled
+  // tensor) for `what` (a node label or hint): over
+  // limits().max_created_tensor_bytes it is RESOURCE_EXHAUSTED naming
+  // `what` and the config field.
+  absl::StatusOr<ValuePtr> CreateConstant(
+      absl::string_view what, DataType dtype, const Shape& shape,
+      absl::FunctionRef<void(Tensor&)> fill, absl::string_view name_hint);
+  // A value a handler folds itself (ConstantOfShape, Range): made when the
+  // fold limits allow (max_folded_constant_bytes, what is left of
+  // max_folded_bytes, which it is charged), else nullptr: the handler then
+  // emits the op as a node that computes it at run time.
+  absl::StatusOr<ValuePtr> FoldConstant(DataType dtype, const Shape& shape,
+                                        absl::FunctionRef<void(Tensor&)> fill,
+                                        absl::string_view name_hint);
 
   // A node name not used yet, derived from `hint` (':' and '^' become '_',
   // since they mean ports and control inputs in sluice).
@@ -101,12 +127,12 @@ class GraphEmitter {
   GraphDef* def() { return def_; }
 
  private:
-  // Charges `bytes` to the fold budget; false (nothing charged) when they
-  // do not fit.
-  bool ChargeFold(int64_t bytes);
+  static const ResourceLimits kDefaultLimits;
 
   GraphDef* def_;  // not owned
-  int64_t* fold_bytes_left_;  // not owned; may be null
+  const ResourceLimits* limits_;  // not owned
+  FoldBudget own_budget_;     // when none is given
+  FoldBudget* fold_budget_;   // not owned, or &own_budget_
   absl::flat_hash_set<std::string> names_;
 };
 
@@ -116,6 +142,9 @@ std::string SanitizeNodeName(absl::string_view name);
 
 // Constants of one element, for handlers: a scalar of `dtype` holding `v`.
 Tensor ScalarTensor(DataType dtype, double v);
+// Writes `one` (one element of t's dtype) into every element of `t`: a
+// `fill` for GraphEmitter::CreateConstant.
+void FillWith(const Tensor& one, Tensor& t);
 // A rank-1 int64 tensor.
 Tensor Int64Vector(const std::vector<int64_t>& values);
 // The elements of an integer (int8/32/64, uint8) or bool tensor as int64.

@@ -105,12 +105,6 @@ ValuePtr ImportContext::Find(const std::string& name) const {
   return it == values_.end() ? nullptr : it->second;
 }
 
-absl::Status ImportContext::CheckCreate(absl::string_view what,
-                                        DataType dtype,
-                                        const Shape& shape) const {
-  return CheckCreatedTensor(options_->limits, what, dtype, shape);
-}
-
 std::string ImportContext::Hint(const onnx::NodeProto& node,
                                 absl::string_view suffix) const {
   std::string base = !node.name().empty()     ? node.name()

@@ -62,12 +62,8 @@ class ImportContext {
   absl::StatusOr<std::optional<std::vector<int64_t>>> ConstInts(
       const onnx::NodeProto& node, int i, absl::string_view what);
 
-  // OK when the importer may make a `dtype` constant of `shape` (a mask,
-  // an index table) for `what` (NodeLabel(node) or a hint):
-  // options().limits.max_created_tensor_bytes, checked before it is
-  // allocated. RESOURCE_EXHAUSTED naming `what`.
-  absl::Status CheckCreate(absl::string_view what, DataType dtype,
-                           const Shape& shape) const;
+  // Constants the importer makes itself: em().CreateConstant, which checks
+  // options().limits (the emitter's) before allocating.
 
   // Binds output `i` of `node` (skipped when the model leaves it unnamed).
   absl::Status SetOutput(const onnx::NodeProto& node, int i, ValuePtr value);

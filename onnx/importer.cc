@@ -227,8 +227,8 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
   RETURN_IF_ERROR(CheckSupported(model, opset, model_name));
 
   GraphDef def;
-  int64_t fold_bytes_left = options.limits.max_import_folded_bytes;
-  GraphEmitter em(&def, &fold_bytes_left);
+  FoldBudget fold_budget(options.limits);
+  GraphEmitter em(&def, options.limits, &fold_budget);
   ImportContext ctx(&em, &options, opset, base_dir);
   auto fail = [&](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(model_name, ": ", s.message()));

@@ -52,9 +52,11 @@ struct OnnxImportOptions {
   // (LoadModel does so). true copies the bytes into the GraphDef instead: a
   // self-contained GraphDef, to save somewhere else (sluice convert).
   bool embed_external_data = false;
-  // What the import may create by folding constants (core/resource_limits.h):
-  // past max_import_folded_bytes in all, or for a single constant over the
-  // folding size, the computation stays in the graph and runs at run time;
+  // What the import may create by folding constants (core/resource_limits.h,
+  // the limits the optimizer's constant folding obeys too): past
+  // max_folded_bytes in all, or for a constant over max_folded_constant_bytes
+  // and its inputs' bytes, the computation stays in the graph and runs at
+  // run time;
   // a constant the importer must make (a mask, an index table) larger than
   // max_created_tensor_bytes is RESOURCE_EXHAUSTED naming the node.
   ResourceLimits limits;

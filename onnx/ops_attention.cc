@@ -39,15 +39,9 @@ std::string CheckAttention(const onnx::NodeProto& node, int opset) {
 absl::StatusOr<ValuePtr> Filled(ImportContext& ctx, DataType dtype,
                                 const std::vector<int64_t>& shape, double v,
                                 absl::string_view hint) {
-  RETURN_IF_ERROR(ctx.CheckCreate(hint, dtype, Shape(shape)));
-  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, Shape(shape)));
-  Tensor one = ScalarTensor(dtype, v);
-  const size_t size = DataTypeSize(dtype);
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    std::memcpy(static_cast<char*>(t.raw_data()) + i * size, one.raw_data(),
-                size);
-  }
-  return ctx.em().AddConstant(t, hint);
+  const Tensor one = ScalarTensor(dtype, v);
+  return ctx.em().CreateConstant(hint, dtype, Shape(shape),
+                                 [&](Tensor& t) { FillWith(one, t); }, hint);
 }
 
 class AttentionLowering {
@@ -264,21 +258,26 @@ class AttentionLowering {
     // Query i comes after `past` cached keys, at p = i + past; it sees key
     // j iff j <= p (causal) and p - left <= j <= p + right (the windows,
     // each side only when >= 0).
-    RETURN_IF_ERROR(ctx_.CheckCreate(NodeLabel(node_), dtype_, Shape({s, l})));
-    ASSIGN_OR_RETURN(Tensor allowed, Tensor::Create(dtype_, Shape({s, l})));
     const size_t size = DataTypeSize(dtype_);
     Tensor zero = ScalarTensor(dtype_, 0), neg = ScalarTensor(dtype_, kNegInf);
-    for (int64_t i = 0; i < s; ++i) {
-      for (int64_t j = 0; j < l; ++j) {
-        const int64_t diff = i + past - j;
-        const bool ok = (!causal || diff >= 0) &&
-                        (left < 0 || diff <= left) &&
-                        (right < 0 || -diff <= right);
-        std::memcpy(static_cast<char*>(allowed.raw_data()) + (i * l + j) * size,
-                    (ok ? zero : neg).raw_data(), size);
-      }
-    }
-    ValuePtr c = em_.AddConstant(allowed, Hint("causal"));
+    ASSIGN_OR_RETURN(
+        ValuePtr c,
+        em_.CreateConstant(
+            NodeLabel(node_), dtype_, Shape({s, l}),
+            [&](Tensor& allowed) {
+              for (int64_t i = 0; i < s; ++i) {
+                for (int64_t j = 0; j < l; ++j) {
+                  const int64_t diff = i + past - j;
+                  const bool ok = (!causal || diff >= 0) &&
+                                  (left < 0 || diff <= left) &&
+                                  (right < 0 || -diff <= right);
+                  std::memcpy(static_cast<char*>(allowed.raw_data()) +
+                                  (i * l + j) * size,
+                              (ok ? zero : neg).raw_data(), size);
+                }
+              }
+            },
+            Hint("causal")));
     if (mask == nullptr) return c;
     return em_.Emit1("Add", Hint("bias"), {mask, c});
   }
@@ -295,15 +294,26 @@ class AttentionLowering {
     ASSIGN_OR_RETURN(ValuePtr bias, MaskBias(l));
     if (bias == nullptr) bias = Scalar(0, "bias_zero");
     ValuePtr neg = Scalar(kNegInf, "nonpad_neg_inf");
-    RETURN_IF_ERROR(ctx_.CheckCreate(NodeLabel(node_), DT_INT64, Shape({s, l})));
-    ASSIGN_OR_RETURN(Tensor j_idx, Tensor::Create(DT_INT64, Shape({l})));
-    ASSIGN_OR_RETURN(Tensor diff, Tensor::Create(DT_INT64, Shape({s, l})));
-    for (int64_t j = 0; j < l; ++j) j_idx.data<int64_t>()[j] = j;
-    for (int64_t i = 0; i < s; ++i) {
-      for (int64_t j = 0; j < l; ++j) diff.data<int64_t>()[i * l + j] = j - i;
-    }
-    ValuePtr jv = em_.AddConstant(j_idx, Hint("key_index"));
-    ValuePtr dv = em_.AddConstant(diff, Hint("key_minus_query"));
+    ASSIGN_OR_RETURN(
+        ValuePtr jv,
+        em_.CreateConstant(
+            NodeLabel(node_), DT_INT64, Shape({l}),
+            [&](Tensor& j_idx) {
+              for (int64_t j = 0; j < l; ++j) j_idx.data<int64_t>()[j] = j;
+            },
+            Hint("key_index")));
+    ASSIGN_OR_RETURN(
+        ValuePtr dv,
+        em_.CreateConstant(
+            NodeLabel(node_), DT_INT64, Shape({s, l}),
+            [&](Tensor& diff) {
+              for (int64_t i = 0; i < s; ++i) {
+                for (int64_t j = 0; j < l; ++j) {
+                  diff.data<int64_t>()[i * l + j] = j - i;
+                }
+              }
+            },
+            Hint("key_minus_query")));
     ASSIGN_OR_RETURN(ValuePtr valid,
                      em_.Emit1("Less", Hint("key_valid"), {jv, n}));
     ASSIGN_OR_RETURN(bias, em_.Emit1("Where", Hint("nonpad_bias"),

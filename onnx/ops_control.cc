@@ -153,7 +153,7 @@ absl::StatusOr<GraphDef> ImportSubgraph(const onnx::GraphProto& g,
                      " inputs, the node passes ", formals.size()));
   }
   GraphDef def;
-  GraphEmitter em(&def, outer.em().fold_bytes_left());
+  GraphEmitter em(&def, outer.em().limits(), outer.em().fold_budget());
   ImportContext ctx(&em, &outer.options(), outer.opset(), outer.base_dir());
   for (int i = 0; i < g.input_size(); ++i) {
     ASSIGN_OR_RETURN(Formal f, Declared(g.input(i), formals[i]));

@@ -41,10 +41,14 @@ absl::StatusOr<ValuePtr> EmitNll(const onnx::NodeProto& node,
   // iota over the class axis: [1, C, 1, ...].
   std::vector<int64_t> iota_dims(rank, 1);
   iota_dims[1] = classes;
-  RETURN_IF_ERROR(ctx.CheckCreate(NodeLabel(node), DT_INT64, Shape(iota_dims)));
-  ASSIGN_OR_RETURN(Tensor iota, Tensor::Create(DT_INT64, Shape(iota_dims)));
-  for (int64_t c = 0; c < classes; ++c) iota.data<int64_t>()[c] = c;
-  ValuePtr iota_v = em.AddConstant(iota, ctx.Hint(node, "classes"));
+  ASSIGN_OR_RETURN(
+      ValuePtr iota_v,
+      em.CreateConstant(
+          NodeLabel(node), DT_INT64, Shape(iota_dims),
+          [&](Tensor& iota) {
+            for (int64_t c = 0; c < classes; ++c) iota.data<int64_t>()[c] = c;
+          },
+          ctx.Hint(node, "classes")));
   ASSIGN_OR_RETURN(target,
                    EmitCastTo(ctx, ctx.Hint(node, "target64"), target, DT_INT64));
   ASSIGN_OR_RETURN(ValuePtr t1, em.Emit1("Unsqueeze", ctx.Hint(node, "target_c"),

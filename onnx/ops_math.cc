@@ -186,10 +186,14 @@ absl::Status ConvertHardmax(const onnx::NodeProto& node, ImportContext& ctx) {
   const int64_t n = x->shape.dim(axis);
   std::vector<int64_t> iota_shape(rank, 1);
   iota_shape[axis] = n;
-  RETURN_IF_ERROR(ctx.CheckCreate(NodeLabel(node), DT_INT64, Shape(iota_shape)));
-  ASSIGN_OR_RETURN(Tensor iota, Tensor::Create(DT_INT64, Shape(iota_shape)));
-  for (int64_t i = 0; i < n; ++i) iota.data<int64_t>()[i] = i;
-  ValuePtr iota_v = ctx.em().AddConstant(iota, ctx.Hint(node, "iota"));
+  ASSIGN_OR_RETURN(
+      ValuePtr iota_v,
+      ctx.em().CreateConstant(
+          NodeLabel(node), DT_INT64, Shape(iota_shape),
+          [&](Tensor& iota) {
+            for (int64_t i = 0; i < n; ++i) iota.data<int64_t>()[i] = i;
+          },
+          ctx.Hint(node, "iota")));
   ASSIGN_OR_RETURN(ValuePtr idx,
                    ctx.em().Emit1("ArgMax", ctx.Hint(node, "argmax"), {x},
                                   {{"axis", MakeIntAttr(axis)},

@@ -113,16 +113,12 @@ absl::StatusOr<ValuePtr> Standardize(const onnx::NodeProto& node,
   std::vector<int64_t> dims(x->shape.dims().begin() + axis,
                             x->shape.dims().end());
   ValuePtr unit[2];
-  RETURN_IF_ERROR(ctx.CheckCreate(NodeLabel(node), x->dtype, Shape(dims)));
   for (int i = 0; i < 2; ++i) {
-    ASSIGN_OR_RETURN(Tensor t, Tensor::Create(x->dtype, Shape(dims)));
-    Tensor v = ScalarTensor(x->dtype, i == 0 ? 1.0 : 0.0);
-    const size_t size = DataTypeSize(x->dtype);
-    for (int64_t k = 0; k < t.NumElements(); ++k) {
-      std::memcpy(static_cast<char*>(t.raw_data()) + k * size, v.raw_data(),
-                  size);
-    }
-    unit[i] = ctx.em().AddConstant(t, ctx.Hint(node, i == 0 ? "ones" : "zeros"));
+    const Tensor v = ScalarTensor(x->dtype, i == 0 ? 1.0 : 0.0);
+    ASSIGN_OR_RETURN(unit[i], ctx.em().CreateConstant(
+                                  NodeLabel(node), x->dtype, Shape(dims),
+                                  [&](Tensor& t) { FillWith(v, t); },
+                                  ctx.Hint(node, i == 0 ? "ones" : "zeros")));
   }
   return ctx.em().Emit1("LayerNorm", ctx.Hint(node, "standardized"),
                         {x, unit[0], unit[1]},

@@ -25,6 +25,17 @@
 namespace sluice {
 namespace {
 
+// A constant of `dtype` and `shape`, all zeros, made for `what` (default:
+// the hint) within the importer's limits.
+absl::StatusOr<ValuePtr> Zeros(ImportContext& ctx, DataType dtype,
+                               const std::vector<int64_t>& shape,
+                               absl::string_view hint,
+                               absl::string_view what = "") {
+  return ctx.em().CreateConstant(
+      what.empty() ? hint : what, dtype, Shape(shape),
+      [](Tensor& t) { std::memset(t.raw_data(), 0, t.bytes()); }, hint);
+}
+
 bool HasInput(const onnx::NodeProto& node, int i) {
   return node.input_size() > i && !node.input(i).empty();
 }
@@ -238,10 +249,9 @@ absl::Status ConvertCausalConv(const onnx::NodeProto& node,
   ValuePtr padded = x;
   if (k > 1) {
     if (past == nullptr) {
-      RETURN_IF_ERROR(ctx.CheckCreate(NodeLabel(node), t, Shape({b, c, k - 1})));
-      ASSIGN_OR_RETURN(Tensor zeros, Tensor::Create(t, Shape({b, c, k - 1})));
-      std::memset(zeros.raw_data(), 0, zeros.NumElements() * DataTypeSize(t));
-      past = em.AddConstant(zeros, ctx.Hint(node, "zero_state"));
+      ASSIGN_OR_RETURN(past, Zeros(ctx, t, {b, c, k - 1},
+                                   ctx.Hint(node, "zero_state"),
+                                   NodeLabel(node)));
     }
     ASSIGN_OR_RETURN(padded, em.Emit1("Concat", ctx.Hint(node, "padded"),
                                       {past, x}, {{"axis", MakeIntAttr(2)}}));
@@ -285,16 +295,6 @@ absl::Status ConvertCausalConv(const onnx::NodeProto& node,
     RETURN_IF_ERROR(ctx.SetOutput(node, 1, state));
   }
   return absl::OkStatus();
-}
-
-// A constant of `dtype` and `shape`, all zeros.
-absl::StatusOr<ValuePtr> Zeros(ImportContext& ctx, DataType dtype,
-                               const std::vector<int64_t>& shape,
-                               absl::string_view hint) {
-  RETURN_IF_ERROR(ctx.CheckCreate(hint, dtype, Shape(shape)));
-  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, Shape(shape)));
-  std::memset(t.raw_data(), 0, t.NumElements() * DataTypeSize(dtype));
-  return ctx.em().AddConstant(t, hint);
 }
 
 std::string CheckLinearAttention(const onnx::NodeProto& node, int opset) {

@@ -125,98 +125,79 @@ absl::Status ConvertConstantOfShape(const onnx::NodeProto& node,
   Shape shape(*dims);
   absl::StatusOr<int64_t> n = shape.NumElements();
   if (!n.ok()) return Bad(node, n.status().message());
-  if (!ctx.em().TakeFoldBytes(fill.dtype(), shape)) {
-    // Too large to fold (or past the import's fold budget): filled at run
-    // time by a Fill node instead of held in the model.
-    ValuePtr shape_value =
-        ctx.em().AddConstant(Int64Vector(*dims), ctx.Hint(node, "shape"));
-    ASSIGN_OR_RETURN(
-        ValuePtr y,
-        ctx.em().Emit1("Fill", ctx.Hint(node), {shape_value},
-                       {{"dtype", MakeTypeAttr(fill.dtype())},
-                        {"value", MakeTensorAttr(TensorToProto(fill))}}));
-    return ctx.SetOutput(node, 0, y);
-  }
-  ASSIGN_OR_RETURN(Tensor out, Tensor::Create(fill.dtype(), shape));
-  const size_t size = DataTypeSize(fill.dtype());
-  char* dst = static_cast<char*>(out.raw_data());
-  for (int64_t i = 0; i < *n; ++i) {
-    std::memcpy(dst + i * size, fill.raw_data(), size);
-  }
-  return SetConst(node, ctx, std::move(out));
+  ASSIGN_OR_RETURN(
+      ValuePtr folded,
+      ctx.em().FoldConstant(
+          fill.dtype(), shape,
+          [&](Tensor& out) { FillWith(fill, out); },
+          ctx.Hint(node)));
+  if (folded != nullptr) return ctx.SetOutput(node, 0, folded);
+  // Past the fold limits: filled at run time by a Fill node instead of held
+  // in the model.
+  ValuePtr shape_value =
+      ctx.em().AddConstant(Int64Vector(*dims), ctx.Hint(node, "shape"));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("Fill", ctx.Hint(node), {shape_value},
+                     {{"dtype", MakeTypeAttr(fill.dtype())},
+                      {"value", MakeTensorAttr(TensorToProto(fill))}}));
+  return ctx.SetOutput(node, 0, y);
 }
 
-// The range's length from constant start, limit and delta; nullopt when
-// any is not a constant scalar (the caller then reports it).
-std::optional<int64_t> ConstRangeLength(const onnx::NodeProto& node,
-                                        ImportContext& ctx) {
-  std::vector<double> v[3];
-  for (int i = 0; i < 3; ++i) {
-    absl::StatusOr<Tensor> t = ctx.ConstInput(node, i, "");
-    if (!t.ok()) return std::nullopt;
-    absl::StatusOr<std::vector<double>> d = ToDoubles(*t);
-    if (!d.ok() || d->size() != 1) return std::nullopt;
-    v[i] = *d;
-  }
-  if (v[2][0] == 0) return std::nullopt;
-  const double count = std::ceil((v[1][0] - v[0][0]) / v[2][0]);
-  if (!(count > 0)) return 0;
-  if (count > static_cast<double>(kMaxElements)) return std::nullopt;
-  return static_cast<int64_t>(count);
-}
-
+// Range: folded into a constant when start, limit and delta are constants
+// and the result is within the fold limits (GraphEmitter::FoldConstant),
+// else a Range node that makes it at run time.
 absl::Status ConvertRange(const onnx::NodeProto& node, ImportContext& ctx) {
-  bool runtime = ctx.IsRuntime(node, 0) || ctx.IsRuntime(node, 1) ||
-                 ctx.IsRuntime(node, 2);
+  const bool runtime = ctx.IsRuntime(node, 0) || ctx.IsRuntime(node, 1) ||
+                       ctx.IsRuntime(node, 2);
   if (!runtime) {
-    // A range too long to fold (or past the import's fold budget) is made
-    // at run time by a Range node.
-    const std::optional<int64_t> n = ConstRangeLength(node, ctx);
-    absl::StatusOr<ValuePtr> start = ctx.Input(node, 0);
-    runtime = n.has_value() && start.ok() &&
-              !ctx.em().TakeFoldBytes((*start)->dtype, Shape({*n}));
-  }
-  if (runtime) {
-    std::vector<ValuePtr> in;
-    for (int i = 0; i < 3; ++i) {
-      ASSIGN_OR_RETURN(ValuePtr v, ctx.Input(node, i));
-      ASSIGN_OR_RETURN(v, EmitReshape(ctx, ctx.Hint(node, absl::StrCat("s", i)),
-                                      v, {}));
-      in.push_back(v);
+    ASSIGN_OR_RETURN(Tensor start, ctx.ConstInput(node, 0, "start"));
+    ASSIGN_OR_RETURN(Tensor limit, ctx.ConstInput(node, 1, "limit"));
+    ASSIGN_OR_RETURN(Tensor delta, ctx.ConstInput(node, 2, "delta"));
+    ASSIGN_OR_RETURN(std::vector<double> s, ToDoubles(start));
+    ASSIGN_OR_RETURN(std::vector<double> l, ToDoubles(limit));
+    ASSIGN_OR_RETURN(std::vector<double> d, ToDoubles(delta));
+    if (s.size() != 1 || l.size() != 1 || d.size() != 1) {
+      return Bad(node, "start, limit and delta must be scalars");
     }
-    ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Range", ctx.Hint(node), in));
-    return ctx.SetOutput(node, 0, y);
+    if (d[0] == 0) return Bad(node, "delta is 0");
+    const double count = std::ceil((l[0] - s[0]) / d[0]);
+    // Compared as a double: an infinite or huge count has no int64 value.
+    if (count > static_cast<double>(kMaxElements)) {
+      return Bad(node, "the range is too long");
+    }
+    const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
+    bool supported = true;
+    ASSIGN_OR_RETURN(
+        ValuePtr folded,
+        ctx.em().FoldConstant(
+            start.dtype(), Shape({n}),
+            [&](Tensor& out) {
+              SLUICE_SWITCH_DTYPE(
+                  start.dtype(),
+                  {
+                    T first = start.data<T>()[0];
+                    T step = delta.data<T>()[0];
+                    for (int64_t i = 0; i < n; ++i) {
+                      out.data<T>()[i] =
+                          static_cast<T>(first + static_cast<T>(i) * step);
+                    }
+                  },
+                  supported = false);
+            },
+            ctx.Hint(node)));
+    if (!supported) return Bad(node, "unsupported dtype");
+    if (folded != nullptr) return ctx.SetOutput(node, 0, folded);
   }
-  ASSIGN_OR_RETURN(Tensor start, ctx.ConstInput(node, 0, "start"));
-  ASSIGN_OR_RETURN(Tensor limit, ctx.ConstInput(node, 1, "limit"));
-  ASSIGN_OR_RETURN(Tensor delta, ctx.ConstInput(node, 2, "delta"));
-  ASSIGN_OR_RETURN(std::vector<double> s, ToDoubles(start));
-  ASSIGN_OR_RETURN(std::vector<double> l, ToDoubles(limit));
-  ASSIGN_OR_RETURN(std::vector<double> d, ToDoubles(delta));
-  if (s.size() != 1 || l.size() != 1 || d.size() != 1) {
-    return Bad(node, "start, limit and delta must be scalars");
+  std::vector<ValuePtr> in;
+  for (int i = 0; i < 3; ++i) {
+    ASSIGN_OR_RETURN(ValuePtr v, ctx.Input(node, i));
+    ASSIGN_OR_RETURN(v, EmitReshape(ctx, ctx.Hint(node, absl::StrCat("s", i)),
+                                    v, {}));
+    in.push_back(v);
   }
-  if (d[0] == 0) return Bad(node, "delta is 0");
-  const double count = std::ceil((l[0] - s[0]) / d[0]);
-  // Compared as a double: an infinite or huge count has no int64 value.
-  if (count > static_cast<double>(kMaxElements)) {
-    return Bad(node, "the range is too long");
-  }
-  const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
-  ASSIGN_OR_RETURN(Tensor out, Tensor::Create(start.dtype(), Shape({n})));
-  absl::Status st = absl::OkStatus();
-  SLUICE_SWITCH_DTYPE(
-      start.dtype(),
-      {
-        T first = start.data<T>()[0];
-        T step = delta.data<T>()[0];
-        for (int64_t i = 0; i < n; ++i) {
-          out.data<T>()[i] = static_cast<T>(first + static_cast<T>(i) * step);
-        }
-      },
-      st = Bad(node, "unsupported dtype"));
-  RETURN_IF_ERROR(st);
-  return SetConst(node, ctx, std::move(out));
+  ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1("Range", ctx.Hint(node), in));
+  return ctx.SetOutput(node, 0, y);
 }
 
 // GatherElements on constants (what BERT's export does with its

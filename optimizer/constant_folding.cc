@@ -4,8 +4,10 @@
 // nondeterministic ops, control flow (nodes holding subgraphs), nodes with
 // control inputs or several outputs, nodes with no CPU kernel, nodes whose
 // kernel fails (the error stays for the step to report, naming the node),
-// and nodes whose result would exceed PassOptions::max_folded_constant_bytes
-// and also the bytes of their inputs together.
+// and nodes past the fold limits of PassOptions::limits (a result over
+// max_folded_constant_bytes and also over its inputs' bytes together, or
+// past max_folded_bytes folded in this run: core/resource_limits.h's
+// FoldBudget, which the ONNX importer folds under too).
 #include <cstring>
 #include <vector>
 
@@ -72,6 +74,7 @@ class ConstantFoldingPass final : public Pass {
     };
     PassOutput out;
     GraphRewriter rw(graph);
+    FoldBudget budget(options.limits);
     for (int id : graph.topological_order()) {
       const Node& n = graph.node(id);
       if (!Foldable(n)) continue;
@@ -84,15 +87,13 @@ class ConstantFoldingPass final : public Pass {
         input_bytes += static_cast<int64_t>(t->bytes());
       }
       if (inputs.size() != static_cast<size_t>(n.num_inputs())) continue;
-      const int64_t cap =
-          std::max(options.max_folded_constant_bytes, input_bytes);
-      if (KnownOutputBytes(n) > cap) continue;
+      const int64_t known = KnownOutputBytes(n);
+      if (known >= 0 && !budget.Fits(known, known, input_bytes)) continue;
       if (!KernelRegistry::Global()->Has(n, DeviceType::kCpu)) continue;
       absl::StatusOr<Tensor> value = Evaluate(n, inputs, &device);
-      if (!value.ok() || static_cast<int64_t>(value->bytes()) > cap ||
-          value->dtype() != n.output_dtype(0)) {
-        continue;
-      }
+      if (!value.ok() || value->dtype() != n.output_dtype(0)) continue;
+      const int64_t bytes = static_cast<int64_t>(value->bytes());
+      if (!budget.Take(bytes, bytes, input_bytes)) continue;
       out.changes.push_back(absl::StrCat(
           "folded ", n.DebugName(), " into a ", DataTypeName(value->dtype()),
           value->shape().DebugString(), " constant"));

@@ -18,19 +18,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/resource_limits.h"
 #include "graph/graph.h"
 
 namespace sluice {
 
-// Largest constant folding makes by default (RuntimeConfig
-// max_folded_constant_bytes).
-inline constexpr int64_t kDefaultMaxFoldedConstantBytes = int64_t{16} << 20;
-
 struct PassOptions {
-  // Constant folding keeps a node when a result would exceed this and also
-  // the bytes of its inputs together (so a few bytes of file cannot make a
-  // huge constant, while folding a Transpose of a weight still works).
-  int64_t max_folded_constant_bytes = kDefaultMaxFoldedConstantBytes;
+  // What constant folding may make (core/resource_limits.h: a folded
+  // constant within max_folded_constant_bytes or its inputs' bytes, and
+  // max_folded_bytes in all per pass run), so a few bytes of file cannot
+  // make a huge constant, while folding a Transpose of a weight still works.
+  // The same limits the ONNX importer folds under.
+  ResourceLimits limits;
 };
 
 struct PassOutput {

@@ -57,9 +57,7 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level) {
 
 PassOptions PassOptionsFromConfig(const RuntimeConfig& config) {
   PassOptions options;
-  if (config.max_folded_constant_bytes() > 0) {
-    options.max_folded_constant_bytes = config.max_folded_constant_bytes();
-  }
+  options.limits = EffectiveResourceLimits(config);
   return options;
 }
 

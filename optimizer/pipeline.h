@@ -80,7 +80,7 @@ std::string OptimizationLevelName(OptimizationLevel level);
 absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s);
 // The passes a level runs, in order.
 std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level);
-// PassOptions from a config (max_folded_constant_bytes).
+// PassOptions from a config: its EffectiveResourceLimits.
 PassOptions PassOptionsFromConfig(const RuntimeConfig& config);
 
 // Runs the level's passes over `graph`. A pass that fails is recorded and

@@ -212,6 +212,7 @@ absl::StatusOr<RuntimeConfig> LoadEffectiveConfig(
     }
     return absl::Status(valid.code(), message);
   }
+  NoteDeprecatedFields(config, notes);
   return config;
 }
 

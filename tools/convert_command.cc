@@ -68,8 +68,9 @@ int RunConvert(const ConvertOptions& options, std::ostream& out,
     PrintStatusLines(err, "error", loaded.status());
     return kExitFailure;
   }
-  absl::StatusOr<std::unique_ptr<const Graph>> graph =
-      BuildGraph(loaded->def, loaded->source);
+  // Validated and described, not run: splats are checked, not made.
+  absl::StatusOr<std::unique_ptr<const Graph>> graph = BuildGraph(
+      loaded->def, loaded->source, ConstValues::kDescribeSplats);
   if (!graph.ok()) {
     PrintStatusLines(err, "error", graph.status());
     return kExitFailure;

@@ -301,8 +301,13 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
     summary.errors.emplace_back(e.message());
   }
   if (summary.errors.empty()) {
-    absl::StatusOr<std::unique_ptr<const Graph>> graph =
-        BuildGraph(loaded->def, loaded->source);
+    // Describing a graph needs no splat made (a few bytes of file can ask
+    // for 1 GiB of zeros); the passes of --optimized fold values, so they
+    // get every value, as a session would.
+    absl::StatusOr<std::unique_ptr<const Graph>> graph = BuildGraph(
+        loaded->def, loaded->source,
+        options.optimized ? ConstValues::kMake
+                          : ConstValues::kDescribeSplats);
     if (graph.ok() && options.optimized) {
       absl::StatusOr<OptimizationLevel> level =
           ParseOptimizationLevel(options.optimization_level);

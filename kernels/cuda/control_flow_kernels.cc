@@ -56,7 +56,7 @@ class GpuControlFlowMemory final : public ControlFlowMemory {
 absl::Status SubgraphsOnGpu(const Node& node) {
   for (const Graph* g : Subgraphs(node)) {
     for (const Node& n : g->nodes()) {
-      if (n.op() == "Input" || n.const_value() != nullptr) continue;
+      if (n.op() == "Input" || n.is_const()) continue;
       absl::Status s = KernelRegistry::Global()->Supports(n, DeviceType::kGpu);
       if (!s.ok()) {
         return absl::Status(

@@ -64,6 +64,7 @@ class Config:
                  plan_cache_max_bytes: Optional[int] = ...,
                  max_folded_constant_bytes: Optional[int] = ...,
                  max_created_tensor_bytes: Optional[int] = ...,
+                 max_folded_bytes: Optional[int] = ...,
                  max_import_folded_bytes: Optional[int] = ...,
                  text: Optional[str] = ...) -> None: ...
     @classmethod

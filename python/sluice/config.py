@@ -36,7 +36,11 @@ _LEVELS = {"none": "OPTIMIZATION_NONE", "basic": "OPTIMIZATION_BASIC",
            "all": "OPTIMIZATION_ALL"}
 _PRECISIONS = {"highest": False, "high": True, "tf32": True}
 _INT_FIELDS = ("inter_op_threads", "intra_op_threads", "plan_cache_max_plans",
-               "plan_cache_max_bytes", "max_folded_constant_bytes")
+               "plan_cache_max_bytes")
+# RuntimeConfig.resource_limits (core/resource_limits.h); max_import_folded_bytes
+# is the deprecated name of max_folded_bytes, still read (with a note).
+_LIMIT_FIELDS = ("max_created_tensor_bytes", "max_folded_constant_bytes",
+                 "max_folded_bytes", "max_import_folded_bytes")
 _BOOL_FIELDS = ("allow_growth", "use_gpu", "soft_placement", "log_placement",
                 "gpu_graphs", "use_cudnn")
 _FIELDS = ("memory_limit", "allow_growth", "logical_devices", "visible_gpus",
@@ -45,7 +49,7 @@ _FIELDS = ("memory_limit", "allow_growth", "logical_devices", "visible_gpus",
            "precision", "gpu_graphs", "use_cudnn", "optimization_level",
            "plan_cache_max_plans", "plan_cache_max_bytes",
            "max_folded_constant_bytes", "max_created_tensor_bytes",
-           "max_import_folded_bytes", "text")
+           "max_folded_bytes", "max_import_folded_bytes", "text")
 
 
 def _device_key(device: Any) -> str:
@@ -117,8 +121,12 @@ class Config:
       use_cudnn: convolutions on cuDNN when it loads.
       optimization_level: ``"none"``, ``"basic"`` or ``"all"`` (default).
       plan_cache_max_plans, plan_cache_max_bytes: bounds of the plan cache.
-      max_folded_constant_bytes: constant folding's size bound.
-      max_created_tensor_bytes, max_import_folded_bytes: resource limits.
+      max_created_tensor_bytes, max_folded_constant_bytes, max_folded_bytes:
+        resource limits (``resource_limits`` in the config): the largest
+        random input or importer-made constant, the largest constant
+        folding makes (at import and in the optimizer), and the total it
+        may fold. max_import_folded_bytes: the deprecated name of
+        max_folded_bytes.
       text: more RuntimeConfig text proto, appended as it is.
 
     Raises:
@@ -144,6 +152,7 @@ class Config:
                  plan_cache_max_bytes: Optional[int] = None,
                  max_folded_constant_bytes: Optional[int] = None,
                  max_created_tensor_bytes: Optional[int] = None,
+                 max_folded_bytes: Optional[int] = None,
                  max_import_folded_bytes: Optional[int] = None,
                  text: Optional[str] = None) -> None:
         values = dict(locals())
@@ -226,7 +235,7 @@ class Config:
         if "default_device" in f:
             lines.append(f"default_device: \"{f['default_device']}\"")
         limits = {}
-        for name in ("max_created_tensor_bytes", "max_import_folded_bytes"):
+        for name in _LIMIT_FIELDS:
             if name in f:
                 limits[name] = int(f[name])
         if limits:

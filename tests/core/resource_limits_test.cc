@@ -9,10 +9,11 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-TEST(ResourceLimitsTest, DefaultsAreOneAndTwoGiB) {
+TEST(ResourceLimitsTest, Defaults) {
   ResourceLimits limits;
   EXPECT_EQ(limits.max_created_tensor_bytes, int64_t{1} << 30);
-  EXPECT_EQ(limits.max_import_folded_bytes, int64_t{2} << 30);
+  EXPECT_EQ(limits.max_folded_constant_bytes, int64_t{16} << 20);
+  EXPECT_EQ(limits.max_folded_bytes, int64_t{2} << 30);
 }
 
 TEST(ResourceLimitsTest, ATensorUpToTheLimitIsAllowed) {
@@ -40,6 +41,55 @@ TEST(ResourceLimitsTest, ByteCountsThatOverflowAreInvalid) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   s = CheckCreatedTensor(ResourceLimits(), "x", DT_FLOAT, Shape({-1, 3}));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+TEST(FoldBudgetTest, CapsEachConstantUnlessItsInputsWereAsLarge) {
+  ResourceLimits limits;
+  limits.max_folded_constant_bytes = 100;
+  FoldBudget budget(limits);
+  EXPECT_TRUE(budget.Take(100, 100, 0));
+  EXPECT_FALSE(budget.Take(101, 101, 0));
+  EXPECT_TRUE(budget.Take(400, 400, 400));  // a Transpose of a weight
+  EXPECT_FALSE(budget.Take(DT_FLOAT, Shape({26}), 0));   // 104 bytes
+  EXPECT_TRUE(budget.Take(DT_FLOAT, Shape({25}), 0));
+  EXPECT_FALSE(budget.Take(DT_FLOAT, Shape({-1, 2}), 0));  // unknown
+  EXPECT_FALSE(budget.Take(-1, -1, 0));
+}
+
+TEST(FoldBudgetTest, ChargesTheTotalUntilItIsSpent) {
+  ResourceLimits limits;
+  limits.max_folded_constant_bytes = 100;
+  limits.max_folded_bytes = 250;
+  FoldBudget budget(limits);
+  EXPECT_TRUE(budget.Take(100, 100, 0));
+  EXPECT_TRUE(budget.Take(100, 100, 0));
+  EXPECT_EQ(budget.bytes_left(), 50);
+  EXPECT_FALSE(budget.Fits(100, 100, 0));
+  EXPECT_FALSE(budget.Take(100, 100, 0));  // nothing charged
+  EXPECT_EQ(budget.bytes_left(), 50);
+  EXPECT_TRUE(budget.Take(50, 50, 0));
+  EXPECT_EQ(budget.bytes_left(), 0);
+}
+
+TEST(ResourceLimitsTest, EffectiveLimitsReadTheConfigAndItsDeprecatedFields) {
+  RuntimeConfig config;
+  ResourceLimits limits = EffectiveResourceLimits(config);
+  EXPECT_EQ(limits.max_folded_constant_bytes, ResourceLimits().max_folded_constant_bytes);
+  EXPECT_EQ(limits.max_folded_bytes, ResourceLimits().max_folded_bytes);
+  // The fields that moved are read where they went.
+  config.set_max_folded_constant_bytes(1000);
+  config.mutable_resource_limits()->set_max_import_folded_bytes(5000);
+  limits = EffectiveResourceLimits(config);
+  EXPECT_EQ(limits.max_folded_constant_bytes, 1000);
+  EXPECT_EQ(limits.max_folded_bytes, 5000);
+  // The new fields win.
+  config.mutable_resource_limits()->set_max_folded_constant_bytes(2000);
+  config.mutable_resource_limits()->set_max_folded_bytes(6000);
+  config.mutable_resource_limits()->set_max_created_tensor_bytes(7000);
+  limits = EffectiveResourceLimits(config);
+  EXPECT_EQ(limits.max_folded_constant_bytes, 2000);
+  EXPECT_EQ(limits.max_folded_bytes, 6000);
+  EXPECT_EQ(limits.max_created_tensor_bytes, 7000);
 }
 
 }  // namespace

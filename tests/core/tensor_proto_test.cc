@@ -2,6 +2,7 @@
 // every malformed tensor.
 #include "core/tensor_proto.h"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -146,6 +147,67 @@ TEST(TensorProtoTest, LimitsSplatSize) {
   TensorProto p = Proto(DT_FLOAT, {int64_t{1} << 40});
   p.add_float_val(0);
   ExpectInvalid(p, "splats are limited");
+}
+
+TEST(TensorProtoTest, IsSplatIsOneValueForMoreThanOneElement) {
+  TensorProto p = Proto(DT_FLOAT, {2, 3});
+  p.add_float_val(1);
+  EXPECT_TRUE(IsSplat(p));
+  EXPECT_FALSE(IsSplat(Proto(DT_FLOAT, {2, 3})));  // no data
+  TensorProto scalar = Proto(DT_FLOAT, {1, 1});
+  scalar.add_float_val(1);
+  EXPECT_FALSE(IsSplat(scalar));
+  TensorProto empty = Proto(DT_FLOAT, {0, 5});
+  empty.add_float_val(1);
+  EXPECT_FALSE(IsSplat(empty));
+  p.add_float_val(2);
+  EXPECT_FALSE(IsSplat(p));
+}
+
+TEST(TensorProtoTest, SplatValueChecksWithoutMakingTheTensor) {
+  // 1 GiB described by one value: SplatValue makes one element.
+  TensorProto p = Proto(DT_INT32, {int64_t{1} << 28});
+  p.add_int_val(-7);
+  absl::StatusOr<Tensor> one = SplatValue(p);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->shape(), Shape());
+  EXPECT_EQ(one->dtype(), DT_INT32);
+  EXPECT_EQ(one->flat<int32_t>()[0], -7);
+  // The same checks as TensorFromProto.
+  p.set_int_val(0, int64_t{1} << 40);
+  EXPECT_THAT(SplatValue(p).status().message(), HasSubstr("out of range"));
+  p = Proto(DT_FLOAT, {int64_t{1} << 40});
+  p.add_float_val(0);
+  EXPECT_THAT(SplatValue(p).status().message(), HasSubstr("splats are limited"));
+  p = Proto(DT_BOOL, {4});
+  p.add_int_val(2);
+  EXPECT_THAT(SplatValue(p).status().message(), HasSubstr("not 0 or 1"));
+  p = Proto(DT_FLOAT, {4});
+  p.add_float_val(1);
+  p.add_float_val(2);
+  p.add_float_val(3);
+  p.add_float_val(4);
+  EXPECT_THAT(SplatValue(p).status().message(), HasSubstr("not a splat"));
+}
+
+TEST(TensorProtoTest, SplatFillsEveryElementOfEveryWidth) {
+  for (DataType dtype : {DT_INT8, DT_FLOAT16, DT_FLOAT, DT_INT64, DT_BOOL}) {
+    TensorProto p = Proto(dtype, {3, 7});
+    if (IsFloatingPoint(dtype)) {
+      p.add_float_val(1);
+    } else {
+      p.add_int_val(1);
+    }
+    Tensor t = *TensorFromProto(p);
+    absl::StatusOr<Tensor> one = SplatValue(p);
+    ASSERT_TRUE(one.ok()) << one.status();
+    const size_t elem = DataTypeSize(dtype);
+    for (int64_t i = 0; i < t.NumElements(); ++i) {
+      EXPECT_EQ(std::memcmp(static_cast<const char*>(t.raw_data()) + i * elem,
+                            one->raw_data(), elem), 0)
+          << DataTypeName(dtype) << " element " << i;
+    }
+  }
 }
 
 TEST(TensorProtoTest, ReadsExternalDataRange) {

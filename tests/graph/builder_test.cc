@@ -297,6 +297,69 @@ TEST(BuilderTest, RejectsHugeConstShapeWithoutAllocating) {
   EXPECT_THAT(s.message(), HasSubstr("more than 2^48 elements"));
 }
 
+// A 256 MiB splat read by an Add, and a splat read as a DynamicReshape's
+// shape.
+constexpr char kLargeSplat[] = R"pb(
+  node { name: "big" op: "Const" attr { key: "value" value { tensor {
+    dtype: DT_FLOAT shape { dim: 8192 dim: 8192 } float_val: 0.5 } } } }
+  node { name: "shape" op: "Const" attr { key: "value" value { tensor {
+    dtype: DT_INT64 shape { dim: 2 } int_val: 8192 } } } }
+  node { name: "r" op: "DynamicReshape" input: "big" input: "shape" }
+  node { name: "y" op: "Add" input: "r" input: "big" }
+)pb";
+
+TEST(BuilderTest, DescribingALargeSplatDoesNotMakeIt) {
+  GraphDef def = ParseGraphDef(kLargeSplat);
+  absl::StatusOr<std::unique_ptr<const Graph>> g =
+      BuildGraph(def, {}, ConstValues::kDescribeSplats);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node* big = (*g)->FindNode("big");
+  EXPECT_TRUE(big->is_const());
+  EXPECT_EQ(big->const_value(), nullptr);
+  EXPECT_EQ(big->output_dtype(0), DT_FLOAT);
+  EXPECT_EQ(big->output_shape(0), Shape({8192, 8192}));
+  // The DynamicReshape's shape function read the shape splat: it was made
+  // for it.
+  EXPECT_EQ((*g)->FindNode("shape")->const_value(), nullptr);
+  EXPECT_EQ((*g)->FindNode("r")->output_shape(0), Shape({8192, 8192}));
+  EXPECT_EQ((*g)->FindNode("y")->output_shape(0), Shape({8192, 8192}));
+  EXPECT_FALSE((*g)->FindNode("y")->is_const());
+  // Built to run, the value is made.
+  g = BuildGraph(def);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_NE((*g)->FindNode("big")->const_value(), nullptr);
+  EXPECT_EQ((*g)->FindNode("big")->const_value()->flat<float>()[12345], 0.5f);
+}
+
+TEST(BuilderTest, DescribedSplatsAreCheckedAsMadeOnesAre) {
+  // A value out of the dtype's range and a dtype attribute that disagrees
+  // are the same errors whether the splat is made or described.
+  for (const char* text : {
+           R"pb(node { name: "k" op: "Const" attr { key: "value" value {
+                tensor { dtype: DT_INT8 shape { dim: 1000000 } int_val: 300 } } } })pb",
+           R"pb(node { name: "k" op: "Const"
+                attr { key: "dtype" value { type: DT_INT32 } }
+                attr { key: "value" value { tensor {
+                  dtype: DT_FLOAT shape { dim: 1000000 } float_val: 1 } } } })pb",
+           R"pb(node { name: "k" op: "Const" attr { key: "value" value {
+                tensor { dtype: DT_FLOAT shape { dim: 1000000 } int_val: 1 } } } })pb",
+           // A shape function reading a splat: Gather's index check.
+           R"pb(node { name: "p" op: "Const" attr { key: "value" value {
+                tensor { dtype: DT_FLOAT shape { dim: 10 } float_val: 1 } } } }
+                node { name: "i" op: "Const" attr { key: "value" value {
+                tensor { dtype: DT_INT64 shape { dim: 100000 } int_val: 12 } } } }
+                node { name: "g" op: "Gather" input: "p" input: "i" })pb"}) {
+    GraphDef def = ParseGraphDef(text);
+    absl::StatusOr<std::unique_ptr<const Graph>> made = BuildGraph(def);
+    absl::StatusOr<std::unique_ptr<const Graph>> described =
+        BuildGraph(def, {}, ConstValues::kDescribeSplats);
+    ASSERT_FALSE(made.ok()) << text;
+    EXPECT_EQ(described.status(), made.status()) << text;
+    ASSERT_EQ(ValidateGraphDef(def).size(), 1u) << text;
+    EXPECT_EQ(ValidateGraphDef(def)[0].message(), made.status().message());
+  }
+}
+
 TEST(BuilderTest, RejectsNegativeDimInInputShape) {
   absl::Status s = BuildError(R"pb(
     node { name: "a" op: "Input" attr { key: "dtype" value { type: DT_FLOAT } }

@@ -37,6 +37,7 @@ using ::sluice::testing::IntAttr;
 using ::sluice::testing::IntListAttr;
 using ::sluice::testing::MakeTensor;
 using ::sluice::testing::RunOp;
+using ::sluice::testing::RunOpOnGpu;
 using ::sluice::testing::StringAttr;
 using ::sluice::testing::ToDoubles;
 using ::sluice::testing::TypeAttr;
@@ -79,66 +80,6 @@ const Gpus& GetGpus() {
 #endif
   }();
   return *gpus;
-}
-
-// --- Running one node on a GPU ----------------------------------------------
-
-absl::StatusOr<std::unique_ptr<const Graph>> OneNodeGraph(
-    const std::string& op, const std::vector<Tensor>& inputs,
-    const Attrs& attrs) {
-  GraphDef def;
-  NodeDef node;
-  node.set_name("op");
-  node.set_op(op);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    NodeDef* in = def.add_node();
-    in->set_name(absl::StrCat("in", i));
-    in->set_op("Input");
-    (*in->mutable_attr())["dtype"] = TypeAttr(inputs[i].dtype());
-    AttrValue shape;
-    *shape.mutable_shape() = ShapeToProto(Shape::UnknownRank());
-    (*in->mutable_attr())["shape"] = shape;
-    node.add_input(in->name());
-  }
-  for (const auto& [name, value] : attrs) (*node.mutable_attr())[name] = value;
-  *def.add_node() = node;
-  return BuildGraph(def);
-}
-
-// Copies inputs in (except host-memory ones), runs the GPU kernel, copies
-// the outputs back.
-absl::StatusOr<std::vector<Tensor>> RunOnGpu(GpuDevice* gpu,
-                                             const std::string& op,
-                                             const std::vector<Tensor>& inputs,
-                                             const Attrs& attrs) {
-  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
-                   OneNodeGraph(op, inputs, attrs));
-  const Node* n = graph->FindNode("op");
-  ASSIGN_OR_RETURN(const KernelDef* def,
-                   KernelRegistry::Global()->Find(*n, DeviceType::kGpu));
-  ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->factory(*n));
-  std::vector<Tensor> dev_inputs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    bool host = false;
-    for (int h : def->host_memory_inputs) host = host || h == static_cast<int>(i);
-    if (host) {
-      dev_inputs.push_back(inputs[i]);
-    } else {
-      ASSIGN_OR_RETURN(Tensor t, gpu->CopyToDevice(inputs[i]));
-      dev_inputs.push_back(std::move(t));
-    }
-  }
-  std::vector<Tensor> outputs(n->num_outputs());
-  OpKernelContext ctx(n, gpu, dev_inputs, absl::MakeSpan(outputs));
-  RETURN_IF_ERROR(kernel->Compute(&ctx));
-  std::vector<Tensor> result;
-  for (const Tensor& t : outputs) {
-    if (!t.valid()) return absl::InternalError("an output was not set");
-    ASSIGN_OR_RETURN(Tensor h, gpu->CopyToHost(t));
-    result.push_back(std::move(h));
-  }
-  RETURN_IF_ERROR(gpu->Synchronize());
-  return result;
 }
 
 // --- Cases ------------------------------------------------------------------
@@ -1312,7 +1253,7 @@ TEST_P(ConformanceTest, GpuMatchesCpu) {
   const Gpus& gpus = GetGpus();
   if (gpus.plain.empty()) GTEST_SKIP() << gpus.skip_reason;
   GpuDevice* gpu = c.tf32 ? gpus.tf32[0].get() : gpus.plain[0].get();
-  absl::StatusOr<std::vector<Tensor>> out = RunOnGpu(gpu, c.op, inputs, attrs);
+  absl::StatusOr<std::vector<Tensor>> out = RunOpOnGpu(gpu, c.op, inputs, attrs);
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->size(), cpu->size());
   const DataType in_dtype = c.inputs.empty() ? DT_FLOAT : c.inputs[0].dtype;
@@ -1382,7 +1323,7 @@ TEST(GpuKernelErrorTest, GatherReportsAnOutOfRangeIndex) {
   Tensor params = MakeTensor(DT_FLOAT, Shape({4, 2}), std::vector<double>(8, 1.0));
   Tensor indices = MakeTensor(DT_INT64, Shape({3}), {0, 7, 1});
   absl::StatusOr<std::vector<Tensor>> out =
-      RunOnGpu(gpus.plain[0].get(), "Gather", {params, indices}, {});
+      RunOpOnGpu(gpus.plain[0].get(), "Gather", {params, indices}, {});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(out.status().message(), ::testing::HasSubstr("index 7"));
@@ -1397,7 +1338,7 @@ void ExpectCpuError(const std::string& op, const std::vector<Tensor>& inputs,
   const Gpus& gpus = GetGpus();
   if (gpus.plain.empty()) GTEST_SKIP() << gpus.skip_reason;
   absl::StatusOr<std::vector<Tensor>> gpu =
-      RunOnGpu(gpus.plain[0].get(), op, inputs, attrs);
+      RunOpOnGpu(gpus.plain[0].get(), op, inputs, attrs);
   ASSERT_FALSE(gpu.ok()) << op << " succeeded on the GPU";
   EXPECT_EQ(gpu.status().code(), cpu.status().code());
   EXPECT_EQ(gpu.status().message(), cpu.status().message());

@@ -39,6 +39,7 @@ using ::sluice::testing::IntAttr;
 using ::sluice::testing::IntListAttr;
 using ::sluice::testing::MakeTensor;
 using ::sluice::testing::RunOp;
+using ::sluice::testing::RunOpOnGpu;
 using ::sluice::testing::StringAttr;
 using ::sluice::testing::ToDoubles;
 using ::sluice::testing::TypeAttr;
@@ -94,38 +95,8 @@ const Gpus& GetGpus() {
 absl::StatusOr<Tensor> RunOnGpu(GpuDevice* gpu, const std::string& op,
                                 const std::vector<Tensor>& inputs,
                                 const Attrs& attrs) {
-  GraphDef def;
-  NodeDef node;
-  node.set_name("op");
-  node.set_op(op);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    NodeDef* in = def.add_node();
-    in->set_name(absl::StrCat("in", i));
-    in->set_op("Input");
-    (*in->mutable_attr())["dtype"] = TypeAttr(inputs[i].dtype());
-    AttrValue shape;
-    *shape.mutable_shape() = ShapeToProto(Shape::UnknownRank());
-    (*in->mutable_attr())["shape"] = shape;
-    node.add_input(in->name());
-  }
-  for (const auto& [name, value] : attrs) (*node.mutable_attr())[name] = value;
-  *def.add_node() = node;
-  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph, BuildGraph(def));
-  const Node* n = graph->FindNode("op");
-  ASSIGN_OR_RETURN(const KernelDef* kdef,
-                   KernelRegistry::Global()->Find(*n, DeviceType::kGpu));
-  ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, kdef->factory(*n));
-  std::vector<Tensor> dev_inputs;
-  for (const Tensor& t : inputs) {
-    ASSIGN_OR_RETURN(Tensor d, gpu->CopyToDevice(t));
-    dev_inputs.push_back(std::move(d));
-  }
-  std::vector<Tensor> outputs(1);
-  OpKernelContext ctx(n, gpu, dev_inputs, absl::MakeSpan(outputs));
-  RETURN_IF_ERROR(kernel->Compute(&ctx));
-  ASSIGN_OR_RETURN(Tensor host, gpu->CopyToHost(outputs[0]));
-  RETURN_IF_ERROR(gpu->Synchronize());
-  return host;
+  ASSIGN_OR_RETURN(std::vector<Tensor> out, RunOpOnGpu(gpu, op, inputs, attrs));
+  return out[0];
 }
 
 // cuDNN runs on the device so far (every cache entry's).

@@ -46,10 +46,9 @@ AttrValue IntListAttr(const std::vector<int64_t>& v) {
   return a;
 }
 
-absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
-                                          const std::vector<Tensor>& inputs,
-                                          const Attrs& attrs,
-                                          const RunOptions& options) {
+absl::StatusOr<std::unique_ptr<const Graph>> OneNodeGraph(
+    const std::string& op, const std::vector<Tensor>& inputs,
+    const Attrs& attrs, bool known_shapes) {
   GraphDef def;
   NodeDef node;
   node.set_name("op");
@@ -60,7 +59,7 @@ absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
     in->set_op("Input");
     (*in->mutable_attr())["dtype"] = TypeAttr(inputs[i].dtype());
     AttrValue shape;
-    *shape.mutable_shape() = options.known_shapes
+    *shape.mutable_shape() = known_shapes
                                  ? ShapeToProto(inputs[i].shape())
                                  : ShapeToProto(Shape::UnknownRank());
     (*in->mutable_attr())["shape"] = shape;
@@ -68,7 +67,15 @@ absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
   }
   for (const auto& [name, value] : attrs) (*node.mutable_attr())[name] = value;
   *def.add_node() = node;
-  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph, BuildGraph(def));
+  return BuildGraph(def);
+}
+
+absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
+                                          const std::vector<Tensor>& inputs,
+                                          const Attrs& attrs,
+                                          const RunOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
+                   OneNodeGraph(op, inputs, attrs, options.known_shapes));
   const Node* n = graph->FindNode("op");
   if (n == nullptr) return absl::InternalError("node 'op' missing");
   ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
@@ -95,6 +102,40 @@ absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
     }
     result.push_back(std::move(copy));
   }
+  return result;
+}
+
+absl::StatusOr<std::vector<Tensor>> RunOpOnGpu(GpuDevice* gpu,
+                                               const std::string& op,
+                                               const std::vector<Tensor>& inputs,
+                                               const Attrs& attrs) {
+  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
+                   OneNodeGraph(op, inputs, attrs));
+  const Node* n = graph->FindNode("op");
+  ASSIGN_OR_RETURN(const KernelDef* def,
+                   KernelRegistry::Global()->Find(*n, DeviceType::kGpu));
+  ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel, def->factory(*n));
+  std::vector<Tensor> dev_inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    bool host = false;
+    for (int h : def->host_memory_inputs) host = host || h == static_cast<int>(i);
+    if (host) {
+      dev_inputs.push_back(inputs[i]);
+    } else {
+      ASSIGN_OR_RETURN(Tensor t, gpu->CopyToDevice(inputs[i]));
+      dev_inputs.push_back(std::move(t));
+    }
+  }
+  std::vector<Tensor> outputs(n->num_outputs());
+  OpKernelContext ctx(n, gpu, dev_inputs, absl::MakeSpan(outputs));
+  RETURN_IF_ERROR(kernel->Compute(&ctx));
+  std::vector<Tensor> result;
+  for (const Tensor& t : outputs) {
+    if (!t.valid()) return absl::InternalError("an output was not set");
+    ASSIGN_OR_RETURN(Tensor h, gpu->CopyToHost(t));
+    result.push_back(std::move(h));
+  }
+  RETURN_IF_ERROR(gpu->Synchronize());
   return result;
 }
 

@@ -1,7 +1,7 @@
-// Test helpers for the CPU kernels: build a one-node graph whose inputs are
+// Test helpers for the kernels: build a one-node graph whose inputs are
 // Input nodes (so the kernel, not shape inference, sees the real shapes),
 // create the node's kernel from the global registry and run it on a
-// CpuDevice.
+// CpuDevice (RunOp) or a GPU (RunOpOnGpu).
 //
 //   ASSIGN_OR_RETURN(std::vector<Tensor> out,
 //                    RunOp("Add", {F32({1, 2}, {2}), F32({3}, {})}));
@@ -12,11 +12,14 @@
 #define SLUICE_TESTS_KERNELS_KERNEL_TEST_UTIL_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
+#include "device/gpu_device.h"
+#include "graph/graph.h"
 #include "gtest/gtest.h"
 #include "proto/graph.pb.h"
 
@@ -46,6 +49,21 @@ absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
                                           const std::vector<Tensor>& inputs,
                                           const Attrs& attrs = {},
                                           const RunOptions& options = {});
+
+// The graph RunOp and RunOpOnGpu run: Input nodes in0, in1, ... of the
+// inputs' dtypes (and shapes with `known_shapes`, else of unknown rank) read
+// by one node "op" of `op` with `attrs`.
+absl::StatusOr<std::unique_ptr<const Graph>> OneNodeGraph(
+    const std::string& op, const std::vector<Tensor>& inputs,
+    const Attrs& attrs = {}, bool known_shapes = false);
+
+// Runs `op`'s GPU kernel on `gpu`: copies the inputs in (except those the
+// kernel reads in host memory), runs it, copies every output back and
+// synchronises.
+absl::StatusOr<std::vector<Tensor>> RunOpOnGpu(GpuDevice* gpu,
+                                               const std::string& op,
+                                               const std::vector<Tensor>& inputs,
+                                               const Attrs& attrs = {});
 
 // Every dtype that holds the integers 0..7 exactly (all but int2, uint2,
 // float4 E2M1 and float8 E8M0), for the every-dtype data-movement tests.

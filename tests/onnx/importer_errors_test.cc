@@ -16,58 +16,20 @@
 #include "graph/loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "onnx/graph_emitter.h"
 #include "onnx/importer.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/op_versions.h"
+#include "tests/onnx/onnx_test_util.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::onnx_test {
 namespace {
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-onnx::ModelProto NewModel(int opset = 17) {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  onnx::OperatorSetIdProto* id = model.add_opset_import();
-  id->set_domain("");
-  id->set_version(opset);
-  return model;
-}
-
-void AddInput(onnx::GraphProto* g, const std::string& name,
-              std::vector<int64_t> dims, int elem = onnx::TensorProto::FLOAT) {
-  onnx::ValueInfoProto* v = g->add_input();
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-void AddOutput(onnx::GraphProto* g, const std::string& name) {
-  g->add_output()->set_name(name);
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op,
-                         std::vector<std::string> in,
-                         std::vector<std::string> out,
-                         const std::string& name = "") {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (const auto& s : in) n->add_input(s);
-  for (const auto& s : out) n->add_output(s);
-  return n;
-}
-
-absl::StatusOr<GraphDef> Import(const onnx::ModelProto& model,
-                                const std::string& base_dir = "",
-                                const OnnxImportOptions& options = {}) {
-  return ImportOnnxBytes(model.SerializeAsString(), base_dir, options, "m");
-}
 
 // The value of the Const node a folded graph output points at.
 // `base_dir`: the model's folder, for Consts that refer to external data.
@@ -561,7 +523,7 @@ TEST(OnnxImporterLimitsTest, AHugeConstantOfShapeIsFilledAtRunTime) {
 // values.
 TEST(OnnxImporterLimitsTest, TheFoldBudgetLeavesTheRestToRunTime) {
   OnnxImportOptions options;
-  options.limits.max_import_folded_bytes = 100;  // 10x10 float32 is 400
+  options.limits.max_folded_bytes = 100;  // 10x10 float32 is 400
   absl::StatusOr<GraphDef> def =
       Import(ConstantOfShapeModel({10, 10}), "", options);
   ASSERT_TRUE(def.ok()) << def.status();
@@ -574,6 +536,48 @@ TEST(OnnxImporterLimitsTest, TheFoldBudgetLeavesTheRestToRunTime) {
   absl::StatusOr<std::vector<Tensor>> y = (*session)->Run({}, {"y"});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_TRUE(TensorsEqual((*y)[0], *Tensor::Zeros(DT_FLOAT, Shape({10, 10}))));
+}
+
+// The per-constant fold cap is the optimizer's (resource_limits.
+// max_folded_constant_bytes): over it, a ConstantOfShape is a Fill node.
+TEST(OnnxImporterLimitsTest, TheFoldedConstantCapIsTheOptimizersToo) {
+  OnnxImportOptions options;
+  options.limits.max_folded_constant_bytes = 399;  // 10x10 float32 is 400
+  absl::StatusOr<GraphDef> def =
+      Import(ConstantOfShapeModel({10, 10}), "", options);
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_TRUE(HasOp(*def, "Fill"));
+  options.limits.max_folded_constant_bytes = 400;
+  def = Import(ConstantOfShapeModel({10, 10}), "", options);
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_FALSE(HasOp(*def, "Fill"));
+}
+
+// Constants the importer makes go through GraphEmitter: CreateConstant
+// checks max_created_tensor_bytes, FoldConstant the fold budget, both
+// before allocating.
+TEST(GraphEmitterTest, MakesConstantsWithinTheLimits) {
+  GraphDef def;
+  ResourceLimits limits;
+  limits.max_created_tensor_bytes = 400;
+  limits.max_folded_constant_bytes = 400;
+  limits.max_folded_bytes = 600;
+  GraphEmitter em(&def, limits);
+  auto fill = [](Tensor& t) { FillWith(ScalarTensor(DT_FLOAT, 2), t); };
+  absl::StatusOr<ValuePtr> c =
+      em.CreateConstant("mask of 'n'", DT_FLOAT, Shape({10, 10}), fill, "m");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)->constant->flat<float>()[99], 2.0f);
+  c = em.CreateConstant("mask of 'n'", DT_FLOAT, Shape({10, 11}), fill, "m");
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(c.status().message(), HasSubstr("mask of 'n'"));
+  absl::StatusOr<ValuePtr> f =
+      em.FoldConstant(DT_FLOAT, Shape({100}), fill, "f");  // 400 of 600
+  ASSERT_TRUE(f.ok() && *f != nullptr);
+  f = em.FoldConstant(DT_FLOAT, Shape({100}), fill, "f");  // past the total
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(*f, nullptr);
+  EXPECT_EQ(em.fold_budget()->bytes_left(), 200);
 }
 
 // A Range of 10^9 elements is a Range node, not an 8 GB constant.
@@ -660,4 +664,4 @@ TEST(OnnxImporterErrorTest, RangeWithAHugeCountIsTooLong) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::onnx_test

@@ -16,45 +16,16 @@
 #include "gtest/gtest.h"
 #include "onnx/importer.h"
 #include "onnx/onnx_pb.h"
+#include "tests/onnx/onnx_test_util.h"
 #include "tests/test_data.h"
 #include "tools/commands.h"
 #include "tools/convert_command.h"
 
-namespace sluice {
+namespace sluice::onnx_test {
 namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-onnx::ModelProto NewModel(int opset = 17) {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  onnx::OperatorSetIdProto* id = model.add_opset_import();
-  id->set_domain("");
-  id->set_version(opset);
-  return model;
-}
-
-void AddInput(onnx::GraphProto* g, const std::string& name,
-              std::vector<int64_t> dims) {
-  onnx::ValueInfoProto* v = g->add_input();
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op,
-                         std::vector<std::string> in,
-                         std::vector<std::string> out,
-                         const std::string& name) {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (const auto& s : in) n->add_input(s);
-  for (const auto& s : out) n->add_output(s);
-  return n;
-}
 
 // x[2,3] -> Transpose (node 't') -> y, with no attribute yet.
 onnx::ModelProto TransposeModel(int opset = 17) {
@@ -64,10 +35,6 @@ onnx::ModelProto TransposeModel(int opset = 17) {
   AddNode(g, "Transpose", {"x"}, {"y"}, "t");
   g->add_output()->set_name("y");
   return model;
-}
-
-absl::StatusOr<GraphDef> Import(const onnx::ModelProto& model) {
-  return ImportOnnxBytes(model.SerializeAsString(), "", {}, "m");
 }
 
 std::string ScratchDir(const std::string& name) {
@@ -349,4 +316,4 @@ TEST(OnnxModelCheckTest, ExternalDataThroughALinkOutOfTheFolderIsRefused) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::onnx_test

@@ -2,13 +2,8 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
-
-using optimizer_test::GraphMaker;
-using optimizer_test::OpCounts;
-using optimizer_test::OpOf;
-using optimizer_test::RunPass;
 
 TEST(CommonSubexpressionPassTest, MergesSameOpAttrsAndInputs) {
   GraphMaker m;
@@ -17,9 +12,9 @@ TEST(CommonSubexpressionPassTest, MergesSameOpAttrsAndInputs) {
       .Const("c2", {1, 2, 3}, {3})  // same value: merged too
       .Op("a1", "Add", {"x", "c1"})
       .Op("a2", "Add", {"x", "c2"})
-      .Op("r1", "ReduceSum", {"a1"}, {{"axes", optimizer_test::Ints({1})}})
-      .Op("r2", "ReduceSum", {"a2"}, {{"axes", optimizer_test::Ints({1})}})
-      .Op("r3", "ReduceSum", {"a2"}, {{"axes", optimizer_test::Ints({0})}})
+      .Op("r1", "ReduceSum", {"a1"}, {{"axes", Ints({1})}})
+      .Op("r2", "ReduceSum", {"a2"}, {{"axes", Ints({1})}})
+      .Op("r3", "ReduceSum", {"a2"}, {{"axes", Ints({0})}})
       .Op("s", "Add", {"r1", "r2"})
       .Output("s")
       .Output("r3");
@@ -35,15 +30,15 @@ TEST(CommonSubexpressionPassTest, MergesSameOpAttrsAndInputs) {
             "a1");
   EXPECT_EQ(OpCounts(*out.graph)["ReduceSum"], 2);
   EXPECT_EQ(out.changes.size(), 3u);
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 2));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 2));
 }
 
 TEST(CommonSubexpressionPassTest, KeepsDifferentAttrsAndGraphOutputs) {
   GraphMaker m;
   m.Input("x", {2, 3})
-      .Op("t1", "Transpose", {"x"}, {{"perm", optimizer_test::Ints({1, 0})}})
-      .Op("t2", "Transpose", {"x"}, {{"perm", optimizer_test::Ints({1, 0})}})
+      .Op("t1", "Transpose", {"x"}, {{"perm", Ints({1, 0})}})
+      .Op("t2", "Transpose", {"x"}, {{"perm", Ints({1, 0})}})
       .Op("n1", "Neg", {"x"})
       .Op("n2", "Neg", {"x"})
       .Op("y", "Add", {"t1", "t2"})
@@ -60,4 +55,4 @@ TEST(CommonSubexpressionPassTest, KeepsDifferentAttrsAndGraphOutputs) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

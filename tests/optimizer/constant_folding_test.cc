@@ -2,12 +2,8 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
-
-using optimizer_test::GraphMaker;
-using optimizer_test::OpOf;
-using optimizer_test::RunPass;
 
 TEST(ConstantFoldingPassTest, FoldsChainsOfConstantsUnderTheirNames) {
   GraphMaker m;
@@ -16,7 +12,7 @@ TEST(ConstantFoldingPassTest, FoldsChainsOfConstantsUnderTheirNames) {
       .Const("b", {10, 20, 30}, {3})
       .Op("sum", "Add", {"a", "b"})
       .Op("scaled", "Mul", {"sum", "a"})
-      .Op("t", "Reshape", {"scaled"}, {{"shape", optimizer_test::Ints({1, 3})}})
+      .Op("t", "Reshape", {"scaled"}, {{"shape", Ints({1, 3})}})
       .Op("y", "Add", {"x", "t"})
       .Output("y");
   auto g = m.Build();
@@ -31,25 +27,44 @@ TEST(ConstantFoldingPassTest, FoldsChainsOfConstantsUnderTheirNames) {
   EXPECT_EQ(t->shape(), Shape({1, 3}));
   EXPECT_EQ(t->data<float>()[2], 99.0f);  // (3 + 30) * 3
   EXPECT_EQ(out.changes.size(), 3u);
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 3));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 3));
 }
 
 TEST(ConstantFoldingPassTest, CapsTheSizeOfWhatItMakes) {
   GraphMaker m;
   m.Input("x", {64, 64})
       .Const("one", {1}, {1})
-      .Op("big", "Expand", {"one"}, {{"shape", optimizer_test::Ints({64, 64})}})
+      .Op("big", "Expand", {"one"}, {{"shape", Ints({64, 64})}})
       .Op("y", "Add", {"x", "big"})
       .Output("y");
   auto g = m.Build();
   PassOptions small;
-  small.max_folded_constant_bytes = 1024;  // the Expand makes 16 KiB
+  small.limits.max_folded_constant_bytes = 1024;  // the Expand makes 16 KiB
   PassOutput kept = RunPass(*MakeConstantFoldingPass(), *g, small);
   EXPECT_EQ(kept.graph, nullptr);
   PassOutput folded = RunPass(*MakeConstantFoldingPass(), *g);
   ASSERT_NE(folded.graph, nullptr);
   EXPECT_EQ(OpOf(*folded.graph, "big"), "Const");
+}
+
+TEST(ConstantFoldingPassTest, StopsFoldingPastTheTotalBudget) {
+  GraphMaker m;
+  m.Input("x", {64, 64})
+      .Const("one", {1}, {1})
+      .Op("big1", "Expand", {"one"}, {{"shape", Ints({64, 64})}})
+      .Op("big2", "Expand", {"one"}, {{"shape", Ints({64, 32})}})
+      .Op("y1", "Add", {"x", "big1"})
+      .Op("y2", "MatMul", {"x", "big2"})
+      .Output("y1")
+      .Output("y2");
+  auto g = m.Build();
+  PassOptions options;
+  options.limits.max_folded_bytes = 20000;  // big1 (16 KiB) fits, then not big2
+  PassOutput out = RunPass(*MakeConstantFoldingPass(), *g, options);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "big1"), "Const");
+  EXPECT_EQ(OpOf(*out.graph, "big2"), "Expand");
 }
 
 TEST(ConstantFoldingPassTest, LeavesAFailingNodeForTheStepToReport) {
@@ -71,4 +86,4 @@ TEST(ConstantFoldingPassTest, DoesNotFoldWhatDependsOnInputs) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

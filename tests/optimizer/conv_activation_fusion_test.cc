@@ -4,14 +4,9 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
 
-using optimizer_test::GraphMaker;
-using optimizer_test::Ints;
-using optimizer_test::OpCounts;
-using optimizer_test::OpOf;
-using optimizer_test::RunPass;
 
 std::vector<float> Values(int n, uint32_t seed, float lo, float hi) {
   std::mt19937 rng(seed);
@@ -63,8 +58,8 @@ TEST(ConvActivationFusionPassTest, FusesBiasResidualAndReluIntoOneNode) {
   ASSERT_EQ(out.changes.size(), 1u);
   EXPECT_NE(out.changes[0].find("'conv', 'bias', 'sum', 'y'"), std::string::npos)
       << out.changes[0];
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 8));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 8));
 }
 
 TEST(ConvActivationFusionPassTest, FusesBiasAloneAndBiasWithRelu) {
@@ -78,8 +73,8 @@ TEST(ConvActivationFusionPassTest, FusesBiasAloneAndBiasWithRelu) {
     EXPECT_EQ(out.graph->FindNode(last)->num_inputs(), 3);
     EXPECT_EQ(OpCounts(*out.graph)["Conv2D"], 0);
     EXPECT_EQ(OpCounts(*out.graph)["Relu"], 0);
-    optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                      optimizer_test::RandomFeeds(*g, 9));
+    ExpectSameOutputs(*g, *out.graph,
+                                      RandomFeeds(*g, 9));
   }
 }
 
@@ -107,8 +102,8 @@ TEST(ConvActivationFusionPassTest, LeavesAPatternWhoseMiddleIsFetched) {
   EXPECT_EQ(OpOf(*out.graph, "bias"), "FusedConv2D");
   EXPECT_EQ(OpOf(*out.graph, "sum"), "Add");
   EXPECT_EQ(OpOf(*out.graph, "y"), "Relu");
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 10));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 10));
 }
 
 TEST(ConvActivationFusionPassTest, SideInputThatBroadcastsIsNotFused) {
@@ -128,8 +123,8 @@ TEST(ConvActivationFusionPassTest, SideInputThatBroadcastsIsNotFused) {
   EXPECT_EQ(OpOf(*out.graph, "bias"), "FusedConv2D");
   EXPECT_EQ(OpOf(*out.graph, "sum"), "Add");
   EXPECT_EQ(OpOf(*out.graph, "y"), "Relu");
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 11));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 11));
 }
 
 TEST(ConvActivationFusionPassTest, TwoBranchesJoiningGiveTheJoinToOneOfThem) {
@@ -158,9 +153,9 @@ TEST(ConvActivationFusionPassTest, TwoBranchesJoiningGiveTheJoinToOneOfThem) {
   EXPECT_EQ(OpCounts(*out.graph)["Relu"], 0);
   EXPECT_EQ(OpOf(*out.graph, "y"), "FusedConv2D");
   EXPECT_EQ(out.graph->FindNode("y")->num_inputs(), 4);
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 12));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 12));
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

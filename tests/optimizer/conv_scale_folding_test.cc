@@ -4,14 +4,8 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
-
-using optimizer_test::GraphMaker;
-using optimizer_test::Ints;
-using optimizer_test::OpCounts;
-using optimizer_test::OpOf;
-using optimizer_test::RunPass;
 
 std::vector<float> Values(int n, uint32_t seed, float lo, float hi) {
   std::mt19937 rng(seed);
@@ -53,8 +47,8 @@ TEST(ConvScaleFoldingPassTest, FoldsBatchNormIntoTheFilter) {
   EXPECT_NE(out.changes[0].find("'bias', 'bn_mul', 'bn_add'"),
             std::string::npos)
       << out.changes[0];
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 8));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 8));
 }
 
 TEST(ConvScaleFoldingPassTest, LeavesAConvWhoseOutputIsReadElsewhere) {
@@ -75,4 +69,4 @@ TEST(ConvScaleFoldingPassTest, LeavesNonPerChannelConstants) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

@@ -2,12 +2,8 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
-
-using optimizer_test::GraphMaker;
-using optimizer_test::OpOf;
-using optimizer_test::RunPass;
 
 TEST(DeadNodePassTest, RemovesWhatNoOutputNeeds) {
   GraphMaker m;
@@ -28,8 +24,8 @@ TEST(DeadNodePassTest, RemovesWhatNoOutputNeeds) {
   EXPECT_EQ(OpOf(*out.graph, "unused"), "Input");
   EXPECT_EQ(out.graph->inputs().size(), 2u);
   EXPECT_EQ(out.changes.size(), 2u);
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 1));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 1));
 }
 
 TEST(DeadNodePassTest, KeepsControlInputsOfNeededNodes) {
@@ -54,4 +50,4 @@ TEST(DeadNodePassTest, EveryOutputOfTheDefaultSignatureIsKept) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

@@ -2,13 +2,8 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
-
-using optimizer_test::GraphMaker;
-using optimizer_test::OpCounts;
-using optimizer_test::OpOf;
-using optimizer_test::RunPass;
 
 TEST(GeluFusionPassTest, FusesTheErfFormInEachOrder) {
   GraphMaker m;
@@ -40,8 +35,8 @@ TEST(GeluFusionPassTest, FusesTheErfFormInEachOrder) {
             "none");
   EXPECT_EQ(OpCounts(*out.graph)["Erf"], 0);
   EXPECT_EQ(out.changes.size(), 2u);
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 11));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 11));
 }
 
 TEST(GeluFusionPassTest, FusesTheTanhForm) {
@@ -68,8 +63,8 @@ TEST(GeluFusionPassTest, FusesTheTanhForm) {
   EXPECT_EQ(*out.graph->FindNode("y")->attrs().GetString("approximate"),
             "tanh");
   EXPECT_EQ(OpCounts(*out.graph)["Tanh"], 0);
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 12));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 12));
 }
 
 TEST(GeluFusionPassTest, LeavesWrongConstants) {
@@ -89,4 +84,4 @@ TEST(GeluFusionPassTest, LeavesWrongConstants) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

@@ -2,14 +2,8 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
-
-using optimizer_test::GraphMaker;
-using optimizer_test::Ints;
-using optimizer_test::OpCounts;
-using optimizer_test::OpOf;
-using optimizer_test::RunPass;
 
 // LayerNorm over the last axis as PyTorch (opset < 17) exports it.
 GraphMaker Decomposed(bool affine, bool rsqrt, bool mean_read_elsewhere) {
@@ -58,8 +52,8 @@ TEST(LayerNormFusionPassTest, FusesTheAffineForm) {
   ASSERT_EQ(out.changes.size(), 1u);
   EXPECT_NE(out.changes[0].find("fused 9 nodes"), std::string::npos)
       << out.changes[0];
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 9));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 9));
 }
 
 TEST(LayerNormFusionPassTest, FusesTheRsqrtFormWithoutAffine) {
@@ -71,8 +65,8 @@ TEST(LayerNormFusionPassTest, FusesTheRsqrtFormWithoutAffine) {
   // Scale of ones and bias of zeros were made for it.
   EXPECT_EQ(OpOf(*out.graph, "n/scale"), "Const");
   EXPECT_EQ(OpOf(*out.graph, "n/bias"), "Const");
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 10));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 10));
 }
 
 TEST(LayerNormFusionPassTest, LeavesAPatternWhoseInsideIsRead) {
@@ -81,4 +75,4 @@ TEST(LayerNormFusionPassTest, LeavesAPatternWhoseInsideIsRead) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

@@ -22,11 +22,8 @@
 #include "tests/optimizer/optimizer_test_util.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
-
-using optimizer_test::Mismatch;
-using optimizer_test::RunAsIs;
 
 constexpr double kRtol = 1e-4;
 constexpr double kAtol = 1e-5;
@@ -81,7 +78,7 @@ std::vector<ModelCase> Cases() {
 
 absl::StatusOr<Feeds> FeedsFor(const ModelCase& c, const Graph& g,
                                uint32_t seed) {
-  if (c.input_files.empty()) return optimizer_test::RandomFeeds(g, seed);
+  if (c.input_files.empty()) return RandomFeeds(g, seed);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> real(-2.0f, 2.0f);
   Feeds feeds;
@@ -110,7 +107,7 @@ TEST_P(OptimizedModelsTest, SameOutputsAsUnoptimized) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   const Graph& g = **loaded;
   absl::StatusOr<OptimizedGraph> opt =
-      OptimizeGraph(optimizer_test::Copy(g), OPTIMIZATION_ALL, PassOptions{});
+      OptimizeGraph(Copy(g), OPTIMIZATION_ALL, PassOptions{});
   ASSERT_TRUE(opt.ok()) << opt.status();
   for (const PassRecord& r : opt->records) {
     EXPECT_EQ(r.error, "") << r.pass;
@@ -128,7 +125,7 @@ TEST_P(OptimizedModelsTest, SameOutputsAsUnoptimized) {
     RuntimeConfig config;
     config.set_use_gpu(false);
     absl::StatusOr<std::unique_ptr<Session>> session =
-        Session::Create(optimizer_test::Copy(g), config);
+        Session::Create(Copy(g), config);
     ASSERT_TRUE(session.ok()) << session.status();
     EXPECT_EQ((*session)->graph().num_nodes(), opt->graph->num_nodes());
     absl::StatusOr<std::vector<Tensor>> got = (*session)->Run(*feeds);
@@ -182,7 +179,7 @@ TEST(OptimizedModelsComparisonTest, CatchesAPassThatChangesValues) {
   ASSERT_TRUE(g.ok()) << g.status();
   absl::StatusOr<PassOutput> broken = BreakingPass().Run(**g, {});
   ASSERT_TRUE(broken.ok()) << broken.status();
-  Feeds feeds = optimizer_test::RandomFeeds(**g, 1);
+  Feeds feeds = RandomFeeds(**g, 1);
   absl::StatusOr<std::vector<Tensor>> want = RunAsIs(**g, feeds);
   absl::StatusOr<std::vector<Tensor>> got = RunAsIs(*broken->graph, feeds);
   ASSERT_TRUE(want.ok() && got.ok());
@@ -190,4 +187,4 @@ TEST(OptimizedModelsComparisonTest, CatchesAPassThatChangesValues) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

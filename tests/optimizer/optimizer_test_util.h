@@ -6,6 +6,10 @@
 //   PassOutput out = RunPass(*MakeDeadNodePass(), *g);
 //   EXPECT_EQ(OpCounts(*out.graph)["Add"], 1);
 //   ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 7));
+//
+// The optimiser tests live in namespace sluice::optimizer_test (each in an
+// unnamed namespace inside it), so they use these helpers unqualified,
+// without a block of using-declarations each.
 #ifndef SLUICE_TESTS_OPTIMIZER_OPTIMIZER_TEST_UTIL_H_
 #define SLUICE_TESTS_OPTIMIZER_OPTIMIZER_TEST_UTIL_H_
 

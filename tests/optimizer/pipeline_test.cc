@@ -5,13 +5,9 @@
 #include "gtest/gtest.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
 
-using optimizer_test::GraphMaker;
-using optimizer_test::Ints;
-using optimizer_test::OpCounts;
-using optimizer_test::OpOf;
 using ::testing::HasSubstr;
 
 // A block as an exporter without fused ops writes it: a LayerNorm, a GELU
@@ -71,7 +67,7 @@ TEST(PipelineTest, LevelNoneLeavesTheGraph) {
 TEST(PipelineTest, BasicKeepsOpsAndAllFuses) {
   auto g = ExporterBlock();
   absl::StatusOr<OptimizedGraph> basic =
-      OptimizeGraph(optimizer_test::Copy(*g), OPTIMIZATION_BASIC, {});
+      OptimizeGraph(Copy(*g), OPTIMIZATION_BASIC, {});
   ASSERT_TRUE(basic.ok());
   auto ops = OpCounts(*basic->graph);
   EXPECT_EQ(ops["Identity"], 0);
@@ -84,7 +80,7 @@ TEST(PipelineTest, BasicKeepsOpsAndAllFuses) {
   EXPECT_EQ(ops["LayerNorm"], 0);
 
   absl::StatusOr<OptimizedGraph> all =
-      OptimizeGraph(optimizer_test::Copy(*g), OPTIMIZATION_DEFAULT, {});
+      OptimizeGraph(Copy(*g), OPTIMIZATION_DEFAULT, {});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->level, OPTIMIZATION_ALL);
   ops = OpCounts(*all->graph);
@@ -96,10 +92,10 @@ TEST(PipelineTest, BasicKeepsOpsAndAllFuses) {
   EXPECT_LT(all->graph->num_nodes(), basic->graph->num_nodes());
   for (const PassRecord& r : all->records) EXPECT_EQ(r.error, "") << r.pass;
   EXPECT_THAT(all->removed_nodes, ::testing::Contains("mean"));
-  optimizer_test::ExpectSameOutputs(*g, *all->graph,
-                                    optimizer_test::RandomFeeds(*g, 21));
-  optimizer_test::ExpectSameOutputs(*g, *basic->graph,
-                                    optimizer_test::RandomFeeds(*g, 22));
+  ExpectSameOutputs(*g, *all->graph,
+                                    RandomFeeds(*g, 21));
+  ExpectSameOutputs(*g, *basic->graph,
+                                    RandomFeeds(*g, 22));
 
   const std::vector<std::string> lines = DescribeOptimization(*all, 0);
   ASSERT_FALSE(lines.empty());
@@ -127,7 +123,7 @@ TEST(PipelineTest, SessionSaysAFetchedNodeWasOptimisedAway) {
   absl::StatusOr<std::unique_ptr<Session>> s =
       Session::Create(ExporterBlock(), config);
   ASSERT_TRUE(s.ok()) << s.status();
-  Feeds feeds = optimizer_test::RandomFeeds((*s)->graph(), 1);
+  Feeds feeds = RandomFeeds((*s)->graph(), 1);
   absl::StatusOr<std::vector<Tensor>> r = (*s)->Run(feeds, {"g_erf"});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(),
@@ -144,13 +140,58 @@ TEST(PipelineTest, SessionSaysAFetchedNodeWasOptimisedAway) {
 
 TEST(PipelineTest, ConfigRejectsANegativeFoldingCap) {
   RuntimeConfig config;
-  config.set_max_folded_constant_bytes(-1);
+  config.mutable_resource_limits()->set_max_folded_constant_bytes(-1);
   absl::Status s = ValidateRuntimeConfig(config);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("max_folded_constant_bytes"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("resource_limits.max_folded_constant_bytes: must be 0 "
+                        "(the default, 16.0 MiB)"));
+  config.mutable_resource_limits()->set_max_folded_constant_bytes(1024);
+  config.mutable_resource_limits()->set_max_folded_bytes(4096);
+  EXPECT_TRUE(ValidateRuntimeConfig(config).ok());
+  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_constant_bytes,
+            1024);
+  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_bytes, 4096);
+}
+
+// RuntimeConfig.max_folded_constant_bytes (field 18) moved into
+// resource_limits: still read, noted as deprecated, and an error beside the
+// field that replaced it.
+TEST(PipelineTest, TheDeprecatedFoldingCapIsReadAndNoted) {
+  RuntimeConfig config;
   config.set_max_folded_constant_bytes(1024);
-  EXPECT_EQ(PassOptionsFromConfig(config).max_folded_constant_bytes, 1024);
+  ASSERT_TRUE(ValidateRuntimeConfig(config).ok());
+  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_constant_bytes,
+            1024);
+  std::vector<std::string> log;
+  NoteDeprecatedFields(config, &log);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_THAT(log[0], HasSubstr("max_folded_constant_bytes is deprecated; "
+                                "read as "
+                                "resource_limits.max_folded_constant_bytes"));
+  config.set_max_folded_constant_bytes(-1);
+  EXPECT_THAT(ValidateRuntimeConfig(config).message(),
+              HasSubstr("max_folded_constant_bytes: must be 0"));
+  config.set_max_folded_constant_bytes(1024);
+  config.mutable_resource_limits()->set_max_folded_constant_bytes(2048);
+  absl::Status s = ValidateRuntimeConfig(config);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("max_folded_constant_bytes: is deprecated and replaced "
+                        "by resource_limits.max_folded_constant_bytes, which "
+                        "is also set"));
+  config = RuntimeConfig();
+  config.mutable_resource_limits()->set_max_import_folded_bytes(4096);
+  log.clear();
+  NoteDeprecatedFields(config, &log);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_THAT(log[0], HasSubstr("read as resource_limits.max_folded_bytes"));
+  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_bytes, 4096);
+  config.mutable_resource_limits()->set_max_folded_bytes(4096);
+  EXPECT_THAT(ValidateRuntimeConfig(config).message(),
+              HasSubstr("resource_limits.max_import_folded_bytes: is "
+                        "deprecated"));
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

@@ -2,14 +2,8 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
-
-using optimizer_test::GraphMaker;
-using optimizer_test::Ints;
-using optimizer_test::OpCounts;
-using optimizer_test::OpOf;
-using optimizer_test::RunPass;
 
 TEST(RedundantNodePassTest, InverseTransposesAndIdentitiesGo) {
   GraphMaker m;
@@ -29,8 +23,8 @@ TEST(RedundantNodePassTest, InverseTransposesAndIdentitiesGo) {
   // t1 has no reader left; dead_nodes takes it.
   EXPECT_EQ(out.graph->consumers(out.graph->FindNode("t1")->id(), 0).size(),
             0u);
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 6));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 6));
 }
 
 TEST(RedundantNodePassTest, ComposesTransposesAndShortensReshapeChains) {
@@ -56,8 +50,8 @@ TEST(RedundantNodePassTest, ComposesTransposesAndShortensReshapeChains) {
   EXPECT_EQ(out.graph->node(r2->input(0).node).name(), "x");
   // A graph output that does nothing stays, as an Identity of its name.
   EXPECT_EQ(OpOf(*out.graph, "same"), "Identity");
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 7));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 7));
 }
 
 TEST(RedundantNodePassTest, KeepsATransposeThatMoves) {
@@ -68,4 +62,4 @@ TEST(RedundantNodePassTest, KeepsATransposeThatMoves) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

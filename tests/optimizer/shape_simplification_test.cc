@@ -2,12 +2,8 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
-
-using optimizer_test::GraphMaker;
-using optimizer_test::OpOf;
-using optimizer_test::RunPass;
 
 TEST(ShapeSimplificationPassTest, StaticShapeAndSizeBecomeConstants) {
   GraphMaker m;
@@ -34,8 +30,8 @@ TEST(ShapeSimplificationPassTest, StaticShapeAndSizeBecomeConstants) {
   EXPECT_EQ(s->data<int64_t>()[1], 4);
   EXPECT_EQ(out.graph->FindNode("n")->const_value()->data<int64_t>()[0], 24);
   EXPECT_EQ(out.graph->FindNode("tail")->const_value()->data<int64_t>()[0], 5);
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 4));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 4));
 }
 
 TEST(ShapeSimplificationPassTest,
@@ -67,9 +63,9 @@ TEST(ShapeSimplificationPassTest,
   EXPECT_EQ(OpOf(*out.graph, "sl"), "Slice");
   EXPECT_EQ(OpOf(*out.graph, "m"), "ReduceMean");
   EXPECT_EQ(out.graph->FindNode("m")->output_shape(0), Shape({2, 1, 4}));
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 5));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 5));
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

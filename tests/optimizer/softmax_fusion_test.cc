@@ -2,14 +2,8 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::optimizer_test {
 namespace {
-
-using optimizer_test::GraphMaker;
-using optimizer_test::Ints;
-using optimizer_test::OpCounts;
-using optimizer_test::OpOf;
-using optimizer_test::RunPass;
 
 std::map<std::string, AttrValue> Reduce(int64_t axis) {
   return {{"axes", Ints({axis})}, {"keepdims", MakeBoolAttr(true)}};
@@ -36,8 +30,8 @@ TEST(SoftmaxFusionPassTest, FusesTheStableAndThePlainForm) {
   EXPECT_EQ(*out.graph->FindNode("p")->attrs().GetInt("axis"), 1);
   EXPECT_EQ(*out.graph->FindNode("p2")->attrs().GetInt("axis"), 2);
   EXPECT_EQ(OpCounts(*out.graph)["Exp"], 0);
-  optimizer_test::ExpectSameOutputs(*g, *out.graph,
-                                    optimizer_test::RandomFeeds(*g, 13));
+  ExpectSameOutputs(*g, *out.graph,
+                                    RandomFeeds(*g, 13));
 }
 
 TEST(SoftmaxFusionPassTest, LeavesMismatchedAxes) {
@@ -54,4 +48,4 @@ TEST(SoftmaxFusionPassTest, LeavesMismatchedAxes) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::optimizer_test

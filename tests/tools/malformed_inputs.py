@@ -248,6 +248,10 @@ def make_files(d):
     put("cfg_neg_plans.cfg", "plan_cache_max_plans: -5\n")
     put("cfg_neg_limit.cfg", "resource_limits { max_created_tensor_bytes: -1 }\n")
     put("cfg_small_created.cfg", "resource_limits { max_created_tensor_bytes: 10 }\n")
+    # A deprecated field beside the one that replaced it; alone, it is read.
+    put("cfg_both_fold_caps.cfg", "max_folded_constant_bytes: 1024\n"
+        "resource_limits { max_folded_constant_bytes: 2048 }\n")
+    put("cfg_old_fold_cap.cfg", "max_folded_constant_bytes: 1024\n")
     # A 40 KB-less ONNX file asking for a 100,000 x 100,000 constant (37 GiB).
     put("huge_constant.onnx", onnx_model(
         [("Constant", [], ["shape"], "shape", {"value_ints": [100000, 100000]}),
@@ -255,6 +259,16 @@ def make_files(d):
     # A graph input of 10^9 floats: --random-inputs would make 4 GB.
     put("huge_input.pbtxt", mlp_variant([("dim: [-1, 16]", "dim: [1000000000, 16]")]))
     put("cfg_empty.cfg", "")
+    # 1 GiB of 0.5 from one value (a splat), read by an Add: inspect and
+    # convert check it without making it.
+    put("splat_1g.pbtxt",
+        "node { name: \"c\" op: \"Const\" attr { key: \"value\" value { tensor { "
+        "dtype: DT_FLOAT shape { dim: [16384, 16384] } float_val: 0.5 } } } }\n"
+        "node { name: \"y\" op: \"Add\" input: \"c\" input: \"c\" }\n")
+    # 256 Mi int8 elements from a value int8 cannot hold.
+    put("splat_bad_value.pbtxt",
+        "node { name: \"c\" op: \"Const\" attr { key: \"value\" value { tensor { "
+        "dtype: DT_INT8 shape { dim: [268435456] } int_val: 300 } } } }\n")
     return files
 
 
@@ -459,10 +473,13 @@ def cases(f, d):
                           ("cfg_neg_inter.cfg", "inter_op_threads"), ("cfg_bad_device.cfg", "tpu:9"),
                           ("cfg_neg_gpu.cfg", "-3"), ("cfg_huge_int.cfg", "cfg_huge_int.cfg"),
                           ("cfg_neg_plans.cfg", "plan_cache_max_plans"),
-                          ("cfg_neg_limit.cfg", "resource_limits.max_created_tensor_bytes")):
+                          ("cfg_neg_limit.cfg", "resource_limits.max_created_tensor_bytes"),
+                          ("cfg_both_fold_caps.cfg", "replaced by resource_limits.max_folded_constant_bytes")):
         add("config_" + cfg[4:-4], run + ["--config", f[cfg]], FAIL, fragment)
         add("devices_config_" + cfg[4:-4], ["devices", "--config", f[cfg]], FAIL, fragment)
     add("config_empty_ok", run + ["--config", f["cfg_empty.cfg"]], OK, "logits")
+    add("config_deprecated_noted", run + ["--config", f["cfg_old_fold_cap.cfg"]], OK,
+        "max_folded_constant_bytes is deprecated")
 
     # Resource limits: a tiny file or flag asking for gigabytes is refused
     # (or deferred to run time) before anything is allocated.
@@ -470,6 +487,13 @@ def cases(f, d):
     add("huge_constant_inspect", ["inspect", huge_onnx], OK, "Fill")
     add("huge_constant_place", ["place", huge_onnx], OK, "huge_fill")
     add("huge_constant_convert", ["convert", huge_onnx, os.path.join(d, "huge_constant.pb")], OK, "")
+    add("splat_inspect", ["inspect", f["splat_1g.pbtxt"]], OK,
+        "parameters: 268435456 in 1 Const tensors, 1.0 GiB")
+    add("splat_inspect_json", ["inspect", f["splat_1g.pbtxt"], "--json"], OK, "1073741824")
+    add("splat_convert", ["convert", f["splat_1g.pbtxt"], os.path.join(d, "splat.pb")], OK,
+        "y: float32[16384,16384]")
+    add("splat_bad_value_inspect", ["inspect", f["splat_bad_value.pbtxt"]], FAIL,
+        "value 300 is out of range for int8")
     add("huge_random_input", ["run", f["huge_input.pbtxt"], "--random-inputs", "--output-dir", out],
         FAIL, "random input 'x': float32[1000000000,16] is 59.6 GiB, over the limit of 1.0 GiB")
     add("huge_random_input_bench", ["bench", f["huge_input.pbtxt"], "--random-inputs", "--runs", "1"],
