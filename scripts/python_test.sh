@@ -29,8 +29,11 @@ mkdir -p "$WORK"
 if [[ "${SLUICE_PYTHON_FRESH:-0}" != "1" && -f "$ROOT/build/CMakeCache.txt" ]]; then
   # Keep build/'s own settings (tests and benchmarks on, as build.sh has
   # them; pyproject.toml would turn them off); only the extension builds.
+  # SLUICE_WHEEL_CCACHE=OFF: no compiler launcher added, which would
+  # change every compile command and rebuild the whole tree.
   where=(-C build-dir="$ROOT/build" -C cmake.define.SLUICE_BUILD_TESTS=ON
-         -C cmake.define.SLUICE_BUILD_BENCH=ON)
+         -C cmake.define.SLUICE_BUILD_BENCH=ON
+         -C cmake.define.SLUICE_WHEEL_CCACHE=OFF)
 else
   where=(-C build-dir="$WORK/cmake" -C cmake.define.SLUICE_WITH_CUDA=OFF)
 fi
