@@ -30,10 +30,14 @@ void ExpectInvalid(const TensorProto& p, const std::string& substr,
   EXPECT_THAT(t.status().message(), HasSubstr(substr));
 }
 
-// A folder holding a 16-byte weights file.
+// A folder holding a 16-byte weights file, one per test: CTest runs the
+// tests as parallel processes, and a shared file rewritten by one test was
+// read empty by another (CI, 2026-12-01).
 std::string WeightsDir() {
   std::filesystem::path dir =
-      TestScratchDir() / "tensor_proto";
+      TestScratchDir() /
+      (std::string("tensor_proto_") +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::filesystem::create_directories(dir / "sub");
   std::ofstream out(dir / "w.bin", std::ios::binary);
   float v[4] = {1, 2, 3, 4};
@@ -229,7 +233,8 @@ TEST(TensorProtoTest, RejectsExternalPathsOutsideTheFolder) {
   std::string dir = WeightsDir();
   TensorProto p = Proto(DT_FLOAT, {2});
   p.mutable_external()->set_length(8);
-  p.mutable_external()->set_path("../tensor_proto/w.bin");
+  p.mutable_external()->set_path(
+      "../" + std::filesystem::path(dir).filename().string() + "/w.bin");
   ExpectInvalid(p, "leaves the model folder", dir);
   p.mutable_external()->set_path("sub/../../x.bin");
   ExpectInvalid(p, "leaves the model folder", dir);
