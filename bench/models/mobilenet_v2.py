@@ -26,14 +26,14 @@ writes DIR/mobilenet_v2_b{B}.onnx (input "x" [B,3,224,224], output "y"
 onnx.checker and onnxruntime on it. bench/cpu_peers.py and bench/peers.py
 import `write`.
 """
-import argparse
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from resnet50 import EPS, OPSET, _Builder, check  # noqa: E402
+from resnet50 import (EPS, _Builder, check, classifier_model,  # noqa: E402
+                      cli_main, write_model)
 
 NAME = "mobilenet_v2"
 # torchvision's inverted_residual_setting: expansion t, channels c,
@@ -88,8 +88,6 @@ class _MobileNetBuilder(_Builder):
 
 def build(batch=1, seed=0):
     """The MobileNetV2 ModelProto for a fixed batch."""
-    import onnx
-    from onnx import TensorProto, helper
     b = _MobileNetBuilder(seed)
     y = b.conv_bn_act("x", 3, STEM, 3, 2, True)
     cin = STEM
@@ -98,54 +96,15 @@ def build(batch=1, seed=0):
             y = b.inverted_residual(y, cin, c, s if i == 0 else 1, t)
             cin = c
     y = b.conv_bn_act(y, cin, LAST, 1, 1, True)
-    y = b.node("GlobalAveragePool", [y])
-    y = b.node("Flatten", [y], axis=1)
-    fc_w = b.rng.uniform(-1, 1, (1000, LAST)) / np.sqrt(LAST)
-    fc_b = b.rng.uniform(-1, 1, 1000) / np.sqrt(LAST)
-    b.nodes.append(helper.make_node(
-        "Gemm", [y, b.init("fc.w", fc_w), b.init("fc.b", fc_b)], ["y"],
-        name="fc", alpha=1.0, beta=1.0, transB=1))
-    graph = helper.make_graph(
-        b.nodes, NAME,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                       [batch, 3, 224, 224])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 1000])],
-        b.inits)
-    model = helper.make_model(graph, producer_name="sluice-bench",
-                              opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return classifier_model(b, y, LAST, NAME, batch)
 
 
 def write(out_dir, batch=1, seed=0):
     """Writes the model and a seeded input; returns {"onnx": ..., "x": ...}."""
-    import onnx
-    os.makedirs(out_dir, exist_ok=True)
-    paths = {"onnx": os.path.join(out_dir, f"{NAME}_b{batch}.onnx"),
-             "x": os.path.join(out_dir, f"{NAME}_b{batch}_x.npy")}
-    onnx.save(build(batch, seed), paths["onnx"])
-    x = np.random.default_rng(seed + 1).standard_normal(
-        (batch, 3, 224, 224)).astype(np.float32)
-    np.save(paths["x"], x)
-    return paths
-
+    return write_model(build, NAME, out_dir, batch, seed)
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--batch", type=int, nargs="+", default=[1])
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--check", action="store_true")
-    args = ap.parse_args()
-    ok = True
-    for batch in args.batch:
-        paths = write(args.out, batch, args.seed)
-        print(f"wrote {paths['onnx']} and {paths['x']}")
-        if args.check:
-            ok = check(paths) and ok
-    return 0 if ok else 1
-
+    return cli_main(__doc__, write)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -81,28 +81,21 @@ class _Builder:
         return self.node("Relu", [self.node("Add", [y, x])])
 
 
-def build(batch=1, seed=0):
-    """The ResNet-50 ModelProto for a fixed batch."""
+def classifier_model(b, y, channels, name, batch):
+    """The torchvision classifier head on `y` (GlobalAveragePool, Flatten,
+    Gemm to 1,000 classes, weights drawn from b.rng) and the checked
+    ModelProto around b's nodes: input "x" [batch,3,224,224], output "y"."""
     import onnx
     from onnx import TensorProto, helper
-    b = _Builder(seed)
-    y = b.conv_bn("x", 3, 64, 7, 2, True)
-    y = b.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2],
-               pads=[1, 1, 1, 1])
-    cin = 64
-    for stage, (blocks, width) in enumerate(zip(LAYERS, WIDTHS)):
-        for i in range(blocks):
-            y = b.bottleneck(y, cin, width, 2 if i == 0 and stage > 0 else 1)
-            cin = width * EXPANSION
     y = b.node("GlobalAveragePool", [y])
     y = b.node("Flatten", [y], axis=1)
-    fc_w = b.rng.uniform(-1, 1, (1000, cin)) / np.sqrt(cin)
-    fc_b = b.rng.uniform(-1, 1, 1000) / np.sqrt(cin)
+    fc_w = b.rng.uniform(-1, 1, (1000, channels)) / np.sqrt(channels)
+    fc_b = b.rng.uniform(-1, 1, 1000) / np.sqrt(channels)
     b.nodes.append(helper.make_node(
         "Gemm", [y, b.init("fc.w", fc_w), b.init("fc.b", fc_b)], ["y"],
         name="fc", alpha=1.0, beta=1.0, transB=1))
     graph = helper.make_graph(
-        b.nodes, "resnet50",
+        b.nodes, name,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                        [batch, 3, 224, 224])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 1000])],
@@ -114,18 +107,54 @@ def build(batch=1, seed=0):
     return model
 
 
-def write(out_dir, batch=1, seed=0):
-    """Writes the model and a seeded input; returns {"onnx": ..., "x": ...}."""
+def write_model(build_fn, name, out_dir, batch=1, seed=0):
+    """Writes build_fn(batch, seed) and a seeded input as
+    out_dir/{name}_b{batch}.onnx and _x.npy; returns {"onnx": ..., "x": ...}."""
     import onnx
     os.makedirs(out_dir, exist_ok=True)
-    paths = {"onnx": os.path.join(out_dir, f"resnet50_b{batch}.onnx"),
-             "x": os.path.join(out_dir, f"resnet50_b{batch}_x.npy")}
-    onnx.save(build(batch, seed), paths["onnx"])
+    paths = {"onnx": os.path.join(out_dir, f"{name}_b{batch}.onnx"),
+             "x": os.path.join(out_dir, f"{name}_b{batch}_x.npy")}
+    onnx.save(build_fn(batch, seed), paths["onnx"])
     x = np.random.default_rng(seed + 1).standard_normal(
         (batch, 3, 224, 224)).astype(np.float32)
     np.save(paths["x"], x)
     return paths
 
+
+def cli_main(doc, write_fn):
+    """The models' shared command line: --out, --batch, --seed, --check."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--batch", type=int, nargs="+", default=[1])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    ok = True
+    for batch in args.batch:
+        paths = write_fn(args.out, batch, args.seed)
+        print(f"wrote {paths['onnx']} and {paths['x']}")
+        if args.check:
+            ok = check(paths) and ok
+    return 0 if ok else 1
+
+
+def build(batch=1, seed=0):
+    """The ResNet-50 ModelProto for a fixed batch."""
+    b = _Builder(seed)
+    y = b.conv_bn("x", 3, 64, 7, 2, True)
+    y = b.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2],
+               pads=[1, 1, 1, 1])
+    cin = 64
+    for stage, (blocks, width) in enumerate(zip(LAYERS, WIDTHS)):
+        for i in range(blocks):
+            y = b.bottleneck(y, cin, width, 2 if i == 0 and stage > 0 else 1)
+            cin = width * EXPANSION
+    return classifier_model(b, y, cin, "resnet50", batch)
+
+
+def write(out_dir, batch=1, seed=0):
+    """Writes the model and a seeded input; returns {"onnx": ..., "x": ...}."""
+    return write_model(build, "resnet50", out_dir, batch, seed)
 
 def check(paths):
     import onnx
@@ -140,20 +169,7 @@ def check(paths):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--batch", type=int, nargs="+", default=[1])
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--check", action="store_true")
-    args = ap.parse_args()
-    ok = True
-    for batch in args.batch:
-        paths = write(args.out, batch, args.seed)
-        print(f"wrote {paths['onnx']} and {paths['x']}")
-        if args.check:
-            ok = check(paths) and ok
-    return 0 if ok else 1
-
+    return cli_main(__doc__, write)
 
 if __name__ == "__main__":
     sys.exit(main())
