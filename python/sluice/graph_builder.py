@@ -135,8 +135,6 @@ class GraphTensor:
     def __gt__(self, other: Any) -> "GraphTensor":
         return self.builder.greater(self, other)
 
-    __hash__ = object.__hash__
-
 
 Input = Union[GraphTensor, str, np.ndarray, int, float, bool, Sequence[Any]]
 Attr = Any
@@ -160,6 +158,7 @@ class GraphBuilder:
     def __init__(self) -> None:
         self._g = _sluice._GraphDef()
         self._names: set = set()
+        self._order: List[str] = []  # node names, as added
         self._scopes: List[str] = []
         self._devices: List[str] = []
         self._outputs: List[str] = []
@@ -227,16 +226,25 @@ class GraphBuilder:
             attribute, wrong input count or dtype, a duplicate name, a shape
             that does not infer); the message names the node.
         """
-        like = next((i.dtype for i in inputs if isinstance(i, GraphTensor)), None)
-        refs = [self._ref(i, like) for i in inputs]
-        refs += ["^" + self._ref(c, None).split(":")[0] for c in control_inputs]
-        node = self._node_name(name, op)
-        converted = {str(k): _attr(k, v) for k, v in (attrs or {}).items()
-                     if v is not None}
         if device is None:
             device = self._devices[-1] if self._devices else ""
-        specs = self._g.add_node(node, op, refs, converted, device or "")
+        node = self._node_name(name, op)
+        before = self._g.num_nodes()
+        try:
+            like = next((i.dtype for i in inputs if isinstance(i, GraphTensor)), None)
+            refs = [self._ref(i, like) for i in inputs]
+            refs += ["^" + self._ref(c, None).split(":")[0] for c in control_inputs]
+            converted = {str(k): _attr(k, v) for k, v in (attrs or {}).items()
+                         if v is not None}
+            specs = self._g.add_node(node, op, refs, converted, device or "")
+        except BaseException:
+            # Rejected: drop the Consts made for it too.
+            self._g.truncate(before)
+            self._names.difference_update(self._order[before:])
+            del self._order[before:]
+            raise
         self._names.add(node)
+        self._order.append(node)
         outs = tuple(
             GraphTensor(self, node, port, op, dtype,
                         None if rank < 0 else

@@ -2,6 +2,7 @@
 
 #include <Python.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -354,6 +355,22 @@ class PyGraphDef {
     return nb::bytes(data.data(), data.size());
   }
 
+  // Removes the nodes added after the first `keep` (Consts made for a node
+  // that was then rejected), with their signature inputs.
+  void Truncate(int keep) {
+    while (def_.node_size() > std::max(keep, 0)) {
+      const NodeDef& last = def_.node(def_.node_size() - 1);
+      index_.erase(last.name());
+      outputs_.pop_back();
+      auto* inputs = def_.mutable_signature()->mutable_inputs();
+      if (last.op() == "Input" && !inputs->empty() &&
+          inputs->Get(inputs->size() - 1).name() == last.name()) {
+        inputs->RemoveLast();
+      }
+      def_.mutable_node()->RemoveLast();
+    }
+  }
+
   int num_nodes() const { return def_.node_size(); }
   const GraphDef& def() const { return def_; }
 
@@ -465,6 +482,7 @@ void BindGraphBuilder(nb::module_& m) {
       .def("validate",
            [](const PyGraphDef& g) { ThrowIfError(g.Validate()); })
       .def("serialize", &PyGraphDef::Serialize, nb::arg("text"))
+      .def("truncate", &PyGraphDef::Truncate, nb::arg("keep"))
       .def("num_nodes", &PyGraphDef::num_nodes);
 }
 

@@ -214,7 +214,8 @@ def test_shape_errors_and_bad_attributes_name_the_node():
     x = b.input("x", "float32", [2, 3])
     with pytest.raises(sluice.InvalidArgumentError) as e:
         b.matmul(x, np.ones((4, 5), np.float32), name="inner")
-    assert_error(e, "node 'inner' (MatMul)")
+    assert_error(e, "node 'inner' (MatMul)", "inner dimensions")
+    assert b.num_nodes == 1  # the Const made for it went too
     with pytest.raises(sluice.InvalidArgumentError) as e:
         b.add_node("Softmax", [x], {"axis": "last"}, name="sm")
     assert_error(e, "node 'sm' (Softmax)", "axis")
@@ -227,6 +228,8 @@ def test_shape_errors_and_bad_attributes_name_the_node():
     with pytest.raises(sluice.InvalidArgumentError) as e:
         b.add_node("Relu", ["nowhere:0"], name="orphan")
     assert_error(e, "node 'orphan' (Relu)", "nowhere")
+    b.output("y", b.matmul(x, np.ones((3, 1), np.float32)))  # still valid
+    assert b.num_nodes == 3 and b.to_bytes()
 
 
 def test_signature_errors_are_found_when_the_graph_is_written():
