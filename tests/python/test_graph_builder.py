@@ -3,6 +3,7 @@ with sluice.Session and checked against NumPy; errors from sluice's own
 graph validation, naming the node."""
 
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -279,3 +280,16 @@ def test_bfloat16_const_through_ml_dtypes():
     b.output("f", b.cast(c, "float32"))
     np.testing.assert_array_equal(sluice.Session(b).run("f"),
                                   values.astype(np.float32))
+
+
+def test_stub_and_docstring_for_every_public_method():
+    stub = (pathlib.Path(sluice.__file__).parent / "graph_builder.pyi").read_text()
+    for cls in (sluice.GraphBuilder, sluice.GraphTensor):
+        assert f"class {cls.__name__}" in stub and cls.__doc__
+        for name in dir(cls):
+            if name.startswith("_"):
+                continue
+            assert f"def {name}(" in stub or f"    {name}: " in stub, name
+            member = getattr(cls, name)
+            assert getattr(member, "__doc__", None) or isinstance(member, property) \
+                or name in getattr(cls, "__slots__", ()), name
