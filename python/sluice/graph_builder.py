@@ -228,12 +228,12 @@ class GraphBuilder:
         """
         if device is None:
             device = self._devices[-1] if self._devices else ""
-        node = self._node_name(name, op)
         before = self._g.num_nodes()
         try:
             like = next((i.dtype for i in inputs if isinstance(i, GraphTensor)), None)
             refs = [self._ref(i, like) for i in inputs]
             refs += ["^" + self._ref(c, None).split(":")[0] for c in control_inputs]
+            node = self._node_name(name, op)  # after the Consts made for it
             converted = {str(k): _attr(k, v) for k, v in (attrs or {}).items()
                          if v is not None}
             specs = self._g.add_node(node, op, refs, converted, device or "")
