@@ -55,8 +55,11 @@ def test_mlp_runs_from_pb_pbtxt_and_the_builder(mlp, tmp_path):
 
 def test_signature_round_trip(mlp, tmp_path):
     b, _, _ = mlp
+    b.validate()
     b.save(tmp_path / "mlp.pb")
     sess = sluice.Session(str(tmp_path / "mlp.pb"))
+    placed = {n["name"] for n in sluice.place(b, devices="cpu").nodes}
+    assert {"x", "fc1/w", "fc1/MatMul", "fc2/MatMul"} <= placed
     assert sess.inputs == [sluice.TensorSpec("x", "float32", ("batch", 16))]
     assert sess.outputs == [sluice.TensorSpec("logits", "float32", (None, 10)),
                             sluice.TensorSpec("probs", "float32", (None, 10))]
