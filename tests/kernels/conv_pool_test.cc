@@ -96,6 +96,76 @@ TEST(Conv2DKernelTest, LargerWithThreads) {
   CheckConv({2, 32, 14, 14, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, 1, 1}, 4);  // depthwise
 }
 
+// FusedConv2D: the naive convolution, + bias[o] (+ side), Relu; on pools of
+// 1 to 16 threads, so the epilogue applied per GEMM tile (and per depthwise
+// plane) must land on every element once, whatever the tiles.
+void CheckFusedConv(const ConvCase& p, bool with_side, int threads) {
+  SCOPED_TRACE(::testing::Message() << "threads " << threads << " side "
+                                    << with_side << " o " << p.o << " group "
+                                    << p.group);
+  auto x = Pattern(p.n * p.c * p.h * p.w, 9);
+  auto f = Pattern(p.o * (p.c / p.group) * p.kh * p.kw, 5);
+  int oh = 0, ow = 0;
+  auto want = NaiveConv(p, x, f, &oh, &ow);
+  const int plane = oh * ow;
+  auto bias = Pattern(p.o, 11);
+  auto side = Pattern(p.n * p.o * plane, 13);
+  for (size_t i = 0; i < want.size(); ++i) {
+    double v = want[i] + bias[(i / plane) % p.o] + (with_side ? side[i] : 0);
+    want[i] = v < 0 ? 0 : v;
+  }
+  std::vector<Tensor> in = {
+      MakeTensor(DT_FLOAT, {p.n, p.c, p.h, p.w}, x),
+      MakeTensor(DT_FLOAT, {p.o, p.c / p.group, p.kh, p.kw}, f),
+      MakeTensor(DT_FLOAT, {p.o}, bias)};
+  if (with_side) in.push_back(MakeTensor(DT_FLOAT, {p.n, p.o, oh, ow}, side));
+  RunOptions opts;
+  opts.intra_op_threads = threads;
+  auto out = RunOp("FusedConv2D", in,
+                   {{"strides", IntListAttr({p.sh, p.sw})},
+                    {"pads", IntListAttr({p.pt, p.pl, p.pb, p.pr})},
+                    {"dilations", IntListAttr({p.dh, p.dw})},
+                    {"group", IntAttr(p.group)},
+                    {"activation", StringAttr("relu")}},
+                   opts);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {p.n, p.o, oh, ow}, want, 1e-3);
+}
+
+TEST(FusedConv2DKernelTest, EpilogueReachesEveryTileOnAnyPool) {
+  // Large enough that the GEMM is cut into tiles: 3x3 through im2col with
+  // odd sizes, a strided one, a 1x1 without im2col, two groups, depthwise;
+  // batch 2 so that images after the first are offset right.
+  const ConvCase cases[] = {
+      {1, 33, 23, 21, 47, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 16, 31, 29, 24, 3, 3, 1, 2, 2, 1, 0, 1, 1, 1, 1},
+      {2, 64, 13, 11, 80, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},
+      {1, 32, 15, 15, 64, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 24, 17, 19, 24, 3, 3, 24, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 3, 5, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  // smaller than a tile
+  };
+  for (const ConvCase& p : cases) {
+    for (int threads : {1, 2, 3, 16}) {
+      CheckFusedConv(p, /*with_side=*/true, threads);
+      CheckFusedConv(p, /*with_side=*/false, threads);
+    }
+  }
+}
+
+TEST(FusedConv2DKernelTest, BiasOfTheWrongSizeIsAnError) {
+  auto out = RunOp("FusedConv2D",
+                   {F32(std::vector<float>(18, 1), {1, 2, 3, 3}),
+                    F32(std::vector<float>(8, 1), {1, 2, 2, 2}),
+                    F32({1, 2}, {2})},
+                   {{"strides", IntListAttr({1, 1})},
+                    {"pads", IntListAttr({0, 0, 0, 0})},
+                    {"dilations", IntListAttr({1, 1})},
+                    {"group", IntAttr(1)},
+                    {"activation", StringAttr("relu")}});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("bias"));
+}
+
 TEST(Conv2DKernelTest, ChannelMismatchIsAnError) {
   auto out = RunOp("Conv2D", {F32(std::vector<float>(18, 1), {1, 2, 3, 3}),
                               F32(std::vector<float>(12, 1), {1, 3, 2, 2})});
