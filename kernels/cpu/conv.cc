@@ -7,6 +7,7 @@
 // FusedConv2D adds the bias (and side input) and applies its activation on
 // each GEMM tile (or depthwise plane) right after it is computed, on the
 // same thread, while it is in cache.
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -48,11 +49,25 @@ struct ConvEpilogue {
   }
 };
 
+// The output columns [begin, end) whose input column x*stride + offset is
+// inside [0, width): the rest of an im2col row reads padding.
+void InsideColumns(int64_t ow, int64_t stride, int64_t offset, int64_t width,
+                   int64_t* begin, int64_t* end) {
+  // x*stride + offset >= 0 and x*stride + offset <= width - 1.
+  *begin = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  *end = width - 1 - offset < 0 ? 0 : (width - 1 - offset) / stride + 1;
+  *begin = std::min(*begin, ow);
+  *end = std::clamp(*end, *begin, ow);
+}
+
 // col[(ci*kh + i)*kw + j][y*ow + x] = in[ci][y*sh - pt + i*dh][x*sw - pl + j*dw]
-// (0 outside the image). `in` is one group of one image.
+// (0 outside the image). `in` is one group of one image. Each row of col is
+// zeros, then a copy (strided when sw > 1), then zeros, one output row at a
+// time; rows are split over the pool.
 void Im2Col(const OpKernelContext& ctx, const float* in, const ConvGeometry& g,
             float* col) {
   const int64_t rows = g.c * g.kh * g.kw;
+  // About one cycle per element written.
   ParallelFor(ctx, rows, static_cast<double>(g.oh * g.ow),
               [&](int64_t b, int64_t e) {
                 for (int64_t r = b; r < e; ++r) {
@@ -60,18 +75,27 @@ void Im2Col(const OpKernelContext& ctx, const float* in, const ConvGeometry& g,
                   const int64_t i = (r / g.kw) % g.kh, j = r % g.kw;
                   const float* plane = in + ci * g.h * g.w;
                   float* dst = col + r * g.oh * g.ow;
+                  const int64_t offset = j * g.dw - g.pl;
+                  int64_t x0 = 0, x1 = 0;
+                  InsideColumns(g.ow, g.sw, offset, g.w, &x0, &x1);
                   for (int64_t y = 0; y < g.oh; ++y) {
                     const int64_t iy = y * g.sh - g.pt + i * g.dh;
                     float* drow = dst + y * g.ow;
                     if (iy < 0 || iy >= g.h) {
-                      for (int64_t x = 0; x < g.ow; ++x) drow[x] = 0;
+                      std::fill(drow, drow + g.ow, 0.0f);
                       continue;
                     }
                     const float* srow = plane + iy * g.w;
-                    for (int64_t x = 0; x < g.ow; ++x) {
-                      const int64_t ix = x * g.sw - g.pl + j * g.dw;
-                      drow[x] = (ix >= 0 && ix < g.w) ? srow[ix] : 0.0f;
+                    std::fill(drow, drow + x0, 0.0f);
+                    if (g.sw == 1) {
+                      std::copy(srow + x0 + offset, srow + x1 + offset,
+                                drow + x0);
+                    } else {
+                      for (int64_t x = x0; x < x1; ++x) {
+                        drow[x] = srow[x * g.sw + offset];
+                      }
                     }
+                    std::fill(drow + x1, drow + g.ow, 0.0f);
                   }
                 }
               });
