@@ -89,6 +89,9 @@ TEST(Conv2DKernelTest, MatchesNaiveAcrossParameters) {
   CheckConv({1, 5, 7, 7, 5, 3, 3, 5, 1, 1, 2, 2, 2, 2, 2, 2});
   CheckConv({1, 3, 6, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1});
   CheckConv({2, 8, 6, 6, 5, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1});  // 1x1 direct
+  // Padding wider than the image: whole im2col rows and columns read pads.
+  CheckConv({1, 2, 2, 3, 3, 3, 3, 1, 2, 3, 3, 2, 3, 4, 2, 3});
+  CheckConv({1, 1, 1, 1, 2, 3, 3, 1, 1, 1, 2, 2, 2, 2, 1, 1});
 }
 
 TEST(Conv2DKernelTest, LargerWithThreads) {
