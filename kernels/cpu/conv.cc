@@ -1,7 +1,7 @@
 // Conv2D, NCHW, with strides, pads, dilations and groups: for each image
-// and group, im2col into a scratch tensor (split over the intra-op pool by
-// rows), then one GEMM (filter [O/g, C/g*KH*KW] x columns [C/g*KH*KW,
-// OH*OW]) cut into tiles over the pool (gemm.h). A 1x1 convolution with unit
+// and group, one GEMM (filter [O/g, C/g*KH*KW] x columns [C/g*KH*KW, OH*OW])
+// cut into tiles over the intra-op pool, the columns an im2col that each
+// tile builds for itself where it can (GemmFilled in gemm.h). A 1x1 convolution with unit
 // strides and no padding skips im2col; a depthwise one (one channel in and
 // out per group) sums its windows directly, one task per plane.
 // FusedConv2D adds the bias (and side input) and applies its activation on
@@ -61,44 +61,41 @@ void InsideColumns(int64_t ow, int64_t stride, int64_t offset, int64_t width,
 }
 
 // col[(ci*kh + i)*kw + j][y*ow + x] = in[ci][y*sh - pt + i*dh][x*sw - pl + j*dw]
-// (0 outside the image). `in` is one group of one image. Each row of col is
-// zeros, then a copy (strided when sw > 1), then zeros, one output row at a
-// time; rows are split over the pool.
-void Im2Col(const OpKernelContext& ctx, const float* in, const ConvGeometry& g,
-            float* col) {
-  const int64_t rows = g.c * g.kh * g.kw;
-  // About one cycle per element written.
-  ParallelFor(ctx, rows, static_cast<double>(g.oh * g.ow),
-              [&](int64_t b, int64_t e) {
-                for (int64_t r = b; r < e; ++r) {
-                  const int64_t ci = r / (g.kh * g.kw);
-                  const int64_t i = (r / g.kw) % g.kh, j = r % g.kw;
-                  const float* plane = in + ci * g.h * g.w;
-                  float* dst = col + r * g.oh * g.ow;
-                  const int64_t offset = j * g.dw - g.pl;
-                  int64_t x0 = 0, x1 = 0;
-                  InsideColumns(g.ow, g.sw, offset, g.w, &x0, &x1);
-                  for (int64_t y = 0; y < g.oh; ++y) {
-                    const int64_t iy = y * g.sh - g.pt + i * g.dh;
-                    float* drow = dst + y * g.ow;
-                    if (iy < 0 || iy >= g.h) {
-                      std::fill(drow, drow + g.ow, 0.0f);
-                      continue;
-                    }
-                    const float* srow = plane + iy * g.w;
-                    std::fill(drow, drow + x0, 0.0f);
-                    if (g.sw == 1) {
-                      std::copy(srow + x0 + offset, srow + x1 + offset,
-                                drow + x0);
-                    } else {
-                      for (int64_t x = x0; x < x1; ++x) {
-                        drow[x] = srow[x * g.sw + offset];
-                      }
-                    }
-                    std::fill(drow + x1, drow + g.ow, 0.0f);
-                  }
-                }
-              });
+// (0 outside the image) for rows [r0, r1) and columns [c0, c1) of col
+// (columns are output positions y*ow + x). `in` is one group of one image.
+// Each output row's part is zeros, a copy (strided when sw > 1), zeros.
+void Im2ColBlock(const float* in, const ConvGeometry& g, int64_t r0,
+                 int64_t r1, int64_t c0, int64_t c1, float* col) {
+  const int64_t spatial = g.oh * g.ow;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t ci = r / (g.kh * g.kw);
+    const int64_t i = (r / g.kw) % g.kh, j = r % g.kw;
+    const float* plane = in + ci * g.h * g.w;
+    float* dst = col + r * spatial;
+    const int64_t offset = j * g.dw - g.pl;
+    int64_t x0 = 0, x1 = 0;
+    InsideColumns(g.ow, g.sw, offset, g.w, &x0, &x1);
+    for (int64_t c = c0; c < c1;) {
+      const int64_t y = c / g.ow, xa = c % g.ow;
+      const int64_t xb = std::min(g.ow, xa + (c1 - c));
+      c += xb - xa;
+      float* drow = dst + y * g.ow;
+      const int64_t iy = y * g.sh - g.pt + i * g.dh;
+      if (iy < 0 || iy >= g.h) {
+        std::fill(drow + xa, drow + xb, 0.0f);
+        continue;
+      }
+      const float* srow = plane + iy * g.w;
+      const int64_t lo = std::clamp(x0, xa, xb), hi = std::clamp(x1, lo, xb);
+      std::fill(drow + xa, drow + lo, 0.0f);
+      if (g.sw == 1) {
+        std::copy(srow + lo + offset, srow + hi + offset, drow + lo);
+      } else {
+        for (int64_t x = lo; x < hi; ++x) drow[x] = srow[x * g.sw + offset];
+      }
+      std::fill(drow + hi, drow + xb, 0.0f);
+    }
+  }
 }
 
 // A depthwise convolution (one input channel per group, one output per
@@ -189,25 +186,32 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
     ASSIGN_OR_RETURN(col, ctx->allocate_temp(DT_FLOAT, Shape({k, spatial})));
   }
   const auto* pool = ctx->device()->eigen_cpu_device();
+  float* out = y->data<float>();
   for (int64_t n = 0; n < x.dim(0); ++n) {
     for (int64_t gi = 0; gi < groups; ++gi) {
       const float* in = x.data<float>() + (n * x.dim(1) + gi * g.c) * g.h * g.w;
-      const float* cols = in;
-      if (!direct) {
-        Im2Col(*ctx, in, g, col.data<float>());
-        cols = col.data<float>();
-      }
+      const float* filter = f.data<float>() + gi * og * k;
       // Rows of this GEMM are output channels gi*og + row of image n.
       const int64_t first = n * f.dim(0) + gi * og;  // in planes of y
-      Gemm<float>(pool, f.data<float>() + gi * og * k, cols,
-                  y->data<float>() + first * spatial, og, spatial, k, false,
-                  false, [&](const GemmTile& t) {
-                    if (epilogue == nullptr) return;
-                    for (int64_t r = t.row_begin; r < t.row_end; ++r) {
-                      epilogue->Apply(y->data<float>(), (first + r) * spatial,
-                                      gi * og + r, t.col_begin, t.col_end);
-                    }
-                  });
+      auto finish = [&](const GemmTile& t) {
+        if (epilogue == nullptr) return;
+        for (int64_t r = t.row_begin; r < t.row_end; ++r) {
+          epilogue->Apply(out, (first + r) * spatial, gi * og + r, t.col_begin,
+                          t.col_end);
+        }
+      };
+      if (direct) {
+        Gemm<float>(pool, filter, in, out + first * spatial, og, spatial, k,
+                    false, false, finish);
+      } else {
+        GemmFilled<float>(
+            pool, filter, col.data<float>(), out + first * spatial, og,
+            spatial, k, false,
+            [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+              Im2ColBlock(in, g, r0, r1, c0, c1, col.data<float>());
+            },
+            finish);
+      }
     }
   }
   return y;

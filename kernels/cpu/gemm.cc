@@ -35,6 +35,8 @@ constexpr int64_t kColAlign = 8;
 // Packing one element of A or B costs about this many multiply-adds (a
 // core does 16 to 32 multiply-adds a cycle and packs 2 to 4 elements).
 constexpr int64_t kPackCost = 8;
+// GemmFilled cuts column tiles for the cache no narrower than this.
+constexpr int64_t kMinFillColumns = 256;
 // At most this many tiles per thread: more only adds packing.
 constexpr int64_t kMaxTilesPerThread = 4;
 
@@ -118,32 +120,91 @@ GemmGrid PlanGemmGrid(int64_t m, int64_t n, int64_t k, int threads) {
   return best;
 }
 
+namespace {
+
+// Runs fn on each tile of `grid` over [0,m) x [0,n), on the pool when there
+// is more than one.
+void ForEachTile(const Eigen::ThreadPoolDevice* pool, const GemmGrid& grid,
+                 int64_t m, int64_t n, int64_t k,
+                 absl::FunctionRef<void(const GemmTile&)> fn) {
+  auto run_tile = [&](int64_t index) {
+    const int64_t i = index / grid.col_tiles, j = index % grid.col_tiles;
+    fn(GemmTile{i * grid.row_step, std::min(m, (i + 1) * grid.row_step),
+                j * grid.col_step, std::min(n, (j + 1) * grid.col_step)});
+  };
+  if (grid.tiles() == 1 || pool == nullptr) {
+    for (int64_t t = 0; t < grid.tiles(); ++t) run_tile(t);
+    return;
+  }
+  // A tile's cost is given in multiply-adds, well above Eigen's task size,
+  // so that parallelFor runs one tile per block on every thread.
+  const double tile_cost = static_cast<double>(grid.row_step * grid.col_step *
+                                               std::max<int64_t>(k, 1));
+  pool->parallelFor(grid.tiles(), Eigen::TensorOpCost(0, 0, tile_cost),
+                    [&](Eigen::Index begin, Eigen::Index end) {
+                      for (Eigen::Index t = begin; t < end; ++t) run_tile(t);
+                    });
+}
+
+}  // namespace
+
 template <typename T>
 void Gemm(const Eigen::ThreadPoolDevice* pool, const T* a, const T* b, T* c,
           int64_t m, int64_t n, int64_t k, bool transpose_a, bool transpose_b,
           absl::FunctionRef<void(const GemmTile&)> epilogue) {
   if (m <= 0 || n <= 0) return;
   const int threads = pool == nullptr ? 1 : pool->numThreads();
-  const GemmGrid grid = PlanGemmGrid(m, n, k, threads);
-  auto run_tile = [&](int64_t index) {
-    const int64_t i = index / grid.col_tiles, j = index % grid.col_tiles;
-    const GemmTile t{i * grid.row_step, std::min(m, (i + 1) * grid.row_step),
-                     j * grid.col_step, std::min(n, (j + 1) * grid.col_step)};
-    TileProduct(a, b, c, m, n, k, transpose_a, transpose_b, t);
+  ForEachTile(pool, PlanGemmGrid(m, n, k, threads), m, n, k,
+              [&](const GemmTile& t) {
+                TileProduct(a, b, c, m, n, k, transpose_a, transpose_b, t);
+                epilogue(t);
+              });
+}
+
+template <typename T>
+void GemmFilled(const Eigen::ThreadPoolDevice* pool, const T* a, T* b, T* c,
+                int64_t m, int64_t n, int64_t k, bool transpose_a,
+                GemmFill fill_b,
+                absl::FunctionRef<void(const GemmTile&)> epilogue) {
+  if (m <= 0 || n <= 0) return;
+  const int threads = pool == nullptr ? 1 : pool->numThreads();
+  GemmGrid grid = PlanGemmGrid(m, n, k, threads);
+  auto product = [&](const GemmTile& t) {
+    TileProduct<T>(a, b, c, m, n, k, transpose_a, false, t);
     epilogue(t);
   };
-  if (grid.tiles() == 1) {
-    run_tile(0);
+  if (grid.row_tiles > 1) {
+    // Tiles share columns: fill all of B first, split over its rows.
+    if (pool == nullptr || threads <= 1) {
+      fill_b(0, k, 0, n);
+    } else {
+      pool->parallelFor(k, Eigen::TensorOpCost(0, 0, 4.0 * static_cast<double>(n)),
+                        [&](Eigen::Index begin, Eigen::Index end) {
+                          fill_b(begin, end, 0, n);
+                        });
+    }
+    ForEachTile(pool, grid, m, n, k, product);
     return;
   }
-  // A tile's cost is given in multiply-adds, well above Eigen's task size,
-  // so that parallelFor runs one tile per block on every thread.
-  const double tile_cost =
-      static_cast<double>(grid.row_step * grid.col_step * std::max<int64_t>(k, 1));
-  pool->parallelFor(grid.tiles(), Eigen::TensorOpCost(0, 0, tile_cost),
-                    [&](Eigen::Index begin, Eigen::Index end) {
-                      for (Eigen::Index t = begin; t < end; ++t) run_tile(t);
-                    });
+  // Each tile fills its own columns of B and reads them back at once, from
+  // its core's cache: columns are cut finer until a tile's part of B fits.
+  // Each extra column tile packs A again: keep tiles at least
+  // kMinFillColumns wide (A's packing then costs at most kPackCost /
+  // kMinFillColumns of the product).
+  const int64_t bytes = grid.col_step * std::max<int64_t>(k, 1) *
+                        static_cast<int64_t>(sizeof(T));
+  const int64_t parts = std::min(CeilDiv(bytes, kGemmFillBytes),
+                                 grid.col_step / kMinFillColumns);
+  if (parts > 1) {
+    grid.col_step = std::max<int64_t>(
+        kColAlign, CeilDiv(CeilDiv(grid.col_step, parts), kColAlign) * kColAlign);
+    grid.col_step = std::min(grid.col_step, n);
+    grid.col_tiles = CeilDiv(n, grid.col_step);
+  }
+  ForEachTile(pool, grid, m, n, k, [&](const GemmTile& t) {
+    fill_b(0, k, t.col_begin, t.col_end);
+    product(t);
+  });
 }
 
 template <typename T>
@@ -165,5 +226,9 @@ template void Gemm<double>(const Eigen::ThreadPoolDevice*, const double*,
 template void Gemm<double>(const Eigen::ThreadPoolDevice*, const double*,
                           const double*, double*, int64_t, int64_t, int64_t, bool,
                           bool, absl::FunctionRef<void(const GemmTile&)>);
+template void GemmFilled<float>(const Eigen::ThreadPoolDevice*, const float*,
+                                float*, float*, int64_t, int64_t, int64_t, bool,
+                                GemmFill,
+                                absl::FunctionRef<void(const GemmTile&)>);
 
 }  // namespace sluice::cpu

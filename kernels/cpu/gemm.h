@@ -10,6 +10,10 @@
 //               /*transpose_a=*/false, /*transpose_b=*/true);
 //   Gemm<float>(pool, a, b, c, m, n, k, false, false,
 //               [&](const GemmTile& t) { /* rows, cols of C in t */ });
+//   GemmFilled<float>(pool, a, col, c, m, n, k, false,
+//                     [&](int64_t k0, int64_t k1, int64_t c0, int64_t c1) {
+//                       /* write col's rows k0..k1, columns c0..c1 */ },
+//                     [&](const GemmTile& t) {});
 //
 // Thread-safe; `pool` may be null (run on the calling thread). The epilogue
 // runs concurrently on disjoint tiles.
@@ -56,6 +60,28 @@ template <typename T>
 void Gemm(const Eigen::ThreadPoolDevice* pool, const T* a, const T* b, T* c,
           int64_t m, int64_t n, int64_t k, bool transpose_a, bool transpose_b,
           absl::FunctionRef<void(const GemmTile&)> epilogue);
+
+// Writes rows [k_begin, k_end) and columns [col_begin, col_end) of B.
+using GemmFill = absl::FunctionRef<void(int64_t k_begin, int64_t k_end,
+                                        int64_t col_begin, int64_t col_end)>;
+
+// Gemm with B (not transposed, [k,n], in `b`) built by the caller where it
+// is used: fill_b writes each part of B before any tile reads it. When the
+// grid's tiles are whole columns of C, each tile fills its own columns of B
+// on its thread and multiplies them while they are in its cache (columns
+// cut finer until a tile's part of B is at most kGemmFillBytes); otherwise
+// B is filled first, split over its rows on the pool, then the tiles run.
+// Conv2D's im2col is the fill. Every element of B is written exactly once.
+// T is float.
+template <typename T>
+void GemmFilled(const Eigen::ThreadPoolDevice* pool, const T* a, T* b, T* c,
+                int64_t m, int64_t n, int64_t k, bool transpose_a,
+                GemmFill fill_b,
+                absl::FunctionRef<void(const GemmTile&)> epilogue);
+
+// The most bytes of B a tile of GemmFilled fills for itself: about half of
+// a core's L2 cache.
+inline constexpr int64_t kGemmFillBytes = int64_t{512} << 10;
 
 // Products with at least this many multiply-adds use the pool.
 inline constexpr int64_t kParallelGemmFlops = int64_t{1} << 18;

@@ -118,5 +118,54 @@ TEST(GemmTest, DoubleMatchesNaiveWithMoreThreadsThanTiles) {
   }
 }
 
+// GemmFilled: B starts as NaN and is written only by the fill; every element
+// must be filled exactly once, before it is read, whether the tiles fill
+// their own columns (cut finer to fit the cache) or B is filled first.
+void CheckFilled(const Size& s, int threads) {
+  SCOPED_TRACE(::testing::Message() << s.m << "x" << s.n << "x" << s.k
+                                    << " on " << threads << " threads");
+  const std::vector<float> a = Values<float>(s.m * s.k, 1);
+  const std::vector<float> source = Values<float>(s.k * s.n, 2);
+  std::vector<float> b(s.k * s.n, std::nanf("")), c(s.m * s.n, std::nanf(""));
+  std::vector<int> filled(s.k * s.n, 0);  // parts are disjoint: no race
+  CpuDevice cpu(0, 0, threads);
+  GemmFilled<float>(
+      cpu.eigen_cpu_device(), a.data(), b.data(), c.data(), s.m, s.n, s.k,
+      false,
+      [&](int64_t k0, int64_t k1, int64_t c0, int64_t c1) {
+        for (int64_t p = k0; p < k1; ++p) {
+          for (int64_t j = c0; j < c1; ++j) {
+            b[p * s.n + j] = source[p * s.n + j];
+            ++filled[p * s.n + j];
+          }
+        }
+      },
+      [](const GemmTile&) {});
+  for (int64_t p = 0; p < s.k * s.n; ++p) ASSERT_EQ(filled[p], 1) << p;
+  for (int64_t i = 0; i < s.m; ++i) {
+    for (int64_t j = 0; j < s.n; ++j) {
+      double want = 0;
+      for (int64_t p = 0; p < s.k; ++p) {
+        want += static_cast<double>(a[i * s.k + p]) * source[p * s.n + j];
+      }
+      ASSERT_NEAR(c[i * s.n + j], want, 1e-4 * (1 + std::abs(want)))
+          << "at " << i << "," << j;
+    }
+  }
+}
+
+TEST(GemmFilledTest, FillsEveryElementOnceBeforeItIsRead) {
+  // Tiles of whole columns, cut finer for the cache (k * n * 4 bytes well
+  // above kGemmFillBytes); tiles over rows (B filled first); one tile.
+  for (int threads : {1, 2, 3, 16}) {
+    CheckFilled({64, 3001, 197}, threads);
+    CheckFilled({512, 49, 300}, threads);
+    CheckFilled({3, 5, 7}, threads);
+    CheckFilled({9, 17, 0}, threads);
+  }
+  EXPECT_GT(int64_t{3001} * 197 * 4, 2 * kGemmFillBytes);
+  EXPECT_GT(PlanGemmGrid(512, 49, 300, 3).row_tiles, 1);
+}
+
 }  // namespace
 }  // namespace sluice::cpu
