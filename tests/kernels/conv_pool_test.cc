@@ -223,6 +223,56 @@ TEST(PoolKernelTest, MaxPoolMatchesNaiveWithStrides) {
   ExpectTensor((*out)[0], {2, 3, 3, 3}, want);
 }
 
+// MaxPool against the window definition for strides 1 to 3, uneven pads and
+// kernels, on 1 and 3 threads; a NaN anywhere in a window is its maximum.
+TEST(PoolKernelTest, MaxPoolMatchesNaiveWithPadsStridesAndNaN) {
+  struct Case {
+    int n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr;
+  };
+  const Case cases[] = {{1, 3, 13, 17, 3, 3, 2, 2, 1, 1, 1, 1},
+                        {2, 2, 9, 8, 2, 3, 1, 1, 0, 2, 1, 0},
+                        {1, 4, 11, 10, 3, 2, 3, 2, 2, 1, 0, 1}};
+  for (const Case& p : cases) {
+    auto x = Pattern(p.n * p.c * p.h * p.w, 23);
+    x[5] = NAN;  // in the first plane's first row
+    const int oh = (p.h + p.pt + p.pb - p.kh) / p.sh + 1;
+    const int ow = (p.w + p.pl + p.pr - p.kw) / p.sw + 1;
+    std::vector<double> want;
+    for (int c = 0; c < p.n * p.c; ++c)
+      for (int i = 0; i < oh; ++i)
+        for (int j = 0; j < ow; ++j) {
+          double m = -INFINITY;
+          for (int u = 0; u < p.kh; ++u)
+            for (int v = 0; v < p.kw; ++v) {
+              const int iy = i * p.sh - p.pt + u, ix = j * p.sw - p.pl + v;
+              if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+              const double e = x[(c * p.h + iy) * p.w + ix];
+              m = (e > m || std::isnan(e)) ? e : m;
+            }
+          want.push_back(m);
+        }
+    for (int threads : {1, 3}) {
+      RunOptions opts;
+      opts.intra_op_threads = threads;
+      auto out = RunOp("MaxPool", {MakeTensor(DT_FLOAT, {p.n, p.c, p.h, p.w}, x)},
+                       {{"kernel_shape", IntListAttr({p.kh, p.kw})},
+                        {"strides", IntListAttr({p.sh, p.sw})},
+                        {"pads", IntListAttr({p.pt, p.pl, p.pb, p.pr})}},
+                       opts);
+      ASSERT_TRUE(out.ok()) << out.status();
+      const float* y = (*out)[0].data<float>();
+      ASSERT_EQ((*out)[0].NumElements(), static_cast<int64_t>(want.size()));
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (std::isnan(want[i])) {
+          EXPECT_TRUE(std::isnan(y[i])) << i;
+        } else {
+          EXPECT_EQ(y[i], want[i]) << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(PoolKernelTest, PadAsLargeAsKernelIsAnError) {
   auto out = RunOp("MaxPool", {F32({1, 2, 3, 4}, {1, 1, 2, 2})},
                    {{"kernel_shape", IntListAttr({1, 1})},
