@@ -91,7 +91,8 @@ GemmGrid PlanGemmGrid(int64_t m, int64_t n, int64_t k, int threads) {
     return one;
   }
   const int64_t max_tiles = std::min<int64_t>(
-      kMaxTilesPerThread * threads, std::max<int64_t>(macs / kMinGemmTileMacs, 1));
+      kMaxTilesPerThread * threads,
+      std::max<int64_t>(macs / kMinGemmTileMacs, 1));
   // The time of the slowest thread, in multiply-adds over k: waves of tiles,
   // each tile its product and the packing of its operands.
   auto cost = [&](const GemmGrid& g) {
@@ -178,10 +179,10 @@ void GemmFilled(const Eigen::ThreadPoolDevice* pool, const T* a, T* b, T* c,
     if (pool == nullptr || threads <= 1) {
       fill_b(0, k, 0, n);
     } else {
-      pool->parallelFor(k, Eigen::TensorOpCost(0, 0, 4.0 * static_cast<double>(n)),
-                        [&](Eigen::Index begin, Eigen::Index end) {
-                          fill_b(begin, end, 0, n);
-                        });
+      const Eigen::TensorOpCost row_cost(0, 0, 4.0 * static_cast<double>(n));
+      pool->parallelFor(k, row_cost, [&](Eigen::Index begin, Eigen::Index end) {
+        fill_b(begin, end, 0, n);
+      });
     }
     ForEachTile(pool, grid, m, n, k, product);
     return;
@@ -196,8 +197,8 @@ void GemmFilled(const Eigen::ThreadPoolDevice* pool, const T* a, T* b, T* c,
   const int64_t parts = std::min(CeilDiv(bytes, kGemmFillBytes),
                                  grid.col_step / kMinFillColumns);
   if (parts > 1) {
-    grid.col_step = std::max<int64_t>(
-        kColAlign, CeilDiv(CeilDiv(grid.col_step, parts), kColAlign) * kColAlign);
+    const int64_t step = CeilDiv(grid.col_step, parts);
+    grid.col_step = std::max(kColAlign, CeilDiv(step, kColAlign) * kColAlign);
     grid.col_step = std::min(grid.col_step, n);
     grid.col_tiles = CeilDiv(n, grid.col_step);
   }
@@ -221,11 +222,12 @@ template void Gemm<float>(const Eigen::ThreadPoolDevice*, const float*,
                           const float*, float*, int64_t, int64_t, int64_t, bool,
                           bool, absl::FunctionRef<void(const GemmTile&)>);
 template void Gemm<double>(const Eigen::ThreadPoolDevice*, const double*,
-                          const double*, double*, int64_t, int64_t, int64_t, bool,
-                          bool);
+                           const double*, double*, int64_t, int64_t, int64_t,
+                           bool, bool);
 template void Gemm<double>(const Eigen::ThreadPoolDevice*, const double*,
-                          const double*, double*, int64_t, int64_t, int64_t, bool,
-                          bool, absl::FunctionRef<void(const GemmTile&)>);
+                           const double*, double*, int64_t, int64_t, int64_t,
+                           bool, bool,
+                           absl::FunctionRef<void(const GemmTile&)>);
 template void GemmFilled<float>(const Eigen::ThreadPoolDevice*, const float*,
                                 float*, float*, int64_t, int64_t, int64_t, bool,
                                 GemmFill,

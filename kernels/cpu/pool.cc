@@ -1,7 +1,7 @@
 // MaxPool, AvgPool and GlobalAvgPool, NCHW, one task per plane on the
-// intra-op pool (MaxPool row by row, vectorised). Padding never contributes to a
-// maximum; AvgPool divides by the window's cells inside the image, or, with
-// count_include_pad, by its cells inside the padded image.
+// intra-op pool (MaxPool row by row, vectorised). Padding never contributes
+// to a maximum; AvgPool divides by the window's cells inside the image, or,
+// with count_include_pad, by its cells inside the padded image.
 #include <algorithm>
 #include <cmath>
 #include <vector>
