@@ -16,6 +16,7 @@
 
 #define EIGEN_USE_THREADS
 #include "Eigen/Core"
+#include "kernels/cpu/parallel.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace sluice::cpu {
@@ -35,6 +36,9 @@ constexpr int64_t kColAlign = 8;
 // Packing one element of A or B costs about this many multiply-adds (a
 // core does 16 to 32 multiply-adds a cycle and packs 2 to 4 elements).
 constexpr int64_t kPackCost = 8;
+// GemmFilled fills a B that tiles share in blocks of about this many
+// elements.
+constexpr int64_t kFillBlockElements = 16 << 10;
 // GemmFilled cuts column tiles for the cache no narrower than this.
 constexpr int64_t kMinFillColumns = 256;
 // At most this many tiles per thread: more only adds packing.
@@ -133,18 +137,7 @@ void ForEachTile(const Eigen::ThreadPoolDevice* pool, const GemmGrid& grid,
     fn(GemmTile{i * grid.row_step, std::min(m, (i + 1) * grid.row_step),
                 j * grid.col_step, std::min(n, (j + 1) * grid.col_step)});
   };
-  if (grid.tiles() == 1 || pool == nullptr) {
-    for (int64_t t = 0; t < grid.tiles(); ++t) run_tile(t);
-    return;
-  }
-  // A tile's cost is given in multiply-adds, well above Eigen's task size,
-  // so that parallelFor runs one tile per block on every thread.
-  const double tile_cost = static_cast<double>(grid.row_step * grid.col_step *
-                                               std::max<int64_t>(k, 1));
-  pool->parallelFor(grid.tiles(), Eigen::TensorOpCost(0, 0, tile_cost),
-                    [&](Eigen::Index begin, Eigen::Index end) {
-                      for (Eigen::Index t = begin; t < end; ++t) run_tile(t);
-                    });
+  RunBlocks(pool, grid.tiles(), run_tile);
 }
 
 }  // namespace
@@ -176,14 +169,11 @@ void GemmFilled(const Eigen::ThreadPoolDevice* pool, const T* a, T* b, T* c,
   };
   if (grid.row_tiles > 1) {
     // Tiles share columns: fill all of B first, split over its rows.
-    if (pool == nullptr || threads <= 1) {
-      fill_b(0, k, 0, n);
-    } else {
-      const Eigen::TensorOpCost row_cost(0, 0, 4.0 * static_cast<double>(n));
-      pool->parallelFor(k, row_cost, [&](Eigen::Index begin, Eigen::Index end) {
-        fill_b(begin, end, 0, n);
-      });
-    }
+    // Blocks of rows of about kFillBlockElements elements.
+    const int64_t rows = std::max<int64_t>(1, kFillBlockElements / n);
+    RunBlocks(pool, CeilDiv(k, rows), [&](int64_t b) {
+      fill_b(b * rows, std::min(k, (b + 1) * rows), 0, n);
+    });
     ForEachTile(pool, grid, m, n, k, product);
     return;
   }
