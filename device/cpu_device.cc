@@ -6,12 +6,13 @@
 #include "unsupported/Eigen/CXX11/ThreadPool"
 
 #include "device/limited_allocator.h"
+#include "device/spinning_thread_pool.h"
 
 namespace sluice {
 
 struct CpuDevice::Pool {
   explicit Pool(int threads) : pool(threads), device(&pool, threads) {}
-  Eigen::ThreadPool pool;
+  SpinningThreadPool pool;
   Eigen::ThreadPoolDevice device;
 };
 

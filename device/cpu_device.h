@@ -1,6 +1,6 @@
 // CpuDevice: the host (or one logical CPU carved out of it). Kernels run on
 // the calling thread and may split large loops over the device's intra-op
-// thread pool (an Eigen::ThreadPool behind eigen_cpu_device()). A logical
+// thread pool (a SpinningThreadPool behind eigen_cpu_device()). A logical
 // CPU with a memory limit fails allocations beyond it.
 //
 //   CpuDevice cpu(/*index=*/0, /*memory_limit=*/0, /*intra_op_threads=*/8);
@@ -32,7 +32,7 @@ class CpuDevice final : public Device {
   int intra_op_threads() const { return intra_op_threads_; }
 
  private:
-  struct Pool;  // Eigen::ThreadPool + ThreadPoolDevice, in cpu_device.cc
+  struct Pool;  // SpinningThreadPool + ThreadPoolDevice, in cpu_device.cc
 
   // Fixed at construction.
   const int intra_op_threads_;
