@@ -21,7 +21,9 @@ namespace sluice {
 
 class CpuDevice final : public Device {
  public:
-  // `intra_op_threads` <= 1 means no pool: kernels run inline.
+  // `intra_op_threads` <= 1 means no pool: kernels run inline. Otherwise
+  // the pool has intra_op_threads - 1 workers and eigen_cpu_device() says
+  // intra_op_threads: a kernel's own thread is the last one.
   // `memory_limit` 0 means unlimited; otherwise allocations beyond it fail
   // with RESOURCE_EXHAUSTED.
   CpuDevice(int index, int64_t memory_limit, int intra_op_threads);
