@@ -36,6 +36,10 @@ struct Region {
 
 }  // namespace
 
+int PoolThreads(const Eigen::ThreadPoolDevice* pool) {
+  return pool == nullptr ? 1 : pool->numThreads();
+}
+
 void RunBlocks(const Eigen::ThreadPoolDevice* pool, int64_t blocks,
                absl::FunctionRef<void(int64_t)> fn) {
   if (blocks <= 0) return;

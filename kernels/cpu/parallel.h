@@ -27,6 +27,9 @@ struct ThreadPoolDevice;
 
 namespace sluice::cpu {
 
+// How many threads RunBlocks may use on `pool`: 1 when it is null.
+int PoolThreads(const Eigen::ThreadPoolDevice* pool);
+
 // Calls fn(b) once for each b in [0, blocks); returns when all are done.
 // At most min(blocks, pool threads) threads run them, the caller included.
 void RunBlocks(const Eigen::ThreadPoolDevice* pool, int64_t blocks,
