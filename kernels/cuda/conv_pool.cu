@@ -37,17 +37,20 @@ static __global__ void Conv2DKernel(ConvGeometry g, const float* input,
   }
 }
 
-template <bool kMax>
+// Max or average over each window, accumulated in float (double for
+// double), stored in T.
+template <bool kMax, typename T>
 static __global__ void PoolKernel(ConvGeometry g, bool count_include_pad,
-                                  const float* input, float* output) {
+                                  const T* input, T* output) {
+  using W = typename Wide<T>::type;
   const int64_t total = g.n * g.c * g.oh * g.ow;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t x = i % g.ow;
     const int64_t y = (i / g.ow) % g.oh;
     const int64_t plane = i / (g.ow * g.oh);
-    const float* in = input + plane * g.h * g.w;
-    float acc = kMax ? -INFINITY : 0.f;
+    const T* in = input + plane * g.h * g.w;
+    W acc = kMax ? W(-INFINITY) : W(0);
     int64_t count = 0;
     for (int64_t ky = 0; ky < g.kh; ++ky) {
       const int64_t iy = y * g.stride_h - g.pad_top + ky;
@@ -55,7 +58,7 @@ static __global__ void PoolKernel(ConvGeometry g, bool count_include_pad,
       for (int64_t kx = 0; kx < g.kw; ++kx) {
         const int64_t ix = x * g.stride_w - g.pad_left + kx;
         if (ix < 0 || ix >= g.w) continue;
-        const float v = in[iy * g.w + ix];
+        const W v = ToWide(in[iy * g.w + ix]);
         if (kMax) {
           acc = MaxOp()(acc, v);
         } else {
@@ -66,10 +69,33 @@ static __global__ void PoolKernel(ConvGeometry g, bool count_include_pad,
     }
     if (!kMax) {
       const int64_t div = count_include_pad ? g.kh * g.kw : count;
-      acc = div > 0 ? acc / static_cast<float>(div) : 0.f;
+      acc = div > 0 ? acc / static_cast<W>(div) : W(0);
     }
-    output[i] = acc;
+    output[i] = FromWide<T>(acc);
   }
+}
+
+template <bool kMax>
+absl::Status LaunchPool(const ConvGeometry& g, bool count_include_pad,
+                        GpuDtype dtype, const void* input, void* output,
+                        cudaStream_t stream) {
+  const int64_t n = g.n * g.c * g.oh * g.ow;
+  if (n == 0) return absl::OkStatus();
+  auto launch = [&](auto zero) {
+    using T = decltype(zero);
+    PoolKernel<kMax, T><<<GridFor(n), kThreads, 0, stream>>>(
+        g, count_include_pad, static_cast<const T*>(input),
+        static_cast<T*>(output));
+  };
+  switch (dtype) {
+    case GpuDtype::kFloat: launch(float{}); break;
+    case GpuDtype::kDouble: launch(double{}); break;
+    case GpuDtype::kHalf: launch(__half{}); break;
+    case GpuDtype::kBFloat16: launch(__nv_bfloat16{}); break;
+    default:
+      return absl::UnimplementedError("CUDA pooling: not a float dtype");
+  }
+  return LaunchStatus(kMax ? "MaxPool" : "AvgPool");
 }
 
 }  // namespace
@@ -83,22 +109,16 @@ absl::Status LaunchConv2D(const ConvGeometry& g, const float* input,
   return LaunchStatus("Conv2D");
 }
 
-absl::Status LaunchMaxPool(const ConvGeometry& g, const float* input,
-                           float* output, cudaStream_t stream) {
-  const int64_t n = g.n * g.c * g.oh * g.ow;
-  if (n == 0) return absl::OkStatus();
-  PoolKernel<true><<<GridFor(n), kThreads, 0, stream>>>(g, false, input, output);
-  return LaunchStatus("MaxPool");
+absl::Status LaunchMaxPool(const ConvGeometry& g, GpuDtype dtype,
+                           const void* input, void* output,
+                           cudaStream_t stream) {
+  return LaunchPool<true>(g, false, dtype, input, output, stream);
 }
 
 absl::Status LaunchAvgPool(const ConvGeometry& g, bool count_include_pad,
-                           const float* input, float* output,
+                           GpuDtype dtype, const void* input, void* output,
                            cudaStream_t stream) {
-  const int64_t n = g.n * g.c * g.oh * g.ow;
-  if (n == 0) return absl::OkStatus();
-  PoolKernel<false><<<GridFor(n), kThreads, 0, stream>>>(g, count_include_pad,
-                                                         input, output);
-  return LaunchStatus("AvgPool");
+  return LaunchPool<false>(g, count_include_pad, dtype, input, output, stream);
 }
 
 }  // namespace sluice::cuda

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "cuda_runtime_api.h"
+#include "kernels/cuda/launch_types.h"
 
 namespace sluice::cuda {
 
@@ -32,10 +33,13 @@ absl::Status LaunchConv2D(const ConvGeometry& g, const float* input,
                           cudaStream_t stream);
 // output [n, c, oh, ow]. AvgPool divides by the window elements inside the
 // input, or by kh*kw when count_include_pad.
-absl::Status LaunchMaxPool(const ConvGeometry& g, const float* input,
-                           float* output, cudaStream_t stream);
+// float32, float64, float16 and bfloat16 (`dtype`), accumulated in float
+// (double for float64).
+absl::Status LaunchMaxPool(const ConvGeometry& g, GpuDtype dtype,
+                           const void* input, void* output,
+                           cudaStream_t stream);
 absl::Status LaunchAvgPool(const ConvGeometry& g, bool count_include_pad,
-                           const float* input, float* output,
+                           GpuDtype dtype, const void* input, void* output,
                            cudaStream_t stream);
 
 }  // namespace sluice::cuda

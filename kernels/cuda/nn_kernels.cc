@@ -440,17 +440,17 @@ class PoolKernel final : public OpKernel {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    if (x.dtype() != DT_FLOAT) {
-      return absl::UnimplementedError("CUDA pooling supports float32 only");
-    }
     const std::vector<int64_t>& k = attrs_.kernel_shape;
     const Conv2DParams& p = attrs_.window;
     ASSIGN_OR_RETURN(Shape out, PoolShape(x.shape(), k, p));
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, DT_FLOAT));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
     ConvGeometry g = Geometry(x.shape(), out, k[0], k[1], p);
-    if (max_) return LaunchMaxPool(g, x.data<float>(), y->data<float>(), gpu.stream);
-    return LaunchAvgPool(g, attrs_.count_include_pad, x.data<float>(), y->data<float>(),
-                         gpu.stream);
+    const GpuDtype dtype = ToGpuDtype(x.dtype());
+    if (max_) {
+      return LaunchMaxPool(g, dtype, x.raw_data(), y->raw_data(), gpu.stream);
+    }
+    return LaunchAvgPool(g, attrs_.count_include_pad, dtype, x.raw_data(),
+                         y->raw_data(), gpu.stream);
   }
 
  private:
@@ -492,15 +492,20 @@ void RegisterNnKernels(KernelRegistry* registry) {
                 FactoryWith<ReduceKernel>(op),
                 /*host_memory_inputs=*/{1}, ReduceKernel::Supports);
   }
-  RegisterGpu(registry, "GlobalAvgPool", {{"T", {DT_FLOAT}}},
+  // The mean reduction's kernel: the float dtypes it has.
+  std::vector<DataType> mean_types;
+  for (DataType t : GpuFloatTypes()) {
+    if (HasReduceKernel(ReduceOp::kMean, ToGpuDtype(t))) mean_types.push_back(t);
+  }
+  RegisterGpu(registry, "GlobalAvgPool", {{"T", mean_types}},
               MakeKernel<GlobalAvgPoolKernel>);
   RegisterGpu(registry, "Conv2D", {{"T", GpuFloatTypes()}},
               MakeKernel<Conv2DKernel>);
   RegisterGpu(registry, "FusedConv2D", {{"T", GpuFloatTypes()}},
               MakeKernel<FusedConv2DKernel>);
-  RegisterGpu(registry, "MaxPool", {{"T", {DT_FLOAT}}},
+  RegisterGpu(registry, "MaxPool", {{"T", GpuFloatTypes()}},
               FactoryWith<PoolKernel>(true));
-  RegisterGpu(registry, "AvgPool", {{"T", {DT_FLOAT}}},
+  RegisterGpu(registry, "AvgPool", {{"T", GpuFloatTypes()}},
               FactoryWith<PoolKernel>(false));
 }
 

@@ -1166,6 +1166,25 @@ std::vector<Case> AllCases() {
   cases.push_back({"AvgPool", "AvgPool", {{DT_FLOAT, Shape({1, 2, 5, 5})}},
                    {{"kernel_shape", IntListAttr({2, 2})}, {"pads", IntListAttr({0, 0, 1, 1})}}});
   cases.push_back({"GlobalAvgPool", "GlobalAvgPool", {{DT_FLOAT, Shape({2, 3, 5, 4})}}});
+  // 16-bit nodes as RuntimeConfig.precision makes them (the CPU reference
+  // runs them through its float32 kernels: kernels/cpu/float32_fallback.h).
+  for (DataType t : {DT_FLOAT16, DT_BFLOAT16}) {
+    const std::string n = DataTypeName(t);
+    cases.push_back({"MaxPool_" + n, "MaxPool", {{t, Shape({2, 3, 7, 7})}},
+                     {{"kernel_shape", IntListAttr({3, 3})}, {"strides", IntListAttr({2, 2})},
+                      {"pads", IntListAttr({1, 1, 1, 1})}}});
+    cases.push_back({"AvgPool_include_pad_" + n, "AvgPool", {{t, Shape({2, 3, 6, 6})}},
+                     {{"kernel_shape", IntListAttr({3, 3})}, {"pads", IntListAttr({1, 1, 1, 1})},
+                      {"count_include_pad", BoolAttr(true)}}});
+    cases.push_back({"GlobalAvgPool_" + n, "GlobalAvgPool", {{t, Shape({2, 3, 5, 4})}}});
+    cases.push_back({"Conv2D_" + n, "Conv2D",
+                     {{t, Shape({2, 4, 6, 6})}, {t, Shape({6, 2, 3, 3})}},
+                     {{"pads", IntListAttr({1, 1, 1, 1})}, {"group", IntAttr(2)}}});
+    cases.push_back({"FusedConv2D_residual_relu_" + n, "FusedConv2D",
+                     {{t, Shape({2, 3, 7, 7})}, {t, Shape({5, 3, 3, 3})},
+                      {t, Shape({5})}, {t, Shape({2, 5, 7, 7})}},
+                     {{"pads", IntListAttr({1, 1, 1, 1})}, {"activation", StringAttr("relu")}}});
+  }
   AddMathCases(&cases);
   AddIntegerCases(&cases);
   AddIndexCases(&cases);

@@ -17,13 +17,27 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(KernelRegistryTest, NotFoundNamesOpDtypesAndRegisteredCombinations) {
-  // float16 Conv2D is allowed by the schema but has no CPU kernel.
-  auto out = RunOp("Conv2D", {MakeTensor(DT_FLOAT16, {1, 1, 1, 1}, {1}),
-                              MakeTensor(DT_FLOAT16, {1, 1, 1, 1}, {1})});
+  // float64 Conv2D is allowed by the schema but has no CPU kernel (float32,
+  // and float16 / bfloat16 through float32: kernels/cpu/float32_fallback.h).
+  auto out = RunOp("Conv2D", {MakeTensor(DT_DOUBLE, {1, 1, 1, 1}, {1}),
+                              MakeTensor(DT_DOUBLE, {1, 1, 1, 1}, {1})});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(out.status().message(), HasSubstr("Conv2D"));
-  EXPECT_THAT(out.status().message(), HasSubstr("T=float16"));
+  EXPECT_THAT(out.status().message(), HasSubstr("T=float64"));
   EXPECT_THAT(out.status().message(), HasSubstr("T in [float32]"));
+  EXPECT_THAT(out.status().message(), HasSubstr("T in [float16, bfloat16]"));
+}
+
+TEST(KernelRegistryTest, Float16ConvolutionRunsOnTheCpuThroughFloat32) {
+  // x = 1..4 in a 2x2 plane, a 1x1 filter of 0.5: the float32 kernel's
+  // result, rounded to float16.
+  auto out = RunOp("Conv2D", {MakeTensor(DT_FLOAT16, {1, 1, 2, 2}, {1, 2, 3, 4}),
+                              MakeTensor(DT_FLOAT16, {1, 1, 1, 1}, {0.5})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const Tensor& y = (*out)[0];
+  ASSERT_EQ(y.dtype(), DT_FLOAT16);
+  EXPECT_EQ(static_cast<float>(y.data<half>()[3]), 2.0f);
+  EXPECT_EQ(static_cast<float>(y.data<half>()[0]), 0.5f);
 }
 
 TEST(KernelRegistryTest, EveryDocumentedOpHasACpuKernel) {
