@@ -58,6 +58,9 @@ struct InspectOptions {
   // ("none", "basic", "all"), and list what each pass did.
   bool optimized = false;
   std::string optimization_level = "all";
+  // With --optimized: "float16" / "bfloat16" adds reduced_precision, as
+  // RuntimeConfig.precision does.
+  std::string precision;
 };
 void AddInspectOptions(CLI::App* app, InspectOptions* options);
 int RunInspect(const InspectOptions& options, std::ostream& out,

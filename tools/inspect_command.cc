@@ -275,6 +275,11 @@ void AddInspectOptions(CLI::App* app, InspectOptions* options) {
   app->add_option("--optimization-level", options->optimization_level,
                   "Passes for --optimized: none | basic | all (default all)")
       ->check(CLI::IsMember({"none", "basic", "all"}));
+  app->add_option("--precision", options->precision,
+                  "With --optimized: the graph as --precision float16 or "
+                  "bfloat16 runs it (model: its own dtypes)")
+      ->check(CLI::IsMember({"model", "float32", "float16", "fp16",
+                             "bfloat16", "bf16"}));
 }
 
 int RunInspect(const InspectOptions& options, std::ostream& out,
@@ -311,8 +316,14 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
     if (graph.ok() && options.optimized) {
       absl::StatusOr<OptimizationLevel> level =
           ParseOptimizationLevel(options.optimization_level);
+      PassOptions pass_options;
+      if (!options.precision.empty()) {
+        pass_options.reduced_precision =
+            ReducedPrecisionType(ParsePrecision(options.precision)
+                                     .value_or(PRECISION_MODEL));
+      }
       absl::StatusOr<OptimizedGraph> opt =
-          level.ok() ? OptimizeGraph(*std::move(graph), *level, PassOptions{})
+          level.ok() ? OptimizeGraph(*std::move(graph), *level, pass_options)
                      : absl::StatusOr<OptimizedGraph>(level.status());
       if (opt.ok()) {
         ModelSummary after;

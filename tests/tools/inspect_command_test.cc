@@ -101,6 +101,21 @@ TEST(InspectCommandTest, OptimizedShowsTheGraphAfterThePasses) {
   EXPECT_EQ(bad.code, 2) << bad.out << bad.err;
 }
 
+TEST(InspectCommandTest, OptimizedWithPrecisionShowsTheReducedGraph) {
+  ScratchDir dir;
+  const std::string path = dir.Write("softmax.pbtxt", kUnoptimized);
+  CommandResult r = RunCommand(
+      InspectMain, {path, "--optimized", "--precision", "bfloat16"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  // The fused Softmax runs in bfloat16 between two Casts.
+  EXPECT_THAT(r.out, HasSubstr("reduced_precision"));
+  EXPECT_THAT(r.out, HasSubstr("'probs' (Softmax) in bfloat16"));
+  EXPECT_THAT(r.out, HasSubstr("Cast           2"));
+  CommandResult bad = RunCommand(
+      InspectMain, {path, "--optimized", "--precision", "int8"});
+  EXPECT_EQ(bad.code, 2) << bad.out << bad.err;
+}
+
 TEST(InspectCommandTest, EveryShippedExampleIsValid) {
   for (const char* model : {"mlp.pbtxt", "cnn.pb", "transformer_block.pb"}) {
     CommandResult r = RunCommand(InspectMain, {ExampleFile(model)});
