@@ -135,6 +135,7 @@ class CudaKernel:
     shared_memory_bytes: int
     options: List[str]
     node_name: str
+    cpu_fallback: Optional[str]
     config: Optional[Config]
     def __init__(self, source: str, name: str, *,
                  outputs: Optional[Sequence[OutputSpec]] = ...,
@@ -144,6 +145,7 @@ class CudaKernel:
                  shared_memory_bytes: int = ...,
                  options: Sequence[str] = ...,
                  node_name: str = ...,
+                 cpu_fallback: Optional[str] = ...,
                  config: Optional[Config] = ...) -> None: ...
     def graph_text(self, input_dtypes: Sequence[Any],
                    input_shapes: Optional[Sequence[Optional[Sequence[int]]]] = ...) -> str: ...
@@ -158,4 +160,5 @@ def cuda_kernel(source: str, name: str, *,
                 shared_memory_bytes: int = ...,
                 options: Sequence[str] = ...,
                 node_name: str = ...,
+                cpu_fallback: Optional[str] = ...,
                 config: Optional[Config] = ...) -> CudaKernel: ...

@@ -15,8 +15,10 @@ The kernel's parameters are a pointer per input, a pointer per output, then
 ``long long n``: the element count of output ``grid_from_output``. sluice
 compiles the source with NVRTC for each GPU when the graph's plan is made
 (a compile error raises InvalidArgumentError with the compiler's log) and
-caches it. There is no CPU kernel: without a GPU, making a session of such
-a graph raises InvalidArgumentError naming the node.
+caches it. On the CPU the node runs its ``cpu_fallback`` graph (a text
+GraphDef taking the same inputs and giving the same outputs) when it has
+one; without one, making a session of such a graph on a machine without a
+GPU raises InvalidArgumentError naming the node.
 """
 
 from __future__ import annotations
@@ -107,6 +109,9 @@ class CudaKernel:
       options: NVRTC options ("-use_fast_math"); sluice picks the
         architecture.
       node_name: the node's name in the graph (errors name it).
+      cpu_fallback: what the CPU runs instead: a text GraphDef (as
+        ``.pbtxt`` files hold) whose signature takes the kernel's inputs
+        and gives its outputs, in order. None: the node needs a GPU.
       config: the :class:`sluice.Config` of the sessions ``__call__`` makes.
     """
 
@@ -118,6 +123,7 @@ class CudaKernel:
                  shared_memory_bytes: int = 0,
                  options: Sequence[str] = (),
                  node_name: str = "cuda_kernel",
+                 cpu_fallback: Optional[str] = None,
                  config: Optional[Config] = None) -> None:
         if not isinstance(source, str) or not source:
             raise InvalidArgumentError("cuda_kernel: source must be a non-empty string")
@@ -134,6 +140,10 @@ class CudaKernel:
         self.shared_memory_bytes = int(shared_memory_bytes)
         self.options = [str(o) for o in options]
         self.node_name = str(node_name)
+        if cpu_fallback is not None and not isinstance(cpu_fallback, str):
+            raise InvalidArgumentError(
+                "cuda_kernel: cpu_fallback must be a text GraphDef (str)")
+        self.cpu_fallback = cpu_fallback
         self.config = config
         self._sessions: Dict[Tuple[str, ...], Any] = {}
 
@@ -202,6 +212,8 @@ class CudaKernel:
             attrs.append(("grid", "list { " + " ".join(f"i: {d}" for d in self.grid) + " }"))
         if self.options:
             attrs.append(("options", "list { " + " ".join(f"s: {_quote(o)}" for o in self.options) + " }"))
+        if self.cpu_fallback:
+            attrs.append(("cpu_fallback", f"graph {{\n{self.cpu_fallback}\n}}"))
         inputs = "".join(f' input: "x{i}"' for i in range(len(in_dtypes)))
         body = "".join(f"\n  attr {{ key: \"{k}\" value {{ {v} }} }}" for k, v in attrs)
         lines.append(f'node {{ name: {_quote(self.node_name)} op: "CudaKernel"{inputs}{body}\n}}')
@@ -240,7 +252,8 @@ def cuda_kernel(source: str, name: str, **kwargs: Any) -> CudaKernel:
     """A :class:`CudaKernel`: ``sluice.cuda_kernel(source, "saxpy")(x, y)``
     runs it on arrays, ``.graph_text(dtypes)`` gives its one-node graph.
     Keyword arguments are :class:`CudaKernel`'s (outputs, block, grid,
-    grid_from_output, shared_memory_bytes, options, node_name, config)."""
+    grid_from_output, shared_memory_bytes, options, node_name,
+    cpu_fallback, config)."""
     return CudaKernel(source, name, **kwargs)
 
 

@@ -1,5 +1,6 @@
 // A CudaKernel node through a whole session: placement refuses it without a
-// GPU, naming the node and why; on a GPU it runs, the kernel compiled when
+// GPU, naming the node and why, unless it has a CPU fallback, which then
+// runs; on a GPU it runs, the kernel compiled when
 // the plan is made, and keeps running once the plan replays as a CUDA
 // graph; a compile error is the session's error, naming the node and
 // carrying NVRTC's log. The GPU tests skip, with the reason, where no GPU
@@ -30,7 +31,18 @@ using ::testing::HasSubstr;
 
 // out = 2.5 * x + y, x and y float32[?], in a node named "saxpy" at line 3
 // of the text. `body` replaces the kernel's statement.
-GraphDef SaxpyDef(const std::string& body = "if (i < n) out[i] = 2.5f * x[i] + y[i];") {
+// The same computation as a graph: CudaKernel's cpu_fallback.
+constexpr char kSaxpyFallback[] = R"pb(
+  node { name: "a" op: "Input" attr { key: "dtype" value { type: DT_FLOAT } } }
+  node { name: "b" op: "Input" attr { key: "dtype" value { type: DT_FLOAT } } }
+  node { name: "k" op: "Const" attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 2.5 } } } }
+  node { name: "m" op: "Mul" input: "a" input: "k" }
+  node { name: "o" op: "Add" input: "m" input: "b" }
+  signature { inputs { name: "a" } inputs { name: "b" } outputs { name: "o" tensor: "o" } }
+)pb";
+
+GraphDef SaxpyDef(const std::string& body = "if (i < n) out[i] = 2.5f * x[i] + y[i];",
+                  const std::string& fallback = "") {
   const std::string source = absl::StrCat(
       "extern \\\"C\\\" __global__ void saxpy(const float* x, const float* y, "
       "float* out, long long n) {\\n"
@@ -44,7 +56,11 @@ GraphDef SaxpyDef(const std::string& body = "if (i < n) out[i] = 2.5f * x[i] + y
       attr { key: "output_dtypes" value { list { type: DT_FLOAT } } }
       attr { key: "output_shape_like" value { list { i: 0 } } }
       attr { key: "kernel_name" value { s: "saxpy" } }
-      attr { key: "source" value { s: ")pb", source, R"pb(" } } }
+      attr { key: "source" value { s: ")pb", source, R"pb(" } })pb",
+      fallback.empty() ? ""
+                       : absl::StrCat(R"pb( attr { key: "cpu_fallback" value { graph { )pb",
+                                      fallback, " } } }"),
+      R"pb( }
     signature { inputs { name: "x" } inputs { name: "y" } outputs { name: "out" tensor: "saxpy" } }
   )pb");
   GraphDef def;
@@ -67,6 +83,59 @@ TEST(CudaKernelSessionTest, WithoutAGpuPlacementFailsNamingTheNode) {
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.status().message(), HasSubstr("'saxpy' (CudaKernel)"));
   EXPECT_THAT(s.status().message(), HasSubstr("runs only on a GPU"));
+  EXPECT_THAT(s.status().message(), HasSubstr("cpu_fallback"));
+}
+
+TEST(CudaKernelSessionTest, WithoutAGpuTheCpuFallbackRuns) {
+  RuntimeConfig config;
+  config.set_use_gpu(false);
+  auto s = MakeSession(SaxpyDef("if (i < n) out[i] = 2.5f * x[i] + y[i];",
+                                kSaxpyFallback),
+                       config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto out = (*s)->Run({{"x", Tensor::FromVector<float>({1, 2, 3}, Shape({3}))},
+                        {"y", Tensor::FromVector<float>({10, 20, 30}, Shape({3}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto got = (*out)[0].flat<float>();
+  EXPECT_EQ(std::vector<float>(got.begin(), got.end()),
+            (std::vector<float>{12.5f, 25, 37.5f}));
+}
+
+TEST(CudaKernelSessionTest, AFallbackOfTheWrongSignatureIsABuildError) {
+  const std::string one_input = R"pb(
+    node { name: "a" op: "Input" attr { key: "dtype" value { type: DT_FLOAT } } }
+    signature { inputs { name: "a" } outputs { name: "o" tensor: "a" } }
+  )pb";
+  auto g = BuildGraph(SaxpyDef("", one_input));
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.status().message(), HasSubstr("'saxpy'"));
+  EXPECT_THAT(g.status().message(),
+              HasSubstr("cpu_fallback takes (float32) and gives (float32); the "
+                        "node passes (float32, float32)"));
+}
+
+TEST(CudaKernelSessionTest, AFallbackThatBreaksTheShapeRuleFailsTheStep) {
+  // Gives x[0:1] where the node's rule says "shaped like x".
+  const std::string sliced = R"pb(
+    node { name: "a" op: "Input" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "b" op: "Input" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "o" op: "Slice" input: "a"
+           attr { key: "begin" value { list { i: 0 } } }
+           attr { key: "end" value { list { i: 1 } } } }
+    signature { inputs { name: "a" } inputs { name: "b" } outputs { name: "o" tensor: "o" } }
+  )pb";
+  RuntimeConfig config;
+  config.set_use_gpu(false);
+  config.set_optimization_level(OPTIMIZATION_NONE);
+  auto s = MakeSession(SaxpyDef("", sliced), config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto out = (*s)->Run({{"x", Tensor::FromVector<float>({1, 2}, Shape({2}))},
+                        {"y", Tensor::FromVector<float>({1, 2}, Shape({2}))}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("'saxpy'"));
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("cpu_fallback output 0 is float32[1] but the node's "
+                        "rule gives float32[2]"));
 }
 
 TEST(CudaKernelSessionTest, GpuRunsMatchTheHostAndSurviveGraphReplay) {

@@ -29,6 +29,17 @@ __global__ void abs_and_count(const T* x, T* absval, int* count, long long n) {
 '''
 
 
+# 2.5 * a + b as a graph: SAXPY's CPU fallback.
+SAXPY_FALLBACK = """
+node { name: "a" op: "Input" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "b" op: "Input" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "k" op: "Const" attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 2.5 } } } }
+node { name: "m" op: "Mul" input: "a" input: "k" }
+node { name: "o" op: "Add" input: "m" input: "b" }
+signature { inputs { name: "a" } inputs { name: "b" } outputs { name: "o" tensor: "o" } }
+"""
+
+
 def has_gpu():
     return sluice.with_cuda and any(g["usable"] for g in sluice.devices()["gpus"])
 
@@ -118,6 +129,17 @@ def test_a_session_of_the_graph_fails_the_same_way(tmp_path):
     path.write_text(sluice.cuda_kernel(SAXPY, "saxpy").graph_text(["float32", "float32"]))
     with pytest.raises(sluice.InvalidArgumentError, match="runs only on a GPU"):
         sluice.Session(str(path))
+
+
+def test_with_a_cpu_fallback_it_runs_anywhere():
+    # On the CPU the fallback runs; on a GPU the kernel: the same values.
+    k = sluice.cuda_kernel(SAXPY, "saxpy", cpu_fallback=SAXPY_FALLBACK)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.full((2, 3), 0.5, np.float32)
+    np.testing.assert_allclose(k(x, y), 2.5 * x + y, rtol=1e-6)
+    cpu = sluice.cuda_kernel(SAXPY, "saxpy", cpu_fallback=SAXPY_FALLBACK,
+                             config=sluice.Config(use_gpu=False))
+    np.testing.assert_allclose(cpu(x, y), 2.5 * x + y, rtol=1e-6)
 
 
 @needs_gpu
