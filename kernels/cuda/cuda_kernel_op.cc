@@ -5,6 +5,7 @@
 //   kernel_name(inputs..., outputs..., long long n).
 // Compilation is cached for the process (nvrtc_kernel_cache.h), so plans
 // of other shapes and other sessions reuse it.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <utility>
@@ -23,7 +24,9 @@ namespace {
 // Compute capability as major * 10 + minor (90 for the H200).
 int SmOf(const GpuInfo& info) { return info.cc_major * 10 + info.cc_minor; }
 
-// The distinct architectures of the GPUs this process sees.
+// The distinct architectures of the GPUs this process sees, from 7.5 on:
+// sluice gives older GPUs no work (discovery marks them unusable), and
+// NVRTC 13 cannot compile for them.
 absl::StatusOr<std::vector<int>> VisibleArchitectures() {
   int count = 0;
   RETURN_IF_ERROR(CudaStatus(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
@@ -37,6 +40,7 @@ absl::StatusOr<std::vector<int>> VisibleArchitectures() {
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, d),
         "cudaDeviceGetAttribute"));
     const int sm = major * 10 + minor;
+    if (sm < 75) continue;
     if (std::find(out.begin(), out.end(), sm) == out.end()) out.push_back(sm);
   }
   return out;

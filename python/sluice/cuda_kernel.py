@@ -69,8 +69,9 @@ def _dtype_name(value: Any) -> str:
     """A sluice dtype name from a name, a NumPy dtype or an array."""
     if isinstance(value, str):
         return value
-    dtype = np.dtype(getattr(value, "dtype", value))
-    return dtype.name
+    if isinstance(value, np.ndarray):
+        return value.dtype.name
+    return np.dtype(value).name
 
 
 def _host_array(value: Any) -> np.ndarray:
