@@ -20,7 +20,10 @@ copy the inputs in from pinned host tensors, run, take the output with
 .cpu(), with torch.cuda.synchronize() before and after. PyTorch's time with
 the output copied into a pinned tensor instead (pinned_out_ms), and without
 any copy (compute_ms, device-resident inputs), are in peers.json and in
-peers.md's second table. float32 with TF32 off everywhere.
+peers.md's second table. float32 with TF32 off everywhere, unless
+--precision float16|bfloat16: then sluice's GPU peer runs with that
+`--precision` and PyTorch's GPU peers under torch.autocast("cuda", dtype),
+eager and captured alike (the CPU peers stay float32).
 Ratios are peer time / sluice time: above 1, sluice is faster (GPU peers
 against sluice GPU, onnxruntime against sluice CPU). Outputs are compared
 with sluice's on the same kind of device (max |d| and relative L2).
@@ -297,7 +300,8 @@ def real_model_workloads(work, quick):
 
 # -------------------------------------------------------------------- sluice
 
-def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout):
+def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout,
+               precision=None):
     """`sluice run` for the output, then `sluice bench` for the time."""
     inputs = []
     for k, f in feed_files.items():
@@ -313,6 +317,8 @@ def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout):
         with open(config, "w") as f:
             f.write("use_gpu: false\n")
         dev_args += ["--config", config]
+    elif precision:
+        dev_args += ["--precision", precision]
     run_cmd = [sluice, "run", wl["onnx"], *inputs, "--output-dir", out_dir,
                *dev_args]
     r = subprocess.run(run_cmd, capture_output=True, text=True, env=env,
@@ -382,7 +388,7 @@ def median_ms(step, runs, warmup, sync=lambda: None):
     return float(np.median(times)) * 1e3, float(min(times)) * 1e3
 
 
-def torch_gpu(torch, wl, runs):
+def torch_gpu(torch, wl, runs, precision=None):
     """Eager and CUDA-graph peers on cuda:0; returns {peer: (result, y)}.
 
     Each peer is timed three ways: "ms" (the table's figure) copies the
@@ -395,7 +401,15 @@ def torch_gpu(torch, wl, runs):
     sync = torch.cuda.synchronize
     out = {}
     with torch.no_grad():
-        fn = wl["torch"](torch, dev)
+        model_fn = wl["torch"](torch, dev)
+        if precision:
+            dtype = {"float16": torch.float16, "bfloat16": torch.bfloat16}[precision]
+
+            def fn(*a):
+                with torch.autocast("cuda", dtype=dtype):
+                    return model_fn(*a).float()
+        else:
+            fn = model_fn
         host = [torch.from_numpy(np.ascontiguousarray(a)).pin_memory()
                 for a in wl["feeds"].values()]
         dev_in = [h.to(dev) for h in host]
@@ -519,11 +533,14 @@ def run_workload(wl, ctx):
             ("sluice_cpu", "cpu:0", wl["runs_cpu"], wl["warmup_cpu"])):
         if peer == "sluice_gpu" and not ctx["sluice_gpu"]:
             continue
+        if peer == "sluice_cpu" and ctx.get("no_cpu"):
+            continue
         out_dir = os.path.join(work, f"{wl['name']}_{peer}")
         wl["files"].append(out_dir)
         attempt(peer, lambda: run_sluice(ctx["sluice"], wl, feed_files, device,
-                                         runs, warmup, out_dir, ctx["timeout"]))
-    if ctx["ort"] is not None:
+                                         runs, warmup, out_dir, ctx["timeout"],
+                                         ctx.get("precision")))
+    if ctx["ort"] is not None and not ctx.get("no_cpu"):
         attempt("onnxruntime_cpu", lambda: onnxruntime_cpu(
             ctx["ort"], wl, wl["runs_cpu"], wl["warmup_cpu"]))
     torch = ctx["torch"]
@@ -531,7 +548,8 @@ def run_workload(wl, ctx):
         if ctx["torch_gpu"]:
             t0 = time.perf_counter()
             try:
-                for peer, (res, y) in torch_gpu(torch, wl, wl["runs_gpu"]).items():
+                for peer, (res, y) in torch_gpu(torch, wl, wl["runs_gpu"],
+                                                ctx.get("precision")).items():
                     peers[peer], outputs[peer] = res, y
                 torch.cuda.empty_cache()
             except Exception as e:
@@ -692,6 +710,11 @@ def main():
                     help="start no real model after this many seconds (default 200)")
     ap.add_argument("--timeout", type=float, default=300,
                     help="limit for each sluice command in seconds")
+    ap.add_argument("--precision", choices=("float16", "bfloat16"),
+                    help="GPU peers in this precision: sluice --precision, "
+                         "PyTorch under torch.autocast (CPU peers stay float32)")
+    ap.add_argument("--no-cpu", action="store_true",
+                    help="skip the CPU peers (sluice CPU, onnxruntime)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the generated models, inputs and outputs in OUT/work")
     args = ap.parse_args()
@@ -729,7 +752,8 @@ def main():
         notes.append(f"torch columns skipped: {e}")
     ctx = {"sluice": sluice, "sluice_gpu": sluice_gpu_ok,
            "torch": torch, "torch_gpu": torch_gpu_ok, "ort": ort,
-           "timeout": args.timeout}
+           "timeout": args.timeout, "precision": args.precision,
+           "no_cpu": args.no_cpu}
 
     only = set(args.only or [])
     want = (lambda n: n in only) if only else (lambda n: True)
@@ -795,6 +819,7 @@ def main():
               "machine": machine_info(gpus), "sluice": sluice,
               "versions": versions, "quick": args.quick,
               "settings": {"tf32": False, "sluice_gpu_device": "gpu:0",
+                           "gpu_precision": args.precision or "float32",
                            "timing": "median of N steps; PyTorch step = inputs from pinned host tensors, run, .cpu() of the output (see peers.md)"},
               "notes": notes, "workloads": workloads,
               "wall_s": round(time.perf_counter() - start, 1)}

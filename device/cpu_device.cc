@@ -6,12 +6,16 @@
 #include "unsupported/Eigen/CXX11/ThreadPool"
 
 #include "device/limited_allocator.h"
+#include "device/spinning_thread_pool.h"
 
 namespace sluice {
 
+// `threads` in all, the calling thread included: kernels split their work
+// between the thread that runs them and the pool's threads - 1 workers
+// (kernels/cpu/parallel.h), so a worker more would only spin beside them.
 struct CpuDevice::Pool {
-  explicit Pool(int threads) : pool(threads), device(&pool, threads) {}
-  Eigen::ThreadPool pool;
+  explicit Pool(int threads) : pool(threads - 1), device(&pool, threads) {}
+  SpinningThreadPool pool;
   Eigen::ThreadPoolDevice device;
 };
 

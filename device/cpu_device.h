@@ -1,6 +1,6 @@
 // CpuDevice: the host (or one logical CPU carved out of it). Kernels run on
 // the calling thread and may split large loops over the device's intra-op
-// thread pool (an Eigen::ThreadPool behind eigen_cpu_device()). A logical
+// thread pool (a SpinningThreadPool behind eigen_cpu_device()). A logical
 // CPU with a memory limit fails allocations beyond it.
 //
 //   CpuDevice cpu(/*index=*/0, /*memory_limit=*/0, /*intra_op_threads=*/8);
@@ -21,7 +21,9 @@ namespace sluice {
 
 class CpuDevice final : public Device {
  public:
-  // `intra_op_threads` <= 1 means no pool: kernels run inline.
+  // `intra_op_threads` <= 1 means no pool: kernels run inline. Otherwise
+  // the pool has intra_op_threads - 1 workers and eigen_cpu_device() says
+  // intra_op_threads: a kernel's own thread is the last one.
   // `memory_limit` 0 means unlimited; otherwise allocations beyond it fail
   // with RESOURCE_EXHAUSTED.
   CpuDevice(int index, int64_t memory_limit, int intra_op_threads);
@@ -32,7 +34,7 @@ class CpuDevice final : public Device {
   int intra_op_threads() const { return intra_op_threads_; }
 
  private:
-  struct Pool;  // Eigen::ThreadPool + ThreadPoolDevice, in cpu_device.cc
+  struct Pool;  // SpinningThreadPool + ThreadPoolDevice, in cpu_device.cc
 
   // Fixed at construction.
   const int intra_op_threads_;

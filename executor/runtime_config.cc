@@ -280,6 +280,13 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
                    absl::StrCat("must be 0 (no byte bound) or positive, got ",
                                 config.plan_cache_max_bytes()));
   }
+  if (!Precision_IsValid(config.precision())) {
+    return Invalid("precision",
+                   absl::StrCat("unknown value ",
+                                static_cast<int>(config.precision()),
+                                "; use PRECISION_MODEL, PRECISION_FLOAT16 or "
+                                "PRECISION_BFLOAT16"));
+  }
   if (!OptimizationLevel_IsValid(config.optimization_level())) {
     return Invalid("optimization_level",
                    absl::StrCat("unknown level ",

@@ -13,7 +13,11 @@ absl::StatusOr<Tensor*> OpKernelContext::allocate_output(int port,
         "allocate_output: port ", port, " out of range for ",
         node_->DebugName(), " with ", num_outputs(), " outputs"));
   }
-  return allocate_output(port, shape, node_->output_dtype(port));
+  DataType dtype = node_->output_dtype(port);
+  if (reduced_in_float32_ && (dtype == DT_FLOAT16 || dtype == DT_BFLOAT16)) {
+    dtype = DT_FLOAT;
+  }
+  return allocate_output(port, shape, dtype);
 }
 
 absl::StatusOr<Tensor*> OpKernelContext::allocate_output(int port,

@@ -67,12 +67,18 @@ class OpKernelContext {
   // also kept in `keep` (borrowed) for as long as the graph lives.
   void set_keep_alive(std::vector<Tensor>* keep) { keep_alive_ = keep; }
 
+  // For a kernel that computes a float16 / bfloat16 node in float32
+  // (kernels/cpu/float32_fallback.h): allocate_output(port, shape) then
+  // makes float32 where the node declares one of those two.
+  void set_reduced_outputs_in_float32(bool on) { reduced_in_float32_ = on; }
+
  private:
   const Node* node_;
   Device* device_;
   absl::Span<const Tensor> inputs_;
   absl::Span<Tensor> outputs_;
   std::vector<Tensor>* keep_alive_ = nullptr;
+  bool reduced_in_float32_ = false;
 };
 
 class OpKernel {

@@ -32,6 +32,10 @@ void GraphRewriter::Add(int before, NewNode node) {
   added_[before].push_back(std::move(node));
 }
 
+void GraphRewriter::SetGraphOutput(int index, std::string tensor) {
+  outputs_[index] = std::move(tensor);
+}
+
 std::string GraphRewriter::UniqueName(const std::string& base) {
   std::string name = base;
   for (int i = 1; graph_.FindNode(name) != nullptr || names_.contains(name);
@@ -155,12 +159,17 @@ absl::StatusOr<std::unique_ptr<const Graph>> GraphRewriter::Build() const {
     }
     info->set_name(in.name);
   }
-  for (const GraphOutput& out : graph_.outputs()) {
+  for (int k = 0; k < static_cast<int>(graph_.outputs().size()); ++k) {
+    const GraphOutput& out = graph_.outputs()[k];
     TensorInfo* info = def.mutable_signature()->add_outputs();
     for (const TensorInfo& old : graph_.def().signature().outputs()) {
       if (old.name() == out.name) *info = old;
     }
     info->set_name(out.name);
+    if (auto it = outputs_.find(k); it != outputs_.end()) {
+      info->set_tensor(it->second);
+      continue;
+    }
     absl::StatusOr<std::string> tensor = InputString(out.tensor);
     if (!tensor.ok()) {
       return absl::InternalError(absl::StrCat("graph output '", out.name, "' ",

@@ -62,12 +62,15 @@ class GraphRewriter {
   void Replace(int id, NewNode node);
   // Adds `node` just before old node `before` in file order.
   void Add(int before, NewNode node);
+  // Graph output `index` names `tensor` ("node" or "node:port", a new node's
+  // name included) instead of its old tensor.
+  void SetGraphOutput(int index, std::string tensor);
   // A node name no old or new node has, from `base`.
   std::string UniqueName(const std::string& base);
 
   bool changed() const {
     return !removed_.empty() || !forward_.empty() || !replaced_.empty() ||
-           !added_.empty();
+           !added_.empty() || !outputs_.empty();
   }
 
   // The new graph, validated. INTERNAL when the edits leave a dangling
@@ -89,6 +92,7 @@ class GraphRewriter {
   std::map<int, NewNode> replaced_;
   std::map<int, std::vector<NewNode>> added_;  // by the node they precede
   absl::flat_hash_set<std::string> names_;     // new names handed out
+  std::map<int, std::string> outputs_;         // SetGraphOutput
 };
 
 // Small helpers the passes share.

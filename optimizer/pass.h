@@ -30,6 +30,9 @@ struct PassOptions {
   // make a huge constant, while folding a Transpose of a weight still works.
   // The same limits the ONNX importer folds under.
   ResourceLimits limits;
+  // DT_FLOAT16 or DT_BFLOAT16: reduced_precision runs the float32 model in
+  // that type (RuntimeConfig.precision). DT_INVALID: the model's dtypes.
+  DataType reduced_precision = DT_INVALID;
 };
 
 struct PassOutput {
@@ -62,6 +65,7 @@ std::unique_ptr<Pass> MakeLayerNormFusionPass();
 std::unique_ptr<Pass> MakeGeluFusionPass();
 std::unique_ptr<Pass> MakeSoftmaxFusionPass();
 std::unique_ptr<Pass> MakeConvActivationFusionPass();
+std::unique_ptr<Pass> MakeReducedPrecisionPass();
 
 }  // namespace sluice
 

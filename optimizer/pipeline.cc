@@ -24,6 +24,22 @@ std::string OptimizationLevelName(OptimizationLevel level) {
   }
 }
 
+DataType ReducedPrecisionType(Precision precision) {
+  switch (precision) {
+    case PRECISION_FLOAT16: return DT_FLOAT16;
+    case PRECISION_BFLOAT16: return DT_BFLOAT16;
+    default: return DT_INVALID;
+  }
+}
+
+absl::StatusOr<Precision> ParsePrecision(absl::string_view s) {
+  if (s == "model" || s == "float32") return PRECISION_MODEL;
+  if (s == "float16" || s == "fp16") return PRECISION_FLOAT16;
+  if (s == "bfloat16" || s == "bf16") return PRECISION_BFLOAT16;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown precision '", s, "'; use model, float16 or bfloat16"));
+}
+
 absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s) {
   if (s == "none") return OPTIMIZATION_NONE;
   if (s == "basic") return OPTIMIZATION_BASIC;
@@ -32,9 +48,20 @@ absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s) {
       "unknown optimization level '", s, "'; use none, basic or all"));
 }
 
-std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level) {
+std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
+                                                  DataType reduced_precision) {
   std::vector<std::unique_ptr<Pass>> passes;
   level = EffectiveLevel(level);
+  if (reduced_precision != DT_INVALID) {
+    // Whatever the level: the config asked for it. After the fusions, so
+    // the fused ops are what it converts; dead_nodes drops the float32
+    // constants no reader is left for.
+    std::vector<std::unique_ptr<Pass>> before =
+        PassesForLevel(level, DT_INVALID);
+    before.push_back(MakeReducedPrecisionPass());
+    before.push_back(MakeDeadNodePass());
+    return before;
+  }
   if (level == OPTIMIZATION_NONE) return passes;
   passes.push_back(MakeShapeSimplificationPass());
   passes.push_back(MakeConstantFoldingPass());
@@ -58,6 +85,7 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level) {
 PassOptions PassOptionsFromConfig(const RuntimeConfig& config) {
   PassOptions options;
   options.limits = EffectiveResourceLimits(config);
+  options.reduced_precision = ReducedPrecisionType(config.precision());
   return options;
 }
 
@@ -72,7 +100,8 @@ absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
   out.nodes_before = graph->num_nodes();
   std::vector<std::string> original_names;
   for (const Node& n : graph->nodes()) original_names.push_back(n.name());
-  for (const std::unique_ptr<Pass>& pass : PassesForLevel(level)) {
+  for (const std::unique_ptr<Pass>& pass :
+       PassesForLevel(level, options.reduced_precision)) {
     PassRecord record;
     record.pass = std::string(pass->name());
     record.nodes_before = graph->num_nodes();

@@ -30,6 +30,13 @@
 //          conv_activation_fusion Conv2D -> Add(bias) [-> Add(residual)]
 //                                 [-> Relu] into one FusedConv2D
 //          common_subexpressions, dead_nodes   (what fusion orphaned)
+// precision (RuntimeConfig.precision float16 / bfloat16, at any level):
+//          reduced_precision      float32 nodes of the ops whose kernels
+//                                 keep float32 accumulation run in the
+//                                 reduced type; weights converted once,
+//                                 Casts where values cross, outputs cast
+//                                 back to float32
+//          dead_nodes             the float32 weights nothing reads now
 // onnxruntime's basic level is constant folding, redundant-node removal and
 // the Conv+Add/Mul/BatchNorm fusions; its extended level the fusions into
 // contrib kernels (Gelu, LayerNorm, attention) and "all" adds layout
@@ -78,8 +85,16 @@ OptimizationLevel EffectiveLevel(OptimizationLevel level);
 std::string OptimizationLevelName(OptimizationLevel level);
 // "none" | "basic" | "all" (the CLI's --optimization-level).
 absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s);
-// The passes a level runs, in order.
-std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level);
+// The passes a level runs, in order; with a reduced precision
+// (DT_FLOAT16 / DT_BFLOAT16), reduced_precision and dead_nodes after them,
+// at every level.
+std::vector<std::unique_ptr<Pass>> PassesForLevel(
+    OptimizationLevel level, DataType reduced_precision = DT_INVALID);
+// PRECISION_FLOAT16 -> DT_FLOAT16, PRECISION_BFLOAT16 -> DT_BFLOAT16, else
+// DT_INVALID (the model's dtypes).
+DataType ReducedPrecisionType(Precision precision);
+// "model" (or "float32") | "float16" | "bfloat16" (the CLI's --precision).
+absl::StatusOr<Precision> ParsePrecision(absl::string_view s);
 // PassOptions from a config: its EffectiveResourceLimits.
 PassOptions PassOptionsFromConfig(const RuntimeConfig& config);
 

@@ -13,7 +13,8 @@
 # (conformance suite, GPU device tests). Exit status: 0 when every step
 # passed. Set SANITIZE=0 to skip memcheck, BENCH=0 to skip the benchmarks,
 # or PARTS to a subset of "tests sanitize replays examples cli bench onnx
-# cudnn cudnn-memcheck resnet cudakernel" (the default is all of them; a 10-minute
+# cudnn cudnn-memcheck resnet precision cudakernel" (the default is all of
+# them; a 10-minute
 # device call does not fit them all). The cudnn part runs the convolution
 # tests (cuDNN and the fallback against the CPU, the memory-limit test, the
 # loader, `sluice devices`, the CNN from four threads) and ResNet-50 on
@@ -48,7 +49,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 # Tests read examples/ and tests/*/testdata from this checkout.
 export SLUICE_TEST_DATA_DIR="$PWD"
 
-want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx cudnn cudnn-memcheck resnet cudakernel} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx cudnn cudnn-memcheck resnet precision cudakernel} " == *" $1 "* ]]; }
 
 status=0
 step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records failure
@@ -170,6 +171,18 @@ fi
 if want resnet && [[ -x .gpu/bin/sluice ]]; then
   SLUICE_USE_CUDNN=true step resnet50-peers python3 bench/peers.py \
     --sluice .gpu/bin/sluice --out "$OUT/resnet" --only resnet50_b1 resnet50_b32
+fi
+
+# Reduced precision (RuntimeConfig.precision, docs/design.md decision 20):
+# sluice --precision against PyTorch under torch.autocast, eager and CUDA
+# graph, on ResNet-50 and the encoder layer at batch 1 and 32 and the real
+# models; GPU peers only. PRECISIONS picks the types (default both).
+if want precision && [[ -x .gpu/bin/sluice ]]; then
+  for p in ${PRECISIONS:-bfloat16 float16}; do
+    step "peers-$p" python3 bench/peers.py --sluice .gpu/bin/sluice \
+      --out "$OUT/peers-$p" --precision "$p" --no-cpu --budget-s 60 \
+      --only ${PRECISION_WORKLOADS:-resnet50_b1 resnet50_b32 encoder_b1 encoder_b32 real_models}
+  done
 fi
 
 # The CLI on the GPU: devices, and the examples on /gpu:0 with a memory

@@ -181,6 +181,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
                   "Write one profiled step as a Chrome trace (JSON)")
       ->check(NonEmpty());
   AddDimOption(app, &options->dims);
+  AddPrecisionOption(app, &options->precision);
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -321,7 +322,7 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   const Clock::time_point t0 = Clock::now();
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
       options.model_path, options.config_path, options.device, options.dims,
-      &notes);
+      &notes, options.precision);
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const double create_s = Seconds(t0, Clock::now());
 

@@ -76,6 +76,7 @@ struct RunOptions {
   std::string output_dir = kDefaultOutputDir;
   std::string config_path;
   std::string device;  // "gpu:0": run every node there it has a kernel for
+  std::string precision;  // "float16" | "bfloat16" | "model": config.precision
   // "NAME=N": values of symbolic ONNX dimensions, fixed at import.
   std::vector<std::string> dims;
   bool stats = false;  // print each device's memory statistics after the run
@@ -97,6 +98,7 @@ struct BenchOptions {
   double seconds = 2.0;
   std::string config_path;
   std::string device;
+  std::string precision;  // "float16" | "bfloat16" | "model": config.precision
   // "NAME=N": values of symbolic ONNX dimensions, fixed at import.
   std::vector<std::string> dims;
   int top = 10;

@@ -1,5 +1,7 @@
 #include "tools/feeds.h"
 
+#include "optimizer/pipeline.h"
+
 #include <algorithm>
 #include <set>
 #include <type_traits>
@@ -11,6 +13,7 @@
 #include "executor/runtime_config.h"
 #include "model/model_loader.h"
 #include "onnx/importer.h"
+#include "optimizer/pipeline.h"
 #include "tools/cli_util.h"
 
 namespace sluice {
@@ -161,11 +164,19 @@ absl::Status MakeFeeds(const Graph& graph,
 absl::StatusOr<std::unique_ptr<Session>> OpenSession(
     const std::string& model_path, const std::string& config_path,
     const std::string& device, const std::vector<std::string>& dims,
-    std::vector<std::string>* notes) {
+    std::vector<std::string>* notes, const std::string& precision) {
   ASSIGN_OR_RETURN(RuntimeConfig config, LoadEffectiveConfig(config_path, notes));
   if (!device.empty()) {
     config.set_default_device(device);
     config.set_placement_strategy(PLACEMENT_MANUAL);
+  }
+  if (!precision.empty()) {
+    absl::StatusOr<Precision> p = ParsePrecision(precision);
+    if (!p.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--precision: ", p.status().message()));
+    }
+    config.set_precision(*p);
   }
   OnnxImportOptions onnx_options;
   onnx_options.limits = EffectiveResourceLimits(config);
@@ -208,6 +219,14 @@ absl::Status CheckDimFlag(const std::string& flag) {
         "' is not an integer from 0 to ", FormatCount(kMaxDimValue)));
   }
   return absl::OkStatus();
+}
+
+void AddPrecisionOption(CLI::App* app, std::string* precision) {
+  app->add_option("--precision", *precision,
+                  "Run a float32 model in float16 or bfloat16 (weights "
+                  "converted once, float32 accumulation, outputs in the "
+                  "model's dtype), or 'model' for its own dtypes; overrides "
+                  "the config's precision");
 }
 
 void AddDimOption(CLI::App* app, std::vector<std::string>* dims) {

@@ -302,9 +302,18 @@ absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
   if (!o.optimization_level.empty()) {
     ASSIGN_OR_RETURN(level, ParseOptimizationLevel(o.optimization_level));
   }
-  ASSIGN_OR_RETURN(
-      OptimizedGraph opt,
-      OptimizeGraph(std::move(loaded), level, PassOptionsFromConfig(config)));
+  RuntimeConfig effective = config;
+  if (!o.precision.empty()) {
+    absl::StatusOr<Precision> p = ParsePrecision(o.precision);
+    if (!p.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--precision: ", p.status().message()));
+    }
+    effective.set_precision(*p);
+  }
+  ASSIGN_OR_RETURN(OptimizedGraph opt,
+                   OptimizeGraph(std::move(loaded), level,
+                                 PassOptionsFromConfig(effective)));
   const Graph* graph = opt.graph.get();
   if (opt.level != OPTIMIZATION_NONE) {
     notes.push_back(absl::StrCat(
@@ -417,6 +426,9 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
   app->add_flag("--explain", options->explain,
                 "Print why each node went where, and what the optimisation "
                 "passes did to the graph first");
+  app->add_option("--precision", options->precision,
+                  "Place the model as --precision float16 or bfloat16 would "
+                  "run it (model: its own dtypes); overrides the config's");
   app->add_option("--optimization-level", options->optimization_level,
                   "Passes run before placing: none | basic | all (default: "
                   "the config's, else all, as `sluice run`)")

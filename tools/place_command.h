@@ -49,6 +49,7 @@ struct PlaceOptions {
   bool json = false;
   // none | basic | all; "" = the config's (default all), as `sluice run`.
   std::string optimization_level;
+  std::string precision;  // "" (the config's) | model | float16 | bfloat16
 };
 void AddPlaceOptions(CLI::App* app, PlaceOptions* options);
 int RunPlace(const PlaceOptions& options, std::ostream& out,

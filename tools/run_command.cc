@@ -124,6 +124,7 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
                   "includes one-time costs such as loading GPU kernels")
       ->check(NonEmpty());
   AddDimOption(app, &options->dims);
+  AddPrecisionOption(app, &options->precision);
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -154,7 +155,7 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> notes;
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
       options.model_path, options.config_path, options.device, options.dims,
-      &notes);
+      &notes, options.precision);
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const Graph& graph = (*session)->graph();
 

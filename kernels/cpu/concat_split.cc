@@ -1,5 +1,8 @@
 // Concat and Split along one axis. Both view each tensor as [outer, chunk]
-// with chunk = dims[axis:] and move whole chunks with memcpy. Any dtype.
+// with chunk = dims[axis:] and move chunks with memcpy. Any dtype. Concat
+// splits its output over the intra-op pool in blocks of bytes (so a channel
+// concat at batch 1, one row, splits too); Split splits over rows.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -19,6 +22,9 @@ int64_t ChunkBytes(const Shape& shape, int axis, DataType t) {
   for (int d = axis; d < shape.rank(); ++d) n *= shape.dim(d);
   return n;
 }
+
+// Concat copies blocks of this many output bytes per task.
+constexpr int64_t kConcatBlockBytes = int64_t{16} << 10;
 
 int64_t Outer(const Shape& shape, int axis) {
   int64_t n = 1;
@@ -59,18 +65,33 @@ class ConcatKernel final : public OpKernel {
     const int64_t out_chunk = ChunkBytes(shape, axis, t);
     std::vector<int64_t> chunks;
     for (const Shape& s : shapes) chunks.push_back(ChunkBytes(s, axis, t));
+    // Where each input's part of an output row starts (bytes).
+    std::vector<int64_t> starts(chunks.size() + 1, 0);
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      starts[i + 1] = starts[i] + chunks[i];
+    }
     char* out = static_cast<char*>(y->raw_data());
-    ParallelFor(*ctx, outer, static_cast<double>(out_chunk) / 8,
+    // The output is cut into blocks of bytes, not rows: at batch 1 a
+    // channel concat has one row (outer == 1) and must still split.
+    const int64_t total = outer * out_chunk;
+    const int64_t blocks = (total + kConcatBlockBytes - 1) / kConcatBlockBytes;
+    ParallelFor(*ctx, blocks, kConcatBlockBytes / 8.0,
                 [&](int64_t b, int64_t e) {
-                  for (int64_t o = b; o < e; ++o) {
-                    char* dst = out + o * out_chunk;
-                    for (size_t i = 0; i < chunks.size(); ++i) {
-                      if (chunks[i] == 0) continue;
-                      const char* src =
-                          static_cast<const char*>(ctx->input(i).raw_data());
-                      std::memcpy(dst, src + o * chunks[i], chunks[i]);
-                      dst += chunks[i];
-                    }
+                  int64_t pos = b * kConcatBlockBytes;
+                  const int64_t end = std::min(total, e * kConcatBlockBytes);
+                  while (pos < end) {
+                    const int64_t o = pos / out_chunk, at = pos % out_chunk;
+                    // The input whose part of row o holds byte `at`.
+                    const size_t i = static_cast<size_t>(
+                        std::upper_bound(starts.begin(), starts.end(), at) -
+                        starts.begin() - 1);
+                    const int64_t from = at - starts[i];
+                    const int64_t n =
+                        std::min(chunks[i] - from, end - pos);
+                    const char* src =
+                        static_cast<const char*>(ctx->input(i).raw_data());
+                    std::memcpy(out + pos, src + o * chunks[i] + from, n);
+                    pos += n;
                   }
                 });
     return absl::OkStatus();

@@ -1,8 +1,13 @@
 // Conv2D, NCHW, with strides, pads, dilations and groups: for each image
-// and group, im2col into a scratch tensor, then one GEMM
-// (filter [O/g, C/g*KH*KW] x columns [C/g*KH*KW, OH*OW]). A 1x1 convolution
-// with unit strides and no padding skips im2col. FusedConv2D adds the bias
-// (and side input) and applies its activation in one pass after the GEMMs.
+// and group, one GEMM (filter [O/g, C/g*KH*KW] x columns [C/g*KH*KW, OH*OW])
+// cut into tiles over the intra-op pool, the columns an im2col that each
+// tile builds for itself where it can (GemmFilled in gemm.h). A 1x1
+// convolution with unit strides and no padding skips im2col; a depthwise one
+// (one channel in and out per group) sums its windows directly, one task per
+// plane. FusedConv2D adds the bias (and side input) and applies its
+// activation on each GEMM tile (or depthwise plane) right after it is
+// computed, on the same thread, while it is in cache.
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -22,33 +27,75 @@ struct ConvGeometry {
   int64_t sh, sw, dh, dw, pt, pl;
 };
 
+// FusedConv2D's epilogue: y = act(y + bias[o] (+ side)). `side` is null when
+// there is none; both are borrowed from the kernel's inputs.
+struct ConvEpilogue {
+  const float* bias = nullptr;  // [O]
+  const float* side = nullptr;  // the output's shape, or null
+  bool relu = false;
+
+  // Applies it to output channel `channel`'s elements [begin, end) of the
+  // plane at `offset` (in elements) of the output `y`.
+  void Apply(float* y, int64_t offset, int64_t channel, int64_t begin,
+             int64_t end) const {
+    const float bv = bias[channel];
+    float* row = y + offset;
+    const float* zrow = side == nullptr ? nullptr : side + offset;
+    for (int64_t i = begin; i < end; ++i) {
+      float v = row[i] + bv;
+      if (zrow != nullptr) v += zrow[i];
+      row[i] = relu && v < 0.0f ? 0.0f : v;
+    }
+  }
+};
+
+// The output columns [begin, end) whose input column x*stride + offset is
+// inside [0, width): the rest of an im2col row reads padding.
+void InsideColumns(int64_t ow, int64_t stride, int64_t offset, int64_t width,
+                   int64_t* begin, int64_t* end) {
+  // x*stride + offset >= 0 and x*stride + offset <= width - 1.
+  *begin = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  *end = width - 1 - offset < 0 ? 0 : (width - 1 - offset) / stride + 1;
+  *begin = std::min(*begin, ow);
+  *end = std::clamp(*end, *begin, ow);
+}
+
 // col[(ci*kh + i)*kw + j][y*ow + x] = in[ci][y*sh - pt + i*dh][x*sw - pl + j*dw]
-// (0 outside the image). `in` is one group of one image.
-void Im2Col(const OpKernelContext& ctx, const float* in, const ConvGeometry& g,
-            float* col) {
-  const int64_t rows = g.c * g.kh * g.kw;
-  ParallelFor(ctx, rows, static_cast<double>(g.oh * g.ow),
-              [&](int64_t b, int64_t e) {
-                for (int64_t r = b; r < e; ++r) {
-                  const int64_t ci = r / (g.kh * g.kw);
-                  const int64_t i = (r / g.kw) % g.kh, j = r % g.kw;
-                  const float* plane = in + ci * g.h * g.w;
-                  float* dst = col + r * g.oh * g.ow;
-                  for (int64_t y = 0; y < g.oh; ++y) {
-                    const int64_t iy = y * g.sh - g.pt + i * g.dh;
-                    float* drow = dst + y * g.ow;
-                    if (iy < 0 || iy >= g.h) {
-                      for (int64_t x = 0; x < g.ow; ++x) drow[x] = 0;
-                      continue;
-                    }
-                    const float* srow = plane + iy * g.w;
-                    for (int64_t x = 0; x < g.ow; ++x) {
-                      const int64_t ix = x * g.sw - g.pl + j * g.dw;
-                      drow[x] = (ix >= 0 && ix < g.w) ? srow[ix] : 0.0f;
-                    }
-                  }
-                }
-              });
+// (0 outside the image) for rows [r0, r1) and columns [c0, c1) of col
+// (columns are output positions y*ow + x). `in` is one group of one image.
+// Each output row's part is zeros, a copy (strided when sw > 1), zeros.
+void Im2ColBlock(const float* in, const ConvGeometry& g, int64_t r0,
+                 int64_t r1, int64_t c0, int64_t c1, float* col) {
+  const int64_t spatial = g.oh * g.ow;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t ci = r / (g.kh * g.kw);
+    const int64_t i = (r / g.kw) % g.kh, j = r % g.kw;
+    const float* plane = in + ci * g.h * g.w;
+    float* dst = col + r * spatial;
+    const int64_t offset = j * g.dw - g.pl;
+    int64_t x0 = 0, x1 = 0;
+    InsideColumns(g.ow, g.sw, offset, g.w, &x0, &x1);
+    for (int64_t c = c0; c < c1;) {
+      const int64_t y = c / g.ow, xa = c % g.ow;
+      const int64_t xb = std::min(g.ow, xa + (c1 - c));
+      c += xb - xa;
+      float* drow = dst + y * g.ow;
+      const int64_t iy = y * g.sh - g.pt + i * g.dh;
+      if (iy < 0 || iy >= g.h) {
+        std::fill(drow + xa, drow + xb, 0.0f);
+        continue;
+      }
+      const float* srow = plane + iy * g.w;
+      const int64_t lo = std::clamp(x0, xa, xb), hi = std::clamp(x1, lo, xb);
+      std::fill(drow + xa, drow + lo, 0.0f);
+      if (g.sw == 1) {
+        std::copy(srow + lo + offset, srow + hi + offset, drow + lo);
+      } else {
+        for (int64_t x = lo; x < hi; ++x) drow[x] = srow[x * g.sw + offset];
+      }
+      std::fill(drow + hi, drow + xb, 0.0f);
+    }
+  }
 }
 
 // A depthwise convolution (one input channel per group, one output per
@@ -58,7 +105,7 @@ void Im2Col(const OpKernelContext& ctx, const float* in, const ConvGeometry& g,
 // [channels, 1, kh, kw]; g's sizes are one plane's.
 void Depthwise(const OpKernelContext& ctx, const float* x, const float* f,
                int64_t planes, int64_t channels, const ConvGeometry& g,
-               float* y) {
+               const ConvEpilogue* epilogue, float* y) {
   const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
   ParallelFor(ctx, planes, static_cast<double>(out_plane * g.kh * g.kw),
               [&](int64_t begin, int64_t end) {
@@ -82,6 +129,9 @@ void Depthwise(const OpKernelContext& ctx, const float* x, const float* f,
           out[oy * g.ow + ox] = s;
         }
       }
+      if (epilogue != nullptr) {
+        epilogue->Apply(y, plane * out_plane, plane % channels, 0, out_plane);
+      }
     }
   });
 }
@@ -96,8 +146,10 @@ absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
   return p;
 }
 
-// Conv2D of x and f into a new output 0 of the kernel's context.
-absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p) {
+// Conv2D of x and f into a new output 0 of the kernel's context, then the
+// epilogue when one is given.
+absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
+                                 const ConvEpilogue* epilogue) {
   RETURN_IF_ERROR(CheckHostInputs(*ctx));
   const Tensor& x = ctx->input(0);
   const Tensor& f = ctx->input(1);
@@ -121,7 +173,7 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p) {
   const int64_t og = f.dim(0) / groups;
   if (g.c == 1 && og == 1) {  // depthwise: one channel in and out per group
     Depthwise(*ctx, x.data<float>(), f.data<float>(), x.dim(0) * groups,
-              groups, g, y->data<float>());
+              groups, g, epilogue, y->data<float>());
     return y;
   }
   const int64_t k = g.c * g.kh * g.kw;
@@ -134,17 +186,32 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p) {
     ASSIGN_OR_RETURN(col, ctx->allocate_temp(DT_FLOAT, Shape({k, spatial})));
   }
   const auto* pool = ctx->device()->eigen_cpu_device();
+  float* out = y->data<float>();
   for (int64_t n = 0; n < x.dim(0); ++n) {
     for (int64_t gi = 0; gi < groups; ++gi) {
       const float* in = x.data<float>() + (n * x.dim(1) + gi * g.c) * g.h * g.w;
-      const float* cols = in;
-      if (!direct) {
-        Im2Col(*ctx, in, g, col.data<float>());
-        cols = col.data<float>();
+      const float* filter = f.data<float>() + gi * og * k;
+      // Rows of this GEMM are output channels gi*og + row of image n.
+      const int64_t first = n * f.dim(0) + gi * og;  // in planes of y
+      auto finish = [&](const GemmTile& t) {
+        if (epilogue == nullptr) return;
+        for (int64_t r = t.row_begin; r < t.row_end; ++r) {
+          epilogue->Apply(out, (first + r) * spatial, gi * og + r, t.col_begin,
+                          t.col_end);
+        }
+      };
+      if (direct) {
+        Gemm<float>(pool, filter, in, out + first * spatial, og, spatial, k,
+                    false, false, finish);
+      } else {
+        GemmFilled<float>(
+            pool, filter, col.data<float>(), out + first * spatial, og,
+            spatial, k, false,
+            [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+              Im2ColBlock(in, g, r0, r1, c0, c1, col.data<float>());
+            },
+            finish);
       }
-      Gemm<float>(pool, f.data<float>() + gi * og * k, cols,
-                  y->data<float>() + (n * f.dim(0) + gi * og) * spatial, og,
-                  spatial, k, false, false);
     }
   }
   return y;
@@ -160,7 +227,7 @@ class Conv2DKernel final : public OpKernel {
       : OpKernel(node), params_(std::move(attrs)) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    return ConvInto(ctx, params_).status();
+    return ConvInto(ctx, params_, nullptr).status();
   }
 
  private:
@@ -172,8 +239,8 @@ struct FusedConvAttrs {
   bool relu = false;
 };
 
-// FusedConv2D: the convolution, then y = act(y + bias[o] (+ side)) in place,
-// one pass over the output.
+// FusedConv2D: the convolution with y = act(y + bias[o] (+ side)) applied
+// to each tile of the output as it is computed.
 class FusedConv2DKernel final : public OpKernel {
  public:
   using Attrs = FusedConvAttrs;
@@ -188,42 +255,36 @@ class FusedConv2DKernel final : public OpKernel {
       : OpKernel(node), attrs_(std::move(attrs)) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& x = ctx->input(0);
+    const Tensor& f = ctx->input(1);
     const Tensor& bias = ctx->input(2);
     RETURN_IF_ERROR(CheckDtype(bias, DT_FLOAT, "bias"));
     const Tensor* side = ctx->num_inputs() > 3 ? &ctx->input(3) : nullptr;
     if (side != nullptr) RETURN_IF_ERROR(CheckDtype(*side, DT_FLOAT, "side"));
-    ASSIGN_OR_RETURN(Tensor * y, ConvInto(ctx, attrs_.conv));
-    const int64_t channels = y->shape().dim(1);
+    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
+    RETURN_IF_ERROR(CheckDtype(f, DT_FLOAT, "filter"));
+    RETURN_IF_ERROR(CheckRank(x, 4, "Conv2D input"));
+    RETURN_IF_ERROR(CheckRank(f, 4, "Conv2D filter"));
+    // The output's shape, to check bias and side before the convolution
+    // writes anything (ConvInto checks the rest).
+    ASSIGN_OR_RETURN(Shape shape,
+                     ::sluice::Conv2DShape(x.shape(), f.shape(), attrs_.conv));
+    const int64_t channels = shape.dim(1);
     if (bias.NumElements() != channels ||
-        (side != nullptr && !(side->shape() == y->shape()))) {
+        (side != nullptr && !(side->shape() == shape))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "FusedConv2D: bias ", bias.shape().DebugString(), " must have ",
           channels, " values", side == nullptr ? "" : " and side ",
           side == nullptr ? "" : side->shape().DebugString(),
           side == nullptr ? "" : " the output's shape ",
-          side == nullptr ? "" : y->shape().DebugString()));
+          side == nullptr ? "" : shape.DebugString()));
     }
-    if (y->NumElements() == 0) return absl::OkStatus();
-    const int64_t spatial = y->shape().dim(2) * y->shape().dim(3);
-    const int64_t planes = y->shape().dim(0) * channels;
-    float* out = y->data<float>();
-    const float* b = bias.data<float>();
-    const float* z = side == nullptr ? nullptr : side->data<float>();
-    const bool relu = attrs_.relu;
-    ParallelFor(*ctx, planes, static_cast<double>(spatial),
-                [&](int64_t begin, int64_t end) {
-                  for (int64_t plane = begin; plane < end; ++plane) {
-                    const float bv = b[plane % channels];
-                    float* row = out + plane * spatial;
-                    const float* zrow = z == nullptr ? nullptr : z + plane * spatial;
-                    for (int64_t i = 0; i < spatial; ++i) {
-                      float v = row[i] + bv;
-                      if (zrow != nullptr) v += zrow[i];
-                      row[i] = relu && v < 0.0f ? 0.0f : v;
-                    }
-                  }
-                });
-    return absl::OkStatus();
+    ConvEpilogue epilogue;
+    epilogue.bias = bias.data<float>();
+    epilogue.side = side == nullptr ? nullptr : side->data<float>();
+    epilogue.relu = attrs_.relu;
+    return ConvInto(ctx, attrs_.conv, &epilogue).status();
   }
 
  private:

@@ -4,9 +4,11 @@
 #define EIGEN_USE_THREADS
 #include "unsupported/Eigen/CXX11/Tensor"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/parallel.h"
 
 namespace sluice::cpu {
 
@@ -104,14 +106,20 @@ void ParallelFor(const OpKernelContext& ctx, int64_t n, double cost_per_unit,
   if (n <= 0) return;
   const Eigen::ThreadPoolDevice* pool = ctx.device()->eigen_cpu_device();
   // Below ~50k cycles of work, the hand-off costs more than it saves.
-  if (pool == nullptr || pool->numThreads() <= 1 ||
-      static_cast<double>(n) * cost_per_unit < 5e4) {
+  const double total = static_cast<double>(n) * cost_per_unit;
+  if (pool == nullptr || pool->numThreads() <= 1 || total < 5e4) {
     fn(0, n);
     return;
   }
-  Eigen::TensorOpCost cost(0, 0, cost_per_unit);
-  pool->parallelFor(n, cost, [&fn](Eigen::Index b, Eigen::Index e) {
-    fn(static_cast<int64_t>(b), static_cast<int64_t>(e));
+  // Blocks of about kParallelForBlockCycles, at least one unit each, claimed
+  // by the caller and the pool's threads as they come (parallel.h).
+  constexpr double kParallelForBlockCycles = 4e4;
+  const int64_t per_block = std::max<int64_t>(
+      1, static_cast<int64_t>(kParallelForBlockCycles /
+                              std::max(cost_per_unit, 1e-3)));
+  const int64_t blocks = (n + per_block - 1) / per_block;
+  RunBlocks(pool, blocks, [&](int64_t b) {
+    fn(b * per_block, std::min(n, (b + 1) * per_block));
   });
 }
 

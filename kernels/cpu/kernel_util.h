@@ -56,9 +56,11 @@ absl::Status CheckHostInput(const OpKernelContext& ctx, int i);
 // CheckHostInput for every input.
 absl::Status CheckHostInputs(const OpKernelContext& ctx);
 
-// Splits [0, n) into chunks run on the device's intra-op pool when there is
-// one and the work (n * cost_per_unit, in rough cycles) is worth it;
-// otherwise calls fn(0, n) inline. Blocks until all chunks are done.
+// Splits [0, n) into chunks of about 40k cycles that the calling thread and
+// the device's intra-op pool claim as they come (RunBlocks, parallel.h),
+// when there is a pool and the work (n * cost_per_unit, in rough cycles) is
+// worth it; otherwise calls fn(0, n) inline. Blocks until all chunks are
+// done.
 void ParallelFor(const OpKernelContext& ctx, int64_t n, double cost_per_unit,
                  const std::function<void(int64_t, int64_t)>& fn);
 

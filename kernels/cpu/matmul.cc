@@ -10,9 +10,14 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/parallel.h"
 
 namespace sluice::cpu {
 namespace {
+
+// A batch of fewer products than threads cuts each product into tiles only
+// when it has at least this many multiply-adds.
+constexpr int64_t kSplitEachMacs = int64_t{8} << 20;
 
 // Where each batch's matrices start: the products are out[i] = a[a_off[i]]
 // x b[b_off[i]] (offsets in matrices, not elements).
@@ -122,19 +127,24 @@ class MatMulKernel final : public OpKernel {
   }
 
  private:
-  // Large products use the pool inside the GEMM; many small ones split the
-  // batch over the pool instead.
+  // One product, or fewer products than threads each large enough to cut
+  // into good tiles (kSplitEachMacs), use the pool inside each GEMM; other
+  // batches split over the pool, one serial product per task (attention's
+  // heads: 12 products of 1M multiply-adds are 12 tasks, not 12 regions of
+  // tiles too small to pay for their hand-off).
   template <typename T>
   void Run(const OpKernelContext& ctx, const T* a, const T* b, T* c,
            const BatchPlan& plan, int64_t m, int64_t n, int64_t k) const {
     const int64_t batches = static_cast<int64_t>(plan.a_off.size());
     const auto* pool = ctx.device()->eigen_cpu_device();
-    const bool big = m * n * k >= kParallelGemmFlops;
+    const int threads = PoolThreads(pool);
+    const bool split_each =
+        batches == 1 || (m * n * k >= kSplitEachMacs && batches < threads);
     auto one = [&](int64_t i, const Eigen::ThreadPoolDevice* p) {
       Gemm<T>(p, a + plan.a_off[i] * m * k, b + plan.b_off[i] * k * n,
               c + i * m * n, m, n, k, ta_, tb_);
     };
-    if (big || batches == 1) {
+    if (split_each) {
       for (int64_t i = 0; i < batches; ++i) one(i, pool);
       return;
     }

@@ -1,5 +1,6 @@
 // RegisterCpuKernels: every CPU kernel family, registered once.
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/float32_fallback.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -44,6 +45,8 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterSelectKernels(registry);
   cpu::RegisterEinsumKernels(registry);
   cpu::RegisterDetKernels(registry);
+  // Last: copies of the float32 kernels above for float16 / bfloat16.
+  cpu::RegisterFloat32Fallbacks(registry);
 }
 
 }  // namespace sluice

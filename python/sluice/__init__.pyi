@@ -8,6 +8,8 @@ import numpy as np
 
 from sluice import config as config
 from sluice import errors as errors
+from sluice.graph_builder import GraphBuilder as GraphBuilder
+from sluice.graph_builder import GraphTensor as GraphTensor
 
 __version__: str
 with_cuda: bool

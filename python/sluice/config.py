@@ -35,6 +35,7 @@ _PLACEMENTS = {"auto": "PLACEMENT_AUTO", "single": "PLACEMENT_SINGLE",
 _LEVELS = {"none": "OPTIMIZATION_NONE", "basic": "OPTIMIZATION_BASIC",
            "all": "OPTIMIZATION_ALL"}
 _PRECISIONS = {"highest": False, "high": True, "tf32": True}
+_REDUCED = {"float16": "PRECISION_FLOAT16", "bfloat16": "PRECISION_BFLOAT16"}
 _INT_FIELDS = ("inter_op_threads", "intra_op_threads", "plan_cache_max_plans",
                "plan_cache_max_bytes")
 # RuntimeConfig.resource_limits (core/resource_limits.h); max_import_folded_bytes
@@ -116,7 +117,10 @@ class Config:
       soft_placement, log_placement: as in TensorFlow.
       inter_op_threads, intra_op_threads: thread counts (0: the cores).
       precision: ``"highest"`` (default) or ``"high"`` / ``"tf32"`` to
-        allow TF32 matrix products on the GPU.
+        allow TF32 matrix products on the GPU; ``"float16"`` or
+        ``"bfloat16"`` to run a float32 model in that type (weights
+        converted once at load, float32 accumulation, outputs in float32:
+        the config's ``precision`` field).
       gpu_graphs: replay GPU steps as CUDA graphs (default True).
       use_cudnn: convolutions on cuDNN when it loads.
       optimization_level: ``"none"``, ``"basic"`` or ``"all"`` (default).
@@ -228,10 +232,14 @@ class Config:
             lines.append(f"optimization_level: {_LEVELS[o]}")
         if "precision" in f:
             p = str(f["precision"]).lower()
-            if p not in _PRECISIONS:
+            if p in _REDUCED:
+                lines.append(f"precision: {_REDUCED[p]}")
+            elif p not in _PRECISIONS:
                 raise InvalidArgumentError(
-                    f"precision: '{f['precision']}' is not highest, high or tf32")
-            lines.append(f"allow_tf32: {'true' if _PRECISIONS[p] else 'false'}")
+                    f"precision: '{f['precision']}' is not highest, high, "
+                    "tf32, float16 or bfloat16")
+            else:
+                lines.append(f"allow_tf32: {'true' if _PRECISIONS[p] else 'false'}")
         if "default_device" in f:
             lines.append(f"default_device: \"{f['default_device']}\"")
         limits = {}

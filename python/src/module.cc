@@ -13,6 +13,7 @@
 #include "executor/runtime_config.h"
 #include "nanobind/stl/pair.h"
 #include "onnx/importer.h"
+#include "python/src/graph_builder_bindings.h"
 #include "python/src/model_source.h"
 #include "python/src/ndarray_tensor.h"
 #include "python/src/py_session.h"
@@ -97,6 +98,7 @@ NB_MODULE(_sluice, m) {
   if (!InitNumpy()) throw nb::python_error();
   RegisterStatusErrors(m);
   BindSession(m);
+  BindGraphBuilder(m);
   m.def("devices_json", [] {
     nb::gil_scoped_release release;
     return sluice::DevicesJson();

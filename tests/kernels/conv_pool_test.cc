@@ -89,11 +89,84 @@ TEST(Conv2DKernelTest, MatchesNaiveAcrossParameters) {
   CheckConv({1, 5, 7, 7, 5, 3, 3, 5, 1, 1, 2, 2, 2, 2, 2, 2});
   CheckConv({1, 3, 6, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1});
   CheckConv({2, 8, 6, 6, 5, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1});  // 1x1 direct
+  // Padding wider than the image: whole im2col rows and columns read pads.
+  CheckConv({1, 2, 2, 3, 3, 3, 3, 1, 2, 3, 3, 2, 3, 4, 2, 3});
+  CheckConv({1, 1, 1, 1, 2, 3, 3, 1, 1, 1, 2, 2, 2, 2, 1, 1});
 }
 
 TEST(Conv2DKernelTest, LargerWithThreads) {
   CheckConv({2, 16, 20, 20, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 4);
   CheckConv({2, 32, 14, 14, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, 1, 1}, 4);  // depthwise
+}
+
+// FusedConv2D: the naive convolution, + bias[o] (+ side), Relu; on pools of
+// 1 to 16 threads, so the epilogue applied per GEMM tile (and per depthwise
+// plane) must land on every element once, whatever the tiles.
+void CheckFusedConv(const ConvCase& p, bool with_side, int threads) {
+  SCOPED_TRACE(::testing::Message() << "threads " << threads << " side "
+                                    << with_side << " o " << p.o << " group "
+                                    << p.group);
+  auto x = Pattern(p.n * p.c * p.h * p.w, 9);
+  auto f = Pattern(p.o * (p.c / p.group) * p.kh * p.kw, 5);
+  int oh = 0, ow = 0;
+  auto want = NaiveConv(p, x, f, &oh, &ow);
+  const int plane = oh * ow;
+  auto bias = Pattern(p.o, 11);
+  auto side = Pattern(p.n * p.o * plane, 13);
+  for (size_t i = 0; i < want.size(); ++i) {
+    double v = want[i] + bias[(i / plane) % p.o] + (with_side ? side[i] : 0);
+    want[i] = v < 0 ? 0 : v;
+  }
+  std::vector<Tensor> in = {
+      MakeTensor(DT_FLOAT, {p.n, p.c, p.h, p.w}, x),
+      MakeTensor(DT_FLOAT, {p.o, p.c / p.group, p.kh, p.kw}, f),
+      MakeTensor(DT_FLOAT, {p.o}, bias)};
+  if (with_side) in.push_back(MakeTensor(DT_FLOAT, {p.n, p.o, oh, ow}, side));
+  RunOptions opts;
+  opts.intra_op_threads = threads;
+  auto out = RunOp("FusedConv2D", in,
+                   {{"strides", IntListAttr({p.sh, p.sw})},
+                    {"pads", IntListAttr({p.pt, p.pl, p.pb, p.pr})},
+                    {"dilations", IntListAttr({p.dh, p.dw})},
+                    {"group", IntAttr(p.group)},
+                    {"activation", StringAttr("relu")}},
+                   opts);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectTensor((*out)[0], {p.n, p.o, oh, ow}, want, 1e-3);
+}
+
+TEST(FusedConv2DKernelTest, EpilogueReachesEveryTileOnAnyPool) {
+  // Large enough that the GEMM is cut into tiles: 3x3 through im2col with
+  // odd sizes, a strided one, a 1x1 without im2col, two groups, depthwise;
+  // batch 2 so that images after the first are offset right.
+  const ConvCase cases[] = {
+      {1, 33, 23, 21, 47, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 16, 31, 29, 24, 3, 3, 1, 2, 2, 1, 0, 1, 1, 1, 1},
+      {2, 64, 13, 11, 80, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},
+      {1, 32, 15, 15, 64, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 24, 17, 19, 24, 3, 3, 24, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 3, 5, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  // smaller than a tile
+  };
+  for (const ConvCase& p : cases) {
+    for (int threads : {1, 2, 3, 16}) {
+      CheckFusedConv(p, /*with_side=*/true, threads);
+      CheckFusedConv(p, /*with_side=*/false, threads);
+    }
+  }
+}
+
+TEST(FusedConv2DKernelTest, BiasOfTheWrongSizeIsAnError) {
+  auto out = RunOp("FusedConv2D",
+                   {F32(std::vector<float>(18, 1), {1, 2, 3, 3}),
+                    F32(std::vector<float>(8, 1), {1, 2, 2, 2}),
+                    F32({1, 2}, {2})},
+                   {{"strides", IntListAttr({1, 1})},
+                    {"pads", IntListAttr({0, 0, 0, 0})},
+                    {"dilations", IntListAttr({1, 1})},
+                    {"group", IntAttr(1)},
+                    {"activation", StringAttr("relu")}});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("bias"));
 }
 
 TEST(Conv2DKernelTest, ChannelMismatchIsAnError) {
@@ -148,6 +221,56 @@ TEST(PoolKernelTest, MaxPoolMatchesNaiveWithStrides) {
         want.push_back(m);
       }
   ExpectTensor((*out)[0], {2, 3, 3, 3}, want);
+}
+
+// MaxPool against the window definition for strides 1 to 3, uneven pads and
+// kernels, on 1 and 3 threads; a NaN anywhere in a window is its maximum.
+TEST(PoolKernelTest, MaxPoolMatchesNaiveWithPadsStridesAndNaN) {
+  struct Case {
+    int n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr;
+  };
+  const Case cases[] = {{1, 3, 13, 17, 3, 3, 2, 2, 1, 1, 1, 1},
+                        {2, 2, 9, 8, 2, 3, 1, 1, 0, 2, 1, 0},
+                        {1, 4, 11, 10, 3, 2, 3, 2, 2, 1, 0, 1}};
+  for (const Case& p : cases) {
+    auto x = Pattern(p.n * p.c * p.h * p.w, 23);
+    x[5] = NAN;  // in the first plane's first row
+    const int oh = (p.h + p.pt + p.pb - p.kh) / p.sh + 1;
+    const int ow = (p.w + p.pl + p.pr - p.kw) / p.sw + 1;
+    std::vector<double> want;
+    for (int c = 0; c < p.n * p.c; ++c)
+      for (int i = 0; i < oh; ++i)
+        for (int j = 0; j < ow; ++j) {
+          double m = -INFINITY;
+          for (int u = 0; u < p.kh; ++u)
+            for (int v = 0; v < p.kw; ++v) {
+              const int iy = i * p.sh - p.pt + u, ix = j * p.sw - p.pl + v;
+              if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+              const double e = x[(c * p.h + iy) * p.w + ix];
+              m = (e > m || std::isnan(e)) ? e : m;
+            }
+          want.push_back(m);
+        }
+    for (int threads : {1, 3}) {
+      RunOptions opts;
+      opts.intra_op_threads = threads;
+      auto out = RunOp("MaxPool", {MakeTensor(DT_FLOAT, {p.n, p.c, p.h, p.w}, x)},
+                       {{"kernel_shape", IntListAttr({p.kh, p.kw})},
+                        {"strides", IntListAttr({p.sh, p.sw})},
+                        {"pads", IntListAttr({p.pt, p.pl, p.pb, p.pr})}},
+                       opts);
+      ASSERT_TRUE(out.ok()) << out.status();
+      const float* y = (*out)[0].data<float>();
+      ASSERT_EQ((*out)[0].NumElements(), static_cast<int64_t>(want.size()));
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (std::isnan(want[i])) {
+          EXPECT_TRUE(std::isnan(y[i])) << i;
+        } else {
+          EXPECT_EQ(y[i], want[i]) << i;
+        }
+      }
+    }
+  }
 }
 
 TEST(PoolKernelTest, PadAsLargeAsKernelIsAnError) {

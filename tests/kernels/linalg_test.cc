@@ -100,6 +100,25 @@ TEST(MatMulKernelTest, LargeThreadedMatchesNaive) {
                NaiveMatMul(a, b, batch, batch, 1, m, n, k, false, false), 1e-3);
 }
 
+// Fewer products than threads, each large enough to be cut into tiles
+// (the other branch of MatMul's batch split), and more products than
+// threads, each split into tiles on fewer threads.
+TEST(MatMulKernelTest, FewLargeBatchesAreEachCutIntoTiles) {
+  const int m = 257, n = 131, k = 260, batch = 3;  // 8.75M multiply-adds each
+  auto a = Ramp(batch * m * k, 0.125, 11), b = Ramp(batch * k * n, 0.25, 13);
+  for (int threads : {2, 4, 16}) {
+    RunOptions opts;
+    opts.intra_op_threads = threads;
+    auto out = RunOp("MatMul", {MakeTensor(DT_FLOAT, {batch, m, k}, a),
+                                MakeTensor(DT_FLOAT, {batch, k, n}, b)},
+                     {}, opts);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectTensor((*out)[0], {batch, m, n},
+                 NaiveMatMul(a, b, batch, batch, batch, m, n, k, false, false),
+                 1e-3);
+  }
+}
+
 TEST(MatMulKernelTest, ManySmallBatchesThreaded) {
   const int m = 4, n = 3, k = 2, batch = 64;
   auto a = Ramp(batch * m * k), b = Ramp(batch * k * n, 0.5, 5);

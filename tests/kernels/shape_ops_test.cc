@@ -149,6 +149,57 @@ TEST(ConcatKernelTest, EveryDtypeAndMismatchError) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Concat cuts its output into blocks of bytes over the pool: a block may
+// start or end inside any input's part of a row. Channel concats at batch 1
+// (one row, DenseNet's) and a last-axis concat of 1-byte values with parts
+// shorter than a block, on pools of 1 to 16 threads.
+TEST(ConcatKernelTest, BlocksOfTheOutputMatchOnAnyPool) {
+  struct Case {
+    DataType t;
+    std::vector<Shape> inputs;
+    int axis;
+  };
+  const Case cases[] = {
+      {DT_FLOAT, {Shape({1, 33, 29, 31}), Shape({1, 0, 29, 31}),
+                  Shape({1, 7, 29, 31}), Shape({1, 64, 29, 31})}, 1},
+      {DT_INT8, {Shape({37, 3, 101}), Shape({37, 3, 1}), Shape({37, 3, 250})},
+       2},
+      {DT_INT32, {Shape({2, 5000}), Shape({3, 5000})}, 0},
+  };
+  for (const Case& c : cases) {
+    std::vector<Tensor> in;
+    std::vector<std::vector<double>> values;
+    int64_t rows = 1;
+    for (int d = 0; d < c.axis; ++d) rows *= c.inputs[0].dim(d);
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      std::vector<double> v(c.inputs[i].num_elements());
+      for (size_t j = 0; j < v.size(); ++j) v[j] = (j * 7 + i * 3) % 100;
+      values.push_back(v);
+      in.push_back(MakeTensor(c.t, c.inputs[i], v));
+    }
+    // Row r of the output is row r of each input in turn.
+    std::vector<double> want;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (size_t i = 0; i < values.size(); ++i) {
+        const int64_t row = c.inputs[i].num_elements() / rows;
+        want.insert(want.end(), values[i].begin() + r * row,
+                    values[i].begin() + (r + 1) * row);
+      }
+    }
+    Shape out_shape = c.inputs[0];
+    int64_t axis_size = 0;
+    for (const Shape& s : c.inputs) axis_size += s.dim(c.axis);
+    out_shape.set_dim(c.axis, axis_size);
+    for (int threads : {1, 2, 3, 16}) {
+      RunOptions opts;
+      opts.intra_op_threads = threads;
+      auto out = RunOp("Concat", in, {{"axis", IntAttr(c.axis)}}, opts);
+      ASSERT_TRUE(out.ok()) << out.status();
+      ExpectTensor((*out)[0], out_shape, want);
+    }
+  }
+}
+
 TEST(SplitKernelTest, EqualPartsAndSizes) {
   RunOptions three;
   three.num_outputs = 3;

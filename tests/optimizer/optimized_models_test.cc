@@ -6,6 +6,7 @@
 // outputs on seeded random inputs. Floats: |a - b| <= 1e-5 + 1e-4 |b|
 // (fusion changes the order of float operations; a wrong rewrite is off
 // by far more); integers and bools exactly. Prints the node counts.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -134,6 +135,59 @@ TEST_P(OptimizedModelsTest, SameOutputsAsUnoptimized) {
     for (size_t i = 0; i < want->size(); ++i) {
       EXPECT_EQ(Mismatch((*got)[i], (*want)[i], kRtol, kAtol), "")
           << c.name << " output " << g.outputs()[i].name << " seed " << seed;
+    }
+  }
+}
+
+// The same models in float16 and bfloat16 (RuntimeConfig.precision): every
+// float32 output stays float32 and within the reduced type's error of the
+// float32 run, relative L2 over the output (outputs of other dtypes, an
+// argmax or a mask, may flip where two values tie within that error and are
+// not compared).
+TEST_P(OptimizedModelsTest, ReducedPrecisionStaysClose) {
+  const ModelCase& c = GetParam();
+  absl::StatusOr<std::unique_ptr<const Graph>> loaded =
+      LoadModelGraph(c.path, c.options);
+  if (!loaded.ok() && absl::IsUnimplemented(loaded.status())) {
+    GTEST_SKIP() << loaded.status();
+  }
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const Graph& g = **loaded;
+  absl::StatusOr<Feeds> feeds = FeedsFor(c, g, 5);
+  ASSERT_TRUE(feeds.ok()) << feeds.status();
+  absl::StatusOr<std::vector<Tensor>> want = RunAsIs(g, *feeds);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (Precision p : {PRECISION_FLOAT16, PRECISION_BFLOAT16}) {
+    RuntimeConfig config;
+    config.set_use_gpu(false);
+    config.set_precision(p);
+    absl::StatusOr<std::unique_ptr<Session>> session =
+        Session::Create(Copy(g), config);
+    ASSERT_TRUE(session.ok()) << session.status();
+    for (const std::string& line : (*session)->log()) {
+      EXPECT_EQ(line.find("failed"), std::string::npos) << line;
+    }
+    absl::StatusOr<std::vector<Tensor>> got = (*session)->Run(*feeds);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < want->size(); ++i) {
+      const Tensor& a = (*got)[i];
+      const Tensor& b = (*want)[i];
+      ASSERT_EQ(a.dtype(), b.dtype()) << g.outputs()[i].name;
+      if (b.dtype() != DT_FLOAT || b.NumElements() == 0) continue;
+      double num = 0, den = 0;
+      for (int64_t k = 0; k < b.NumElements(); ++k) {
+        const double d = a.data<float>()[k] - b.data<float>()[k];
+        num += d * d;
+        den += static_cast<double>(b.data<float>()[k]) * b.data<float>()[k];
+      }
+      const double rel = std::sqrt(num / std::max(den, 1e-30));
+      std::cout << absl::StrFormat("[ %-8s ] %-40s %-12s rel L2 %.2e\n",
+                                   p == PRECISION_FLOAT16 ? "float16"
+                                                          : "bfloat16",
+                                   c.name, g.outputs()[i].name, rel);
+      EXPECT_LT(rel, p == PRECISION_FLOAT16 ? 1e-2 : 3e-2)
+          << c.name << " output " << g.outputs()[i].name;
     }
   }
 }

@@ -122,3 +122,26 @@ def test_bad_environment_value_is_an_error(mlp_path, monkeypatch):
     with pytest.raises(sluice.InvalidArgumentError) as e:
         sluice.Session(mlp_path)
     assert "SLUICE_GPU_ALLOW_GROWTH" in e.value.message
+
+
+@pytest.mark.parametrize("precision, field", [("float16", "PRECISION_FLOAT16"),
+                                              ("bfloat16", "PRECISION_BFLOAT16")])
+def test_reduced_precision_runs_the_model_in_that_type(mlp_path, mlp_input,
+                                                       precision, field):
+    assert f"precision: {field}" in sluice.Config(precision=precision).to_text()
+    want_sess = sluice.Session(mlp_path, config=sluice.Config(use_gpu=False))
+    sess = sluice.Session(mlp_path, config=sluice.Config(use_gpu=False,
+                                                         precision=precision))
+    feeds = {sess.inputs[0].name: mlp_input}
+    want = want_sess.run(None, feeds)
+    got = sess.run(None, feeds)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype == np.float32
+        rel = np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30)
+        assert 0 < rel < 3e-2
+
+
+def test_unknown_precision_is_invalid_argument():
+    with pytest.raises(sluice.InvalidArgumentError) as e:
+        sluice.Config(precision="int4")
+    assert "float16 or bfloat16" in e.value.message
