@@ -137,7 +137,7 @@ class CudaKernel:
     shared_memory_bytes: int
     options: List[str]
     node_name: str
-    cpu_fallback: Optional[str]
+    cpu_fallback: Union[str, GraphBuilder, None]
     config: Optional[Config]
     def __init__(self, source: str, name: str, *,
                  outputs: Optional[Sequence[OutputSpec]] = ...,
@@ -147,10 +147,12 @@ class CudaKernel:
                  shared_memory_bytes: int = ...,
                  options: Sequence[str] = ...,
                  node_name: str = ...,
-                 cpu_fallback: Optional[str] = ...,
+                 cpu_fallback: Union[str, GraphBuilder, None] = ...,
                  config: Optional[Config] = ...) -> None: ...
     def graph_text(self, input_dtypes: Sequence[Any],
                    input_shapes: Optional[Sequence[Optional[Sequence[int]]]] = ...) -> str: ...
+    def add_to(self, builder: GraphBuilder, *inputs: GraphTensor,
+               name: Optional[str] = ...) -> Any: ...
     def session(self, input_dtypes: Sequence[Any]) -> Session: ...
     def __call__(self, *args: Any) -> Any: ...
 
@@ -162,5 +164,5 @@ def cuda_kernel(source: str, name: str, *,
                 shared_memory_bytes: int = ...,
                 options: Sequence[str] = ...,
                 node_name: str = ...,
-                cpu_fallback: Optional[str] = ...,
+                cpu_fallback: Union[str, GraphBuilder, None] = ...,
                 config: Optional[Config] = ...) -> CudaKernel: ...

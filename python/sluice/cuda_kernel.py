@@ -10,6 +10,7 @@ docs/ops.md "Custom CUDA kernels"), as Numba's ``cuda.jit`` or CuPy's
     }''', "saxpy")
     out = saxpy(x, y)                    # NumPy (or DLPack) arrays in and out
     text = saxpy.graph_text(["float32", "float32"])   # the one-node model
+    z = saxpy.add_to(builder, x_t, y_t)  # a node of a sluice.GraphBuilder
 
 The kernel's parameters are a pointer per input, a pointer per output, then
 ``long long n``: the element count of output ``grid_from_output``. sluice
@@ -29,6 +30,7 @@ import numpy as np
 
 from sluice.config import Config
 from sluice.errors import InvalidArgumentError, UnimplementedError
+from sluice.graph_builder import GraphBuilder, GraphTensor
 from sluice.session import Session
 
 OutputSpec = Tuple[Optional[str], Union[int, Sequence[int]]]
@@ -110,9 +112,10 @@ class CudaKernel:
       options: NVRTC options ("-use_fast_math"); sluice picks the
         architecture.
       node_name: the node's name in the graph (errors name it).
-      cpu_fallback: what the CPU runs instead: a text GraphDef (as
-        ``.pbtxt`` files hold) whose signature takes the kernel's inputs
-        and gives its outputs, in order. None: the node needs a GPU.
+      cpu_fallback: what the CPU runs instead: a :class:`sluice.GraphBuilder`
+        or a text GraphDef (as ``.pbtxt`` files hold) whose signature takes
+        the kernel's inputs and gives its outputs, in order (``add_to``
+        takes only a GraphBuilder). None: the node needs a GPU.
       config: the :class:`sluice.Config` of the sessions ``__call__`` makes.
     """
 
@@ -124,7 +127,7 @@ class CudaKernel:
                  shared_memory_bytes: int = 0,
                  options: Sequence[str] = (),
                  node_name: str = "cuda_kernel",
-                 cpu_fallback: Optional[str] = None,
+                 cpu_fallback: Any = None,
                  config: Optional[Config] = None) -> None:
         if not isinstance(source, str) or not source:
             raise InvalidArgumentError("cuda_kernel: source must be a non-empty string")
@@ -141,9 +144,11 @@ class CudaKernel:
         self.shared_memory_bytes = int(shared_memory_bytes)
         self.options = [str(o) for o in options]
         self.node_name = str(node_name)
-        if cpu_fallback is not None and not isinstance(cpu_fallback, str):
+        if cpu_fallback is not None and not (
+                isinstance(cpu_fallback, (str, GraphBuilder))):
             raise InvalidArgumentError(
-                "cuda_kernel: cpu_fallback must be a text GraphDef (str)")
+                "cuda_kernel: cpu_fallback must be a sluice.GraphBuilder or a "
+                f"text GraphDef (str), got {type(cpu_fallback).__name__}")
         self.cpu_fallback = cpu_fallback
         self.config = config
         self._sessions: Dict[Tuple[str, ...], Any] = {}
@@ -213,8 +218,10 @@ class CudaKernel:
             attrs.append(("grid", "list { " + " ".join(f"i: {d}" for d in self.grid) + " }"))
         if self.options:
             attrs.append(("options", "list { " + " ".join(f"s: {_quote(o)}" for o in self.options) + " }"))
-        if self.cpu_fallback:
-            attrs.append(("cpu_fallback", f"graph {{\n{self.cpu_fallback}\n}}"))
+        if self.cpu_fallback is not None:
+            fallback = (self.cpu_fallback if isinstance(self.cpu_fallback, str)
+                        else self.cpu_fallback.to_text())
+            attrs.append(("cpu_fallback", f"graph {{\n{fallback}\n}}"))
         inputs = "".join(f' input: "x{i}"' for i in range(len(in_dtypes)))
         body = "".join(f"\n  attr {{ key: \"{k}\" value {{ {v} }} }}" for k, v in attrs)
         lines.append(f'node {{ name: {_quote(self.node_name)} op: "CudaKernel"{inputs}{body}\n}}')
@@ -224,6 +231,38 @@ class CudaKernel:
             for k in range(len(out_dtypes)))
         lines.append(f"signature {{ {sig_in} {sig_out} }}")
         return "\n".join(lines) + "\n"
+
+    def add_to(self, builder: GraphBuilder, *inputs: GraphTensor,
+               name: Optional[str] = None) -> Any:
+        """Adds the kernel as a CudaKernel node of ``builder`` reading
+        ``inputs`` (GraphTensors of that builder) and returns its output, or
+        a tuple of them. ``name``: the node's name (default ``node_name``).
+        Raises InvalidArgumentError as :meth:`GraphBuilder.add_node` does
+        (the message names the node)."""
+        for i, t in enumerate(inputs):
+            if not isinstance(t, GraphTensor):
+                raise InvalidArgumentError(
+                    f"cuda_kernel.add_to: input {i} must be a GraphTensor of the "
+                    f"builder, got {type(t).__name__}")
+        if isinstance(self.cpu_fallback, str):
+            raise InvalidArgumentError(
+                "cuda_kernel.add_to: give cpu_fallback as a sluice.GraphBuilder "
+                "(a text GraphDef goes only into graph_text)")
+        in_dtypes = [t.dtype for t in inputs]
+        out_dtypes, like, shapes = self._output_attrs(in_dtypes)
+        attrs: Dict[str, Any] = {
+            "Tin": in_dtypes, "output_dtypes": out_dtypes,
+            "output_shape_like": like, "source": self.source,
+            "kernel_name": self.name, "block": self.block,
+            "grid_from_output": self.grid_from_output,
+            "shared_memory_bytes": self.shared_memory_bytes,
+            "options": self.options or None, "grid": self.grid,
+            "cpu_fallback": self.cpu_fallback,
+        }
+        if any(s is not None for s in shapes):
+            attrs["output_shapes"] = [s or [] for s in shapes]
+        return builder.add_node("CudaKernel", list(inputs), attrs,
+                                name or self.node_name)
 
     def session(self, input_dtypes: Sequence[Any]) -> Any:
         """The :class:`sluice.Session` of the one-node graph for these input

@@ -142,6 +142,41 @@ def test_with_a_cpu_fallback_it_runs_anywhere():
     np.testing.assert_allclose(cpu(x, y), 2.5 * x + y, rtol=1e-6)
 
 
+def saxpy_fallback_builder():
+    fb = sluice.GraphBuilder()
+    a = fb.input("a", "float32")
+    b = fb.input("b", "float32")
+    fb.output("o", a * 2.5 + b)
+    return fb
+
+
+def test_add_to_puts_the_node_in_a_graph_builder():
+    k = sluice.cuda_kernel(SAXPY, "saxpy", cpu_fallback=saxpy_fallback_builder())
+    g = sluice.GraphBuilder()
+    x = g.input("x", "float32", [None, 3])
+    y = g.input("y", "float32", [None, 3])
+    z = k.add_to(g, x, y, name="my_saxpy")
+    assert z.dtype == "float32" and z.shape == (None, 3)
+    g.output("z", z * 2.0)
+    text = g.to_text()
+    assert 'op: "CudaKernel"' in text and 'name: "my_saxpy"' in text
+    # Runs on the GPU where there is one, else the fallback on the CPU.
+    sess = sluice.Session(g)
+    x_v = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y_v = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(sess.run("z", {"x": x_v, "y": y_v}),
+                               2 * (2.5 * x_v + y_v), rtol=1e-6)
+
+
+def test_add_to_checks_the_node_as_it_is_added():
+    g = sluice.GraphBuilder()
+    x = g.input("x", "float32")
+    with pytest.raises(sluice.InvalidArgumentError, match="4096 threads"):
+        sluice.cuda_kernel(SAXPY, "saxpy", block=(64, 64)).add_to(g, x, x)
+    with pytest.raises(sluice.InvalidArgumentError, match="GraphBuilder"):
+        sluice.cuda_kernel(SAXPY, "saxpy", cpu_fallback=SAXPY_FALLBACK).add_to(g, x, x)
+
+
 @needs_gpu
 def test_saxpy_matches_numpy():
     k = sluice.cuda_kernel(SAXPY, "saxpy", block=128)
