@@ -105,6 +105,36 @@ absl::StatusOr<std::vector<float>> AttrMap::GetFloatList(
   return std::vector<float>(v->list().f().begin(), v->list().f().end());
 }
 
+absl::StatusOr<std::vector<std::string>> AttrMap::GetStringList(
+    std::string_view name) const {
+  SLUICE_FIND_ATTR_(v, name);
+  std::string kind = AttrValueKind(*v);
+  if (kind != "list(string)" && kind != "list") {
+    return WrongType(name, *v, "list(string)");
+  }
+  return std::vector<std::string>(v->list().s().begin(), v->list().s().end());
+}
+
+absl::StatusOr<std::vector<Shape>> AttrMap::GetShapeList(
+    std::string_view name) const {
+  SLUICE_FIND_ATTR_(v, name);
+  std::string kind = AttrValueKind(*v);
+  if (kind != "list(shape)" && kind != "list") {
+    return WrongType(name, *v, "list(shape)");
+  }
+  std::vector<Shape> out;
+  for (const TensorShapeProto& p : v->list().shape()) {
+    absl::StatusOr<Shape> s = ShapeFromProto(p);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attribute '", std::string(name), "' entry ", out.size(), ": ",
+          s.status().message()));
+    }
+    out.push_back(*std::move(s));
+  }
+  return out;
+}
+
 #undef SLUICE_FIND_ATTR_
 
 AttrValue MakeIntAttr(int64_t v) {
@@ -157,6 +187,18 @@ AttrValue MakeTypeListAttr(const std::vector<DataType>& v) {
   AttrValue a;
   a.mutable_list();  // an empty list is still a list
   for (DataType t : v) a.mutable_list()->add_type(t);
+  return a;
+}
+AttrValue MakeStringListAttr(const std::vector<std::string>& v) {
+  AttrValue a;
+  a.mutable_list();
+  for (const std::string& s : v) a.mutable_list()->add_s(s);
+  return a;
+}
+AttrValue MakeShapeListAttr(const std::vector<Shape>& v) {
+  AttrValue a;
+  a.mutable_list();
+  for (const Shape& s : v) *a.mutable_list()->add_shape() = ShapeToProto(s);
   return a;
 }
 AttrValue MakeGraphAttr(GraphDef v) {

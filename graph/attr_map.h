@@ -41,6 +41,10 @@ class AttrMap {
   absl::StatusOr<std::vector<float>> GetFloatList(std::string_view name) const;
   absl::StatusOr<std::vector<DataType>> GetTypeList(
       std::string_view name) const;
+  absl::StatusOr<std::vector<std::string>> GetStringList(
+      std::string_view name) const;
+  // Each shape as ShapeFromProto reads it (INVALID_ARGUMENT for a bad one).
+  absl::StatusOr<std::vector<Shape>> GetShapeList(std::string_view name) const;
 
   const std::map<std::string, AttrValue, std::less<>>& values() const {
     return values_;
@@ -61,6 +65,8 @@ AttrValue MakeTensorAttr(TensorProto v);
 AttrValue MakeIntListAttr(const std::vector<int64_t>& v);
 AttrValue MakeFloatListAttr(const std::vector<float>& v);
 AttrValue MakeTypeListAttr(const std::vector<DataType>& v);
+AttrValue MakeStringListAttr(const std::vector<std::string>& v);
+AttrValue MakeShapeListAttr(const std::vector<Shape>& v);
 AttrValue MakeGraphAttr(GraphDef v);
 
 // "int", "float", "list(int)", "tensor", ... for the value held; "unset" for

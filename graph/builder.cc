@@ -289,6 +289,11 @@ void GraphBuilder::BuildSubgraphs(int id) {
     if (a.type != AttrType::kGraph) continue;
     auto it = n.attrs.find(a.name);
     if (it == n.attrs.end()) continue;  // reported as missing already
+    // An optional graph attribute left empty (its default: CudaKernel's
+    // cpu_fallback) holds no subgraph.
+    if (a.default_value.has_value() && it->second.graph().node_size() == 0) {
+      continue;
+    }
     GraphSource source;
     source.path = source_.path;
     source.base_dir = source_.base_dir;

@@ -55,6 +55,8 @@ void RegisterNnOps(OpRegistry* registry);      // Softmax, LayerNorm, Conv2D,
                                                // pools
 void RegisterSeqOps(OpRegistry* registry);     // ops/seq_ops.cc:
                                                // LinearAttention, DFT, ...
+void RegisterCudaKernelOps(OpRegistry* registry);  // ops/cuda_kernel_ops.cc:
+                                                   // CudaKernel (NVRTC)
 void RegisterVisionOps(OpRegistry* registry);  // ops/vision_ops.cc: Resize,
                                                // Pad, GridSample, ConvND, ...
 

@@ -13,7 +13,8 @@
 # (conformance suite, GPU device tests). Exit status: 0 when every step
 # passed. Set SANITIZE=0 to skip memcheck, BENCH=0 to skip the benchmarks,
 # or PARTS to a subset of "tests sanitize replays examples cli bench onnx
-# cudnn cudnn-memcheck resnet precision" (the default is all of them; a 10-minute
+# cudnn cudnn-memcheck resnet precision cudakernel" (the default is all of
+# them; a 10-minute
 # device call does not fit them all). The cudnn part runs the convolution
 # tests (cuDNN and the fallback against the CPU, the memory-limit test, the
 # loader, `sluice devices`, the CNN from four threads) and ResNet-50 on
@@ -27,6 +28,12 @@
 #   tar xzf .gpupack/gpu.tgz && PARTS=cudnn scripts/gpu_suite.sh
 #   tar xzf .gpupack/gpu.tgz && PARTS=cudnn-memcheck scripts/gpu_suite.sh
 #   tar xzf .gpupack/gpu.tgz && PARTS=resnet scripts/gpu_suite.sh
+#
+# The cudakernel part runs the CudaKernel tests (NVRTC compiles, kernels
+# against host values, compile errors with the log, the session with CUDA
+# graph replays) and those kernel tests under compute-sanitizer memcheck;
+# it needs sluice_kernels_test and sluice_executor_test in .gpu/bin and
+# libnvrtc.so.13 on the machine.
 #
 # The onnx part runs the ONNX backend node cases (generated here by
 # tests/onnx/node_suite.py --generate-only and carried in .gpu/onnx_node_cases)
@@ -42,7 +49,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 # Tests read examples/ and tests/*/testdata from this checkout.
 export SLUICE_TEST_DATA_DIR="$PWD"
 
-want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx cudnn cudnn-memcheck resnet precision} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx cudnn cudnn-memcheck resnet precision cudakernel} " == *" $1 "* ]]; }
 
 status=0
 step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records failure
@@ -146,6 +153,16 @@ if want cudnn-memcheck && [[ -x .gpu/bin/sluice_kernels_test ]] &&
   # algorithm search under memcheck would take the whole call.
   step memcheck-cudnn-conv compute-sanitizer --tool memcheck --error-exitcode 1 \
     .gpu/bin/sluice_kernels_test --gtest_filter="$CONV_FILTER:-CudnnConvMemoryTest.*"
+fi
+
+# CudaKernel nodes: NVRTC, the kernel against host values, the session.
+if want cudakernel && [[ -x .gpu/bin/sluice_kernels_test ]]; then
+  step cudakernel-kernels .gpu/bin/sluice_kernels_test --gtest_filter='CudaKernel*:Nvrtc*'
+  [[ -x .gpu/bin/sluice_executor_test ]] && step cudakernel-session \
+    .gpu/bin/sluice_executor_test --gtest_filter='CudaKernelSession*'
+  command -v compute-sanitizer >/dev/null && step memcheck-cudakernel \
+    compute-sanitizer --tool memcheck --error-exitcode 1 \
+    .gpu/bin/sluice_kernels_test --gtest_filter='CudaKernelGpu*'
 fi
 
 # ResNet-50 beside PyTorch (eager and CUDA graph), float32, TF32 off.

@@ -14,6 +14,7 @@
 namespace sluice::cpu {
 
 void RegisterSourceKernels(KernelRegistry* registry);        // sources.cc
+void RegisterCudaKernelFallback(KernelRegistry* registry);  // cuda_kernel_cpu.cc
 void RegisterIdentityKernels(KernelRegistry* registry);      // identity.cc
 void RegisterCastKernels(KernelRegistry* registry);          // cast.cc
 void RegisterUnaryKernels(KernelRegistry* registry);         // elementwise_unary.cc

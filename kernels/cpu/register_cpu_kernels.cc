@@ -7,6 +7,7 @@ namespace sluice {
 
 void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterSourceKernels(registry);
+  cpu::RegisterCudaKernelFallback(registry);
   cpu::RegisterIdentityKernels(registry);
   cpu::RegisterCastKernels(registry);
   cpu::RegisterUnaryKernels(registry);

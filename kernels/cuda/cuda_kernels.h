@@ -29,6 +29,7 @@ void RegisterEinsumKernels(KernelRegistry* registry);       // einsum_kernels.cc
 void RegisterVisionKernels(KernelRegistry* registry);       // vision_kernels.cc
 void RegisterConvNdKernels(KernelRegistry* registry);       // conv_nd_kernels.cc
 void RegisterBitwiseKernels(KernelRegistry* registry);      // bitwise_kernels.cc
+void RegisterCudaKernelOpKernels(KernelRegistry* registry);  // cuda_kernel_op.cc
 
 }  // namespace sluice::cuda
 

@@ -22,6 +22,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterVisionKernels(registry);
   cuda::RegisterConvNdKernels(registry);
   cuda::RegisterBitwiseKernels(registry);
+  cuda::RegisterCudaKernelOpKernels(registry);
 }
 
 }  // namespace sluice

@@ -19,6 +19,7 @@ from sluice.config import Config  # noqa: E402
 from sluice.devices import PhysicalDevice, devices, list_physical_devices  # noqa: E402
 from sluice.session import Report, Session, TensorSpec, place  # noqa: E402
 from sluice.graph_builder import GraphBuilder, GraphTensor  # noqa: E402
+from sluice.cuda_kernel import CudaKernel, cuda_kernel  # noqa: E402
 
 __version__ = "0.1.0"
 #: Whether this build has CUDA kernels (a CPU-only wheel has none).
@@ -28,7 +29,7 @@ with_onnx: bool = _sluice.with_onnx
 #: Every dtype name sluice knows ("float32", "bfloat16", "int4", ...).
 dtypes = tuple(_sluice.dtype_names())
 
-__all__ = ["Config", "PhysicalDevice", "Report", "Session", "TensorSpec",
-           "config", "devices", "dtypes", "errors", "list_physical_devices",
+__all__ = ["Config", "CudaKernel", "PhysicalDevice", "Report", "Session", "TensorSpec",
+           "config", "cuda_kernel", "devices", "dtypes", "errors", "list_physical_devices",
            "place", "with_cuda", "with_onnx", "__version__"] + errors.__all__
 __all__ += ["GraphBuilder", "GraphTensor"]

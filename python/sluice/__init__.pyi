@@ -123,3 +123,46 @@ def place(model: Model, devices: Optional[str] = ..., *,
           config: Optional[Config] = ..., strategy: Optional[str] = ...,
           batch: int = ..., optimization_level: Optional[str] = ...,
           format: Optional[str] = ...) -> Report: ...
+
+# --- custom CUDA kernels ------------------------------------------------------
+OutputSpec = Tuple[Optional[Any], Union[int, Sequence[int]]]
+
+class CudaKernel:
+    source: str
+    name: str
+    outputs: List[OutputSpec]
+    block: List[int]
+    grid: Optional[List[int]]
+    grid_from_output: int
+    shared_memory_bytes: int
+    options: List[str]
+    node_name: str
+    cpu_fallback: Union[str, GraphBuilder, None]
+    config: Optional[Config]
+    def __init__(self, source: str, name: str, *,
+                 outputs: Optional[Sequence[OutputSpec]] = ...,
+                 block: Union[int, Sequence[int]] = ...,
+                 grid: Union[int, Sequence[int], None] = ...,
+                 grid_from_output: int = ...,
+                 shared_memory_bytes: int = ...,
+                 options: Sequence[str] = ...,
+                 node_name: str = ...,
+                 cpu_fallback: Union[str, GraphBuilder, None] = ...,
+                 config: Optional[Config] = ...) -> None: ...
+    def graph_text(self, input_dtypes: Sequence[Any],
+                   input_shapes: Optional[Sequence[Optional[Sequence[int]]]] = ...) -> str: ...
+    def add_to(self, builder: GraphBuilder, *inputs: GraphTensor,
+               name: Optional[str] = ...) -> Any: ...
+    def session(self, input_dtypes: Sequence[Any]) -> Session: ...
+    def __call__(self, *args: Any) -> Any: ...
+
+def cuda_kernel(source: str, name: str, *,
+                outputs: Optional[Sequence[OutputSpec]] = ...,
+                block: Union[int, Sequence[int]] = ...,
+                grid: Union[int, Sequence[int], None] = ...,
+                grid_from_output: int = ...,
+                shared_memory_bytes: int = ...,
+                options: Sequence[str] = ...,
+                node_name: str = ...,
+                cpu_fallback: Union[str, GraphBuilder, None] = ...,
+                config: Optional[Config] = ...) -> CudaKernel: ...
