@@ -38,7 +38,7 @@ extern "C" __global__ void saxpy(const float* x, const float* y, float* out,
 
 // Two outputs of different dtypes: |x|, and (of a fixed shape [1], written
 // by thread 0) the element count the kernel was given.
-constexpr char kTwoOutputs[] = R"cuda(
+[[maybe_unused]] constexpr char kTwoOutputs[] = R"cuda(
 template <typename T>
 __global__ void abs_and_count(const T* x, T* absval, int* count, long long n) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -47,7 +47,7 @@ __global__ void abs_and_count(const T* x, T* absval, int* count, long long n) {
 }
 )cuda";
 
-constexpr char kSyntaxError[] = R"cuda(
+[[maybe_unused]] constexpr char kSyntaxError[] = R"cuda(
 extern "C" __global__ void broken(const float* x, float* y, long long n) {
   y[0] = x[0] +;
 }
@@ -64,7 +64,8 @@ Attrs SaxpyAttrs(const std::string& source = kSaxpy,
           {"block", MakeIntListAttr({128})}};
 }
 
-std::vector<float> Ramp(int n, float scale, float offset) {
+// The GPU tests' inputs (unused in a build without CUDA).
+[[maybe_unused]] std::vector<float> Ramp(int n, float scale, float offset) {
   std::vector<float> v(n);
   for (int i = 0; i < n; ++i) v[i] = scale * static_cast<float>(i % 97) + offset;
   return v;
