@@ -8,13 +8,6 @@ namespace sluice::optimizer_test {
 namespace {
 
 
-std::vector<float> Values(int n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 // A ResNet block's tail: conv -> bias -> (+ residual r) -> Relu.
 GraphMaker ConvTail(bool residual, bool relu, std::vector<int64_t> bias_shape) {

@@ -7,13 +7,6 @@
 namespace sluice::optimizer_test {
 namespace {
 
-std::vector<float> Values(int n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 // Conv2D 3->4, bias Add, then a BatchNormalization as Mul and Add.
 GraphMaker ConvBn(bool conv_has_other_reader) {

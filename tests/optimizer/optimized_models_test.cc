@@ -175,13 +175,7 @@ TEST_P(OptimizedModelsTest, ReducedPrecisionStaysClose) {
       const Tensor& b = (*want)[i];
       ASSERT_EQ(a.dtype(), b.dtype()) << g.outputs()[i].name;
       if (b.dtype() != DT_FLOAT || b.NumElements() == 0) continue;
-      double num = 0, den = 0;
-      for (int64_t k = 0; k < b.NumElements(); ++k) {
-        const double d = a.data<float>()[k] - b.data<float>()[k];
-        num += d * d;
-        den += static_cast<double>(b.data<float>()[k]) * b.data<float>()[k];
-      }
-      const double rel = std::sqrt(num / std::max(den, 1e-30));
+      const double rel = RelL2(a, b);
       std::cout << absl::StrFormat("[ %-8s ] %-40s %-12s rel L2 %.2e\n",
                                    p == PRECISION_FLOAT16 ? "float16"
                                                           : "bfloat16",

@@ -13,6 +13,7 @@
 #ifndef SLUICE_TESTS_OPTIMIZER_OPTIMIZER_TEST_UTIL_H_
 #define SLUICE_TESTS_OPTIMIZER_OPTIMIZER_TEST_UTIL_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -91,6 +92,26 @@ class GraphMaker {
   }
   GraphDef def_;
 };
+
+// n seeded values uniform in [lo, hi).
+inline std::vector<float> Values(int n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// ||a - b|| / ||b|| over two float32 tensors of one shape.
+inline double RelL2(const Tensor& a, const Tensor& b) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < b.NumElements(); ++i) {
+    const double d = a.data<float>()[i] - b.data<float>()[i];
+    num += d * d;
+    den += static_cast<double>(b.data<float>()[i]) * b.data<float>()[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-30));
+}
 
 inline AttrValue Ints(const std::vector<int64_t>& v) {
   return MakeIntListAttr(v);

@@ -9,24 +9,7 @@
 namespace sluice::optimizer_test {
 namespace {
 
-std::vector<float> Values(int n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
-// ||a - b|| / ||b|| over two float32 tensors of one shape.
-double RelL2(const Tensor& a, const Tensor& b) {
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < b.NumElements(); ++i) {
-    const double d = a.data<float>()[i] - b.data<float>()[i];
-    num += d * d;
-    den += static_cast<double>(b.data<float>()[i]) * b.data<float>()[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-30));
-}
 
 PassOptions Reduced(DataType t) {
   PassOptions o;
