@@ -64,10 +64,11 @@ import mobilenet_v2  # noqa: E402  (bench/models/mobilenet_v2.py)
 import resnet50  # noqa: E402  (bench/models/resnet50.py)
 from bench_env import cpu_model, sluice_gpus, tool_env  # noqa: E402
 
-GPU_PEERS = ("torch_eager", "torch_graph")
+GPU_PEERS = ("torch_eager", "torch_graph", "torch_compiled")
 PEER_TITLES = {
     "sluice_gpu": "sluice GPU", "sluice_cpu": "sluice CPU",
     "torch_eager": "torch eager", "torch_graph": "torch CUDA graph",
+    "torch_compiled": "torch.compile reduce-overhead",
     "onnxruntime_cpu": "onnxruntime CPU", "torch_cpu": "torch CPU (check)",
 }
 
@@ -275,12 +276,14 @@ def save_model(onnx, helper, graph, path):
     onnx.save(model, path)
 
 
-def real_model_workloads(work, quick):
-    """scripts/real_onnx_models.py's models, exported there; yields workloads
-    (or a dict with "error" for one that failed to build or export)."""
+def real_model_workloads(work, quick, base=False):
+    """scripts/real_onnx_models.py's models (with `base`, its BERT-base and
+    GPT-2 sizes instead), exported there; yields workloads (or a dict with
+    "error" for one that failed to build or export)."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
     import real_onnx_models as rom
-    for name, model, inputs in rom.build_models():
+    models = rom.build_base_models() if base else rom.build_models()
+    for name, model, inputs in models:
         try:
             path, how, wrapped = rom.export(name, model, inputs, work)
         except Exception as e:  # the exporter raises many kinds
@@ -355,6 +358,9 @@ def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout,
                 "session_create_s": data.get("session_create_s"),
                 "first_run_s": data.get("first_run_s"),
                 "peak_memory": data.get("peak_memory"),
+                "gpu_graph_steps": data.get("gpu_graph_steps"),
+                "gpu_graph_bytes": data.get("gpu_graph_bytes"),
+                "first_step_peak_bytes": data.get("first_step_peak_bytes"),
                 "top_ops": data.get("profile", {}).get("top_ops"),
                 "top_nodes": nodes,
                 "notes": data.get("notes")})
@@ -388,7 +394,7 @@ def median_ms(step, runs, warmup, sync=lambda: None):
     return float(np.median(times)) * 1e3, float(min(times)) * 1e3
 
 
-def torch_gpu(torch, wl, runs, precision=None):
+def torch_gpu(torch, wl, runs, precision=None, compiled=False):
     """Eager and CUDA-graph peers on cuda:0; returns {peer: (result, y)}.
 
     Each peer is timed three ways: "ms" (the table's figure) copies the
@@ -465,6 +471,22 @@ def torch_gpu(torch, wl, runs, precision=None):
             out["torch_graph"] = timings(replay)
         except Exception as e:
             out["torch_graph"] = ({"error": one_line(f"{type(e).__name__}: {e}")}, None)
+
+        # torch.compile with mode="reduce-overhead" (fused kernels replayed as
+        # CUDA graphs): the faster PyTorch on transformers (--compile).
+        if compiled:
+            try:
+                t0 = time.perf_counter()
+                cfn = torch.compile(fn, mode="reduce-overhead")
+                for _ in range(3):
+                    cfn(*dev_in)
+                sync()
+                res, y = timings(lambda: cfn(*dev_in))
+                res["compile_s"] = round(time.perf_counter() - t0, 1)
+                out["torch_compiled"] = (res, y)
+            except Exception as e:
+                out["torch_compiled"] = (
+                    {"error": one_line(f"{type(e).__name__}: {e}")}, None)
     torch.cuda.synchronize()
     return out  # the caller empties the cache once these locals are gone
 
@@ -549,13 +571,16 @@ def run_workload(wl, ctx):
             t0 = time.perf_counter()
             try:
                 for peer, (res, y) in torch_gpu(torch, wl, wl["runs_gpu"],
-                                                ctx.get("precision")).items():
+                                                ctx.get("precision"),
+                                                ctx.get("compile")).items():
                     peers[peer], outputs[peer] = res, y
                 torch.cuda.empty_cache()
             except Exception as e:
                 for peer in GPU_PEERS:
                     peers.setdefault(peer, {"error": one_line(f"{type(e).__name__}: {e}")})
             for peer in GPU_PEERS:
+                if peer not in peers:
+                    continue  # torch_compiled without --compile
                 peers[peer]["wall_s"] = round(time.perf_counter() - t0, 2)
                 res = peers[peer]
                 log(f"  {wl['name']}: {PEER_TITLES[peer]}: "
@@ -620,13 +645,14 @@ def markdown(report):
         "is against sluice's output on the same kind of device (sluice CPU "
         "against sluice GPU).", "",
         "| workload | sluice GPU ms | torch eager ms (ratio) | torch CUDA graph "
-        "ms (ratio) | sluice CPU ms | onnxruntime CPU ms (ratio) | max abs diff: "
+        "ms (ratio) | torch.compile reduce-overhead ms (ratio) | sluice CPU ms | "
+        "onnxruntime CPU ms (ratio) | max abs diff: "
         "eager / graph / ORT / sluice CPU |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for w in report["workloads"]:
         if "error" in w:
-            lines.append(f"| {w['name']} | {w['error']} | | | | | |")
+            lines.append(f"| {w['name']} | {w['error']} | | | | | | |")
             continue
         p = w["peers"]
         diffs = " / ".join(fmt_diff(p.get(k)) for k in
@@ -634,7 +660,7 @@ def markdown(report):
         lines.append(
             f"| {w['name']} | {fmt_ms(p.get('sluice_gpu'))} | "
             f"{fmt_peer(p.get('torch_eager'))} | {fmt_peer(p.get('torch_graph'))} | "
-            f"{fmt_ms(p.get('sluice_cpu'))} | {fmt_peer(p.get('onnxruntime_cpu'))} | "
+            f"{fmt_peer(p.get('torch_compiled'))} | {fmt_ms(p.get('sluice_cpu'))} | {fmt_peer(p.get('onnxruntime_cpu'))} | "
             f"{diffs} |")
     lines += ["", "Details: PyTorch's step with the output copied into a pinned "
               "host tensor instead of .cpu(), and with device-resident inputs and "
@@ -674,6 +700,20 @@ def markdown(report):
                f"{(p.get('sluice_cpu') or {}).get('runs', '—')}"
         lines.append(f"| {w['name']} | {w['title']} | {comp('torch_eager')} | "
                      f"{comp('torch_graph')} | {rel} | {check} | {one_off} | {runs} |")
+    lines += ["", "sluice GPU's steps replayed as a CUDA graph, and the GPU memory "
+              "the replayed graph holds beside the first (kernel-by-kernel) "
+              "step's peak above the weights (issue 14: at most 1.2x):", "",
+              "| workload | replayed steps / timed+warm-up+first | graph MiB | "
+              "first step peak MiB | ratio |", "|---|---|---|---|---|"]
+    for w in report["workloads"]:
+        sg = (w.get("peers") or {}).get("sluice_gpu") or {}
+        if "ms" not in sg:
+            continue
+        gb, fp = sg.get("gpu_graph_bytes") or 0, sg.get("first_step_peak_bytes") or 0
+        ratio = f"{gb / fp:.2f}x" if gb and fp else "—"
+        total = sg.get("runs", 0) + sg.get("warmup", 0) + 1
+        lines.append(f"| {w['name']} | {sg.get('gpu_graph_steps', '—')} / {total} | "
+                     f"{gb / 2**20:.1f} | {fp / 2**20:.1f} | {ratio} |")
     errors = [(w["name"], k, r[kind]) for w in report["workloads"]
               for k, r in w.get("peers", {}).items()
               for kind in ("error", "warning") if kind in r]
@@ -705,7 +745,8 @@ def main():
                     help="workloads to run (encoder_b1 encoder_b32 matmul_4096 "
                          "matmul_8192 neg_chain resnet50_b1 resnet50_b32 "
                          "mobilenet_v2_b1 mobilenet_v2_b32 densenet121_b1 "
-                         "densenet121_b32 real_models)")
+                         "densenet121_b32 real_models real_models_base: "
+                         "BERT-base b1/b8 and GPT-2 124M at sequence 128)")
     ap.add_argument("--budget-s", type=float, default=200,
                     help="start no real model after this many seconds (default 200)")
     ap.add_argument("--timeout", type=float, default=300,
@@ -713,6 +754,8 @@ def main():
     ap.add_argument("--precision", choices=("float16", "bfloat16"),
                     help="GPU peers in this precision: sluice --precision, "
                          "PyTorch under torch.autocast (CPU peers stay float32)")
+    ap.add_argument("--compile", action="store_true",
+                    help="also time torch.compile(mode='reduce-overhead')")
     ap.add_argument("--no-cpu", action="store_true",
                     help="skip the CPU peers (sluice CPU, onnxruntime)")
     ap.add_argument("--keep", action="store_true",
@@ -753,7 +796,7 @@ def main():
     ctx = {"sluice": sluice, "sluice_gpu": sluice_gpu_ok,
            "torch": torch, "torch_gpu": torch_gpu_ok, "ort": ort,
            "timeout": args.timeout, "precision": args.precision,
-           "no_cpu": args.no_cpu}
+           "no_cpu": args.no_cpu, "compile": args.compile}
 
     only = set(args.only or [])
     want = (lambda n: n in only) if only else (lambda n: True)
@@ -793,11 +836,14 @@ def main():
     run_builders(builders)
 
     real = ("real_models" in only) if only else not args.quick
-    if real and torch is None:
+    base = "real_models_base" in (only or [])
+    if (real or base) and torch is None:
         notes.append("real models skipped: no torch")
-    elif real:
+    for size in ([False] if real else []) + ([True] if base else []):
+        if torch is None:
+            break
         try:
-            for wl in real_model_workloads(work, args.quick):
+            for wl in real_model_workloads(work, args.quick, base=size):
                 elapsed = time.perf_counter() - start
                 if elapsed > args.budget_s:
                     notes.append(f"{wl['name']} skipped: {elapsed:.0f} s spent, "

@@ -14,6 +14,10 @@
 namespace sluice {
 namespace {
 
+// The pool the calling thread allocates from, and on which arena.
+thread_local const ArenaAllocator* scoped_arena = nullptr;
+thread_local int scoped_pool = 0;
+
 size_t RoundUp(size_t bytes) {
   if (bytes == 0) return kArenaAlignment;
   return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
@@ -143,7 +147,11 @@ absl::StatusOr<void*> ArenaAllocator::Allocate(size_t bytes) {
     return absl::ResourceExhaustedError(OutOfMemoryMessage(bytes));
   }
   const size_t rounded = RoundUp(bytes);
+  const int pool = ThreadPoolId();
   absl::MutexLock lock(&mu_);
+  if (pool != 0 && pools_.count(pool) != 0) {
+    return AllocateInPoolLocked(pool, bytes);
+  }
   uintptr_t addr = FindFreeLocked(rounded);
   if (addr == 0) {
     absl::Status grown = GrowLocked(rounded);
@@ -165,31 +173,142 @@ void ArenaAllocator::Deallocate(void* ptr, size_t /*bytes*/) {
   absl::MutexLock lock(&mu_);
   auto it = blocks_.find(addr);
   if (it == blocks_.end() || it->second.free) return;  // not ours: ignore
-  Block& block = it->second;
-  in_use_ -= static_cast<int64_t>(block.size);
+  in_use_ -= static_cast<int64_t>(it->second.size);
   --num_allocations_;
+  FreeBlockLocked(it);
+}
+
+std::set<std::pair<size_t, uintptr_t>>& ArenaAllocator::FreeSetLocked(
+    int pool) {
+  return pool == 0 ? free_ : pools_[pool].free;
+}
+
+void ArenaAllocator::FreeBlockLocked(std::map<uintptr_t, Block>::iterator it) {
+  const uintptr_t addr = it->first;
+  Block& block = it->second;
   block.free = true;
   block.requested = 0;
+  auto& free_set = FreeSetLocked(block.pool);
+  auto joins = [&](const Block& other) {
+    return other.free && other.region == block.region &&
+           other.pool == block.pool;
+  };
   // Coalesce with the next block, then with the previous one.
   auto next = std::next(it);
-  if (next != blocks_.end() && next->second.free &&
-      next->second.region == block.region && addr + block.size == next->first) {
-    free_.erase({next->second.size, next->first});
+  if (next != blocks_.end() && joins(next->second) &&
+      addr + block.size == next->first) {
+    free_set.erase({next->second.size, next->first});
     block.size += next->second.size;
     blocks_.erase(next);
   }
   if (it != blocks_.begin()) {
     auto prev = std::prev(it);
-    if (prev->second.free && prev->second.region == block.region &&
-        prev->first + prev->second.size == addr) {
-      free_.erase({prev->second.size, prev->first});
+    if (joins(prev->second) && prev->first + prev->second.size == addr) {
+      free_set.erase({prev->second.size, prev->first});
       prev->second.size += block.size;
       blocks_.erase(it);
-      free_.insert({prev->second.size, prev->first});
+      free_set.insert({prev->second.size, prev->first});
       return;
     }
   }
-  free_.insert({block.size, addr});
+  free_set.insert({block.size, addr});
+}
+
+absl::StatusOr<void*> ArenaAllocator::AllocateInPoolLocked(int pool,
+                                                           size_t bytes) {
+  const size_t rounded = RoundUp(bytes);
+  Pool& p = pools_[pool];
+  auto fit = p.free.lower_bound({rounded, 0});
+  if (fit != p.free.end()) {  // the pool's own memory, split like the arena's
+    const uintptr_t addr = fit->second;
+    Block& block = blocks_[addr];
+    p.free.erase(fit);
+    if (block.size - rounded >= kArenaAlignment) {
+      const uintptr_t rest = addr + rounded;
+      blocks_[rest] = Block{block.size - rounded, true, block.region, 0, pool};
+      p.free.insert({block.size - rounded, rest});
+      block.size = rounded;
+    }
+    block.free = false;
+    block.requested = bytes;
+    in_use_ += static_cast<int64_t>(block.size);
+    peak_in_use_ = std::max(peak_in_use_, in_use_);
+    ++num_allocations_;
+    return reinterpret_cast<void*>(addr);
+  }
+  // A block of the arena's, which the pool then holds.
+  uintptr_t addr = FindFreeLocked(rounded);
+  if (addr == 0) {
+    absl::Status grown = GrowLocked(rounded);
+    if (grown.ok()) addr = FindFreeLocked(rounded);
+    if (addr == 0) {
+      std::string message = OutOfMemoryMessage(bytes);
+      if (!grown.ok()) absl::StrAppend(&message, "; ", grown.message());
+      return absl::Status(grown.ok() || absl::IsResourceExhausted(grown)
+                              ? absl::StatusCode::kResourceExhausted
+                              : grown.code(),
+                          message);
+    }
+  }
+  void* ptr = TakeBlockLocked(addr, rounded, bytes);
+  Block& block = blocks_[addr];
+  block.pool = pool;
+  p.bytes += static_cast<int64_t>(block.size);
+  return ptr;
+}
+
+int ArenaAllocator::CreatePool() {
+  absl::MutexLock lock(&mu_);
+  const int id = next_pool_id_++;
+  pools_[id];
+  return id;
+}
+
+void ArenaAllocator::ReleasePool(int pool) {
+  absl::MutexLock lock(&mu_);
+  auto found = pools_.find(pool);
+  if (found == pools_.end()) return;
+  std::vector<uintptr_t> free_blocks;
+  for (const auto& [size, addr] : found->second.free) free_blocks.push_back(addr);
+  pools_.erase(found);
+  // Every block becomes the arena's; the free ones are freed again, one by
+  // one, so each coalesces only with blocks already in the arena's free set.
+  for (auto& [addr, block] : blocks_) {
+    if (block.pool != pool) continue;
+    block.pool = 0;
+    block.free = false;
+  }
+  for (uintptr_t addr : free_blocks) {
+    auto it = blocks_.find(addr);
+    if (it != blocks_.end()) FreeBlockLocked(it);  // else merged already
+  }
+}
+
+int64_t ArenaAllocator::PoolBytes(int pool) const {
+  absl::MutexLock lock(&mu_);
+  auto found = pools_.find(pool);
+  return found == pools_.end() ? 0 : found->second.bytes;
+}
+
+void ArenaAllocator::ResetPeak() {
+  absl::MutexLock lock(&mu_);
+  peak_in_use_ = in_use_;
+}
+
+int ArenaAllocator::ThreadPoolId() const {
+  return scoped_arena == this ? scoped_pool : 0;
+}
+
+ArenaAllocator::PoolScope::PoolScope(ArenaAllocator* arena, int pool)
+    : previous_arena_(scoped_arena), previous_pool_(scoped_pool) {
+  if (arena == nullptr) return;
+  scoped_arena = arena;
+  scoped_pool = pool;
+}
+
+ArenaAllocator::PoolScope::~PoolScope() {
+  scoped_arena = previous_arena_;
+  scoped_pool = previous_pool_;
 }
 
 int64_t ArenaAllocator::ReleaseUnused() {
@@ -203,7 +322,7 @@ int64_t ArenaAllocator::ReleaseUnusedLocked() {
     const Region region = it->second;
     auto block = blocks_.find(region.base);
     if (block == blocks_.end() || !block->second.free ||
-        block->second.size != region.size) {
+        block->second.pool != 0 || block->second.size != region.size) {
       ++it;
       continue;
     }
@@ -255,6 +374,7 @@ AllocatorStats ArenaAllocator::GetStats() const {
   s.largest_free_block = LargestFreeLocked();
   s.num_allocations = num_allocations_;
   s.num_regions = static_cast<int64_t>(regions_.size());
+  for (const auto& [id, pool] : pools_) s.bytes_in_pools += pool.bytes;
   return s;
 }
 

@@ -14,6 +14,22 @@
 //   arena->Deallocate(p, 1 << 20);
 //   arena->ReleaseUnused();   // hands fully free regions back to the source
 //
+// Private pools (what a GPU step replayed as a CUDA graph allocates from:
+// executor/gpu_graph_runner.h). While a PoolScope is open on a thread, the
+// allocations that thread makes on the arena come from the pool: from the
+// pool's own free blocks first, else from the arena's (which then belong to
+// the pool). A pool block that is freed goes back to the pool only, so its
+// memory is reused by later allocations in the same pool and by nothing
+// else until ReleasePool. That is what lets a recorded step's tensors share
+// memory by lifetime (a replay writes the same addresses again) while other
+// steps allocate around them:
+//
+//   const int pool = arena->CreatePool();
+//   { ArenaAllocator::PoolScope scope(arena, pool); ... record ... }
+//   ... replay ...
+//   arena->ReleasePool(pool);  // free blocks return to the arena now, live
+//                              // ones when they are freed
+//
 // Thread-safe: every method takes the arena's mutex (the region source is
 // only called under it).
 #ifndef SLUICE_DEVICE_ARENA_H_
@@ -73,6 +89,9 @@ struct AllocatorStats {
   int64_t largest_free_block = 0;
   int64_t num_allocations = 0;     // live allocations
   int64_t num_regions = 0;
+  // Bytes private pools hold (their live blocks and their free ones); the
+  // free ones are not in largest_free_block.
+  int64_t bytes_in_pools = 0;
   // "in use 1.5 MiB (peak 2.0 MiB), reserved 8.0 MiB of 8.0 MiB limit,
   //  largest free block 6.5 MiB, 3 allocations in 1 region".
   std::string DebugString() const;
@@ -102,6 +121,30 @@ class ArenaAllocator final : public Allocator {
   int64_t ReleaseUnused();
 
   AllocatorStats GetStats() const;
+  // Starts a new peak: peak_bytes_in_use becomes bytes_in_use.
+  void ResetPeak();
+
+  // A new private pool's id (> 0); see the file comment.
+  int CreatePool();
+  // Hands the pool's free blocks back to the arena; its live blocks go back
+  // when they are freed. Unknown ids are ignored.
+  void ReleasePool(int pool);
+  // Bytes of the blocks the pool holds, live and free.
+  int64_t PoolBytes(int pool) const;
+
+  // Routes the calling thread's allocations on `arena` to `pool` while it
+  // lives (scopes nest; the innermost wins). `arena` may be null: no effect.
+  class PoolScope {
+   public:
+    PoolScope(ArenaAllocator* arena, int pool);
+    ~PoolScope();
+    PoolScope(const PoolScope&) = delete;
+    PoolScope& operator=(const PoolScope&) = delete;
+
+   private:
+    const ArenaAllocator* const previous_arena_;
+    const int previous_pool_;
+  };
   const ArenaOptions& options() const { return options_; }
 
  private:
@@ -110,6 +153,11 @@ class ArenaAllocator final : public Allocator {
     bool free = true;
     int region = 0;         // id of the region the block lies in
     size_t requested = 0;   // bytes asked for, when allocated
+    int pool = 0;           // the private pool that holds it; 0: none
+  };
+  struct Pool {
+    std::set<std::pair<size_t, uintptr_t>> free;  // (size, address)
+    int64_t bytes = 0;  // of its blocks, live and free
   };
   struct Region {
     uintptr_t base = 0;
@@ -125,6 +173,19 @@ class ArenaAllocator final : public Allocator {
   uintptr_t FindFreeLocked(size_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void* TakeBlockLocked(uintptr_t addr, size_t bytes, size_t requested)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Allocate within `pool`; a pool block, or an arena block it takes.
+  absl::StatusOr<void*> AllocateInPoolLocked(int pool, size_t bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks the live block at `it` free: in the arena's free set when it has
+  // no pool, else in its pool's, coalescing with free neighbours of the same
+  // region and pool.
+  void FreeBlockLocked(std::map<uintptr_t, Block>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The free set a block of `pool` belongs to.
+  std::set<std::pair<size_t, uintptr_t>>& FreeSetLocked(int pool)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The pool this thread allocates from on this arena (0: none).
+  int ThreadPoolId() const;
   std::string OutOfMemoryMessage(size_t bytes) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t LargestFreeLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -144,6 +205,8 @@ class ArenaAllocator final : public Allocator {
   int64_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t peak_in_use_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t num_allocations_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<int, Pool> pools_ ABSL_GUARDED_BY(mu_);
+  int next_pool_id_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace sluice

@@ -167,6 +167,10 @@ class GpuDevice : public Device {
 
   // --- Memory ---------------------------------------------------------------
   virtual AllocatorStats allocator_stats() const = 0;
+  // The arena behind allocator(), for its private pools and peak (a replayed
+  // step's memory: executor/gpu_graph_runner.h); null when the allocator is
+  // not an arena (test doubles).
+  virtual ArenaAllocator* arena() { return nullptr; }
   // Hands regions that hold no tensor back to the driver; returns the bytes.
   virtual int64_t ReleaseUnusedMemory() = 0;
 

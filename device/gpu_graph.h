@@ -38,6 +38,8 @@
 #ifndef SLUICE_DEVICE_GPU_GRAPH_H_
 #define SLUICE_DEVICE_GPU_GRAPH_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -53,7 +55,18 @@ class GpuGraph {
   virtual absl::Status Launch() = 0;
   // How many kernels and other operations the graph holds.
   virtual int num_nodes() const = 0;
+  // After a launch: waits for it to finish, then returns the error that the
+  // first error word set in it reports (see RecordErrorWord), or OK.
+  virtual absl::Status CheckErrors() = 0;
+  // How many error words the graph holds.
+  virtual int num_error_words() const = 0;
 };
+
+// What an error word's value means: the error to report for it (a nonzero
+// value the recorded work wrote).
+using ErrorWordExplainer = std::function<absl::Status(uint64_t value)>;
+// The most error words one recording may hold.
+inline constexpr int kMaxErrorWords = 64;
 
 #ifdef SLUICE_WITH_CUDA
 // Starts recording `gpu`'s compute stream on the calling thread, with
@@ -67,6 +80,16 @@ absl::Status BeginGpuCapture(GpuDevice* gpu, const Tensor& cublas_workspace);
 // workspace, lets copies go on, and instantiates the graph. Errors: whatever
 // made the capture fail (FAILED_PRECONDITION when nothing was recorded).
 absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu);
+// While the calling thread records `gpu`: a word of the graph's GPU memory
+// that the work recorded after this call may set (nonzero) to report an
+// error it found on the GPU, such as an index out of range, where an
+// ordinary step would read a flag back and wait. Every launch zeroes the
+// word at this point of the graph; GpuGraph::CheckErrors() reads the words
+// after the launch and returns `explain(value)` for the first one set.
+// FAILED_PRECONDITION when this thread is not recording `gpu`,
+// RESOURCE_EXHAUSTED past kMaxErrorWords.
+absl::StatusOr<unsigned long long*> RecordErrorWord(GpuDevice* gpu,
+                                                    ErrorWordExplainer explain);
 // Whether `gpu`'s compute stream is being recorded now.
 bool IsCapturing(const GpuDevice* gpu);
 // Whether the calling thread is recording `gpu`'s compute stream.
@@ -76,6 +99,10 @@ inline absl::Status BeginGpuCapture(GpuDevice*, const Tensor&) {
   return absl::UnimplementedError("this build of sluice has no CUDA support");
 }
 inline absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice*) {
+  return absl::UnimplementedError("this build of sluice has no CUDA support");
+}
+inline absl::StatusOr<unsigned long long*> RecordErrorWord(
+    GpuDevice*, ErrorWordExplainer) {
   return absl::UnimplementedError("this build of sluice has no CUDA support");
 }
 inline bool IsCapturing(const GpuDevice*) { return false; }

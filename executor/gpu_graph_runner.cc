@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "executor/copy_kernel.h"
+#include "kernels/kernel_registry.h"
 #include "kernels/subgraph_kernel.h"
 
 namespace sluice {
@@ -33,6 +34,14 @@ bool Contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+// Whether `slot` holds a constant in host memory.
+bool HostConstant(const ExecutionPlan& plan, int slot) {
+  for (const auto& [s, value] : plan.constant_slots) {
+    if (s == slot) return value.on_host();
+  }
+  return false;
+}
+
 }  // namespace
 
 std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
@@ -42,7 +51,8 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
     return nullptr;
   };
   GpuDevice* gpu = nullptr;
-  std::vector<int> feed_copies, kernels, fetch_copies;
+  std::vector<int> feed_copies, kernels, fetch_copies, staged;
+  std::vector<int> staged_constants, unstageable_constants;
   for (size_t i = 0; i < plan->nodes.size(); ++i) {
     const PlanNode& pn = plan->nodes[i];
     if (!pn.is_copy) {
@@ -57,10 +67,25 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
                                pn.node->op(), ")"));
       }
       gpu = static_cast<GpuDevice*>(pn.device);
-      for (int slot : pn.input_slots) {
+      absl::StatusOr<const KernelDef*> def =
+          KernelRegistry::Global()->Find(*pn.node, DeviceType::kGpu);
+      for (size_t in = 0; in < pn.input_slots.size(); ++in) {
+        const int slot = pn.input_slots[in];
+        const bool stageable =
+            def.ok() &&
+            Contains((*def)->stageable_host_inputs, static_cast<int>(in));
         if (Contains(plan->feed_slots, slot)) {
-          return no(absl::StrCat(pn.node->name(),
-                                 " reads a fed value in host memory"));
+          // A fed value read in host memory: staged, where the kernel can
+          // read it on the GPU when recorded.
+          if (!stageable) {
+            return no(absl::StrCat(pn.node->name(), " (", pn.node->op(),
+                                   ") reads a fed value in host memory"));
+          }
+          if (!Contains(staged, slot)) staged.push_back(slot);
+        } else if (HostConstant(*plan, slot)) {
+          // Copied once, when recorded, if every reader can take it there.
+          auto& list = stageable ? staged_constants : unstageable_constants;
+          if (!Contains(list, slot)) list.push_back(slot);
         }
       }
       kernels.push_back(static_cast<int>(i));
@@ -100,7 +125,41 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
   runner->feed_copies_ = std::move(feed_copies);
   runner->kernels_ = std::move(kernels);
   runner->fetch_copies_ = std::move(fetch_copies);
+  runner->staged_slots_ = std::move(staged);
+  for (int slot : staged_constants) {
+    if (!Contains(unstageable_constants, slot)) {
+      runner->staged_constants_.push_back(slot);
+    }
+  }
+  // What the recording frees after its last reader, and what it keeps.
+  const ExecutionPlan& p = *runner->plan_;
+  runner->kernel_reads_.assign(p.num_slots, 0);
+  runner->kept_.assign(p.num_slots, false);
+  for (int k : runner->kernels_) {
+    for (int slot : p.nodes[k].input_slots) ++runner->kernel_reads_[slot];
+  }
+  for (int slot : p.feed_slots) runner->kept_[slot] = true;
+  for (int slot : p.fetch_slots) runner->kept_[slot] = true;
+  for (const auto& [slot, value] : p.constant_slots) runner->kept_[slot] = true;
+  for (int i : runner->feed_copies_) runner->kept_[p.nodes[i].output_slot] = true;
+  for (int i : runner->fetch_copies_) {
+    runner->kept_[p.nodes[i].input_slots[0]] = true;
+  }
   return runner;
+}
+
+GpuGraphRunner::~GpuGraphRunner() {
+  absl::MutexLock lock(&mu_);
+  DropRecording();
+}
+
+void GpuGraphRunner::DropRecording() {
+  graph_.reset();
+  values_.clear();
+  temps_.clear();
+  staged_.clear();
+  if (pool_ != 0) gpu_->arena()->ReleasePool(pool_);
+  pool_ = 0;
 }
 
 std::string GpuGraphRunner::failure() const {
@@ -138,15 +197,14 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Run(
         state_ = State::kReplay;
         active_.store(true, std::memory_order_relaxed);
         replays_.fetch_add(1, std::memory_order_relaxed);
-        held_bytes_.store(DeviceBytes(values_, temps_),
+        held_bytes_.store(pool_ != 0 ? gpu_->arena()->PoolBytes(pool_)
+                                     : DeviceBytes(values_, temps_),
                           std::memory_order_relaxed);
         break;
       }
       // Nothing is kept; this step and the later ones run the ordinary way.
       failure_ = std::string(out.status().message());
-      graph_.reset();
-      values_.clear();
-      temps_.clear();
+      DropRecording();
       state_ = State::kOff;
       mu_.Unlock();
       return RunPlan(*plan_, std::move(again), scheduler);
@@ -163,14 +221,31 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Run(
 absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
     std::vector<Tensor> feed_values) {
   const ExecutionPlan& plan = *plan_;
+  // Everything the recording allocates on the GPU comes from a pool of the
+  // runner's (device/arena.h), so values can be freed after their last
+  // reader without another step reusing memory that a replay writes.
+  ArenaAllocator* arena = gpu_->arena();
+  if (arena != nullptr) pool_ = arena->CreatePool();
+  ArenaAllocator::PoolScope in_pool(arena, pool_);
+  const bool by_lifetime = pool_ != 0;
+
   values_.assign(plan.num_slots, Tensor());
   for (size_t i = 0; i < plan.feed_slots.size(); ++i) {
     values_[plan.feed_slots[i]] = std::move(feed_values[i]);
   }
   for (const auto& [slot, value] : plan.constant_slots) values_[slot] = value;
   // The feeds' GPU buffers are made here, outside the recording; replays
-  // copy into the same buffers.
+  // copy into the same buffers. So are the staged feeds', which the kernels
+  // are then recorded reading in place of the host values.
   for (int i : feed_copies_) RETURN_IF_ERROR(RunPlanNode(plan.nodes[i], values_));
+  for (int slot : staged_slots_) {
+    ASSIGN_OR_RETURN(Tensor staged, gpu_->CopyToDevice(values_[slot]));
+    staged_.push_back(staged);
+    values_[slot] = std::move(staged);
+  }
+  for (int slot : staged_constants_) {  // the graph's own copy, made once
+    ASSIGN_OR_RETURN(values_[slot], gpu_->CopyToDevice(values_[slot]));
+  }
   // The graph's GEMMs get a cuBLAS workspace of their own, so a replay never
   // writes scratch that a GEMM of a concurrent ordinary step is using
   // (device/gpu_graph.h).
@@ -182,16 +257,40 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
   temps_.push_back(workspace);
   RETURN_IF_ERROR(BeginGpuCapture(gpu_, workspace));
   absl::Status s;
+  std::vector<int> reads = kernel_reads_;
+  auto release_unread = [&](int slot) {
+    if (by_lifetime && reads[slot] == 0 && !kept_[slot]) values_[slot] = Tensor();
+  };
   for (int i : kernels_) {
-    s = RunPlanNode(plan.nodes[i], values_, &temps_);
+    const PlanNode& pn = plan.nodes[i];
+    // Temps go back to the pool when the kernel returns: later kernels of
+    // the graph may reuse them, in stream order, as in an ordinary step.
+    s = RunPlanNode(pn, values_, by_lifetime ? nullptr : &temps_);
     if (!s.ok()) break;
+    for (int slot : pn.input_slots) {
+      --reads[slot];
+      release_unread(slot);
+    }
+    for (int p = 0; p < pn.num_outputs; ++p) release_unread(pn.output_slot + p);
   }
   absl::StatusOr<std::unique_ptr<GpuGraph>> graph = EndGpuCapture(gpu_);
   RETURN_IF_ERROR(s);
   RETURN_IF_ERROR(graph.status());
   graph_ = *std::move(graph);
+  // Staged slots hold the host feeds again (the staged buffers are in
+  // staged_), for the feed copies of later steps.
+  for (int slot : staged_slots_) values_[slot] = Tensor();
   RETURN_IF_ERROR(graph_->Launch());
   return FetchResults();
+}
+
+absl::Status GpuGraphRunner::StageFeeds() {
+  for (size_t i = 0; i < staged_slots_.size(); ++i) {
+    // The step's plan signature fixes every feed's shape, so the bytes fit.
+    RETURN_IF_ERROR(
+        gpu_->CopyHostToDevice(values_[staged_slots_[i]], &staged_[i]));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Replay(
@@ -206,19 +305,30 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Replay(
     RETURN_IF_ERROR(gpu_->CopyHostToDevice(values_[pn.input_slots[0]],
                                            &values_[pn.output_slot]));
   }
+  RETURN_IF_ERROR(StageFeeds());
   RETURN_IF_ERROR(graph_->Launch());
   return FetchResults();
 }
 
 absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::FetchResults() {
   const ExecutionPlan& plan = *plan_;
-  for (int i : fetch_copies_) RETURN_IF_ERROR(RunPlanNode(plan.nodes[i], values_));
+  absl::Status s;
+  for (int i : fetch_copies_) {
+    s = RunPlanNode(plan.nodes[i], values_);
+    if (!s.ok()) break;
+  }
+  // What the graph checked on the GPU (indices in range) comes first: a
+  // result it reports on is not one to return.
+  if (absl::Status checked = graph_->CheckErrors(); !checked.ok()) s = checked;
   std::vector<Tensor> out;
-  out.reserve(plan.fetch_slots.size());
-  for (int slot : plan.fetch_slots) out.push_back(values_[slot]);
+  if (s.ok()) {
+    out.reserve(plan.fetch_slots.size());
+    for (int slot : plan.fetch_slots) out.push_back(values_[slot]);
+  }
   // Let go of host memory: the caller's feeds and the results.
   for (int slot : plan.feed_slots) values_[slot] = Tensor();
   for (int i : fetch_copies_) values_[plan.nodes[i].output_slot] = Tensor();
+  if (!s.ok()) return s;
   return out;
 }
 

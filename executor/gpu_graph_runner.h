@@ -6,21 +6,33 @@
 //   if (runner) out = runner->Run(std::move(feed_values), scheduler);
 //   else        out = RunPlan(*plan, std::move(feed_values), scheduler);
 //
-// A plan qualifies when every kernel runs on one GPU, no kernel reads a fed
-// value in host memory or runs subgraphs (If, Loop, Scan), and the only
-// copies bring feeds to that GPU and take results back to the host. Steps then go:
+// A plan qualifies when every kernel runs on one GPU, none runs subgraphs
+// (If, Loop, Scan), every kernel that reads a fed value in host memory can
+// also read it in the GPU's memory when recorded
+// (KernelDef::stageable_host_inputs: Gather's indices, such as token ids),
+// and the only copies bring feeds to that GPU and take results back to the
+// host. Steps then go:
 //   1st: an ordinary step (kernels load, the arena grows, cuBLAS warms up);
 //   2nd: the feeds are copied in, the kernels are recorded in plan order,
 //        the graph is launched and the results copied out;
 //   3rd on: the feeds are copied into the same GPU buffers, the graph is
 //        launched, and the results are copied out.
-// The runner keeps every GPU tensor the graph touches (feeds, every
-// intermediate, kernels' temps, and the graph's own cuBLAS workspace) for as
-// long as it lives: intermediates are not reused within the step as in an
-// ordinary step, so a replayed step holds the sum of its intermediates
-// rather than the live set. When the recording fails (a kernel that waits
-// for the GPU or copies, or memory runs out) the step runs the ordinary way
-// and so do all later ones.
+// A fed value a kernel reads in host memory is staged: copied into a GPU
+// buffer of the runner's before each launch, and the kernel recorded reading
+// that buffer (a constant is copied once, when recorded); what it checked on the host (indices in range) the graph
+// checks on the GPU and reports after the launch (GpuGraph::CheckErrors), as
+// the same error an ordinary step gives.
+//
+// Memory (a static plan): the recording step allocates from a private pool
+// of the GPU's arena (device/arena.h) and frees each value after its last
+// reader, as an ordinary step does, so the step's values share memory by
+// lifetime and the graph holds about the live set of an ordinary step, not
+// the sum of its intermediates. The pool's memory is used by nothing else
+// while the runner lives (a replay writes the same addresses again); the
+// feeds' GPU buffers, the staged feeds and the values copied to the host
+// are kept whole. Without an arena (test doubles) every tensor is kept.
+// When the recording fails (a kernel that waits for the GPU or copies, or
+// memory runs out) the step runs the ordinary way and so do all later ones.
 //
 // Thread-safe. One step replays at a time; a step that arrives while
 // another replays runs the ordinary way, meanwhile. Replays share nothing
@@ -81,6 +93,10 @@ class GpuGraphRunner {
   }
   // Why the recording failed; empty when it has not.
   std::string failure() const;
+  // Fed values the graph reads from GPU buffers of its own (see above).
+  int num_staged_feeds() const { return static_cast<int>(staged_slots_.size()); }
+
+  ~GpuGraphRunner();
 
  private:
   enum class State { kWarmUp, kRecord, kReplay, kOff };
@@ -92,15 +108,28 @@ class GpuGraphRunner {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::vector<Tensor>> Replay(std::vector<Tensor> feed_values)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Copies the results out of values_ and returns the fetches.
+  // Copies the results out of values_, checks what the graph checked on
+  // the GPU, and returns the fetches.
   absl::StatusOr<std::vector<Tensor>> FetchResults()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Lets go of the recording: the graph, the values and the pool.
+  void DropRecording() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Copies the fed values into the staged GPU buffers (staged_).
+  absl::Status StageFeeds() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::shared_ptr<const ExecutionPlan> plan_;
   GpuDevice* const gpu_;
   std::vector<int> feed_copies_;   // plan indices: host -> GPU feed copies
   std::vector<int> kernels_;       // plan indices, in plan order
   std::vector<int> fetch_copies_;  // plan indices: GPU -> host result copies
+  std::vector<int> staged_slots_;  // fed slots kernels read in host memory
+  // Constant slots such kernels read in host memory: copied to the GPU once,
+  // when recorded, and kept in values_.
+  std::vector<int> staged_constants_;
+  // Per slot: the kernels' reads of it (the recording frees a value after
+  // its last), and whether it is kept whole for the runner's life.
+  std::vector<int> kernel_reads_;
+  std::vector<bool> kept_;
 
   mutable absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kWarmUp;
@@ -108,6 +137,10 @@ class GpuGraphRunner {
   // Every slot's value as recorded: what the graph reads and writes.
   std::vector<Tensor> values_ ABSL_GUARDED_BY(mu_);
   std::vector<Tensor> temps_ ABSL_GUARDED_BY(mu_);
+  // The staged feeds' GPU buffers, in staged_slots_ order.
+  std::vector<Tensor> staged_ ABSL_GUARDED_BY(mu_);
+  // The arena pool the recording allocated from; 0: none.
+  int pool_ ABSL_GUARDED_BY(mu_) = 0;
   std::string failure_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> replays_{0};
   std::atomic<int64_t> held_bytes_{0};

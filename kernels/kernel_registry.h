@@ -72,6 +72,12 @@ struct KernelDef {
   // Inputs this kernel reads from host memory even on a GPU (shapes,
   // indices it needs on the host).
   std::vector<int> host_memory_inputs;
+  // Of host_memory_inputs, those the kernel also reads in the GPU's memory
+  // while a step is being recorded as a CUDA graph, checking them there
+  // with no wait for the GPU (device/gpu_graph.h's RecordErrorWord): a
+  // replayed step copies fed values of these into GPU buffers of its own
+  // (executor/gpu_graph_runner.h). Gather's indices.
+  std::vector<int> stageable_host_inputs;
 };
 
 class KernelRegistry {

@@ -231,6 +231,7 @@ class CudaGpuDevice final : public GpuDevice {
   }
 
   Allocator* allocator() override { return arena_.get(); }
+  ArenaAllocator* arena() override { return arena_.get(); }
   int physical_index() const override { return physical_; }
   const GpuInfo& info() const override { return info_; }
   bool allow_growth() const override { return allow_growth_; }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "device/gpu_graph.h"
 #include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
 #include "kernels/cuda/copy.h"
@@ -342,19 +343,45 @@ class GatherKernel final : public OpKernel {
     for (int d = 0; d < axis; ++d) outer *= params.dim(d);
     int64_t inner = 1;
     for (int d = axis + 1; d < params.rank(); ++d) inner *= params.dim(d);
-    ASSIGN_OR_RETURN(Tensor flag, ctx->allocate_temp(DT_INT64, Shape({1})));
-    auto* bad = static_cast<unsigned long long*>(flag.raw_data());
-    RETURN_IF_ERROR(Cuda(cudaMemsetAsync(bad, 0, sizeof(*bad), gpu.stream)));
+    // Device indices in a step being recorded: the graph checks them after
+    // each launch (an error word it zeroes), with no wait here.
+    const bool recorded = !host_indices && CapturingOnThisThread(gpu.device);
+    unsigned long long* bad = nullptr;
+    Tensor flag;
+    if (recorded) {
+      // The graph's error names the node, as the executor's would.
+      ASSIGN_OR_RETURN(
+          bad, RecordErrorWord(gpu.device, [indices, i64, axis_dim,
+                                            name = ctx->node().DebugName()](
+                                               uint64_t position) {
+            absl::Status s = ReadBadIndex(indices, i64, axis_dim, position);
+            return absl::Status(s.code(), absl::StrCat(name, ": ", s.message()));
+          }));
+    } else {
+      ASSIGN_OR_RETURN(flag, ctx->allocate_temp(DT_INT64, Shape({1})));
+      bad = static_cast<unsigned long long*>(flag.raw_data());
+      RETURN_IF_ERROR(Cuda(cudaMemsetAsync(bad, 0, sizeof(*bad), gpu.stream)));
+    }
     RETURN_IF_ERROR(LaunchGather(ElementBytes(params), params.raw_data(),
                                  indices.raw_data(), i64, y->raw_data(), outer,
                                  axis_dim, inner, n, bad, gpu.stream));
-    if (host_indices) return absl::OkStatus();
+    if (host_indices || recorded) return absl::OkStatus();
     // Indices computed on the GPU: read the flag back (a host wait).
     unsigned long long position = 0;
     RETURN_IF_ERROR(Cuda(cudaMemcpyAsync(&position, bad, sizeof(position),
                                          cudaMemcpyDeviceToHost, gpu.stream)));
     RETURN_IF_ERROR(Cuda(cudaStreamSynchronize(gpu.stream)));
     if (position == 0) return absl::OkStatus();
+    return ReadBadIndex(indices, i64, axis_dim, position);
+  }
+
+ private:
+  const int64_t axis_attr_;
+
+  // The error for a set flag (`position` is the bad index's position + 1),
+  // reading that index from the GPU.
+  static absl::Status ReadBadIndex(const Tensor& indices, bool i64,
+                                   int64_t axis_dim, uint64_t position) {
     const int64_t k = static_cast<int64_t>(position - 1);
     int64_t value = 0;
     const char* src = static_cast<const char*>(indices.raw_data()) +
@@ -368,9 +395,6 @@ class GatherKernel final : public OpKernel {
     }
     return BadIndex(value, k, axis_dim);
   }
-
- private:
-  const int64_t axis_attr_;
 
   static absl::Status BadIndex(int64_t value, int64_t position, int64_t dim) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -410,9 +434,17 @@ void RegisterArrayKernels(KernelRegistry* registry) {
               MakeKernel<ExpandKernel>, {}, RanksAtMost(kMaxGpuDims));
   // Indices in host memory when the executor can keep them there: checked
   // on the host, no GPU round trip.
-  RegisterGpu(registry, "Gather",
-              {{"T", GpuAllTypes()}, {"Tindices", {DT_INT32, DT_INT64}}},
-              MakeKernel<GatherKernel>, /*host_memory_inputs=*/{1});
+  // A step recorded as a CUDA graph may give it its fed indices in GPU
+  // memory: they are then checked by the graph (RecordErrorWord).
+  KernelDef gather;
+  gather.op = "Gather";
+  gather.device = DeviceType::kGpu;
+  gather.type_constraints = {{"T", GpuAllTypes()},
+                             {"Tindices", {DT_INT32, DT_INT64}}};
+  gather.factory = MakeKernel<GatherKernel>;
+  gather.host_memory_inputs = {1};
+  gather.stageable_host_inputs = {1};
+  registry->Register(std::move(gather));
 }
 
 }  // namespace sluice::cuda

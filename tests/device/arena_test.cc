@@ -1,5 +1,6 @@
 // ArenaAllocator on the CPU, over a fake region source that counts what it
-// hands out: limits, growth policy, out-of-memory errors, coalescing.
+// hands out: limits, growth policy, out-of-memory errors, coalescing, and
+// private pools.
 #include "device/arena.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -295,6 +297,181 @@ TEST(ArenaTest, StatsTrackPeak) {
   EXPECT_EQ(s.num_allocations, 1);
   EXPECT_THAT(s.DebugString(), HasSubstr("in use 3.0 KiB"));
   arena->Deallocate(*b, 3000);
+}
+
+TEST(ArenaTest, ResetPeakStartsFromWhatIsInUse) {
+  FakeRegionState state;
+  auto arena = MakeArena(&state, 8 * kMiB, true);
+  ASSERT_NE(arena, nullptr);
+  absl::StatusOr<void*> a = arena->Allocate(4096);
+  absl::StatusOr<void*> b = arena->Allocate(4096);
+  arena->Deallocate(*b, 4096);
+  EXPECT_EQ(arena->GetStats().peak_bytes_in_use, 8192);
+  arena->ResetPeak();
+  EXPECT_EQ(arena->GetStats().peak_bytes_in_use, 4096);
+  arena->Deallocate(*a, 4096);
+}
+
+// A pool's freed blocks are reused within the pool, by lifetime, and by
+// nothing outside it until the pool is released.
+TEST(ArenaPoolTest, FreedPoolMemoryIsReusedOnlyInThePool) {
+  FakeRegionState state;
+  auto arena = MakeArena(&state, 8 * kMiB, true);
+  ASSERT_NE(arena, nullptr);
+  const int pool = arena->CreatePool();
+  EXPECT_GT(pool, 0);
+  void* first = nullptr;
+  {
+    ArenaAllocator::PoolScope scope(arena.get(), pool);
+    absl::StatusOr<void*> a = arena->Allocate(64 * 1024);
+    ASSERT_TRUE(a.ok()) << a.status();
+    first = *a;
+    arena->Deallocate(*a, 64 * 1024);  // back to the pool
+    absl::StatusOr<void*> b = arena->Allocate(32 * 1024);
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(*b, first) << "a later allocation in the pool reuses its memory";
+    arena->Deallocate(*b, 32 * 1024);
+  }
+  EXPECT_EQ(arena->PoolBytes(pool), 64 * 1024);
+  AllocatorStats stats = arena->GetStats();
+  EXPECT_EQ(stats.bytes_in_pools, 64 * 1024);
+  EXPECT_EQ(stats.bytes_in_use, 0);
+  // Outside the scope the pool's free memory is not handed out.
+  std::vector<void*> outside;
+  for (int i = 0; i < 8; ++i) {
+    absl::StatusOr<void*> p = arena->Allocate(8 * 1024);
+    ASSERT_TRUE(p.ok());
+    EXPECT_TRUE(static_cast<char*>(*p) + 8 * 1024 <= first ||
+                static_cast<char*>(*p) >= static_cast<char*>(first) + 64 * 1024)
+        << "allocation " << i << " lies in the pool's memory";
+    outside.push_back(*p);
+  }
+  for (void* p : outside) arena->Deallocate(p, 8 * 1024);
+  // Released, the pool's memory is the arena's again.
+  arena->ReleasePool(pool);
+  EXPECT_EQ(arena->PoolBytes(pool), 0);
+  EXPECT_EQ(arena->GetStats().bytes_in_pools, 0);
+  absl::StatusOr<void*> big = arena->Allocate(size_t{1} << 20);
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(arena->GetStats().num_regions, 1) << "the region coalesced whole";
+  arena->Deallocate(*big, size_t{1} << 20);
+}
+
+// A block still live when its pool is released goes to the arena when freed.
+TEST(ArenaPoolTest, LiveBlocksOutlastTheirPool) {
+  FakeRegionState state;
+  auto arena = MakeArena(&state, 8 * kMiB, true);
+  ASSERT_NE(arena, nullptr);
+  const int pool = arena->CreatePool();
+  absl::StatusOr<void*> live;
+  {
+    ArenaAllocator::PoolScope scope(arena.get(), pool);
+    live = arena->Allocate(4096);
+    ASSERT_TRUE(live.ok());
+  }
+  arena->ReleasePool(pool);
+  EXPECT_EQ(arena->GetStats().bytes_in_use, 4096);
+  arena->Deallocate(*live, 4096);
+  AllocatorStats stats = arena->GetStats();
+  EXPECT_EQ(stats.bytes_in_use, 0);
+  EXPECT_EQ(stats.largest_free_block, stats.bytes_reserved);
+  EXPECT_EQ(arena->ReleaseUnused(), stats.bytes_reserved);
+}
+
+// Pool blocks are never handed back to the source, even when a whole
+// region is free in the pool.
+TEST(ArenaPoolTest, ReleaseUnusedKeepsPoolRegions) {
+  FakeRegionState state;
+  auto arena = MakeArena(&state, 8 * kMiB, true);
+  ASSERT_NE(arena, nullptr);
+  const int pool = arena->CreatePool();
+  {
+    ArenaAllocator::PoolScope scope(arena.get(), pool);
+    absl::StatusOr<void*> a = arena->Allocate(size_t{1} << 20);  // the region
+    ASSERT_TRUE(a.ok());
+    arena->Deallocate(*a, size_t{1} << 20);
+  }
+  EXPECT_EQ(arena->ReleaseUnused(), 0);
+  EXPECT_EQ(arena->PoolBytes(pool), 1 << 20);
+  arena->ReleasePool(pool);
+  EXPECT_EQ(arena->ReleaseUnused(), 1 << 20);
+}
+
+// The scope routes only the calling thread, and only on its own arena;
+// scopes nest.
+TEST(ArenaPoolTest, ScopeIsPerThreadAndPerArena) {
+  FakeRegionState state, other_state;
+  auto arena = MakeArena(&state, 8 * kMiB, true);
+  auto other = MakeArena(&other_state, 8 * kMiB, true);
+  ASSERT_NE(arena, nullptr);
+  ASSERT_NE(other, nullptr);
+  const int outer = arena->CreatePool();
+  const int inner = arena->CreatePool();
+  ArenaAllocator::PoolScope scope(arena.get(), outer);
+  absl::StatusOr<void*> a = arena->Allocate(4096);
+  {
+    ArenaAllocator::PoolScope nested(arena.get(), inner);
+    absl::StatusOr<void*> b = arena->Allocate(8192);
+    EXPECT_EQ(arena->PoolBytes(inner), 8192);
+    arena->Deallocate(*b, 8192);
+  }
+  absl::StatusOr<void*> c = other->Allocate(4096);  // another arena: no pool
+  std::thread t([&] {
+    absl::StatusOr<void*> d = arena->Allocate(4096);  // another thread
+    arena->Deallocate(*d, 4096);
+  });
+  t.join();
+  EXPECT_EQ(arena->PoolBytes(outer), 4096);
+  EXPECT_EQ(arena->GetStats().bytes_in_pools, 4096 + 8192);
+  EXPECT_EQ(other->GetStats().bytes_in_pools, 0);
+  other->Deallocate(*c, 4096);
+  arena->Deallocate(*a, 4096);
+  arena->ReleasePool(outer);
+  arena->ReleasePool(inner);
+  EXPECT_EQ(arena->GetStats().bytes_in_pools, 0);
+}
+
+// Many pools and the arena interleaved: blocks never overlap and every byte
+// comes back.
+TEST(ArenaPoolTest, InterleavedPoolsNeverOverlap) {
+  FakeRegionState state;
+  auto arena = MakeArena(&state, 64 * kMiB, true);
+  ASSERT_NE(arena, nullptr);
+  std::mt19937 rng(7);
+  const int pools[3] = {0, arena->CreatePool(), arena->CreatePool()};
+  std::map<char*, size_t> live;  // start -> bytes
+  for (int i = 0; i < 3000; ++i) {
+    const int pool = pools[rng() % 3];
+    ArenaAllocator::PoolScope scope(pool == 0 ? nullptr : arena.get(), pool);
+    if (!live.empty() && rng() % 2 == 0) {
+      auto it = live.begin();
+      std::advance(it, rng() % live.size());
+      arena->Deallocate(it->first, it->second);
+      live.erase(it);
+      continue;
+    }
+    const size_t bytes = 1 + rng() % (256 * 1024);
+    absl::StatusOr<void*> p = arena->Allocate(bytes);
+    ASSERT_TRUE(p.ok()) << p.status();
+    char* start = static_cast<char*>(*p);
+    auto next = live.lower_bound(start);
+    if (next != live.end()) {
+      ASSERT_LE(start + bytes, next->first);
+    }
+    if (next != live.begin()) {
+      auto prev = std::prev(next);
+      ASSERT_LE(prev->first + prev->second, start);
+    }
+    std::memset(start, 1, bytes);
+    live[start] = bytes;
+  }
+  for (const auto& [p, bytes] : live) arena->Deallocate(p, bytes);
+  arena->ReleasePool(pools[1]);
+  arena->ReleasePool(pools[2]);
+  AllocatorStats stats = arena->GetStats();
+  EXPECT_EQ(stats.bytes_in_use, 0);
+  EXPECT_EQ(stats.bytes_in_pools, 0);
+  EXPECT_EQ(arena->ReleaseUnused(), stats.bytes_reserved);
 }
 
 }  // namespace

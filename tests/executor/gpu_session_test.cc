@@ -3,7 +3,9 @@
 // of memory and recovering, and falling back to the CPU for a node with no
 // GPU kernel. Every test skips, with the reason, where no GPU is usable.
 #include <atomic>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <thread>
 #include <map>
 #include <string>
@@ -554,9 +556,9 @@ TEST(GpuGraphTest, ConcurrentStepsGetTheirOwnResults) {
   EXPECT_GT((*s)->stats().gpu_graph_steps, 0);
 }
 
-// Gather reads its indices in host memory and copies them to the GPU inside
-// the kernel: that copy cannot be replayed, so the recording fails and the
-// plan runs kernel by kernel, with correct results, from then on.
+// GatherElements copies the offsets it computes on the host to the GPU
+// inside the kernel: that copy cannot be replayed, so the recording fails
+// and the plan runs kernel by kernel, with correct results, from then on.
 TEST(GpuGraphTest, AKernelThatCopiesFallsBackToOrdinarySteps) {
   SKIP_WITHOUT_GPU();
   constexpr char kModel[] = R"pb(
@@ -564,8 +566,41 @@ TEST(GpuGraphTest, AKernelThatCopiesFallsBackToOrdinarySteps) {
            attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "shape" value { shape { dim: 4 dim: 2 } } } }
     node { name: "idx" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_INT64 shape { dim: 1 dim: 2 }
+                                                int_val: 3 int_val: 0 } } } }
+    node { name: "n" op: "Neg" input: "x" }
+    node { name: "g" op: "GatherElements" input: "n" input: "idx"
+           attr { key: "axis" value { i: 0 } } }
+    signature { inputs { name: "x" } outputs { name: "g" tensor: "g" } }
+  )pb";
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kModel, &def));
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (int step = 0; step < 4; ++step) {
+    const float b = static_cast<float>(step);
+    auto out = (*s)->Run({{"x", Tensor::FromVector<float>(
+                                    {b, 1, 2, 3, 4, 5, 6, b + 7}, Shape({4, 2}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    auto v = (*out)[0].flat<float>();
+    EXPECT_THAT(std::vector<float>(v.begin(), v.end()),
+                ::testing::ElementsAre(-6, -1));
+  }
+  EXPECT_EQ((*s)->stats().gpu_graphs, 0);
+  EXPECT_EQ((*s)->stats().gpu_graph_steps, 0);
+}
+
+// Gather reads constant indices in host memory; a recorded step reads its
+// own GPU copy of them, made once, and replays.
+TEST(GpuGraphTest, GatherOfConstantIndicesReplays) {
+  SKIP_WITHOUT_GPU();
+  constexpr char kModel[] = R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 4 dim: 2 } } } }
+    node { name: "idx" op: "Const"
            attr { key: "value" value { tensor { dtype: DT_INT64 shape { dim: 3 }
-                                                int_val: 3 int_val: 0 int_val: 3 } } } }
+                                                int_val: 3 int_val: 0 int_val: -1 } } } }
     node { name: "n" op: "Neg" input: "x" }
     node { name: "g" op: "Gather" input: "n" input: "idx" attr { key: "axis" value { i: 0 } } }
     signature { inputs { name: "x" } outputs { name: "g" tensor: "g" } }
@@ -583,8 +618,155 @@ TEST(GpuGraphTest, AKernelThatCopiesFallsBackToOrdinarySteps) {
     EXPECT_THAT(std::vector<float>(v.begin(), v.end()),
                 ::testing::ElementsAre(-6, -(b + 7), -b, -1, -6, -(b + 7)));
   }
-  EXPECT_EQ((*s)->stats().gpu_graphs, 0);
-  EXPECT_EQ((*s)->stats().gpu_graph_steps, 0);
+  EXPECT_EQ((*s)->stats().gpu_graphs, 1);
+  EXPECT_EQ((*s)->stats().gpu_graph_steps, 3);
+}
+
+// y = -emb[ids]: token ids fed in host memory, as exported transformers
+// take them.
+GraphDef EmbeddingDef() {
+  GraphDef def;
+  std::string text = R"pb(
+    node { name: "ids" op: "Input"
+           attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "shape" value { shape { dim: -1 dim: 8 } } } }
+    node { name: "emb" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 50 dim: 16 } } } } }
+    node { name: "g" op: "Gather" input: "emb" input: "ids" attr { key: "axis" value { i: 0 } } }
+    node { name: "y" op: "Neg" input: "g" }
+    signature { inputs { name: "ids" } outputs { name: "y" tensor: "y" } }
+  )pb";
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &def));
+  TensorProto* emb = def.mutable_node(1)->mutable_attr()->at("value").mutable_tensor();
+  for (int i = 0; i < 50 * 16; ++i) emb->add_float_val(0.5f * i - 3.0f);
+  return def;
+}
+
+std::vector<int64_t> Ids(int rows, int seed) {
+  std::vector<int64_t> ids(rows * 8);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ids[i] = static_cast<int64_t>((i * 11 + seed * 7) % 50);
+  }
+  if (seed % 2 == 1) ids[1] = -1;  // counts from the end, as in an ordinary step
+  return ids;
+}
+
+void ExpectEmbedding(const Tensor& got, const std::vector<int64_t>& ids) {
+  ASSERT_EQ(got.NumElements(), static_cast<int64_t>(ids.size()) * 16);
+  auto g = got.flat<float>();
+  for (size_t t = 0; t < ids.size(); ++t) {
+    const int64_t row = ids[t] < 0 ? ids[t] + 50 : ids[t];
+    for (int j = 0; j < 16; ++j) {
+      ASSERT_EQ(g[t * 16 + j], -(0.5f * (row * 16 + j) - 3.0f))
+          << "token " << t << " element " << j;
+    }
+  }
+}
+
+// Token ids fed in host memory: the replayed graph reads them from a GPU
+// buffer of its own, copied in before each launch, so every step replays
+// and gets its own ids' rows.
+TEST(GpuGraphTest, TokenIdsFedInHostMemoryReplay) {
+  SKIP_WITHOUT_GPU();
+  auto s = MakeSession(EmbeddingDef(), {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (int step = 0; step < 6; ++step) {
+    std::vector<int64_t> ids = Ids(2, step);
+    auto out = (*s)->Run({{"ids", Tensor::FromVector(ids, Shape({2, 8}))}});
+    ASSERT_TRUE(out.ok()) << "step " << step << ": " << out.status();
+    ExpectEmbedding((*out)[0], ids);
+  }
+  Session::Stats st = (*s)->stats();
+  EXPECT_EQ(st.gpu_graphs, 1);
+  EXPECT_EQ(st.gpu_graph_steps, 5);  // all but the first
+}
+
+// An id out of range in a replayed step is the error an ordinary step
+// gives (checked on the GPU, reported after the launch), and the next step
+// replays again.
+TEST(GpuGraphTest, AnIdOutOfRangeInAReplayedStepIsTheOrdinaryError) {
+  SKIP_WITHOUT_GPU();
+  auto s = MakeSession(EmbeddingDef(), {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::vector<int64_t> bad = Ids(2, 0);
+  bad[5] = 50;
+  auto first = (*s)->Run({{"ids", Tensor::FromVector(bad, Shape({2, 8}))}});
+  ASSERT_FALSE(first.ok());  // an ordinary step: checked on the host
+  const std::string ordinary(first.status().message());
+  for (int step = 0; step < 3; ++step) {  // warm up and record
+    std::vector<int64_t> ids = Ids(2, step);
+    auto out = (*s)->Run({{"ids", Tensor::FromVector(ids, Shape({2, 8}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+  }
+  ASSERT_EQ((*s)->stats().gpu_graphs, 1);
+  const int64_t replayed = (*s)->stats().gpu_graph_steps;
+  auto out = (*s)->Run({{"ids", Tensor::FromVector(bad, Shape({2, 8}))}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("Gather index 50 at position 5 is out of range for an "
+                        "axis of size 50"));
+  EXPECT_THAT(out.status().message(), HasSubstr("g"));
+  EXPECT_THAT(ordinary, HasSubstr("Gather index 50 at position 5"));
+  std::vector<int64_t> ids = Ids(2, 9);
+  auto again = (*s)->Run({{"ids", Tensor::FromVector(ids, Shape({2, 8}))}});
+  ASSERT_TRUE(again.ok()) << again.status();
+  ExpectEmbedding((*again)[0], ids);
+  EXPECT_GT((*s)->stats().gpu_graph_steps, replayed);
+}
+
+// A replayed step's values share memory by lifetime (a pool of the arena's,
+// freed after each value's last reader while recording), so the graph holds
+// about the live set of an ordinary step, not the sum of its intermediates.
+TEST(GpuGraphTest, ReplayedStepHoldsAboutTheLiveSet) {
+  SKIP_WITHOUT_GPU();
+  // x -> 24 elementwise ops in a chain, each output 4 MiB.
+  GraphDef def;
+  std::string text = R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 1024 dim: 1024 } } } }
+    signature { inputs { name: "x" } outputs { name: "y" tensor: "n23" } }
+  )pb";
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &def));
+  for (int i = 0; i < 24; ++i) {
+    NodeDef* n = def.add_node();
+    n->set_name("n" + std::to_string(i));
+    n->set_op(i % 2 == 0 ? "Neg" : "Relu");
+    n->add_input(i == 0 ? "x" : "n" + std::to_string(i - 1));
+  }
+  RuntimeConfig config;
+  config.set_optimization_level(OPTIMIZATION_NONE);
+  auto s = MakeSession(def, config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto* gpu = dynamic_cast<GpuDevice*>(Find(**s, "/gpu:0"));
+  ASSERT_NE(gpu, nullptr);
+  ASSERT_NE(gpu->arena(), nullptr);
+  std::vector<float> x(1024 * 1024, 0.25f);
+  auto step = [&] {
+    auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({1024, 1024}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_FLOAT_EQ((*out)[0].flat<float>()[7], 0.0f);  // relu(-0.25)
+  };
+  const int64_t before = gpu->allocator_stats().bytes_in_use;
+  gpu->arena()->ResetPeak();
+  step();  // kernel by kernel
+  const int64_t ordinary = gpu->allocator_stats().peak_bytes_in_use - before;
+  step();  // recorded
+  step();  // replayed
+  ASSERT_EQ((*s)->stats().gpu_graph_steps, 2);
+  const int64_t held = (*s)->stats().plan_cache_bytes;
+  // The graph's own cuBLAS workspace is in what it holds; an ordinary step
+  // uses the device's.
+  const int64_t values = held - static_cast<int64_t>(std::max<size_t>(
+                                    gpu->cublas_workspace_bytes(), 256));
+  std::printf("ordinary step peak %lld bytes; replayed graph holds %lld "
+              "(%lld without its cuBLAS workspace); sum of the values %lld\n",
+              static_cast<long long>(ordinary), static_cast<long long>(held),
+              static_cast<long long>(values), 25LL * 4 * 1024 * 1024);
+  EXPECT_GT(ordinary, 0);
+  EXPECT_LE(values, ordinary * 12 / 10);
+  EXPECT_LT(values, 25LL * 4 * 1024 * 1024 / 3);
 }
 
 }  // namespace
