@@ -55,6 +55,8 @@ class GpuGraph {
   virtual absl::Status Launch() = 0;
   // How many kernels and other operations the graph holds.
   virtual int num_nodes() const = 0;
+  // Waits for the last launch to finish (OK at once when none was made).
+  virtual absl::Status Wait() = 0;
   // After a launch: waits for it to finish, then returns the error that the
   // first error word set in it reports (see RecordErrorWord), or OK.
   virtual absl::Status CheckErrors() = 0;
@@ -90,6 +92,12 @@ absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu);
 // RESOURCE_EXHAUSTED past kMaxErrorWords.
 absl::StatusOr<unsigned long long*> RecordErrorWord(GpuDevice* gpu,
                                                     ErrorWordExplainer explain);
+// While the calling thread records `gpu`: records a copy into `dst` (a
+// tensor in gpu's memory) from a pinned host buffer of the graph's own, of
+// dst's size, and returns that buffer. The caller writes the value there
+// before each launch (after Wait(): the last launch may still be reading
+// it), so a step's input travels inside the graph, at pinned speed.
+absl::StatusOr<void*> RecordHostInput(GpuDevice* gpu, const Tensor& dst);
 // Whether `gpu`'s compute stream is being recorded now.
 bool IsCapturing(const GpuDevice* gpu);
 // Whether the calling thread is recording `gpu`'s compute stream.
@@ -103,6 +111,9 @@ inline absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice*) {
 }
 inline absl::StatusOr<unsigned long long*> RecordErrorWord(
     GpuDevice*, ErrorWordExplainer) {
+  return absl::UnimplementedError("this build of sluice has no CUDA support");
+}
+inline absl::StatusOr<void*> RecordHostInput(GpuDevice*, const Tensor&) {
   return absl::UnimplementedError("this build of sluice has no CUDA support");
 }
 inline bool IsCapturing(const GpuDevice*) { return false; }

@@ -1,6 +1,8 @@
 #include "executor/gpu_graph_runner.h"
 
 #include <algorithm>
+#include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -35,6 +37,13 @@ bool Contains(const std::vector<int>& v, int x) {
 }
 
 // Whether `slot` holds a constant in host memory.
+bool IsConstantSlot(const ExecutionPlan& plan, int slot) {
+  for (const auto& [s, value] : plan.constant_slots) {
+    if (s == slot) return true;
+  }
+  return false;
+}
+
 bool HostConstant(const ExecutionPlan& plan, int slot) {
   for (const auto& [s, value] : plan.constant_slots) {
     if (s == slot) return value.on_host();
@@ -103,6 +112,34 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
     }
   }
   if (gpu == nullptr) return no("no kernel runs on a GPU");
+  // A constant on the GPU copied to the host only for kernels that can read
+  // it on the GPU when recorded (Gather's indices): they read the GPU's copy
+  // and the copy is not recorded.
+  std::vector<std::pair<int, int>> constant_copies;  // (from, to) slots
+  for (auto it = fetch_copies.begin(); it != fetch_copies.end();) {
+    const PlanNode& copy = plan->nodes[*it];
+    const int from = copy.input_slots[0], to = copy.output_slot;
+    bool aliased = IsConstantSlot(*plan, from) &&
+                   !Contains(plan->fetch_slots, to);
+    bool read = false;
+    for (int k : kernels) {
+      const PlanNode& pn = plan->nodes[k];
+      for (size_t in = 0; aliased && in < pn.input_slots.size(); ++in) {
+        if (pn.input_slots[in] != to) continue;
+        read = true;
+        absl::StatusOr<const KernelDef*> def =
+            KernelRegistry::Global()->Find(*pn.node, DeviceType::kGpu);
+        aliased = def.ok() && Contains((*def)->stageable_host_inputs,
+                                       static_cast<int>(in));
+      }
+    }
+    if (aliased && read) {
+      constant_copies.emplace_back(from, to);
+      it = fetch_copies.erase(it);
+    } else {
+      ++it;
+    }
+  }
   // Copies to the host run after the graph: only the caller may read them.
   for (int i : fetch_copies) {
     const int slot = plan->nodes[i].output_slot;
@@ -126,6 +163,7 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
   runner->kernels_ = std::move(kernels);
   runner->fetch_copies_ = std::move(fetch_copies);
   runner->staged_slots_ = std::move(staged);
+  runner->constant_copies_ = std::move(constant_copies);
   for (int slot : staged_constants) {
     if (!Contains(unstageable_constants, slot)) {
       runner->staged_constants_.push_back(slot);
@@ -138,12 +176,23 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
   for (int k : runner->kernels_) {
     for (int slot : p.nodes[k].input_slots) ++runner->kernel_reads_[slot];
   }
-  for (int slot : p.feed_slots) runner->kept_[slot] = true;
+  // Feeds come in through the graph's own pinned buffers (RecordHostInput),
+  // so their GPU copies are values like any other.
   for (int slot : p.fetch_slots) runner->kept_[slot] = true;
   for (const auto& [slot, value] : p.constant_slots) runner->kept_[slot] = true;
-  for (int i : runner->feed_copies_) runner->kept_[p.nodes[i].output_slot] = true;
+  for (const auto& [from, to] : runner->constant_copies_) runner->kept_[to] = true;
   for (int i : runner->fetch_copies_) {
     runner->kept_[p.nodes[i].input_slots[0]] = true;
+  }
+  for (size_t f = 0; f < p.feed_slots.size(); ++f) {
+    for (int i : runner->feed_copies_) {
+      if (p.nodes[i].input_slots[0] == p.feed_slots[f]) {
+        runner->feed_inputs_.push_back({static_cast<int>(f), i, -1});
+      }
+    }
+    if (Contains(runner->staged_slots_, p.feed_slots[f])) {
+      runner->feed_inputs_.push_back({static_cast<int>(f), -1, p.feed_slots[f]});
+    }
   }
   return runner;
 }
@@ -157,7 +206,7 @@ void GpuGraphRunner::DropRecording() {
   graph_.reset();
   values_.clear();
   temps_.clear();
-  staged_.clear();
+  host_inputs_.clear();
   if (pool_ != 0) gpu_->arena()->ReleasePool(pool_);
   pool_ = 0;
 }
@@ -230,19 +279,8 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
   const bool by_lifetime = pool_ != 0;
 
   values_.assign(plan.num_slots, Tensor());
-  for (size_t i = 0; i < plan.feed_slots.size(); ++i) {
-    values_[plan.feed_slots[i]] = std::move(feed_values[i]);
-  }
   for (const auto& [slot, value] : plan.constant_slots) values_[slot] = value;
-  // The feeds' GPU buffers are made here, outside the recording; replays
-  // copy into the same buffers. So are the staged feeds', which the kernels
-  // are then recorded reading in place of the host values.
-  for (int i : feed_copies_) RETURN_IF_ERROR(RunPlanNode(plan.nodes[i], values_));
-  for (int slot : staged_slots_) {
-    ASSIGN_OR_RETURN(Tensor staged, gpu_->CopyToDevice(values_[slot]));
-    staged_.push_back(staged);
-    values_[slot] = std::move(staged);
-  }
+  for (const auto& [from, to] : constant_copies_) values_[to] = values_[from];
   for (int slot : staged_constants_) {  // the graph's own copy, made once
     ASSIGN_OR_RETURN(values_[slot], gpu_->CopyToDevice(values_[slot]));
   }
@@ -257,12 +295,30 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
   temps_.push_back(workspace);
   RETURN_IF_ERROR(BeginGpuCapture(gpu_, workspace));
   absl::Status s;
+  // The feeds travel inside the graph: each from a pinned buffer of the
+  // graph's, which every step fills before the launch. The staged ones go
+  // to the slots their kernels read in place of the host values.
+  for (const FeedInput& in : feed_inputs_) {
+    const Tensor& fed = feed_values[in.feed];
+    absl::StatusOr<Tensor> dst =
+        Tensor::Create(fed.dtype(), fed.shape(), gpu_->allocator());
+    absl::StatusOr<void*> host =
+        dst.ok() ? RecordHostInput(gpu_, *dst) : absl::StatusOr<void*>(dst.status());
+    if (!host.ok()) {
+      s = host.status();
+      break;
+    }
+    if (fed.bytes() > 0) std::memcpy(*host, fed.raw_data(), fed.bytes());
+    host_inputs_.push_back(*host);
+    values_[in.copy >= 0 ? plan.nodes[in.copy].output_slot : in.staged_slot] =
+        *std::move(dst);
+  }
   std::vector<int> reads = kernel_reads_;
   auto release_unread = [&](int slot) {
     if (by_lifetime && reads[slot] == 0 && !kept_[slot]) values_[slot] = Tensor();
   };
-  for (int i : kernels_) {
-    const PlanNode& pn = plan.nodes[i];
+  for (size_t k = 0; s.ok() && k < kernels_.size(); ++k) {
+    const PlanNode& pn = plan.nodes[kernels_[k]];
     // Temps go back to the pool when the kernel returns: later kernels of
     // the graph may reuse them, in stream order, as in an ordinary step.
     s = RunPlanNode(pn, values_, by_lifetime ? nullptr : &temps_);
@@ -277,35 +333,20 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
   RETURN_IF_ERROR(s);
   RETURN_IF_ERROR(graph.status());
   graph_ = *std::move(graph);
-  // Staged slots hold the host feeds again (the staged buffers are in
-  // staged_), for the feed copies of later steps.
-  for (int slot : staged_slots_) values_[slot] = Tensor();
   RETURN_IF_ERROR(graph_->Launch());
   return FetchResults();
 }
 
-absl::Status GpuGraphRunner::StageFeeds() {
-  for (size_t i = 0; i < staged_slots_.size(); ++i) {
-    // The step's plan signature fixes every feed's shape, so the bytes fit.
-    RETURN_IF_ERROR(
-        gpu_->CopyHostToDevice(values_[staged_slots_[i]], &staged_[i]));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Replay(
     std::vector<Tensor> feed_values) {
-  const ExecutionPlan& plan = *plan_;
-  for (size_t i = 0; i < plan.feed_slots.size(); ++i) {
-    values_[plan.feed_slots[i]] = std::move(feed_values[i]);
-  }
-  for (int i : feed_copies_) {
-    const PlanNode& pn = plan.nodes[i];
+  // The last launch may still be reading the pinned inputs (when no result
+  // was copied out after it).
+  RETURN_IF_ERROR(graph_->Wait());
+  for (size_t i = 0; i < feed_inputs_.size(); ++i) {
     // The step's plan signature fixes every feed's shape, so the bytes fit.
-    RETURN_IF_ERROR(gpu_->CopyHostToDevice(values_[pn.input_slots[0]],
-                                           &values_[pn.output_slot]));
+    const Tensor& fed = feed_values[feed_inputs_[i].feed];
+    if (fed.bytes() > 0) std::memcpy(host_inputs_[i], fed.raw_data(), fed.bytes());
   }
-  RETURN_IF_ERROR(StageFeeds());
   RETURN_IF_ERROR(graph_->Launch());
   return FetchResults();
 }
@@ -325,8 +366,7 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::FetchResults() {
     out.reserve(plan.fetch_slots.size());
     for (int slot : plan.fetch_slots) out.push_back(values_[slot]);
   }
-  // Let go of host memory: the caller's feeds and the results.
-  for (int slot : plan.feed_slots) values_[slot] = Tensor();
+  // Let go of host memory: the results.
   for (int i : fetch_copies_) values_[plan.nodes[i].output_slot] = Tensor();
   if (!s.ok()) return s;
   return out;

@@ -13,13 +13,16 @@
 // and the only copies bring feeds to that GPU and take results back to the
 // host. Steps then go:
 //   1st: an ordinary step (kernels load, the arena grows, cuBLAS warms up);
-//   2nd: the feeds are copied in, the kernels are recorded in plan order,
-//        the graph is launched and the results copied out;
-//   3rd on: the feeds are copied into the same GPU buffers, the graph is
-//        launched, and the results are copied out.
-// A fed value a kernel reads in host memory is staged: copied into a GPU
-// buffer of the runner's before each launch, and the kernel recorded reading
-// that buffer (a constant is copied once, when recorded); what it checked on the host (indices in range) the graph
+//   2nd: the feed copies and the kernels are recorded in plan order, the
+//        graph is launched and the results copied out;
+//   3rd on: the feeds are written into the graph's pinned buffers, the
+//        graph is launched, and the results are copied out.
+// Feeds travel inside the graph: each step writes them into pinned buffers
+// of the graph's (device/gpu_graph.h: RecordHostInput), and the graph's
+// first operations copy them to the GPU. A fed value a kernel reads in host
+// memory is staged the same way, the kernel recorded reading the GPU copy
+// (a constant is copied once, when recorded, or read where the plan keeps
+// it on the GPU); what it checked on the host (indices in range) the graph
 // checks on the GPU and reports after the launch (GpuGraph::CheckErrors), as
 // the same error an ordinary step gives.
 //
@@ -28,9 +31,8 @@
 // reader, as an ordinary step does, so the step's values share memory by
 // lifetime and the graph holds about the live set of an ordinary step, not
 // the sum of its intermediates. The pool's memory is used by nothing else
-// while the runner lives (a replay writes the same addresses again); the
-// feeds' GPU buffers, the staged feeds and the values copied to the host
-// are kept whole. Without an arena (test doubles) every tensor is kept.
+// while the runner lives (a replay writes the same addresses again); only
+// the values copied to the host after the graph are kept whole. Without an arena (test doubles) every tensor is kept.
 // When the recording fails (a kernel that waits for the GPU or copies, or
 // memory runs out) the step runs the ordinary way and so do all later ones.
 //
@@ -49,6 +51,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -114,8 +117,6 @@ class GpuGraphRunner {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Lets go of the recording: the graph, the values and the pool.
   void DropRecording() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Copies the fed values into the staged GPU buffers (staged_).
-  absl::Status StageFeeds() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::shared_ptr<const ExecutionPlan> plan_;
   GpuDevice* const gpu_;
@@ -126,6 +127,18 @@ class GpuGraphRunner {
   // Constant slots such kernels read in host memory: copied to the GPU once,
   // when recorded, and kept in values_.
   std::vector<int> staged_constants_;
+  // GPU constants the plan copies to the host only for such kernels:
+  // (constant slot, copy's slot); the kernels read the GPU's copy.
+  std::vector<std::pair<int, int>> constant_copies_;
+  // Each input the graph copies in from a pinned buffer of its own: the
+  // feed (index in the plan's feeds), and either the feed copy it replaces
+  // (plan index) or the fed slot a kernel reads staged.
+  struct FeedInput {
+    int feed = 0;
+    int copy = -1;
+    int staged_slot = -1;
+  };
+  std::vector<FeedInput> feed_inputs_;
   // Per slot: the kernels' reads of it (the recording frees a value after
   // its last), and whether it is kept whole for the runner's life.
   std::vector<int> kernel_reads_;
@@ -137,8 +150,8 @@ class GpuGraphRunner {
   // Every slot's value as recorded: what the graph reads and writes.
   std::vector<Tensor> values_ ABSL_GUARDED_BY(mu_);
   std::vector<Tensor> temps_ ABSL_GUARDED_BY(mu_);
-  // The staged feeds' GPU buffers, in staged_slots_ order.
-  std::vector<Tensor> staged_ ABSL_GUARDED_BY(mu_);
+  // The graph's pinned buffer of each of feed_inputs_ (owned by the graph).
+  std::vector<void*> host_inputs_ ABSL_GUARDED_BY(mu_);
   // The arena pool the recording allocated from; 0: none.
   int pool_ ABSL_GUARDED_BY(mu_) = 0;
   std::string failure_ ABSL_GUARDED_BY(mu_);

@@ -1,5 +1,8 @@
 #include "device/gpu_graph.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "cuda_runtime_api.h"
@@ -11,67 +14,79 @@ namespace {
 // The device whose compute stream the calling thread is recording, if any.
 thread_local const GpuDevice* capturing_here = nullptr;
 
-// The error words of the recording on this thread (RecordErrorWord).
-struct ErrorWords {
-  Tensor words;            // kMaxErrorWords words in the GPU's memory
-  uint64_t* host = nullptr;  // pinned: where each launch copies them
-  std::vector<ErrorWordExplainer> explain;  // one per word used
-};
-thread_local ErrorWords* recording_words = nullptr;
-
-void FreeHostWords(uint64_t* host) {
-  if (host != nullptr) cudaFreeHost(host);
-}
-
 cudaStream_t Compute(const GpuDevice* gpu) {
   return static_cast<cudaStream_t>(gpu->compute_stream());
 }
 
+// What the recording on this thread adds to the graph besides the captured
+// work: error words (RecordErrorWord) and pinned host inputs
+// (RecordHostInput). The graph owns it once recorded.
+struct Extras {
+  Tensor words;              // kMaxErrorWords words in the GPU's memory
+  uint64_t* host_words = nullptr;  // pinned: where each launch copies them
+  std::vector<ErrorWordExplainer> explain;  // one per word used
+  std::vector<void*> host_inputs;  // pinned buffers the graph copies from
+
+  void FreeHost() {
+    if (host_words != nullptr) cudaFreeHost(host_words);
+    host_words = nullptr;
+    for (void* p : host_inputs) cudaFreeHost(p);
+    host_inputs.clear();
+  }
+};
+thread_local Extras* recording_extras = nullptr;
+
 class CudaGpuGraph final : public GpuGraph {
  public:
-  // Owns `exec`, `done` (null without error words) and `words.host`.
+  // Owns `exec`, `done` and the extras' pinned memory.
   CudaGpuGraph(const GpuDevice* gpu, cudaGraphExec_t exec, int nodes,
-               ErrorWords words, cudaEvent_t done)
-      : gpu_(gpu), exec_(exec), nodes_(nodes), words_(std::move(words)),
+               Extras extras, cudaEvent_t done)
+      : gpu_(gpu), exec_(exec), nodes_(nodes), extras_(std::move(extras)),
         done_(done) {}
   ~CudaGpuGraph() override {
     ScopedCudaDevice on(gpu_->physical_index());
+    if (launched_) cudaEventSynchronize(done_);
     cudaGraphExecDestroy(exec_);
-    if (done_ != nullptr) cudaEventDestroy(done_);
-    FreeHostWords(words_.host);
+    cudaEventDestroy(done_);
+    extras_.FreeHost();
   }
   absl::Status Launch() override {
     ScopedCudaDevice on(gpu_->physical_index());
     RETURN_IF_ERROR(on.status());
     RETURN_IF_ERROR(CudaStatus(cudaGraphLaunch(exec_, Compute(gpu_)),
                                absl::StrCat(gpu_->name(), ": cudaGraphLaunch")));
-    if (done_ == nullptr) return absl::OkStatus();
+    launched_ = true;
     return CudaStatus(cudaEventRecord(done_, Compute(gpu_)),
                       absl::StrCat(gpu_->name(), ": cudaEventRecord"));
   }
-  absl::Status CheckErrors() override {
-    if (done_ == nullptr) return absl::OkStatus();
+  absl::Status Wait() override {
+    if (!launched_) return absl::OkStatus();
     ScopedCudaDevice on(gpu_->physical_index());
     RETURN_IF_ERROR(on.status());
-    RETURN_IF_ERROR(CudaStatus(cudaEventSynchronize(done_),
-                               absl::StrCat(gpu_->name(), ": the replayed step")));
-    for (size_t i = 0; i < words_.explain.size(); ++i) {
-      const uint64_t value = words_.host[i];
-      if (value != 0) return words_.explain[i](value);
+    return CudaStatus(cudaEventSynchronize(done_),
+                      absl::StrCat(gpu_->name(), ": the replayed step"));
+  }
+  absl::Status CheckErrors() override {
+    if (extras_.explain.empty()) return absl::OkStatus();
+    RETURN_IF_ERROR(Wait());
+    for (size_t i = 0; i < extras_.explain.size(); ++i) {
+      const uint64_t value = extras_.host_words[i];
+      if (value != 0) return extras_.explain[i](value);
     }
     return absl::OkStatus();
   }
   int num_nodes() const override { return nodes_; }
   int num_error_words() const override {
-    return static_cast<int>(words_.explain.size());
+    return static_cast<int>(extras_.explain.size());
   }
 
  private:
   const GpuDevice* const gpu_;
   const cudaGraphExec_t exec_;
   const int nodes_;
-  const ErrorWords words_;
+  Extras extras_;
   const cudaEvent_t done_;
+  bool launched_ = false;
 };
 
 }  // namespace
@@ -110,17 +125,17 @@ absl::Status BeginGpuCapture(GpuDevice* gpu, const Tensor& cublas_workspace)
     return s;
   }
   capturing_here = gpu;
-  recording_words = new ErrorWords();
+  recording_extras = new Extras();
   return absl::OkStatus();
 }
 
 absl::StatusOr<unsigned long long*> RecordErrorWord(GpuDevice* gpu,
                                                     ErrorWordExplainer explain) {
-  if (capturing_here != gpu || recording_words == nullptr) {
+  if (capturing_here != gpu || recording_extras == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         "RecordErrorWord: this thread is not recording ", gpu->name()));
   }
-  ErrorWords& w = *recording_words;
+  Extras& w = *recording_extras;
   if (w.explain.size() >= static_cast<size_t>(kMaxErrorWords)) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "a recorded step checks at most ", kMaxErrorWords,
@@ -134,7 +149,7 @@ absl::StatusOr<unsigned long long*> RecordErrorWord(GpuDevice* gpu,
         cudaHostAlloc(&host, kMaxErrorWords * sizeof(uint64_t),
                       cudaHostAllocDefault),
         absl::StrCat(gpu->name(), ": pinned memory for the step's checks")));
-    w.host = static_cast<uint64_t*>(host);
+    w.host_words = static_cast<uint64_t*>(host);
   }
   auto* word = static_cast<unsigned long long*>(w.words.raw_data()) +
                w.explain.size();
@@ -145,6 +160,31 @@ absl::StatusOr<unsigned long long*> RecordErrorWord(GpuDevice* gpu,
   return word;
 }
 
+absl::StatusOr<void*> RecordHostInput(GpuDevice* gpu, const Tensor& dst) {
+  if (capturing_here != gpu || recording_extras == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "RecordHostInput: this thread is not recording ", gpu->name()));
+  }
+  if (!dst.valid() || dst.allocator() != gpu->allocator()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RecordHostInput: ", dst.DebugString(0), " is not a tensor in ",
+        gpu->name(), " memory"));
+  }
+  const size_t bytes = std::max<size_t>(dst.bytes(), 1);
+  void* host = nullptr;
+  RETURN_IF_ERROR(CudaStatus(
+      cudaHostAlloc(&host, bytes, cudaHostAllocDefault),
+      absl::StrCat(gpu->name(), ": pinned memory for a step's input of ",
+                   dst.bytes(), " bytes")));
+  recording_extras->host_inputs.push_back(host);
+  if (dst.bytes() == 0) return host;
+  RETURN_IF_ERROR(CudaStatus(
+      cudaMemcpyAsync(dst.raw_data(), host, dst.bytes(), cudaMemcpyHostToDevice,
+                      Compute(gpu)),
+      absl::StrCat(gpu->name(), ": recording an input copy")));
+  return host;
+}
+
 // Releases what BeginGpuCapture took; see there for why not analysed.
 absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -152,16 +192,16 @@ absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu)
     return absl::FailedPreconditionError(absl::StrCat(
         "EndGpuCapture: this thread is not recording ", gpu->name()));
   }
-  std::unique_ptr<ErrorWords> words(recording_words);
-  recording_words = nullptr;
+  std::unique_ptr<Extras> extras(recording_extras);
+  recording_extras = nullptr;
   cudaGraph_t graph = nullptr;
   absl::Status ended = gpu->MakeCurrent();
-  if (ended.ok() && !words->explain.empty()) {
+  if (ended.ok() && !extras->explain.empty()) {
     // The graph's last operation: its words to pinned memory, for
     // CheckErrors.
     ended = CudaStatus(
-        cudaMemcpyAsync(words->host, words->words.raw_data(),
-                        words->explain.size() * sizeof(uint64_t),
+        cudaMemcpyAsync(extras->host_words, extras->words.raw_data(),
+                        extras->explain.size() * sizeof(uint64_t),
                         cudaMemcpyDeviceToHost, Compute(gpu)),
         absl::StrCat(gpu->name(), ": recording the step's checks"));
   }
@@ -175,7 +215,7 @@ absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu)
   gpu->capture_mutex().WriterUnlock();
   if (!ended.ok()) {
     if (graph != nullptr) cudaGraphDestroy(graph);
-    FreeHostWords(words->host);
+    extras->FreeHost();
     return ended;
   }
   size_t nodes = 0;
@@ -191,17 +231,17 @@ absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu)
   }
   cudaGraphDestroy(graph);
   cudaEvent_t done = nullptr;
-  if (s.ok() && !words->explain.empty()) {
+  if (s.ok()) {
     s = CudaStatus(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
                    absl::StrCat(gpu->name(), ": cudaEventCreate"));
   }
   if (!s.ok()) {
     if (exec != nullptr) cudaGraphExecDestroy(exec);
-    FreeHostWords(words->host);
+    extras->FreeHost();
     return s;
   }
   return std::unique_ptr<GpuGraph>(new CudaGpuGraph(
-      gpu, exec, static_cast<int>(nodes), std::move(*words), done));
+      gpu, exec, static_cast<int>(nodes), std::move(*extras), done));
 }
 
 bool CapturingOnThisThread(const GpuDevice* gpu) {
