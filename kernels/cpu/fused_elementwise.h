@@ -1,0 +1,31 @@
+// The CPU kernel of FusedElementwise (graph/elementwise_program.h): the
+// program runs over the output in blocks of kFusedElementwiseBlock
+// elements, one instruction at a time over the whole block (so each loop
+// is a short vectorisable array loop and a block's values stay in L1),
+// blocks shared between the intra-op pool's threads (parallel.h). Inputs
+// of the output's shape are read in place, a one-element input is splat,
+// broadcast ones are gathered a run at a time; 16-bit floats compute in
+// float. Each op computes what the unfused CPU kernel of the same name does.
+//
+//   cpu::RegisterFusedElementwiseKernels(&registry);  // RegisterCpuKernels
+//
+// Stateless registration; the kernel is thread-safe (Compute keeps its
+// scratch per call).
+#ifndef SLUICE_KERNELS_CPU_FUSED_ELEMENTWISE_H_
+#define SLUICE_KERNELS_CPU_FUSED_ELEMENTWISE_H_
+
+#include <cstdint>
+
+#include "kernels/kernel_registry.h"
+
+namespace sluice::cpu {
+
+// Elements per block: 256 floats or doubles per value keep a program of a
+// dozen live values within a 32 KiB L1.
+inline constexpr int64_t kFusedElementwiseBlock = 256;
+
+void RegisterFusedElementwiseKernels(KernelRegistry* registry);
+
+}  // namespace sluice::cpu
+
+#endif  // SLUICE_KERNELS_CPU_FUSED_ELEMENTWISE_H_
