@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
+#include "device/cuda/nvrtc_library.h"
 #include "graph/elementwise_program.h"
 #include "graph/shape_fns.h"
 #include "kernels/cuda/cuda_kernel_util.h"
@@ -166,9 +167,21 @@ class FusedElementwiseGpuKernel final : public OpKernel {
 }  // namespace
 
 void RegisterFusedElementwiseKernels(KernelRegistry* registry) {
+  // The optimizer makes these nodes on its own: where NVRTC cannot be
+  // loaded the placer must put them on the CPU, not fail the plan.
+  KernelSupports ranks = RanksAtMost(kFusedElementwiseMaxGpuRank);
+  KernelSupports supports = [ranks](const Node& node) -> absl::Status {
+    RETURN_IF_ERROR(ranks(node));
+    absl::StatusOr<const NvrtcApi*> nvrtc = GetNvrtc();
+    if (!nvrtc.ok()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "FusedElementwise compiles its GPU kernel with NVRTC: ",
+          nvrtc.status().message()));
+    }
+    return absl::OkStatus();
+  };
   RegisterGpu(registry, "FusedElementwise", {{"T", GpuFloatTypes()}},
-              MakeKernel<FusedElementwiseGpuKernel>, {},
-              RanksAtMost(kFusedElementwiseMaxGpuRank));
+              MakeKernel<FusedElementwiseGpuKernel>, {}, std::move(supports));
 }
 
 }  // namespace sluice::cuda

@@ -20,6 +20,7 @@
 #include "device/discovery.h"
 #include "device/gpu_device.h"
 #include "gmock/gmock.h"
+#include "graph/attr_map.h"
 #include "graph/loader.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
@@ -1029,6 +1030,69 @@ void AddElementwiseDtypesGpuCases(std::vector<Case>* cases) {
 }
 
 
+// FusedElementwise (made by the optimizer's elementwise_fusion): the GPU's
+// NVRTC-generated kernel against the CPU's blockwise one, per float dtype
+// and broadcast class (flat, scalar, strided inputs; 32-bit indexing).
+void AddFusedElementwiseCases(std::vector<Case>* cases) {
+  struct Program {
+    std::string name;
+    std::vector<std::string> ops;
+    std::vector<int64_t> operands;
+    std::vector<InputSpec> (*inputs)(DataType);
+  };
+  const std::vector<Program> programs = {
+      // ReLU6 as exported: Minimum(Maximum(x, 0), 6) with scalar bounds.
+      {"relu6", {"Maximum", "Minimum"}, {0, 1, 3, 2}, [](DataType t) {
+         return std::vector<InputSpec>{{t, Shape({2, 8, 9, 9})},
+                                       {t, Shape(), std::vector<double>{0}},
+                                       {t, Shape(), std::vector<double>{1.5}}};
+       }},
+      // Pre-activation BatchNorm: Relu(x * scale[C,1,1] + shift[C,1,1]).
+      {"batchnorm_relu", {"Mul", "Add", "Relu"}, {0, 1, 3, 2, 4, -1},
+       [](DataType t) {
+         return std::vector<InputSpec>{{t, Shape({2, 16, 7, 7})},
+                                       {t, Shape({16, 1, 1})},
+                                       {t, Shape({16, 1, 1})}};
+       }},
+      // (x + bias) * scale + mask[B,1,1,S], rank 4.
+      {"bias_scale_mask", {"Add", "Mul", "Add"}, {0, 1, 4, 2, 5, 3},
+       [](DataType t) {
+         return std::vector<InputSpec>{{t, Shape({2, 4, 5, 33})},
+                                       {t, Shape({33})},
+                                       {t, Shape()},
+                                       {t, Shape({2, 1, 1, 33})}};
+       }},
+      // The transcendental ops in a chain, on positive values.
+      {"unary_chain",
+       {"Sqrt", "Log", "Neg", "Exp", "Tanh", "Sigmoid", "Erf", "Rsqrt",
+        "Abs", "Relu"},
+       {0, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5, -1, 6, -1, 7, -1, 8, -1, 9, -1},
+       [](DataType t) {
+         return std::vector<InputSpec>{{t, Shape({3, 300}), Range::kPositive}};
+       }},
+      // Every binary op, both inputs broadcasting ([4,1,5] with [1,3,1]).
+      {"binary_ops",
+       {"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum"},
+       {0, 1, 0, 1, 2, 3, 4, 1, 1, 0, 6, 5, 7, 2},
+       [](DataType t) {
+         return std::vector<InputSpec>{{t, Shape({4, 1, 5}), Range::kPositive},
+                                       {t, Shape({1, 3, 1}), Range::kPositive}};
+       }},
+  };
+  for (const Program& p : programs) {
+    for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16, DT_DOUBLE}) {
+      std::vector<InputSpec> inputs = p.inputs(t);
+      Attrs attrs = {{"T", TypeAttr(t)},
+                     {"N", IntAttr(static_cast<int64_t>(inputs.size()))},
+                     {"ops", MakeStringListAttr(p.ops)},
+                     {"operands", IntListAttr(p.operands)}};
+      cases->push_back({"FusedElementwise_" + p.name + "_" + DtypeSuffix(t),
+                        "FusedElementwise", std::move(inputs),
+                        std::move(attrs)});
+    }
+  }
+}
+
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const std::vector<DataType> floats = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16};
@@ -1193,6 +1257,7 @@ std::vector<Case> AllCases() {
   AddReduceSelectMiscGpuCases(&cases);
   AddVisionGpuCases(&cases);
   AddElementwiseDtypesGpuCases(&cases);
+  AddFusedElementwiseCases(&cases);
   // Gather indices must be in range: draw them so.
   return cases;
 }
