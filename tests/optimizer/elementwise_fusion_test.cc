@@ -202,13 +202,11 @@ TEST(ElementwiseFusionPassTest, TheFusedNodeKeepsTheRootsDevice) {
 }
 
 TEST(ElementwiseFusionPassTest, LeavesNodesWithControlEdges) {
-  auto g = BuildText(R"(
-    node { name: "x" op: "Input" attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "shape" value { shape { dim { size: 4 } } } } }
-    node { name: "a" op: "Exp" input: "x" }
-    node { name: "y" op: "Neg" input: "a" input: "^x" }
-  )");
+  GraphMaker m;
+  m.Input("x", {4}).Op("a", "Exp", {"x"}).Op("y", "Neg", {"a", "^x"});
+  auto g = m.Build();
   ASSERT_NE(g, nullptr);
+  ASSERT_EQ(g->FindNode("y")->control_inputs().size(), 1u);
   PassOutput out = RunPass(*MakeElementwiseFusionPass(), *g);
   EXPECT_EQ(out.graph, nullptr);
 }
