@@ -22,6 +22,18 @@ namespace {
 
 constexpr int64_t kBlock = kFusedElementwiseBlock;
 
+// Elements per block for a layout: whole rows of the merged inner
+// dimension where they fit in about a block (so an input that broadcasts
+// along the row, a per-channel scale, is one value per block and its runs
+// are never cut), else kBlock.
+int64_t BlockLength(const FusedElementwiseLayout& l) {
+  if (l.rank == 0) return kBlock;
+  const int64_t inner = l.dims[l.rank - 1];
+  if (inner >= kBlock / 4 && inner <= 2 * kBlock) return inner;
+  if (inner < kBlock / 4) return inner * (kBlock / inner);
+  return kBlock;
+}
+
 template <typename C>
 using ArrayMap = Eigen::Map<Eigen::Array<C, Eigen::Dynamic, 1>>;
 template <typename C>
@@ -47,68 +59,118 @@ double OpCost(ElementwiseOpcode op) {
   }
 }
 
-// dst[0, n) = op(a[0, n), b[0, n)); dst may alias a or b.
+// A value within a block: n elements at p, or (splat) one element at p
+// standing for all of them: a scalar input, a broadcast input constant
+// over the block, or a result computed only from such values.
 template <typename C>
-void Apply(ElementwiseOpcode op, const C* a, const C* b, C* dst, int64_t n) {
-  ArrayMap<C> y(dst, n);
-  ConstArrayMap<C> x(a, n);
-  switch (op) {
-    case ElementwiseOpcode::kNeg: y = -x; return;
-    case ElementwiseOpcode::kAbs: y = x.abs(); return;
-    case ElementwiseOpcode::kRelu: y = x.max(C(0)); return;
-    case ElementwiseOpcode::kExp: y = x.exp(); return;
-    case ElementwiseOpcode::kLog: y = x.log(); return;
-    case ElementwiseOpcode::kSqrt: y = x.sqrt(); return;
-    case ElementwiseOpcode::kRsqrt: y = x.rsqrt(); return;
-    case ElementwiseOpcode::kTanh: y = x.tanh(); return;
-    case ElementwiseOpcode::kSigmoid: y = x.logistic(); return;
-    case ElementwiseOpcode::kErf: y = x.erf(); return;
-    default: break;
+struct Operand {
+  const C* p = nullptr;
+  bool splat = false;
+  C operator[](int64_t i) const { return p[splat ? 0 : i]; }
+};
+
+// dst[0, n) = f(a, b) elementwise, with each side a vector or a splat, so
+// the compiler vectorises each form (dst may alias a vector side).
+template <typename C, typename F>
+void BinaryLoop(F f, Operand<C> a, Operand<C> b, C* dst, int64_t n) {
+  if (!a.splat && !b.splat) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = f(a.p[i], b.p[i]);
+  } else if (!a.splat) {
+    const C y = b.p[0];
+    for (int64_t i = 0; i < n; ++i) dst[i] = f(a.p[i], y);
+  } else {
+    const C x = a.p[0];
+    for (int64_t i = 0; i < n; ++i) dst[i] = f(x, b.p[i]);
   }
-  ConstArrayMap<C> z(b, n);
+}
+
+// dst[0, n) = op(a, b) (b unused for unary ops). REQUIRES: not both
+// operands splat (the caller computes those on one element).
+template <typename C>
+void Apply(ElementwiseOpcode op, Operand<C> a, Operand<C> b, C* dst,
+           int64_t n) {
+  if (!IsBinary(op)) {
+    ArrayMap<C> y(dst, n);
+    ConstArrayMap<C> x(a.p, n);
+    switch (op) {
+      case ElementwiseOpcode::kNeg: y = -x; return;
+      case ElementwiseOpcode::kAbs: y = x.abs(); return;
+      case ElementwiseOpcode::kRelu: y = x.max(C(0)); return;
+      case ElementwiseOpcode::kExp: y = x.exp(); return;
+      case ElementwiseOpcode::kLog: y = x.log(); return;
+      case ElementwiseOpcode::kSqrt: y = x.sqrt(); return;
+      case ElementwiseOpcode::kRsqrt: y = x.rsqrt(); return;
+      case ElementwiseOpcode::kTanh: y = x.tanh(); return;
+      case ElementwiseOpcode::kSigmoid: y = x.logistic(); return;
+      case ElementwiseOpcode::kErf: y = x.erf(); return;
+      default: return;
+    }
+  }
   switch (op) {
-    case ElementwiseOpcode::kAdd: y = x + z; return;
-    case ElementwiseOpcode::kSub: y = x - z; return;
-    case ElementwiseOpcode::kMul: y = x * z; return;
-    case ElementwiseOpcode::kDiv: y = x / z; return;
+    case ElementwiseOpcode::kAdd:
+      return BinaryLoop([](C x, C y) { return x + y; }, a, b, dst, n);
+    case ElementwiseOpcode::kSub:
+      return BinaryLoop([](C x, C y) { return x - y; }, a, b, dst, n);
+    case ElementwiseOpcode::kMul:
+      return BinaryLoop([](C x, C y) { return x * y; }, a, b, dst, n);
+    case ElementwiseOpcode::kDiv:
+      return BinaryLoop([](C x, C y) { return x / y; }, a, b, dst, n);
     case ElementwiseOpcode::kPow:
-      for (int64_t i = 0; i < n; ++i) dst[i] = std::pow(a[i], b[i]);
-      return;
+      return BinaryLoop([](C x, C y) { return std::pow(x, y); }, a, b, dst,
+                        n);
     // NaN propagates from either side, as the unfused Maximum / Minimum.
     case ElementwiseOpcode::kMaximum:
-      for (int64_t i = 0; i < n; ++i) {
-        dst[i] = (a[i] >= b[i] || a[i] != a[i]) ? a[i] : b[i];
-      }
-      return;
+      return BinaryLoop(
+          [](C x, C y) { return (x >= y || x != x) ? x : y; }, a, b, dst, n);
     case ElementwiseOpcode::kMinimum:
-      for (int64_t i = 0; i < n; ++i) {
-        dst[i] = (a[i] <= b[i] || a[i] != a[i]) ? a[i] : b[i];
-      }
-      return;
+      return BinaryLoop(
+          [](C x, C y) { return (x <= y || x != x) ? x : y; }, a, b, dst, n);
     default: return;
   }
 }
 
-// dst[0, len) = input i's elements for output elements [start, start+len),
-// in C. REQUIRES: w.rank >= 1.
+// Where a strided input is read: the merged index of the next output
+// element and that element's offset in the input. Made once per range of
+// blocks (the divisions), then advanced block by block.
+struct Cursor {
+  int64_t idx[kMaxRank];  // only [0, rank) is used
+  int64_t off = 0;
+};
+
+Cursor MakeCursor(const FusedElementwiseLayout& w, size_t i, int64_t start) {
+  Cursor c;
+  int64_t rem = start;
+  for (int d = w.rank - 1; d >= 0; --d) {
+    c.idx[d] = rem % w.dims[d];
+    rem /= w.dims[d];
+    c.off += c.idx[d] * w.strides[i][d];
+  }
+  return c;
+}
+
+// Input i's next `len` elements (from cursor c, which moves past them), in
+// C: into dst[0, len), or, when the input is constant over them (it
+// broadcasts along the whole run), into dst[0] alone, returning true.
+// REQUIRES: w.rank >= 1.
 template <typename T, typename C>
-void Gather(const FusedElementwiseLayout& w, size_t i, const T* src, int64_t start, int64_t len,
-            C* dst) {
+bool Gather(const FusedElementwiseLayout& w, size_t i, const T* src,
+            int64_t len, Cursor* c, C* dst) {
   const int m = w.rank;
   const std::array<int64_t, kMaxRank>& st = w.strides[i];
-  std::array<int64_t, kMaxRank> idx{};
-  int64_t rem = start, off = 0;
-  for (int d = m - 1; d >= 0; --d) {
-    idx[d] = rem % w.dims[d];
-    rem /= w.dims[d];
-    off += idx[d] * st[d];
-  }
   const int64_t inner = w.dims[m - 1], s = st[m - 1];
+  int64_t* idx = c->idx;
+  int64_t off = c->off;
+  const bool splat = s == 0 && len <= inner - idx[m - 1];
+  if (splat) dst[0] = static_cast<C>(src[off]);
   int64_t pos = 0;
   while (pos < len) {
     const int64_t run = std::min(len - pos, inner - idx[m - 1]);
-    if (s == 1) {
-      for (int64_t j = 0; j < run; ++j) dst[pos + j] = static_cast<C>(src[off + j]);
+    if (splat) {
+      // Nothing to copy.
+    } else if (s == 1) {
+      for (int64_t j = 0; j < run; ++j) {
+        dst[pos + j] = static_cast<C>(src[off + j]);
+      }
     } else if (s == 0) {
       std::fill(dst + pos, dst + pos + run, static_cast<C>(src[off]));
     } else {
@@ -129,6 +191,8 @@ void Gather(const FusedElementwiseLayout& w, size_t i, const T* src, int64_t sta
       idx[d] = 0;
     }
   }
+  c->off = off;
+  return splat;
 }
 
 class FusedElementwiseKernel final : public OpKernel {
@@ -212,9 +276,10 @@ class FusedElementwiseKernel final : public OpKernel {
       std::vector<const T*> in;
       for (int i = 0; i < n_in; ++i) in.push_back(ctx->input(i).data<T>());
       T* out = y->data<T>();
-      const int64_t blocks = (n + kBlock - 1) / kBlock;
-      ParallelFor(*ctx, blocks, cost_ * kBlock, [&](int64_t b, int64_t e) {
-        RunRange<T, C>(layout, in, out, b, e);
+      const int64_t block = BlockLength(layout);
+      const int64_t blocks = (n + block - 1) / block;
+      ParallelFor(*ctx, blocks, cost_ * block, [&](int64_t b, int64_t e) {
+        RunRange<T, C>(layout, block, in, out, b, e);
       });
       return absl::OkStatus();
     });
@@ -223,7 +288,7 @@ class FusedElementwiseKernel final : public OpKernel {
  private:
   // Output blocks [begin, end).
   template <typename T, typename C>
-  void RunRange(const FusedElementwiseLayout& layout,
+  void RunRange(const FusedElementwiseLayout& layout, int64_t block,
                 const std::vector<const T*>& in, T* out, int64_t begin,
                 int64_t end) const {
     const int64_t n = layout.num_elements;
@@ -231,41 +296,65 @@ class FusedElementwiseKernel final : public OpKernel {
     const int n_in = a_.program.num_inputs;
     const std::vector<ElementwiseInstruction>& ins = a_.program.instructions;
     // Inputs' slots first, then the results'.
-    std::vector<C> scratch((n_in + a_.num_slots) * kBlock);
-    std::vector<const C*> value(n_in + ins.size());
+    std::vector<C> scratch((n_in + a_.num_slots) * block);
+    std::vector<Operand<C>> value(n_in + ins.size());
+    std::vector<Cursor> cursor(n_in);
+    for (int i = 0; i < n_in; ++i) {
+      if (layout.access[i] == FusedInputAccess::kStrided) {
+        cursor[i] = MakeCursor(layout, i, begin * block);
+      }
+    }
     for (int64_t blk = begin; blk < end; ++blk) {
-      const int64_t start = blk * kBlock;
-      const int64_t len = std::min(kBlock, n - start);
+      const int64_t start = blk * block;
+      const int64_t len = std::min(block, n - start);
       for (int i = 0; i < n_in; ++i) {
-        C* buf = scratch.data() + i * kBlock;
-        if constexpr (kSameType) {
-          if (layout.access[i] == FusedInputAccess::kFlat) {
-            value[i] = in[i] + start;
+        C* buf = scratch.data() + i * block;
+        bool splat = false;
+        if (layout.access[i] == FusedInputAccess::kFlat) {
+          if constexpr (kSameType) {
+            value[i] = {in[i] + start, false};
             continue;
           }
-        }
-        if (layout.access[i] == FusedInputAccess::kScalar) {
-          std::fill(buf, buf + len, static_cast<C>(in[i][0]));
-        } else if (layout.access[i] == FusedInputAccess::kFlat) {
           for (int64_t j = 0; j < len; ++j) {
             buf[j] = static_cast<C>(in[i][start + j]);
           }
+        } else if (layout.access[i] == FusedInputAccess::kScalar) {
+          buf[0] = static_cast<C>(in[i][0]);
+          splat = true;
         } else {
-          Gather<T, C>(layout, i, in[i], start, len, buf);
+          splat = Gather<T, C>(layout, i, in[i], len, &cursor[i], buf);
         }
-        value[i] = buf;
+        value[i] = {buf, splat};
       }
       for (size_t k = 0; k < ins.size(); ++k) {
-        C* dst = scratch.data() + (n_in + a_.slot[k]) * kBlock;
-        if constexpr (kSameType) {
-          if (k + 1 == ins.size()) dst = out + start;
+        const Operand<C> x = value[ins[k].a];
+        const Operand<C> y = ins[k].b >= 0 ? value[ins[k].b] : x;
+        C* dst = scratch.data() + (n_in + a_.slot[k]) * block;
+        const bool last = k + 1 == ins.size();
+        if (x.splat && y.splat) {  // one element stands for the block
+          // A packet's worth of room: Eigen's loop is for arrays.
+          alignas(64) C one[64 / sizeof(C)];
+          Apply<C>(ins[k].op, {x.p, false}, {y.p, false}, one, 1);
+          if (!last) {
+            dst[0] = one[0];
+            value[n_in + k] = {dst, true};
+            continue;
+          }
+          std::fill(dst, dst + len, one[0]);
+        } else {
+          if constexpr (kSameType) {
+            if (last) dst = out + start;
+          }
+          Apply<C>(ins[k].op, x, y, dst, len);
         }
-        Apply<C>(ins[k].op, value[ins[k].a],
-                 ins[k].b >= 0 ? value[ins[k].b] : nullptr, dst, len);
-        value[n_in + k] = dst;
+        value[n_in + k] = {dst, false};
       }
-      if constexpr (!kSameType) {
-        const C* result = value.back();
+      if constexpr (kSameType) {
+        if (value.back().p != out + start) {
+          std::copy(value.back().p, value.back().p + len, out + start);
+        }
+      } else {
+        const C* result = value.back().p;
         for (int64_t j = 0; j < len; ++j) {
           out[start + j] = static_cast<T>(result[j]);
         }

@@ -167,11 +167,11 @@ TEST(FusedElementwiseCpuTest, SixteenBitMatchesTheUnfusedSixteenBitOps) {
 }
 
 TEST(FusedElementwiseCpuTest, ManyBlocksOnSeveralThreads) {
-  // 10 rows of 1000: blocks of 256 end mid-row, the [1000] input is
+  // 10 rows of 3000: blocks of 1024 end mid-row, the [3000] input is
   // gathered across row ends.
   const Program p{{"Add", "Tanh", "Mul"}, {0, 1, 2, -1, 3, 0}};
-  std::vector<Tensor> inputs = {Random(DT_FLOAT, Shape({10, 1000}), 1, false),
-                                Random(DT_FLOAT, Shape({1000}), 2, false)};
+  std::vector<Tensor> inputs = {Random(DT_FLOAT, Shape({10, 3000}), 1, false),
+                                Random(DT_FLOAT, Shape({3000}), 2, false)};
   absl::StatusOr<std::vector<Tensor>> fused =
       RunOp("FusedElementwise", inputs, ProgramAttrs(p, 2, DT_FLOAT),
             {.intra_op_threads = 4});
