@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -168,8 +169,12 @@ bool Gather(const FusedElementwiseLayout& w, size_t i, const T* src,
     if (splat) {
       // Nothing to copy.
     } else if (s == 1) {
-      for (int64_t j = 0; j < run; ++j) {
-        dst[pos + j] = static_cast<C>(src[off + j]);
+      if constexpr (std::is_same_v<T, C>) {
+        std::memcpy(dst + pos, src + off, run * sizeof(C));
+      } else {
+        for (int64_t j = 0; j < run; ++j) {
+          dst[pos + j] = static_cast<C>(src[off + j]);
+        }
       }
     } else if (s == 0) {
       std::fill(dst + pos, dst + pos + run, static_cast<C>(src[off]));
