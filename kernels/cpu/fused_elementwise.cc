@@ -60,14 +60,23 @@ double OpCost(ElementwiseOpcode op) {
   }
 }
 
-// A value within a block: n elements at p, or (splat) one element at p
-// standing for all of them: a scalar input, a broadcast input constant
-// over the block, or a result computed only from such values.
+// One side of an op on a block: n elements at p, or (splat) one element
+// at p standing for all of them.
 template <typename C>
 struct Operand {
   const C* p = nullptr;
   bool splat = false;
-  C operator[](int64_t i) const { return p[splat ? 0 : i]; }
+};
+
+// A value within a block of n elements: period 0, n elements at p; period
+// 1, one element at p standing for all of them (a scalar input, a broadcast
+// input constant over the block, or a result of such values only); period
+// P, the block is rows of P elements and every row is the P elements at p
+// (a bias broadcast over the rows of a block), or a result of such values.
+template <typename C>
+struct Value {
+  const C* p = nullptr;
+  int64_t period = 0;
 };
 
 // dst[0, n) = f(a, b) elementwise, with each side a vector or a splat, so
@@ -85,8 +94,8 @@ void BinaryLoop(F f, Operand<C> a, Operand<C> b, C* dst, int64_t n) {
   }
 }
 
-// dst[0, n) = op(a, b) (b unused for unary ops). REQUIRES: not both
-// operands splat (the caller computes those on one element).
+// dst[0, n) = op(a, b) (b unused for unary ops). REQUIRES: a unary op's
+// operand and at least one binary operand are not splat.
 template <typename C>
 void Apply(ElementwiseOpcode op, Operand<C> a, Operand<C> b, C* dst,
            int64_t n) {
@@ -147,6 +156,23 @@ Cursor MakeCursor(const FusedElementwiseLayout& w, size_t i, int64_t start) {
     c.off += c.idx[d] * w.strides[i][d];
   }
   return c;
+}
+
+// Moves cursor c (at the start of a row) on by `rows` rows of the merged
+// inner dimension. REQUIRES: w.rank >= 2, and the rows stay within one run
+// of dimension rank - 2 or end at its end.
+void AdvanceRows(const FusedElementwiseLayout& w, size_t i, int64_t rows,
+                 Cursor* c) {
+  const int m = w.rank;
+  const std::array<int64_t, kMaxRank>& st = w.strides[i];
+  c->idx[m - 2] += rows;
+  c->off += rows * st[m - 2];
+  for (int d = m - 2; d > 0 && c->idx[d] >= w.dims[d]; --d) {
+    c->off -= c->idx[d] * st[d];
+    c->idx[d] = 0;
+    ++c->idx[d - 1];
+    c->off += st[d - 1];
+  }
 }
 
 // Input i's next `len` elements (from cursor c, which moves past them), in
@@ -226,20 +252,21 @@ class FusedElementwiseKernel final : public OpKernel {
     std::vector<int> free_slots;
     a.slot.assign(n, -1);
     for (int i = 0; i < n; ++i) {
-      // Operands that die here free their slots first: the op can write
-      // in place.
+      // A result never shares its operands' slots: an op on a row operand
+      // reads that row for every row it writes.
+      if (free_slots.empty()) {
+        a.slot[i] = a.num_slots++;
+      } else {
+        a.slot[i] = free_slots.back();
+        free_slots.pop_back();
+      }
+      // Operands that die here free their slots for later results.
       for (int k : {ins[i].a, ins[i].b}) {
         if (k >= n_in && last_use[k - n_in] == i &&
             std::find(free_slots.begin(), free_slots.end(),
                       a.slot[k - n_in]) == free_slots.end()) {
           free_slots.push_back(a.slot[k - n_in]);
         }
-      }
-      if (free_slots.empty()) {
-        a.slot[i] = a.num_slots++;
-      } else {
-        a.slot[i] = free_slots.back();
-        free_slots.pop_back();
       }
     }
     return a;
@@ -302,22 +329,29 @@ class FusedElementwiseKernel final : public OpKernel {
     const std::vector<ElementwiseInstruction>& ins = a_.program.instructions;
     // Inputs' slots first, then the results'.
     std::vector<C> scratch((n_in + a_.num_slots) * block);
-    std::vector<Operand<C>> value(n_in + ins.size());
+    std::vector<Value<C>> value(n_in + ins.size());
     std::vector<Cursor> cursor(n_in);
+    // Inputs read as rows (Value period inner): a bias over the rows.
+    const int m = layout.rank;
+    const int64_t inner = m > 0 ? layout.dims[m - 1] : 1;
+    std::vector<bool> rowwise(n_in, false);
     for (int i = 0; i < n_in; ++i) {
-      if (layout.access[i] == FusedInputAccess::kStrided) {
-        cursor[i] = MakeCursor(layout, i, begin * block);
-      }
+      if (layout.access[i] != FusedInputAccess::kStrided) continue;
+      cursor[i] = MakeCursor(layout, i, begin * block);
+      const std::array<int64_t, kMaxRank>& st = layout.strides[i];
+      rowwise[i] = m >= 2 && st[m - 1] == 1 && st[m - 2] == 0 &&
+                   block % inner == 0 &&
+                   layout.dims[m - 2] % (block / inner) == 0;
     }
     for (int64_t blk = begin; blk < end; ++blk) {
       const int64_t start = blk * block;
       const int64_t len = std::min(block, n - start);
       for (int i = 0; i < n_in; ++i) {
         C* buf = scratch.data() + i * block;
-        bool splat = false;
+        int64_t period = 0;
         if (layout.access[i] == FusedInputAccess::kFlat) {
           if constexpr (kSameType) {
-            value[i] = {in[i] + start, false};
+            value[i] = {in[i] + start, 0};
             continue;
           }
           for (int64_t j = 0; j < len; ++j) {
@@ -325,46 +359,82 @@ class FusedElementwiseKernel final : public OpKernel {
           }
         } else if (layout.access[i] == FusedInputAccess::kScalar) {
           buf[0] = static_cast<C>(in[i][0]);
-          splat = true;
-        } else {
-          splat = Gather<T, C>(layout, i, in[i], len, &cursor[i], buf);
-        }
-        value[i] = {buf, splat};
-      }
-      for (size_t k = 0; k < ins.size(); ++k) {
-        const Operand<C> x = value[ins[k].a];
-        const Operand<C> y = ins[k].b >= 0 ? value[ins[k].b] : x;
-        C* dst = scratch.data() + (n_in + a_.slot[k]) * block;
-        const bool last = k + 1 == ins.size();
-        if (x.splat && y.splat) {  // one element stands for the block
-          // A packet's worth of room: Eigen's loop is for arrays.
-          alignas(64) C one[64 / sizeof(C)];
-          Apply<C>(ins[k].op, {x.p, false}, {y.p, false}, one, 1);
-          if (!last) {
-            dst[0] = one[0];
-            value[n_in + k] = {dst, true};
+          period = 1;
+        } else if (rowwise[i]) {
+          const T* row = in[i] + cursor[i].off;
+          AdvanceRows(layout, i, len / inner, &cursor[i]);
+          if constexpr (kSameType) {
+            value[i] = {row, inner};
             continue;
           }
-          std::fill(dst, dst + len, one[0]);
+          for (int64_t j = 0; j < inner; ++j) buf[j] = static_cast<C>(row[j]);
+          period = inner;
         } else {
-          if constexpr (kSameType) {
-            if (last) dst = out + start;
-          }
-          Apply<C>(ins[k].op, x, y, dst, len);
+          period = Gather<T, C>(layout, i, in[i], len, &cursor[i], buf) ? 1 : 0;
         }
-        value[n_in + k] = {dst, false};
+        value[i] = {buf, period};
       }
-      if constexpr (kSameType) {
-        if (value.back().p != out + start) {
-          std::copy(value.back().p, value.back().p + len, out + start);
+      for (size_t k = 0; k < ins.size(); ++k) {
+        const Value<C> x = value[ins[k].a];
+        const Value<C> y = ins[k].b >= 0 ? value[ins[k].b] : x;
+        C* dst = scratch.data() + (n_in + a_.slot[k]) * block;
+        const bool last = k + 1 == ins.size();
+        if constexpr (kSameType) {
+          if (last) dst = out + start;
         }
+        value[n_in + k] = Evaluate<C>(ins[k].op, x, y, dst, len, last);
+      }
+      const C* result = value.back().p;
+      if constexpr (kSameType) {
+        if (result != out + start) std::copy(result, result + len, out + start);
       } else {
-        const C* result = value.back().p;
         for (int64_t j = 0; j < len; ++j) {
           out[start + j] = static_cast<T>(result[j]);
         }
       }
     }
+  }
+
+  // One instruction on a block of len elements into dst (room for len).
+  // The result keeps the coarsest period its operands allow (a splat of
+  // splats, rows of rows and splats), computed on one element or one row;
+  // `full` asks for all len elements in dst (the last instruction).
+  template <typename C>
+  static Value<C> Evaluate(ElementwiseOpcode op, Value<C> x, Value<C> y,
+                           C* dst, int64_t len, bool full) {
+    const int64_t period =
+        x.period == 0 || y.period == 0 ? 0 : std::max(x.period, y.period);
+    if (period > 0) {
+      // A packet's worth of room for a splat: Eigen's loop is for arrays.
+      alignas(64) C one[64 / sizeof(C)];
+      C* to = period == 1 ? one : dst;
+      Apply<C>(op, {x.p, x.period == 1 && period > 1},
+               {y.p, y.period == 1 && period > 1}, to, period);
+      if (!full) {
+        if (period == 1) dst[0] = one[0];
+        return {dst, period};
+      }
+      if (period == 1) {
+        std::fill(dst, dst + len, one[0]);
+      } else {
+        for (int64_t r = period; r < len; r += period) {
+          std::copy(dst, dst + period, dst + r);
+        }
+      }
+      return {dst, 0};
+    }
+    // Full result: rows where a side is a row, else one loop.
+    const int64_t row = std::max(x.period, y.period);
+    if (row <= 1) {
+      Apply<C>(op, {x.p, x.period == 1}, {y.p, y.period == 1}, dst, len);
+      return {dst, 0};
+    }
+    for (int64_t r = 0; r < len; r += row) {
+      const Operand<C> a = {x.period == 0 ? x.p + r : x.p, x.period == 1};
+      const Operand<C> b = {y.period == 0 ? y.p + r : y.p, y.period == 1};
+      Apply<C>(op, a, b, dst + r, row);
+    }
+    return {dst, 0};
   }
 
   const Attrs a_;

@@ -1060,6 +1060,10 @@ void AddFusedElementwiseCases(std::vector<Case>* cases) {
         {{33}, kS, {}},
         {{}, kS, {}},
         {{2, 1, 1, 33}, kS, {}}}},
+      // Row operands on the CPU: bias [64] and mask [B,1,1,64] over
+      // blocks of whole rows; Tanh(bias) + mask stays a row there.
+      {"row_operands", {"Tanh", "Add", "Mul", "Sub"}, {1, -1, 3, 2, 0, 4, 5, 1},
+       {{{2, 4, 8, 64}, kS, {}}, {{64}, kS, {}}, {{2, 1, 1, 64}, kS, {}}}},
       // The transcendental ops in a chain, on positive values.
       {"unary_chain",
        {"Sqrt", "Log", "Neg", "Exp", "Tanh", "Sigmoid", "Erf", "Rsqrt",

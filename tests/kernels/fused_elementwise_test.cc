@@ -106,6 +106,12 @@ std::vector<KernelCase> Cases() {
       {"bias_scale_mask", {{"Add", "Mul", "Add"}, {0, 1, 4, 2, 5, 3}},
        {Shape({2, 4, 5, 33}), Shape({33}), Shape(), Shape({2, 1, 1, 33})},
        {false, false, false, false}},
+      // Rows: a bias [64] and a mask [B,1,1,64] over blocks of whole rows
+      // (read in place, one row per block), a result of rows only
+      // (Tanh(bias) + mask) kept as a row, then applied to x.
+      {"row_operands", {{"Tanh", "Add", "Mul", "Sub"}, {1, -1, 3, 2, 0, 4, 5, 1}},
+       {Shape({2, 4, 8, 64}), Shape({64}), Shape({2, 1, 1, 64})},
+       {false, false, false}},
       // Every unary op once, on values kept in their domains.
       {"unary_chain",
        {{"Abs", "Sqrt", "Log", "Neg", "Exp", "Tanh", "Sigmoid", "Erf",
