@@ -328,7 +328,10 @@ class FusedElementwiseKernel final : public OpKernel {
     const int n_in = a_.program.num_inputs;
     const std::vector<ElementwiseInstruction>& ins = a_.program.instructions;
     // Inputs' slots first, then the results'.
-    std::vector<C> scratch((n_in + a_.num_slots) * block);
+    // Uninitialised: every element is written before it is read, and a
+    // range may be a block or two (zeroing would cost as much).
+    std::unique_ptr<C[]> scratch_buffer(new C[(n_in + a_.num_slots) * block]);
+    C* const scratch = scratch_buffer.get();
     std::vector<Value<C>> value(n_in + ins.size());
     std::vector<Cursor> cursor(n_in);
     // Inputs read as rows (Value period inner): a bias over the rows.
@@ -347,7 +350,7 @@ class FusedElementwiseKernel final : public OpKernel {
       const int64_t start = blk * block;
       const int64_t len = std::min(block, n - start);
       for (int i = 0; i < n_in; ++i) {
-        C* buf = scratch.data() + i * block;
+        C* buf = scratch + i * block;
         int64_t period = 0;
         if (layout.access[i] == FusedInputAccess::kFlat) {
           if constexpr (kSameType) {
@@ -377,7 +380,7 @@ class FusedElementwiseKernel final : public OpKernel {
       for (size_t k = 0; k < ins.size(); ++k) {
         const Value<C> x = value[ins[k].a];
         const Value<C> y = ins[k].b >= 0 ? value[ins[k].b] : x;
-        C* dst = scratch.data() + (n_in + a_.slot[k]) * block;
+        C* dst = scratch + (n_in + a_.slot[k]) * block;
         const bool last = k + 1 == ins.size();
         if constexpr (kSameType) {
           if (last) dst = out + start;
