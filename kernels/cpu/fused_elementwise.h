@@ -1,11 +1,16 @@
 // The CPU kernel of FusedElementwise (graph/elementwise_program.h): the
-// program runs over the output in blocks of kFusedElementwiseBlock
-// elements, one instruction at a time over the whole block (so each loop
-// is a short vectorisable array loop and a block's values stay in L1),
-// blocks shared between the intra-op pool's threads (parallel.h). Inputs
-// of the output's shape are read in place, a one-element input is splat,
-// broadcast ones are gathered a run at a time; 16-bit floats compute in
-// float. Each op computes what the unfused CPU kernel of the same name does.
+// program runs over the output in blocks of about kFusedElementwiseBlock
+// elements (whole rows of the merged inner dimension where they fit), one
+// instruction at a time over the whole block (so each loop is a short
+// vectorisable loop and a block's values stay in L1 / L2), blocks shared
+// between the intra-op pool's threads (parallel.h). Inputs of the output's
+// shape are read in place; a one-element input, or one constant over the
+// block (a per-channel scale over a row), is one value; an input
+// broadcast over the block's rows (a bias, a [B,1,1,S] mask) is one row,
+// read in place; other broadcasts are gathered a run at a time. An op on
+// such values only is computed once per block (or per row). 16-bit floats
+// compute in float. Each op computes what the unfused CPU kernel of the
+// same name does.
 //
 //   cpu::RegisterFusedElementwiseKernels(&registry);  // RegisterCpuKernels
 //
