@@ -60,12 +60,14 @@ double OpCost(ElementwiseOpcode op) {
   }
 }
 
-// One side of an op on a block: n elements at p, or (splat) one element
-// at p standing for all of them.
+// One side of an op on a block of n elements: n elements at p; (splat)
+// one element at p standing for all of them; or (row > 0) rows of `row`
+// elements, each the `row` elements at p.
 template <typename C>
 struct Operand {
   const C* p = nullptr;
   bool splat = false;
+  int64_t row = 0;
 };
 
 // A value within a block of n elements: period 0, n elements at p; period
@@ -79,11 +81,20 @@ struct Value {
   int64_t period = 0;
 };
 
-// dst[0, n) = f(a, b) elementwise, with each side a vector or a splat, so
-// the compiler vectorises each form (dst may alias a vector side).
+// dst[0, n) = f(a, b) elementwise, with each side a vector, a splat or a
+// row, so the compiler vectorises each form (dst may alias a vector side;
+// a row side is never dst).
 template <typename C, typename F>
 void BinaryLoop(F f, Operand<C> a, Operand<C> b, C* dst, int64_t n) {
-  if (!a.splat && !b.splat) {
+  if (a.row > 0 || b.row > 0) {
+    const int64_t row = std::max(a.row, b.row);
+    for (int64_t r = 0; r < n; r += row) {
+      const C* x = a.row > 0 ? a.p : a.p + r;
+      const C* y = b.row > 0 ? b.p : b.p + r;
+      C* d = dst + r;
+      for (int64_t j = 0; j < row; ++j) d[j] = f(x[j], y[j]);
+    }
+  } else if (!a.splat && !b.splat) {
     for (int64_t i = 0; i < n; ++i) dst[i] = f(a.p[i], b.p[i]);
   } else if (!a.splat) {
     const C y = b.p[0];
@@ -95,7 +106,8 @@ void BinaryLoop(F f, Operand<C> a, Operand<C> b, C* dst, int64_t n) {
 }
 
 // dst[0, n) = op(a, b) (b unused for unary ops). REQUIRES: a unary op's
-// operand and at least one binary operand are not splat.
+// operand is a vector; a binary op's operands are not both splats or
+// both rows.
 template <typename C>
 void Apply(ElementwiseOpcode op, Operand<C> a, Operand<C> b, C* dst,
            int64_t n) {
@@ -432,11 +444,9 @@ class FusedElementwiseKernel final : public OpKernel {
       Apply<C>(op, {x.p, x.period == 1}, {y.p, y.period == 1}, dst, len);
       return {dst, 0};
     }
-    for (int64_t r = 0; r < len; r += row) {
-      const Operand<C> a = {x.period == 0 ? x.p + r : x.p, x.period == 1};
-      const Operand<C> b = {y.period == 0 ? y.p + r : y.p, y.period == 1};
-      Apply<C>(op, a, b, dst + r, row);
-    }
+    // Binary (a unary op's operands have one period): one side full, the
+    // other rows.
+    Apply<C>(op, {x.p, false, x.period}, {y.p, false, y.period}, dst, len);
     return {dst, 0};
   }
 
