@@ -78,6 +78,14 @@ absl::StatusOr<std::unique_ptr<Session>> MakeSession(const GraphDef& def,
   return Session::Create(*std::move(g), config);
 }
 
+// `config` without the optimizer: for tests about the MLP's nodes as
+// written (at level all, elementwise_fusion makes Relu r and Add z one
+// FusedElementwise node named z).
+RuntimeConfig AsWritten(RuntimeConfig config = {}) {
+  config.set_optimization_level(OPTIMIZATION_NONE);
+  return config;
+}
+
 std::vector<float> Input(int rows, int seed) {
   std::vector<float> x(rows * 64);
   for (size_t i = 0; i < x.size(); ++i) {
@@ -121,7 +129,7 @@ TEST(GpuSessionTest, RunsOnGpuByDefaultAndMatchesReference) {
 TEST(GpuSessionTest, FetchesIntermediateValuesFromTheGpu) {
   SKIP_WITHOUT_GPU();
   GraphDef def = MlpDef();
-  auto s = MakeSession(def, {});
+  auto s = MakeSession(def, AsWritten());
   ASSERT_TRUE(s.ok()) << s.status();
   std::vector<float> x = Input(3, 1);
   auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({3, 64}))}},
@@ -354,7 +362,7 @@ TEST(GpuSessionTest, ManualPlacementOnTheCpuStillGivesARequestedGpuItsNode) {
   SKIP_WITHOUT_GPU();
   GraphDef def = MlpDef();
   def.mutable_node(2)->set_device("/gpu:0");  // mm
-  auto s = MakeSession(def, ManualOn("/cpu:0"));
+  auto s = MakeSession(def, AsWritten(ManualOn("/cpu:0")));
   ASSERT_TRUE(s.ok()) << s.status();
   const Graph& g = (*s)->graph();
   EXPECT_EQ((*s)->assignment()[g.FindNode("mm")->id()]->name(), "/gpu:0");
@@ -369,7 +377,7 @@ TEST(GpuSessionTest, ManualPlacementOnTheCpuStillGivesARequestedGpuItsNode) {
 // `--device gpu:0` is unchanged: every node with a GPU kernel runs there.
 TEST(GpuSessionTest, ManualPlacementOnTheGpuKeepsNodesWithGpuKernelsThere) {
   SKIP_WITHOUT_GPU();
-  auto s = MakeSession(MlpDef(), ManualOn("gpu:0"));
+  auto s = MakeSession(MlpDef(), AsWritten(ManualOn("gpu:0")));
   ASSERT_TRUE(s.ok()) << s.status();
   const Graph& g = (*s)->graph();
   for (const char* name : {"mm", "r", "z"}) {
@@ -389,7 +397,7 @@ namespace {
 TEST(GpuSessionStatsTest, GpuSlicesAreTimedOnTheirStreamsInDataflowOrder) {
   SKIP_WITHOUT_GPU();
   GraphDef def = MlpDef();
-  auto s = MakeSession(def, {});
+  auto s = MakeSession(def, AsWritten());
   ASSERT_TRUE(s.ok()) << s.status();
   constexpr int kRows = 512;
   const Feeds feeds = {{"x", Tensor::FromVector(Input(kRows, 2), Shape({kRows, 64}))}};
