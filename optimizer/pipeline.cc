@@ -77,6 +77,9 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
     passes.push_back(MakeSoftmaxFusionPass());
     passes.push_back(MakeConvActivationFusionPass());
     passes.push_back(MakeCommonSubexpressionPass());
+    // After the pattern fusions (what they leave) and after common
+    // subexpressions (duplicate constants read once).
+    passes.push_back(MakeElementwiseFusionPass());
     passes.push_back(MakeDeadNodePass());
   }
   return passes;

@@ -32,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/attr_map.h"
+#include "graph/elementwise_program.h"
 #include "optimizer/graph_rewriter.h"
 #include "optimizer/pass.h"
 
@@ -49,6 +50,9 @@ const absl::flat_hash_set<std::string>& ReducibleOps() {
       "Sqrt", "Rsqrt", "Tanh", "Sigmoid", "Erf", "Gelu", "Elu", "Celu", "Selu",
       "HardSwish", "HardSigmoid", "Softplus", "Softsign", "Mish",
       "ThresholdedRelu", "Where", "Dropout",
+      // Computes in float32 registers, one rounding at the end; only
+      // without Exp, Log or Pow (FusedProgramKeepsRange).
+      "FusedElementwise",
       // Reductions whose kernels accumulate in float32.
       "Softmax", "LayerNorm", "MaxPool", "AvgPool", "GlobalAvgPool", "PoolND",
       "ReduceMean", "ReduceMax", "ReduceMin",
@@ -58,6 +62,19 @@ const absl::flat_hash_set<std::string>& ReducibleOps() {
       "DynamicExpand", "DynamicSqueeze", "DynamicUnsqueeze", "DynamicSlice",
       "DynamicSplit"};
   return *ops;
+}
+
+// Whether a FusedElementwise node's program holds none of the ops kept in
+// float32 for their range (Exp, Log, Pow): only then may its inputs and
+// output be 16-bit (it computes in float32 in between).
+bool FusedProgramKeepsRange(const Node& n) {
+  absl::StatusOr<ElementwiseProgram> p =
+      ParseElementwiseProgram(n.attrs(), n.num_inputs());
+  if (!p.ok()) return false;
+  for (const ElementwiseInstruction& ins : p->instructions) {
+    if (NeedsFloat32Range(ins.op)) return false;
+  }
+  return true;
 }
 
 // The ArgDef of each of `n`'s inputs (outputs with `outputs`), in order.
@@ -88,6 +105,7 @@ bool IsReducible(const Node& n, DataType target) {
     return n.output_dtype(0) == DT_FLOAT && n.input_dtype(0) != DT_FLOAT;
   }
   if (!ReducibleOps().contains(n.op()) || HasSubgraphs(n)) return false;
+  if (n.op() == "FusedElementwise" && !FusedProgramKeepsRange(n)) return false;
   const std::vector<const ArgDef*> ins = ArgsOf(n, false);
   const std::vector<const ArgDef*> outs = ArgsOf(n, true);
   if (static_cast<int>(ins.size()) != n.num_inputs() ||

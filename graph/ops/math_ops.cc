@@ -2,6 +2,7 @@
 // Elementwise, Linear algebra, Reductions).
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/elementwise_program.h"
 #include "graph/op_registry.h"
 #include "graph/shape_fns.h"
 
@@ -19,6 +20,13 @@ absl::Status GeluFn(InferenceContext& c) {
         "approximate must be \"none\" or \"tanh\", got \"", mode, "\""));
   }
   return UnchangedShapeFn(c);
+}
+
+// FusedElementwise: a valid program; the output is the broadcast of all
+// inputs (every instruction broadcasts, and every input reaches the result).
+absl::Status FusedElementwiseFn(InferenceContext& c) {
+  RETURN_IF_ERROR(ParseElementwiseProgram(c.attrs(), c.num_inputs()).status());
+  return BroadcastShapeFn(c);
 }
 
 absl::Status MatMulFn(InferenceContext& c) {
@@ -203,6 +211,25 @@ void RegisterMathOps(OpRegistry* r) {
                             "approximation (\"tanh\").")
                        .Build());
 
+  RegisterOrDie(
+      r, OpDefBuilder("FusedElementwise")
+             .InputList("inputs", "T", "N")
+             .Output("y", "T")
+             .TypeAttr("T", kFloatTypes)
+             .Attr("N", AttrType::kInt)
+             .Attr("ops", AttrType::kListString)
+             .Attr("operands", AttrType::kListInt)
+             .ShapeFn(FusedElementwiseFn)
+             .Doc("A chain of elementwise ops as one kernel (made by the "
+                  "optimizer's elementwise_fusion): instruction i applies "
+                  "ops[i] (Neg, Abs, Relu, Exp, Log, Sqrt, Rsqrt, Tanh, "
+                  "Sigmoid, Erf, Add, Sub, Mul, Div, Pow, Maximum, Minimum) "
+                  "to operands[2i] and operands[2i+1] (k < N: input k; "
+                  "otherwise the result of instruction k - N; -1: none), "
+                  "inputs broadcast to the output, the broadcast of all "
+                  "inputs; y is the last result. 16-bit types compute in "
+                  "float32.")
+             .Build());
   Binary(r, "Add", kNumericTypes, "T", "x + y.");
   Binary(r, "Sub", kNumericTypes, "T", "x - y.");
   Binary(r, "Mul", kNumericTypes, "T", "x * y.");

@@ -1,6 +1,7 @@
 // RegisterCpuKernels: every CPU kernel family, registered once.
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/float32_fallback.h"
+#include "kernels/cpu/fused_elementwise.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -13,6 +14,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterUnaryKernels(registry);
   cpu::RegisterMathKernels(registry);
   cpu::RegisterBinaryKernels(registry);
+  cpu::RegisterFusedElementwiseKernels(registry);
   cpu::RegisterWhereKernels(registry);
   cpu::RegisterMatMulKernels(registry);
   cpu::RegisterSoftmaxKernels(registry);

@@ -24,28 +24,6 @@ namespace {
 // Compute capability as major * 10 + minor (90 for the H200).
 int SmOf(const GpuInfo& info) { return info.cc_major * 10 + info.cc_minor; }
 
-// The distinct architectures of the GPUs this process sees, from 7.5 on:
-// sluice gives older GPUs no work (discovery marks them unusable), and
-// NVRTC 13 cannot compile for them.
-absl::StatusOr<std::vector<int>> VisibleArchitectures() {
-  int count = 0;
-  RETURN_IF_ERROR(CudaStatus(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
-  std::vector<int> out;
-  for (int d = 0; d < count; ++d) {
-    int major = 0, minor = 0;
-    RETURN_IF_ERROR(CudaStatus(
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d),
-        "cudaDeviceGetAttribute"));
-    RETURN_IF_ERROR(CudaStatus(
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, d),
-        "cudaDeviceGetAttribute"));
-    const int sm = major * 10 + minor;
-    if (sm < 75) continue;
-    if (std::find(out.begin(), out.end(), sm) == out.end()) out.push_back(sm);
-  }
-  return out;
-}
-
 class CudaKernelOp : public OpKernel {
  public:
   struct Attrs {
@@ -59,7 +37,7 @@ class CudaKernelOp : public OpKernel {
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     Attrs a;
     ASSIGN_OR_RETURN(a.spec, ParseCudaKernelSpec(node.attrs(), node.num_inputs()));
-    ASSIGN_OR_RETURN(std::vector<int> archs, VisibleArchitectures());
+    ASSIGN_OR_RETURN(std::vector<int> archs, VisibleCudaArchitectures());
     for (int sm : archs) {
       ASSIGN_OR_RETURN(a.compiled[sm], Compiled(a.spec, sm));
     }

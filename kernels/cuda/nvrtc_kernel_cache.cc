@@ -1,6 +1,7 @@
 // NVRTC compilation, loading and the process-wide cache.
 #include "kernels/cuda/nvrtc_kernel_cache.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -146,6 +147,25 @@ absl::StatusOr<const CompiledCudaKernel*> CompileCudaKernel(
     cudaLibraryUnload(compiled->library);
   }
   return it->second.get();
+}
+
+absl::StatusOr<std::vector<int>> VisibleCudaArchitectures() {
+  int count = 0;
+  RETURN_IF_ERROR(CudaStatus(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
+  std::vector<int> out;
+  for (int d = 0; d < count; ++d) {
+    int major = 0, minor = 0;
+    RETURN_IF_ERROR(CudaStatus(
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d),
+        "cudaDeviceGetAttribute"));
+    RETURN_IF_ERROR(CudaStatus(
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, d),
+        "cudaDeviceGetAttribute"));
+    const int sm = major * 10 + minor;
+    if (sm < 75) continue;
+    if (std::find(out.begin(), out.end(), sm) == out.end()) out.push_back(sm);
+  }
+  return out;
 }
 
 int CompiledCudaKernelCount() {

@@ -59,6 +59,12 @@ absl::StatusOr<NvrtcOutput> CompileToCubin(
     const std::string& source, const std::string& kernel_name,
     const std::vector<std::string>& options, int sm);
 
+// The distinct compute capabilities (major * 10 + minor) of the GPUs this
+// process sees, from 7.5 on: sluice gives older GPUs no work (discovery
+// marks them unusable), and NVRTC 13 cannot compile for them. What the
+// NVRTC-compiled kernels compile for when they are made.
+absl::StatusOr<std::vector<int>> VisibleCudaArchitectures();
+
 // How many compilations the cache has done (not hits): for tests.
 int CompiledCudaKernelCount();
 

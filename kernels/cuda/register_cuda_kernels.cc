@@ -1,6 +1,7 @@
 // RegisterCudaKernels: every CUDA kernel family, registered once. Compiled
 // only in CUDA builds.
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/fused_elementwise.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -23,6 +24,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterConvNdKernels(registry);
   cuda::RegisterBitwiseKernels(registry);
   cuda::RegisterCudaKernelOpKernels(registry);
+  cuda::RegisterFusedElementwiseKernels(registry);
 }
 
 }  // namespace sluice

@@ -2,6 +2,7 @@
 // results copied out, memory limits and growth from the config, running out
 // of memory and recovering, and falling back to the CPU for a node with no
 // GPU kernel. Every test skips, with the reason, where no GPU is usable.
+#include <algorithm>
 #include <atomic>
 #include <algorithm>
 #include <cmath>
@@ -79,6 +80,14 @@ absl::StatusOr<std::unique_ptr<Session>> MakeSession(const GraphDef& def,
   return Session::Create(*std::move(g), config);
 }
 
+// `config` without the optimizer: for tests about the MLP's nodes as
+// written (at level all, elementwise_fusion makes Relu r and Add z one
+// FusedElementwise node named z).
+RuntimeConfig AsWritten(RuntimeConfig config = {}) {
+  config.set_optimization_level(OPTIMIZATION_NONE);
+  return config;
+}
+
 std::vector<float> Input(int rows, int seed) {
   std::vector<float> x(rows * 64);
   for (size_t i = 0; i < x.size(); ++i) {
@@ -122,7 +131,7 @@ TEST(GpuSessionTest, RunsOnGpuByDefaultAndMatchesReference) {
 TEST(GpuSessionTest, FetchesIntermediateValuesFromTheGpu) {
   SKIP_WITHOUT_GPU();
   GraphDef def = MlpDef();
-  auto s = MakeSession(def, {});
+  auto s = MakeSession(def, AsWritten());
   ASSERT_TRUE(s.ok()) << s.status();
   std::vector<float> x = Input(3, 1);
   auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({3, 64}))}},
@@ -355,7 +364,7 @@ TEST(GpuSessionTest, ManualPlacementOnTheCpuStillGivesARequestedGpuItsNode) {
   SKIP_WITHOUT_GPU();
   GraphDef def = MlpDef();
   def.mutable_node(2)->set_device("/gpu:0");  // mm
-  auto s = MakeSession(def, ManualOn("/cpu:0"));
+  auto s = MakeSession(def, AsWritten(ManualOn("/cpu:0")));
   ASSERT_TRUE(s.ok()) << s.status();
   const Graph& g = (*s)->graph();
   EXPECT_EQ((*s)->assignment()[g.FindNode("mm")->id()]->name(), "/gpu:0");
@@ -370,7 +379,7 @@ TEST(GpuSessionTest, ManualPlacementOnTheCpuStillGivesARequestedGpuItsNode) {
 // `--device gpu:0` is unchanged: every node with a GPU kernel runs there.
 TEST(GpuSessionTest, ManualPlacementOnTheGpuKeepsNodesWithGpuKernelsThere) {
   SKIP_WITHOUT_GPU();
-  auto s = MakeSession(MlpDef(), ManualOn("gpu:0"));
+  auto s = MakeSession(MlpDef(), AsWritten(ManualOn("gpu:0")));
   ASSERT_TRUE(s.ok()) << s.status();
   const Graph& g = (*s)->graph();
   for (const char* name : {"mm", "r", "z"}) {
@@ -390,7 +399,7 @@ namespace {
 TEST(GpuSessionStatsTest, GpuSlicesAreTimedOnTheirStreamsInDataflowOrder) {
   SKIP_WITHOUT_GPU();
   GraphDef def = MlpDef();
-  auto s = MakeSession(def, {});
+  auto s = MakeSession(def, AsWritten());
   ASSERT_TRUE(s.ok()) << s.status();
   constexpr int kRows = 512;
   const Feeds feeds = {{"x", Tensor::FromVector(Input(kRows, 2), Shape({kRows, 64}))}};
@@ -473,7 +482,69 @@ TEST(GpuGraphTest, StepsReplayOneGraphAndMatchTheReference) {
   ASSERT_TRUE((*s)->RunWithStats({{"x", Tensor::FromVector(Input(8, 1), Shape({8, 64}))}},
                                  {}, &stats).ok());
   absl::MutexLock lock(&stats.mu);
-  EXPECT_EQ(stats.nodes.size(), 5u);
+  // mm, and Relu + Add as one FusedElementwise (elementwise_fusion), with
+  // the feed's and the fetch's copies.
+  EXPECT_EQ(stats.nodes.size(), 4u);
+}
+
+// elementwise_fusion on a GPU: a bias, scale and ReLU6 chain of fixed
+// shapes becomes one FusedElementwise node (compiled with NVRTC when the
+// plan is made), runs on /gpu:0, is recorded into the step's CUDA graph
+// and replayed, and gives what the chain gives computed here.
+TEST(GpuGraphTest, AFusedElementwiseChainRunsOnTheGpuAndReplays) {
+  SKIP_WITHOUT_GPU();
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 8 dim: 64 } } } }
+    node { name: "b" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 64 } } } } }
+    node { name: "k" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 3 } } } }
+    node { name: "zero" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 0 } } } }
+    node { name: "six" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 6 } } } }
+    node { name: "a" op: "Add" input: "x" input: "b" }
+    node { name: "s" op: "Mul" input: "a" input: "k" }
+    node { name: "lo" op: "Maximum" input: "s" input: "zero" }
+    node { name: "y" op: "Minimum" input: "lo" input: "six" }
+    signature { inputs { name: "x" } outputs { name: "y" tensor: "y" } }
+  )pb", &def));
+  std::vector<float> bias(64);
+  TensorProto* b = def.mutable_node(1)->mutable_attr()->at("value").mutable_tensor();
+  for (int i = 0; i < 64; ++i) {
+    bias[i] = static_cast<float>(i % 9) / 4.0f - 1.0f;
+    b->add_float_val(bias[i]);
+  }
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Node* y = (*s)->graph().FindNode("y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->op(), "FusedElementwise");
+  for (int step = 0; step < 4; ++step) {
+    std::vector<float> x = Input(8, 7 + step);
+    std::vector<float> want(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      want[i] = std::min(6.0f, std::max(0.0f, (x[i] + bias[i % 64]) * 3));
+    }
+    auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({8, 64}))}});
+    ASSERT_TRUE(out.ok()) << "step " << step << ": " << out.status();
+    ExpectNear((*out)[0], want);
+  }
+  EXPECT_EQ((*s)->stats().gpu_graph_steps, 3);  // all but the first
+  StepStats stats;
+  ASSERT_TRUE((*s)->RunWithStats({{"x", Tensor::FromVector(Input(8, 1), Shape({8, 64}))}},
+                                 {}, &stats).ok());
+  absl::MutexLock lock(&stats.mu);
+  bool ran_on_gpu = false;
+  for (const NodeTiming& t : stats.nodes) {
+    if (!t.is_copy && t.node->name() == "y") {
+      ran_on_gpu = t.device->type() == DeviceType::kGpu;
+    }
+  }
+  EXPECT_TRUE(ran_on_gpu);
 }
 
 TEST(GpuGraphTest, ConfigTurnsItOff) {

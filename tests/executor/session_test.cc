@@ -82,8 +82,17 @@ TEST(SessionTest, EmptyFetchListReturnsGraphOutputs) {
   EXPECT_THAT(Values((*out)[0]), ::testing::ElementsAre(3.5f, 0.f));
 }
 
+// Unoptimised graphs where a test is about the nodes as written: at level
+// all, elementwise_fusion makes Add + Relu one node, and a Neg chain one
+// kernel with one output allocation.
+RuntimeConfig Unoptimized() {
+  RuntimeConfig config;
+  config.set_optimization_level(OPTIMIZATION_NONE);
+  return config;
+}
+
 TEST(SessionTest, FetchesIntermediateNodeOutput) {
-  auto s = MakeSession(kSmallModel);
+  auto s = MakeSession(kSmallModel, Unoptimized());
   ASSERT_NE(s, nullptr);
   Tensor x = Tensor::FromVector<float>({1, 2}, Shape({1, 2}));
   auto out = s->Run({{"x", x}}, {"mm:0", "add"});
@@ -286,7 +295,7 @@ TEST(SessionTest, ModelThatCannotFitIsRejectedWhenTheSessionIsCreated) {
 }
 
 TEST(SessionTest, MemoryLimitExhaustionIsAnErrorAndSessionStaysUsable) {
-  RuntimeConfig config;
+  RuntimeConfig config = Unoptimized();
   config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
   // The input's size is unknown until it is fed, so the placer cannot tell.
   auto s = MakeSession(NegChain(3, /*dim=*/-1), config);
@@ -576,7 +585,9 @@ namespace sluice {
 namespace {
 
 TEST(SessionStatsTest, RunWithStatsTimesEveryNodeInsideTheStep) {
-  auto s = MakeSession(kSmallModel);
+  RuntimeConfig config;
+  config.set_optimization_level(OPTIMIZATION_NONE);  // mm, add, y as written
+  auto s = MakeSession(kSmallModel, config);
   ASSERT_NE(s, nullptr);
   StepStats stats;
   auto out = s->RunWithStats(

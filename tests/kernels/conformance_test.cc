@@ -20,6 +20,7 @@
 #include "device/discovery.h"
 #include "device/gpu_device.h"
 #include "gmock/gmock.h"
+#include "graph/attr_map.h"
 #include "graph/loader.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
@@ -1029,6 +1030,73 @@ void AddElementwiseDtypesGpuCases(std::vector<Case>* cases) {
 }
 
 
+// FusedElementwise (made by the optimizer's elementwise_fusion): the GPU's
+// NVRTC-generated kernel against the CPU's blockwise one, per float dtype
+// and broadcast class (flat, scalar, strided inputs; 32-bit indexing).
+void AddFusedElementwiseCases(std::vector<Case>* cases) {
+  struct Input {
+    std::vector<int64_t> dims;
+    Range range;
+    std::vector<double> values;  // fixed values; empty: random
+  };
+  struct Program {
+    std::string name;
+    std::vector<std::string> ops;
+    std::vector<int64_t> operands;
+    std::vector<Input> inputs;
+  };
+  const Range kS = Range::kSigned, kP = Range::kPositive;
+  const std::vector<Program> programs = {
+      // ReLU6 as exported: Minimum(Maximum(x, 0), 6) with scalar bounds
+      // (1.5 here, so that random values clip).
+      {"relu6", {"Maximum", "Minimum"}, {0, 1, 3, 2},
+       {{{2, 8, 9, 9}, kS, {}}, {{}, kS, {0}}, {{}, kS, {1.5}}}},
+      // Pre-activation BatchNorm: Relu(x * scale[C,1,1] + shift[C,1,1]).
+      {"batchnorm_relu", {"Mul", "Add", "Relu"}, {0, 1, 3, 2, 4, -1},
+       {{{2, 16, 7, 7}, kS, {}}, {{16, 1, 1}, kS, {}}, {{16, 1, 1}, kS, {}}}},
+      // (x + bias) * scale + mask[B,1,1,S], rank 4.
+      {"bias_scale_mask", {"Add", "Mul", "Add"}, {0, 1, 4, 2, 5, 3},
+       {{{2, 4, 5, 33}, kS, {}},
+        {{33}, kS, {}},
+        {{}, kS, {}},
+        {{2, 1, 1, 33}, kS, {}}}},
+      // Row operands on the CPU: bias [64] and mask [B,1,1,64] over
+      // blocks of whole rows; Tanh(bias) + mask stays a row there.
+      {"row_operands", {"Tanh", "Add", "Mul", "Sub"}, {1, -1, 3, 2, 0, 4, 5, 1},
+       {{{2, 4, 8, 64}, kS, {}}, {{64}, kS, {}}, {{2, 1, 1, 64}, kS, {}}}},
+      // The transcendental ops in a chain, on positive values.
+      {"unary_chain",
+       {"Sqrt", "Log", "Neg", "Exp", "Tanh", "Sigmoid", "Erf", "Rsqrt",
+        "Abs", "Relu"},
+       {0, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5, -1, 6, -1, 7, -1, 8, -1, 9, -1},
+       {{{3, 300}, kP, {}}}},
+      // Every binary op, both inputs broadcasting ([4,1,5] with [1,3,1]).
+      {"binary_ops",
+       {"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum"},
+       {0, 1, 0, 1, 2, 3, 4, 1, 1, 0, 6, 5, 7, 2},
+       {{{4, 1, 5}, kP, {}}, {{1, 3, 1}, kP, {}}}},
+  };
+  for (const Program& p : programs) {
+    for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16, DT_DOUBLE}) {
+      std::vector<InputSpec> inputs;
+      for (const Input& in : p.inputs) {
+        if (in.values.empty()) {
+          inputs.emplace_back(t, Shape(in.dims), in.range);
+        } else {
+          inputs.emplace_back(t, Shape(in.dims), in.values);
+        }
+      }
+      Attrs attrs = {{"T", TypeAttr(t)},
+                     {"N", IntAttr(static_cast<int64_t>(inputs.size()))},
+                     {"ops", MakeStringListAttr(p.ops)},
+                     {"operands", IntListAttr(p.operands)}};
+      cases->push_back({"FusedElementwise_" + p.name + "_" + DtypeSuffix(t),
+                        "FusedElementwise", std::move(inputs),
+                        std::move(attrs)});
+    }
+  }
+}
+
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const std::vector<DataType> floats = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16};
@@ -1193,6 +1261,7 @@ std::vector<Case> AllCases() {
   AddReduceSelectMiscGpuCases(&cases);
   AddVisionGpuCases(&cases);
   AddElementwiseDtypesGpuCases(&cases);
+  AddFusedElementwiseCases(&cases);
   // Gather indices must be in range: draw them so.
   return cases;
 }
