@@ -16,6 +16,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/sgemm.h"
 
 namespace sluice::cpu {
 namespace {
@@ -136,6 +138,124 @@ void Depthwise(const OpKernelContext& ctx, const float* x, const float* f,
   });
 }
 
+// A stride-1 convolution without im2col ("shifted GEMMs"). On the input
+// padded to hp x wp (copied only when there are pads), output (y, x) of
+// filter tap (i, j) reads padded element (y + i*dh)*wp + x + j*dw: over the
+// flattened positions q = y*wp + x each tap is one GEMM of the tap's filter
+// slice [og, c] with the padded input shifted by i*dh*wp + j*dw, read in
+// place as a [c, cols] matrix with rows hp*wp apart. The kh*kw taps
+// accumulate into one [og, cols] product, cols = (oh-1)*wp + ow, whose
+// columns with x >= ow are wrap-around junk and are dropped when each tile
+// is copied into the output (with the epilogue). The filter is regrouped
+// by tap ([group][tap][og][c]) once per call, which costs less than an
+// im2col when og <= oh*ow (UseShifted).
+bool UseShifted(const ConvGeometry& g, int64_t og, const Conv2DParams& p) {
+  const int64_t wp = g.w + p.pads[1] + p.pads[3];
+  return g.sh == 1 && g.sw == 1 && g.kh * g.kw > 1 && og <= g.oh * g.ow &&
+         4 * wp <= 5 * g.ow;  // at most a fifth of the columns are junk
+}
+
+absl::Status ShiftedConv(OpKernelContext* ctx, const Tensor& x,
+                         const Tensor& f, const Conv2DParams& p,
+                         const ConvGeometry& g, int64_t groups, int64_t og,
+                         const ConvEpilogue* epilogue, float* out) {
+  const int64_t hp = g.h + p.pads[0] + p.pads[2];
+  const int64_t wp = g.w + p.pads[1] + p.pads[3];
+  const bool padded = hp != g.h || wp != g.w;
+  const int64_t taps = g.kh * g.kw;
+  const int64_t cols = (g.oh - 1) * wp + g.ow;
+  const int64_t spatial = g.oh * g.ow;
+  ASSIGN_OR_RETURN(Tensor wt, ctx->allocate_temp(DT_FLOAT, f.shape()));
+  ASSIGN_OR_RETURN(Tensor acc, ctx->allocate_temp(DT_FLOAT, Shape({og, cols})));
+  Tensor xp;
+  if (padded) {
+    ASSIGN_OR_RETURN(xp, ctx->allocate_temp(DT_FLOAT, Shape({g.c, hp, wp})));
+  }
+  // wt[gi][t][o][ci] = f[gi*og + o][ci][t].
+  const float* fd = f.data<float>();
+  float* wd = wt.data<float>();
+  ParallelFor(*ctx, groups * og, static_cast<double>(g.c * taps),
+              [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t gi = row / og, o = row % og;
+      const float* src = fd + row * g.c * taps;
+      for (int64_t t = 0; t < taps; ++t) {
+        float* dst = wd + ((gi * taps + t) * og + o) * g.c;
+        for (int64_t ci = 0; ci < g.c; ++ci) dst[ci] = src[ci * taps + t];
+      }
+    }
+  });
+  const auto* pool = ctx->device()->eigen_cpu_device();
+  GemmGrid grid = PlanGemmGrid(og, cols, g.c * taps, PoolThreads(pool));
+  // Keep one tap's columns of the input (c x col_step) within about half a
+  // core's L2 cache, so the taps after the first read them from there.
+  const int64_t max_cols = std::max<int64_t>(
+      64, kGemmFillBytes / (g.c * static_cast<int64_t>(sizeof(float))));
+  if (grid.col_step > max_cols) {
+    grid.col_step = max_cols;
+    grid.col_tiles = (cols + max_cols - 1) / max_cols;
+  }
+  float* ad = acc.data<float>();
+  for (int64_t n = 0; n < x.dim(0); ++n) {
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const float* in = x.data<float>() + (n * x.dim(1) + gi * g.c) * g.h * g.w;
+      if (padded) {
+        float* xpd = xp.data<float>();
+        ParallelFor(*ctx, g.c, static_cast<double>(hp * wp),
+                    [&](int64_t begin, int64_t end) {
+          for (int64_t ci = begin; ci < end; ++ci) {
+            float* dst = xpd + ci * hp * wp;
+            const float* src = in + ci * g.h * g.w;
+            std::fill(dst, dst + p.pads[0] * wp, 0.0f);
+            for (int64_t yy = 0; yy < g.h; ++yy) {
+              float* row = dst + (p.pads[0] + yy) * wp;
+              std::fill(row, row + p.pads[1], 0.0f);
+              std::copy(src + yy * g.w, src + (yy + 1) * g.w, row + p.pads[1]);
+              std::fill(row + p.pads[1] + g.w, row + wp, 0.0f);
+            }
+            std::fill(dst + (p.pads[0] + g.h) * wp, dst + hp * wp, 0.0f);
+          }
+        });
+        in = xpd;
+      }
+      const int64_t first = n * groups * og + gi * og;  // output planes
+      RunBlocks(pool, grid.tiles(), [&](int64_t index) {
+        const int64_t r0 = (index / grid.col_tiles) * grid.row_step;
+        const int64_t r1 = std::min(og, r0 + grid.row_step);
+        const int64_t c0 = (index % grid.col_tiles) * grid.col_step;
+        const int64_t c1 = std::min(cols, c0 + grid.col_step);
+        for (int64_t t = 0; t < taps; ++t) {
+          const int64_t shift = (t / g.kw) * g.dh * wp + (t % g.kw) * g.dw;
+          Sgemm(false, false, r1 - r0, c1 - c0, g.c,
+                wd + ((gi * taps + t) * og + r0) * g.c, g.c,
+                in + shift + c0, hp * wp, ad + r0 * cols + c0, cols,
+                /*accumulate=*/t > 0);
+        }
+        // Copy the tile's columns that are output positions into y, one
+        // image row at a time, then apply the epilogue to what was copied.
+        for (int64_t r = r0; r < r1; ++r) {
+          float* plane = out + (first + r) * spatial;
+          const float* src = ad + r * cols;
+          for (int64_t q = c0; q < c1;) {
+            const int64_t yy = q / wp, xa = q % wp;
+            const int64_t xb = std::min(wp, xa + (c1 - q));
+            q += xb - xa;
+            const int64_t x1 = std::min(xb, g.ow);
+            if (xa >= x1) continue;
+            std::copy(src + yy * wp + xa, src + yy * wp + x1,
+                      plane + yy * g.ow + xa);
+            if (epilogue != nullptr) {
+              epilogue->Apply(out, (first + r) * spatial, gi * og + r,
+                              yy * g.ow + xa, yy * g.ow + x1);
+            }
+          }
+        }
+      });
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
   Conv2DParams p;
   ASSIGN_OR_RETURN(p.strides, attrs.GetIntList("strides"));
@@ -174,6 +294,11 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
   if (g.c == 1 && og == 1) {  // depthwise: one channel in and out per group
     Depthwise(*ctx, x.data<float>(), f.data<float>(), x.dim(0) * groups,
               groups, g, epilogue, y->data<float>());
+    return y;
+  }
+  if (UseShifted(g, og, p)) {
+    RETURN_IF_ERROR(ShiftedConv(ctx, x, f, p, g, groups, og, epilogue,
+                                y->data<float>()));
     return y;
   }
   const int64_t k = g.c * g.kh * g.kw;

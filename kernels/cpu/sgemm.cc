@@ -31,15 +31,25 @@ using ConstStridedMap = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
 
 void EigenSgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                 const float* a, int64_t lda, const float* b, int64_t ldb,
-                float* c, int64_t ldc) {
+                float* c, int64_t ldc, bool accumulate) {
   StridedMap ct(c, m, n, Eigen::OuterStride<>(ldc));
   if (k == 0) {
-    ct.setZero();
+    if (!accumulate) ct.setZero();
     return;
   }
   ConstStridedMap at(a, ta ? k : m, ta ? m : k, Eigen::OuterStride<>(lda));
   ConstStridedMap bt(b, tb ? n : k, tb ? k : n, Eigen::OuterStride<>(ldb));
-  if (!ta && !tb) {
+  if (accumulate) {
+    if (!ta && !tb) {
+      ct.noalias() += at * bt;
+    } else if (ta && !tb) {
+      ct.noalias() += at.transpose() * bt;
+    } else if (!ta && tb) {
+      ct.noalias() += at * bt.transpose();
+    } else {
+      ct.noalias() += at.transpose() * bt.transpose();
+    }
+  } else if (!ta && !tb) {
     ct.noalias() = at * bt;
   } else if (ta && !tb) {
     ct.noalias() = at.transpose() * bt;
@@ -67,7 +77,8 @@ bool UseOneDnn() {
 bool SgemmUsesOneDnn() { return UseOneDnn(); }
 
 void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
-           int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+           int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+           bool accumulate) {
 #if SLUICE_HAVE_ONEDNN_SGEMM
   if (UseOneDnn() && k > 0) {
     thread_local const bool serial = [] {
@@ -78,12 +89,13 @@ void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
     // dnnl_sgemm is row-major; leading dimensions are at least 1.
     if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a,
                    std::max<int64_t>(lda, 1), b, std::max<int64_t>(ldb, 1),
-                   0.0f, c, std::max<int64_t>(ldc, 1)) == dnnl_success) {
+                   accumulate ? 1.0f : 0.0f, c,
+                   std::max<int64_t>(ldc, 1)) == dnnl_success) {
       return;
     }
   }
 #endif
-  EigenSgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  EigenSgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 
 }  // namespace sluice::cpu

@@ -20,9 +20,11 @@ namespace sluice::cpu {
 
 // A is [m,k] ([k,m] when ta) with rows lda apart, B is [k,n] ([n,k] when
 // tb) with rows ldb apart, C is [m,n] with rows ldc apart; C is
-// overwritten. REQUIRES: m, n >= 1, k >= 0.
+// overwritten, or added to when `accumulate` (C += op(A) * op(B)).
+// REQUIRES: m, n >= 1, k >= 0.
 void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
-           int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+           int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+           bool accumulate = false);
 
 // Whether Sgemm runs on oneDNN (built in and not switched off).
 bool SgemmUsesOneDnn();
