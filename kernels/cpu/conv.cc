@@ -100,37 +100,74 @@ void Im2ColBlock(const float* in, const ConvGeometry& g, int64_t r0,
   }
 }
 
+// One depthwise plane from its zero-padded input `pad` (rows wp apart):
+// out[oy][ox] = sum over taps of k[i][j] * pad[oy*sh + i*dh][ox*sw + j*dw].
+// With the window and stride known at compile time (KH, KW, SW > 0; unit
+// dilation) the taps unroll, the filter stays in registers and the loop
+// over ox vectorises; otherwise (0) they are read from g.
+template <int KH, int KW, int SW>
+void DepthwisePlane(const float* pad, int64_t wp, const float* k,
+                    const ConvGeometry& g, float* out) {
+  const int64_t kh = KH > 0 ? KH : g.kh, kw = KW > 0 ? KW : g.kw;
+  const int64_t sw = SW > 0 ? SW : g.sw;
+  const int64_t dh = KH > 0 ? 1 : g.dh, dw = KW > 0 ? 1 : g.dw;
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    const float* rows = pad + oy * g.sh * wp;
+    float* orow = out + oy * g.ow;
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const float* at = rows + ox * sw;
+      float s = 0.0f;
+      for (int64_t i = 0; i < kh; ++i) {
+        for (int64_t j = 0; j < kw; ++j) {
+          s += k[i * kw + j] * at[i * dh * wp + j * dw];
+        }
+      }
+      orow[ox] = s;
+    }
+  }
+}
+
 // A depthwise convolution (one input channel per group, one output per
 // group, as MobileNet's): each output plane sums its own input plane's
 // window directly. One task per (image, channel) plane; no im2col, no
-// GEMM of one row. x is [planes / channels, channels, h, w], f is
+// GEMM of one row. Each plane is first copied into a zero-padded buffer,
+// so the sums test no bounds; 3x3 windows at stride 1 or 2 take an
+// unrolled, vectorised loop. x is [planes / channels, channels, h, w], f is
 // [channels, 1, kh, kw]; g's sizes are one plane's.
 void Depthwise(const OpKernelContext& ctx, const float* x, const float* f,
                int64_t planes, int64_t channels, const ConvGeometry& g,
-               const ConvEpilogue* epilogue, float* y) {
+               const Conv2DParams& p, const ConvEpilogue* epilogue, float* y) {
   const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  // The padded plane holds every position a window reads: rows up to
+  // (oh-1)*sh + (kh-1)*dh, columns up to (ow-1)*sw + (kw-1)*dw.
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  const int64_t wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  const bool three = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1;
+  auto plane_fn = three && g.sw == 1   ? &DepthwisePlane<3, 3, 1>
+                  : three && g.sw == 2 ? &DepthwisePlane<3, 3, 2>
+                                       : &DepthwisePlane<0, 0, 0>;
   ParallelFor(ctx, planes, static_cast<double>(out_plane * g.kh * g.kw),
               [&](int64_t begin, int64_t end) {
+    std::vector<float> pad(hp * wp);
     for (int64_t plane = begin; plane < end; ++plane) {
       const float* in = x + plane * in_plane;
-      const float* k = f + (plane % channels) * g.kh * g.kw;
-      float* out = y + plane * out_plane;
-      for (int64_t oy = 0; oy < g.oh; ++oy) {
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          float s = 0.0f;
-          for (int64_t i = 0; i < g.kh; ++i) {
-            const int64_t iy = oy * g.sh - g.pt + i * g.dh;
-            if (iy < 0 || iy >= g.h) continue;
-            const float* row = in + iy * g.w;
-            const float* krow = k + i * g.kw;
-            for (int64_t j = 0; j < g.kw; ++j) {
-              const int64_t ix = ox * g.sw - g.pl + j * g.dw;
-              if (ix >= 0 && ix < g.w) s += row[ix] * krow[j];
-            }
-          }
-          out[oy * g.ow + ox] = s;
+      // pad[r][c] = in[r - pt][c - pl], zero outside the image.
+      for (int64_t r = 0; r < hp; ++r) {
+        float* prow = pad.data() + r * wp;
+        const int64_t iy = r - p.pads[0];
+        if (iy < 0 || iy >= g.h) {
+          std::fill(prow, prow + wp, 0.0f);
+          continue;
         }
+        const int64_t c0 = std::clamp<int64_t>(p.pads[1], 0, wp);
+        const int64_t c1 = std::clamp<int64_t>(p.pads[1] + g.w, c0, wp);
+        const float* irow = in + iy * g.w - p.pads[1];
+        std::fill(prow, prow + c0, 0.0f);
+        std::copy(irow + c0, irow + c1, prow + c0);
+        std::fill(prow + c1, prow + wp, 0.0f);
       }
+      const float* k = f + (plane % channels) * g.kh * g.kw;
+      plane_fn(pad.data(), wp, k, g, y + plane * out_plane);
       if (epilogue != nullptr) {
         epilogue->Apply(y, plane * out_plane, plane % channels, 0, out_plane);
       }
@@ -293,7 +330,7 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
   const int64_t og = f.dim(0) / groups;
   if (g.c == 1 && og == 1) {  // depthwise: one channel in and out per group
     Depthwise(*ctx, x.data<float>(), f.data<float>(), x.dim(0) * groups,
-              groups, g, epilogue, y->data<float>());
+              groups, g, p, epilogue, y->data<float>());
     return y;
   }
   if (UseShifted(g, og, p)) {

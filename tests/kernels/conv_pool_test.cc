@@ -176,6 +176,27 @@ TEST(Conv2DKernelTest, StrideOneWithoutIm2ColMatchesNaive) {
   }
 }
 
+// Depthwise convolutions (conv.cc's padded-plane path): the unrolled 3x3
+// loops at stride 1 and 2 (MobileNet's), uneven and oversized pads, an
+// image smaller than the window, and the generic loop for 5x5, dilated and
+// 2x1 windows and mixed strides; batch 2; plain and fused with a side input.
+TEST(Conv2DKernelTest, DepthwiseMatchesNaive) {
+  const ConvCase cases[] = {
+      {1, 8, 15, 16, 8, 3, 3, 8, 2, 2, 1, 1, 1, 1, 1, 1},   // 3x3 stride 2
+      {2, 4, 10, 9, 4, 3, 3, 4, 2, 2, 0, 1, 1, 0, 1, 1},    // uneven pads
+      {1, 3, 8, 8, 3, 3, 3, 3, 1, 1, 3, 3, 3, 3, 1, 1},     // oversized pads
+      {1, 2, 2, 2, 2, 3, 3, 2, 1, 1, 2, 2, 2, 2, 1, 1},     // tiny image
+      {1, 3, 9, 11, 3, 5, 5, 3, 1, 2, 2, 2, 2, 2, 1, 1},    // 5x5, sw 2
+      {2, 3, 12, 13, 3, 3, 3, 3, 2, 1, 2, 2, 2, 2, 2, 2},   // dilated
+      {1, 5, 7, 6, 5, 2, 1, 5, 1, 3, 1, 0, 0, 2, 1, 1},     // 2x1, sw 3
+      {2, 16, 14, 14, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1, 1},
+  };
+  for (const ConvCase& p : cases) {
+    for (int threads : {1, 3}) CheckConv(p, threads);
+    CheckFusedConv(p, /*with_side=*/true, 2);
+  }
+}
+
 TEST(FusedConv2DKernelTest, StrideOneWithoutIm2ColReachesEveryTile) {
   const ConvCase cases[] = {
       {1, 256, 24, 40, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  // capped columns
