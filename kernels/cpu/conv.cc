@@ -127,13 +127,39 @@ void DepthwisePlane(const float* pad, int64_t wp, const float* k,
   }
 }
 
+// DepthwisePlane<3, 3, 1> over the plane as one flat loop: output (oy, ox)
+// is flat position q = oy*wp + ox, and its window reads pad[q + i*wp + j],
+// so one loop over q = 0 .. (oh-1)*wp + ow - 1 vectorises without a
+// remainder per row (at 14x14, a row is under two vectors); the wp - ow
+// positions past each row's end are junk and are dropped in the copy to
+// `out`. `acc` holds (oh-1)*wp + ow floats.
+void Depthwise3x3Flat(const float* __restrict pad, int64_t wp,
+                      const float* k, const ConvGeometry& g,
+                      float* __restrict acc, float* __restrict out) {
+  const int64_t len = (g.oh - 1) * wp + g.ow;
+  const float k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3], k4 = k[4],
+              k5 = k[5], k6 = k[6], k7 = k[7], k8 = k[8];
+  const float* r0 = pad;
+  const float* r1 = pad + wp;
+  const float* r2 = pad + 2 * wp;
+  for (int64_t q = 0; q < len; ++q) {
+    acc[q] = k0 * r0[q] + k1 * r0[q + 1] + k2 * r0[q + 2] + k3 * r1[q] +
+             k4 * r1[q + 1] + k5 * r1[q + 2] + k6 * r2[q] + k7 * r2[q + 1] +
+             k8 * r2[q + 2];
+  }
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    std::copy(acc + oy * wp, acc + oy * wp + g.ow, out + oy * g.ow);
+  }
+}
+
 // A depthwise convolution (one input channel per group, one output per
 // group, as MobileNet's): each output plane sums its own input plane's
 // window directly. One task per (image, channel) plane; no im2col, no
 // GEMM of one row. Each plane is first copied into a zero-padded buffer,
-// so the sums test no bounds; 3x3 windows at stride 1 or 2 take an
-// unrolled, vectorised loop. x is [planes / channels, channels, h, w], f is
-// [channels, 1, kh, kw]; g's sizes are one plane's.
+// so the sums test no bounds; 3x3 windows at stride 1 take one flat
+// vectorised loop over the plane, at stride 2 an unrolled one per row.
+// x is [planes / channels, channels, h, w], f is [channels, 1, kh, kw];
+// g's sizes are one plane's.
 void Depthwise(const OpKernelContext& ctx, const float* x, const float* f,
                int64_t planes, int64_t channels, const ConvGeometry& g,
                const Conv2DParams& p, const ConvEpilogue* epilogue, float* y) {
@@ -143,12 +169,14 @@ void Depthwise(const OpKernelContext& ctx, const float* x, const float* f,
   const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
   const int64_t wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
   const bool three = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1;
+  const bool flat = three && g.sh == 1 && g.sw == 1;
   auto plane_fn = three && g.sw == 1   ? &DepthwisePlane<3, 3, 1>
                   : three && g.sw == 2 ? &DepthwisePlane<3, 3, 2>
                                        : &DepthwisePlane<0, 0, 0>;
   ParallelFor(ctx, planes, static_cast<double>(out_plane * g.kh * g.kw),
               [&](int64_t begin, int64_t end) {
     std::vector<float> pad(hp * wp);
+    std::vector<float> acc(flat ? (g.oh - 1) * wp + g.ow : 0);
     for (int64_t plane = begin; plane < end; ++plane) {
       const float* in = x + plane * in_plane;
       // pad[r][c] = in[r - pt][c - pl], zero outside the image.
@@ -167,7 +195,12 @@ void Depthwise(const OpKernelContext& ctx, const float* x, const float* f,
         std::fill(prow + c1, prow + wp, 0.0f);
       }
       const float* k = f + (plane % channels) * g.kh * g.kw;
-      plane_fn(pad.data(), wp, k, g, y + plane * out_plane);
+      if (flat) {
+        Depthwise3x3Flat(pad.data(), wp, k, g, acc.data(),
+                         y + plane * out_plane);
+      } else {
+        plane_fn(pad.data(), wp, k, g, y + plane * out_plane);
+      }
       if (epilogue != nullptr) {
         epilogue->Apply(y, plane * out_plane, plane % channels, 0, out_plane);
       }
