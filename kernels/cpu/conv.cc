@@ -17,6 +17,7 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/row_copy.h"
 #include "kernels/cpu/sgemm.h"
 
 namespace sluice::cpu {
@@ -84,18 +85,18 @@ void Im2ColBlock(const float* in, const ConvGeometry& g, int64_t r0,
       float* drow = dst + y * g.ow;
       const int64_t iy = y * g.sh - g.pt + i * g.dh;
       if (iy < 0 || iy >= g.h) {
-        std::fill(drow + xa, drow + xb, 0.0f);
+        ZeroRow(drow + xa, xb - xa);
         continue;
       }
       const float* srow = plane + iy * g.w;
       const int64_t lo = std::clamp(x0, xa, xb), hi = std::clamp(x1, lo, xb);
-      std::fill(drow + xa, drow + lo, 0.0f);
+      ZeroRow(drow + xa, lo - xa);
       if (g.sw == 1) {
-        std::copy(srow + lo + offset, srow + hi + offset, drow + lo);
+        CopyRow(srow + lo + offset, hi - lo, drow + lo);
       } else {
         for (int64_t x = lo; x < hi; ++x) drow[x] = srow[x * g.sw + offset];
       }
-      std::fill(drow + hi, drow + xb, 0.0f);
+      ZeroRow(drow + hi, xb - hi);
     }
   }
 }
@@ -148,7 +149,7 @@ void Depthwise3x3Flat(const float* __restrict pad, int64_t wp,
              k8 * r2[q + 2];
   }
   for (int64_t oy = 0; oy < g.oh; ++oy) {
-    std::copy(acc + oy * wp, acc + oy * wp + g.ow, out + oy * g.ow);
+    CopyRow(acc + oy * wp, g.ow, out + oy * g.ow);
   }
 }
 
@@ -190,9 +191,9 @@ void Depthwise(const OpKernelContext& ctx, const float* x, const float* f,
         const int64_t c0 = std::clamp<int64_t>(p.pads[1], 0, wp);
         const int64_t c1 = std::clamp<int64_t>(p.pads[1] + g.w, c0, wp);
         const float* irow = in + iy * g.w - p.pads[1];
-        std::fill(prow, prow + c0, 0.0f);
-        std::copy(irow + c0, irow + c1, prow + c0);
-        std::fill(prow + c1, prow + wp, 0.0f);
+        ZeroRow(prow, c0);
+        CopyRow(irow + c0, c1 - c0, prow + c0);
+        ZeroRow(prow + c1, wp - c1);
       }
       const float* k = f + (plane % channels) * g.kh * g.kw;
       if (flat) {
@@ -279,9 +280,9 @@ absl::Status ShiftedConv(OpKernelContext* ctx, const Tensor& x,
             std::fill(dst, dst + p.pads[0] * wp, 0.0f);
             for (int64_t yy = 0; yy < g.h; ++yy) {
               float* row = dst + (p.pads[0] + yy) * wp;
-              std::fill(row, row + p.pads[1], 0.0f);
-              std::copy(src + yy * g.w, src + (yy + 1) * g.w, row + p.pads[1]);
-              std::fill(row + p.pads[1] + g.w, row + wp, 0.0f);
+              ZeroRow(row, p.pads[1]);
+              CopyRow(src + yy * g.w, g.w, row + p.pads[1]);
+              ZeroRow(row + p.pads[1] + g.w, wp - p.pads[1] - g.w);
             }
             std::fill(dst + (p.pads[0] + g.h) * wp, dst + hp * wp, 0.0f);
           }
@@ -312,8 +313,7 @@ absl::Status ShiftedConv(OpKernelContext* ctx, const Tensor& x,
             q += xb - xa;
             const int64_t x1 = std::min(xb, g.ow);
             if (xa >= x1) continue;
-            std::copy(src + yy * wp + xa, src + yy * wp + x1,
-                      plane + yy * g.ow + xa);
+            CopyRow(src + yy * wp + xa, x1 - xa, plane + yy * g.ow + xa);
             if (epilogue != nullptr) {
               epilogue->Apply(out, (first + r) * spatial, gi * og + r,
                               yy * g.ow + xa, yy * g.ow + x1);
