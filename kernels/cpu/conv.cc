@@ -1,12 +1,16 @@
 // Conv2D, NCHW, with strides, pads, dilations and groups: for each image
 // and group, one GEMM (filter [O/g, C/g*KH*KW] x columns [C/g*KH*KW, OH*OW])
 // cut into tiles over the intra-op pool, the columns an im2col that each
-// tile builds for itself where it can (GemmFilled in gemm.h). A 1x1
-// convolution with unit strides and no padding skips im2col; a depthwise one
-// (one channel in and out per group) sums its windows directly, one task per
-// plane. FusedConv2D adds the bias (and side input) and applies its
-// activation on each GEMM tile (or depthwise plane) right after it is
-// computed, on the same thread, while it is in cache.
+// tile builds for itself where it can (GemmFilled in gemm.h). Three paths
+// skip im2col: a 1x1 convolution with unit strides and no padding (the
+// input is the columns); a stride-1 convolution with no more output
+// channels than positions (ShiftedConv: one GEMM per filter tap on the
+// padded input read in place, accumulated); and a depthwise one (one
+// channel in and out per group), which sums its windows directly on a
+// zero-padded copy of each plane, one task per plane. FusedConv2D adds the
+// bias (and side input) and applies its activation on each GEMM tile (or
+// depthwise plane) right after it is computed, on the same thread, while
+// it is in cache.
 #include <algorithm>
 #include <vector>
 

@@ -24,6 +24,9 @@
 namespace sluice::cpu {
 namespace {
 
+// The width of oneDNN 2.6's column blocks (see Sgemm).
+constexpr int64_t kOneDnnColumnBlock = 48;
+
 using RowMatrix =
     Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using StridedMap = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
@@ -87,12 +90,29 @@ void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
     }();
     (void)serial;
     // dnnl_sgemm is row-major; leading dimensions are at least 1.
-    if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a,
-                   std::max<int64_t>(lda, 1), b, std::max<int64_t>(ldb, 1),
-                   accumulate ? 1.0f : 0.0f, c,
-                   std::max<int64_t>(ldc, 1)) == dnnl_success) {
+    auto call = [&](int64_t cols, const float* bp, float* cp) {
+      return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, cols, k, 1.0f, a,
+                        std::max<int64_t>(lda, 1), bp,
+                        std::max<int64_t>(ldb, 1), accumulate ? 1.0f : 0.0f,
+                        cp, std::max<int64_t>(ldc, 1)) == dnnl_success;
+    };
+    // oneDNN 2.6 blocks C's columns by 48 and runs a block of one column
+    // as slowly as a full one: 512 x 49 x 4608 (ResNet-50's last 3x3 at
+    // batch 1, 7x7 = 49 positions) took 3.2-3.4 ms on one core of the
+    // development VM, its first 48 columns 2.1-2.4 ms and the last column
+    // alone (a matrix-vector product) 0.2-0.5 ms. So a lone column past a
+    // multiple of 48 is a call of its own. (Two to twelve columns past it
+    // cost the same either way.)
+    if (n > kOneDnnColumnBlock && n % kOneDnnColumnBlock == 1 &&
+        call(n - 1, b, c)) {
+      const float* last_b = tb ? b + (n - 1) * ldb : b + (n - 1);
+      if (!call(1, last_b, c + (n - 1))) {
+        EigenSgemm(ta, tb, m, 1, k, a, lda, last_b, ldb, c + (n - 1), ldc,
+                   accumulate);
+      }
       return;
     }
+    if (call(n, b, c)) return;
   }
 #endif
   EigenSgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);

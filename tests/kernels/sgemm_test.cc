@@ -64,7 +64,8 @@ void Check(const Case& s, bool ta, bool tb) {
 TEST(SgemmTest, StridedWindowsMatchNaiveForEveryTranspose) {
   const Case cases[] = {{1, 1, 1},     {3, 5, 7},     {1, 1000, 64},
                         {100, 1, 33},  {37, 101, 13}, {32, 264, 1152},
-                        {64, 49, 300}, {9, 17, 0},    {24, 16, 1}};
+                        {64, 49, 300}, {9, 17, 0},    {24, 16, 1},
+                        {5, 97, 31},   {3, 145, 2}};  // 48q + 1 columns
   for (const Case& s : cases) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) Check(s, ta, tb);
