@@ -25,10 +25,15 @@ void SoftmaxStrided(const T* x, T* y, int64_t n, int64_t s) {
       // Eigen's exp clamps its argument near -88.4 (so exp(-inf) would be a
       // denormal, not 0): an exponent below float's normal range
       // (exp(-87.3) = 1.2e-38) gives 0, and a masked -inf score exactly 0.
+      // (Eigen 3.4's select() is not vectorised, so the zeros are a loop of
+      // their own that the compiler vectorises.)
       Eigen::Map<const Eigen::ArrayXf> xv(x, n);
       Eigen::Map<Eigen::ArrayXf> yv(y, n);
       const float m = xv.maxCoeff();
-      yv = (xv - m < -87.3f).select(0.0f, (xv - m).exp());
+      yv = (xv - m).exp();
+      for (int64_t i = 0; i < n; ++i) {
+        y[i] = x[i] - m < -87.3f ? 0.0f : y[i];
+      }
       yv *= 1.0f / yv.sum();
       return;
     }
