@@ -19,13 +19,17 @@
 #include <omp.h>
 
 #include "oneapi/dnnl/dnnl.h"
+
+namespace sluice::cpu {
+namespace {
+// The width of oneDNN 2.6's column blocks (see Sgemm).
+constexpr int64_t kOneDnnColumnBlock = 48;
+}  // namespace
+}  // namespace sluice::cpu
 #endif
 
 namespace sluice::cpu {
 namespace {
-
-// The width of oneDNN 2.6's column blocks (see Sgemm).
-constexpr int64_t kOneDnnColumnBlock = 48;
 
 using RowMatrix =
     Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
