@@ -21,6 +21,9 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev
   libeigen3-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev
   libonnx-dev cmake ninja-build g++ graphviz python3-venv pkg-config
+  # oneDNN's sgemm for the CPU's float32 GEMM tiles (kernels/cpu/sgemm.h;
+  # without it, Eigen's).
+  libdnnl-dev
   # The sanitizer and fuzzing build (scripts/sanitize.sh): clang, its
   # sanitizer and libFuzzer runtimes, llvm-symbolizer for readable reports.
   clang-14 libclang-rt-14-dev llvm-14

@@ -1,12 +1,16 @@
 // Conv2D, NCHW, with strides, pads, dilations and groups: for each image
 // and group, one GEMM (filter [O/g, C/g*KH*KW] x columns [C/g*KH*KW, OH*OW])
 // cut into tiles over the intra-op pool, the columns an im2col that each
-// tile builds for itself where it can (GemmFilled in gemm.h). A 1x1
-// convolution with unit strides and no padding skips im2col; a depthwise one
-// (one channel in and out per group) sums its windows directly, one task per
-// plane. FusedConv2D adds the bias (and side input) and applies its
-// activation on each GEMM tile (or depthwise plane) right after it is
-// computed, on the same thread, while it is in cache.
+// tile builds for itself where it can (GemmFilled in gemm.h). Three paths
+// skip im2col: a 1x1 convolution with unit strides and no padding (the
+// input is the columns); a stride-1 convolution with no more output
+// channels than positions (ShiftedConv: one GEMM per filter tap on the
+// padded input read in place, accumulated); and a depthwise one (one
+// channel in and out per group), which sums its windows directly on a
+// zero-padded copy of each plane, one task per plane. FusedConv2D adds the
+// bias (and side input) and applies its activation on each GEMM tile (or
+// depthwise plane) right after it is computed, on the same thread, while
+// it is in cache.
 #include <algorithm>
 #include <vector>
 
@@ -16,6 +20,9 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/row_copy.h"
+#include "kernels/cpu/sgemm.h"
 
 namespace sluice::cpu {
 namespace {
@@ -82,58 +89,245 @@ void Im2ColBlock(const float* in, const ConvGeometry& g, int64_t r0,
       float* drow = dst + y * g.ow;
       const int64_t iy = y * g.sh - g.pt + i * g.dh;
       if (iy < 0 || iy >= g.h) {
-        std::fill(drow + xa, drow + xb, 0.0f);
+        ZeroRow(drow + xa, xb - xa);
         continue;
       }
       const float* srow = plane + iy * g.w;
       const int64_t lo = std::clamp(x0, xa, xb), hi = std::clamp(x1, lo, xb);
-      std::fill(drow + xa, drow + lo, 0.0f);
+      ZeroRow(drow + xa, lo - xa);
       if (g.sw == 1) {
-        std::copy(srow + lo + offset, srow + hi + offset, drow + lo);
+        CopyRow(srow + lo + offset, hi - lo, drow + lo);
       } else {
         for (int64_t x = lo; x < hi; ++x) drow[x] = srow[x * g.sw + offset];
       }
-      std::fill(drow + hi, drow + xb, 0.0f);
+      ZeroRow(drow + hi, xb - hi);
     }
+  }
+}
+
+// One depthwise plane from its zero-padded input `pad` (rows wp apart):
+// out[oy][ox] = sum over taps of k[i][j] * pad[oy*sh + i*dh][ox*sw + j*dw].
+// With the window and stride known at compile time (KH, KW, SW > 0; unit
+// dilation) the taps unroll, the filter stays in registers and the loop
+// over ox vectorises; otherwise (0) they are read from g.
+template <int KH, int KW, int SW>
+void DepthwisePlane(const float* pad, int64_t wp, const float* k,
+                    const ConvGeometry& g, float* out) {
+  const int64_t kh = KH > 0 ? KH : g.kh, kw = KW > 0 ? KW : g.kw;
+  const int64_t sw = SW > 0 ? SW : g.sw;
+  const int64_t dh = KH > 0 ? 1 : g.dh, dw = KW > 0 ? 1 : g.dw;
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    const float* rows = pad + oy * g.sh * wp;
+    float* orow = out + oy * g.ow;
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const float* at = rows + ox * sw;
+      float s = 0.0f;
+      for (int64_t i = 0; i < kh; ++i) {
+        for (int64_t j = 0; j < kw; ++j) {
+          s += k[i * kw + j] * at[i * dh * wp + j * dw];
+        }
+      }
+      orow[ox] = s;
+    }
+  }
+}
+
+// DepthwisePlane<3, 3, 1> over the plane as one flat loop: output (oy, ox)
+// is flat position q = oy*wp + ox, and its window reads pad[q + i*wp + j],
+// so one loop over q = 0 .. (oh-1)*wp + ow - 1 vectorises without a
+// remainder per row (at 14x14, a row is under two vectors); the wp - ow
+// positions past each row's end are junk and are dropped in the copy to
+// `out`. `acc` holds (oh-1)*wp + ow floats.
+void Depthwise3x3Flat(const float* __restrict pad, int64_t wp,
+                      const float* k, const ConvGeometry& g,
+                      float* __restrict acc, float* __restrict out) {
+  const int64_t len = (g.oh - 1) * wp + g.ow;
+  const float k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3], k4 = k[4],
+              k5 = k[5], k6 = k[6], k7 = k[7], k8 = k[8];
+  const float* r0 = pad;
+  const float* r1 = pad + wp;
+  const float* r2 = pad + 2 * wp;
+  for (int64_t q = 0; q < len; ++q) {
+    acc[q] = k0 * r0[q] + k1 * r0[q + 1] + k2 * r0[q + 2] + k3 * r1[q] +
+             k4 * r1[q + 1] + k5 * r1[q + 2] + k6 * r2[q] + k7 * r2[q + 1] +
+             k8 * r2[q + 2];
+  }
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    CopyRow(acc + oy * wp, g.ow, out + oy * g.ow);
   }
 }
 
 // A depthwise convolution (one input channel per group, one output per
 // group, as MobileNet's): each output plane sums its own input plane's
 // window directly. One task per (image, channel) plane; no im2col, no
-// GEMM of one row. x is [planes / channels, channels, h, w], f is
-// [channels, 1, kh, kw]; g's sizes are one plane's.
+// GEMM of one row. Each plane is first copied into a zero-padded buffer,
+// so the sums test no bounds; 3x3 windows at stride 1 take one flat
+// vectorised loop over the plane, at stride 2 an unrolled one per row.
+// x is [planes / channels, channels, h, w], f is [channels, 1, kh, kw];
+// g's sizes are one plane's.
 void Depthwise(const OpKernelContext& ctx, const float* x, const float* f,
                int64_t planes, int64_t channels, const ConvGeometry& g,
-               const ConvEpilogue* epilogue, float* y) {
+               const Conv2DParams& p, const ConvEpilogue* epilogue, float* y) {
   const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  // The padded plane holds every position a window reads: rows up to
+  // (oh-1)*sh + (kh-1)*dh, columns up to (ow-1)*sw + (kw-1)*dw.
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  const int64_t wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  const bool three = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1;
+  const bool flat = three && g.sh == 1 && g.sw == 1;
+  auto plane_fn = three && g.sw == 1   ? &DepthwisePlane<3, 3, 1>
+                  : three && g.sw == 2 ? &DepthwisePlane<3, 3, 2>
+                                       : &DepthwisePlane<0, 0, 0>;
   ParallelFor(ctx, planes, static_cast<double>(out_plane * g.kh * g.kw),
               [&](int64_t begin, int64_t end) {
+    std::vector<float> pad(hp * wp);
+    std::vector<float> acc(flat ? (g.oh - 1) * wp + g.ow : 0);
     for (int64_t plane = begin; plane < end; ++plane) {
       const float* in = x + plane * in_plane;
-      const float* k = f + (plane % channels) * g.kh * g.kw;
-      float* out = y + plane * out_plane;
-      for (int64_t oy = 0; oy < g.oh; ++oy) {
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          float s = 0.0f;
-          for (int64_t i = 0; i < g.kh; ++i) {
-            const int64_t iy = oy * g.sh - g.pt + i * g.dh;
-            if (iy < 0 || iy >= g.h) continue;
-            const float* row = in + iy * g.w;
-            const float* krow = k + i * g.kw;
-            for (int64_t j = 0; j < g.kw; ++j) {
-              const int64_t ix = ox * g.sw - g.pl + j * g.dw;
-              if (ix >= 0 && ix < g.w) s += row[ix] * krow[j];
-            }
-          }
-          out[oy * g.ow + ox] = s;
+      // pad[r][c] = in[r - pt][c - pl], zero outside the image.
+      for (int64_t r = 0; r < hp; ++r) {
+        float* prow = pad.data() + r * wp;
+        const int64_t iy = r - p.pads[0];
+        if (iy < 0 || iy >= g.h) {
+          std::fill(prow, prow + wp, 0.0f);
+          continue;
         }
+        const int64_t c0 = std::clamp<int64_t>(p.pads[1], 0, wp);
+        const int64_t c1 = std::clamp<int64_t>(p.pads[1] + g.w, c0, wp);
+        const float* irow = in + iy * g.w - p.pads[1];
+        ZeroRow(prow, c0);
+        CopyRow(irow + c0, c1 - c0, prow + c0);
+        ZeroRow(prow + c1, wp - c1);
+      }
+      const float* k = f + (plane % channels) * g.kh * g.kw;
+      if (flat) {
+        Depthwise3x3Flat(pad.data(), wp, k, g, acc.data(),
+                         y + plane * out_plane);
+      } else {
+        plane_fn(pad.data(), wp, k, g, y + plane * out_plane);
       }
       if (epilogue != nullptr) {
         epilogue->Apply(y, plane * out_plane, plane % channels, 0, out_plane);
       }
     }
   });
+}
+
+// A stride-1 convolution without im2col ("shifted GEMMs"). On the input
+// padded to hp x wp (copied only when there are pads), output (y, x) of
+// filter tap (i, j) reads padded element (y + i*dh)*wp + x + j*dw: over the
+// flattened positions q = y*wp + x each tap is one GEMM of the tap's filter
+// slice [og, c] with the padded input shifted by i*dh*wp + j*dw, read in
+// place as a [c, cols] matrix with rows hp*wp apart. The kh*kw taps
+// accumulate into one [og, cols] product, cols = (oh-1)*wp + ow, whose
+// columns with x >= ow are wrap-around junk and are dropped when each tile
+// is copied into the output (with the epilogue). The filter is regrouped
+// by tap ([group][tap][og][c]) once per call, which costs less than an
+// im2col when og <= oh*ow (UseShifted).
+bool UseShifted(const ConvGeometry& g, int64_t og, const Conv2DParams& p) {
+  const int64_t wp = g.w + p.pads[1] + p.pads[3];
+  return g.sh == 1 && g.sw == 1 && g.kh * g.kw > 1 && og <= g.oh * g.ow &&
+         4 * wp <= 5 * g.ow;  // at most a fifth of the columns are junk
+}
+
+absl::Status ShiftedConv(OpKernelContext* ctx, const Tensor& x,
+                         const Tensor& f, const Conv2DParams& p,
+                         const ConvGeometry& g, int64_t groups, int64_t og,
+                         const ConvEpilogue* epilogue, float* out) {
+  const int64_t hp = g.h + p.pads[0] + p.pads[2];
+  const int64_t wp = g.w + p.pads[1] + p.pads[3];
+  const bool padded = hp != g.h || wp != g.w;
+  const int64_t taps = g.kh * g.kw;
+  const int64_t cols = (g.oh - 1) * wp + g.ow;
+  const int64_t spatial = g.oh * g.ow;
+  ASSIGN_OR_RETURN(Tensor wt, ctx->allocate_temp(DT_FLOAT, f.shape()));
+  ASSIGN_OR_RETURN(Tensor acc, ctx->allocate_temp(DT_FLOAT, Shape({og, cols})));
+  Tensor xp;
+  if (padded) {
+    ASSIGN_OR_RETURN(xp, ctx->allocate_temp(DT_FLOAT, Shape({g.c, hp, wp})));
+  }
+  // wt[gi][t][o][ci] = f[gi*og + o][ci][t].
+  const float* fd = f.data<float>();
+  float* wd = wt.data<float>();
+  ParallelFor(*ctx, groups * og, static_cast<double>(g.c * taps),
+              [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t gi = row / og, o = row % og;
+      const float* src = fd + row * g.c * taps;
+      for (int64_t t = 0; t < taps; ++t) {
+        float* dst = wd + ((gi * taps + t) * og + o) * g.c;
+        for (int64_t ci = 0; ci < g.c; ++ci) dst[ci] = src[ci * taps + t];
+      }
+    }
+  });
+  const auto* pool = ctx->device()->eigen_cpu_device();
+  GemmGrid grid = PlanGemmGrid(og, cols, g.c * taps, PoolThreads(pool));
+  // Keep one tap's columns of the input (c x col_step) within about half a
+  // core's L2 cache, so the taps after the first read them from there.
+  const int64_t max_cols = std::max<int64_t>(
+      64, kGemmFillBytes / (g.c * static_cast<int64_t>(sizeof(float))));
+  if (grid.col_step > max_cols) {
+    grid.col_step = max_cols;
+    grid.col_tiles = (cols + max_cols - 1) / max_cols;
+  }
+  float* ad = acc.data<float>();
+  for (int64_t n = 0; n < x.dim(0); ++n) {
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const float* in = x.data<float>() + (n * x.dim(1) + gi * g.c) * g.h * g.w;
+      if (padded) {
+        float* xpd = xp.data<float>();
+        ParallelFor(*ctx, g.c, static_cast<double>(hp * wp),
+                    [&](int64_t begin, int64_t end) {
+          for (int64_t ci = begin; ci < end; ++ci) {
+            float* dst = xpd + ci * hp * wp;
+            const float* src = in + ci * g.h * g.w;
+            std::fill(dst, dst + p.pads[0] * wp, 0.0f);
+            for (int64_t yy = 0; yy < g.h; ++yy) {
+              float* row = dst + (p.pads[0] + yy) * wp;
+              ZeroRow(row, p.pads[1]);
+              CopyRow(src + yy * g.w, g.w, row + p.pads[1]);
+              ZeroRow(row + p.pads[1] + g.w, wp - p.pads[1] - g.w);
+            }
+            std::fill(dst + (p.pads[0] + g.h) * wp, dst + hp * wp, 0.0f);
+          }
+        });
+        in = xpd;
+      }
+      const int64_t first = n * groups * og + gi * og;  // output planes
+      RunBlocks(pool, grid.tiles(), [&](int64_t index) {
+        const int64_t r0 = (index / grid.col_tiles) * grid.row_step;
+        const int64_t r1 = std::min(og, r0 + grid.row_step);
+        const int64_t c0 = (index % grid.col_tiles) * grid.col_step;
+        const int64_t c1 = std::min(cols, c0 + grid.col_step);
+        for (int64_t t = 0; t < taps; ++t) {
+          const int64_t shift = (t / g.kw) * g.dh * wp + (t % g.kw) * g.dw;
+          Sgemm(false, false, r1 - r0, c1 - c0, g.c,
+                wd + ((gi * taps + t) * og + r0) * g.c, g.c,
+                in + shift + c0, hp * wp, ad + r0 * cols + c0, cols,
+                /*accumulate=*/t > 0);
+        }
+        // Copy the tile's columns that are output positions into y, one
+        // image row at a time, then apply the epilogue to what was copied.
+        for (int64_t r = r0; r < r1; ++r) {
+          float* plane = out + (first + r) * spatial;
+          const float* src = ad + r * cols;
+          for (int64_t q = c0; q < c1;) {
+            const int64_t yy = q / wp, xa = q % wp;
+            const int64_t xb = std::min(wp, xa + (c1 - q));
+            q += xb - xa;
+            const int64_t x1 = std::min(xb, g.ow);
+            if (xa >= x1) continue;
+            CopyRow(src + yy * wp + xa, x1 - xa, plane + yy * g.ow + xa);
+            if (epilogue != nullptr) {
+              epilogue->Apply(out, (first + r) * spatial, gi * og + r,
+                              yy * g.ow + xa, yy * g.ow + x1);
+            }
+          }
+        }
+      });
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
@@ -173,7 +367,12 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
   const int64_t og = f.dim(0) / groups;
   if (g.c == 1 && og == 1) {  // depthwise: one channel in and out per group
     Depthwise(*ctx, x.data<float>(), f.data<float>(), x.dim(0) * groups,
-              groups, g, epilogue, y->data<float>());
+              groups, g, p, epilogue, y->data<float>());
+    return y;
+  }
+  if (UseShifted(g, og, p)) {
+    RETURN_IF_ERROR(ShiftedConv(ctx, x, f, p, g, groups, og, epilogue,
+                                y->data<float>()));
     return y;
   }
   const int64_t k = g.c * g.kh * g.kw;

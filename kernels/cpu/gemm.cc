@@ -17,6 +17,7 @@
 #define EIGEN_USE_THREADS
 #include "Eigen/Core"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/sgemm.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace sluice::cpu {
@@ -53,7 +54,8 @@ int64_t Step(int64_t extent, int64_t parts, int64_t align) {
   return std::min(step, extent);
 }
 
-// c[tile] = op(a)[tile rows] * op(b)[tile columns].
+// c[tile] = op(a)[tile rows] * op(b)[tile columns]: Eigen for double,
+// Sgemm (oneDNN's kernel where built in) for float.
 template <typename T>
 void TileProduct(const T* a, const T* b, T* c, int64_t m, int64_t n,
                  int64_t k, bool ta, bool tb, const GemmTile& t) {
@@ -84,6 +86,17 @@ void TileProduct(const T* a, const T* b, T* c, int64_t m, int64_t n,
   } else {
     ct.noalias() = at.transpose() * bt.transpose();
   }
+}
+
+template <>
+void TileProduct<float>(const float* a, const float* b, float* c, int64_t m,
+                        int64_t n, int64_t k, bool ta, bool tb,
+                        const GemmTile& t) {
+  const int64_t rows = t.row_end - t.row_begin;
+  const int64_t cols = t.col_end - t.col_begin;
+  Sgemm(ta, tb, rows, cols, k, ta ? a + t.row_begin : a + t.row_begin * k,
+        ta ? m : k, tb ? b + t.col_begin * k : b + t.col_begin, tb ? k : n,
+        c + t.row_begin * n + t.col_begin, n);
 }
 
 }  // namespace

@@ -155,6 +155,62 @@ TEST(FusedConv2DKernelTest, EpilogueReachesEveryTileOnAnyPool) {
   }
 }
 
+// Stride-1 convolutions on images at least four times wider than the
+// horizontal padding and with no more output channels than positions take
+// conv.cc's shifted-GEMM path (no im2col): pads even, uneven and none,
+// dilation, groups, a non-square kernel, batch 2, and channels enough that
+// the tiles' columns are capped for the cache; plain and fused, on pools of
+// 1 to 16 threads.
+TEST(Conv2DKernelTest, StrideOneWithoutIm2ColMatchesNaive) {
+  const ConvCase cases[] = {
+      {1, 3, 12, 20, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 5, 9, 17, 6, 3, 3, 1, 1, 1, 0, 2, 1, 1, 1, 1},  // uneven pads
+      {1, 4, 16, 24, 8, 3, 3, 1, 1, 1, 2, 2, 2, 2, 2, 2},  // dilated
+      {2, 8, 10, 18, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},  // 2 groups
+      {1, 3, 10, 20, 5, 3, 3, 1, 1, 1, 0, 0, 0, 0, 1, 1},  // no pads
+      {1, 2, 11, 30, 3, 5, 3, 1, 1, 1, 2, 1, 2, 1, 1, 1},  // 5x3
+      {1, 7, 6, 16, 2, 1, 3, 1, 1, 1, 0, 1, 0, 1, 1, 1},   // 1x3
+  };
+  for (const ConvCase& p : cases) {
+    for (int threads : {1, 2, 3}) CheckConv(p, threads);
+  }
+}
+
+// Depthwise convolutions (conv.cc's padded-plane path): the unrolled 3x3
+// loops at stride 1 and 2 (MobileNet's), uneven and oversized pads, an
+// image smaller than the window, and the generic loop for 5x5, dilated and
+// 2x1 windows and mixed strides; batch 2; plain and fused with a side input.
+TEST(Conv2DKernelTest, DepthwiseMatchesNaive) {
+  const ConvCase cases[] = {
+      {1, 8, 15, 16, 8, 3, 3, 8, 2, 2, 1, 1, 1, 1, 1, 1},   // 3x3 stride 2
+      {2, 4, 10, 9, 4, 3, 3, 4, 2, 2, 0, 1, 1, 0, 1, 1},    // uneven pads
+      {1, 3, 8, 8, 3, 3, 3, 3, 1, 1, 3, 3, 3, 3, 1, 1},     // oversized pads
+      {1, 2, 2, 2, 2, 3, 3, 2, 1, 1, 2, 2, 2, 2, 1, 1},     // tiny image
+      {1, 3, 9, 11, 3, 5, 5, 3, 1, 2, 2, 2, 2, 2, 1, 1},    // 5x5, sw 2
+      {2, 3, 12, 13, 3, 3, 3, 3, 2, 1, 2, 2, 2, 2, 2, 2},   // dilated
+      {1, 5, 7, 6, 5, 2, 1, 5, 1, 3, 1, 0, 0, 2, 1, 1},     // 2x1, sw 3
+      {2, 16, 14, 14, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1, 1},
+  };
+  for (const ConvCase& p : cases) {
+    for (int threads : {1, 3}) CheckConv(p, threads);
+    CheckFusedConv(p, /*with_side=*/true, 2);
+  }
+}
+
+TEST(FusedConv2DKernelTest, StrideOneWithoutIm2ColReachesEveryTile) {
+  const ConvCase cases[] = {
+      {1, 256, 24, 40, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  // capped columns
+      {2, 32, 21, 23, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 24, 14, 14, 36, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},  // 2 groups
+  };
+  for (const ConvCase& p : cases) {
+    for (int threads : {1, 2, 3, 16}) {
+      CheckFusedConv(p, /*with_side=*/true, threads);
+      CheckFusedConv(p, /*with_side=*/false, threads);
+    }
+  }
+}
+
 TEST(FusedConv2DKernelTest, BiasOfTheWrongSizeIsAnError) {
   auto out = RunOp("FusedConv2D",
                    {F32(std::vector<float>(18, 1), {1, 2, 3, 3}),

@@ -195,6 +195,41 @@ TEST(SoftmaxKernelTest, LongContiguousRowsMatchAReference) {
   EXPECT_EQ((*out)[0].flat<float>()[kLen + 3], 0.f);
 }
 
+// Attention-sized rows (the vectorised float32 path): 12 x 128 scores with
+// masked (-inf) entries and entries 90 to 110 below the row's maximum (whose
+// exponentials underflow float) match a float64 reference, sum to 1, and
+// the masked ones are exactly 0.
+TEST(SoftmaxKernelTest, AttentionRowsWithMasksAndUnderflowMatchAReference) {
+  constexpr int kRows = 12, kLen = 128;
+  std::vector<float> x(kRows * kLen);
+  for (int i = 0; i < kRows * kLen; ++i) {
+    x[i] = 0.011f * static_cast<float>((i * 37) % 101) - 0.5f;
+  }
+  for (int r = 0; r < kRows; ++r) {
+    x[r * kLen + (r * 7) % kLen] = -INFINITY;
+    x[r * kLen + (r * 11 + 3) % kLen] = -90.f - static_cast<float>(2 * r);
+  }
+  auto out = RunOp("Softmax", {F32(x, {1, kRows, kLen})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> want(x.size());
+  for (int r = 0; r < kRows; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < kLen; ++j) mx = std::max(mx, double(x[r * kLen + j]));
+    for (int j = 0; j < kLen; ++j) sum += std::exp(double(x[r * kLen + j]) - mx);
+    for (int j = 0; j < kLen; ++j) {
+      want[r * kLen + j] = std::exp(double(x[r * kLen + j]) - mx) / sum;
+    }
+  }
+  ExpectTensor((*out)[0], {1, kRows, kLen}, want, 1e-6);
+  const float* y = (*out)[0].flat<float>().data();
+  for (int r = 0; r < kRows; ++r) {
+    EXPECT_EQ(y[r * kLen + (r * 7) % kLen], 0.f) << "row " << r;
+    double total = 0;
+    for (int j = 0; j < kLen; ++j) total += y[r * kLen + j];
+    EXPECT_NEAR(total, 1.0, 1e-5) << "row " << r;
+  }
+}
+
 TEST(SoftmaxKernelTest, AxisOutOfRangeIsAnError) {
   auto out = RunOp("Softmax", {F32({1, 2}, {2})}, {{"axis", IntAttr(1)}});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
