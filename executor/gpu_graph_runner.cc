@@ -1,11 +1,11 @@
 #include "executor/gpu_graph_runner.h"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "device/parallel_memcpy.h"
 #include "executor/copy_kernel.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/subgraph_kernel.h"
@@ -308,7 +308,7 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
       s = host.status();
       break;
     }
-    if (fed.bytes() > 0) std::memcpy(*host, fed.raw_data(), fed.bytes());
+    if (fed.bytes() > 0) ParallelMemcpy(*host, fed.raw_data(), fed.bytes());
     host_inputs_.push_back(*host);
     values_[in.copy >= 0 ? plan.nodes[in.copy].output_slot : in.staged_slot] =
         *std::move(dst);
@@ -345,7 +345,7 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Replay(
   for (size_t i = 0; i < feed_inputs_.size(); ++i) {
     // The step's plan signature fixes every feed's shape, so the bytes fit.
     const Tensor& fed = feed_values[feed_inputs_[i].feed];
-    if (fed.bytes() > 0) std::memcpy(host_inputs_[i], fed.raw_data(), fed.bytes());
+    if (fed.bytes() > 0) ParallelMemcpy(host_inputs_[i], fed.raw_data(), fed.bytes());
   }
   RETURN_IF_ERROR(graph_->Launch());
   return FetchResults();

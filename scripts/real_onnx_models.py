@@ -88,7 +88,9 @@ class FirstOutput:
 def export(name, model, inputs, out_dir):
     import torch
     path = os.path.join(out_dir, f"{name}.onnx")
-    wrapped = FirstOutput(model).module
+    # On the CPU, like the inputs: a model shared by two workloads (BERT-base
+    # at batch 1 and 8) may have been moved to the GPU by the first.
+    wrapped = FirstOutput(model.cpu()).module
     args = tuple(inputs.values())
     errors = []
     for kwargs in ({"dynamo": False}, {"dynamo": True}):

@@ -10,9 +10,6 @@
 #include <utility>
 #include <vector>
 
-#define EIGEN_USE_THREADS
-#include "unsupported/Eigen/CXX11/ThreadPool"
-
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -22,6 +19,7 @@
 #include "device/cuda/cuda_status.h"
 #include "device/gpu_device.h"
 #include "device/gpu_graph.h"
+#include "device/parallel_memcpy.h"
 
 namespace sluice {
 namespace {
@@ -62,40 +60,6 @@ class CudaRegionSource final : public RegionSource {
  private:
   const int ordinal_;
 };
-
-// memcpy split over a few threads: one core copies pageable memory at about
-// 10 GB/s, a fifth of what the pinned DMA that follows can carry.
-// Copies through pinned staging are limited by how fast the host fills the
-// pinned buffer: one thread moves ~10 GB/s, the PCIe link takes ~55. A
-// process-wide pool (threads made once, not per chunk) splits each chunk.
-Eigen::ThreadPool* StagingPool() {
-  static Eigen::ThreadPool* const kPool = new Eigen::ThreadPool(static_cast<int>(
-      std::clamp(std::thread::hardware_concurrency() / 2, 2u, 16u)));
-  return kPool;
-}
-
-void ParallelMemcpy(void* dst, const void* src, size_t n) {
-  constexpr size_t kPerThread = size_t{2} << 20;
-  Eigen::ThreadPool* pool = StagingPool();
-  const size_t parts = std::min<size_t>(pool->NumThreads() + 1, n / kPerThread);
-  if (parts <= 1) {
-    std::memcpy(dst, src, n);
-    return;
-  }
-  const size_t step = (n + parts - 1) / parts;
-  Eigen::Barrier barrier(static_cast<unsigned>(parts - 1));
-  for (size_t p = 1; p < parts; ++p) {
-    const size_t begin = p * step;
-    const size_t len = begin < n ? std::min(step, n - begin) : 0;
-    pool->Schedule([=, &barrier] {
-      std::memcpy(static_cast<char*>(dst) + begin,
-                  static_cast<const char*>(src) + begin, len);
-      barrier.Notify();
-    });
-  }
-  std::memcpy(dst, src, std::min(step, n));
-  barrier.Wait();
-}
 
 // Two pinned buffers and the events that say when the GPU is done with them.
 struct Staging {
