@@ -99,7 +99,7 @@ class SessionImpl final : public Session {
   absl::StatusOr<std::vector<Tensor>> Run(
       const Feeds& feeds, const std::vector<std::string>& fetches,
       const StepOptions& options) override {
-    return RunStep(feeds, fetches, options, nullptr);
+    return RunStep(feeds, fetches, options, options.stats);
   }
 
   absl::StatusOr<std::vector<Tensor>> RunWithStats(

@@ -68,6 +68,10 @@ struct StepOptions {
   // away. A value computed on that GPU is handed out with no copy; one
   // elsewhere is copied there.
   std::vector<std::string> fetch_devices;
+  // Not owned; when set, every node's time is recorded there, as
+  // RunWithStats does (copies included: a trace shows which transfers the
+  // step made).
+  StepStats* stats = nullptr;
 };
 
 class Session {
