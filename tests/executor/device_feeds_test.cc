@@ -4,6 +4,7 @@
 // it does not have, and the plan cache keyed by where feeds and fetches
 // are. The GPU side is gpu_device_feeds_test.cc.
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <vector>
 

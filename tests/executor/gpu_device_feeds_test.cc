@@ -4,7 +4,9 @@
 // released when sluice is done with it, feeds on another GPU or read on
 // the CPU are copied, and the plan cache tells the signatures apart.
 // Every test skips, with the reason, where no GPU is usable.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
