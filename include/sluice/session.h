@@ -66,7 +66,10 @@ struct StepOptions {
   // fetched tensor is then in that GPU's memory, held by the Tensor and
   // returned to the session's allocator when the last copy of it goes
   // away. A value computed on that GPU is handed out with no copy; one
-  // elsewhere is copied there.
+  // elsewhere is copied there. REQUIRES: tensors in a session GPU's memory
+  // (GPU fetches, CopyTo results) go away before the session does.
+  // Results share memory as they are: a graph constant, or a feed fetched
+  // back, is the session's or the caller's own buffer, not a copy.
   std::vector<std::string> fetch_devices;
   // Not owned; when set, every node's time is recorded there, as
   // RunWithStats does (copies included: a trace shows which transfers the

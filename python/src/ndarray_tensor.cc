@@ -292,15 +292,23 @@ static absl::StatusOr<nb::dlpack::dtype> DlpackDataType(DataType dtype) {
   }
 }
 
-nb::object TensorToDlpack(const Tensor& tensor, int cuda_device_id) {
+nb::object TensorToDlpack(const Tensor& tensor, int cuda_device_id,
+                          nb::handle keep_alive) {
   const nb::dlpack::dtype dtype = ValueOrThrow(DlpackDataType(tensor.dtype()));
   size_t dims[kMaxRank];
   for (int i = 0; i < tensor.rank(); ++i) dims[i] = tensor.dim(i);
-  auto* keep = new Tensor(tensor);
+  // The capsule holds the Tensor and, after it (members go in reverse), the
+  // object whose allocator the memory returns to. It is destroyed by
+  // Python, with the GIL held.
+  struct Owner {
+    nb::object keep_alive;
+    Tensor tensor;
+  };
+  auto* keep = new Owner{nb::borrow(keep_alive), tensor};
   nb::capsule owner(keep, [](void* p) noexcept {
-    delete static_cast<Tensor*>(p);
+    delete static_cast<Owner*>(p);
   });
-  nb::ndarray<> array(keep->raw_data(), tensor.rank(), dims, owner,
+  nb::ndarray<> array(keep->tensor.raw_data(), tensor.rank(), dims, owner,
                       /*strides=*/nullptr, dtype, kDlpackCuda, cuda_device_id);
   return nb::cast(std::move(array));
 }

@@ -58,8 +58,11 @@ absl::StatusOr<Tensor> BorrowNdarray(const nanobind::ndarray<nanobind::ro>& arra
 // sharing it (the object keeps the Tensor alive). The tensor's GPU work
 // must be finished (Session::Run synchronises before returning GPU
 // fetches), so consumers on any stream may read it: __dlpack__ ignores its
-// `stream` argument. Throws for dtypes DLPack lacks (float8, 4-/2-bit).
-nanobind::object TensorToDlpack(const Tensor& tensor, int cuda_device_id);
+// `stream` argument. `keep_alive` (the Python session) is kept as long as
+// the object: the memory returns to that session's allocator. Throws for
+// dtypes DLPack lacks (float8, 4-/2-bit).
+nanobind::object TensorToDlpack(const Tensor& tensor, int cuda_device_id,
+                                nanobind::handle keep_alive);
 
 // Loads NumPy's C API; false (with a Python error set) when it fails. Call
 // once, from the module's initialisation, before TensorToNumpy.

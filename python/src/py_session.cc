@@ -239,8 +239,11 @@ class PySession {
     ThrowIfError(result.status());
     nb::list out;
     if (out_gpu != nullptr) {
+      // Each result keeps this session alive: its memory goes back to the
+      // session's GPU arena.
+      nb::object self = nb::find(this);
       for (const Tensor& t : *result) {
-        out.append(TensorToDlpack(t, out_gpu->physical_index()));
+        out.append(TensorToDlpack(t, out_gpu->physical_index(), self));
       }
       return out;
     }
