@@ -268,6 +268,7 @@ TEST(GpuDeviceFeedsTest, AFeedOnAnotherGpuIsCopiedDeviceToDevice) {
   for (int i = 0; i < 2; ++i) {
     gpu->add_logical_devices()->mutable_memory_limit()->set_bytes(int64_t{1} << 30);
   }
+  config.add_visible_gpus(0);
   config.set_placement_strategy(PLACEMENT_MANUAL);
   config.set_default_device("/gpu:0");
   GraphDef def = ModelDef();
