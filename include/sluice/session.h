@@ -1,6 +1,6 @@
 // Session: a loaded graph, the devices it runs on and their allocators, and a
-// cache of compiled plans (one per set of input shapes). The C++ entry point
-// to sluice.
+// cache of compiled plans (one per set of input shapes, fetches, and devices
+// the feeds are on and the fetches go to). The C++ entry point to sluice.
 //
 //   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Session> s,
 //                           Session::CreateFromFile("examples/mlp.pbtxt", config));
@@ -89,8 +89,8 @@ class Session {
   static absl::StatusOr<std::unique_ptr<Session>> CreateFromFile(
       const std::string& path, const RuntimeConfig& config = {});
 
-  // Runs one step and returns the fetched tensors, in order, on the host.
-  // Fetches are graph output names or "node[:port]"; empty means every graph
+  // Runs one step and returns the fetched tensors, in order, on the host
+  // (feeds may be host or GPU tensors, see Feeds). Fetches are graph output names or "node[:port]"; empty means every graph
   // output. Errors name the feed or node: a missing, unknown, wrongly typed
   // or wrongly shaped feed (INVALID_ARGUMENT, with the expected signature); a
   // kernel failure (the node and op); memory exhausted (RESOURCE_EXHAUSTED).
