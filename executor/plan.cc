@@ -51,13 +51,19 @@ class PlanBuilder {
       for (const Consumer& c : x.consumers) {
         transfer_of_input_[{c.node, c.input}] = t;
       }
-      if (x.fetched) transfer_of_fetch_[x.producer] = t;
+      if (x.fetched) transfer_of_fetch_[{x.producer, x.dst_device}] = t;
     }
 
     Device* io = options_.io != nullptr ? options_.io : options_.host;
-    for (const TensorRef& f : feeds) {
-      plan_->feed_slots.push_back(NewSlot(io, -1));
-      slot_of_[f] = plan_->feed_slots.back();
+    if (parts_.feed_devices.size() != feeds.size() ||
+        parts_.fetch_devices.size() != fetches.size()) {
+      return absl::InternalError(
+          "the partitioning is for another set of feeds and fetches");
+    }
+    for (size_t i = 0; i < feeds.size(); ++i) {
+      ASSIGN_OR_RETURN(Device * at, EndpointDevice(parts_.feed_devices[i], io));
+      plan_->feed_slots.push_back(NewSlot(at, -1));
+      slot_of_[feeds[i]] = plan_->feed_slots.back();
     }
     plan_index_.assign(graph_.num_nodes(), -1);
     absl::Span<const int> order = graph_.topological_order();
@@ -68,17 +74,23 @@ class PlanBuilder {
     for (int id : order) {
       if (needed[id]) RETURN_IF_ERROR(AddNode(graph_.node(id), fed));
     }
-    for (const TensorRef& f : fetches) {
-      // The caller gets host tensors (or tensors on `io`): values on a GPU
-      // come back through the partitioning's copy; values on a logical CPU
-      // are host memory already.
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      // The caller gets each fetch on its device (the host, or `io`, unless
+      // the step asked for another): values elsewhere come through the
+      // partitioning's copy; values on a logical CPU are host memory
+      // already.
+      const TensorRef& f = fetches[i];
+      ASSIGN_OR_RETURN(Device * want,
+                       EndpointDevice(parts_.fetch_devices[i], io));
       int slot = slot_of_.at(f);
-      auto t = transfer_of_fetch_.find(f);
+      auto t = transfer_of_fetch_.find({f, parts_.fetch_devices[i]});
       if (t != transfer_of_fetch_.end()) {
         ASSIGN_OR_RETURN(slot, CopiedSlot(t->second, slot));
       }
-      if (slot_device_[slot]->type() == DeviceType::kGpu &&
-          slot_device_[slot] != io) {
+      const bool both_host_memory =
+          slot_device_[slot]->type() == DeviceType::kCpu &&
+          want->type() == DeviceType::kCpu;
+      if (slot_device_[slot] != want && !both_host_memory) {
         return absl::InternalError(absl::StrCat(
             "the partitioning returns fetch ", graph_.node(f.node).name(), ":",
             f.port, " from ", slot_device_[slot]->name(), " without a copy"));
@@ -91,6 +103,18 @@ class PlanBuilder {
   }
 
  private:
+  // The device behind topology index `d`; `fallback` for -1.
+  absl::StatusOr<Device*> EndpointDevice(int d, Device* fallback) const {
+    if (d < 0) return fallback;
+    const std::vector<Device*>& devs = *options_.topology_devices;
+    if (d >= static_cast<int>(devs.size()) || devs[d] == nullptr) {
+      return absl::InternalError(absl::StrCat(
+          "a feed or fetch is on topology device ", d,
+          ", which the session did not set up"));
+    }
+    return devs[d];
+  }
+
   int NewSlot(Device* device, int producer) {
     slot_device_.push_back(device);
     slot_producer_.push_back(producer);
@@ -246,7 +270,8 @@ class PlanBuilder {
   std::vector<int> plan_index_;     // node id -> plan index, or -1
   absl::flat_hash_map<int, int> copies_;  // transfer -> slot on its dst
   absl::flat_hash_map<std::pair<int, int>, int> transfer_of_input_;
-  absl::flat_hash_map<TensorRef, int> transfer_of_fetch_;
+  // (fetched value, destination topology index) -> transfer.
+  absl::flat_hash_map<std::pair<TensorRef, int>, int> transfer_of_fetch_;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "executor/session.h"
 
+#include <algorithm>
 #include <atomic>
 #include <iterator>
 #include <list>
@@ -17,6 +18,7 @@
 #include "core/status_macros.h"
 #include "device/cpu_device.h"
 #include "device/discovery.h"
+#include "device/external_memory.h"
 #include "device/gpu_device.h"
 #include "executor/copy_kernel.h"
 #include "executor/executor.h"
@@ -91,14 +93,30 @@ class SessionImpl final : public Session {
 
   absl::StatusOr<std::vector<Tensor>> Run(
       const Feeds& feeds, const std::vector<std::string>& fetches) override {
-    return RunWithStats(feeds, fetches, nullptr);
+    return RunStep(feeds, fetches, StepOptions(), nullptr);
+  }
+
+  absl::StatusOr<std::vector<Tensor>> Run(
+      const Feeds& feeds, const std::vector<std::string>& fetches,
+      const StepOptions& options) override {
+    return RunStep(feeds, fetches, options, options.stats);
   }
 
   absl::StatusOr<std::vector<Tensor>> RunWithStats(
       const Feeds& feeds, const std::vector<std::string>& fetches,
       StepStats* stats) override {
+    return RunStep(feeds, fetches, StepOptions(), stats);
+  }
+
+  absl::StatusOr<std::vector<Tensor>> RunStep(
+      const Feeds& feeds, const std::vector<std::string>& fetches,
+      const StepOptions& options, StepStats* stats) {
     std::vector<TensorRef> feed_refs;
     std::vector<Tensor> feed_values;
+    // Topology index of each feed's and fetch's device; -1: the host.
+    std::vector<int> feed_devices;
+    std::vector<int> fetch_devices;
+    bool on_gpu = false;  // some feed or fetch is on a GPU
     feed_refs.reserve(feeds.size());
     feed_values.reserve(feeds.size());
     std::string key;
@@ -110,21 +128,30 @@ class SessionImpl final : public Session {
               absl::StrCat("feed '", name, "' is given more than once"));
         }
       }
+      ASSIGN_OR_RETURN(int device, FeedDevice(name, value));
+      on_gpu = on_gpu || device >= 0;
       feed_refs.push_back(ref);
       feed_values.push_back(value);
+      feed_devices.push_back(device);
       absl::StrAppend(&key, ref.node, ":", ref.port, "=",
-                      value.shape().DebugString(), ";");
+                      value.shape().DebugString(), "@", device, ";");
     }
     std::vector<TensorRef> fetch_refs;
     const std::vector<std::string> names =
         fetches.empty() ? DefaultFetchNames() : fetches;
+    ASSIGN_OR_RETURN(fetch_devices,
+                     FetchDevices(options.fetch_devices, names.size()));
     key += "|";
-    for (const std::string& name : names) {
-      ASSIGN_OR_RETURN(TensorRef ref, ResolveFetch(name));
+    for (size_t i = 0; i < names.size(); ++i) {
+      ASSIGN_OR_RETURN(TensorRef ref, ResolveFetch(names[i]));
       fetch_refs.push_back(ref);
-      absl::StrAppend(&key, ref.node, ":", ref.port, ";");
+      on_gpu = on_gpu || fetch_devices[i] >= 0;
+      absl::StrAppend(&key, ref.node, ":", ref.port, "@", fetch_devices[i],
+                      ";");
     }
-    ASSIGN_OR_RETURN(CachedPlan cached, GetPlan(key, feed_refs, fetch_refs));
+    ASSIGN_OR_RETURN(CachedPlan cached,
+                     GetPlan(key, feed_refs, fetch_refs, feed_devices,
+                             fetch_devices));
     // A profiled step runs node by node; others replay the GPU graph where
     // there is one.
     // Recording a graph captures a GPU's compute stream, which every step of
@@ -154,6 +181,11 @@ class SessionImpl final : public Session {
                              stats);
     }
     ASSIGN_OR_RETURN(std::vector<Tensor> out, std::move(result));
+    if (on_gpu) {
+      // GPU fetches are handed out finished, and GPU feeds are read by the
+      // time the caller may free them (sluice/session.h).
+      RETURN_IF_ERROR(SynchronizeGpus());
+    }
     runs_.fetch_add(1, std::memory_order_relaxed);
     if (runner != nullptr && config_.plan_cache_max_bytes() > 0) {
       // A step that recorded a graph made its plan hold memory.
@@ -176,6 +208,32 @@ class SessionImpl final : public Session {
       }
     }
     return released;
+  }
+  absl::StatusOr<Tensor> CopyTo(const Tensor& tensor,
+                                const std::string& device) override {
+    if (!tensor.valid()) {
+      return absl::InvalidArgumentError("CopyTo: an empty tensor");
+    }
+    ASSIGN_OR_RETURN(int dst, SessionDevice(device, "CopyTo: device"));
+    ASSIGN_OR_RETURN(int src, TensorDevice(tensor));
+    if (src == -2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CopyTo: the tensor is in memory of ", tensor.allocator()->Name(),
+          ", on none of this session's devices (",
+          absl::StrJoin(DeviceNames(), ", "), ")"));
+    }
+    Device* from = src >= 0 ? topology_devices_[src] : host_;
+    Device* to = dst >= 0 ? topology_devices_[dst] : host_;
+    ASSIGN_OR_RETURN(Tensor out, CopyTensor(tensor, from, to));
+    if (from->type() == DeviceType::kGpu || to->type() == DeviceType::kGpu) {
+      RETURN_IF_ERROR(SynchronizeGpus());
+    }
+    return out;
+  }
+  std::string DeviceOf(const Tensor& tensor) const override {
+    absl::StatusOr<int> d = TensorDevice(tensor);
+    if (!d.ok() || *d == -2) return "";
+    return *d >= 0 ? topology_devices_[*d]->name() : host_->name();
   }
   std::vector<Device*> devices() const override {
     std::vector<Device*> out;
@@ -264,10 +322,6 @@ class SessionImpl final : public Session {
       return absl::InvalidArgumentError(absl::StrCat(
           "input '", name, "' is an empty tensor; expected ", expected));
     }
-    if (!value.on_host()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input '", name, "' must be a host tensor"));
-    }
     if (value.dtype() != want) {
       return absl::InvalidArgumentError(absl::StrCat(
           "input '", name, "' has dtype ", DataTypeName(value.dtype()),
@@ -281,6 +335,114 @@ class SessionImpl final : public Session {
           InputSignature()));
     }
     return ref;
+  }
+
+  // The names of the devices the session set up.
+  std::vector<std::string> DeviceNames() const {
+    std::vector<std::string> names;
+    for (const auto& d : devices_) names.push_back(d->name());
+    return names;
+  }
+
+  // The topology index of the session device named `name`; -1 for the host
+  // ("", or any CPU: host memory). `what` opens the error.
+  absl::StatusOr<int> SessionDevice(const std::string& name,
+                                    absl::string_view what) const {
+    if (name.empty()) return -1;
+    absl::StatusOr<DeviceName> parsed = ParseDeviceName(name);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " '", name, "': ", parsed.status().message()));
+    }
+    if (parsed->type == DeviceType::kCpu) return -1;
+    for (int i = 0; i < static_cast<int>(topology_devices_.size()); ++i) {
+      const Device* d = topology_devices_[i];
+      if (d != nullptr && d->type() == DeviceType::kGpu &&
+          (parsed->index < 0 || d->index() == parsed->index)) {
+        return i;
+      }
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " '", name, "' is not a device of this session; it uses ",
+        absl::StrJoin(DeviceNames(), ", "),
+        HasGpu() ? "" : " (no GPU: it runs on the CPU only)"));
+  }
+
+  bool HasGpu() const {
+    for (const auto& d : devices_) {
+      if (d->type() == DeviceType::kGpu) return true;
+    }
+    return false;
+  }
+
+  // Where `tensor`'s memory is: -1 the host, a topology index for one of
+  // the session's GPUs, -2 none of the session's devices (a GPU it does
+  // not use, or memory it cannot tell). Errors: external memory naming a
+  // device that does not parse (cannot happen for WrapExternalMemory's).
+  absl::StatusOr<int> TensorDevice(const Tensor& tensor) const {
+    if (tensor.on_host()) return -1;
+    const std::string external = ExternalMemoryDevice(tensor);
+    if (!external.empty()) {
+      absl::StatusOr<int> d = SessionDevice(external, "device");
+      return d.ok() ? *d : -2;
+    }
+    for (int i = 0; i < static_cast<int>(topology_devices_.size()); ++i) {
+      Device* d = topology_devices_[i];
+      if (d != nullptr && d->allocator() == tensor.allocator()) return i;
+    }
+    return -2;
+  }
+
+  // The topology index of the device feed `name` arrives on; -1 the host.
+  absl::StatusOr<int> FeedDevice(const std::string& name,
+                                 const Tensor& value) const {
+    ASSIGN_OR_RETURN(int d, TensorDevice(value));
+    if (d != -2) return d;
+    const std::string external = ExternalMemoryDevice(value);
+    if (!external.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", name, "' is in the memory of ", external,
+          ", which this session does not use; it uses ",
+          absl::StrJoin(DeviceNames(), ", "),
+          HasGpu() ? "" : " (no GPU: it runs on the CPU only)",
+          ". Copy the input to the host or to one of those devices"));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", name, "' is in device memory of ",
+        value.allocator()->Name(),
+        ", which belongs to none of this session's devices (",
+        absl::StrJoin(DeviceNames(), ", "),
+        "); pass a host tensor, or wrap GPU memory with WrapExternalMemory "
+        "naming its device"));
+  }
+
+  // StepOptions::fetch_devices resolved per fetch (topology index; -1 the
+  // host).
+  absl::StatusOr<std::vector<int>> FetchDevices(
+      const std::vector<std::string>& given, size_t count) const {
+    std::vector<int> out(count, -1);
+    if (given.empty()) return out;
+    if (given.size() != 1 && given.size() != count) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "fetch_devices has ", given.size(), " names for ", count,
+          " fetches; give one per fetch, or one for all"));
+    }
+    for (size_t i = 0; i < count; ++i) {
+      ASSIGN_OR_RETURN(out[i], SessionDevice(given.size() == 1 ? given[0]
+                                                               : given[i],
+                                             "fetch device"));
+    }
+    return out;
+  }
+
+  // Waits for every GPU of the session to finish its work so far.
+  absl::Status SynchronizeGpus() {
+    for (const auto& d : devices_) {
+      if (d->type() == DeviceType::kGpu) {
+        RETURN_IF_ERROR(static_cast<GpuDevice*>(d.get())->Synchronize());
+      }
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<TensorRef> ResolveFetch(const std::string& name) const {
@@ -447,7 +609,9 @@ class SessionImpl final : public Session {
 
   absl::StatusOr<CachedPlan> GetPlan(const std::string& key,
                                      const std::vector<TensorRef>& feeds,
-                                     const std::vector<TensorRef>& fetches) {
+                                     const std::vector<TensorRef>& fetches,
+                                     const std::vector<int>& feed_devices,
+                                     const std::vector<int>& fetch_devices) {
     {
       absl::MutexLock lock(&mu_);
       auto it = plans_.find(key);
@@ -463,6 +627,8 @@ class SessionImpl final : public Session {
     po.build_graph_defs = false;
     po.feeds = &feeds;
     po.fetches = &fetches;
+    po.feed_devices = &feed_devices;
+    po.fetch_devices = &fetch_devices;
     po.host_device = 0;
     po.host_memory_inputs = KernelHostMemoryInputs;
     ASSIGN_OR_RETURN(Partitioning parts,
@@ -474,7 +640,15 @@ class SessionImpl final : public Session {
                     plan_options_));
     CachedPlan entry;
     entry.plan = std::move(compiled);
-    if (!config_.has_gpu_graphs() || config_.gpu_graphs()) {
+    // A CUDA graph replays into memory of its own: only steps whose feeds
+    // arrive on the host and whose fetches leave to it replay one (a GPU
+    // feed would be read where the graph was recorded, a GPU fetch would
+    // be overwritten by the next replay).
+    const auto on_host = [](const std::vector<int>& d) {
+      return std::all_of(d.begin(), d.end(), [](int i) { return i < 0; });
+    };
+    if ((!config_.has_gpu_graphs() || config_.gpu_graphs()) &&
+        on_host(feed_devices) && on_host(fetch_devices)) {
       entry.graph_runner = GpuGraphRunner::ForPlan(entry.plan);
     }
     absl::MutexLock lock(&mu_);

@@ -209,11 +209,33 @@ absl::StatusOr<StepSignature> ResolveSignature(const Graph& graph,
   return sig;
 }
 
+// Per feed or fetch, its device: `given` where it names one, else `io`.
+absl::StatusOr<std::vector<int>> EndpointDevices(
+    const std::vector<int>* given, size_t count, int io, int num_devices,
+    const char* what) {
+  std::vector<int> out(count, io);
+  if (given == nullptr) return out;
+  if (given->size() != count) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        given->size(), " ", what, " devices for ", count, " ", what,
+        std::string(what) == "feed" ? "s" : "es"));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const int d = (*given)[i];
+    if (d >= num_devices) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " ", i, " is on device ", d, " of ", num_devices));
+    }
+    if (d >= 0) out[i] = d;
+  }
+  return out;
+}
+
 // The nodes a step computes: walking back from the fetches, a fed output
 // cuts the walk (its producer is computed only if another output of it is
 // needed). Control inputs are followed.
 std::vector<bool> ComputedNodes(const Graph& graph,
-                                const absl::flat_hash_set<TensorRef>& fed,
+                                const absl::flat_hash_map<TensorRef, int>& fed,
                                 const std::vector<TensorRef>& fetches) {
   std::vector<bool> needed(graph.num_nodes(), false);
   std::vector<int> stack;
@@ -297,12 +319,24 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
   out.io_device = options.io_device >= 0 ? options.io_device : host;
   const int io = out.io_device;
   ASSIGN_OR_RETURN(StepSignature sig, ResolveSignature(graph, options));
-  const absl::flat_hash_set<TensorRef> fed(sig.feeds.begin(), sig.feeds.end());
+  ASSIGN_OR_RETURN(out.feed_devices,
+                   EndpointDevices(options.feed_devices, sig.feeds.size(), io,
+                                   nd, "feed"));
+  ASSIGN_OR_RETURN(out.fetch_devices,
+                   EndpointDevices(options.fetch_devices, sig.fetches.size(),
+                                   io, nd, "fetch"));
+  // Fed values, with the device each arrives on.
+  absl::flat_hash_map<TensorRef, int> fed;
+  for (size_t i = 0; i < sig.feeds.size(); ++i) {
+    fed.emplace(sig.feeds[i], out.feed_devices[i]);
+  }
   out.computed = ComputedNodes(graph, fed, sig.fetches);
-  // Where a value lives at the start of its readers: fed values where feeds
-  // arrive (the host, unless io_device says otherwise).
+  // Where a value lives at the start of its readers: fed values where they
+  // arrive (the host, unless io_device or feed_devices say otherwise).
   auto home = [&](const TensorRef& r) {
-    return fed.contains(r) && io >= 0 ? io : placement.device_of_node[r.node];
+    auto it = fed.find(r);
+    return it != fed.end() && it->second >= 0 ? it->second
+                                              : placement.device_of_node[r.node];
   };
   auto is_cpu = [&](int d) { return topo.devices[d].type == DeviceType::kCpu; };
 
@@ -354,17 +388,19 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
     }
   }
   for (const TensorRef& f : sig.feeds) use(home(f));
-  // The caller gets host tensors (or tensors on the io device): values
-  // elsewhere come back through a copy. Values on a logical CPU are host
-  // memory already.
-  for (const TensorRef& f : sig.fetches) {
+  // The caller gets each fetch where it asked (the host, or the io device,
+  // unless fetch_devices says otherwise): values elsewhere come back
+  // through a copy. Values on a logical CPU are host memory already.
+  for (size_t i = 0; i < sig.fetches.size(); ++i) {
+    const TensorRef& f = sig.fetches[i];
     const int have = home(f);
+    const int dst = out.fetch_devices[i];
     use(have);
-    if (io < 0 || have == io || (is_cpu(have) && is_cpu(io))) continue;
-    int t = index.Fetch(f, have, io, fed.contains(f));
+    if (dst < 0 || have == dst || (is_cpu(have) && is_cpu(dst))) continue;
+    int t = index.Fetch(f, have, dst, fed.contains(f));
     out.transfers[t].fetched = true;
     use(have);
-    use(io);
+    use(dst);
   }
   for (int d = 0; d < nd; ++d) {
     if (part_of[d] < 0) continue;

@@ -10,13 +10,16 @@
 //   - an input read on another device than the one its value lives on: one
 //     transfer per (value, destination device), however many consumers read
 //     it there;
-//   - a fed value lives on the host device (feeds arrive there), so it is
-//     transferred to every other device that reads it;
+//   - a fed value lives where it arrives: the host device (or the io
+//     device), unless PartitionOptions::feed_devices puts it on a GPU; it
+//     is transferred to every other device that reads it;
 //   - an input a kernel reads in host memory (KernelDef::host_memory_inputs,
 //     Gather's indices on a GPU) is transferred to the host unless it is in
 //     host memory already (on any CPU);
-//   - a fetched value on a GPU is transferred to the host (values on a
-//     logical CPU are host memory already).
+//   - a fetched value is transferred to where the caller takes it: the
+//     host (or the io device), unless PartitionOptions::fetch_devices says
+//     another device; a value already there, or on a logical CPU when the
+//     caller takes it on the host, is not copied.
 // Control edges between devices become control transfers, one per
 // (producer, destination device); they order the step and move no bytes.
 //
@@ -61,8 +64,9 @@ struct Transfer {
   int dst_device = 0;
   int64_t bytes = 0;               // estimated (unknown dims as `batch`)
   DataType dtype = DT_INVALID;
-  bool fed = false;                // the value is fed: it starts on the host
-  bool fetched = false;            // returned to the caller from the host
+  bool fed = false;                // the value is fed: it starts where the
+                                   // feed arrives (Partitioning::feed_devices)
+  bool fetched = false;            // returned to the caller from dst_device
   std::string send_node;           // names in the partitions' GraphDefs
   std::string recv_node;
   std::vector<Consumer> consumers;  // on dst_device (reading it there, or
@@ -111,6 +115,11 @@ struct Partitioning {
   std::vector<LinkTraffic> links;
   int host_device = -1;  // as resolved from PartitionOptions
   int io_device = -1;    // likewise: where feeds arrive, fetches leave
+  // Per feed and per fetch of the step, in order: the device the feed
+  // arrives on and the device the fetch is delivered to (resolved: never
+  // -1 where the topology has a host or io device).
+  std::vector<int> feed_devices;
+  std::vector<int> fetch_devices;
 
   // The transfer of `value` to `dst`, or -1.
   int FindTransfer(const TensorRef& value, int dst) const;
@@ -132,14 +141,21 @@ struct PartitionOptions {
   // takes its inputs and gives its outputs in that GPU's memory, while
   // inputs read in host memory still go to the host device. -1: the host.
   int io_device = -1;
+  // Per feed (parallel to `feeds`) the device its value arrives on, and per
+  // fetch (parallel to `fetches`) the device it is delivered to; -1 (or a
+  // null vector) means io_device. For a caller that keeps tensors on a GPU
+  // (sluice/session.h). Borrowed; each must have the size of its list.
+  const std::vector<int>* feed_devices = nullptr;
+  const std::vector<int>* fetch_devices = nullptr;
   // The inputs a node reads in host memory on a device of this type
   // (KernelDef::host_memory_inputs); empty: none.
   std::function<std::vector<int>(const Node&, DeviceType)> host_memory_inputs;
 };
 
 // Errors: INVALID_ARGUMENT when the placement does not match the graph
-// (size, or a device index outside the topology), or a feed or fetch is not
-// an output of the graph.
+// (size, or a device index outside the topology), a feed or fetch is not
+// an output of the graph, or feed_devices / fetch_devices do not match the
+// feeds and fetches or name a device outside the topology.
 absl::StatusOr<Partitioning> PartitionGraph(
     const Graph& graph, const DeviceTopology& topo, const Placement& placement,
     const PartitionOptions& options = {});

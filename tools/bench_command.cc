@@ -180,6 +180,10 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
   app->add_option("--trace", options->trace_path,
                   "Write one profiled step as a Chrome trace (JSON)")
       ->check(NonEmpty());
+  app->add_option("--io-device", options->io_device,
+                  "Keep feeds and results on this device (e.g. gpu:0): "
+                  "feeds are copied there once, before timing")
+      ->check(NonEmpty());
   AddDimOption(app, &options->dims);
   AddPrecisionOption(app, &options->precision);
   app->add_flag("--json", options->json, "Print JSON instead of text");
@@ -192,6 +196,25 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   if (!options.trace_path.empty()) {
     RETURN_IF_ERROR(CheckOutputFile(options.trace_path, "--trace"));
   }
+  // With --io-device, the feeds live on that device from the start and the
+  // results stay there: the steps copy nothing to or from the host.
+  Feeds step_feeds = feeds;
+  StepOptions step;
+  if (!options.io_device.empty()) {
+    for (auto& [name, value] : step_feeds) {
+      absl::StatusOr<Tensor> moved = session.CopyTo(value, options.io_device);
+      if (!moved.ok()) {
+        return absl::Status(moved.status().code(),
+                            absl::StrCat("--io-device: ", moved.status().message()));
+      }
+      value = *std::move(moved);
+    }
+    step.fetch_devices = {options.io_device};
+    notes.push_back(absl::StrCat("feeds and results stay on ",
+                                 options.io_device,
+                                 " (--io-device): no step copies them to or "
+                                 "from the host"));
+  }
   // The first step runs kernel by kernel: its peak above what the session
   // already holds (weights) is the live set a replayed graph is held to.
   int64_t held_before = 0;
@@ -202,7 +225,8 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
     held_before += gpu->allocator_stats().bytes_in_use;
   }
   Clock::time_point start = Clock::now();
-  absl::StatusOr<std::vector<Tensor>> first = session.Run(feeds);
+  absl::StatusOr<std::vector<Tensor>> first =
+      session.Run(step_feeds, {}, step);
   if (!first.ok()) {
     return WithFeedHint(first.status(), session.graph(), feeds,
                         options.random_inputs);
@@ -215,7 +239,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   first_step_peak -= held_before;
   const double first_s = Seconds(start, Clock::now());
   for (int i = 0; i < options.warmup; ++i) {
-    RETURN_IF_ERROR(session.Run(feeds).status());
+    RETURN_IF_ERROR(session.Run(step_feeds, {}, step).status());
   }
 
   Progress progress(options.progress && !options.json && isatty(STDERR_FILENO));
@@ -233,7 +257,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
       break;
     }
     start = Clock::now();
-    RETURN_IF_ERROR(session.Run(feeds).status());
+    RETURN_IF_ERROR(session.Run(step_feeds, {}, step).status());
     latencies.push_back(Seconds(start, Clock::now()));
     progress.Show(options.runs > 0
                       ? static_cast<double>(latencies.size()) / options.runs
@@ -246,7 +270,9 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
 
   // One more step, profiled node by node.
   StepStats stats;
-  RETURN_IF_ERROR(session.RunWithStats(feeds, {}, &stats).status());
+  StepOptions profiled = step;
+  profiled.stats = &stats;
+  RETURN_IF_ERROR(session.Run(step_feeds, {}, profiled).status());
   if (!options.trace_path.empty()) {
     RETURN_IF_ERROR(WriteChromeTrace(stats, options.trace_path));
   }

@@ -106,6 +106,11 @@ struct BenchOptions {
   std::vector<std::string> dims;
   int top = 10;
   std::string trace_path;
+  // "--io-device gpu:0": feeds are copied to that device once, before any
+  // step, and fetches stay there, so no step copies to or from the host
+  // (a caller that keeps its data on the GPU; sluice/session.h). Empty:
+  // feeds from the host, fetches to it.
+  std::string io_device;
   bool json = false;
   bool progress = true;  // a progress bar on a terminal (never with json)
 };

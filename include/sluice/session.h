@@ -1,11 +1,22 @@
 // Session: a loaded graph, the devices it runs on and their allocators, and a
-// cache of compiled plans (one per set of input shapes). The C++ entry point
-// to sluice.
+// cache of compiled plans (one per set of input shapes, fetches, and devices
+// the feeds are on and the fetches go to). The C++ entry point to sluice.
 //
 //   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Session> s,
 //                           Session::CreateFromFile("examples/mlp.pbtxt", config));
 //   SLUICE_ASSIGN_OR_RETURN(std::vector<Tensor> out,
 //                           s->Run({{"x", x}}, {"logits"}));
+//
+// Tensors that stay on a GPU: a feed may live in a GPU's memory (a tensor
+// an earlier step left there, one from CopyTo, or the caller's own memory
+// through WrapExternalMemory, sluice/external_memory.h), and StepOptions
+// can leave fetches on a GPU; neither then crosses to the host.
+//
+//   StepOptions on_gpu;
+//   on_gpu.fetch_devices = {"/gpu:0"};
+//   SLUICE_ASSIGN_OR_RETURN(Tensor x_gpu, s->CopyTo(x, "/gpu:0"));
+//   SLUICE_ASSIGN_OR_RETURN(auto out, s->Run({{"x", x_gpu}}, {"logits"},
+//                                            on_gpu));   // out[0] on /gpu:0
 //
 // Run may be called from several threads at once.
 #ifndef SLUICE_SESSION_H_
@@ -35,7 +46,36 @@ struct StepStats;
 // computed. With optimisation on (RuntimeConfig.optimization_level, default
 // all) that graph is the one after the passes: nodes they removed or fused
 // cannot be fed or fetched (INVALID_ARGUMENT saying so).
+//
+// A feed's value may be on the host (any host-accessible memory) or in the
+// memory of one of the session's GPUs: a tensor a step of this session
+// left on a GPU, or external memory (WrapExternalMemory) on "/gpu:N". A
+// GPU feed is read where it is: a node on that GPU reads it with no copy, a
+// node on another GPU through a device-to-device copy, a node on the CPU
+// (or a kernel input read in host memory) through a copy to the host.
+// Ordering: the step reads a GPU feed on the GPU's compute stream, so the
+// work that wrote it must be finished when Run is called (for example
+// cudaStreamSynchronize, torch.cuda.synchronize()).
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
+
+// Options for one Run call.
+struct StepOptions {
+  // Where the fetched tensors are left: one device name per fetch, or one
+  // name for every fetch; empty: all on the host. "/cpu:0" or "" is the
+  // host; "/gpu:N" must be a GPU this session uses (see devices()): the
+  // fetched tensor is then in that GPU's memory, held by the Tensor and
+  // returned to the session's allocator when the last copy of it goes
+  // away. A value computed on that GPU is handed out with no copy; one
+  // elsewhere is copied there. REQUIRES: tensors in a session GPU's memory
+  // (GPU fetches, CopyTo results) go away before the session does.
+  // Results share memory as they are: a graph constant, or a feed fetched
+  // back, is the session's or the caller's own buffer, not a copy.
+  std::vector<std::string> fetch_devices;
+  // Not owned; when set, every node's time is recorded there, as
+  // RunWithStats does (copies included: a trace shows which transfers the
+  // step made).
+  StepStats* stats = nullptr;
+};
 
 class Session {
  public:
@@ -49,14 +89,25 @@ class Session {
   static absl::StatusOr<std::unique_ptr<Session>> CreateFromFile(
       const std::string& path, const RuntimeConfig& config = {});
 
-  // Runs one step and returns the fetched tensors, in order, on the host.
-  // Fetches are graph output names or "node[:port]"; empty means every graph
+  // Runs one step and returns the fetched tensors, in order, on the host
+  // (feeds may be host or GPU tensors, see Feeds). Fetches are graph output names or "node[:port]"; empty means every graph
   // output. Errors name the feed or node: a missing, unknown, wrongly typed
   // or wrongly shaped feed (INVALID_ARGUMENT, with the expected signature); a
   // kernel failure (the node and op); memory exhausted (RESOURCE_EXHAUSTED).
   // After an error the session stays usable.
   virtual absl::StatusOr<std::vector<Tensor>> Run(
       const Feeds& feeds, const std::vector<std::string>& fetches = {}) = 0;
+  // Run with options: fetches left on a GPU (StepOptions). When a feed or a
+  // fetch is on a GPU, Run returns once the GPU work of the step is
+  // finished (the session's GPUs are synchronised), so the caller may read
+  // GPU fetches on any stream and free GPU feeds at once. Errors as Run,
+  // and INVALID_ARGUMENT for a feed in the memory of a device the session
+  // does not use (or that sluice cannot tell), or a fetch device that is
+  // not one of the session's. Steps with a GPU feed or fetch run the
+  // ordinary way, never as a CUDA graph replay.
+  virtual absl::StatusOr<std::vector<Tensor>> Run(
+      const Feeds& feeds, const std::vector<std::string>& fetches,
+      const StepOptions& options) = 0;
   // Run, recording every node's time in `stats` (not owned; see
   // executor/step_stats.h: GPU nodes are synchronised one by one, so the
   // step is slower than Run).
@@ -82,6 +133,16 @@ class Session {
   // Memory that cached plans' CUDA graphs keep stays (see the plan cache
   // bounds in proto/config.proto). Safe to call while steps run.
   virtual int64_t ReleaseUnusedMemory() = 0;
+  // A copy of `tensor` (host memory, or a GPU of this session) on `device`
+  // ("/cpu:0", or "/gpu:N" this session uses), finished when it returns:
+  // how a C++ caller puts a feed on a GPU without CUDA calls of its own, or
+  // brings a GPU fetch to the host. Errors: INVALID_ARGUMENT for a device
+  // the session does not use or a tensor on none of its devices.
+  virtual absl::StatusOr<Tensor> CopyTo(const Tensor& tensor,
+                                        const std::string& device) = 0;
+  // The name of the session device whose memory `tensor` is in ("/cpu:0"
+  // for host memory, "/gpu:N"); empty when it is none of them.
+  virtual std::string DeviceOf(const Tensor& tensor) const = 0;
   // Names of the fetches Run({}, {}) returns: the graph's outputs.
   std::vector<std::string> DefaultFetchNames() const;
 

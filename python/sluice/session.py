@@ -14,10 +14,21 @@ and scalars, which take the input's dtype). Results come back as NumPy
 arrays over sluice's own output buffers, without a copy, unless sluice
 still holds that buffer (a graph constant, a feed passed straight through,
 the same value fetched twice): those are copied, so an array never aliases
-memory the model or the caller uses. Feeds in GPU memory are not taken yet
-(UnimplementedError). bfloat16, float8 and 4-/2-bit dtypes travel as
+memory the model or the caller uses. bfloat16, float8 and 4-/2-bit dtypes travel as
 ml_dtypes arrays (without ml_dtypes installed, results of those dtypes come
 back as their raw unsigned integers).
+
+GPU memory. A ``__dlpack__`` feed on a CUDA GPU that the session uses
+(``__dlpack_device__`` kDLCUDA, device id = CUDA ordinal) is read in place
+on that GPU, with no copy through the host; it must be C-contiguous. sluice
+asks for it with ``__dlpack__(stream=<its compute stream>)``, so the
+producer orders its pending work before the step (producers without the
+``stream`` argument must have finished writing it). Pinned host memory
+(kDLCUDAHost) is host memory. With ``run(..., output_device="gpu:0")``
+results stay on that GPU as DLPack objects (``torch.from_dlpack``,
+``cupy.from_dlpack``) sharing sluice's buffers; ``run`` returns after the
+step's GPU work has finished, so they may be read on any stream. A feed on
+another device type (ROCm, OpenCL, ...) is an InvalidArgumentError.
 
 The GIL is released while a step runs, so ``run`` from several threads
 executes in parallel on one session.
@@ -35,7 +46,7 @@ import numpy as np
 from sluice import _sluice
 from sluice import config as _config
 from sluice.config import Config
-from sluice.errors import InvalidArgumentError, UnimplementedError
+from sluice.errors import InvalidArgumentError
 
 try:  # bfloat16, float8, int4: optional
     import ml_dtypes as _ml_dtypes
@@ -115,10 +126,12 @@ def _normalize_feed(value: Any, expected: Optional[str]) -> Tuple[np.ndarray, Op
     if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
         device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
         if int(device[0]) not in (1, 3):  # kDLCPU, kDLCUDAHost
-            raise UnimplementedError(
-                f"a feed in device memory (DLPack device {tuple(device)}): this "
-                "version of sluice takes feeds in host memory; copy it to the "
-                "CPU first (e.g. tensor.cpu())")
+            # The extension takes CUDA memory itself and refuses other
+            # devices; this is an object it could not read as an array.
+            raise InvalidArgumentError(
+                f"a feed in device memory (DLPack device {tuple(device)}) "
+                "that sluice cannot read in place; make it a C-contiguous "
+                "CUDA array, or copy it to the CPU (e.g. tensor.cpu())")
         value = np.from_dlpack(value)
     if isinstance(value, np.ndarray):
         array = value
@@ -204,31 +217,44 @@ class Session:
         return list(self._outputs)
 
     def run(self, fetches: Union[str, Sequence[str], None] = None,
-            feeds: Optional[Mapping[str, Any]] = None) -> Any:
+            feeds: Optional[Mapping[str, Any]] = None, *,
+            output_device: Optional[str] = None) -> Any:
         """Runs one step.
 
         Args:
           fetches: an output or node name ("probs", "fc1/add:0"): returns
             one array; a list of names: returns a list; None: every graph
             output, as a list in ``outputs`` order.
-          feeds: name -> NumPy array, ``__dlpack__`` object, list or scalar.
+          feeds: name -> NumPy array, ``__dlpack__`` object (PyTorch, CuPy,
+            JAX; on the CPU or a CUDA GPU the session uses), list or scalar.
+          output_device: None or "cpu" (default): NumPy arrays. A GPU of
+            the session ("gpu:0"): objects with ``__dlpack__`` and
+            ``__dlpack_device__`` over the results in that GPU's memory,
+            with no copy to the host (``torch.from_dlpack(out)`` shares
+            it). The step's GPU work is finished when ``run`` returns.
 
         Returns:
-          NumPy arrays (see the module docstring for what is copied).
+          NumPy arrays or DLPack objects (see the module docstring for what
+          is copied).
 
         Raises:
           InvalidArgumentError: a missing, unknown, wrongly typed or shaped
-            feed, or an unknown fetch (the message names it and the
-            expected signature). ResourceExhaustedError: out of memory.
+            feed, an unknown fetch (the message names it and the expected
+            signature), a feed on a device sluice does not take or a GPU the
+            session does not use, a strided CUDA feed, or an output_device
+            that is not the session's. ResourceExhaustedError: out of
+            memory.
         """
         if feeds:
             names = list(feeds)
             values = list(feeds.values())
         else:
             names, values = [], []
+        device = "" if output_device is None else str(output_device)
         if isinstance(fetches, str):
-            return self._run([fetches], names, values)[0]
-        return self._run([] if fetches is None else list(fetches), names, values)
+            return self._run([fetches], names, values, device)[0]
+        return self._run([] if fetches is None else list(fetches), names,
+                         values, device)
 
     def placement(self) -> Report:
         """What ``sluice place --json --explain`` prints for this model on

@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 #include "python/src/status_error.h"
 #include "sluice/allocator.h"
+#include "sluice/external_memory.h"
 
 namespace nb = nanobind;
 
@@ -24,6 +26,24 @@ namespace {
 using nb::dlpack::dtype_code;
 
 constexpr int kDlpackCpu = 1;
+constexpr int kDlpackCuda = 2;
+constexpr int kDlpackCudaHost = 3;  // pinned host memory
+
+// Whether the host can read the array's memory as it is.
+bool InHostMemory(int device_type) {
+  return device_type == kDlpackCpu || device_type == kDlpackCudaHost;
+}
+
+// Whether the array is C-contiguous (size-1 dimensions may have any stride).
+bool Compact(const nb::ndarray<nb::ro>& array) {
+  if (array.stride_ptr() == nullptr) return true;
+  int64_t expected = 1;
+  for (size_t i = array.ndim(); i-- > 0;) {
+    if (array.shape(i) != 1 && array.stride(i) != expected) return false;
+    expected *= static_cast<int64_t>(array.shape(i));
+  }
+  return true;
+}
 
 // Memory owned by a Python object: never allocates, frees nothing (the
 // Buffer's deleter releases the object instead).
@@ -100,23 +120,47 @@ DataType DataTypeFromDlpack(nb::dlpack::dtype dtype) {
 }
 
 bool CanBorrow(const nb::ndarray<nb::ro>& array) {
-  if (array.device_type() != kDlpackCpu) return true;  // refused later
+  // Device memory is never copied here: BorrowNdarray takes it or says why.
+  if (!InHostMemory(array.device_type())) return true;
   const size_t item = (array.dtype().bits + 7) / 8;
   if (item == 0 ||
       reinterpret_cast<uintptr_t>(array.data()) % item != 0) {
     return false;
   }
-  if (array.stride_ptr() == nullptr) return true;
-  int64_t expected = 1;
-  for (size_t i = array.ndim(); i-- > 0;) {
-    if (array.shape(i) != 1 && array.stride(i) != expected) return false;
-    expected *= static_cast<int64_t>(array.shape(i));
+  return Compact(array);
+}
+
+static std::string DlpackDeviceName(int device_type) {
+  switch (device_type) {
+    case 1: return "kDLCPU";
+    case 2: return "kDLCUDA";
+    case 3: return "kDLCUDAHost";
+    case 4: return "kDLOpenCL";
+    case 7: return "kDLVulkan";
+    case 8: return "kDLMetal";
+    case 9: return "kDLVPI";
+    case 10: return "kDLROCM";
+    case 11: return "kDLROCMHost";
+    case 13: return "kDLCUDAManaged";
+    case 14: return "kDLOneAPI";
+    default: return "unknown";
   }
-  return true;
+}
+
+absl::Status CheckDlpackDevice(int device_type, int device_id) {
+  if (InHostMemory(device_type) || device_type == kDlpackCuda) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "a feed on DLPack device (", device_type, ", ", device_id, ") (",
+      DlpackDeviceName(device_type),
+      "): sluice takes host memory (kDLCPU, kDLCUDAHost) and CUDA GPU "
+      "memory (kDLCUDA); copy it to the CPU or a CUDA GPU first"));
 }
 
 absl::StatusOr<Tensor> BorrowNdarray(const nb::ndarray<nb::ro>& array,
-                                     DataType dtype) {
+                                     DataType dtype,
+                                     const std::string& gpu_device) {
   const DataType own = DataTypeFromDlpack(array.dtype());
   if (dtype == DT_INVALID) dtype = own;
   if (dtype == DT_INVALID) {
@@ -130,21 +174,48 @@ absl::StatusOr<Tensor> BorrowNdarray(const nb::ndarray<nb::ro>& array,
         "an array of ", array.dtype().bits, "-bit elements cannot be read as ",
         DataTypeName(dtype)));
   }
-  if (array.device_type() != kDlpackCpu) {
-    return absl::UnimplementedError(absl::StrCat(
-        "an array in device memory (DLPack device type ", array.device_type(),
-        "): this version of sluice takes feeds in host memory; copy it to the "
-        "CPU first (e.g. tensor.cpu())"));
+  const int device_type = array.device_type();
+  RETURN_IF_ERROR(CheckDlpackDevice(device_type, array.device_id()));
+  if (device_type == kDlpackCuda) {
+    if (gpu_device.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a feed on CUDA device ", array.device_id(),
+          ", which this session does not use; copy it to the CPU or to a "
+          "GPU the session runs on (Session.devices)"));
+    }
+    if (!Compact(array)) {
+      return absl::InvalidArgumentError(
+          "a feed in CUDA memory must be C-contiguous (strided GPU arrays "
+          "are not copied on the host); make it contiguous first (e.g. "
+          "tensor.contiguous())");
+    }
+    if (reinterpret_cast<uintptr_t>(array.data()) % DataTypeSize(dtype) != 0) {
+      return absl::InvalidArgumentError(
+          "a feed in CUDA memory is not aligned to its element size");
+    }
   }
   DimVector dims;
   for (size_t i = 0; i < array.ndim(); ++i) {
     dims.push_back(static_cast<int64_t>(array.shape(i)));
   }
   const Shape shape{absl::Span<const int64_t>(dims)};
-  if (array.size() == 0) return Tensor::Create(dtype, shape);
-  // The Buffer's deleter keeps a reference to the array and drops it with
-  // the GIL held, on whichever thread the last Tensor goes away.
+  if (array.size() == 0 && device_type != kDlpackCuda) {
+    return Tensor::Create(dtype, shape);
+  }
+  // The Buffer's deleter (or the external memory's release) keeps a
+  // reference to the array and drops it with the GIL held, on whichever
+  // thread the last Tensor goes away.
   auto* owner = new nb::ndarray<nb::ro>(array);
+  if (device_type == kDlpackCuda) {
+    absl::StatusOr<Tensor> t = WrapExternalMemory(
+        dtype, shape, const_cast<void*>(array.data()), gpu_device, [owner] {
+          if (!Py_IsInitialized()) return;  // interpreter gone: leak it
+          nb::gil_scoped_acquire gil;
+          delete owner;
+        });
+    if (!t.ok()) delete owner;  // the release does not run on error
+    return t;
+  }
   std::shared_ptr<Buffer> buffer(
       new Buffer(Borrowed(), const_cast<void*>(array.data()), array.nbytes()),
       [owner](Buffer* b) {
@@ -188,6 +259,58 @@ nb::object TensorToNumpy(const Tensor& tensor, std::string* view_dtype) {
     throw nb::python_error();
   }
   return nb::steal(array);
+}
+
+static absl::StatusOr<nb::dlpack::dtype> DlpackDataType(DataType dtype) {
+  using nb::dlpack::dtype_code;
+  auto make = [](dtype_code code, int bits) {
+    nb::dlpack::dtype d;
+    d.code = static_cast<uint8_t>(code);
+    d.bits = static_cast<uint8_t>(bits);
+    d.lanes = 1;
+    return d;
+  };
+  switch (dtype) {
+    case DT_FLOAT16: return make(dtype_code::Float, 16);
+    case DT_FLOAT: return make(dtype_code::Float, 32);
+    case DT_DOUBLE: return make(dtype_code::Float, 64);
+    case DT_BFLOAT16: return make(dtype_code::Bfloat, 16);
+    case DT_INT8: return make(dtype_code::Int, 8);
+    case DT_INT16: return make(dtype_code::Int, 16);
+    case DT_INT32: return make(dtype_code::Int, 32);
+    case DT_INT64: return make(dtype_code::Int, 64);
+    case DT_UINT8: return make(dtype_code::UInt, 8);
+    case DT_UINT16: return make(dtype_code::UInt, 16);
+    case DT_UINT32: return make(dtype_code::UInt, 32);
+    case DT_UINT64: return make(dtype_code::UInt, 64);
+    case DT_BOOL: return make(dtype_code::Bool, 8);
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a ", DataTypeName(dtype),
+          " result has no DLPack dtype, so it cannot stay on the GPU; fetch "
+          "it to the host (output_device='cpu')"));
+  }
+}
+
+nb::object TensorToDlpack(const Tensor& tensor, int cuda_device_id,
+                          nb::handle keep_alive) {
+  const nb::dlpack::dtype dtype = ValueOrThrow(DlpackDataType(tensor.dtype()));
+  size_t dims[kMaxRank];
+  for (int i = 0; i < tensor.rank(); ++i) dims[i] = tensor.dim(i);
+  // The capsule holds the Tensor and, after it (members go in reverse), the
+  // object whose allocator the memory returns to. It is destroyed by
+  // Python, with the GIL held.
+  struct Owner {
+    nb::object keep_alive;
+    Tensor tensor;
+  };
+  auto* keep = new Owner{nb::borrow(keep_alive), tensor};
+  nb::capsule owner(keep, [](void* p) noexcept {
+    delete static_cast<Owner*>(p);
+  });
+  nb::ndarray<> array(keep->tensor.raw_data(), tensor.rank(), dims, owner,
+                      /*strides=*/nullptr, dtype, kDlpackCuda, cuda_device_id);
+  return nb::cast(std::move(array));
 }
 
 }  // namespace sluice::python

@@ -35,14 +35,34 @@ DataType DataTypeFromDlpack(nanobind::dlpack::dtype dtype);
 // aligned to its element size.
 bool CanBorrow(const nanobind::ndarray<nanobind::ro>& array);
 
+// OK for a DLPack device sluice takes feeds from (kDLCPU, kDLCUDAHost:
+// host memory; kDLCUDA: a GPU's), INVALID_ARGUMENT naming it otherwise.
+absl::Status CheckDlpackDevice(int device_type, int device_id);
+
 // A Tensor over the array's memory. `dtype` DT_INVALID takes the array's
 // dtype; another dtype reinterprets the bytes (ml_dtypes arrays arrive as
 // unsigned integers of the same width), which must then have the same size.
-// Errors: INVALID_ARGUMENT for a dtype sluice lacks or sizes that disagree;
-// UNIMPLEMENTED for device memory. REQUIRES: CanBorrow(array) for host
-// arrays.
+// An array in CUDA memory becomes external GPU memory
+// (sluice/external_memory.h) on `gpu_device`, the session's name of its GPU
+// ("/gpu:0"; empty: the session does not use that GPU), with no copy; it
+// must be C-contiguous. Errors: INVALID_ARGUMENT for a dtype sluice lacks,
+// sizes that disagree, a DLPack device sluice does not take, or a CUDA
+// array that is strided or on a GPU the session does not use. REQUIRES:
+// CanBorrow(array) for host arrays.
 absl::StatusOr<Tensor> BorrowNdarray(const nanobind::ndarray<nanobind::ro>& array,
-                                     DataType dtype);
+                                     DataType dtype,
+                                     const std::string& gpu_device = "");
+
+// A Python object with __dlpack__ and __dlpack_device__ (nanobind's
+// ndarray) over a tensor in the memory of CUDA device `cuda_device_id`,
+// sharing it (the object keeps the Tensor alive). The tensor's GPU work
+// must be finished (Session::Run synchronises before returning GPU
+// fetches), so consumers on any stream may read it: __dlpack__ ignores its
+// `stream` argument. `keep_alive` (the Python session) is kept as long as
+// the object: the memory returns to that session's allocator. Throws for
+// dtypes DLPack lacks (float8, 4-/2-bit).
+nanobind::object TensorToDlpack(const Tensor& tensor, int cuda_device_id,
+                                nanobind::handle keep_alive);
 
 // Loads NumPy's C API; false (with a Python error set) when it fails. Call
 // once, from the module's initialisation, before TensorToNumpy.

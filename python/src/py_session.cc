@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "device/device.h"
+#include "device/gpu_device.h"
 #include "executor/runtime_config.h"
 #include "executor/session.h"
 #include "graph/graph.h"
@@ -58,10 +60,71 @@ OnnxImportOptions OnnxOptions(const RuntimeConfig& config,
   return options;
 }
 
-// One feed value as a Tensor, borrowed where it can be.
-Tensor FeedTensor(nb::handle value, const std::string& expected) {
+std::vector<std::string> DeviceNames(const Session& session) {
+  std::vector<std::string> names;
+  for (Device* d : session.devices()) names.push_back(d->name());
+  return names;
+}
+
+// The session's GPU on CUDA device `ordinal` (the first, when the config
+// splits it into logical GPUs); null when the session does not use it.
+GpuDevice* SessionGpu(const Session& session, int ordinal) {
+  for (Device* d : session.devices()) {
+    if (d->type() != DeviceType::kGpu) continue;
+    auto* gpu = static_cast<GpuDevice*>(d);
+    if (gpu->physical_index() == ordinal) return gpu;
+  }
+  return nullptr;
+}
+
+// A DLPack capsule of `value`, an object in CUDA memory on `gpu`, made
+// ready for the session's compute stream
+// on it: the producer makes that stream wait for its own work (the DLPack
+// `stream` argument). A producer that takes no `stream` is asked without
+// one, and its pending work must then be finished by the caller.
+nb::object CudaCapsule(nb::handle value, GpuDevice* gpu) {
+  const auto stream = reinterpret_cast<uintptr_t>(gpu->compute_stream());
+  try {
+    return value.attr("__dlpack__")(nb::arg("stream") = stream);
+  } catch (nb::python_error& e) {
+    if (!e.matches(PyExc_TypeError)) throw;
+  }
+  return value.attr("__dlpack__")();
+}
+
+// One feed value as a Tensor, borrowed where it can be: host memory as it
+// is, CUDA memory as external GPU memory on the session's GPU.
+Tensor FeedTensor(nb::handle value, const std::string& expected,
+                  const Session& session) {
   nb::ndarray<nb::ro> array;
   DataType dtype = DT_INVALID;
+  std::string gpu_name;
+  // NumPy arrays (__array_interface__) are host memory: no DLPack query.
+  if (!nb::hasattr(value, "__array_interface__") &&
+      nb::hasattr(value, "__dlpack_device__") &&
+      nb::hasattr(value, "__dlpack__")) {
+    nb::tuple device = nb::cast<nb::tuple>(value.attr("__dlpack_device__")());
+    const int type = nb::cast<int>(device[0]);
+    const int id = nb::cast<int>(device[1]);
+    ThrowIfError(CheckDlpackDevice(type, id));
+    if (type == 2) {  // kDLCUDA
+      GpuDevice* gpu = SessionGpu(session, id);
+      if (gpu == nullptr) {
+        // Said before the producer is asked for anything.
+        throw StatusError(absl::InvalidArgumentError(absl::StrCat(
+            "a feed on CUDA device ", id, ", which this session does not "
+            "use (it uses ", absl::StrJoin(DeviceNames(session), ", "),
+            "); copy it to the CPU or to a GPU the session runs on")));
+      }
+      gpu_name = gpu->name();
+      nb::object capsule = CudaCapsule(value, gpu);
+      if (!nb::try_cast(capsule, array, /*convert=*/false)) {
+        throw StatusError(absl::InvalidArgumentError(
+            "a CUDA feed's DLPack capsule could not be read"));
+      }
+      return ValueOrThrow(BorrowNdarray(array, dtype, gpu_name));
+    }
+  }
   if (!nb::try_cast(value, array, /*convert=*/false) || !CanBorrow(array)) {
     if (normalize_feed == nullptr) {
       throw StatusError(absl::InternalError("sluice.session not imported"));
@@ -73,7 +136,12 @@ Tensor FeedTensor(nb::handle value, const std::string& expected) {
       dtype = ValueOrThrow(ParseDataType(nb::cast<std::string>(t[1])));
     }
   }
-  return ValueOrThrow(BorrowNdarray(array, dtype));
+  if (array.is_valid() && array.device_type() == 2) {
+    // A capsule handed in directly, or a CUDA object found by nanobind.
+    GpuDevice* gpu = SessionGpu(session, array.device_id());
+    if (gpu != nullptr) gpu_name = gpu->name();
+  }
+  return ValueOrThrow(BorrowNdarray(array, dtype, gpu_name));
 }
 
 class PySession {
@@ -145,8 +213,11 @@ class PySession {
   }
 
   // Fetches (empty: every output) from feeds given as names and values.
+  // `output_device`: "" or a CPU for NumPy results, a GPU ("gpu:0") for
+  // DLPack objects over the results in that GPU's memory.
   nb::list Run(const std::vector<std::string>& fetches,
-               const std::vector<std::string>& names, nb::sequence values) {
+               const std::vector<std::string>& names, nb::sequence values,
+               const std::string& output_device) {
     const size_t n = names.size();
     if (nb::len(values) != n) {
       throw StatusError(absl::InvalidArgumentError(absl::StrCat(
@@ -155,15 +226,27 @@ class PySession {
     Feeds feeds;
     feeds.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i])));
+      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i]), *session_));
     }
+    StepOptions options;
+    GpuDevice* out_gpu = OutputGpu(output_device);
+    if (out_gpu != nullptr) options.fetch_devices = {out_gpu->name()};
     absl::StatusOr<std::vector<Tensor>> result;
     {
       nb::gil_scoped_release release;
-      result = session_->Run(feeds, fetches);
+      result = session_->Run(feeds, fetches, options);
     }
     ThrowIfError(result.status());
     nb::list out;
+    if (out_gpu != nullptr) {
+      // Each result keeps this session alive: its memory goes back to the
+      // session's GPU arena.
+      nb::object self = nb::find(this);
+      for (const Tensor& t : *result) {
+        out.append(TensorToDlpack(t, out_gpu->physical_index(), self));
+      }
+      return out;
+    }
     std::string view;
     for (Tensor& t : *result) {
       Tensor mine = std::move(t);  // the only holder, unless shared elsewhere
@@ -199,7 +282,7 @@ class PySession {
       uint64_t seed) {
     Feeds feeds;
     for (size_t i = 0; i < names.size(); ++i) {
-      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i])));
+      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i]), *session_));
     }
     BenchOptions options;
     options.model_path = source_.name();
@@ -240,7 +323,7 @@ class PySession {
                        nb::sequence values, int iterations) {
     Feeds feeds;
     for (size_t i = 0; i < names.size(); ++i) {
-      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i])));
+      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i]), *session_));
     }
     absl::Status status = absl::OkStatus();
     Clock::time_point t0;
@@ -288,6 +371,26 @@ class PySession {
     if (names.size() != dims.size()) names.assign(dims.size(), "");
     return {name, DataTypeName(dtype), std::move(dims), std::move(names),
             shape.unknown_rank() ? -1 : shape.rank()};
+  }
+
+  // The session GPU `name` names ("gpu:0", "/gpu:1"); null for "" or a
+  // CPU. Throws INVALID_ARGUMENT for a name that does not parse or a GPU
+  // the session does not use.
+  GpuDevice* OutputGpu(const std::string& name) const {
+    if (name.empty()) return nullptr;
+    DeviceName parsed = ValueOrThrow(ParseDeviceName(name));
+    if (parsed.type == DeviceType::kCpu) return nullptr;
+    std::vector<std::string> names;
+    for (Device* d : session_->devices()) {
+      names.push_back(d->name());
+      if (d->type() == DeviceType::kGpu &&
+          (parsed.index < 0 || d->index() == parsed.index)) {
+        return static_cast<GpuDevice*>(d);
+      }
+    }
+    throw StatusError(absl::InvalidArgumentError(absl::StrCat(
+        "output_device '", name, "' is not a device of this session; it uses ",
+        absl::StrJoin(names, ", "))));
   }
 
   // The dtype of graph input `name`, for converting a list; "" otherwise.
@@ -341,7 +444,7 @@ void BindSession(nb::module_& m) {
       .def("inputs", &PySession::Inputs)
       .def("outputs", &PySession::Outputs)
       .def("run", &PySession::Run, nb::arg("fetches"), nb::arg("names"),
-           nb::arg("values"))
+           nb::arg("values"), nb::arg("output_device") = "")
       .def("placement_json", &PySession::PlacementJson)
       .def("bench_json", &PySession::BenchJson, nb::arg("names"),
            nb::arg("values"), nb::arg("warmup"), nb::arg("runs"),

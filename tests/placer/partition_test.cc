@@ -185,6 +185,94 @@ TEST(PartitionTest, FeedsCutTheGraphAndHostMemoryInputsGoToTheHost) {
   EXPECT_TRUE(parts->transfers[2].fetched);            // y
 }
 
+// A caller that keeps tensors on a GPU: a feed that arrives on /gpu:0 is
+// read there with no copy in, by a CPU node through a copy to the host,
+// and a fetch left on a GPU comes back with no copy (or with one to the
+// GPU asked for).
+TEST(PartitionTest, FeedsAndFetchesOnAGpuCrossOnlyWhereTheyMust) {
+  DefWriter w;
+  std::string x = w.Input("x", {4});
+  std::string h = w.Op("Relu", "h", {x});
+  w.Op("Neg", "y", {h});
+  w.Op("Abs", "c", {x});
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  // /cpu:0 (0), /gpu:0 (1), /gpu:1 (2); h and y on /gpu:0, c on the CPU.
+  DeviceTopology topo = FakeTopology({Cpu(), Gpu(kMiB), Gpu(kMiB)});
+  Placement p = PlaceByName(*g, {{"x", 1}, {"h", 1}, {"y", 1}, {"c", 0}});
+  const int x_id = g->FindNode("x")->id();
+  const int y_id = g->FindNode("y")->id();
+  const int c_id = g->FindNode("c")->id();
+  std::vector<TensorRef> feeds = {{x_id, 0}};
+  std::vector<TensorRef> fetches = {{y_id, 0}, {c_id, 0}};
+  std::vector<int> feed_devices = {1};       // x is on /gpu:0
+  std::vector<int> fetch_devices = {1, -1};  // y stays there, c to the host
+  PartitionOptions po;
+  po.feeds = &feeds;
+  po.fetches = &fetches;
+  po.feed_devices = &feed_devices;
+  po.fetch_devices = &fetch_devices;
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, p, po);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_THAT(parts->feed_devices, ElementsAre(1));
+  EXPECT_THAT(parts->fetch_devices, ElementsAre(1, 0));
+  // Only x to the host, for c: no copy in for h, none out for y.
+  ASSERT_EQ(parts->transfers.size(), 1u);
+  EXPECT_TRUE(parts->transfers[0].fed);
+  EXPECT_EQ(parts->transfers[0].producer.node, x_id);
+  EXPECT_EQ(parts->transfers[0].src_device, 1);
+  EXPECT_EQ(parts->transfers[0].dst_device, 0);
+
+  // x on /gpu:1 and y asked for on /gpu:1: x goes to /gpu:0 for h, y comes
+  // back to /gpu:1; c on the CPU gets x from /gpu:1.
+  feed_devices = {2};
+  fetch_devices = {2, -1};
+  parts = PartitionGraph(*g, topo, p, po);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  ASSERT_EQ(parts->transfers.size(), 3u);
+  EXPECT_EQ(parts->FindTransfer({x_id, 0}, 1), 0);  // x: gpu:1 -> gpu:0
+  EXPECT_EQ(parts->transfers[0].src_device, 2);
+  EXPECT_GE(parts->FindTransfer({x_id, 0}, 0), 0);  // x: gpu:1 -> host
+  const int y_back = parts->FindTransfer({y_id, 0}, 2);
+  ASSERT_GE(y_back, 0);
+  EXPECT_TRUE(parts->transfers[y_back].fetched);
+  EXPECT_EQ(parts->transfers[y_back].src_device, 1);
+
+  // Without devices, as before: x in from the host, y out to it.
+  po.feed_devices = nullptr;
+  po.fetch_devices = nullptr;
+  parts = PartitionGraph(*g, topo, p, po);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_THAT(parts->feed_devices, ElementsAre(0));
+  EXPECT_THAT(parts->fetch_devices, ElementsAre(0, 0));
+  ASSERT_EQ(parts->transfers.size(), 2u);
+  EXPECT_EQ(parts->transfers[0].src_device, 0);
+  EXPECT_EQ(parts->transfers[1].dst_device, 0);
+}
+
+TEST(PartitionTest, RejectsFeedDevicesThatDoNotMatchTheFeeds) {
+  DefWriter w;
+  std::string x = w.Input("x", {2});
+  w.Op("Neg", "y", {x});
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Cpu(), Gpu(kMiB)});
+  Placement p = PlaceByName(*g, {});
+  std::vector<TensorRef> feeds = {{g->FindNode("x")->id(), 0}};
+  std::vector<int> two = {1, 1};
+  PartitionOptions po;
+  po.feeds = &feeds;
+  po.feed_devices = &two;
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, p, po);
+  EXPECT_EQ(parts.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(parts.status().message(), HasSubstr("2 feed devices for 1 feeds"));
+  std::vector<int> outside = {5};
+  po.feed_devices = &outside;
+  parts = PartitionGraph(*g, topo, p, po);
+  EXPECT_EQ(parts.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(parts.status().message(), HasSubstr("feed 0 is on device 5 of 2"));
+}
+
 TEST(PartitionTest, RejectsFeedsThatAreNotOutputs) {
   DefWriter w;
   w.Input("x", {2});

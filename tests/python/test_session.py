@@ -150,18 +150,48 @@ def test_feeds_lists_strided_views_and_dlpack_objects(mlp_path, mlp_input):
     np.testing.assert_array_equal(sess.run("probs", {"x": DlpackOnly(mlp_input)}), expected)
 
 
-def test_gpu_dlpack_feed_is_unimplemented(mlp_path):
-    class OnGpu:
-        def __dlpack__(self, **kwargs):
-            raise AssertionError("not to be read")
+class _OnDevice:
+    """A DLPack producer that only says where it is."""
 
-        def __dlpack_device__(self):
-            return (2, 0)  # kDLCUDA
+    def __init__(self, device):
+        self._device = device
 
-    sess = sluice.Session(mlp_path)
-    with pytest.raises(sluice.UnimplementedError) as e:
-        sess.run("probs", {"x": OnGpu()})
-    assert "host memory" in e.value.message
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("not to be read")
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+def test_gpu_dlpack_feed_on_a_gpu_the_session_does_not_use_is_refused(mlp_path):
+    sess = sluice.Session(mlp_path, config=sluice.Config(use_gpu=False))
+    with pytest.raises(sluice.InvalidArgumentError) as e:
+        sess.run("probs", {"x": _OnDevice((2, 0))})  # kDLCUDA, device 0
+    assert "a feed on CUDA device 0, which this session does not use" in e.value.message
+    assert "/cpu:0" in e.value.message
+
+
+def test_dlpack_feed_on_an_unsupported_device_names_it(mlp_path):
+    sess = sluice.Session(mlp_path, config=sluice.Config(use_gpu=False))
+    for device, name in [((4, 0), "kDLOpenCL"), ((10, 1), "kDLROCM")]:
+        with pytest.raises(sluice.InvalidArgumentError) as e:
+            sess.run("probs", {"x": _OnDevice(device)})
+        assert name in e.value.message
+        assert "sluice takes host memory" in e.value.message
+
+
+def test_output_device_cpu_is_numpy_and_unknown_devices_are_refused(mlp_path, mlp_input):
+    sess = sluice.Session(mlp_path, config=sluice.Config(use_gpu=False))
+    expected = sess.run("probs", {"x": mlp_input})
+    for device in ("cpu", "cpu:0", "/cpu:0", None):
+        got = sess.run("probs", {"x": mlp_input}, output_device=device)
+        assert isinstance(got, np.ndarray)
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(sluice.InvalidArgumentError) as e:
+        sess.run("probs", {"x": mlp_input}, output_device="gpu:0")
+    assert "output_device 'gpu:0' is not a device of this session" in e.value.message
+    with pytest.raises(sluice.InvalidArgumentError):
+        sess.run("probs", {"x": mlp_input}, output_device="tpu:0")
 
 
 def test_outputs_own_their_memory_and_never_alias_feeds():

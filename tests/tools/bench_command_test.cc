@@ -52,6 +52,24 @@ TEST(BenchCommandTest, MissingInputNamesItAndSuggestsTheFlags) {
   EXPECT_THAT(r.err, HasSubstr("--random-inputs"));
 }
 
+// --io-device keeps feeds and results on a device; on the host it changes
+// nothing, and a device the session does not have is named.
+TEST(BenchCommandTest, IoDeviceKeepsDataThereAndNamesADeviceItLacks) {
+  CommandResult r = RunCommand(
+      BenchMain, {ExampleFile("mlp.pbtxt"), "--random-inputs", "--runs", "2",
+                  "--device", "cpu:0", "--io-device", "cpu:0", "--json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["runs"].get<int>(), 2);
+  EXPECT_THAT(j["notes"].dump(), HasSubstr("feeds and results stay on cpu:0"));
+  r = RunCommand(BenchMain, {ExampleFile("mlp.pbtxt"), "--random-inputs",
+                             "--runs", "1", "--device", "cpu:0",
+                             "--io-device", "gpu:3"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--io-device: CopyTo: device 'gpu:3' is not a "
+                               "device of this session"));
+}
+
 TEST(BenchCommandTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCommand(BenchMain, {}).code, 2);
   EXPECT_EQ(RunCommand(BenchMain, {ExampleFile("mlp.pbtxt"), "--runs", "0"}).code, 2);
