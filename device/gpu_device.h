@@ -41,6 +41,7 @@
 #include "device/arena.h"
 #include "device/device.h"
 #include "device/discovery.h"
+#include "device/external_memory.h"
 #include "proto/config.pb.h"
 
 namespace sluice {
@@ -146,6 +147,15 @@ class GpuDevice : public Device {
   // Blocks the host until all four streams are idle; returns any error an
   // earlier asynchronous operation left behind.
   virtual absl::Status Synchronize() = 0;
+
+  // Whether `t`'s bytes are in this GPU's memory: its arena's, or external
+  // memory the caller wrapped for this device (sluice/external_memory.h, a
+  // DLPack feed). What kernels and copies check their GPU operands against.
+  bool HoldsMemoryOf(const Tensor& t) {
+    if (!t.valid() || t.buffer() == nullptr) return false;
+    if (t.allocator() == allocator()) return true;
+    return !t.on_host() && ExternalMemoryDevice(t) == name();
+  }
 
   // Convenience: allocate on the destination and copy.
   absl::StatusOr<Tensor> CopyToDevice(const Tensor& host) {

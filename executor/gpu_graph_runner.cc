@@ -1,6 +1,7 @@
 #include "executor/gpu_graph_runner.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -60,7 +61,21 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
     return nullptr;
   };
   GpuDevice* gpu = nullptr;
-  std::vector<int> feed_copies, kernels, fetch_copies, staged;
+  // Feeds the caller keeps in a GPU's memory (sluice/session.h): the
+  // kernels read them where they are in an ordinary step.
+  const Partitioning* parts = plan->partitioning.get();
+  auto fed_on_gpu = [&](int slot) {
+    for (size_t f = 0; f < plan->feed_slots.size(); ++f) {
+      if (plan->feed_slots[f] != slot) continue;
+      return parts != nullptr && f < parts->feed_devices.size() &&
+             parts->feed_devices[f] != parts->host_device;
+    }
+    return false;
+  };
+  for (int slot : plan->feed_slots) {
+    if (Contains(plan->fetch_slots, slot)) return no("a feed is also fetched");
+  }
+  std::vector<int> feed_copies, kernels, fetch_copies, staged, device_feeds;
   std::vector<int> staged_constants, unstageable_constants;
   for (size_t i = 0; i < plan->nodes.size(); ++i) {
     const PlanNode& pn = plan->nodes[i];
@@ -83,7 +98,10 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
         const bool stageable =
             def.ok() &&
             Contains((*def)->stageable_host_inputs, static_cast<int>(in));
-        if (Contains(plan->feed_slots, slot)) {
+        if (Contains(plan->feed_slots, slot) && fed_on_gpu(slot)) {
+          // Copied into a buffer of the graph's before each launch.
+          if (!Contains(device_feeds, slot)) device_feeds.push_back(slot);
+        } else if (Contains(plan->feed_slots, slot)) {
           // A fed value read in host memory: staged, where the kernel can
           // read it on the GPU when recorded.
           if (!stageable) {
@@ -179,6 +197,7 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
   // Feeds come in through the graph's own pinned buffers (RecordHostInput),
   // so their GPU copies are values like any other.
   for (int slot : p.fetch_slots) runner->kept_[slot] = true;
+  for (int slot : device_feeds) runner->kept_[slot] = true;
   for (const auto& [slot, value] : p.constant_slots) runner->kept_[slot] = true;
   for (const auto& [from, to] : runner->constant_copies_) runner->kept_[to] = true;
   for (int i : runner->fetch_copies_) {
@@ -192,6 +211,9 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
     }
     if (Contains(runner->staged_slots_, p.feed_slots[f])) {
       runner->feed_inputs_.push_back({static_cast<int>(f), -1, p.feed_slots[f]});
+    }
+    if (Contains(device_feeds, p.feed_slots[f])) {
+      runner->device_feeds_.push_back({static_cast<int>(f), p.feed_slots[f]});
     }
   }
   return runner;
@@ -275,7 +297,8 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
   // reader without another step reusing memory that a replay writes.
   ArenaAllocator* arena = gpu_->arena();
   if (arena != nullptr) pool_ = arena->CreatePool();
-  ArenaAllocator::PoolScope in_pool(arena, pool_);
+  std::optional<ArenaAllocator::PoolScope> in_pool;
+  in_pool.emplace(arena, pool_);
   const bool by_lifetime = pool_ != 0;
 
   values_.assign(plan.num_slots, Tensor());
@@ -283,6 +306,15 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
   for (const auto& [from, to] : constant_copies_) values_[to] = values_[from];
   for (int slot : staged_constants_) {  // the graph's own copy, made once
     ASSIGN_OR_RETURN(values_[slot], gpu_->CopyToDevice(values_[slot]));
+  }
+  // GPU feeds: into buffers of the graph's, before each launch (their
+  // addresses change from step to step; the graph's do not).
+  for (const DeviceFeed& in : device_feeds_) {
+    const Tensor& fed = feed_values[in.feed];
+    ASSIGN_OR_RETURN(Tensor dst, Tensor::Create(fed.dtype(), fed.shape(),
+                                                gpu_->allocator()));
+    RETURN_IF_ERROR(gpu_->CopyDeviceToDevice(fed, gpu_, &dst));
+    values_[in.slot] = std::move(dst);
   }
   // The graph's GEMMs get a cuBLAS workspace of their own, so a replay never
   // writes scratch that a GEMM of a concurrent ordinary step is using
@@ -330,6 +362,7 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
     for (int p = 0; p < pn.num_outputs; ++p) release_unread(pn.output_slot + p);
   }
   absl::StatusOr<std::unique_ptr<GpuGraph>> graph = EndGpuCapture(gpu_);
+  in_pool.reset();  // results handed out are not the pool's
   RETURN_IF_ERROR(s);
   RETURN_IF_ERROR(graph.status());
   graph_ = *std::move(graph);
@@ -347,6 +380,10 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Replay(
     const Tensor& fed = feed_values[feed_inputs_[i].feed];
     if (fed.bytes() > 0) ParallelMemcpy(host_inputs_[i], fed.raw_data(), fed.bytes());
   }
+  for (const DeviceFeed& in : device_feeds_) {
+    RETURN_IF_ERROR(gpu_->CopyDeviceToDevice(feed_values[in.feed], gpu_,
+                                             &values_[in.slot]));
+  }
   RETURN_IF_ERROR(graph_->Launch());
   return FetchResults();
 }
@@ -362,9 +399,20 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::FetchResults() {
   // result it reports on is not one to return.
   if (absl::Status checked = graph_->CheckErrors(); !checked.ok()) s = checked;
   std::vector<Tensor> out;
-  if (s.ok()) {
-    out.reserve(plan.fetch_slots.size());
-    for (int slot : plan.fetch_slots) out.push_back(values_[slot]);
+  out.reserve(plan.fetch_slots.size());
+  for (size_t i = 0; s.ok() && i < plan.fetch_slots.size(); ++i) {
+    const Tensor& value = values_[plan.fetch_slots[i]];
+    if (value.on_host()) {
+      out.push_back(value);
+      continue;
+    }
+    // A fetch left on the GPU (sluice/session.h): the caller's own copy,
+    // since the next replay writes the graph's buffer again.
+    absl::StatusOr<Tensor> copy =
+        Tensor::Create(value.dtype(), value.shape(), gpu_->allocator());
+    if (copy.ok()) s = gpu_->CopyDeviceToDevice(value, gpu_, &*copy);
+    else s = copy.status();
+    if (s.ok()) out.push_back(*std::move(copy));
   }
   // Let go of host memory: the results.
   for (int i : fetch_copies_) values_[plan.nodes[i].output_slot] = Tensor();

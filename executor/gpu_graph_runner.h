@@ -6,6 +6,11 @@
 //   if (runner) out = runner->Run(std::move(feed_values), scheduler);
 //   else        out = RunPlan(*plan, std::move(feed_values), scheduler);
 //
+// Feeds the caller keeps in the GPU's memory (sluice/session.h) are copied
+// into buffers of the graph's before each launch, on the GPU, and results
+// the caller takes on the GPU are copied out of the graph's buffers, since
+// the next replay writes them again.
+//
 // A plan qualifies when every kernel runs on one GPU, none runs subgraphs
 // (If, Loop, Scan), every kernel that reads a fed value in host memory can
 // also read it in the GPU's memory when recorded
@@ -139,6 +144,13 @@ class GpuGraphRunner {
     int staged_slot = -1;
   };
   std::vector<FeedInput> feed_inputs_;
+  // Feeds the caller keeps in this GPU's memory: copied into the graph's
+  // buffer for their slot (kept in values_) before each launch.
+  struct DeviceFeed {
+    int feed = 0;
+    int slot = 0;
+  };
+  std::vector<DeviceFeed> device_feeds_;
   // Per slot: the kernels' reads of it (the recording frees a value after
   // its last), and whether it is kept whole for the runner's life.
   std::vector<int> kernel_reads_;

@@ -640,15 +640,10 @@ class SessionImpl final : public Session {
                     plan_options_));
     CachedPlan entry;
     entry.plan = std::move(compiled);
-    // A CUDA graph replays into memory of its own: only steps whose feeds
-    // arrive on the host and whose fetches leave to it replay one (a GPU
-    // feed would be read where the graph was recorded, a GPU fetch would
-    // be overwritten by the next replay).
-    const auto on_host = [](const std::vector<int>& d) {
-      return std::all_of(d.begin(), d.end(), [](int i) { return i < 0; });
-    };
-    if ((!config_.has_gpu_graphs() || config_.gpu_graphs()) &&
-        on_host(feed_devices) && on_host(fetch_devices)) {
+    // A CUDA graph replays in memory of its own: GPU feeds are copied into
+    // it before each launch and GPU fetches out of it after
+    // (executor/gpu_graph_runner.h).
+    if (!config_.has_gpu_graphs() || config_.gpu_graphs()) {
       entry.graph_runner = GpuGraphRunner::ForPlan(entry.plan);
     }
     absl::MutexLock lock(&mu_);

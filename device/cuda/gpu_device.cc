@@ -314,8 +314,7 @@ class CudaGpuDevice final : public GpuDevice {
     absl::ReaderMutexLock not_recorded(&capture_mutex());
     std::optional<absl::ReaderMutexLock> peer_not_recorded;
     if (peer != this) peer_not_recorded.emplace(&peer->capture_mutex());
-    if (src.allocator() != arena_.get() ||
-        dst->allocator() != peer->arena_.get() ||
+    if (!HoldsMemoryOf(src) || !peer->HoldsMemoryOf(*dst) ||
         src.bytes() != dst->bytes()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "CopyDeviceToDevice ", name(), " -> ", peer->name(), ": ",
@@ -379,9 +378,9 @@ class CudaGpuDevice final : public GpuDevice {
 
   absl::Status CheckCopy(const Tensor& src, const Tensor& dst,
                          bool src_on_host, bool dst_on_host,
-                         std::string_view what) const {
+                         std::string_view what) {
     auto where_ok = [&](const Tensor& t, bool on_host) {
-      return t.valid() && (on_host ? t.on_host() : t.allocator() == arena_.get());
+      return t.valid() && (on_host ? t.on_host() : HoldsMemoryOf(t));
     };
     if (!where_ok(src, src_on_host) || !where_ok(dst, dst_on_host) ||
         src.bytes() != dst.bytes()) {

@@ -59,7 +59,7 @@ absl::Status CheckGpuInputs(const OpKernelContext& ctx, const GpuContext& gpu,
     }
     bool host = false;
     for (int h : host_inputs) host = host || h == i;
-    if (host ? !t.on_host() : t.allocator() != gpu.device->allocator()) {
+    if (host ? !t.on_host() : !gpu.device->HoldsMemoryOf(t)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "input ", i, " must be in ", host ? "host memory" : gpu.device->name(),
           " memory, but lives in ",
