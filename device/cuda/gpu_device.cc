@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -311,9 +312,17 @@ class CudaGpuDevice final : public GpuDevice {
           "CopyDeviceToDevice: the destination is not a CUDA GPU device");
     }
     RETURN_IF_ERROR(peer->RefuseWhileCapturing("CopyDeviceToDevice"));
-    absl::ReaderMutexLock not_recorded(&capture_mutex());
+    // Both devices' recordings wait, their locks taken in one order (by
+    // address) whichever way the copy goes, so copies in both directions
+    // cannot deadlock with a recording.
+    absl::Mutex* first = &capture_mutex();
+    absl::Mutex* second = peer != this ? &peer->capture_mutex() : nullptr;
+    if (second != nullptr && std::less<absl::Mutex*>()(second, first)) {
+      std::swap(first, second);
+    }
+    absl::ReaderMutexLock not_recorded(first);
     std::optional<absl::ReaderMutexLock> peer_not_recorded;
-    if (peer != this) peer_not_recorded.emplace(&peer->capture_mutex());
+    if (second != nullptr) peer_not_recorded.emplace(second);
     if (!HoldsMemoryOf(src) || !peer->HoldsMemoryOf(*dst) ||
         src.bytes() != dst->bytes()) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -142,7 +142,9 @@ TEST(GpuDeviceFeedsTest, AFeedOnTheGpuIsReadThereWithNoCopyIn) {
 
 TEST(GpuDeviceFeedsTest, AFetchLeftOnTheGpuIsTheGpuBufferWithNoCopyOut) {
   SKIP_WITHOUT_GPU();
-  auto s = MakeSession(ModelDef());
+  RuntimeConfig config;  // "m" is fetched: keep the nodes as written
+  config.set_optimization_level(OPTIMIZATION_NONE);
+  auto s = MakeSession(ModelDef(), config);
   ASSERT_TRUE(s.ok()) << s.status();
   Session& session = **s;
   const std::vector<float> x = Input(3);
