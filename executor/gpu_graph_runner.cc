@@ -346,7 +346,7 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
         *std::move(dst);
   }
   std::vector<int> reads = kernel_reads_;
-  auto release_unread = [&](int slot) {
+  auto release_unread = [&](int slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (by_lifetime && reads[slot] == 0 && !kept_[slot]) values_[slot] = Tensor();
   };
   for (size_t k = 0; s.ok() && k < kernels_.size(); ++k) {

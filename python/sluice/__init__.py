@@ -20,6 +20,7 @@ from sluice.devices import PhysicalDevice, devices, list_physical_devices  # noq
 from sluice.session import Report, Session, TensorSpec, place  # noqa: E402
 from sluice.graph_builder import GraphBuilder, GraphTensor  # noqa: E402
 from sluice.cuda_kernel import CudaKernel, cuda_kernel  # noqa: E402
+DeviceArray = _sluice.DeviceArray  # results left on a GPU (Session.run)
 
 __version__ = "0.1.0"
 #: Whether this build has CUDA kernels (a CPU-only wheel has none).
@@ -32,4 +33,4 @@ dtypes = tuple(_sluice.dtype_names())
 __all__ = ["Config", "CudaKernel", "PhysicalDevice", "Report", "Session", "TensorSpec",
            "config", "cuda_kernel", "devices", "dtypes", "errors", "list_physical_devices",
            "place", "with_cuda", "with_onnx", "__version__"] + errors.__all__
-__all__ += ["GraphBuilder", "GraphTensor"]
+__all__ += ["DeviceArray", "GraphBuilder", "GraphTensor"]

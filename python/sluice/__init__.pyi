@@ -21,6 +21,17 @@ Dim = Union[int, str, None]
 Model = Union[str, os.PathLike[str], bytes, bytearray, memoryview, Any]
 
 # --- errors -------------------------------------------------------------------
+class DeviceArray:
+    """A result left in a GPU's memory by Session.run(output_device="gpu:N")."""
+    def __dlpack__(self, **kwargs: Any) -> Any: ...
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+    @property
+    def shape(self) -> Tuple[int, ...]: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def data_ptr(self) -> int: ...
+
 class Error(Exception):
     code: str
     code_value: int

@@ -228,8 +228,10 @@ class Session:
           feeds: name -> NumPy array, ``__dlpack__`` object (PyTorch, CuPy,
             JAX; on the CPU or a CUDA GPU the session uses), list or scalar.
           output_device: None or "cpu" (default): NumPy arrays. A GPU of
-            the session ("gpu:0"): objects with ``__dlpack__`` and
-            ``__dlpack_device__`` over the results in that GPU's memory,
+            the session ("gpu:0"): ``sluice.DeviceArray`` objects (``__dlpack__``,
+            ``__dlpack_device__``, ``shape``, ``dtype``, ``data_ptr``) over
+            the results in that GPU's memory; each ``__dlpack__`` call gives
+            a new capsule over the same memory,
             with no copy to the host (``torch.from_dlpack(out)`` shares
             it). The step's GPU work is finished when ``run`` returns.
 

@@ -292,6 +292,10 @@ static absl::StatusOr<nb::dlpack::dtype> DlpackDataType(DataType dtype) {
   }
 }
 
+void CheckDlpackExportable(DataType dtype) {
+  ValueOrThrow(DlpackDataType(dtype));
+}
+
 nb::object TensorToDlpack(const Tensor& tensor, int cuda_device_id,
                           nb::handle keep_alive) {
   const nb::dlpack::dtype dtype = ValueOrThrow(DlpackDataType(tensor.dtype()));

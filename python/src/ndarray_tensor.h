@@ -53,9 +53,21 @@ absl::StatusOr<Tensor> BorrowNdarray(const nanobind::ndarray<nanobind::ro>& arra
                                      DataType dtype,
                                      const std::string& gpu_device = "");
 
-// A Python object with __dlpack__ and __dlpack_device__ (nanobind's
-// ndarray) over a tensor in the memory of CUDA device `cuda_device_id`,
-// sharing it (the object keeps the Tensor alive). The tensor's GPU work
+// A result left in a GPU's memory, as Python sees it (sluice.DeviceArray:
+// __dlpack__, __dlpack_device__, shape, dtype, data_ptr).
+struct DeviceArray {
+  Tensor tensor;
+  int cuda_device_id = 0;
+  nanobind::object keep_alive;  // the Python session
+};
+
+// Throws (sluice's InvalidArgumentError) for a dtype DLPack lacks
+// (float8, 4-/2-bit): such a result cannot stay on the GPU.
+void CheckDlpackExportable(DataType dtype);
+
+// A DLPack capsule (consumed once by its importer) over a tensor in the
+// memory of CUDA device `cuda_device_id`, sharing it (the capsule keeps the
+// Tensor alive). The tensor's GPU work
 // must be finished (Session::Run synchronises before returning GPU
 // fetches), so consumers on any stream may read it: __dlpack__ ignores its
 // `stream` argument. `keep_alive` (the Python session) is kept as long as

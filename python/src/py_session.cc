@@ -1,6 +1,7 @@
 #include "python/src/py_session.h"
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -243,7 +244,8 @@ class PySession {
       // session's GPU arena.
       nb::object self = nb::find(this);
       for (const Tensor& t : *result) {
-        out.append(TensorToDlpack(t, out_gpu->physical_index(), self));
+        CheckDlpackExportable(t.dtype());  // refused now, not on first use
+        out.append(nb::cast(DeviceArray{t, out_gpu->physical_index(), self}));
       }
       return out;
     }
@@ -427,6 +429,44 @@ void BindSession(nb::module_& m) {
       [](const std::string& text) { return ConfigFromText(text).DebugString(); },
       nb::arg("text"),
       "Parses and validates a RuntimeConfig text proto; returns it normalised.");
+  // A result left on a GPU: each __dlpack__ call hands out a new capsule
+  // over the same memory (a capsule is consumed once), as array-API
+  // producers do.
+  nb::class_<DeviceArray>(m, "DeviceArray")
+      .def(
+          "__dlpack__",
+          [](const DeviceArray& a, nb::kwargs) {
+            // GPU results are finished when run() returns: any stream may
+            // read them, so `stream` needs no wait.
+            return TensorToDlpack(a.tensor, a.cuda_device_id, a.keep_alive);
+          },
+          "A DLPack capsule over the result (shared, not copied).")
+      .def(
+          "__dlpack_device__",
+          [](const DeviceArray& a) {
+            return nb::make_tuple(2, a.cuda_device_id);  // kDLCUDA
+          },
+          "(2, CUDA device id): the result is in that GPU's memory.")
+      .def_prop_ro(
+          "shape",
+          [](const DeviceArray& a) {
+            nb::list dims;
+            for (int i = 0; i < a.tensor.rank(); ++i) dims.append(a.tensor.dim(i));
+            return nb::tuple(dims);
+          })
+      .def_prop_ro("dtype",
+                   [](const DeviceArray& a) {
+                     return std::string(DataTypeName(a.tensor.dtype()));
+                   })
+      .def_prop_ro("data_ptr",
+                   [](const DeviceArray& a) {
+                     return reinterpret_cast<uintptr_t>(a.tensor.raw_data());
+                   })
+      .def("__repr__", [](const DeviceArray& a) {
+        return absl::StrCat("sluice.DeviceArray(", DataTypeName(a.tensor.dtype()),
+                            a.tensor.shape().DebugString(), " on cuda:",
+                            a.cuda_device_id, ")");
+      });
   nb::class_<PySession>(m, "_Session")
       .def(
           "__init__",

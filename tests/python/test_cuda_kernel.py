@@ -200,8 +200,10 @@ def test_two_outputs_and_an_explicit_grid_match_numpy():
 
 @needs_gpu
 def test_a_compile_error_carries_the_log():
-    k = sluice.cuda_kernel(SAXPY.replace("2.5f * x[i]", "2.5f * x[i] +"), "saxpy",
-                           node_name="broken")
+    # An undeclared name: NVRTC refuses it (where there is a GPU); without
+    # one the node fails as any CudaKernel does, naming it.
+    k = sluice.cuda_kernel(SAXPY.replace("2.5f * x[i]", "2.5f * no_such_name"),
+                           "saxpy", node_name="broken")
     with pytest.raises(sluice.InvalidArgumentError) as e:
         k(np.ones(4, np.float32), np.ones(4, np.float32))
     assert "broken" in str(e.value) and "error" in str(e.value)

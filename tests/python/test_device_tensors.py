@@ -24,8 +24,8 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
 
 def _gpu_session(graph):
     sess = sluice.Session(graph)
-    if "/gpu:0" not in sess.devices():
-        pytest.skip(f"the session runs on {sess.devices()} (sluice built "
+    if "/gpu:0" not in sess.devices:
+        pytest.skip(f"the session runs on {sess.devices} (sluice built "
                     "without CUDA, or no usable GPU)")
     return sess
 
@@ -38,8 +38,11 @@ def test_cuda_feed_and_gpu_results_share_memory_both_ways():
     sess = _neg_session()
     x = torch.arange(12, dtype=torch.float32, device="cuda:0").reshape(4, 3)
     fed_back, y = sess.run(["x", "y"], {"x": x}, output_device="gpu:0")
+    assert isinstance(y, sluice.DeviceArray) and y.shape == (4, 3)
+    assert y.dtype == "float32"
     assert fed_back.__dlpack_device__() == (2, 0)  # kDLCUDA, device 0
     assert y.__dlpack_device__() == (2, 0)
+    assert fed_back.data_ptr == x.data_ptr()
     # The feed, fetched back, is the caller's own memory: no copy either way.
     t = torch.from_dlpack(fed_back)
     assert t.data_ptr() == x.data_ptr()
