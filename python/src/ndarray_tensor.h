@@ -56,9 +56,11 @@ absl::StatusOr<Tensor> BorrowNdarray(const nanobind::ndarray<nanobind::ro>& arra
 // A result left in a GPU's memory, as Python sees it (sluice.DeviceArray:
 // __dlpack__, __dlpack_device__, shape, dtype, data_ptr).
 struct DeviceArray {
+  // Declared first, so destroyed last: the tensor's memory goes back to
+  // this session's allocator before the session may go.
+  nanobind::object keep_alive;  // the Python session
   Tensor tensor;
   int cuda_device_id = 0;
-  nanobind::object keep_alive;  // the Python session
 };
 
 // Throws (sluice's InvalidArgumentError) for a dtype DLPack lacks

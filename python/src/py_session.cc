@@ -245,7 +245,7 @@ class PySession {
       nb::object self = nb::find(this);
       for (const Tensor& t : *result) {
         CheckDlpackExportable(t.dtype());  // refused now, not on first use
-        out.append(nb::cast(DeviceArray{t, out_gpu->physical_index(), self}));
+        out.append(nb::cast(DeviceArray{self, t, out_gpu->physical_index()}));
       }
       return out;
     }
