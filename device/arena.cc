@@ -126,11 +126,13 @@ uintptr_t ArenaAllocator::FindFreeLocked(size_t bytes) {
 void* ArenaAllocator::TakeBlockLocked(uintptr_t addr, size_t bytes,
                                       size_t requested) {
   Block& block = blocks_[addr];
-  free_.erase({block.size, addr});
+  // The arena's free block, or its pool's; the tail split off stays there.
+  auto& free_set = FreeSetLocked(block.pool);
+  free_set.erase({block.size, addr});
   if (block.size - bytes >= kArenaAlignment) {  // split off the tail
     const uintptr_t rest = addr + bytes;
-    blocks_[rest] = Block{block.size - bytes, true, block.region, 0};
-    free_.insert({block.size - bytes, rest});
+    blocks_[rest] = Block{block.size - bytes, true, block.region, 0, block.pool};
+    free_set.insert({block.size - bytes, rest});
     block.size = bytes;
   }
   block.free = false;
@@ -220,21 +222,7 @@ absl::StatusOr<void*> ArenaAllocator::AllocateInPoolLocked(int pool,
   Pool& p = pools_[pool];
   auto fit = p.free.lower_bound({rounded, 0});
   if (fit != p.free.end()) {  // the pool's own memory, split like the arena's
-    const uintptr_t addr = fit->second;
-    Block& block = blocks_[addr];
-    p.free.erase(fit);
-    if (block.size - rounded >= kArenaAlignment) {
-      const uintptr_t rest = addr + rounded;
-      blocks_[rest] = Block{block.size - rounded, true, block.region, 0, pool};
-      p.free.insert({block.size - rounded, rest});
-      block.size = rounded;
-    }
-    block.free = false;
-    block.requested = bytes;
-    in_use_ += static_cast<int64_t>(block.size);
-    peak_in_use_ = std::max(peak_in_use_, in_use_);
-    ++num_allocations_;
-    return reinterpret_cast<void*>(addr);
+    return TakeBlockLocked(fit->second, rounded, bytes);
   }
   // A block of the arena's, which the pool then holds.
   uintptr_t addr = FindFreeLocked(rounded);
