@@ -15,19 +15,12 @@
 #include "google/protobuf/text_format.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "tests/executor/gpu_test_util.h"
 
 namespace sluice {
 namespace {
 
 using ::testing::HasSubstr;
-
-#define SKIP_WITHOUT_GPU()                                              \
-  do {                                                                  \
-    DeviceInventory inv = DiscoverDevices();                            \
-    bool usable = false;                                                \
-    for (const GpuInfo& g : inv.gpus) usable = usable || g.usable;      \
-    if (!usable) GTEST_SKIP() << "no usable GPU: " << inv.no_gpu_reason; \
-  } while (0)
 
 // out = 2.5 * x + y, x and y float32[?], in a node named "saxpy" at line 3
 // of the text. `body` replaces the kernel's statement.

@@ -20,19 +20,12 @@
 #include "google/protobuf/text_format.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "tests/executor/gpu_test_util.h"
 
 namespace sluice {
 namespace {
 
 using ::testing::HasSubstr;
-
-#define SKIP_WITHOUT_GPU()                                              \
-  do {                                                                  \
-    DeviceInventory inv = DiscoverDevices();                            \
-    bool usable = false;                                                \
-    for (const GpuInfo& g : inv.gpus) usable = usable || g.usable;      \
-    if (!usable) GTEST_SKIP() << "no usable GPU: " << inv.no_gpu_reason; \
-  } while (0)
 
 // z = relu(x * c) + x, x: float32[?,64], c: float32[64]; elementwise only,
 // so the GPU's result is the reference's to rounding.

@@ -25,17 +25,10 @@
 #include "google/protobuf/text_format.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "tests/executor/gpu_test_util.h"
 
 namespace sluice {
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                              \
-  do {                                                                  \
-    DeviceInventory inv = DiscoverDevices();                            \
-    bool usable = false;                                                \
-    for (const GpuInfo& g : inv.gpus) usable = usable || g.usable;      \
-    if (!usable) GTEST_SKIP() << "no usable GPU: " << inv.no_gpu_reason; \
-  } while (0)
 
 constexpr int kRows = 32;
 constexpr int kIn = 2048;

@@ -21,20 +21,12 @@
 #include "graph/loader.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel_registry.h"
+#include "tests/executor/gpu_test_util.h"
 
 namespace sluice {
 namespace {
 
 using ::testing::HasSubstr;
-
-// Skips the test when this machine has no usable GPU.
-#define SKIP_WITHOUT_GPU()                                              \
-  do {                                                                  \
-    DeviceInventory inv = DiscoverDevices();                            \
-    bool usable = false;                                                \
-    for (const GpuInfo& g : inv.gpus) usable = usable || g.usable;      \
-    if (!usable) GTEST_SKIP() << "no usable GPU: " << inv.no_gpu_reason; \
-  } while (0)
 
 // z = relu(x @ w) + x, with x float32[?,64] and w 64x64.
 GraphDef MlpDef() {
