@@ -65,6 +65,7 @@ std::unique_ptr<Pass> MakeLayerNormFusionPass();
 std::unique_ptr<Pass> MakeGeluFusionPass();
 std::unique_ptr<Pass> MakeSoftmaxFusionPass();
 std::unique_ptr<Pass> MakeConvActivationFusionPass();
+std::unique_ptr<Pass> MakeMatMulBiasFusionPass();
 std::unique_ptr<Pass> MakeElementwiseFusionPass();
 std::unique_ptr<Pass> MakeReducedPrecisionPass();
 

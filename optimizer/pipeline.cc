@@ -76,6 +76,7 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
     passes.push_back(MakeGeluFusionPass());
     passes.push_back(MakeSoftmaxFusionPass());
     passes.push_back(MakeConvActivationFusionPass());
+    passes.push_back(MakeMatMulBiasFusionPass());
     passes.push_back(MakeCommonSubexpressionPass());
     // After the pattern fusions (what they leave) and after common
     // subexpressions (duplicate constants read once).

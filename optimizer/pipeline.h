@@ -29,6 +29,9 @@
 //          softmax_fusion         exp(x-max)/sum(exp(x-max)) on one axis
 //          conv_activation_fusion Conv2D -> Add(bias) [-> Add(residual)]
 //                                 [-> Relu] into one FusedConv2D
+//          matmul_bias_fusion     MatMul(x, const W) -> Add(bias)
+//                                 [-> Add(residual)] [-> Relu | tanh Gelu]
+//                                 into one FusedMatMul (cuBLASLt epilogue)
 //          common_subexpressions, dead_nodes   (what fusion orphaned)
 // precision (RuntimeConfig.precision float16 / bfloat16, at any level):
 //          reduced_precision      float32 nodes of the ops whose kernels

@@ -45,6 +45,7 @@ const absl::flat_hash_set<std::string>& ReducibleOps() {
   static const auto* ops = new absl::flat_hash_set<std::string>{
       // Products: tensor cores, float32 accumulation.
       "MatMul", "Einsum", "Conv2D", "FusedConv2D", "ConvND", "ConvTranspose",
+      "FusedMatMul",
       // Elementwise, one rounding each.
       "Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Neg", "Abs", "Relu",
       "Sqrt", "Rsqrt", "Tanh", "Sigmoid", "Erf", "Gelu", "Elu", "Celu", "Selu",

@@ -78,7 +78,9 @@ double NodeFlops(const Graph& g, const Node& n, int64_t out_elems,
                  int64_t in_elems, int64_t batch) {
   const std::string& op = n.op();
   const double out = static_cast<double>(out_elems);
-  if (op == "MatMul") return MatMulFlops(g, n, out_elems, batch);
+  if (op == "MatMul" || op == "FusedMatMul") {
+    return MatMulFlops(g, n, out_elems, batch);
+  }
   if (op == "Conv2D" || op == "FusedConv2D") {
     return ConvFlops(g, n, out_elems, batch);
   }
@@ -153,7 +155,8 @@ CostModel::CostModel(const Graph& graph, const CostModelOptions& options) {
     flops_[id] = NodeFlops(graph, node, out_elems, in_elems, batch);
     bytes_[id] = IsView(op) ? 0 : in_bytes + out_bytes;
     if (node.num_outputs() > 0 &&
-        (op == "MatMul" || op == "Conv2D" || op == "FusedConv2D")) {
+        (op == "MatMul" || op == "FusedMatMul" || op == "Conv2D" ||
+         op == "FusedConv2D")) {
       DataType t = node.output_dtype(0);
       half_[id] = t == DT_FLOAT16 || t == DT_BFLOAT16;
     }

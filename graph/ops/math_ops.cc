@@ -38,6 +38,46 @@ absl::Status MatMulFn(InferenceContext& c) {
   return absl::OkStatus();
 }
 
+// FusedMatMul: a [..., M, K] x b [K, N] (b [N, K] with transpose_b), then
+// args = [bias [N]] or [bias, residual of the output's shape].
+absl::Status FusedMatMulFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(bool tb, c.attrs().GetBool("transpose_b"));
+  ASSIGN_OR_RETURN(std::string activation, c.attrs().GetString("activation"));
+  if (activation != "none" && activation != "relu" &&
+      activation != "gelu_tanh") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "activation must be \"none\", \"relu\" or \"gelu_tanh\", got \"",
+        activation, "\""));
+  }
+  const Shape& b = c.input_shape(1);
+  if (!b.unknown_rank() && b.rank() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "FusedMatMul's b must be a matrix, got ", b.DebugString()));
+  }
+  ASSIGN_OR_RETURN(Shape out,
+                   MatMulShape(c.input_shape(0), b, /*transpose_a=*/false, tb));
+  const int args = c.num_inputs() - 2;
+  if (args != 1 && args != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "FusedMatMul takes a bias and at most one residual after a and b, "
+        "got ", args, " more inputs"));
+  }
+  const int64_t n = b.unknown_rank() ? kUnknownDim : b.dim(tb ? 0 : 1);
+  if (!c.input_shape(2).IsCompatibleWith(Shape({n}))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bias ", c.input_shape(2).DebugString(), " must have shape [",
+        n == kUnknownDim ? std::string("N") : absl::StrCat(n),
+        "] (one value per output column)"));
+  }
+  if (args == 2 && !c.input_shape(3).IsCompatibleWith(out)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "residual ", c.input_shape(3).DebugString(),
+        " must have the output's shape ", out.DebugString()));
+  }
+  c.set_output_shape(0, std::move(out));
+  return absl::OkStatus();
+}
+
 // Whether any reduced dimension is known to be 0.
 absl::StatusOr<bool> ReducesEmpty(const Shape& in,
                                   const std::vector<int64_t>& axes) {
@@ -267,6 +307,25 @@ void RegisterMathOps(OpRegistry* r) {
                        .ShapeFn(MatMulFn)
                        .Doc("Batched matrix product over the last two dims; "
                             "batch dims broadcast.")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("FusedMatMul")
+                       .Input("a", "T")
+                       .Input("b", "T")
+                       .InputList("args", "T", "num_args")
+                       .Output("product", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("num_args", AttrType::kInt)
+                       .Attr("transpose_b", AttrType::kBool, MakeBoolAttr(false))
+                       .Attr("activation", AttrType::kString,
+                             MakeStringAttr("none"))
+                       .ShapeFn(FusedMatMulFn)
+                       .Doc("activation(a x b + bias[n] (+ residual)): a "
+                            "[..., M, K], b the matrix [K, N] ([N, K] with "
+                            "transpose_b); args are the bias [N] and "
+                            "optionally a residual of the output's shape; "
+                            "activation \"none\", \"relu\" or \"gelu_tanh\" "
+                            "(Gelu's tanh approximation), applied last. The "
+                            "optimizer's matmul_bias_fusion makes it.")
                        .Build());
 
   Reduce(r, "ReduceSum", 0, "Sum");

@@ -22,6 +22,7 @@ void RegisterMathKernels(KernelRegistry* registry);          // elementwise_math
 void RegisterBinaryKernels(KernelRegistry* registry);        // elementwise_binary.cc
 void RegisterWhereKernels(KernelRegistry* registry);         // where.cc
 void RegisterMatMulKernels(KernelRegistry* registry);        // matmul.cc
+void RegisterFusedMatMulKernels(KernelRegistry* registry);   // fused_matmul.cc
 void RegisterSoftmaxKernels(KernelRegistry* registry);       // softmax.cc
 void RegisterLayerNormKernels(KernelRegistry* registry);     // layer_norm.cc
 void RegisterReduceKernels(KernelRegistry* registry);        // reduce.cc

@@ -83,7 +83,7 @@ class Float32Fallback final : public OpKernel {
 constexpr const char* kOps[] = {
     "Conv2D",  "FusedConv2D",   "ConvND", "ConvTranspose", "MaxPool",
     "AvgPool", "GlobalAvgPool", "PoolND", "ReduceMean",    "ReduceMax",
-    "ReduceMin"};
+    "ReduceMin", "FusedMatMul"};
 
 }  // namespace
 

@@ -17,6 +17,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterFusedElementwiseKernels(registry);
   cpu::RegisterWhereKernels(registry);
   cpu::RegisterMatMulKernels(registry);
+  cpu::RegisterFusedMatMulKernels(registry);
   cpu::RegisterSoftmaxKernels(registry);
   cpu::RegisterLayerNormKernels(registry);
   cpu::RegisterReduceKernels(registry);

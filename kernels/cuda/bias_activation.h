@@ -1,11 +1,17 @@
-// Host launcher for a convolution's epilogue on CUDA: y = act(y + bias[c]
-// (+ side)) in place over an NCHW output, as FusedConv2D applies it after
-// the convolution. float32, float16, bfloat16 (computed in float) and
-// float64.
+// Host launchers for a product's epilogue on CUDA: y = act(y + bias
+// (+ side)) in place, over an NCHW output with one bias per channel, as
+// FusedConv2D applies it after the convolution, or over a row-major
+// [rows, cols] matrix with one bias per column, as FusedMatMul applies it
+// when cuBLASLt's epilogue is not used. float32, float16, bfloat16
+// (computed in float) and float64.
 //
 //   // y [n, c, spatial], bias [c], side null or y's shape.
 //   RETURN_IF_ERROR(LaunchBiasActivation(GpuDtype::kFloat, y, bias, side,
 //                                        n * c, c, spatial, /*relu=*/true, s));
+//   // y [rows, cols], bias [cols].
+//   RETURN_IF_ERROR(LaunchRowBiasActivation(GpuDtype::kHalf, y, bias, side,
+//                                           rows, cols,
+//                                           RowActivation::kGeluTanh, s));
 //
 // Stateless; thread-safe.
 #ifndef SLUICE_KERNELS_CUDA_BIAS_ACTIVATION_H_
@@ -25,6 +31,16 @@ absl::Status LaunchBiasActivation(GpuDtype dtype, void* y, const void* bias,
                                   const void* side, int64_t planes,
                                   int64_t channels, int64_t spatial, bool relu,
                                   cudaStream_t stream);
+
+enum class RowActivation { kNone, kRelu, kGeluTanh };
+
+// y holds `rows` rows of `cols` elements; element (r, c) gets bias[c] and
+// side[r * cols + c] (side may be null), then the activation (kGeluTanh:
+// 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3)))).
+absl::Status LaunchRowBiasActivation(GpuDtype dtype, void* y, const void* bias,
+                                     const void* side, int64_t rows,
+                                     int64_t cols, RowActivation activation,
+                                     cudaStream_t stream);
 
 }  // namespace sluice::cuda
 

@@ -15,6 +15,7 @@ namespace sluice::cuda {
 
 void RegisterElementwiseKernels(KernelRegistry* registry);  // elementwise_kernels.cc
 void RegisterMatMulKernels(KernelRegistry* registry);       // matmul.cc
+void RegisterFusedMatMulKernels(KernelRegistry* registry);  // fused_matmul.cc
 void RegisterNnKernels(KernelRegistry* registry);           // nn_kernels.cc
 void RegisterArrayKernels(KernelRegistry* registry);        // array_kernels.cc
 void RegisterIndexKernels(KernelRegistry* registry);        // index_kernels.cc

@@ -9,6 +9,7 @@ namespace sluice {
 void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterElementwiseKernels(registry);
   cuda::RegisterMatMulKernels(registry);
+  cuda::RegisterFusedMatMulKernels(registry);
   cuda::RegisterNnKernels(registry);
   cuda::RegisterArrayKernels(registry);
   cuda::RegisterIndexKernels(registry);

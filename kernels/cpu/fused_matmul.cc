@@ -1,0 +1,124 @@
+// FusedMatMul on the CPU, the reference the CUDA kernel is checked
+// against: a [..., M, K] flattened to [rows, K] times the matrix b (one
+// Gemm over the intra-op pool, gemm.h), with y = act(y + bias[n]
+// (+ residual)) applied to each tile of the product on the thread that
+// computed it, while the tile is in cache. float32; float16 and bfloat16
+// run through float32_fallback.cc.
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "graph/shape_fns.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/kernel_util.h"
+
+namespace sluice::cpu {
+namespace {
+
+enum class Activation { kNone, kRelu, kGeluTanh };
+
+absl::StatusOr<Activation> ParseActivation(const std::string& s) {
+  if (s == "none") return Activation::kNone;
+  if (s == "relu") return Activation::kRelu;
+  if (s == "gelu_tanh") return Activation::kGeluTanh;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "FusedMatMul: activation must be \"none\", \"relu\" or \"gelu_tanh\", "
+      "got \"", s, "\""));
+}
+
+// 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), as the Gelu kernel's
+// tanh form.
+inline float GeluTanh(float v) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+}
+
+class FusedMatMulKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    bool transpose_b = false;
+    Activation activation = Activation::kNone;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    if (node.attrs().Has("transpose_b")) {
+      ASSIGN_OR_RETURN(a.transpose_b, node.attrs().GetBool("transpose_b"));
+    }
+    std::string act = "none";
+    if (node.attrs().Has("activation")) {
+      ASSIGN_OR_RETURN(act, node.attrs().GetString("activation"));
+    }
+    ASSIGN_OR_RETURN(a.activation, ParseActivation(act));
+    return a;
+  }
+  FusedMatMulKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    const Tensor& bias = ctx->input(2);
+    const Tensor* residual = ctx->num_inputs() > 3 ? &ctx->input(3) : nullptr;
+    RETURN_IF_ERROR(CheckDtype(a, DT_FLOAT, "a"));
+    RETURN_IF_ERROR(CheckDtype(b, DT_FLOAT, "b"));
+    RETURN_IF_ERROR(CheckDtype(bias, DT_FLOAT, "bias"));
+    if (residual != nullptr) {
+      RETURN_IF_ERROR(CheckDtype(*residual, DT_FLOAT, "residual"));
+    }
+    RETURN_IF_ERROR(CheckRank(b, 2, "FusedMatMul b"));
+    ASSIGN_OR_RETURN(Shape shape, MatMulShape(a.shape(), b.shape(), false,
+                                              attrs_.transpose_b));
+    const int64_t k = a.dim(a.rank() - 1);
+    const int64_t n = shape.dim(shape.rank() - 1);
+    if (bias.NumElements() != n ||
+        (residual != nullptr && !(residual->shape() == shape))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "FusedMatMul: bias ", bias.shape().DebugString(), " must have ", n,
+          " values", residual == nullptr ? "" : " and the residual ",
+          residual == nullptr ? "" : residual->shape().DebugString(),
+          residual == nullptr ? "" : " the output's shape ",
+          residual == nullptr ? "" : shape.DebugString()));
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    const int64_t rows = out->NumElements() / n;
+    float* y = out->data<float>();
+    const float* bv = bias.data<float>();
+    const float* rv = residual == nullptr ? nullptr : residual->data<float>();
+    const Activation act = attrs_.activation;
+    Gemm<float>(ctx->device()->eigen_cpu_device(), a.data<float>(),
+                b.data<float>(), y, rows, n, k, /*transpose_a=*/false,
+                attrs_.transpose_b, [&](const GemmTile& t) {
+                  for (int64_t r = t.row_begin; r < t.row_end; ++r) {
+                    float* row = y + r * n;
+                    const float* res = rv == nullptr ? nullptr : rv + r * n;
+                    for (int64_t j = t.col_begin; j < t.col_end; ++j) {
+                      float v = row[j] + bv[j];
+                      if (res != nullptr) v += res[j];
+                      if (act == Activation::kRelu) {
+                        v = v < 0.0f ? 0.0f : v;
+                      } else if (act == Activation::kGeluTanh) {
+                        v = GeluTanh(v);
+                      }
+                      row[j] = v;
+                    }
+                  }
+                });
+    return absl::OkStatus();
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+}  // namespace
+
+void RegisterFusedMatMulKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("FusedMatMul", {{"T", CpuNnTypes()}},
+                        MakeKernel<FusedMatMulKernel>));
+}
+
+}  // namespace sluice::cpu

@@ -1,0 +1,339 @@
+// FusedMatMul's cuBLASLt call (cublaslt_matmul.h): descriptors and the
+// heuristic's algorithms cached per problem in a per-device state.
+#include "kernels/cuda/cublaslt_matmul.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
+#include "cuda_runtime_api.h"
+#include "device/cuda/cublaslt_api.h"
+
+namespace sluice::cuda {
+namespace {
+
+constexpr char kResourceKey[] = "cublaslt_matmul";
+// The most workspace an algorithm may ask for (PyTorch gives cuBLASLt
+// 32 MiB on Hopper); the heuristic only offers algorithms within it.
+constexpr uint64_t kMaxWorkspaceBytes = uint64_t{32} << 20;
+constexpr int kMaxAlgorithms = 8;
+
+std::atomic<bool> disabled_for_testing{false};
+
+// The descriptors of one problem, and what was learnt about it.
+struct Entry {
+  explicit Entry(const CublasLtApi* api) : api(api) {}
+  ~Entry() {
+    if (desc != nullptr) api->MatmulDescDestroy(desc);
+    if (a != nullptr) api->MatrixLayoutDestroy(a);
+    if (b != nullptr) api->MatrixLayoutDestroy(b);
+    if (c != nullptr) api->MatrixLayoutDestroy(c);
+  }
+  Entry(const Entry&) = delete;
+  Entry& operator=(const Entry&) = delete;
+
+  const CublasLtApi* const api;
+  cublasLtMatmulDesc_t desc = nullptr;
+  // cuBLASLt's A is w, B is x; C and D share c's layout.
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> algorithms;  // best first
+  std::string unsupported;
+  int64_t runs = 0;
+  int64_t last_workspace = 0;
+};
+
+class CublasLtState final : public GpuDevice::Resource {
+ public:
+  CublasLtState(const CublasLtApi* api, cublasLtHandle_t handle)
+      : api_(api), handle_(handle) {}
+  ~CublasLtState() override {
+    absl::MutexLock lock(&mu_);
+    cache_.clear();
+    api_->Destroy(handle_);
+  }
+
+  const CublasLtApi* api() const { return api_; }
+  cublasLtHandle_t handle() const { return handle_; }
+  absl::Mutex& mu() ABSL_LOCK_RETURNED(mu_) { return mu_; }
+  std::map<std::string, std::unique_ptr<Entry>>& cache()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cache_;
+  }
+
+ private:
+  // Fixed at construction.
+  const CublasLtApi* const api_;
+  const cublasLtHandle_t handle_;
+
+  absl::Mutex mu_;  // held for every use of handle_ and the cache
+  std::map<std::string, std::unique_ptr<Entry>> cache_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::StatusOr<CublasLtState*> StateFor(GpuDevice* gpu) {
+  ASSIGN_OR_RETURN(const CublasLtApi* api, LoadCublasLt());
+  ASSIGN_OR_RETURN(
+      GpuDevice::Resource * r,
+      gpu->GetOrCreateResource(
+          kResourceKey,
+          [&]() -> absl::StatusOr<std::unique_ptr<GpuDevice::Resource>> {
+            RETURN_IF_ERROR(gpu->MakeCurrent());
+            cublasLtHandle_t handle = nullptr;
+            RETURN_IF_ERROR(CublasLtStatus(
+                api->Create(&handle), absl::StrCat(gpu->name(), ": cublasLtCreate")));
+            return std::unique_ptr<GpuDevice::Resource>(
+                new CublasLtState(api, handle));
+          }));
+  return static_cast<CublasLtState*>(r);
+}
+
+struct LtTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+};
+
+absl::StatusOr<LtTypes> TypesFor(DataType dtype, bool allow_tf32) {
+  switch (dtype) {
+    case DT_FLOAT:
+      return LtTypes{CUDA_R_32F, allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                            : CUBLAS_COMPUTE_32F};
+    case DT_FLOAT16: return LtTypes{CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    case DT_BFLOAT16: return LtTypes{CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    default:
+      return absl::UnimplementedError(absl::StrCat(
+          "cuBLASLt FusedMatMul takes float32, float16 or bfloat16, not ",
+          DataTypeName(dtype)));
+  }
+}
+
+cublasLtEpilogue_t EpilogueFor(MatMulActivation a) {
+  switch (a) {
+    case MatMulActivation::kRelu: return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case MatMulActivation::kGeluTanh: return CUBLASLT_EPILOGUE_GELU_BIAS;
+    default: return CUBLASLT_EPILOGUE_BIAS;
+  }
+}
+
+const char* ActivationName(MatMulActivation a) {
+  switch (a) {
+    case MatMulActivation::kRelu: return "relu";
+    case MatMulActivation::kGeluTanh: return "gelu_tanh";
+    default: return "none";
+  }
+}
+
+// The largest power of two, at most 256, that divides the address: what
+// the heuristic may assume of an operand (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT
+// _*_BYTES; its default assumes 256).
+uint32_t AlignmentOf(const void* p) {
+  const auto v = reinterpret_cast<uintptr_t>(p);
+  uint32_t align = 256;
+  while (align > 1 && v % align != 0) align /= 2;
+  return align;
+}
+
+struct Alignments {
+  uint32_t a, b, c, d;
+};
+
+std::string CacheKey(const CublasLtMatmulProblem& p, const LtTypes& t,
+                     const Alignments& al) {
+  return absl::StrCat(DataTypeName(p.dtype), " compute ",
+                      static_cast<int>(t.compute), " [", p.rows, ", ", p.k,
+                      "] x ", p.transpose_b ? "[n, k] " : "[k, n] ", "n=", p.n,
+                      " bias+", ActivationName(p.activation),
+                      p.residual ? " +residual" : "", " align ", al.a, "/",
+                      al.b, "/", al.c, "/", al.d);
+}
+
+template <typename V>
+absl::Status SetDesc(const CublasLtApi& api, cublasLtMatmulDesc_t desc,
+                     cublasLtMatmulDescAttributes_t attr, const V& value,
+                     const char* what) {
+  return CublasLtStatus(api.MatmulDescSetAttribute(desc, attr, &value, sizeof(value)),
+                        what);
+}
+
+// Makes e's descriptors and asks the heuristic for its algorithms.
+absl::Status Prepare(const CublasLtState& st, const CublasLtMatmulProblem& p,
+                     const LtTypes& t, const Alignments& al, const void* bias,
+                     Entry* e) {
+  const CublasLtApi& api = *st.api();
+  RETURN_IF_ERROR(CublasLtStatus(
+      api.MatmulDescCreate(&e->desc, t.compute, CUDA_R_32F),
+      "cublasLtMatmulDescCreate"));
+  const cublasOperation_t op_a = p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = CUBLAS_OP_N;
+  RETURN_IF_ERROR(SetDesc(api, e->desc, CUBLASLT_MATMUL_DESC_TRANSA, op_a,
+                          "CUBLASLT_MATMUL_DESC_TRANSA"));
+  RETURN_IF_ERROR(SetDesc(api, e->desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b,
+                          "CUBLASLT_MATMUL_DESC_TRANSB"));
+  RETURN_IF_ERROR(SetDesc(api, e->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                          EpilogueFor(p.activation),
+                          "CUBLASLT_MATMUL_DESC_EPILOGUE"));
+  RETURN_IF_ERROR(SetDesc(api, e->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                          bias, "CUBLASLT_MATMUL_DESC_BIAS_POINTER"));
+  const uint64_t n = static_cast<uint64_t>(p.n);
+  const uint64_t k = static_cast<uint64_t>(p.k);
+  const uint64_t rows = static_cast<uint64_t>(p.rows);
+  // Column-major: A = w^T is n x k (stored as k x n, transposed, when w is
+  // [n, k]); B = x^T is k x rows; C = D = y^T is n x rows.
+  RETURN_IF_ERROR(CublasLtStatus(
+      p.transpose_b
+          ? api.MatrixLayoutCreate(&e->a, t.data, k, n, static_cast<int64_t>(k))
+          : api.MatrixLayoutCreate(&e->a, t.data, n, k, static_cast<int64_t>(n)),
+      "cublasLtMatrixLayoutCreate (w)"));
+  RETURN_IF_ERROR(CublasLtStatus(
+      api.MatrixLayoutCreate(&e->b, t.data, k, rows, static_cast<int64_t>(k)),
+      "cublasLtMatrixLayoutCreate (x)"));
+  RETURN_IF_ERROR(CublasLtStatus(
+      api.MatrixLayoutCreate(&e->c, t.data, n, rows, static_cast<int64_t>(n)),
+      "cublasLtMatrixLayoutCreate (y)"));
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  RETURN_IF_ERROR(CublasLtStatus(api.MatmulPreferenceCreate(&pref),
+                                 "cublasLtMatmulPreferenceCreate"));
+  absl::Status s;
+  auto set_pref = [&](cublasLtMatmulPreferenceAttributes_t attr, auto value) {
+    if (!s.ok()) return;
+    s = CublasLtStatus(
+        api.MatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)),
+        "cublasLtMatmulPreferenceSetAttribute");
+  };
+  set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspaceBytes);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, al.a);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, al.b);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, al.c);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, al.d);
+  if (s.ok()) {
+    cublasLtMatmulHeuristicResult_t results[kMaxAlgorithms] = {};
+    int returned = 0;
+    s = CublasLtStatus(
+        api.MatmulAlgoGetHeuristic(st.handle(), e->desc, e->a, e->b, e->c, e->c,
+                                   pref, kMaxAlgorithms, results, &returned),
+        "cublasLtMatmulAlgoGetHeuristic");
+    for (int i = 0; s.ok() && i < returned; ++i) {
+      if (results[i].state == CUBLAS_STATUS_SUCCESS) {
+        e->algorithms.push_back(results[i]);
+      }
+    }
+  }
+  api.MatmulPreferenceDestroy(pref);
+  return s;
+}
+
+}  // namespace
+
+void DisableCublasLtMatmulForTesting(bool disabled) {
+  disabled_for_testing.store(disabled);
+}
+
+absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
+                                       const CublasLtMatmulProblem& p,
+                                       const void* x, const void* w,
+                                       const void* bias, const void* residual,
+                                       void* y, std::string* why_not) {
+  auto refuse = [&](std::string why) -> bool {
+    if (why_not != nullptr) *why_not = std::move(why);
+    return false;
+  };
+  if (disabled_for_testing.load()) return refuse("disabled for testing");
+  absl::StatusOr<LtTypes> types = TypesFor(p.dtype, gpu->allow_tf32());
+  if (!types.ok()) return refuse(std::string(types.status().message()));
+  if (p.k == 0 || p.rows == 0 || p.n == 0) {
+    return refuse("an empty product (cuBLASLt takes no zero dimension)");
+  }
+  if ((residual != nullptr) != p.residual) {
+    return absl::InternalError(
+        "RunCublasLtMatmul: the residual pointer and problem disagree");
+  }
+  absl::StatusOr<const CublasLtApi*> api = LoadCublasLt();
+  if (!api.ok()) return refuse(std::string(api.status().message()));
+  absl::StatusOr<CublasLtState*> state = StateFor(gpu);
+  if (!state.ok()) return refuse(std::string(state.status().message()));
+  CublasLtState* st = *state;
+  const Alignments al{AlignmentOf(w), AlignmentOf(x),
+                      AlignmentOf(residual != nullptr ? residual : y),
+                      AlignmentOf(y)};
+  const std::string key = CacheKey(p, *types, al);
+
+  absl::MutexLock lock(&st->mu());
+  std::unique_ptr<Entry>& slot = st->cache()[key];
+  if (slot == nullptr) {
+    auto e = std::make_unique<Entry>(*api);
+    // A problem cuBLASLt refuses (NOT_SUPPORTED, no algorithm) runs on the
+    // fallback from now on; the GPU tests check that cuBLASLt did run
+    // where it should.
+    absl::Status s = Prepare(*st, p, *types, al, bias, e.get());
+    if (!s.ok()) {
+      e->unsupported = std::string(s.message());
+    } else if (e->algorithms.empty()) {
+      e->unsupported = absl::StrCat("cuBLASLt offers no algorithm for ", key);
+    }
+    slot = std::move(e);
+  }
+  Entry* e = slot.get();
+  if (!e->unsupported.empty()) return refuse(e->unsupported);
+  RETURN_IF_ERROR(SetDesc(**api, e->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                          bias, "CUBLASLT_MATMUL_DESC_BIAS_POINTER"));
+  const float alpha = 1.0f;
+  const float beta = residual != nullptr ? 1.0f : 0.0f;
+  const void* c = residual != nullptr ? residual : y;
+  auto stream = static_cast<cudaStream_t>(gpu->compute_stream());
+  absl::Status last_error;
+  for (const cublasLtMatmulHeuristicResult_t& algo : e->algorithms) {
+    Tensor ws;
+    if (algo.workspaceSize > 0) {
+      absl::StatusOr<Tensor> t = ctx->allocate_temp(
+          DT_UINT8, Shape({static_cast<int64_t>(algo.workspaceSize)}));
+      if (absl::IsResourceExhausted(t.status())) continue;
+      RETURN_IF_ERROR(t.status());
+      ws = *std::move(t);
+    }
+    absl::Status s = CublasLtStatus(
+        (*api)->Matmul(st->handle(), e->desc, &alpha, w, e->a, x, e->b, &beta,
+                       c, e->c, y, e->c, &algo.algo,
+                       algo.workspaceSize > 0 ? ws.raw_data() : nullptr,
+                       algo.workspaceSize, stream),
+        "cublasLtMatmul");
+    if (absl::IsUnimplemented(s)) {  // refused at run time: the next one
+      last_error = s;
+      continue;
+    }
+    RETURN_IF_ERROR(s);
+    ++e->runs;
+    e->last_workspace = static_cast<int64_t>(algo.workspaceSize);
+    return true;
+  }
+  if (!last_error.ok()) {
+    return refuse(absl::StrCat("cuBLASLt refused every algorithm for ", key,
+                               "; the last: ", last_error.message()));
+  }
+  return refuse(absl::StrCat("no cuBLASLt algorithm for ", key, " fits: ",
+                             gpu->name(), " has no room for its workspace"));
+}
+
+std::vector<CublasLtMatmulCacheEntry> CublasLtMatmulCache(GpuDevice* gpu) {
+  std::vector<CublasLtMatmulCacheEntry> out;
+  if (!LoadCublasLt().ok()) return out;
+  absl::StatusOr<CublasLtState*> st = StateFor(gpu);
+  if (!st.ok()) return out;
+  absl::MutexLock lock(&(*st)->mu());
+  for (const auto& [key, e] : (*st)->cache()) {
+    CublasLtMatmulCacheEntry c;
+    c.key = key;
+    c.algorithms = static_cast<int>(e->algorithms.size());
+    c.unsupported = e->unsupported;
+    c.runs = e->runs;
+    c.last_workspace_bytes = e->last_workspace;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace sluice::cuda

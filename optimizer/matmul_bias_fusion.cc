@@ -1,0 +1,184 @@
+// matmul_bias_fusion: a linear layer's epilogue as exporters leave it,
+// MatMul(x, W) -> Add(bias) [-> Add(residual)] [-> Relu | Gelu(tanh)], into
+// one FusedMatMul, whose GPU kernel is one cuBLASLt matmul with the bias,
+// residual and activation in its epilogue (kernels/cuda/cublaslt_matmul.h),
+// as PyTorch's addmm does. ONNX Gemm arrives here as MatMul (transpose_b
+// for transB) -> Add(C) and fuses the same way when C is a bias.
+//
+// What must hold:
+//   - the MatMul is not transpose_a, its b a Const matrix (a weight: rank
+//     2, so x's batch dimensions flatten into rows), of float32, float16 or
+//     bfloat16, the dtype of x;
+//   - the bias a Const with one value per output column: [N], or [1, ..., N]
+//     of no higher rank than the output (Gemm's C of [1, N]);
+//   - the residual any non-constant tensor of the output's shape and dtype
+//     (no broadcast), added before the activation, as cuBLASLt's epilogue
+//     computes act(a b + bias + C);
+//   - the activation exactly what cuBLASLt computes: Relu, or Gelu with
+//     approximate "tanh" (CUBLASLT_EPILOGUE_GELU_BIAS). An erf Gelu stays
+//     its own node after the fused bias, as does an activation before the
+//     residual Add (then only MatMul + bias fuse);
+//   - every node of the pattern but the last has no reader outside it, is
+//     no graph output and has no control inputs.
+// The fused node takes the last node's name. Runs after gelu_fusion (which
+// makes the Gelu nodes) and before elementwise_fusion (which would
+// otherwise take the bias and residual Adds into a FusedElementwise).
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "optimizer/fusion_util.h"
+#include "optimizer/graph_rewriter.h"
+#include "optimizer/pass.h"
+
+namespace sluice {
+namespace {
+
+bool IsFusableType(DataType t) {
+  return t == DT_FLOAT || t == DT_FLOAT16 || t == DT_BFLOAT16;
+}
+
+// Whether `ref` is a Const of `dtype` with `n` values along its last axis
+// and 1 along every other, of rank at most `max_rank`.
+bool IsColumnBias(const Graph& g, TensorRef ref, int64_t n, int max_rank,
+                  DataType dtype) {
+  const Tensor* t = ConstValueOf(g, ref);
+  if (t == nullptr || !t->on_host() || t->dtype() != dtype) return false;
+  const Shape& s = t->shape();
+  if (s.unknown_rank() || s.rank() < 1 || s.rank() > max_rank) return false;
+  for (int j = 0; j < s.rank(); ++j) {
+    if (s.dim(j) != (j == s.rank() - 1 ? n : 1)) return false;
+  }
+  return true;
+}
+
+// A two-input Add reading `ref` on one side and producing `shape`.
+bool IsAddOf(const Graph& g, int id, TensorRef ref, const Shape& shape) {
+  const Node& n = g.node(id);
+  return n.op() == "Add" && n.num_inputs() == 2 &&
+         OtherOperand(n, ref).has_value() && n.output_shape(0) == shape;
+}
+
+// The cuBLASLt activation node `id` is, or "" when it is none of them.
+std::string EpilogueActivation(const Graph& g, int id) {
+  const Node& n = g.node(id);
+  if (n.op() == "Relu") return "relu";
+  if (n.op() == "Gelu" &&
+      n.attrs().GetString("approximate").value_or("none") == "tanh") {
+    return "gelu_tanh";
+  }
+  return "";
+}
+
+// The MatMul's weight when it is a Const matrix: its output width N, or -1.
+int64_t WeightColumns(const Graph& g, const Node& mm, bool transpose_b) {
+  const Tensor* w = ConstValueOf(g, mm.input(1));
+  if (w == nullptr || !w->on_host() || w->dtype() != mm.output_dtype(0) ||
+      w->rank() != 2) {
+    return -1;
+  }
+  return w->dim(transpose_b ? 0 : 1);
+}
+
+class MatMulBiasFusionPass final : public Pass {
+ public:
+  std::string_view name() const override { return "matmul_bias_fusion"; }
+
+  absl::StatusOr<PassOutput> Run(const Graph& g,
+                                 const PassOptions&) const override {
+    PassOutput out;
+    GraphRewriter rw(g);
+    // Nodes already in a pattern: an Add reading two MatMul branches is a
+    // candidate residual Add for both; the first to reach it takes it.
+    std::set<int> used;
+    for (const Node& mm : g.nodes()) {
+      if (mm.op() != "MatMul" || mm.num_inputs() != 2 ||
+          !IsFusableType(mm.output_dtype(0)) ||
+          mm.attrs().GetBool("transpose_a").value_or(false)) {
+        continue;
+      }
+      const DataType dtype = mm.output_dtype(0);
+      const bool transpose_b = mm.attrs().GetBool("transpose_b").value_or(false);
+      const Shape& shape = mm.output_shape(0);
+      const int64_t n = WeightColumns(g, mm, transpose_b);
+      if (n < 0 || shape.unknown_rank() || shape.rank() < 2) continue;
+      const TensorRef x = mm.input(0);
+      if (g.node(x.node).output_dtype(x.port) != dtype) continue;
+      std::vector<int> pattern = {mm.id()};
+      // The bias.
+      const int bias_add = SoleReader(g, mm.id());
+      if (bias_add < 0 || used.count(bias_add) > 0 ||
+          !IsAddOf(g, bias_add, {mm.id(), 0}, shape)) {
+        continue;
+      }
+      const TensorRef bias = *OtherOperand(g.node(bias_add), {mm.id(), 0});
+      if (!IsColumnBias(g, bias, n, shape.rank(), dtype)) continue;
+      pattern.push_back(bias_add);
+      int last = bias_add;
+      // A residual of the output's own shape (no broadcast).
+      std::optional<TensorRef> residual;
+      const int res_add = SoleReader(g, last);
+      if (res_add >= 0 && used.count(res_add) == 0 &&
+          IsAddOf(g, res_add, {last, 0}, shape)) {
+        const TensorRef r = *OtherOperand(g.node(res_add), {last, 0});
+        const Node& rn = g.node(r.node);
+        if (rn.output_shape(r.port) == shape &&
+            rn.output_dtype(r.port) == dtype && ConstValueOf(g, r) == nullptr) {
+          residual = r;
+          pattern.push_back(res_add);
+          last = res_add;
+        }
+      }
+      // The activation, when cuBLASLt computes exactly it.
+      std::string activation = "none";
+      const int act = SoleReader(g, last);
+      if (act >= 0 && used.count(act) == 0 &&
+          g.node(act).output_shape(0) == shape) {
+        const std::string a = EpilogueActivation(g, act);
+        if (!a.empty()) {
+          activation = a;
+          pattern.push_back(act);
+          last = act;
+        }
+      }
+      if (!NoControlInputs(g, pattern)) continue;
+      used.insert(pattern.begin(), pattern.end());
+      // Intermediate results are not fetched: SoleReader checked every
+      // node but the last.
+      std::variant<TensorRef, std::string> bias_input = bias;
+      const Tensor* b = ConstValueOf(g, bias);
+      if (b->rank() != 1) {
+        const std::string bname =
+            rw.UniqueName(absl::StrCat(mm.name(), "/fused_bias"));
+        rw.Add(mm.id(), ConstNode(bname, b->Reshaped(Shape({n})),
+                                  g.node(bias.node).requested_device(),
+                                  mm.source_line()));
+        bias_input = bname;
+      }
+      NewNode fused;
+      fused.op = "FusedMatMul";
+      fused.attrs["T"] = MakeTypeAttr(dtype);
+      fused.attrs["transpose_b"] = MakeBoolAttr(transpose_b);
+      fused.attrs["activation"] = MakeStringAttr(activation);
+      fused.attrs["num_args"] = MakeIntAttr(residual ? 2 : 1);
+      fused.inputs.push_back(x);
+      fused.inputs.push_back(mm.input(1));
+      fused.inputs.push_back(bias_input);
+      if (residual) fused.inputs.push_back(*residual);
+      ReplacePattern(rw, pattern, std::move(fused), &out.changes);
+    }
+    if (!rw.changed()) return out;
+    ASSIGN_OR_RETURN(out.graph, rw.Build());
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeMatMulBiasFusionPass() {
+  return std::make_unique<MatMulBiasFusionPass>();
+}
+
+}  // namespace sluice
