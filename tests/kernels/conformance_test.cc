@@ -1030,6 +1030,46 @@ void AddElementwiseDtypesGpuCases(std::vector<Case>* cases) {
 }
 
 
+// FusedMatMul (made by the optimizer's matmul_bias_fusion): the GPU's one
+// cuBLASLt call with its epilogue (kernels/cuda/cublaslt_matmul.h) against
+// the CPU's Gemm with a per-tile epilogue, for every epilogue (bias, bias +
+// Relu, bias + tanh Gelu, each with and without the residual) and dtype,
+// batched x, a transposed weight (ONNX Gemm), TF32, and k = 0 (cuBLASLt
+// refuses it; the cuBLAS fallback runs).
+void AddFusedMatMulCases(std::vector<Case>* cases) {
+  for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16}) {
+    for (const char* act : {"none", "relu", "gelu_tanh"}) {
+      for (bool residual : {false, true}) {
+        std::vector<InputSpec> in = {
+            {t, Shape({2, 8, 32})}, {t, Shape({32, 24})}, {t, Shape({24})}};
+        if (residual) in.push_back({t, Shape({2, 8, 24})});
+        cases->push_back({absl::StrCat("FusedMatMul_bias_", act,
+                                       residual ? "_residual_" : "_",
+                                       DtypeSuffix(t)),
+                          "FusedMatMul", std::move(in),
+                          {{"activation", StringAttr(act)},
+                           {"num_args", IntAttr(residual ? 2 : 1)}}});
+      }
+    }
+    cases->push_back({"FusedMatMul_transposed_gelu_residual_" + DtypeSuffix(t),
+                      "FusedMatMul",
+                      {{t, Shape({6, 40})}, {t, Shape({20, 40})},
+                       {t, Shape({20})}, {t, Shape({6, 20})}},
+                      {{"transpose_b", BoolAttr(true)},
+                       {"activation", StringAttr("gelu_tanh")},
+                       {"num_args", IntAttr(2)}}});
+  }
+  cases->push_back({"FusedMatMul_tf32_relu", "FusedMatMul",
+                    {{DT_FLOAT, Shape({64, 128})}, {DT_FLOAT, Shape({128, 32})},
+                     {DT_FLOAT, Shape({32})}},
+                    {{"activation", StringAttr("relu")}, {"num_args", IntAttr(1)}},
+                    /*tf32=*/true, /*tol_scale=*/10});
+  cases->push_back({"FusedMatMul_empty_k_relu_residual", "FusedMatMul",
+                    {{DT_FLOAT, Shape({3, 0})}, {DT_FLOAT, Shape({0, 5})},
+                     {DT_FLOAT, Shape({5})}, {DT_FLOAT, Shape({3, 5})}},
+                    {{"activation", StringAttr("relu")}, {"num_args", IntAttr(2)}}});
+}
+
 // FusedElementwise (made by the optimizer's elementwise_fusion): the GPU's
 // NVRTC-generated kernel against the CPU's blockwise one, per float dtype
 // and broadcast class (flat, scalar, strided inputs; 32-bit indexing).
@@ -1262,6 +1302,7 @@ std::vector<Case> AllCases() {
   AddVisionGpuCases(&cases);
   AddElementwiseDtypesGpuCases(&cases);
   AddFusedElementwiseCases(&cases);
+  AddFusedMatMulCases(&cases);
   // Gather indices must be in range: draw them so.
   return cases;
 }
