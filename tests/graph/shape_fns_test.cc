@@ -180,6 +180,35 @@ TEST(OpShapeTest, MatMulBroadcastsBatchDims) {
                Shape({U, 2, U}));
 }
 
+TEST(OpShapeTest, FusedMatMulKeepsXsBatchDimsAndChecksItsArgs) {
+  const std::map<std::string, AttrValue> one = {{"num_args", MakeIntAttr(1)}};
+  const std::map<std::string, AttrValue> two = {{"num_args", MakeIntAttr(2)}};
+  EXPECT_SHAPE(InferOne("FusedMatMul", {F(Shape({U, 4, 3})), F(Shape({3, 5})),
+                                        F(Shape({5}))}, one),
+               Shape({U, 4, 5}));
+  EXPECT_SHAPE(InferOne("FusedMatMul",
+                        {F(Shape({4, 3})), F(Shape({5, 3})), F(Shape({5})),
+                         F(Shape({4, 5}))},
+                        {{"num_args", MakeIntAttr(2)},
+                         {"transpose_b", MakeBoolAttr(true)},
+                         {"activation", MakeStringAttr("gelu_tanh")}}),
+               Shape({4, 5}));
+  EXPECT_INVALID(InferOne("FusedMatMul", {F(Shape({4, 3})), F(Shape({3, 5})),
+                                          F(Shape({4}))}, one),
+                 "one value per output column");
+  EXPECT_INVALID(InferOne("FusedMatMul", {F(Shape({4, 3})), F(Shape({3, 5})),
+                                          F(Shape({5})), F(Shape({1, 5}))}, two),
+                 "residual");
+  EXPECT_INVALID(InferOne("FusedMatMul", {F(Shape({4, 3})), F(Shape({2, 3, 5})),
+                                          F(Shape({5}))}, one),
+                 "must be a matrix");
+  EXPECT_INVALID(InferOne("FusedMatMul", {F(Shape({4, 3})), F(Shape({3, 5})),
+                                          F(Shape({5}))},
+                          {{"num_args", MakeIntAttr(1)},
+                           {"activation", MakeStringAttr("gelu")}}),
+                 "activation must be");
+}
+
 TEST(OpShapeTest, MatMulRejectsInnerMismatchAndLowRank) {
   EXPECT_INVALID(InferOne("MatMul", {F(Shape({2, 3})), F(Shape({4, 5}))}),
                  "inner dimensions differ");

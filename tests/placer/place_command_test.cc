@@ -20,7 +20,9 @@ TEST(PlaceCommandTest, PrintsDevicesReasonsAndStepTime) {
   int code = PlaceMain({kMlp, "--devices", "2xgpu:1GiB,cpu", "--explain"},
                        out, err);
   ASSERT_EQ(code, 0) << err.str();
-  EXPECT_THAT(out.str(), HasSubstr("fc1/matmul (MatMul)"));
+  // The first layer's MatMul, bias Add and Relu are one FusedMatMul named
+  // after the Relu.
+  EXPECT_THAT(out.str(), HasSubstr("fc1/relu (FusedMatMul)"));
   EXPECT_THAT(out.str(), HasSubstr("earliest finish"));
   EXPECT_THAT(out.str(), HasSubstr("budget 960.0 MiB"));
   EXPECT_THAT(out.str(), HasSubstr("estimated step time"));
@@ -34,10 +36,12 @@ TEST(PlaceCommandTest, PlacesTheOptimisedGraphAndSaysSo) {
     GTEST_SKIP() << err.str();  // a build without ONNX import
   }
   ASSERT_EQ(code, 0) << err.str();
-  // 84 -> 62: LayerNorm and Gelu fused, a Reshape and duplicate
-  // constants gone, two bias + residual Add pairs one FusedElementwise each.
+  // 84 -> 58: LayerNorm and Gelu fused, a Reshape and duplicate
+  // constants gone, the four linear layers FusedMatMul with their bias
+  // (and, for two, residual) Adds.
   EXPECT_THAT(out.str(), HasSubstr("note: placing the graph after "
-                                   "optimisation (level all: 84 -> 62 nodes"));
+                                   "optimisation (level all: 84 -> 58 nodes"));
+  EXPECT_THAT(out.str(), HasSubstr("into FusedMatMul 'h2'"));
   EXPECT_THAT(out.str(), HasSubstr("into LayerNorm 'ln1'"));
   EXPECT_THAT(out.str(), HasSubstr("ln1 (LayerNorm)"));
   EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("var_eps (Add)")));
@@ -58,9 +62,9 @@ TEST(PlaceCommandTest, JsonListsEveryNode) {
   ASSERT_EQ(code, 0) << err.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["strategy"], "single");
-  // 11 as written; the first layer's bias Add and Relu are one
-  // FusedElementwise after elementwise_fusion.
-  EXPECT_EQ(j["nodes"].size(), 10u);
+  // 11 as written; each layer's MatMul and bias Add (and the first's Relu)
+  // are one FusedMatMul after matmul_bias_fusion.
+  EXPECT_EQ(j["nodes"].size(), 8u);
   EXPECT_EQ(j["devices"][0]["name"], "/gpu:0");
 }
 

@@ -13,7 +13,7 @@ def test_session_placement_is_what_place_prints(mlp_path):
     p = sess.placement()
     assert p.model == mlp_path
     names = {n.name for n in p.nodes}
-    assert "fc1/matmul" in names
+    assert "fc1/relu" in names  # fc1's MatMul, bias Add and Relu: one FusedMatMul
     assert all(n.device.startswith("/cpu:") or n.device.startswith("/gpu:") for n in p.nodes)
     assert all(n.reason for n in p.nodes)
     # Every node on some device (the CPU here, a GPU where there is one).
