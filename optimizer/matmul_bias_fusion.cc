@@ -19,7 +19,8 @@
 //     its own node after the fused bias, as does an activation before the
 //     residual Add (then only MatMul + bias fuse);
 //   - every node of the pattern but the last has no reader outside it, is
-//     no graph output and has no control inputs.
+//     no graph output and has no control inputs, and all ask for the same
+//     device (a node placed by hand is not merged into another's request).
 // The fused node takes the last node's name. Runs after gelu_fusion (which
 // makes the Gelu nodes) and before elementwise_fusion (which would
 // otherwise take the bias and residual Adds into a FusedElementwise).
@@ -109,7 +110,10 @@ class MatMulBiasFusionPass final : public Pass {
       std::vector<int> pattern = {mm.id()};
       // The bias.
       const int bias_add = SoleReader(g, mm.id());
-      if (bias_add < 0 || used.count(bias_add) > 0 ||
+      auto same_device = [&](int id) {
+        return g.node(id).requested_device() == mm.requested_device();
+      };
+      if (bias_add < 0 || used.count(bias_add) > 0 || !same_device(bias_add) ||
           !IsAddOf(g, bias_add, {mm.id(), 0}, shape)) {
         continue;
       }
@@ -120,7 +124,7 @@ class MatMulBiasFusionPass final : public Pass {
       // A residual of the output's own shape (no broadcast).
       std::optional<TensorRef> residual;
       const int res_add = SoleReader(g, last);
-      if (res_add >= 0 && used.count(res_add) == 0 &&
+      if (res_add >= 0 && used.count(res_add) == 0 && same_device(res_add) &&
           IsAddOf(g, res_add, {last, 0}, shape)) {
         const TensorRef r = *OtherOperand(g.node(res_add), {last, 0});
         const Node& rn = g.node(r.node);
@@ -134,7 +138,7 @@ class MatMulBiasFusionPass final : public Pass {
       // The activation, when cuBLASLt computes exactly it.
       std::string activation = "none";
       const int act = SoleReader(g, last);
-      if (act >= 0 && used.count(act) == 0 &&
+      if (act >= 0 && used.count(act) == 0 && same_device(act) &&
           g.node(act).output_shape(0) == shape) {
         const std::string a = EpilogueActivation(g, act);
         if (!a.empty()) {

@@ -193,6 +193,21 @@ TEST(MatMulBiasFusionPassTest, LeavesANonConstantWeightAndAFetchedProduct) {
   }
 }
 
+TEST(MatMulBiasFusionPassTest, LeavesNodesThatAskForAnotherDevice) {
+  GraphMaker m;
+  m.Input("x", {4, 8})
+      .Const("w", Values(8 * 6, 8, -1, 1), {8, 6})
+      .Const("b", Values(6, 7, -1, 1), {6})
+      .Op("mm", "MatMul", {"x", "w"})
+      .Op("y", "Add", {"mm", "b"})
+      .Output("y");
+  GraphDef def = m.def();
+  def.mutable_node(3)->set_device("/gpu:0");  // mm
+  absl::StatusOr<std::unique_ptr<const Graph>> g = BuildGraph(def);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(RunPass(*MakeMatMulBiasFusionPass(), **g).graph, nullptr);
+}
+
 // Property: on seeded random layer stacks (each layer a random choice of
 // bias shape, residual, activation and transposed weight), the fused graph
 // gives the unfused graph's outputs within 1e-4 relative L2.
