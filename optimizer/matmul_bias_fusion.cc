@@ -18,6 +18,11 @@
 //     approximate "tanh" (CUBLASLT_EPILOGUE_GELU_BIAS). An erf Gelu stays
 //     its own node after the fused bias, as does an activation before the
 //     residual Add (then only MatMul + bias fuse);
+//   - a Reshape between the bias Add and the activation (GPT-2's Gemm ->
+//     Add -> Reshape -> Gelu, when there is no residual) does not stop the
+//     activation fusing: an elementwise activation commutes with a Reshape,
+//     so the Reshape stays, after the fused node, named as the activation
+//     was (it computes that value now);
 //   - every node of the pattern but the last has no reader outside it, is
 //     no graph output and has no control inputs, and all ask for the same
 //     device (a node placed by hand is not merged into another's request).
@@ -147,8 +152,45 @@ class MatMulBiasFusionPass final : public Pass {
           last = act;
         }
       }
+      // Or behind a Reshape (attribute form) that only the activation reads.
+      int reshape = -1;
+      if (activation == "none" && !residual && act >= 0 &&
+          used.count(act) == 0 && same_device(act) &&
+          g.node(act).op() == "Reshape" && g.node(act).num_inputs() == 1) {
+        const int after = SoleReader(g, act);
+        if (after >= 0 && used.count(after) == 0 && same_device(after) &&
+            g.node(after).output_shape(0) == g.node(act).output_shape(0) &&
+            g.node(act).control_inputs().empty()) {
+          const std::string a = EpilogueActivation(g, after);
+          if (!a.empty() && g.node(after).control_inputs().empty()) {
+            activation = a;
+            reshape = act;
+          }
+        }
+      }
       if (!NoControlInputs(g, pattern)) continue;
       used.insert(pattern.begin(), pattern.end());
+      if (reshape >= 0) {
+        // The Reshape, now of the fused node's result, in the activation's
+        // place and under its name.
+        const int after = SoleReader(g, reshape);
+        used.insert(reshape);
+        used.insert(after);
+        const Node& r = g.node(reshape);
+        const Node& a = g.node(after);
+        NewNode moved;
+        moved.name = a.name();
+        moved.op = r.op();
+        for (const auto& [k, v] : r.attrs().values()) moved.attrs[k] = v;
+        moved.inputs.push_back(TensorRef{last, 0});
+        moved.device = a.requested_device();
+        moved.source_line = a.source_line();
+        out.changes.push_back(absl::StrCat(
+            "moved '", a.name(), "' (", a.op(), ") before '", r.name(),
+            "' (Reshape) into the FusedMatMul; the Reshape takes its name"));
+        rw.Remove(reshape);
+        rw.Replace(after, std::move(moved));
+      }
       // Intermediate results are not fetched: SoleReader checked every
       // node but the last.
       std::variant<TensorRef, std::string> bias_input = bias;

@@ -136,6 +136,32 @@ TEST(MatMulBiasFusionPassTest, FusesGemmWithTransposedWeight) {
   ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 26));
 }
 
+TEST(MatMulBiasFusionPassTest, FusesAnActivationBehindAReshape) {
+  // GPT-2's MLP: Gemm on [B*S, K], its bias, a Reshape back to [B, S, N],
+  // then the tanh Gelu.
+  GraphMaker m;
+  m.Input("x", {6, 8})
+      .Const("w", Values(8 * 10, 9, -1, 1), {8, 10})
+      .Const("b", Values(10, 10, -1, 1), {10})
+      .Op("mm", "MatMul", {"x", "w"})
+      .Op("bias", "Add", {"mm", "b"})
+      .Op("r", "Reshape", {"bias"}, {{"shape", Ints({2, 3, 10})}})
+      .Op("y", "Gelu", {"r"}, {{"approximate", MakeStringAttr("tanh")}})
+      .Output("y");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeMatMulBiasFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "bias"), "FusedMatMul");
+  EXPECT_EQ(
+      out.graph->FindNode("bias")->attrs().GetString("activation").value(),
+      "gelu_tanh");
+  EXPECT_EQ(OpOf(*out.graph, "y"), "Reshape");
+  EXPECT_EQ(OpOf(*out.graph, "r"), "(none)");
+  EXPECT_EQ(out.graph->FindNode("y")->output_shape(0), Shape({2, 3, 10}));
+  EXPECT_EQ(OpCounts(*out.graph)["Gelu"], 0);
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 28));
+}
+
 TEST(MatMulBiasFusionPassTest, LeavesANonConstantBias) {
   GraphMaker m;
   m.Input("x", {4, 8})
