@@ -1,0 +1,129 @@
+// FusedAttention on the CPU, the reference the CUDA kernel is checked
+// against: for each (batch, head, query) row, the scores
+// s_j = scale * q·k_j + mask (-inf past the causal limit), a max-subtracted
+// softmax and the weighted sum of v, all in the compute type (float for the
+// 16-bit floats, double for float64). A row whose scores are all -inf gives
+// zeros. One task per row (ParallelFor).
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/status_macros.h"
+#include "kernels/cpu/fused_attention.h"
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/fused_attention_params.h"
+
+namespace sluice::cpu {
+namespace {
+
+template <typename T>
+void AttendRow(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
+               const T* q, const T* k, const T* v, const T* mask, T* out,
+               int64_t row) {
+  using C = typename ComputeType<T>::type;
+  const int64_t i = row % d.sq;
+  const int64_t h = (row / d.sq) % d.h;
+  const int64_t b = row / (d.sq * d.h);
+  const T* qr = q + b * d.q_stride[0] + h * d.q_stride[1] + i * d.d;
+  const T* kh = k + b * d.k_stride[0] + h * d.k_stride[1];
+  const T* vh = v + b * d.v_stride[0] + h * d.v_stride[1];
+  const T* mr = mask == nullptr ? nullptr
+                                : mask + b * d.mask_stride[0] +
+                                      h * d.mask_stride[1] + i * d.mask_stride[2];
+  // Keys past `limit` are masked out (causal: aligned to the last key).
+  const int64_t limit = a.causal ? i + d.sk - d.sq : d.sk - 1;
+  std::vector<C> s(d.sk);
+  std::vector<C> qc(d.d);
+  for (int64_t x = 0; x < d.d; ++x) qc[x] = static_cast<C>(qr[x]);
+  C mx = -std::numeric_limits<C>::infinity();
+  for (int64_t j = 0; j < d.sk; ++j) {
+    if (j > limit) {
+      s[j] = -std::numeric_limits<C>::infinity();
+      continue;
+    }
+    const T* kr = kh + j * d.d;
+    C dot = 0;
+    for (int64_t x = 0; x < d.d; ++x) dot += qc[x] * static_cast<C>(kr[x]);
+    C sc = static_cast<C>(a.scale) * dot;
+    if (mr != nullptr) sc += static_cast<C>(mr[j * d.mask_stride[3]]);
+    s[j] = sc;
+    if (sc > mx) mx = sc;
+  }
+  T* o = out + row * d.dv;
+  if (mx == -std::numeric_limits<C>::infinity()) {  // every key masked out
+    for (int64_t x = 0; x < d.dv; ++x) o[x] = static_cast<T>(C(0));
+    return;
+  }
+  C sum = 0;
+  for (int64_t j = 0; j < d.sk; ++j) {
+    s[j] = std::exp(s[j] - mx);
+    sum += s[j];
+  }
+  std::vector<C> acc(d.dv, C(0));
+  for (int64_t j = 0; j < d.sk; ++j) {
+    if (s[j] == C(0)) continue;
+    const T* vr = vh + j * d.dv;
+    for (int64_t x = 0; x < d.dv; ++x) acc[x] += s[j] * static_cast<C>(vr[x]);
+  }
+  const C inv = C(1) / sum;
+  for (int64_t x = 0; x < d.dv; ++x) o[x] = static_cast<T>(acc[x] * inv);
+}
+
+class FusedAttentionKernel final : public OpKernel {
+ public:
+  using Attrs = FusedAttentionAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ParseFusedAttentionAttrs(node);
+  }
+  FusedAttentionKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const int n = attrs_.has_mask ? 4 : 3;
+    static constexpr const char* kNames[] = {"q", "k", "v", "mask"};
+    for (int i = 0; i < n; ++i) {
+      RETURN_IF_ERROR(CheckDtype(ctx->input(i), attrs_.t, kNames[i]));
+    }
+    const Tensor& q = ctx->input(0);
+    const Tensor& k = ctx->input(1);
+    const Tensor& v = ctx->input(2);
+    const Tensor* mask = attrs_.has_mask ? &ctx->input(3) : nullptr;
+    ASSIGN_OR_RETURN(FusedAttentionDims d,
+                     FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
+                                           mask ? &mask->shape() : nullptr));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, d.output_shape()));
+    const int64_t rows = d.b * d.h * d.sq;
+    if (rows == 0 || d.dv == 0) return absl::OkStatus();
+    const Attrs a = attrs_;
+    return VisitFloat(a.t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* qp = q.data<T>();
+      const T* kp = k.data<T>();
+      const T* vp = v.data<T>();
+      const T* mp = mask ? mask->data<T>() : nullptr;
+      T* out = y->data<T>();
+      const double cost = 2.0 * static_cast<double>(d.sk) * (d.d + d.dv) + 20.0 * d.sk;
+      ParallelFor(*ctx, rows, cost, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          AttendRow(d, a, qp, kp, vp, mp, out, r);
+        }
+      });
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+}  // namespace
+
+void RegisterFusedAttentionKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("FusedAttention", {{"T", CpuFloatTypes()}},
+                        MakeKernel<FusedAttentionKernel>));
+}
+
+}  // namespace sluice::cpu
