@@ -1132,7 +1132,7 @@ void AddFusedAttentionCases(std::vector<Case>* cases) {
       cases->push_back({"FusedAttention_" + name + "_" + DtypeSuffix(t),
                         "FusedAttention", std::move(in),
                         {{"scale", FloatAttr(scale)}, {"causal", BoolAttr(z.causal)}},
-                        false, t == DT_FLOAT ? 10 : 1});
+                        false, t == DT_FLOAT ? 10.0 : 1.0});
     }
   }
 }
