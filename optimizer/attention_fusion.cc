@@ -164,7 +164,9 @@ int NanGuardOf(const Graph& g, int softmax, std::vector<int>* nodes) {
   const Node& n = g.node(is_nan);
   if (n.op() != "Equal" || n.num_inputs() != 2) return -1;
   std::optional<TensorRef> other = OtherOperand(n, {self_equal, 0});
-  if (!other || !IsScalarNear(g, *other, 0.0) || SoleReader(g, is_nan) != where) {
+  const Tensor* f = other ? ConstValueOf(g, *other) : nullptr;
+  if (f == nullptr || f->dtype() != DT_BOOL || f->NumElements() != 1 ||
+      !f->on_host() || f->data<bool>()[0] || SoleReader(g, is_nan) != where) {
     return -1;
   }
   const Node& w = g.node(where);
