@@ -9,10 +9,12 @@
 // swapped); without one, a Transpose of K^T's last two axes is added. The
 // scale factors must be one-element Consts; the mask any tensor of the
 // scores' dtype that broadcasts to them without widening them. A Const mask
-// that is 0 on and below the diagonal (aligned to the last key) and -inf or
-// at most -1e30 (float16: -65000) above becomes causal = true; an all-zero
-// one is dropped. GPT-2's Where(causal_bool, s, fill) becomes a Const mask
-// (or causal). The NaN guard (IsNaN imported as Equal(Equal(p, p), false))
+// that is 0 on and below the diagonal (aligned to the last key) and at most
+// -1e4 above becomes causal = true where Sq <= Sk; an all-zero one is
+// dropped. GPT-2's Where(causal_bool, s, fill) (or Where(future, fill, s))
+// with fill <= -1e4 becomes causal the same way, or else, where the fill is
+// at most -1e30 (float16: -65000), so that adding it to a score is as good
+// as putting it in its place, a Const additive mask. The NaN guard (IsNaN imported as Equal(Equal(p, p), false))
 // that PyTorch's exporter puts after the softmax is absorbed: FusedAttention
 // gives zeros for rows whose keys are all masked out, where the guard turns
 // the softmax's NaNs into zeros. Every node but the last must have no
@@ -55,8 +57,15 @@ double ElementOf(const Tensor& t, int64_t i) {
   }
 }
 
-// A value that masks a key out as well as -inf does.
-bool MasksOut(double v, DataType dtype) {
+// A value that masks a key out as well as -inf does, added to a score or
+// in its place: exp underflows to 0 for it, in every float dtype, beside a
+// key that is not masked (-10000 is what older exporters used).
+bool MasksOut(double v) { return v <= -1e4; }
+
+// A fill that stays a masked-out value when added to a score: no row whose
+// keys are all masked can tell adding it from putting it in the score's
+// place.
+bool AbsorbsScores(double v, DataType dtype) {
   return v <= (dtype == DT_FLOAT16 ? -65000.0 : -1e30);
 }
 
@@ -73,15 +82,17 @@ MaskKind ClassifyConstMask(const Tensor& m, int64_t sq, int64_t sk) {
     zero = ElementOf(m, i) == 0.0;
   }
   if (zero) return MaskKind::kZero;
-  if (s.rank() < 2 || s.dim(s.rank() - 2) != sq || s.dim(s.rank() - 1) != sk ||
-      m.NumElements() != sq * sk) {
+  // Causal only where every row keeps a key (Sq <= Sk): the fused op gives
+  // zeros for a row with none, the unfused graph does not.
+  if (sq > sk || s.rank() < 2 || s.dim(s.rank() - 2) != sq ||
+      s.dim(s.rank() - 1) != sk || m.NumElements() != sq * sk) {
     return MaskKind::kOther;
   }
   for (int64_t i = 0; i < sq; ++i) {
     for (int64_t j = 0; j < sk; ++j) {
       const double v = ElementOf(m, i * sk + j);
       const bool visible = j <= i + sk - sq;
-      if (visible ? v != 0.0 : !MasksOut(v, m.dtype())) return MaskKind::kOther;
+      if (visible ? v != 0.0 : !MasksOut(v)) return MaskKind::kOther;
     }
   }
   return MaskKind::kCausal;
@@ -214,6 +225,7 @@ class AttentionFusionPass final : public Pass {
       std::vector<int> before;  // pattern nodes before the softmax
       std::optional<TensorRef> mask;
       std::optional<Tensor> mask_value;  // a mask made from a Where
+      double where_fill = 0;             // and the Where's fill
       const Node& sn = g.node(s.node);
       if (sn.op() == "Add" && sn.num_inputs() == 2 && HasSoleReader(g, sn.id())) {
         // The scores are the side a MatMul (maybe scaled) produces.
@@ -239,7 +251,7 @@ class AttentionFusionPass final : public Pass {
         std::optional<double> fill;
         for (int i = 1; i <= 2 && side < 0; ++i) {
           std::optional<double> f = ScalarConstOf(g, sn.input(3 - i));
-          if (f && MasksOut(*f, dtype) &&
+          if (f && MasksOut(*f) &&
               g.node(sn.input(i).node).output_shape(sn.input(i).port) ==
                   scores_shape) {
             side = i;
@@ -247,8 +259,8 @@ class AttentionFusionPass final : public Pass {
           }
         }
         if (cond == nullptr || side < 0) continue;
-        const double fill_value = std::isinf(*fill) ? *fill : std::max(*fill, -3.0e38);
-        mask_value = MaskFromWhere(*cond, side == 1, fill_value, dtype);
+        where_fill = *fill;
+        mask_value = MaskFromWhere(*cond, side == 1, *fill, dtype);
         if (!mask_value || mask_value->shape().rank() > 4) continue;
         before.push_back(sn.id());
         s = sn.input(side);
@@ -310,6 +322,8 @@ class AttentionFusionPass final : public Pass {
           mask_value.reset();
         }
       }
+      // A Where's fill kept as an additive mask must absorb the scores.
+      if (mask_value && !AbsorbsScores(where_fill, dtype)) continue;
       for (int id : before) pattern.push_back(id);
       if (remove_transpose) pattern.push_back(tn.id());
       pattern.push_back(sm.id());

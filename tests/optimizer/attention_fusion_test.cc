@@ -164,6 +164,44 @@ TEST(AttentionFusionPassTest, FusesWhereMasks) {
   }
 }
 
+// The test transformer's form: Where(future, -1e9, scores), future = j > i.
+// A mild fill on a mask that is not causal is left alone: adding -1e4 to a
+// score is not putting it in the score's place.
+TEST(AttentionFusionPassTest, WhereFillsCausalOrAbsorbing) {
+  for (float fill : {-1e9f, -1e4f}) {
+    for (bool causal : {true, false}) {
+      const int64_t s = 5;
+      Tensor future = *Tensor::Create(DT_BOOL, Shape({s, s}));
+      for (int64_t i = 0; i < s; ++i) {
+        for (int64_t j = 0; j < s; ++j) {
+          future.data<bool>()[i * s + j] = causal ? j > i : j == (i + 1) % s;
+        }
+      }
+      GraphMaker m;
+      m.Input("q", {1, 2, s, 4})
+          .Input("kt", {1, 2, 4, s})
+          .Input("v", {1, 2, s, 4})
+          .Op("qk", "MatMul", {"q", "kt"})
+          .ConstTensor("future", future)
+          .Const("neg", {fill}, {})
+          .Op("masked", "Where", {"future", "neg", "qk"})
+          .Op("p", "Softmax", {"masked"})
+          .Op("ctx", "MatMul", {"p", "v"})
+          .Output("ctx");
+      auto g = m.Build();
+      PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+      SCOPED_TRACE(absl::StrCat("fill ", fill, causal ? " causal" : ""));
+      if (!causal && fill > -1e30f) {
+        EXPECT_EQ(out.graph, nullptr);
+        continue;
+      }
+      ASSERT_NE(out.graph, nullptr);
+      EXPECT_EQ(*Fused(*out.graph, "ctx").attrs().GetBool("causal"), causal);
+      ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 19));
+    }
+  }
+}
+
 // Sq != Sk (cross attention), a full [B,H,Sq,Sk] mask, batch dims that
 // broadcast (K and V shared by the heads).
 TEST(AttentionFusionPassTest, FusesCrossAttentionWithBroadcastBatches) {
