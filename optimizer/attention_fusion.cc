@@ -1,5 +1,5 @@
 // attention_fusion: scaled dot-product attention as exporters write it,
-//   s = MatMul(Q [* c1], K^T [* c2]) [* c3 or / c3]
+//   s = MatMul(Q [* c1], K^T [* c2]) [* c3 or / c3]   (or K, transpose_b)
 //   s = Add(s, mask) | Where(cond, s, fill) | s        (optional mask)
 //   p = Softmax(s, last axis) [-> Where(IsNaN(p), 0, p)]
 //   y = MatMul(p, V)
@@ -41,6 +41,11 @@ namespace {
 bool PlainMatMul(const Node& n) {
   return n.op() == "MatMul" && !n.attrs().GetBool("transpose_a").value_or(false) &&
          !n.attrs().GetBool("transpose_b").value_or(false);
+}
+
+// MatMul(Q, K^T), or MatMul(Q, K, transpose_b) (examples/transformer_block).
+bool ScoresMatMul(const Node& n) {
+  return n.op() == "MatMul" && !n.attrs().GetBool("transpose_a").value_or(false);
 }
 
 bool Rank4(const Shape& s) { return !s.unknown_rank() && s.rank() == 4; }
@@ -232,7 +237,7 @@ class AttentionFusionPass final : public Pass {
         for (int side = 0; side < 2 && !mask; ++side) {
           TensorRef cand = sn.input(side);
           if (std::optional<Scaled> sc = ScaleOf(g, cand)) cand = sc->x;
-          if (!PlainMatMul(g.node(cand.node))) continue;
+          if (!ScoresMatMul(g.node(cand.node))) continue;
           const TensorRef m = sn.input(1 - side);
           if (g.node(sn.input(side).node).output_shape(sn.input(side).port) !=
               scores_shape) {
@@ -273,7 +278,7 @@ class AttentionFusionPass final : public Pass {
         s = sc->x;
       }
       const Node& qk = g.node(s.node);
-      if (!PlainMatMul(qk) || !HasSoleReader(g, qk.id()) ||
+      if (!ScoresMatMul(qk) || !HasSoleReader(g, qk.id()) ||
           qk.output_shape(0) != scores_shape) {
         continue;
       }
@@ -295,11 +300,13 @@ class AttentionFusionPass final : public Pass {
         continue;
       }
       // K from K^T: through K^T's Transpose where there is one.
+      const bool k_given = qk.attrs().GetBool("transpose_b").value_or(false);
       TensorRef k_source = kt;
       std::vector<int64_t> perm = {0, 1, 3, 2};
+      if (k_given) perm = {0, 1, 2, 3};
       bool remove_transpose = false;
       const Node& tn = g.node(kt.node);
-      if (tn.op() == "Transpose") {
+      if (tn.op() == "Transpose" && !k_given) {
         absl::StatusOr<std::vector<int64_t>> p = tn.attrs().GetIntList("perm");
         if (p.ok() && p->size() == 4) {
           perm = *p;
@@ -311,7 +318,7 @@ class AttentionFusionPass final : public Pass {
       // Mask kinds: Const masks may be dropped or become the causal flag.
       bool causal = false;
       const Shape& k_shape = g.node(kt.node).output_shape(kt.port);
-      const int64_t sq = scores_shape.dim(2), sk = k_shape.dim(3);
+      const int64_t sq = scores_shape.dim(2), sk = k_shape.dim(k_given ? 2 : 3);
       const Tensor* const_mask = mask ? ConstValueOf(g, *mask)
                                       : (mask_value ? &*mask_value : nullptr);
       if (const_mask != nullptr && sq >= 0 && sk >= 0) {

@@ -202,6 +202,27 @@ TEST(AttentionFusionPassTest, WhereFillsCausalOrAbsorbing) {
   }
 }
 
+// examples/transformer_block: MatMul(Q, K, transpose_b), K used as it is.
+TEST(AttentionFusionPassTest, FusesTransposeB) {
+  GraphMaker m;
+  m.Input("q", {1, 2, 6, 4})
+      .Input("k", {1, 2, 6, 4})
+      .Input("v", {1, 2, 6, 4})
+      .Op("qk", "MatMul", {"q", "k"}, {{"transpose_b", MakeBoolAttr(true)}})
+      .Const("c", {0.5f}, {})
+      .Op("scaled", "Mul", {"qk", "c"})
+      .Op("p", "Softmax", {"scaled"})
+      .Op("ctx", "MatMul", {"p", "v"})
+      .Output("ctx");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  const Node& f = Fused(*out.graph, "ctx");
+  EXPECT_EQ(out.graph->node(f.input(1).node).name(), "k");
+  EXPECT_EQ(OpCounts(*out.graph)["Transpose"], 0);
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 23));
+}
+
 // Sq != Sk (cross attention), a full [B,H,Sq,Sk] mask, batch dims that
 // broadcast (K and V shared by the heads).
 TEST(AttentionFusionPassTest, FusesCrossAttentionWithBroadcastBatches) {
