@@ -13,6 +13,8 @@
 // place, O += P V. Everything in float32; inputs converted as they are
 // loaded.
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/fused_attention.h"
@@ -30,12 +32,36 @@ __device__ __forceinline__ float Load(const T* p) {
   return static_cast<float>(ToWide(*p));
 }
 
+// Four consecutive elements from a 16-byte (float) or 8-byte (16-bit)
+// aligned address.
+template <typename T>
+__device__ __forceinline__ float4 Load4(const T* p) {
+  if constexpr (std::is_same_v<T, float>) {
+    return *reinterpret_cast<const float4*>(p);
+  } else {
+    const uint2 raw = *reinterpret_cast<const uint2*>(p);
+    const T* e = reinterpret_cast<const T*>(&raw);
+    return make_float4(Load(e), Load(e + 1), Load(e + 2), Load(e + 3));
+  }
+}
+
 // Copies rows [row0, row0 + 64) of a [rows, cols] matrix into a [64][ld]
-// float tile, zero past `rows` and `cols` (up to DP).
+// float tile, zero past `rows` and `cols` (up to DP). `vec`: cols is a
+// multiple of 4 and src aligned for Load4, so four elements move at once.
 template <typename T, int DP>
 __device__ __forceinline__ void LoadTile(const T* src, int64_t row0,
                                          int64_t rows, int64_t cols,
-                                         float* tile, int ld) {
+                                         float* tile, int ld, bool vec) {
+  if (vec) {
+    for (int e = threadIdx.x * 4; e < kRows * DP; e += kThreadsFa * 4) {
+      const int r = e / DP;
+      const int c = e % DP;
+      float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (row0 + r < rows && c < cols) x = Load4(src + (row0 + r) * cols + c);
+      *reinterpret_cast<float4*>(tile + r * ld + c) = x;
+    }
+    return;
+  }
   for (int e = threadIdx.x; e < kRows * DP; e += kThreadsFa) {
     const int r = e / DP;
     const int c = e % DP;
@@ -47,7 +73,7 @@ __device__ __forceinline__ void LoadTile(const T* src, int64_t row0,
 
 template <typename T, int DP>
 __global__ void __launch_bounds__(kThreadsFa)
-    FlashAttentionKernel(FusedAttentionLaunch p) {
+    FlashAttentionKernel(FusedAttentionLaunch p, bool vec) {
   constexpr int kLd = DP + 4;
   constexpr int kCols = DP / 8;  // output columns per thread
   extern __shared__ float4 smem4[];
@@ -71,7 +97,7 @@ __global__ void __launch_bounds__(kThreadsFa)
   const int tid = threadIdx.x;
   const int rg = tid / 8;
   const int cg = tid % 8;
-  LoadTile<T, DP>(q + q0 * p.d, 0, p.sq - q0, p.d, qs, kLd);
+  LoadTile<T, DP>(q + q0 * p.d, 0, p.sq - q0, p.d, qs, kLd, vec);
 
   float m[4], l[4], acc[4][kCols];
 #pragma unroll
@@ -89,7 +115,7 @@ __global__ void __launch_bounds__(kThreadsFa)
   }
   for (int64_t k0 = 0; k0 < kv_end; k0 += kKeys) {
     __syncthreads();  // the previous tile's P and V are read
-    LoadTile<T, DP>(k, k0, p.sk, p.d, kv, kLd);
+    LoadTile<T, DP>(k, k0, p.sk, p.d, kv, kLd, vec);
     __syncthreads();
     float s[4][8];
 #pragma unroll
@@ -160,7 +186,7 @@ __global__ void __launch_bounds__(kThreadsFa)
       for (int c = 0; c < kCols; ++c) acc[ri][c] *= alpha;
     }
     __syncthreads();  // K read, P written
-    LoadTile<T, DP>(v, k0, p.sk, p.dv, kv, kLd);
+    LoadTile<T, DP>(v, k0, p.sk, p.dv, kv, kLd, vec);
     __syncthreads();
 #pragma unroll 2
     for (int j = 0; j < kKeys; j += 4) {
@@ -272,7 +298,13 @@ absl::Status LaunchFlash(const FusedAttentionLaunch& l, cudaStream_t stream) {
     return absl::InvalidArgumentError(absl::StrCat(
         "FusedAttention: ", blocks, " thread blocks is more than CUDA allows"));
   }
-  kernel<<<static_cast<unsigned int>(blocks), kThreadsFa, smem, stream>>>(l);
+  // Four elements at a time where every row starts 16-byte aligned.
+  auto aligned = [](const void* ptr) {
+    return reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
+  };
+  const bool vec = l.d % 4 == 0 && l.dv % 4 == 0 && aligned(l.q) &&
+                   aligned(l.k) && aligned(l.v);
+  kernel<<<static_cast<unsigned int>(blocks), kThreadsFa, smem, stream>>>(l, vec);
   return LaunchStatus("FusedAttention");
 }
 

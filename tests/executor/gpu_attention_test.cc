@@ -47,13 +47,16 @@ std::unique_ptr<const Graph> AttentionGraph(bool causal, int64_t b, int64_t h,
   return m.Build();
 }
 
-void RunAndCompare(bool causal, Precision precision, double tol) {
+// `gpu` false: the same session on the CPU alone (runs everywhere, so the
+// comparison itself is checked where there is no GPU).
+void RunAndCompare(bool causal, Precision precision, double tol, bool gpu = true) {
   SCOPED_TRACE(absl::StrCat(causal ? "causal" : "padding mask", ", precision ",
-                            static_cast<int>(precision)));
+                            static_cast<int>(precision), gpu ? "" : ", CPU"));
   std::unique_ptr<const Graph> g = AttentionGraph(causal, 2, 4, 100, 64);
   ASSERT_NE(g, nullptr);
   RuntimeConfig config;
   config.set_precision(precision);
+  config.set_use_gpu(gpu);
   absl::StatusOr<std::unique_ptr<Session>> s =
       Session::Create(optimizer_test::Copy(*g), config);
   ASSERT_TRUE(s.ok()) << s.status();
@@ -68,6 +71,7 @@ void RunAndCompare(bool causal, Precision precision, double tol) {
     ASSERT_TRUE(got.ok()) << "step " << step << ": " << got.status();
     EXPECT_LT(RelL2((*got)[0], (*want)[0]), tol) << "step " << step;
   }
+  if (!gpu) return;
   EXPECT_EQ((*s)->stats().gpu_graph_steps, 2);  // all but the first
   StepStats stats;
   ASSERT_TRUE((*s)->RunWithStats(RandomFeeds(*g, 1), {}, &stats).ok());
@@ -85,6 +89,13 @@ TEST(GpuAttentionTest, Float32MatchesTheUnfusedGraphOnTheCpu) {
   SKIP_WITHOUT_GPU();
   RunAndCompare(false, PRECISION_MODEL, 1e-4);
   RunAndCompare(true, PRECISION_MODEL, 1e-4);
+}
+
+TEST(GpuAttentionTest, TheSameComparisonOnTheCpu) {
+  for (bool causal : {false, true}) {
+    RunAndCompare(causal, PRECISION_MODEL, 1e-5, /*gpu=*/false);
+    RunAndCompare(causal, PRECISION_FLOAT16, 1e-2, /*gpu=*/false);
+  }
 }
 
 TEST(GpuAttentionTest, ReducedPrecisionStaysClose) {
