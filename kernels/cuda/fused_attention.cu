@@ -72,7 +72,7 @@ __device__ __forceinline__ void LoadTile(const T* src, int64_t row0,
 }
 
 template <typename T, int DP>
-__global__ void __launch_bounds__(kThreadsFa)
+static __global__ void __launch_bounds__(kThreadsFa)
     FlashAttentionKernel(FusedAttentionLaunch p, bool vec) {
   constexpr int kLd = DP + 4;
   constexpr int kCols = DP / 8;  // output columns per thread
@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(kThreadsFa)
 constexpr int kWarps = 4;
 
 template <typename T>
-__global__ void __launch_bounds__(32 * kWarps)
+static __global__ void __launch_bounds__(32 * kWarps)
     RowAttentionKernel(FusedAttentionLaunch p) {
   extern __shared__ float4 smem4[];
   const int warp = threadIdx.x / 32;
