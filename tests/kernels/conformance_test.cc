@@ -1135,6 +1135,17 @@ void AddFusedAttentionCases(std::vector<Case>* cases) {
                         false, t == DT_FLOAT ? 10.0 : 1.0});
     }
   }
+  // -inf in the mask; row 1 has no key left and gives zeros.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DataType t : {DT_FLOAT, DT_FLOAT16}) {
+    cases->push_back({"FusedAttention_inf_mask_" + DtypeSuffix(t), "FusedAttention",
+                      {{t, Shape({1, 2, 3, 8})},
+                       {t, Shape({1, 2, 4, 8})},
+                       {t, Shape({1, 2, 4, 8})},
+                       {t, Shape({1, 1, 3, 4}),
+                        std::vector<double>{0, -inf, 0.5, -inf, -inf, -inf, -inf, -inf,
+                                            -inf, -inf, -inf, 1}}}});
+  }
 }
 
 std::vector<Case> AllCases() {
