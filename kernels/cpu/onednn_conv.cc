@@ -189,8 +189,12 @@ int BlockWidth() {
   return width;
 }
 
-bool IsReference(const std::string& impl) {
-  return absl::StartsWith(impl, "ref");
+// Implementations not worth a slice of their own: oneDNN's reference loops
+// ("ref:any") and its im2col + GEMM ("x64:gemm:jit", what it offers for a
+// group of channels no vector block fits, or a depthwise multiplier), which
+// conv.cc's own loops do as well or better.
+bool Declined(const std::string& impl) {
+  return absl::StartsWith(impl, "ref") || absl::StrContains(impl, "gemm:");
 }
 
 class OneDnnConvImpl final : public OneDnnConv {
@@ -345,8 +349,8 @@ class OneDnnConvImpl final : public OneDnnConv {
 
   // Fills the primitive of slice `s` reading its input in `src_md` (`any`
   // to let oneDNN choose), writing its output in the layout oneDNN
-  // chooses. Returns false if oneDNN has no primitive for it, or only its
-  // reference implementation.
+  // chooses. Returns false if oneDNN has no primitive for it, or only one
+  // that Declined names.
   bool MakeSlice(const PlanKey& key, int64_t oh, int64_t ow,
                  const memory::desc& src_md, Slice* s) const {
     const Conv2DParams& p = params_;
@@ -379,7 +383,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     } catch (const dnnl::error&) {
       return false;
     }
-    if (IsReference(pd.impl_info_str())) return false;
+    if (Declined(pd.impl_info_str())) return false;
     s->src = pd.src_desc();
     s->dst = pd.dst_desc();
     s->weights = pd.weights_desc();

@@ -46,7 +46,8 @@ class OneDnnConv {
 
   // y = act(conv(x, f) + bias[o] + side). Returns false, having written
   // nothing, when oneDNN declines the problem (no primitive, or only its
-  // slow reference implementation): the caller runs its own loop.
+  // reference loops or its im2col + GEMM, which conv.cc does as well): the
+  // caller runs its own loops.
   // REQUIRES: x [N,C,H,W] and f [O,C/group,KH,KW] are float32 host tensors
   // Conv2DShape accepted; y is allocated with the shape it gave and is not
   // empty; bias (O floats) and side (y's shape) may be null.
