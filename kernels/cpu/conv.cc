@@ -371,7 +371,10 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
   }
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
   if (y->NumElements() == 0) return y;
-  if (onednn != nullptr) {
+  const int64_t og = f.dim(0) / groups;
+  if (onednn != nullptr &&
+      (GetConvMode() == ConvMode::kAlways ||
+       PreferOneDnn(g.kh, g.kw, g.oh, g.ow, g.c, og))) {
     ASSIGN_OR_RETURN(bool ran, onednn->Compute(ctx, x, f,
                                                epilogue == nullptr
                                                    ? nullptr
@@ -379,7 +382,6 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
                                                side, y));
     if (ran) return y;
   }
-  const int64_t og = f.dim(0) / groups;
   if (g.c == 1 && og == 1) {  // depthwise: one channel in and out per group
     Depthwise(*ctx, x.data<float>(), f.data<float>(), x.dim(0) * groups,
               groups, g, p, epilogue, y->data<float>());

@@ -41,23 +41,36 @@
 namespace sluice::cpu {
 namespace {
 
-// -1: not read yet; 0: the reference loops; 1: oneDNN.
-std::atomic<int> use_onednn{-1};
+// -1: not read yet; else a ConvMode.
+std::atomic<int> conv_mode{-1};
 std::atomic<int64_t> onednn_runs{0};
 
 }  // namespace
 
-bool ConvUsesOneDnn() {
-  int use = use_onednn.load();
-  if (use < 0) {
+ConvMode GetConvMode() {
+  int mode = conv_mode.load();
+  if (mode < 0) {
     const char* env = std::getenv("SLUICE_CPU_CONV");
-    use = env != nullptr && std::strcmp(env, "reference") == 0 ? 0 : 1;
-    use_onednn.store(use);
+    ConvMode m = ConvMode::kAuto;
+    if (env != nullptr && std::strcmp(env, "reference") == 0) {
+      m = ConvMode::kReference;
+    } else if (env != nullptr && std::strcmp(env, "onednn") == 0) {
+      m = ConvMode::kAlways;
+    }
+    mode = static_cast<int>(m);
+    conv_mode.store(mode);
   }
-  return use == 1;
+  return static_cast<ConvMode>(mode);
 }
 
-void SetConvUseOneDnn(bool use) { use_onednn.store(use ? 1 : 0); }
+void SetConvMode(ConvMode mode) { conv_mode.store(static_cast<int>(mode)); }
+
+bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+                  int64_t in_per_group, int64_t out_per_group) {
+  if (kh * kw == 1) return false;
+  if (in_per_group == 1 && out_per_group == 1) return oh * ow <= 14 * 14;
+  return true;
+}
 
 int64_t OneDnnConvRuns() { return onednn_runs.load(); }
 
@@ -558,7 +571,7 @@ class OneDnnConvImpl final : public OneDnnConv {
 
 std::unique_ptr<OneDnnConv> OneDnnConv::Create(const Conv2DParams& params,
                                                ConvActivation activation) {
-  if (!ConvUsesOneDnn()) return nullptr;
+  if (GetConvMode() == ConvMode::kReference) return nullptr;
   return std::make_unique<OneDnnConvImpl>(params, activation);
 }
 

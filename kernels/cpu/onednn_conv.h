@@ -37,7 +37,7 @@ enum class ConvActivation { kNone, kRelu, kRelu6 };
 
 class OneDnnConv {
  public:
-  // nullptr when this build has no oneDNN or ConvUsesOneDnn() is false.
+  // nullptr when this build has no oneDNN or GetConvMode() is kReference.
   // REQUIRES: CheckConv2DParams(params) is OK.
   static std::unique_ptr<OneDnnConv> Create(const Conv2DParams& params,
                                             ConvActivation activation);
@@ -60,12 +60,25 @@ class OneDnnConv {
                                        const Tensor* side, Tensor* y) = 0;
 };
 
-// Whether Conv2D / FusedConv2D kernels created from now on use oneDNN
-// (where it is built in): on by default; SLUICE_CPU_CONV=reference in the
-// environment turns it off (read once), SetConvUseOneDnn overrides both
-// (tests). Thread-safe (an atomic flag, read when a kernel is created).
-bool ConvUsesOneDnn();
-void SetConvUseOneDnn(bool use);
+// Which path float32 Conv2D / FusedConv2D kernels created from now on take
+// (where oneDNN is built in). kAuto, the default: oneDNN where it beat the
+// loops on the development VM (PreferOneDnn); kAlways: oneDNN wherever it
+// takes the problem (tests); kReference: the loops. The environment's
+// SLUICE_CPU_CONV=reference / onednn selects the other two (read once);
+// SetConvMode overrides it. Thread-safe (an atomic, read when a kernel is
+// created).
+enum class ConvMode { kReference, kAuto, kAlways };
+ConvMode GetConvMode();
+void SetConvMode(ConvMode mode);
+
+// Whether kAuto runs a convolution with this window, output plane and
+// channels per group on oneDNN. Not 1x1 windows: those are one GEMM on the
+// NCHW input as it is, and the reorders into and out of oneDNN's layouts
+// cost more than its kernel saves; not depthwise ones on planes larger than
+// 14x14, where the loops' flat 3x3 sums were faster (bench/RESULTS.md,
+// 2026-12-02 05:25).
+bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+                  int64_t in_per_group, int64_t out_per_group);
 
 // How many Compute calls ran on oneDNN since the process started (tests
 // check that the path they mean to test was taken). Thread-safe.

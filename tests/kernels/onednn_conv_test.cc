@@ -4,7 +4,8 @@
 // batch 1 and 3, at 1 and 2 intra-op threads (2 cuts each image's output
 // channels into one primitive per thread), with bias, residual (`sum`),
 // Relu and ReLU6 (clip) post-ops; each case checks that oneDNN ran
-// (OneDnnConvRuns). A problem oneDNN only offers its im2col + GEMM for is
+// (OneDnnConvRuns; the cases run in ConvMode::kAlways, so that 1x1
+// windows go to oneDNN too). A problem oneDNN only offers its im2col + GEMM for is
 // declined and still runs, on the loops. Builds without oneDNN skip.
 #include "kernels/cpu/onednn_conv.h"
 
@@ -107,9 +108,9 @@ void Compare(const std::string& op, const std::vector<Tensor>& inputs,
              const Attrs& attrs, int threads, bool expect_onednn = true) {
   RunOptions opts;
   opts.intra_op_threads = threads;
-  cpu::SetConvUseOneDnn(false);
+  cpu::SetConvMode(cpu::ConvMode::kReference);
   auto want = RunOp(op, inputs, attrs, opts);
-  cpu::SetConvUseOneDnn(true);
+  cpu::SetConvMode(cpu::ConvMode::kAlways);
   ASSERT_TRUE(want.ok()) << want.status();
   const int64_t before = cpu::OneDnnConvRuns();
   auto got = RunOp(op, inputs, attrs, opts);
@@ -123,14 +124,14 @@ class OneDnnConvTest : public ::testing::TestWithParam<std::tuple<Case, int>> {
   void SetUp() override {
     Tensor x = Random(Shape({1, 8, 4, 4}), 1);
     Tensor f = Random(Shape({8, 8, 1, 1}), 2);
-    cpu::SetConvUseOneDnn(true);
+    cpu::SetConvMode(cpu::ConvMode::kAlways);
     const int64_t before = cpu::OneDnnConvRuns();
     auto out = RunOp("Conv2D", {x, f}, ConvAttrs(Cases()[0]));
     if (!out.ok() || cpu::OneDnnConvRuns() == before) {
       GTEST_SKIP() << "this build has no oneDNN convolution";
     }
   }
-  void TearDown() override { cpu::SetConvUseOneDnn(true); }
+  void TearDown() override { cpu::SetConvMode(cpu::ConvMode::kAuto); }
 };
 
 TEST_P(OneDnnConvTest, Conv2DMatchesTheLoops) {
@@ -181,9 +182,9 @@ TEST_P(OneDnnConvTest, Relu6PostOpMatchesTheLoopsClamped) {
   attrs["activation"] = StringAttr("none");
   RunOptions opts;
   opts.intra_op_threads = threads;
-  cpu::SetConvUseOneDnn(false);
+  cpu::SetConvMode(cpu::ConvMode::kReference);
   auto want = RunOp("FusedConv2D", {x, f, b, side}, attrs, opts);
-  cpu::SetConvUseOneDnn(true);
+  cpu::SetConvMode(cpu::ConvMode::kAlways);
   ASSERT_TRUE(want.ok()) << want.status();
   std::vector<double> clamped = ToDoubles((*want)[0]);
   for (double& v : clamped) v = std::clamp(v, 0.0, 6.0);
@@ -227,7 +228,6 @@ INSTANTIATE_TEST_SUITE_P(
 // out (no vector block fits) and for a depthwise multiplier of 2: the
 // kernel declines it and runs the loops, with the same result.
 TEST(OneDnnConvFallbackTest, DeclinedProblemRunsOnTheLoops) {
-  cpu::SetConvUseOneDnn(true);
   for (const Case& p :
        {Case{"groups_of_5", 1, 15, 9, 9, 21, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
         Case{"multiplier_2", 1, 8, 9, 9, 16, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1,
@@ -237,13 +237,38 @@ TEST(OneDnnConvFallbackTest, DeclinedProblemRunsOnTheLoops) {
     Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 52);
     Compare("Conv2D", {x, f}, ConvAttrs(p), 2, /*expect_onednn=*/false);
   }
+  cpu::SetConvMode(cpu::ConvMode::kAuto);
+}
+
+// The default mode leaves 1x1 windows and large depthwise planes to the
+// loops and runs 3x3 windows on oneDNN.
+TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
+  cpu::SetConvMode(cpu::ConvMode::kAuto);
+  if (cpu::OneDnnConv::Create(Conv2DParams(), cpu::ConvActivation::kNone) ==
+      nullptr) {
+    GTEST_SKIP() << "this build has no oneDNN convolution";
+  }
+  const Case pointwise = Cases()[1];
+  const Case depthwise_large{"dw56", 1, 8, 56, 56, 8, 3, 3, 8,
+                             1, 1, 1, 1, 1, 1, 1, 1};
+  const Case three = Cases()[0];
+  for (const auto& [p, want] : {std::pair{pointwise, 0}, std::pair{
+                                    depthwise_large, 0}, std::pair{three, 1}}) {
+    SCOPED_TRACE(p.name);
+    Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 61);
+    Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 62);
+    const int64_t before = cpu::OneDnnConvRuns();
+    auto out = RunOp("Conv2D", {x, f}, ConvAttrs(p));
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(cpu::OneDnnConvRuns() - before, want);
+  }
 }
 
 TEST(OneDnnConvFallbackTest, SwitchedOffCreatesNoOneDnnPath) {
-  cpu::SetConvUseOneDnn(false);
+  cpu::SetConvMode(cpu::ConvMode::kReference);
   EXPECT_EQ(cpu::OneDnnConv::Create(Conv2DParams(), cpu::ConvActivation::kNone),
             nullptr);
-  cpu::SetConvUseOneDnn(true);
+  cpu::SetConvMode(cpu::ConvMode::kAuto);
 }
 
 }  // namespace
