@@ -442,12 +442,16 @@ class OneDnnConvImpl final : public OneDnnConv {
     }
     auto plan = std::make_unique<Plan>();
     plan->src_floats = static_cast<int64_t>(whole.src.get_size() / 4);
-    // 2. Slices: ungrouped, runs of output channels (8 at a time, all
-    // reading the whole input); grouped, runs of `step` groups, each
-    // reading its own channels, which needs a channel-blocked input
-    // layout whose blocks the runs start on.
-    int64_t units = 0, step = 1, unit_channels = 8;
-    if (groups == 1) {
+    // 2. Slices: ungrouped, runs of output channels (a vector block at a
+    // time, all reading the whole input); grouped, runs of `step` groups,
+    // each reading its own channels, which needs a channel-blocked (or
+    // plain) input layout whose blocks the runs start on. An input layout
+    // of another kind is not cut.
+    int64_t units = 0, step = 1;
+    const int64_t unit_channels = BlockWidth();
+    if (layout == 0) {
+      units = 1;
+    } else if (groups == 1) {
       units = (o + unit_channels - 1) / unit_channels;
     } else if (layout > 0) {
       while (step < groups && (step * cg) % layout != 0) ++step;
@@ -459,11 +463,10 @@ class OneDnnConvImpl final : public OneDnnConv {
     if (count == 1) {
       plan->slices.push_back(std::move(whole));
     } else {
-      const memory::desc src_md(src_dims, kF32, TagOf(layout));
       for (int64_t i = 0; i < count; ++i) {
         const int64_t u0 = units * i / count, u1 = units * (i + 1) / count;
         Slice s;
-        memory::desc slice_src = src_md;
+        memory::desc slice_src = whole.src;
         if (groups == 1) {
           s = Bounds(u0 * unit_channels, std::min(o, u1 * unit_channels), 0,
                      c, 0, 1);
