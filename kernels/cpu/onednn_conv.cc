@@ -424,7 +424,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     // vector width. (oneDNN 2.6 asks for nhwc on AVX-512 and runs its
     // brgemm convolutions there, which were slower on ResNet-50 here than
     // its direct ones on nChw16c, and whose input a thread's slice of
-    // channels cannot be cut from: bench/RESULTS.md, 2026-12-02 05:20.)
+    // channels cannot be cut from: bench/RESULTS.md, the 2026-12-02 05:14 entry.)
     Slice whole = Bounds(0, o, 0, c, 0, groups);
     if (!MakeSlice(key, oh, ow, memory::desc(src_dims, kF32, Tag::any),
                    &whole)) {

@@ -76,7 +76,7 @@ void SetConvMode(ConvMode mode);
 // NCHW input as it is, and the reorders into and out of oneDNN's layouts
 // cost more than its kernel saves; not depthwise ones on planes larger than
 // 14x14, where the loops' flat 3x3 sums were faster (bench/RESULTS.md,
-// 2026-12-02 05:25).
+// 2026-12-02 05:14 entry).
 bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
                   int64_t in_per_group, int64_t out_per_group);
 
