@@ -374,7 +374,8 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
   const int64_t og = f.dim(0) / groups;
   if (onednn != nullptr &&
       (GetConvMode() == ConvMode::kAlways ||
-       PreferOneDnn(g.kh, g.kw, g.oh, g.ow, g.c, og))) {
+       PreferOneDnn(g.kh, g.kw, g.oh, g.ow, g.c, og, groups, x.dim(0),
+                    PoolThreads(ctx->device()->eigen_cpu_device())))) {
     ASSIGN_OR_RETURN(bool ran, onednn->Compute(ctx, x, f,
                                                epilogue == nullptr
                                                    ? nullptr

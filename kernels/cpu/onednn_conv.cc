@@ -45,6 +45,10 @@ namespace {
 std::atomic<int> conv_mode{-1};
 std::atomic<int64_t> onednn_runs{0};
 
+// The channel block of oneDNN's direct convolutions on this CPU: 16 floats
+// with AVX-512, else 8 (without oneDNN: 16). Defined below.
+int BlockWidth();
+
 }  // namespace
 
 ConvMode GetConvMode() {
@@ -66,15 +70,25 @@ ConvMode GetConvMode() {
 void SetConvMode(ConvMode mode) { conv_mode.store(static_cast<int>(mode)); }
 
 bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
-                  int64_t in_per_group, int64_t out_per_group) {
+                  int64_t in_per_group, int64_t out_per_group, int64_t groups,
+                  int64_t batch, int threads) {
   if (kh * kw == 1) return false;
-  if (in_per_group == 1 && out_per_group == 1) return oh * ow <= 14 * 14;
-  return true;
+  if (in_per_group == 1 && out_per_group == 1 && oh * ow > 14 * 14) {
+    return false;
+  }
+  if (batch >= threads) return true;  // cut by image
+  const int64_t block = BlockWidth();
+  const int64_t units = (groups * out_per_group + block - 1) / block;
+  return units >= threads;
 }
 
 int64_t OneDnnConvRuns() { return onednn_runs.load(); }
 
 #if !SLUICE_HAVE_ONEDNN_CONV
+
+namespace {
+int BlockWidth() { return 16; }
+}  // namespace
 
 std::unique_ptr<OneDnnConv> OneDnnConv::Create(const Conv2DParams&,
                                                ConvActivation) {
@@ -84,6 +98,16 @@ std::unique_ptr<OneDnnConv> OneDnnConv::Create(const Conv2DParams&,
 #else
 
 namespace {
+
+int BlockWidth() {
+  // cpu_isa values are bit sets, each ISA's including those it extends.
+  static const int width = [] {
+    const auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    return (isa & core) == core ? 16 : 8;
+  }();
+  return width;
+}
 
 using dnnl::memory;
 using Tag = memory::format_tag;
@@ -188,18 +212,6 @@ Slice Bounds(int64_t oc0, int64_t oc1, int64_t ic0, int64_t ic1, int64_t g0,
   s.g0 = g0;
   s.g1 = g1;
   return s;
-}
-
-// The channel block of oneDNN's direct convolutions on this CPU: 16 floats
-// with AVX-512, else 8.
-int BlockWidth() {
-  // cpu_isa values are bit sets, each ISA's including those it extends.
-  static const int width = [] {
-    const auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    return (isa & core) == core ? 16 : 8;
-  }();
-  return width;
 }
 
 // Implementations not worth a slice of their own: oneDNN's reference loops

@@ -71,14 +71,18 @@ enum class ConvMode { kReference, kAuto, kAlways };
 ConvMode GetConvMode();
 void SetConvMode(ConvMode mode);
 
-// Whether kAuto runs a convolution with this window, output plane and
-// channels per group on oneDNN. Not 1x1 windows: those are one GEMM on the
-// NCHW input as it is, and the reorders into and out of oneDNN's layouts
-// cost more than its kernel saves; not depthwise ones on planes larger than
-// 14x14, where the loops' flat 3x3 sums were faster (bench/RESULTS.md,
-// 2026-12-02 05:14 entry).
+// Whether kAuto runs a convolution with this window, output plane,
+// channels per group, groups, batch and intra-op thread count on oneDNN.
+// Not 1x1 windows: those are one GEMM on the NCHW input as it is, and the
+// reorders into and out of oneDNN's layouts cost more than its kernel
+// saves; not depthwise ones on planes larger than 14x14, where the loops'
+// flat 3x3 sums were faster (bench/RESULTS.md, 2026-12-02 05:14 entry);
+// and not where an image has fewer vector blocks of output channels than
+// the pool has threads (64 channels at 16 threads), so that each thread
+// gets a slice (the loops cut the output finer).
 bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
-                  int64_t in_per_group, int64_t out_per_group);
+                  int64_t in_per_group, int64_t out_per_group, int64_t groups,
+                  int64_t batch, int threads);
 
 // How many Compute calls ran on oneDNN since the process started (tests
 // check that the path they mean to test was taken). Thread-safe.

@@ -240,8 +240,9 @@ TEST(OneDnnConvFallbackTest, DeclinedProblemRunsOnTheLoops) {
   cpu::SetConvMode(cpu::ConvMode::kAuto);
 }
 
-// The default mode leaves 1x1 windows and large depthwise planes to the
-// loops and runs 3x3 windows on oneDNN.
+// The default mode leaves 1x1 windows, large depthwise planes and images
+// with fewer blocks of output channels than threads to the loops, and runs
+// the other 3x3 windows on oneDNN.
 TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
   cpu::SetConvMode(cpu::ConvMode::kAuto);
   if (cpu::OneDnnConv::Create(Conv2DParams(), cpu::ConvActivation::kNone) ==
@@ -252,13 +253,22 @@ TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
   const Case depthwise_large{"dw56", 1, 8, 56, 56, 8, 3, 3, 8,
                              1, 1, 1, 1, 1, 1, 1, 1};
   const Case three = Cases()[0];
-  for (const auto& [p, want] : {std::pair{pointwise, 0}, std::pair{
-                                    depthwise_large, 0}, std::pair{three, 1}}) {
-    SCOPED_TRACE(p.name);
+  // plain3x3 has 32 output channels: two blocks of 16 (or four of 8).
+  struct Expect {
+    Case p;
+    int threads;
+    int runs;
+  };
+  for (const auto& [p, threads, want] :
+       {Expect{pointwise, 1, 0}, Expect{depthwise_large, 1, 0},
+        Expect{three, 1, 1}, Expect{three, 2, 1}, Expect{three, 8, 0}}) {
+    SCOPED_TRACE(::testing::Message() << p.name << " threads " << threads);
     Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 61);
     Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 62);
+    RunOptions opts;
+    opts.intra_op_threads = threads;
     const int64_t before = cpu::OneDnnConvRuns();
-    auto out = RunOp("Conv2D", {x, f}, ConvAttrs(p));
+    auto out = RunOp("Conv2D", {x, f}, ConvAttrs(p), opts);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ(cpu::OneDnnConvRuns() - before, want);
   }
