@@ -12,9 +12,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/status_macros.h"
@@ -22,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 #include "kernels/kernel.h"
+#include "kernels/kernel_registry.h"
 
 namespace sluice {
 namespace {
@@ -272,6 +275,66 @@ TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ(cpu::OneDnnConvRuns() - before, want);
   }
+}
+
+// One FusedConv2D kernel (so one plan cache and one reordered filter)
+// computed from four threads at once, each on its own 2-thread device,
+// gives the loops' result every time.
+// Batch 1 (each image cut into channel slices) and batch 3 (cut by image).
+void RunFromFourThreads(const Case& p) {
+  SCOPED_TRACE(p.name);
+  cpu::SetConvMode(cpu::ConvMode::kAlways);
+  Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 71);
+  Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 72);
+  Tensor b = Random(Shape({p.o}), 73);
+  Tensor side = Random(OutShape(p), 74);
+  Attrs attrs = ConvAttrs(p);
+  attrs["activation"] = StringAttr("relu");
+  const std::vector<Tensor> inputs = {x, f, b, side};
+  cpu::SetConvMode(cpu::ConvMode::kReference);
+  auto want = RunOp("FusedConv2D", inputs, attrs);
+  cpu::SetConvMode(cpu::ConvMode::kAlways);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto graph = testing::OneNodeGraph("FusedConv2D", inputs, attrs);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  const Node* node = (*graph)->FindNode("op");
+  auto kernel = KernelRegistry::Global()->Create(*node, DeviceType::kCpu);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  const int64_t before = cpu::OneDnnConvRuns();
+  constexpr int kThreads = 4, kSteps = 5;
+  std::vector<std::vector<Tensor>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      CpuDevice device(0, 0, 2);
+      for (int step = 0; step < kSteps; ++step) {
+        std::vector<Tensor> outputs(1);
+        OpKernelContext ctx(node, &device, inputs, absl::MakeSpan(outputs));
+        if (!(*kernel)->Compute(&ctx).ok()) return;
+        // A copy that outlives the device's allocator.
+        auto copy = Tensor::Create(DT_FLOAT, outputs[0].shape());
+        if (!copy.ok()) return;
+        std::memcpy(copy->raw_data(), outputs[0].raw_data(), copy->bytes());
+        results[t].push_back(*std::move(copy));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(cpu::OneDnnConvRuns() - before, kThreads * kSteps);
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(results[t].size(), static_cast<size_t>(kSteps)) << t;
+    for (const Tensor& r : results[t]) ExpectNear(r, (*want)[0]);
+  }
+  cpu::SetConvMode(cpu::ConvMode::kAuto);
+}
+
+TEST(OneDnnConvConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
+  if (cpu::OneDnnConv::Create(Conv2DParams(), cpu::ConvActivation::kNone) ==
+      nullptr) {
+    GTEST_SKIP() << "this build has no oneDNN convolution";
+  }
+  RunFromFourThreads(Cases()[0]);   // plain3x3, batch 1
+  RunFromFourThreads(Cases()[12]);  // batch3
 }
 
 TEST(OneDnnConvFallbackTest, SwitchedOffCreatesNoOneDnnPath) {
