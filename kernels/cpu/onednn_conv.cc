@@ -2,17 +2,22 @@
 // each image's output cut into channel slices (one primitive each) run on
 // the intra-op pool, every oneDNN call serial on its thread. See the header.
 //
-// A plan, per (input shape, filter shape, slices, post-ops):
-//   1. a primitive for the whole image with `any` layouts, asked only which
-//      layouts oneDNN wants (plain nchw, or nChw8c / nChw16c);
+// A plan, per (input shape, filter shape, slices wanted, post-ops):
+//   1. the input layout: a primitive for the whole image with `any`
+//      layouts says whether oneDNN wants plain nchw (kept); otherwise
+//      channel blocks of the vector width are asked for (nChw16c / 8c),
+//      and if oneDNN has no direct primitive for those, what `any` gave;
 //   2. one primitive per slice: output channels [oc0, oc1) (groups
-//      [g0, g1) when grouped) with those layouts given explicitly. A slice
-//      starts on a channel block, and in nChw{8,16}c as in nchw a run of
-//      whole channel blocks of one image is one contiguous run of memory:
-//      a slice reads and writes plain pointer offsets, no views;
-//   3. reorders: the input into the blocked layout (cut into chunks of
-//      channel blocks, one per thread), each slice's output out of it, and
-//      the residual into it before the primitive adds it (`sum`).
+//      [g0, g1), with their input channels, when grouped), the input in
+//      that layout given explicitly, the output in the layout oneDNN picks
+//      into a buffer of the slice's own. A slice starts on a channel
+//      block, and in nChw{8,16}c as in nchw a run of whole channel blocks
+//      of one image is one contiguous run of memory: a slice reads plain
+//      pointer offsets, no views;
+//   3. reorders: the input into that layout (in chunks of channel blocks,
+//      or of rows for nhwc, one per thread), each slice's output out into
+//      its run of NCHW channels, and the residual into the slice's buffer
+//      before the primitive adds it (`sum`).
 #include "kernels/cpu/onednn_conv.h"
 
 #include <atomic>
@@ -24,8 +29,8 @@
 
 #include <algorithm>
 #include <array>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 

@@ -13,9 +13,11 @@
 // team ever spins beside sluice's pool; the parallelism is the session's
 // intra-op pool's (RunBlocks), which splits each image's output channels
 // (or groups) into one slice per thread, each slice its own primitive.
-// Layouts: oneDNN picks them (format `any`: nChw8c on AVX2, nChw16c on
-// AVX-512); the input is reordered into it and the output out of it on
-// every call, the filter once per filter buffer (cached).
+// Layouts: the input in channel blocks of the vector width (nChw16c with
+// AVX-512, nChw8c with AVX2; plain nchw where oneDNN asks for it, as for a
+// 3-channel stem), the output and filter in what oneDNN picks; the input
+// is reordered in and the output out on every call, the filter once per
+// filter buffer (cached).
 //
 // Thread-safe: Compute may run on several threads at once; plans (the
 // primitives per input shape and thread count) and reordered filters are
