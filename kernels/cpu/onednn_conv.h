@@ -56,7 +56,9 @@ class OneDnnConv {
   //
   // The filter, once reordered, is reused while it is the same buffer, on
   // the runtime's rule that a tensor is not written after it is produced
-  // (a Const's value is one buffer for the session's life).
+  // (a Const's value is one buffer for the session's life). The latest 8
+  // filters per kernel are kept, and so pinned: a filter computed each
+  // step is reordered each step.
   virtual absl::StatusOr<bool> Compute(OpKernelContext* ctx, const Tensor& x,
                                        const Tensor& f, const float* bias,
                                        const Tensor* side, Tensor* y) = 0;
