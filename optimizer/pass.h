@@ -64,6 +64,7 @@ std::unique_ptr<Pass> MakeConvScaleFoldingPass();
 std::unique_ptr<Pass> MakeLayerNormFusionPass();
 std::unique_ptr<Pass> MakeGeluFusionPass();
 std::unique_ptr<Pass> MakeSoftmaxFusionPass();
+std::unique_ptr<Pass> MakeAttentionFusionPass();
 std::unique_ptr<Pass> MakeConvActivationFusionPass();
 std::unique_ptr<Pass> MakeMatMulBiasFusionPass();
 std::unique_ptr<Pass> MakeElementwiseFusionPass();

@@ -75,6 +75,9 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
     passes.push_back(MakeLayerNormFusionPass());
     passes.push_back(MakeGeluFusionPass());
     passes.push_back(MakeSoftmaxFusionPass());
+    // After softmax_fusion (its Softmax is what attention_fusion matches),
+    // before elementwise_fusion (which would take the scale and the mask).
+    passes.push_back(MakeAttentionFusionPass());
     passes.push_back(MakeConvActivationFusionPass());
     passes.push_back(MakeMatMulBiasFusionPass());
     passes.push_back(MakeCommonSubexpressionPass());

@@ -27,6 +27,9 @@
 //   all    layer_norm_fusion      the decomposed LayerNorm exporters emit
 //          gelu_fusion            x*0.5*(1+erf(x/√2)) and the tanh form
 //          softmax_fusion         exp(x-max)/sum(exp(x-max)) on one axis
+//          attention_fusion       MatMul(Q, K^T) -> scale -> [mask] ->
+//                                 Softmax [-> NaN guard] -> MatMul(., V)
+//                                 into one FusedAttention
 //          conv_activation_fusion Conv2D -> Add(bias) [-> Add(residual)]
 //                                 [-> Relu] into one FusedConv2D
 //          matmul_bias_fusion     MatMul(x, const W) -> Add(bias)

@@ -55,7 +55,8 @@ const absl::flat_hash_set<std::string>& ReducibleOps() {
       // without Exp, Log or Pow (FusedProgramKeepsRange).
       "FusedElementwise",
       // Reductions whose kernels accumulate in float32.
-      "Softmax", "LayerNorm", "MaxPool", "AvgPool", "GlobalAvgPool", "PoolND",
+      "Softmax", "LayerNorm", "FusedAttention", "MaxPool", "AvgPool",
+      "GlobalAvgPool", "PoolND",
       "ReduceMean", "ReduceMax", "ReduceMin",
       // Data movement.
       "Identity", "Reshape", "Transpose", "Concat", "Split", "Slice", "Gather",

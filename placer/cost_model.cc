@@ -91,6 +91,15 @@ double NodeFlops(const Graph& g, const Node& n, int64_t out_elems,
   }
   if (op == "Softmax") return 5 * out;
   if (op == "LayerNorm") return 8 * out;
+  if (op == "FusedAttention") {  // out is [B, H, Sq, Dv]; k is [B, H, Sk, D]
+    const TensorRef& k = n.input(1);
+    const Shape& sk = g.node(k.node).output_shape(k.port);
+    const Shape& so = n.output_shape(0);
+    const double keys = static_cast<double>(KnownDim(sk, 2, batch));
+    const double d = static_cast<double>(KnownDim(sk, 3, batch));
+    const double dv = static_cast<double>(std::max<int64_t>(KnownDim(so, 3, batch), 1));
+    return out / dv * keys * (2 * (d + dv) + 5);
+  }
   if (IsView(op) || IsDataMovement(op)) return 0;
   return ElementwiseFlops(op) * out;
 }

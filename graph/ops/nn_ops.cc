@@ -1,5 +1,7 @@
 // Schemas of the neural-network ops (docs/ops.md: Softmax, LayerNorm,
 // Convolution and pooling).
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/op_registry.h"
@@ -88,6 +90,62 @@ absl::Status FusedConv2DFn(InferenceContext& c) {
         "side input ", c.input_shape(3).DebugString(),
         " must have the output's shape ", out.DebugString()));
   }
+  return absl::OkStatus();
+}
+
+// FusedAttention: q [B,H,Sq,D], k [B,H,Sk,D], args = [v [B,H,Sk,Dv]] or
+// [v, mask] with mask broadcastable to [B,H,Sq,Sk]; B and H broadcast
+// between q, k and v as MatMul's batch dimensions do. Output [B,H,Sq,Dv].
+absl::Status FusedAttentionFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(float scale, c.attrs().GetFloat("scale"));
+  if (!std::isfinite(scale)) {
+    return absl::InvalidArgumentError(absl::StrCat("scale must be finite, got ", scale));
+  }
+  const int args = c.num_inputs() - 2;
+  if (args != 1 && args != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "FusedAttention takes v and at most one mask after q and k, got ",
+        args, " more inputs"));
+  }
+  const Shape& q = c.input_shape(0);
+  const Shape& k = c.input_shape(1);
+  const Shape& v = c.input_shape(2);
+  for (const Shape* s : {&q, &k, &v}) {
+    if (!s->unknown_rank() && s->rank() != 4) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "FusedAttention's q, k and v must have rank 4 ([B, H, S, D]), got ",
+          q.DebugString(), ", ", k.DebugString(), " and ", v.DebugString()));
+    }
+  }
+  if (q.unknown_rank() || k.unknown_rank() || v.unknown_rank()) {
+    c.set_output_shape(0, Shape({kUnknownDim, kUnknownDim, kUnknownDim, kUnknownDim}));
+    return absl::OkStatus();
+  }
+  auto compatible = [](int64_t a, int64_t b) {
+    return a == kUnknownDim || b == kUnknownDim || a == b;
+  };
+  if (!compatible(q.dim(3), k.dim(3)) || !compatible(k.dim(2), v.dim(2))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "FusedAttention needs q [B,H,Sq,D], k [B,H,Sk,D] and v [B,H,Sk,Dv], got ",
+        q.DebugString(), ", ", k.DebugString(), " and ", v.DebugString()));
+  }
+  ASSIGN_OR_RETURN(Shape batch, BroadcastShapes(Shape({q.dim(0), q.dim(1)}),
+                                                Shape({k.dim(0), k.dim(1)})));
+  ASSIGN_OR_RETURN(batch, BroadcastShapes(batch, Shape({v.dim(0), v.dim(1)})));
+  Shape out({batch.dim(0), batch.dim(1), q.dim(2), v.dim(3)});
+  if (args == 2) {
+    const Shape& m = c.input_shape(3);
+    if (!m.unknown_rank()) {
+      const Shape scores({out.dim(0), out.dim(1), q.dim(2), k.dim(2)});
+      absl::StatusOr<Shape> b = BroadcastShapes(m, scores);
+      if (m.rank() > 4 || !b.ok() || !b->IsCompatibleWith(scores)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "mask ", m.DebugString(), " must broadcast to the scores' shape ",
+            scores.DebugString(), " [B,H,Sq,Sk]"));
+      }
+    }
+  }
+  c.set_output_shape(0, std::move(out));
   return absl::OkStatus();
 }
 
@@ -187,6 +245,24 @@ void RegisterNnOps(OpRegistry* r) {
                             "a side input of the output's shape (a residual); "
                             "activation \"none\" or \"relu\". The optimizer's "
                             "conv_activation_fusion makes it.")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("FusedAttention")
+                       .Input("q", "T")
+                       .Input("k", "T")
+                       .InputList("args", "T", "num_args")
+                       .Output("output", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("num_args", AttrType::kInt)
+                       .Attr("scale", AttrType::kFloat, MakeFloatAttr(1.0f))
+                       .Attr("causal", AttrType::kBool, MakeBoolAttr(false))
+                       .ShapeFn(FusedAttentionFn)
+                       .Doc("softmax(scale * q k^T + mask (causal: -inf where "
+                            "key j > query i + Sk - Sq), last axis) v, per "
+                            "[batch, head]: q [B,H,Sq,D], k [B,H,Sk,D], args "
+                            "v [B,H,Sk,Dv] and optionally an additive mask "
+                            "broadcastable to [B,H,Sq,Sk]. A row whose scores "
+                            "are all -inf gives zeros. The optimizer's "
+                            "attention_fusion makes it.")
                        .Build());
   RegisterOrDie(r, Pool("MaxPool").Doc("NCHW max pooling.").Build());
   RegisterOrDie(r, Pool("AvgPool")

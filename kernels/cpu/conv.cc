@@ -10,8 +10,11 @@
 // zero-padded copy of each plane, one task per plane. FusedConv2D adds the
 // bias (and side input) and applies its activation on each GEMM tile (or
 // depthwise plane) right after it is computed, on the same thread, while
-// it is in cache.
+// it is in cache. Where oneDNN is built in, float32 convolutions run on its
+// convolution primitive instead (onednn_conv.h) unless it declines the
+// shape; these loops stay the reference and the fallback.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +23,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/row_copy.h"
 #include "kernels/cpu/sgemm.h"
@@ -341,9 +345,12 @@ absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
 }
 
 // Conv2D of x and f into a new output 0 of the kernel's context, then the
-// epilogue when one is given.
+// epilogue when one is given (`side` is the tensor epilogue->side points
+// into). On `onednn` when it is given and takes the shape.
 absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
-                                 const ConvEpilogue* epilogue) {
+                                 const ConvEpilogue* epilogue,
+                                 OneDnnConv* onednn = nullptr,
+                                 const Tensor* side = nullptr) {
   RETURN_IF_ERROR(CheckHostInputs(*ctx));
   const Tensor& x = ctx->input(0);
   const Tensor& f = ctx->input(1);
@@ -365,6 +372,17 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
   if (y->NumElements() == 0) return y;
   const int64_t og = f.dim(0) / groups;
+  if (onednn != nullptr &&
+      (GetConvMode() == ConvMode::kAlways ||
+       PreferOneDnn(g.kh, g.kw, g.oh, g.ow, g.c, og, groups, x.dim(0),
+                    PoolThreads(ctx->device()->eigen_cpu_device())))) {
+    ASSIGN_OR_RETURN(bool ran, onednn->Compute(ctx, x, f,
+                                               epilogue == nullptr
+                                                   ? nullptr
+                                                   : epilogue->bias,
+                                               side, y));
+    if (ran) return y;
+  }
   if (g.c == 1 && og == 1) {  // depthwise: one channel in and out per group
     Depthwise(*ctx, x.data<float>(), f.data<float>(), x.dim(0) * groups,
               groups, g, p, epilogue, y->data<float>());
@@ -423,14 +441,18 @@ class Conv2DKernel final : public OpKernel {
     return ReadParams(node.attrs());
   }
   Conv2DKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), params_(std::move(attrs)) {}
+      : OpKernel(node),
+        params_(std::move(attrs)),
+        onednn_(OneDnnConv::Create(params_, ConvActivation::kNone)) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    return ConvInto(ctx, params_, nullptr).status();
+    return ConvInto(ctx, params_, nullptr, onednn_.get()).status();
   }
 
  private:
   const Conv2DParams params_;
+  // nullptr: the loops here (no oneDNN in this build, or switched off).
+  const std::unique_ptr<OneDnnConv> onednn_;
 };
 
 struct FusedConvAttrs {
@@ -451,7 +473,11 @@ class FusedConv2DKernel final : public OpKernel {
     return a;
   }
   FusedConv2DKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+      : OpKernel(node),
+        attrs_(std::move(attrs)),
+        onednn_(OneDnnConv::Create(attrs_.conv, attrs_.relu
+                                                    ? ConvActivation::kRelu
+                                                    : ConvActivation::kNone)) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
@@ -483,11 +509,13 @@ class FusedConv2DKernel final : public OpKernel {
     epilogue.bias = bias.data<float>();
     epilogue.side = side == nullptr ? nullptr : side->data<float>();
     epilogue.relu = attrs_.relu;
-    return ConvInto(ctx, attrs_.conv, &epilogue).status();
+    return ConvInto(ctx, attrs_.conv, &epilogue, onednn_.get(), side).status();
   }
 
  private:
   const FusedConvAttrs attrs_;
+  // nullptr: the loops here (no oneDNN in this build, or switched off).
+  const std::unique_ptr<OneDnnConv> onednn_;
 };
 
 }  // namespace

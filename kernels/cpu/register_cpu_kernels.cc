@@ -1,6 +1,7 @@
 // RegisterCpuKernels: every CPU kernel family, registered once.
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/float32_fallback.h"
+#include "kernels/cpu/fused_attention.h"
 #include "kernels/cpu/fused_elementwise.h"
 #include "kernels/kernel_registry.h"
 
@@ -20,6 +21,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterFusedMatMulKernels(registry);
   cpu::RegisterSoftmaxKernels(registry);
   cpu::RegisterLayerNormKernels(registry);
+  cpu::RegisterFusedAttentionKernels(registry);
   cpu::RegisterReduceKernels(registry);
   cpu::RegisterArgReduceKernels(registry);
   cpu::RegisterTriluCumSumKernels(registry);

@@ -6,6 +6,10 @@
 #include "kernels/cuda/cudnn_conv.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -17,8 +21,12 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "cuda_runtime_api.h"
+#include "device/cuda/cuda_status.h"
 #include "device/cuda/cudnn_library.h"
 #include "device/gpu_graph.h"
+#include "kernels/cuda/bias_activation.h"
+#include "kernels/cuda/conv_gemm.h"
+#include "kernels/cuda/cuda_kernel_util.h"
 
 namespace sluice::cuda {
 namespace {
@@ -30,7 +38,25 @@ constexpr char kResourceKey[] = "cudnn_conv";
 // workspace that fits stops at zero.
 constexpr int64_t kMaxWorkspaceBytes = int64_t{1} << 30;
 constexpr int64_t kMinTryWorkspace = int64_t{64} << 10;
+// What measuring offers at least: the heuristics report 0 bytes for
+// problems where the fastest algorithm (IMPLICIT_PRECOMP_GEMM) wants a few
+// KiB, and an algorithm measured without its workspace is never a candidate.
+constexpr int64_t kMinFindWorkspace = int64_t{16} << 20;
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+// last_algo of a problem run as a cuBLAS GEMM (conv_gemm.h).
+constexpr int kGemmAlgo = -2;
+
+std::atomic<CudnnPathPolicy> path_policy{CudnnPathPolicy::kMeasure};
+
+// SLUICE_CUDNN_LOG=1: one line on stderr per measurement and per change of
+// the algorithm a problem runs (a diagnostic for choosing algorithms).
+bool LogChoices() {
+  static const bool on = [] {
+    const char* v = std::getenv("SLUICE_CUDNN_LOG");
+    return v != nullptr && v[0] != '\0' && v[0] != '0';
+  }();
+  return on;
+}
 
 struct Candidate {
   int algo = 0;
@@ -61,13 +87,20 @@ struct Entry {
   // For the fused epilogue, made on first use: bias [1, O, 1...], Relu.
   cudnnTensorDescriptor_t bias = nullptr;
   cudnnActivationDescriptor_t relu = nullptr;
-  std::string fused_refused;  // non-empty: cuDNN refused the fused call; why
+  std::string fused_refused;  // non-empty: the fused call is not used; why
   int64_t fused_runs = 0;
+  // What ChoosePath found fastest: the fused call's algorithm (-1: the
+  // plain call is used), or the GEMM route.
+  bool path_measured = false;
+  int fused_algo = -1;
+  bool use_gemm = false;
+  int64_t gemm_runs = 0;
   cudnnMathType_t requested_math = CUDNN_DEFAULT_MATH;
   std::vector<Candidate> candidates;  // fastest first
   int64_t find_workspace = 0;
   bool measured = false;
   std::string unsupported;
+  std::string key;  // CacheKey, for SLUICE_CUDNN_LOG
   int last_algo = -1;
   int64_t last_workspace = 0;
   int64_t runs = 0;
@@ -322,38 +355,48 @@ absl::Status Measure(OpKernelContext* ctx, GpuDevice* gpu,
   for (const Candidate& c : offered) hungriest = std::max(hungriest, c.memory);
   const int64_t cap = std::min<int64_t>(kMaxWorkspaceBytes, gpu->memory_limit() / 8);
   int64_t ws_bytes = 0;
-  ASSIGN_OR_RETURN(Tensor ws, LargestWorkspace(
-                                  ctx, std::min<int64_t>(cap, static_cast<int64_t>(hungriest)),
-                                  &ws_bytes));
+  ASSIGN_OR_RETURN(
+      Tensor ws,
+      LargestWorkspace(ctx,
+                       std::min<int64_t>(cap, std::max<int64_t>(
+                                                  kMinFindWorkspace,
+                                                  static_cast<int64_t>(hungriest))),
+                       &ws_bytes));
   void* ws_ptr = ws_bytes > 0 ? ws.raw_data() : nullptr;
   std::vector<Candidate> found;
-  int count = 0, returned = 0;
-  if (!p.transpose) {
-    RETURN_IF_ERROR(api.Check(api.GetConvolutionForwardAlgorithmMaxCount(st.handle(), &count),
-                              "cudnnGetConvolutionForwardAlgorithmMaxCount"));
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(count, 1));
-    RETURN_IF_ERROR(api.Check(
-        api.FindConvolutionForwardAlgorithmEx(st.handle(), e->x, x, e->w, w, e->conv,
-                                              e->y, y, count, &returned, perf.data(),
-                                              ws_ptr, static_cast<size_t>(ws_bytes)),
-        "cudnnFindConvolutionForwardAlgorithmEx"));
-    for (int i = 0; i < returned; ++i) {
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) found.push_back(ToCandidate(perf[i]));
-    }
-  } else {
-    RETURN_IF_ERROR(api.Check(
-        api.GetConvolutionBackwardDataAlgorithmMaxCount(st.handle(), &count),
-        "cudnnGetConvolutionBackwardDataAlgorithmMaxCount"));
-    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(count, 1));
-    // dy is ConvTranspose's x, dx its y.
-    RETURN_IF_ERROR(api.Check(
-        api.FindConvolutionBackwardDataAlgorithmEx(st.handle(), e->w, w, e->y, x,
-                                                   e->conv, e->x, y, count, &returned,
-                                                   perf.data(), ws_ptr,
-                                                   static_cast<size_t>(ws_bytes)),
-        "cudnnFindConvolutionBackwardDataAlgorithmEx"));
-    for (int i = 0; i < returned; ++i) {
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) found.push_back(ToCandidate(perf[i]));
+  // Twice: the first pass launches each algorithm's kernels for the first
+  // time, which loads them (CUDA and cuDNN load lazily) and makes whichever
+  // ran first look fastest; the second pass's times are the ones kept.
+  for (int pass = 0; pass < 2; ++pass) {
+    found.clear();
+    int count = 0, returned = 0;
+    if (!p.transpose) {
+      RETURN_IF_ERROR(api.Check(api.GetConvolutionForwardAlgorithmMaxCount(st.handle(), &count),
+                                "cudnnGetConvolutionForwardAlgorithmMaxCount"));
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(count, 1));
+      RETURN_IF_ERROR(api.Check(
+          api.FindConvolutionForwardAlgorithmEx(st.handle(), e->x, x, e->w, w, e->conv,
+                                                e->y, y, count, &returned, perf.data(),
+                                                ws_ptr, static_cast<size_t>(ws_bytes)),
+          "cudnnFindConvolutionForwardAlgorithmEx"));
+      for (int i = 0; i < returned; ++i) {
+        if (perf[i].status == CUDNN_STATUS_SUCCESS) found.push_back(ToCandidate(perf[i]));
+      }
+    } else {
+      RETURN_IF_ERROR(api.Check(
+          api.GetConvolutionBackwardDataAlgorithmMaxCount(st.handle(), &count),
+          "cudnnGetConvolutionBackwardDataAlgorithmMaxCount"));
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(count, 1));
+      // dy is ConvTranspose's x, dx its y.
+      RETURN_IF_ERROR(api.Check(
+          api.FindConvolutionBackwardDataAlgorithmEx(st.handle(), e->w, w, e->y, x,
+                                                     e->conv, e->x, y, count, &returned,
+                                                     perf.data(), ws_ptr,
+                                                     static_cast<size_t>(ws_bytes)),
+          "cudnnFindConvolutionBackwardDataAlgorithmEx"));
+      for (int i = 0; i < returned; ++i) {
+        if (perf[i].status == CUDNN_STATUS_SUCCESS) found.push_back(ToCandidate(perf[i]));
+      }
     }
   }
   e->candidates.clear();
@@ -369,6 +412,16 @@ absl::Status Measure(OpKernelContext* ctx, GpuDevice* gpu,
                    });
   e->find_workspace = ws_bytes;
   e->measured = true;
+  if (LogChoices()) {
+    std::string line = absl::StrCat("sluice cudnn: measured ", e->key, " with ",
+                                    ws_bytes, " B of workspace:");
+    for (const Candidate& c : found) {
+      absl::StrAppend(&line, " algo ", c.algo, " ", c.time_ms, " ms ", c.memory,
+                      " B math ", static_cast<int>(c.math), ";");
+    }
+    absl::StrAppend(&line, " kept ", e->candidates.size());
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
   return absl::OkStatus();
 }
 
@@ -440,6 +493,115 @@ absl::Status RunOne(const CudnnConvState& st, const CudnnConvProblem& p,
                                   static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
                                   ws, ws_bytes, beta, e.x, y),
       "cudnnConvolutionBackwardData");
+}
+
+// Milliseconds `run` takes on `stream`: one untimed call first (cuDNN and
+// CUDA load kernels lazily, on their first launch), then the mean of three.
+// Synchronises with the stream: never while a step is being recorded.
+absl::StatusOr<float> TimeOnStream(cudaStream_t stream,
+                                   const std::function<absl::Status()>& run) {
+  constexpr int kTimedRuns = 3;
+  RETURN_IF_ERROR(run());
+  cudaEvent_t start = nullptr, stop = nullptr;
+  RETURN_IF_CUDA_ERROR(cudaEventCreate(&start), "cudaEventCreate");
+  absl::Status s = CudaStatus(cudaEventCreate(&stop), "cudaEventCreate");
+  float ms = 0;
+  if (s.ok()) s = CudaStatus(cudaEventRecord(start, stream), "cudaEventRecord");
+  for (int i = 0; s.ok() && i < kTimedRuns; ++i) s = run();
+  if (s.ok()) s = CudaStatus(cudaEventRecord(stop, stream), "cudaEventRecord");
+  if (s.ok()) s = CudaStatus(cudaEventSynchronize(stop), "cudaEventSynchronize");
+  if (s.ok()) s = CudaStatus(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+  cudaEventDestroy(start);
+  if (stop != nullptr) cudaEventDestroy(stop);
+  RETURN_IF_ERROR(s);
+  return ms / kTimedRuns;
+}
+
+// Decides once per problem how it runs (CudnnPathPolicy::kMeasure): times
+// the fastest plain cuDNN call (followed by sluice's epilogue kernel where
+// there is an epilogue), with `try_fused` cuDNN's fused call for the
+// fastest few algorithms (it runs other kernels than the plain call for the
+// same algorithm, sometimes much slower ones), and with `try_gemm` the 1x1
+// convolution as a cuBLAS GEMM (then the epilogue kernel). All write y,
+// which the step then writes for real. Sets e->fused_algo or
+// e->fused_refused (with try_fused) and e->use_gemm. REQUIRES: e measured,
+// not recording.
+absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
+                        const CudnnConvState& st, const CudnnConvProblem& p,
+                        const void* x, const void* w, void* y,
+                        const CudnnEpilogue* ep, bool try_fused, bool try_gemm,
+                        Entry* e) {
+  constexpr size_t kFusedTries = 4;
+  e->path_measured = true;
+  cudaStream_t stream = static_cast<cudaStream_t>(gpu->compute_stream());
+  int64_t spatial = 1;
+  for (int64_t d : p.positions) spatial *= d;
+  auto epilogue = [&]() -> absl::Status {
+    if (ep == nullptr) return absl::OkStatus();
+    return LaunchBiasActivation(ToGpuDtype(p.dtype), y, ep->bias, ep->side,
+                                p.batch * p.out_channels, p.out_channels,
+                                spatial, ep->relu, stream);
+  };
+  float best_fused = -1, plain = -1, gemm = -1;
+  for (size_t i = 0; i < e->candidates.size(); ++i) {
+    const Candidate& c = e->candidates[i];
+    Tensor ws;
+    if (c.memory > 0) {
+      absl::StatusOr<Tensor> t =
+          ctx->allocate_temp(DT_UINT8, Shape({static_cast<int64_t>(c.memory)}));
+      if (!t.ok()) continue;
+      ws = *std::move(t);
+    }
+    void* ws_data = c.memory > 0 ? ws.raw_data() : nullptr;
+    if (plain < 0) {  // the fastest plain algorithm that runs
+      absl::StatusOr<float> t = TimeOnStream(stream, [&]() -> absl::Status {
+        RETURN_IF_ERROR(RunOne(st, p, *e, c, x, w, y, ws_data, c.memory));
+        return epilogue();
+      });
+      if (t.ok()) plain = *t;
+    }
+    if (!try_fused || i >= kFusedTries) {
+      if (plain >= 0) break;
+      continue;
+    }
+    absl::StatusOr<float> t = TimeOnStream(stream, [&]() {
+      return RunOne(st, p, *e, c, x, w, y, ws_data, c.memory, ep);
+    });
+    if (!t.ok()) continue;  // refused for this algorithm
+    if (best_fused < 0 || *t < best_fused) {
+      best_fused = *t;
+      e->fused_algo = c.algo;
+    }
+  }
+  if (try_gemm) {
+    absl::StatusOr<float> t = TimeOnStream(stream, [&]() -> absl::Status {
+      RETURN_IF_ERROR(RunConvAsGemm(gpu, p, x, w, y));
+      return epilogue();
+    });
+    if (t.ok()) gemm = *t;
+  }
+  float cudnn = plain;
+  if (try_fused) {
+    if (best_fused < 0) {
+      e->fused_algo = -1;
+      e->fused_refused = "cuDNN refused the fused call for every algorithm tried";
+    } else if (plain >= 0 && plain < best_fused) {
+      e->fused_refused = absl::StrCat(
+          "the plain call and sluice's epilogue kernel are faster (", plain,
+          " ms against ", best_fused, " ms fused with algorithm ", e->fused_algo, ")");
+      e->fused_algo = -1;
+    } else {
+      cudnn = best_fused;
+    }
+  }
+  e->use_gemm = gemm >= 0 && (cudnn < 0 || gemm < cudnn);
+  if (LogChoices()) {
+    std::fprintf(stderr,
+                 "sluice cudnn: %s: plain %.4f ms, fused %.4f ms (algo %d), gemm %.4f ms%s\n",
+                 e->key.c_str(), plain, best_fused, e->fused_algo, gemm,
+                 e->use_gemm ? ": gemm" : "");
+  }
+  return absl::OkStatus();
 }
 
 std::string CacheKey(const CudnnConvProblem& p, cudnnMathType_t math) {
@@ -527,6 +689,7 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
   std::unique_ptr<Entry>& slot = st->cache()[key];
   if (slot == nullptr) {
     auto e = std::make_unique<Entry>(*api);
+    e->key = key;
     // A problem cuDNN's descriptors refuse (BAD_PARAM, NOT_SUPPORTED, an
     // output size that disagrees) runs on our own kernels from now on; the
     // tests check that cuDNN did run where it should.
@@ -582,18 +745,60 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
       fuse = false;
     }
   }
+  const CudnnPathPolicy policy = path_policy.load();
+  const bool gemm_able = ConvIsGemm(p);
+  if (policy == CudnnPathPolicy::kMeasure && !e->path_measured && e->measured &&
+      !recording && (fuse || gemm_able)) {
+    RETURN_IF_ERROR(ChoosePath(ctx, gpu, *st, p, x, w, y, epilogue, fuse,
+                               gemm_able, e));
+    fuse = fuse && e->fused_refused.empty();
+  }
+  if (gemm_able && (policy == CudnnPathPolicy::kGemm ||
+                    (policy == CudnnPathPolicy::kMeasure && e->use_gemm))) {
+    RETURN_IF_ERROR(RunConvAsGemm(gpu, p, x, w, y));
+    if (LogChoices() && (e->last_algo != kGemmAlgo || recording)) {
+      std::fprintf(stderr, "sluice cudnn: %s runs as a cuBLAS GEMM%s\n", key.c_str(),
+                   recording ? " recording" : "");
+    }
+    e->last_algo = kGemmAlgo;
+    e->last_workspace = 0;
+    ++e->gemm_runs;
+    ++e->runs;
+    return true;  // the caller applies the epilogue
+  }
+  // The fused call's algorithm first, where one was timed.
+  std::vector<const Candidate*> order;
+  for (const Candidate& c : e->candidates) order.push_back(&c);
+  if (fuse && e->fused_algo >= 0) {
+    std::stable_partition(order.begin(), order.end(), [&](const Candidate* c) {
+      return c->algo == e->fused_algo;
+    });
+  }
   // The fastest algorithm whose workspace the memory limit allows now.
   absl::Status last_error;
-  for (const Candidate& c : e->candidates) {
+  for (const Candidate* candidate : order) {
+    const Candidate& c = *candidate;
     Tensor ws;
     if (c.memory > 0) {
       absl::StatusOr<Tensor> t = ctx->allocate_temp(
           DT_UINT8, Shape({static_cast<int64_t>(c.memory)}));
-      if (absl::IsResourceExhausted(t.status())) continue;
+      if (absl::IsResourceExhausted(t.status())) {
+        if (LogChoices()) {
+          std::fprintf(stderr, "sluice cudnn: %s: algo %d's %zu B of workspace refused%s: %s\n",
+                       key.c_str(), c.algo, c.memory, recording ? " (recording)" : "",
+                       std::string(t.status().message()).c_str());
+        }
+        continue;
+      }
       RETURN_IF_ERROR(t.status());
       ws = *std::move(t);
     }
     void* ws_data = c.memory > 0 ? ws.raw_data() : nullptr;
+    if (LogChoices() && (c.algo != e->last_algo || recording)) {
+      std::fprintf(stderr, "sluice cudnn: %s runs algo %d (%zu B workspace, %s)%s\n",
+                   key.c_str(), c.algo, c.memory, fuse ? "fused epilogue" : "plain",
+                   recording ? " recording" : "");
+    }
     if (fuse) {
       absl::Status f = RunOne(*st, p, *e, c, x, w, y, ws_data, c.memory, epilogue);
       if (f.ok()) {
@@ -629,6 +834,10 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
       " has no room for any"));
 }
 
+void SetCudnnPathPolicyForTesting(CudnnPathPolicy policy) {
+  path_policy.store(policy);
+}
+
 std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
   std::vector<CudnnConvCacheEntry> out;
   if (!GetCudnn().ok()) return out;
@@ -650,6 +859,8 @@ std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
     c.runs = e->runs;
     c.fused_runs = e->fused_runs;
     c.fused_refused = e->fused_refused;
+    c.path_measured = e->path_measured;
+    c.gemm_runs = e->gemm_runs;
     out.push_back(std::move(c));
   }
   return out;

@@ -86,6 +86,17 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
                                   const CudnnEpilogue* epilogue = nullptr,
                                   bool* epilogue_done = nullptr);
 
+// How RunCudnnConv picks the way a problem runs. By default (kMeasure) the
+// first ordinary step of a problem times the ways open to it and keeps the
+// fastest: cuDNN's plain call (then sluice's epilogue kernel, for
+// FusedConv2D), cuDNN's fused call (float32 with Relu), and for a 1x1
+// convolution one cuBLAS GEMM (conv_gemm.h; then the epilogue kernel).
+// kFused (for tests of the fused call) takes the fused call wherever cuDNN
+// accepts it; kGemm (for tests of the GEMM route) takes the GEMM wherever
+// ConvIsGemm. Process-wide; set it before the problems run.
+enum class CudnnPathPolicy { kMeasure, kFused, kGemm };
+void SetCudnnPathPolicyForTesting(CudnnPathPolicy policy);
+
 // What a device's algorithm cache holds, for tests and diagnostics.
 struct CudnnConvAlgorithm {
   int algo = 0;                 // cudnnConvolution{Fwd,BwdData}Algo_t
@@ -106,6 +117,8 @@ struct CudnnConvCacheEntry {
   int64_t runs = 0;
   int64_t fused_runs = 0;     // of `runs`, those with the epilogue fused
   std::string fused_refused;  // non-empty: why the fused call is not used
+  bool path_measured = false;  // the ways were timed (kMeasure)
+  int64_t gemm_runs = 0;       // of `runs`, those on cuBLAS (conv_gemm.h)
 };
 // The device's cache (empty when cuDNN was never used on it).
 std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu);

@@ -1,6 +1,7 @@
 // RegisterCudaKernels: every CUDA kernel family, registered once. Compiled
 // only in CUDA builds.
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/fused_attention_kernels.h"
 #include "kernels/cuda/fused_elementwise.h"
 #include "kernels/kernel_registry.h"
 
@@ -17,6 +18,7 @@ void RegisterCudaKernels(KernelRegistry* registry) {
   cuda::RegisterDynamicKernels(registry);
   cuda::RegisterRecurrentKernels(registry);
   cuda::RegisterLinearAttentionKernels(registry);
+  cuda::RegisterFusedAttentionKernels(registry);
   cuda::RegisterControlFlowKernels(registry);
   cuda::RegisterSelectKernels(registry);
   cuda::RegisterSignalKernels(registry);

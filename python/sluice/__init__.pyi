@@ -121,7 +121,8 @@ class Session:
     def bench(self, feeds: Optional[Mapping[str, Any]] = ..., *,
               warmup: int = ..., runs: Optional[int] = ...,
               seconds: float = ..., top: int = ...,
-              trace: Optional[str] = ..., seed: int = ...) -> Report: ...
+              trace: Optional[str] = ..., seed: int = ...,
+              io_device: Optional[str] = ...) -> Report: ...
     @property
     def log(self) -> List[str]: ...
     @property

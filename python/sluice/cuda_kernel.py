@@ -76,17 +76,31 @@ def _dtype_name(value: Any) -> str:
     return np.dtype(value).name
 
 
+def _cuda_argument(value: Any) -> Optional[Tuple[str, int]]:
+    """(dtype name, CUDA device index) of a ``__dlpack__`` argument in CUDA
+    memory (a torch or CuPy GPU array); None for one in host memory."""
+    if isinstance(value, np.ndarray) or not hasattr(value, "__dlpack__"):
+        return None
+    device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
+    if int(device[0]) in (1, 3):  # kDLCPU, kDLCUDAHost
+        return None
+    if int(device[0]) != 2:  # kDLCUDA
+        raise UnimplementedError(
+            f"a CudaKernel argument on DLPack device {tuple(device)}: sluice "
+            "takes host memory and CUDA device memory")
+    dtype = getattr(value, "dtype", None)
+    try:
+        name = np.dtype(dtype).name  # CuPy, NumPy-like
+    except TypeError:
+        name = str(dtype).replace("torch.", "")  # torch.float32 -> float32
+    return name, int(device[1])
+
+
 def _host_array(value: Any) -> np.ndarray:
     """A NumPy array over a host DLPack object (no copy), or np.asarray."""
     if isinstance(value, np.ndarray):
         return value
     if hasattr(value, "__dlpack__"):
-        device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
-        if int(device[0]) not in (1, 3):  # kDLCPU, kDLCUDAHost
-            raise UnimplementedError(
-                f"a CudaKernel argument in device memory (DLPack device "
-                f"{tuple(device)}): this version of sluice takes arrays in host "
-                "memory; copy it to the CPU first (e.g. tensor.cpu())")
         return np.from_dlpack(value)
     return np.asarray(value)
 
@@ -276,12 +290,26 @@ class CudaKernel:
         return sess
 
     def __call__(self, *args: Any) -> Any:
-        """Runs the kernel on ``args`` (NumPy arrays, ``__dlpack__`` objects
-        in host memory, or anything ``np.asarray`` takes); returns one
-        NumPy array, or a tuple for several outputs."""
-        arrays = [_host_array(a) for a in args]
-        sess = self.session([a.dtype for a in arrays])
-        out = sess.run(None, {f"x{i}": a for i, a in enumerate(arrays)})
+        """Runs the kernel on ``args``: NumPy arrays, ``__dlpack__`` objects
+        in host or CUDA memory (torch, CuPy), or anything ``np.asarray``
+        takes. Returns one array, or a tuple for several outputs: NumPy
+        arrays when every argument is in host memory; otherwise the results
+        stay on the GPU of the first CUDA argument, as
+        :class:`sluice.DeviceArray` objects (``torch.from_dlpack(r)``,
+        ``cupy.from_dlpack(r)``), and CUDA arguments are read in place."""
+        feeds, dtypes, gpu = {}, [], None
+        for i, a in enumerate(args):
+            on_gpu = _cuda_argument(a)
+            if on_gpu is None:
+                a = _host_array(a)
+                dtypes.append(a.dtype)
+            else:
+                dtypes.append(on_gpu[0])
+                gpu = on_gpu[1] if gpu is None else gpu
+            feeds[f"x{i}"] = a
+        sess = self.session(dtypes)
+        out = sess.run(None, feeds,
+                       output_device=None if gpu is None else f"gpu:{gpu}")
         return out[0] if len(out) == 1 else tuple(out)
 
     def __repr__(self) -> str:

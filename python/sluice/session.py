@@ -271,7 +271,8 @@ class Session:
     def bench(self, feeds: Optional[Mapping[str, Any]] = None, *,
               warmup: int = 3, runs: Optional[int] = None,
               seconds: float = 2.0, top: int = 10,
-              trace: Optional[str] = None, seed: int = 0) -> Report:
+              trace: Optional[str] = None, seed: int = 0,
+              io_device: Optional[str] = None) -> Report:
         """Times steps as ``sluice bench --json`` does, on this session:
         ``session_create_s``, ``first_run_s``, ``runs``, ``latency_s`` (min,
         p50, p90, p99, max), ``steps_per_s``, ``peak_memory``, ``profile``
@@ -279,14 +280,16 @@ class Session:
         report ``sluice bench`` prints. Inputs not in ``feeds`` get random
         values (seeded). ``trace``: write one profiled step as a Chrome
         trace. Timed steps: ``runs`` of them, else as many as ``seconds``
-        allows."""
+        allows. ``io_device`` (e.g. ``"gpu:0"``, as ``sluice bench
+        --io-device``): the feeds are copied there once, before timing, and
+        the results stay there, so no step copies to or from the host."""
         feeds = feeds or {}
         if warmup < 0 or (runs is not None and runs < 1) or seconds <= 0 or top < 1:
             raise InvalidArgumentError(
                 "bench: warmup >= 0, runs >= 1, seconds > 0 and top >= 1")
         raw, text = self._s.bench_json(list(feeds), list(feeds.values()),
                                        warmup, runs or 0, float(seconds), top,
-                                       trace or "", seed)
+                                       trace or "", seed, io_device or "")
         report = Report.wrap(json.loads(raw))
         report["text"] = text
         return report

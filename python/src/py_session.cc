@@ -281,7 +281,7 @@ class PySession {
   std::pair<std::string, std::string> BenchJson(
       const std::vector<std::string>& names, nb::sequence values, int warmup,
       int runs, double seconds, int top, const std::string& trace,
-      uint64_t seed) {
+      uint64_t seed, const std::string& io_device) {
     Feeds feeds;
     for (size_t i = 0; i < names.size(); ++i) {
       feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i]), *session_));
@@ -293,6 +293,7 @@ class PySession {
     options.seconds = seconds;
     options.top = top;
     options.trace_path = trace;
+    options.io_device = io_device;
     options.progress = false;
     options.random_inputs = feeds.size() < session_->graph().inputs().size();
     absl::StatusOr<BenchReport> report;
@@ -489,7 +490,7 @@ void BindSession(nb::module_& m) {
       .def("bench_json", &PySession::BenchJson, nb::arg("names"),
            nb::arg("values"), nb::arg("warmup"), nb::arg("runs"),
            nb::arg("seconds"), nb::arg("top"), nb::arg("trace"),
-           nb::arg("seed"))
+           nb::arg("seed"), nb::arg("io_device") = "")
       .def("_time_native_run", &PySession::TimeNativeRun, nb::arg("names"),
            nb::arg("values"), nb::arg("iterations"))
       .def("log", &PySession::Log)

@@ -1137,6 +1137,57 @@ void AddFusedElementwiseCases(std::vector<Case>* cases) {
   }
 }
 
+// FusedAttention (the flash-attention kernel and, past head dim 128, the
+// row kernel) against the CPU kernel: masks broadcast by strides, causal,
+// Sq != Sk, lengths that are not multiples of the 64-row tiles, head dims
+// 32 to 160, one and many (batch, head) pairs, the workloads' sizes.
+void AddFusedAttentionCases(std::vector<Case>* cases) {
+  struct Size {
+    const char* name;
+    int64_t b, h, sq, sk, d;
+    int mask;  // 0 none, 1 [B,1,1,Sk], 2 [B,H,Sq,Sk], 3 [Sq,Sk]
+    bool causal;
+  };
+  const Size sizes[] = {
+      {"d32_one_head", 1, 1, 17, 17, 32, 0, false},
+      {"d64_bert_mask", 2, 3, 70, 70, 64, 1, false},
+      {"d64_causal", 2, 2, 100, 100, 64, 0, true},
+      {"d80_cross", 1, 3, 33, 129, 80, 2, false},
+      {"d128_causal_sq_lt_sk", 1, 2, 65, 130, 128, 3, true},
+      {"d160_row_kernel", 1, 2, 9, 20, 160, 1, true},
+      {"bert_base", 8, 12, 128, 128, 64, 1, false},
+      {"gpt2", 1, 12, 128, 128, 64, 0, true},
+  };
+  for (const Size& z : sizes) {
+    for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16}) {
+      const std::string name = z.name;
+      if ((name == "bert_base" || name == "gpt2") && t != DT_FLOAT) continue;
+      std::vector<InputSpec> in = {{t, Shape({z.b, z.h, z.sq, z.d})},
+                                   {t, Shape({z.b, z.h, z.sk, z.d})},
+                                   {t, Shape({z.b, z.h, z.sk, z.d})}};
+      if (z.mask == 1) in.push_back({t, Shape({z.b, 1, 1, z.sk}), Range::kWide});
+      if (z.mask == 2) in.push_back({t, Shape({z.b, z.h, z.sq, z.sk})});
+      if (z.mask == 3) in.push_back({t, Shape({z.sq, z.sk})});
+      const float scale = 1.f / std::sqrt(static_cast<float>(z.d));
+      cases->push_back({"FusedAttention_" + name + "_" + DtypeSuffix(t),
+                        "FusedAttention", std::move(in),
+                        {{"scale", FloatAttr(scale)}, {"causal", BoolAttr(z.causal)}},
+                        false, t == DT_FLOAT ? 10.0 : 1.0});
+    }
+  }
+  // -inf in the mask; row 1 has no key left and gives zeros.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DataType t : {DT_FLOAT, DT_FLOAT16}) {
+    cases->push_back({"FusedAttention_inf_mask_" + DtypeSuffix(t), "FusedAttention",
+                      {{t, Shape({1, 2, 3, 8})},
+                       {t, Shape({1, 2, 4, 8})},
+                       {t, Shape({1, 2, 4, 8})},
+                       {t, Shape({1, 1, 3, 4}),
+                        std::vector<double>{0, -inf, 0.5, -inf, -inf, -inf, -inf, -inf,
+                                            -inf, -inf, -inf, 1}}}});
+  }
+}
+
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const std::vector<DataType> floats = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16};
@@ -1204,6 +1255,7 @@ std::vector<Case> AllCases() {
     cases.push_back({"LayerNorm_last_" + DtypeSuffix(t), "LayerNorm",
                      {{t, Shape({6, 96})}, {t, Shape({96})}, {t, Shape({96})}}});
   }
+  AddFusedAttentionCases(&cases);
   cases.push_back({"Softmax_middle_axis", "Softmax", {{DT_FLOAT, Shape({4, 5, 6})}},
                    {{"axis", IntAttr(1)}}});
   cases.push_back({"LayerNorm_two_axes", "LayerNorm",

@@ -502,6 +502,7 @@ TEST(CudnnFusedConvTest, BiasResidualReluMatchTheCpuInOneCall) {
   absl::StatusOr<std::vector<Tensor>> cpu = RunOp("FusedConv2D", in, attrs);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   const std::vector<double> ref = ToDoubles((*cpu)[0]);
+  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kFused);
   for (GpuDevice* gpu : {gpus.cudnn.get(), gpus.fallback.get()}) {
     absl::StatusOr<Tensor> out = RunOnGpu(gpu, "FusedConv2D", in, attrs);
     ASSERT_TRUE(out.ok()) << out.status();
@@ -514,7 +515,141 @@ TEST(CudnnFusedConvTest, BiasResidualReluMatchTheCpuInOneCall) {
     fused += e.fused_runs;
     if (!e.fused_refused.empty()) refused = e.fused_refused;
   }
+  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kMeasure);
   EXPECT_GT(fused, 0) << "cuDNN did not take the fused call: " << refused;
+}
+
+// By default the first step times the fused call against the plain call and
+// sluice's epilogue kernel, and the problem keeps the faster way: either
+// way the result is the CPU's, and the cache says which way and why.
+TEST(CudnnFusedConvTest, TheFasterOfFusedAndPlainIsMeasuredAndKept) {
+  const Gpus& gpus = GetGpus();
+  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
+  const Shape x_shape({1, 32, 10, 10}), w_shape({64, 32, 3, 3});
+  const Shape y_shape({1, 64, 5, 5});
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto random = [&](const Shape& s) {
+    std::vector<double> v(s.num_elements());
+    for (double& e : v) e = u(rng);
+    return MakeTensor(DT_FLOAT, s, v);
+  };
+  const std::vector<Tensor> in = {random(x_shape), random(w_shape),
+                                  random(Shape({64})), random(y_shape)};
+  Attrs attrs = {{"pads", IntListAttr({1, 1, 1, 1})},
+                 {"strides", IntListAttr({2, 2})},
+                 {"activation", StringAttr("relu")}};
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp("FusedConv2D", in, attrs);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  const std::vector<double> ref = ToDoubles((*cpu)[0]);
+  for (int step = 0; step < 3; ++step) {
+    absl::StatusOr<Tensor> out = RunOnGpu(gpus.cudnn.get(), "FusedConv2D", in, attrs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectClose(*out, ref, y_shape, Tolerance(DT_FLOAT), "measured");
+  }
+  int entries = 0;
+  for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpus.cudnn.get())) {
+    if (!absl::StrContains(e.key, " image=10,10 ")) continue;
+    ++entries;
+    EXPECT_TRUE(e.path_measured) << e.key;
+    EXPECT_EQ(e.runs, 3) << e.key;
+    if (e.fused_runs > 0) {
+      EXPECT_EQ(e.fused_runs, 3) << e.key;
+      EXPECT_EQ(e.fused_refused, "") << e.key;
+    } else {
+      EXPECT_TRUE(absl::StrContains(e.fused_refused, "faster")) << e.fused_refused;
+    }
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+// 1x1 convolutions (stride 1, no padding, one group) may run as one cuBLAS
+// GEMM per batch (conv_gemm.h). Forced onto that route, Conv2D and
+// FusedConv2D (bias, residual, Relu by sluice's epilogue kernel) give the
+// CPU's results at batch 1 and 3, in float32 and float16.
+TEST(CudnnConvGemmTest, OneByOneConvolutionsAsGemmMatchTheCpu) {
+  const Gpus& gpus = GetGpus();
+  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto random = [&](DataType dtype, const Shape& s) {
+    std::vector<double> v(s.num_elements());
+    for (double& e : v) e = u(rng);
+    return MakeTensor(dtype, s, v);
+  };
+  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kGemm);
+  for (DataType dtype : {DT_FLOAT, DT_FLOAT16}) {
+    for (int64_t batch : {1, 3}) {
+      SCOPED_TRACE(absl::StrCat(DataTypeName(dtype), " batch ", batch));
+      const Shape x_shape({batch, 24, 9, 7}), w_shape({40, 24, 1, 1});
+      const Shape y_shape({batch, 40, 9, 7});
+      const Tensor x = random(dtype, x_shape), w = random(dtype, w_shape);
+      const Tensor bias = random(dtype, Shape({40})), side = random(dtype, y_shape);
+      absl::StatusOr<std::vector<Tensor>> plain_cpu = RunOp("Conv2D", {x, w}, {});
+      ASSERT_TRUE(plain_cpu.ok()) << plain_cpu.status();
+      absl::StatusOr<Tensor> plain = RunOnGpu(gpus.cudnn.get(), "Conv2D", {x, w}, {});
+      ASSERT_TRUE(plain.ok()) << plain.status();
+      ExpectClose(*plain, ToDoubles((*plain_cpu)[0]), y_shape, Tolerance(dtype), "Conv2D");
+      const Attrs relu = {{"activation", StringAttr("relu")}};
+      absl::StatusOr<std::vector<Tensor>> fused_cpu =
+          RunOp("FusedConv2D", {x, w, bias, side}, relu);
+      ASSERT_TRUE(fused_cpu.ok()) << fused_cpu.status();
+      absl::StatusOr<Tensor> fused =
+          RunOnGpu(gpus.cudnn.get(), "FusedConv2D", {x, w, bias, side}, relu);
+      ASSERT_TRUE(fused.ok()) << fused.status();
+      ExpectClose(*fused, ToDoubles((*fused_cpu)[0]), y_shape, Tolerance(dtype),
+                  "FusedConv2D");
+    }
+  }
+  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kMeasure);
+  int64_t gemm_runs = 0;
+  for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpus.cudnn.get())) {
+    if (absl::StrContains(e.key, " image=9,7 ")) gemm_runs += e.gemm_runs;
+  }
+  EXPECT_EQ(gemm_runs, 8);  // 2 dtypes x 2 batches x (Conv2D, FusedConv2D)
+}
+
+// Measured (the default), a 1x1 problem's ways are timed once and the
+// fastest kept, whichever it is; the results are the CPU's each step.
+TEST(CudnnConvGemmTest, TheWayAOneByOneProblemRunsIsMeasuredOnce) {
+  const Gpus& gpus = GetGpus();
+  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto random = [&](const Shape& s) {
+    std::vector<double> v(s.num_elements());
+    for (double& e : v) e = u(rng);
+    return MakeTensor(DT_FLOAT, s, v);
+  };
+  const Shape x_shape({1, 256, 7, 7}), w_shape({128, 256, 1, 1});
+  const Shape y_shape({1, 128, 7, 7});
+  const std::vector<Tensor> in = {random(x_shape), random(w_shape),
+                                  random(Shape({128})), random(y_shape)};
+  const Attrs relu = {{"activation", StringAttr("relu")}};
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp("FusedConv2D", in, relu);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  for (int step = 0; step < 3; ++step) {
+    absl::StatusOr<Tensor> out = RunOnGpu(gpus.cudnn.get(), "FusedConv2D", in, relu);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectClose(*out, ToDoubles((*cpu)[0]), y_shape, Tolerance(DT_FLOAT), "measured");
+  }
+  int entries = 0;
+  for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpus.cudnn.get())) {
+    if (!absl::StrContains(e.key, " image=7,7 ") || !absl::StrContains(e.key, "c=256->128")) {
+      continue;
+    }
+    ++entries;
+    EXPECT_TRUE(e.path_measured) << e.key;
+    EXPECT_EQ(e.runs, 3) << e.key;
+    // One way, every step: all GEMM, all fused, or all plain.
+    EXPECT_TRUE(e.gemm_runs == 3 || e.fused_runs == 3 ||
+                (e.gemm_runs == 0 && e.fused_runs == 0))
+        << e.key << ": " << e.gemm_runs << " GEMM, " << e.fused_runs << " fused";
+  }
+  EXPECT_EQ(entries, 1);
 }
 
 #endif  // SLUICE_WITH_CUDA

@@ -207,3 +207,21 @@ def test_a_compile_error_carries_the_log():
     with pytest.raises(sluice.InvalidArgumentError) as e:
         k(np.ones(4, np.float32), np.ones(4, np.float32))
     assert "broken" in str(e.value) and "error" in str(e.value)
+
+
+@needs_gpu
+def test_called_on_torch_cuda_tensors_it_reads_them_in_place_and_keeps_results_there():
+    torch = pytest.importorskip("torch")
+    k = sluice.cuda_kernel(SAXPY, "saxpy", block=128)
+    x = torch.linspace(-1, 1, 4099, device="cuda:0")
+    y = torch.arange(4099, dtype=torch.float32, device="cuda:0")
+    for _ in range(3):  # later steps replay as a CUDA graph
+        r = k(x, y)
+        assert isinstance(r, sluice.DeviceArray)
+        out = torch.from_dlpack(r)
+        assert out.device == x.device
+        torch.testing.assert_close(out, 2.5 * x + y, rtol=1e-6, atol=1e-6)
+    # A host argument beside a CUDA one: the result still stays on the GPU.
+    host_y = np.arange(4099, dtype=np.float32)
+    out = torch.from_dlpack(k(x, host_y))
+    torch.testing.assert_close(out.cpu(), (2.5 * x).cpu() + torch.from_numpy(host_y))

@@ -129,6 +129,12 @@ def test_one_gib_cuda_feed_makes_no_host_to_device_transfer():
     # And with the result left on the GPU nothing crosses at all.
     y = sess.run("y", {"x": x}, output_device="gpu:0")
     assert torch.from_dlpack(y)[::1 << 20].eq(-1).all()
+    # bench(io_device=...) as `sluice bench --io-device`: the host feed is
+    # copied to the GPU once, before timing, and the steps copy nothing.
+    kept = sess.bench({"x": np.ones(1024, np.float32)}, warmup=0, runs=2,
+                      io_device="gpu:0")
+    assert not links(kept), links(kept)
+    assert any("stay on gpu:0" in n for n in kept.notes), kept.notes
 
 
 def test_cupy_round_trip():

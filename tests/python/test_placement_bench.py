@@ -65,6 +65,17 @@ def test_bench_reports_what_the_cli_does(mlp_path, mlp_input, tmp_path):
     assert sluice.Session(mlp_path).bench(runs=3, seconds=0.1).runs == 3
 
 
+def test_bench_io_device_keeps_feeds_and_results_there(mlp_path, mlp_input):
+    # On the CPU the data is where the steps need it anyway; the report says
+    # where it stayed. A device the session does not have is an error naming it.
+    sess = sluice.Session(mlp_path)
+    r = sess.bench({"x": mlp_input}, warmup=0, runs=2, io_device="cpu:0")
+    assert r.runs == 2 and any("stay on cpu:0" in n for n in r.notes), r.notes
+    if not sluice.list_physical_devices("gpu"):
+        with pytest.raises(sluice.Error, match="gpu:0"):
+            sess.bench({"x": mlp_input}, runs=1, io_device="gpu:0")
+
+
 def test_bench_errors(mlp_path):
     sess = sluice.Session(mlp_path)
     with pytest.raises(sluice.InvalidArgumentError):

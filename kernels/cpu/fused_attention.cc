@@ -1,0 +1,213 @@
+// FusedAttention on the CPU, the reference the CUDA kernel is checked
+// against: for each (batch, head, query) row, the scores
+// s_j = scale * q·k_j + mask (-inf past the causal limit), a max-subtracted
+// softmax and the weighted sum of v, all in the compute type (float for the
+// 16-bit floats, double for float64). A row whose scores are all -inf gives
+// zeros. float32 runs blocks of 64 rows with both products on the CPU's
+// sgemm (AttendBlock); the other dtypes one task per row (AttendRow).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/status_macros.h"
+#include "kernels/cpu/fused_attention.h"
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/sgemm.h"
+#include "kernels/fused_attention_params.h"
+
+namespace sluice::cpu {
+namespace {
+
+template <typename T>
+void AttendRow(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
+               const T* q, const T* k, const T* v, const T* mask, T* out,
+               int64_t row) {
+  using C = typename ComputeType<T>::type;
+  const int64_t i = row % d.sq;
+  const int64_t h = (row / d.sq) % d.h;
+  const int64_t b = row / (d.sq * d.h);
+  const T* qr = q + b * d.q_stride[0] + h * d.q_stride[1] + i * d.d;
+  const T* kh = k + b * d.k_stride[0] + h * d.k_stride[1];
+  const T* vh = v + b * d.v_stride[0] + h * d.v_stride[1];
+  const T* mr = mask == nullptr ? nullptr
+                                : mask + b * d.mask_stride[0] +
+                                      h * d.mask_stride[1] + i * d.mask_stride[2];
+  // Keys past `limit` are masked out (causal: aligned to the last key).
+  const int64_t limit = a.causal ? i + d.sk - d.sq : d.sk - 1;
+  std::vector<C> s(d.sk);
+  std::vector<C> qc(d.d);
+  for (int64_t x = 0; x < d.d; ++x) qc[x] = static_cast<C>(qr[x]);
+  C mx = -std::numeric_limits<C>::infinity();
+  for (int64_t j = 0; j < d.sk; ++j) {
+    if (j > limit) {
+      s[j] = -std::numeric_limits<C>::infinity();
+      continue;
+    }
+    const T* kr = kh + j * d.d;
+    C dot = 0;
+    for (int64_t x = 0; x < d.d; ++x) dot += qc[x] * static_cast<C>(kr[x]);
+    C sc = static_cast<C>(a.scale) * dot;
+    if (mr != nullptr) sc += static_cast<C>(mr[j * d.mask_stride[3]]);
+    s[j] = sc;
+    if (sc > mx) mx = sc;
+  }
+  T* o = out + row * d.dv;
+  if (mx == -std::numeric_limits<C>::infinity()) {  // every key masked out
+    for (int64_t x = 0; x < d.dv; ++x) o[x] = static_cast<T>(C(0));
+    return;
+  }
+  C sum = 0;
+  for (int64_t j = 0; j < d.sk; ++j) {
+    s[j] = std::exp(s[j] - mx);
+    sum += s[j];
+  }
+  std::vector<C> acc(d.dv, C(0));
+  for (int64_t j = 0; j < d.sk; ++j) {
+    if (s[j] == C(0)) continue;
+    const T* vr = vh + j * d.dv;
+    for (int64_t x = 0; x < d.dv; ++x) acc[x] += s[j] * static_cast<C>(vr[x]);
+  }
+  const C inv = C(1) / sum;
+  for (int64_t x = 0; x < d.dv; ++x) o[x] = static_cast<T>(acc[x] * inv);
+}
+
+// float32: per (batch, head, block of up to 64 queries) the scores of the
+// block as one GEMM (sgemm.h), the softmax row by row, then P V as a second
+// GEMM scaled by each row's 1 / sum: the same arithmetic as AttendRow with
+// the products on the CPU's sgemm, so it runs as fast as the unfused
+// MatMuls.
+constexpr int64_t kBlockRows = 64;
+
+void AttendBlock(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
+                 const float* q, const float* k, const float* v,
+                 const float* mask, float* out, int64_t task) {
+  const int64_t blocks = (d.sq + kBlockRows - 1) / kBlockRows;
+  const int64_t i0 = (task % blocks) * kBlockRows;
+  const int64_t h = (task / blocks) % d.h;
+  const int64_t b = task / (blocks * d.h);
+  const int64_t m = std::min(kBlockRows, d.sq - i0);
+  const float* qb = q + b * d.q_stride[0] + h * d.q_stride[1] + i0 * d.d;
+  const float* kh = k + b * d.k_stride[0] + h * d.k_stride[1];
+  const float* vh = v + b * d.v_stride[0] + h * d.v_stride[1];
+  float* ob = out + ((b * d.h + h) * d.sq + i0) * d.dv;
+  if (d.sk == 0) {
+    std::fill(ob, ob + m * d.dv, 0.f);
+    return;
+  }
+  std::vector<float> s(m * d.sk);
+  if (d.d > 0) {
+    Sgemm(false, true, m, d.sk, d.d, qb, d.d, kh, d.d, s.data(), d.sk);
+  } else {
+    std::fill(s.begin(), s.end(), 0.f);
+  }
+  std::vector<float> inv(m);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < m; ++r) {
+    const int64_t i = i0 + r;
+    float* sr = s.data() + r * d.sk;
+    const int64_t limit = a.causal ? i + d.sk - d.sq : d.sk - 1;
+    const float* mr = mask == nullptr ? nullptr
+                                      : mask + b * d.mask_stride[0] +
+                                            h * d.mask_stride[1] +
+                                            i * d.mask_stride[2];
+    float mx = -kInf;
+    for (int64_t j = 0; j < d.sk; ++j) {
+      float x = j > limit ? -kInf : a.scale * sr[j];
+      if (mr != nullptr && j <= limit) x += mr[j * d.mask_stride[3]];
+      sr[j] = x;
+      if (x > mx) mx = x;
+    }
+    if (mx == -kInf) {  // every key masked out: zeros
+      std::fill(sr, sr + d.sk, 0.f);
+      inv[r] = 0.f;
+      continue;
+    }
+    float sum = 0;
+    for (int64_t j = 0; j < d.sk; ++j) {
+      sr[j] = std::exp(sr[j] - mx);
+      sum += sr[j];
+    }
+    inv[r] = 1.f / sum;
+  }
+  Sgemm(false, false, m, d.dv, d.sk, s.data(), d.sk, vh, d.dv, ob, d.dv);
+  for (int64_t r = 0; r < m; ++r) {
+    float* orow = ob + r * d.dv;
+    for (int64_t x = 0; x < d.dv; ++x) orow[x] *= inv[r];
+  }
+}
+
+class FusedAttentionKernel final : public OpKernel {
+ public:
+  using Attrs = FusedAttentionAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ParseFusedAttentionAttrs(node);
+  }
+  FusedAttentionKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    RETURN_IF_ERROR(CheckHostInputs(*ctx));
+    const int n = attrs_.has_mask ? 4 : 3;
+    static constexpr const char* kNames[] = {"q", "k", "v", "mask"};
+    for (int i = 0; i < n; ++i) {
+      RETURN_IF_ERROR(CheckDtype(ctx->input(i), attrs_.t, kNames[i]));
+    }
+    const Tensor& q = ctx->input(0);
+    const Tensor& k = ctx->input(1);
+    const Tensor& v = ctx->input(2);
+    const Tensor* mask = attrs_.has_mask ? &ctx->input(3) : nullptr;
+    ASSIGN_OR_RETURN(FusedAttentionDims d,
+                     FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
+                                           mask ? &mask->shape() : nullptr));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, d.output_shape()));
+    const int64_t rows = d.b * d.h * d.sq;
+    if (rows == 0 || d.dv == 0) return absl::OkStatus();
+    const Attrs a = attrs_;
+    if (a.t == DT_FLOAT) {
+      const float* qp = q.data<float>();
+      const float* kp = k.data<float>();
+      const float* vp = v.data<float>();
+      const float* mp = mask ? mask->data<float>() : nullptr;
+      float* out = y->data<float>();
+      const int64_t tasks = d.b * d.h * ((d.sq + kBlockRows - 1) / kBlockRows);
+      const double cost = static_cast<double>(std::min(kBlockRows, d.sq)) *
+                          static_cast<double>(d.sk) * (d.d + d.dv + 10);
+      ParallelFor(*ctx, tasks, cost, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          AttendBlock(d, a, qp, kp, vp, mp, out, t);
+        }
+      });
+      return absl::OkStatus();
+    }
+    return VisitFloat(a.t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* qp = q.data<T>();
+      const T* kp = k.data<T>();
+      const T* vp = v.data<T>();
+      const T* mp = mask ? mask->data<T>() : nullptr;
+      T* out = y->data<T>();
+      const double cost = 2.0 * static_cast<double>(d.sk) * (d.d + d.dv) + 20.0 * d.sk;
+      ParallelFor(*ctx, rows, cost, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          AttendRow(d, a, qp, kp, vp, mp, out, r);
+        }
+      });
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+}  // namespace
+
+void RegisterFusedAttentionKernels(KernelRegistry* r) {
+  r->Register(CpuKernel("FusedAttention", {{"T", CpuFloatTypes()}},
+                        MakeKernel<FusedAttentionKernel>));
+}
+
+}  // namespace sluice::cpu

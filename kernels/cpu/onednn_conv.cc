@@ -1,0 +1,600 @@
+// OneDnnConv on oneDNN's convolution_forward (forward_inference, direct),
+// each image's output cut into channel slices (one primitive each) run on
+// the intra-op pool, every oneDNN call serial on its thread. See the header.
+//
+// A plan, per (input shape, filter shape, slices wanted, post-ops):
+//   1. the input layout: a primitive for the whole image with `any`
+//      layouts says whether oneDNN wants plain nchw (kept); otherwise
+//      channel blocks of the vector width are asked for (nChw16c / 8c),
+//      and if oneDNN has no direct primitive for those, what `any` gave;
+//   2. one primitive per slice: output channels [oc0, oc1) (groups
+//      [g0, g1), with their input channels, when grouped), the input in
+//      that layout given explicitly, the output in the layout oneDNN picks
+//      into a buffer of the slice's own. A slice starts on a channel
+//      block, and in nChw{8,16}c as in nchw a run of whole channel blocks
+//      of one image is one contiguous run of memory: a slice reads plain
+//      pointer offsets, no views;
+//   3. reorders: the input into that layout (in chunks of channel blocks,
+//      or of rows for nhwc, one per thread), each slice's output out into
+//      its run of NCHW channels, and the residual into the slice's buffer
+//      before the primitive adds it (`sum`).
+#include "kernels/cpu/onednn_conv.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#if SLUICE_HAVE_ONEDNN_CONV
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/parallel.h"
+#include "oneapi/dnnl/dnnl.hpp"
+#endif
+
+namespace sluice::cpu {
+namespace {
+
+// -1: not read yet; else a ConvMode.
+std::atomic<int> conv_mode{-1};
+std::atomic<int64_t> onednn_runs{0};
+
+// The channel block of oneDNN's direct convolutions on this CPU: 16 floats
+// with AVX-512, else 8 (without oneDNN: 16). Defined below.
+int BlockWidth();
+
+}  // namespace
+
+ConvMode GetConvMode() {
+  int mode = conv_mode.load();
+  if (mode < 0) {
+    const char* env = std::getenv("SLUICE_CPU_CONV");
+    ConvMode m = ConvMode::kAuto;
+    if (env != nullptr && std::strcmp(env, "reference") == 0) {
+      m = ConvMode::kReference;
+    } else if (env != nullptr && std::strcmp(env, "onednn") == 0) {
+      m = ConvMode::kAlways;
+    }
+    mode = static_cast<int>(m);
+    conv_mode.store(mode);
+  }
+  return static_cast<ConvMode>(mode);
+}
+
+void SetConvMode(ConvMode mode) { conv_mode.store(static_cast<int>(mode)); }
+
+bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+                  int64_t in_per_group, int64_t out_per_group, int64_t groups,
+                  int64_t batch, int threads) {
+  if (kh * kw == 1) return false;
+  if (in_per_group == 1 && out_per_group == 1 && oh * ow > 14 * 14) {
+    return false;
+  }
+  if (batch >= threads) return true;  // cut by image
+  const int64_t block = BlockWidth();
+  const int64_t units = (groups * out_per_group + block - 1) / block;
+  return units >= threads;
+}
+
+int64_t OneDnnConvRuns() { return onednn_runs.load(); }
+
+#if !SLUICE_HAVE_ONEDNN_CONV
+
+namespace {
+int BlockWidth() { return 16; }
+}  // namespace
+
+std::unique_ptr<OneDnnConv> OneDnnConv::Create(const Conv2DParams&,
+                                               ConvActivation) {
+  return nullptr;
+}
+
+#else
+
+namespace {
+
+int BlockWidth() {
+  // cpu_isa values are bit sets, each ISA's including those it extends.
+  static const int width = [] {
+    const auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    return (isa & core) == core ? 16 : 8;
+  }();
+  return width;
+}
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+
+dnnl::engine& Engine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+// oneDNN (OpenMP build) sizes its work by omp_get_max_threads() of the
+// calling thread, when a primitive is created and when it runs; 1 keeps it
+// on this thread (see sgemm.cc). Per thread in libgomp, so set once each.
+void SerialOnThisThread() {
+  thread_local const bool serial = [] {
+    omp_set_num_threads(1);
+    return true;
+  }();
+  (void)serial;
+}
+
+dnnl::stream& ThreadStream() {
+  thread_local dnnl::stream stream(Engine());
+  return stream;
+}
+
+// One output slice of one image: channels [oc0, oc1) of the output and
+// [ic0, ic1) of the input (all of them unless grouped), groups [g0, g1).
+// Its output goes to its own dense buffer in the layout oneDNN picked for
+// it, at dst_offset floats into the image's part of the output scratch.
+struct Slice {
+  int64_t oc0 = 0, oc1 = 0, ic0 = 0, ic1 = 0, g0 = 0, g1 = 0;
+  int64_t src_offset = 0;  // floats into one image's input
+  int64_t dst_offset = 0;  // floats into one image's output scratch
+  dnnl::convolution_forward conv;
+  memory::desc src, dst, weights, user_weights, bias, user_dst, scratch_md;
+  size_t scratch = 0;
+  bool reorder_dst = false;
+  dnnl::reorder dst_out, side_in;  // when reorder_dst
+};
+
+// A part of one image's input reordered into the layout the slices read:
+// from user_offset floats into the NCHW input to blocked_offset floats
+// into the reordered copy (whole channel blocks, or rows for NHWC).
+struct SrcChunk {
+  int64_t user_offset = 0, blocked_offset = 0;
+  memory::desc user, blocked;
+  dnnl::reorder reorder;
+};
+
+struct Plan {
+  bool reorder_src = false;
+  int64_t src_floats = 0, dst_floats = 0;  // one image, in oneDNN's layouts
+  size_t scratch = 0;                      // the largest slice's
+  std::vector<SrcChunk> chunks;
+  std::vector<Slice> slices;
+};
+
+// C, H, W, O, KH, KW, slices wanted, bias, side.
+using PlanKey = std::array<int64_t, 9>;
+
+// The filter reordered for each slice of one plan.
+struct Weights {
+  const Plan* plan;
+  std::shared_ptr<Buffer> source;  // pinned, so its address is not reused
+  std::vector<memory> slices;
+};
+
+// The input layouts a plan can cut: channel blocks of `block` (plain nchw
+// is 1, nChw8c 8, nChw16c 16), kNhwc (cut by rows), or 0 (not cut).
+constexpr int kNhwc = -1;
+int LayoutOf(const memory::desc& md, const memory::dims& dims) {
+  if (md == memory::desc(dims, kF32, Tag::nchw)) return 1;
+  if (md == memory::desc(dims, kF32, Tag::nChw8c)) return 8;
+  if (md == memory::desc(dims, kF32, Tag::nChw16c)) return 16;
+  if (md == memory::desc(dims, kF32, Tag::nhwc)) return kNhwc;
+  return 0;
+}
+
+Tag TagOf(int layout) {
+  switch (layout) {
+    case 16: return Tag::nChw16c;
+    case 8: return Tag::nChw8c;
+    case kNhwc: return Tag::nhwc;
+    default: return Tag::nchw;
+  }
+}
+
+dnnl::reorder MakeReorder(const memory::desc& from, const memory::desc& to) {
+  return dnnl::reorder(
+      dnnl::reorder::primitive_desc(Engine(), from, Engine(), to));
+}
+
+// A slice's bounds, the rest to be filled by MakeSlice.
+Slice Bounds(int64_t oc0, int64_t oc1, int64_t ic0, int64_t ic1, int64_t g0,
+             int64_t g1) {
+  Slice s;
+  s.oc0 = oc0;
+  s.oc1 = oc1;
+  s.ic0 = ic0;
+  s.ic1 = ic1;
+  s.g0 = g0;
+  s.g1 = g1;
+  return s;
+}
+
+// Implementations not worth a slice of their own: oneDNN's reference loops
+// ("ref:any") and its im2col + GEMM ("x64:gemm:jit", what it offers for a
+// group of channels no vector block fits, or a depthwise multiplier), which
+// conv.cc's own loops do as well or better.
+bool Declined(const std::string& impl) {
+  return absl::StartsWith(impl, "ref") || absl::StrContains(impl, "gemm:");
+}
+
+class OneDnnConvImpl final : public OneDnnConv {
+ public:
+  OneDnnConvImpl(const Conv2DParams& p, ConvActivation act)
+      : params_(p), act_(act) {}
+
+  absl::StatusOr<bool> Compute(OpKernelContext* ctx, const Tensor& x,
+                               const Tensor& f, const float* bias,
+                               const Tensor* side, Tensor* y) override {
+    SerialOnThisThread();
+    const auto* pool = ctx->device()->eigen_cpu_device();
+    const int threads = PoolThreads(pool);
+    const int64_t n = x.dim(0);
+    const int64_t wanted = n >= threads ? 1 : threads;
+    const PlanKey key = {x.dim(1), x.dim(2), x.dim(3),        f.dim(0),
+                         f.dim(2), f.dim(3), wanted,          bias != nullptr,
+                         side != nullptr};
+    const Plan* plan = nullptr;
+    std::shared_ptr<const Weights> weights;
+    try {
+      plan = GetPlan(key, y->dim(2), y->dim(3));
+      if (plan == nullptr) return false;
+      weights = GetWeights(*plan, f);
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(absl::StrCat("oneDNN convolution: ", e.what(),
+                                              " (status ", e.status, ")"));
+    }
+    const int64_t slices = static_cast<int64_t>(plan->slices.size());
+    const int64_t chunks = static_cast<int64_t>(plan->chunks.size());
+    const int64_t x_image = x.NumElements() / n, y_image = y->NumElements() / n;
+    const int64_t ohw = y->dim(2) * y->dim(3);
+    Tensor src_tmp, dst_tmp, scratch_tmp;
+    if (plan->reorder_src) {
+      ASSIGN_OR_RETURN(src_tmp, ctx->allocate_temp(
+                                    DT_FLOAT, Shape({n * plan->src_floats})));
+    }
+    if (plan->dst_floats > 0) {
+      ASSIGN_OR_RETURN(dst_tmp, ctx->allocate_temp(
+                                    DT_FLOAT, Shape({n * plan->dst_floats})));
+    }
+    // Each task's scratchpad 64-byte aligned (a float count, multiple of 16).
+    const int64_t scratch_floats =
+        static_cast<int64_t>((plan->scratch + 63) / 64 * 16);
+    if (scratch_floats > 0) {
+      ASSIGN_OR_RETURN(scratch_tmp,
+                       ctx->allocate_temp(DT_FLOAT, Shape({n * slices *
+                                                           scratch_floats})));
+    }
+    std::atomic<bool> failed{false};
+    std::string error;  // written by the one task that sets `failed`
+    auto guard = [&](auto&& fn) {
+      try {
+        SerialOnThisThread();
+        fn();
+      } catch (const dnnl::error& e) {
+        if (!failed.exchange(true)) {
+          error = absl::StrCat(e.what(), " (status ", e.status, ")");
+        }
+      }
+    };
+    float* xd = x.data<float>();
+    if (plan->reorder_src) {
+      RunBlocks(pool, n * chunks, [&](int64_t t) {
+        guard([&] {
+          const SrcChunk& c = plan->chunks[t % chunks];
+          const int64_t img = t / chunks;
+          memory from(c.user, Engine(), xd + img * x_image + c.user_offset);
+          memory to(c.blocked, Engine(),
+                    src_tmp.data<float>() + img * plan->src_floats +
+                        c.blocked_offset);
+          c.reorder.execute(ThreadStream(), from, to);
+        });
+      });
+    }
+    RunBlocks(pool, n * slices, [&](int64_t t) {
+      guard([&] {
+        const int64_t img = t / slices, si = t % slices;
+        const Slice& s = plan->slices[si];
+        float* src = plan->reorder_src
+                         ? src_tmp.data<float>() + img * plan->src_floats
+                         : xd + img * x_image;
+        float* yd = y->data<float>() + img * y_image + s.oc0 * ohw;
+        float* dst = s.reorder_dst ? dst_tmp.data<float>() +
+                                         img * plan->dst_floats + s.dst_offset
+                                   : yd;
+        memory dst_mem(s.dst, Engine(), dst);
+        if (side != nullptr) {
+          float* sd = side->data<float>() + img * y_image + s.oc0 * ohw;
+          if (s.reorder_dst) {
+            memory from(s.user_dst, Engine(), sd);
+            s.side_in.execute(ThreadStream(), from, dst_mem);
+          } else {
+            std::memcpy(dst, sd, (s.oc1 - s.oc0) * ohw * sizeof(float));
+          }
+        }
+        std::unordered_map<int, memory> args = {
+            {DNNL_ARG_SRC, memory(s.src, Engine(), src + s.src_offset)},
+            {DNNL_ARG_WEIGHTS, weights->slices[si]},
+            {DNNL_ARG_DST, dst_mem}};
+        if (bias != nullptr) {
+          args.emplace(DNNL_ARG_BIAS,
+                       memory(s.bias, Engine(),
+                              const_cast<float*>(bias) + s.oc0));
+        }
+        if (s.scratch > 0) {
+          args.emplace(DNNL_ARG_SCRATCHPAD,
+                       memory(s.scratch_md, Engine(),
+                              scratch_tmp.data<float>() + t * scratch_floats));
+        }
+        s.conv.execute(ThreadStream(), args);
+        if (s.reorder_dst) {
+          memory to(s.user_dst, Engine(), yd);
+          s.dst_out.execute(ThreadStream(), dst_mem, to);
+        }
+      });
+    });
+    if (failed.load()) {
+      return absl::InternalError(absl::StrCat("oneDNN convolution: ", error));
+    }
+    onednn_runs.fetch_add(1);
+    return true;
+  }
+
+ private:
+  // The cached plan for `key`, made on first use; nullptr when oneDNN
+  // declines the problem. Throws dnnl::error.
+  const Plan* GetPlan(const PlanKey& key, int64_t oh, int64_t ow) {
+    absl::MutexLock lock(&mu_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second.get();
+    std::unique_ptr<Plan> plan = MakePlan(key, oh, ow, key[6]);
+    if (plan == nullptr && key[6] > 1) plan = MakePlan(key, oh, ow, 1);
+    const Plan* result = plan.get();
+    plans_.emplace(key, std::move(plan));
+    return result;
+  }
+
+  dnnl::primitive_attr Attr(bool side) const {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::post_ops ops;
+    if (side) ops.append_sum(1.0f);
+    if (act_ == ConvActivation::kRelu) {
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    } else if (act_ == ConvActivation::kRelu6) {
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
+    }
+    attr.set_post_ops(ops);
+    return attr;
+  }
+
+  // Fills the primitive of slice `s` reading its input in `src_md` (`any`
+  // to let oneDNN choose), writing its output in the layout oneDNN
+  // chooses. Returns false if oneDNN has no primitive for it, or only one
+  // that Declined names.
+  bool MakeSlice(const PlanKey& key, int64_t oh, int64_t ow,
+                 const memory::desc& src_md, Slice* s) const {
+    const Conv2DParams& p = params_;
+    const int64_t groups = p.group, cg = key[0] / groups, og = key[3] / groups;
+    const int64_t kh = key[4], kw = key[5];
+    const bool bias = key[7] != 0, side = key[8] != 0;
+    const int64_t ng = s->g1 - s->g0;
+    const int64_t oc = s->oc1 - s->oc0;
+    const memory::dims dst_dims = {1, oc, oh, ow};
+    const memory::dims w_dims = groups == 1
+                                    ? memory::dims{oc, key[0], kh, kw}
+                                    : memory::dims{ng, og, cg, kh, kw};
+    s->user_weights =
+        memory::desc(w_dims, kF32, groups == 1 ? Tag::oihw : Tag::goihw);
+    s->user_dst = memory::desc(dst_dims, kF32, Tag::nchw);
+    s->bias = memory::desc({oc}, kF32, Tag::x);
+    dnnl::convolution_forward::primitive_desc pd;
+    try {
+      dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference,
+          dnnl::algorithm::convolution_direct, src_md,
+          memory::desc(w_dims, kF32, Tag::any),
+          bias ? s->bias : memory::desc(),
+          memory::desc(dst_dims, kF32, Tag::any),
+          {p.strides[0], p.strides[1]},
+          {p.dilations[0] - 1, p.dilations[1] - 1}, {p.pads[0], p.pads[1]},
+          {p.pads[2], p.pads[3]});
+      pd = dnnl::convolution_forward::primitive_desc(desc, Attr(side),
+                                                     Engine());
+    } catch (const dnnl::error&) {
+      return false;
+    }
+    if (Declined(pd.impl_info_str())) return false;
+    s->src = pd.src_desc();
+    s->dst = pd.dst_desc();
+    s->weights = pd.weights_desc();
+    s->scratch_md = pd.scratchpad_desc();
+    s->scratch = s->scratch_md.get_size();
+    s->conv = dnnl::convolution_forward(pd);
+    s->reorder_dst = !(s->dst == s->user_dst);
+    if (s->reorder_dst) {
+      s->dst_out = MakeReorder(s->dst, s->user_dst);
+      if (side) s->side_in = MakeReorder(s->user_dst, s->dst);
+    }
+    return true;
+  }
+
+  // nullptr when oneDNN declines (or cannot cut the problem into `wanted`
+  // slices).
+  std::unique_ptr<Plan> MakePlan(const PlanKey& key, int64_t oh, int64_t ow,
+                                 int64_t wanted) const {
+    const int64_t groups = params_.group, c = key[0], o = key[3];
+    const int64_t h = key[1], w = key[2];
+    const int64_t cg = c / groups, og = o / groups;
+    const memory::dims src_dims = {1, c, h, w};
+    // 1. The input layout for the whole image: plain nchw where oneDNN
+    // asks for it (a stem of 3 channels), else channel blocks of the
+    // vector width. (oneDNN 2.6 asks for nhwc on AVX-512 and runs its
+    // brgemm convolutions there, which were slower on ResNet-50 here than
+    // its direct ones on nChw16c, and whose input a thread's slice of
+    // channels cannot be cut from: bench/RESULTS.md, the 2026-12-02 05:14 entry.)
+    Slice whole = Bounds(0, o, 0, c, 0, groups);
+    if (!MakeSlice(key, oh, ow, memory::desc(src_dims, kF32, Tag::any),
+                   &whole)) {
+      return nullptr;
+    }
+    int layout = LayoutOf(whole.src, src_dims);
+    if (layout != 1) {
+      Slice blocked = Bounds(0, o, 0, c, 0, groups);
+      const int block = BlockWidth();
+      if (MakeSlice(key, oh, ow, memory::desc(src_dims, kF32, TagOf(block)),
+                    &blocked)) {
+        whole = std::move(blocked);
+        layout = block;
+      }
+    }
+    auto plan = std::make_unique<Plan>();
+    plan->src_floats = static_cast<int64_t>(whole.src.get_size() / 4);
+    // 2. Slices: ungrouped, runs of output channels (a vector block at a
+    // time, all reading the whole input); grouped, runs of `step` groups,
+    // each reading its own channels, which needs a channel-blocked (or
+    // plain) input layout whose blocks the runs start on. An input layout
+    // of another kind is not cut.
+    int64_t units = 0, step = 1;
+    const int64_t unit_channels = BlockWidth();
+    if (layout == 0) {
+      units = 1;
+    } else if (groups == 1) {
+      units = (o + unit_channels - 1) / unit_channels;
+    } else if (layout > 0) {
+      while (step < groups && (step * cg) % layout != 0) ++step;
+      units = (step * cg) % layout == 0 ? (groups + step - 1) / step : 1;
+    } else {
+      units = 1;
+    }
+    const int64_t count = std::max<int64_t>(1, std::min(wanted, units));
+    if (count == 1) {
+      plan->slices.push_back(std::move(whole));
+    } else {
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t u0 = units * i / count, u1 = units * (i + 1) / count;
+        Slice s;
+        memory::desc slice_src = whole.src;
+        if (groups == 1) {
+          s = Bounds(u0 * unit_channels, std::min(o, u1 * unit_channels), 0,
+                     c, 0, 1);
+        } else {
+          const int64_t g0 = u0 * step, g1 = std::min(groups, u1 * step);
+          s = Bounds(g0 * og, g1 * og, g0 * cg, g1 * cg, g0, g1);
+          s.src_offset = g0 * cg * h * w;
+          slice_src =
+              memory::desc({1, (g1 - g0) * cg, h, w}, kF32, TagOf(layout));
+        }
+        if (!MakeSlice(key, oh, ow, slice_src, &s)) return nullptr;
+        plan->slices.push_back(std::move(s));
+      }
+    }
+    for (Slice& s : plan->slices) {
+      plan->scratch = std::max(plan->scratch, s.scratch);
+      if (s.reorder_dst) {
+        s.dst_offset = plan->dst_floats;
+        plan->dst_floats += static_cast<int64_t>((s.dst.get_size() + 63) / 64 *
+                                                 16);
+      }
+    }
+    // 3. The input's reorder: chunks of whole channel blocks (rows for
+    // NHWC), one per thread.
+    plan->reorder_src = layout != 1;
+    if (!plan->reorder_src) return plan;
+    const int64_t parts = std::max<int64_t>(1, key[6]);
+    if (layout > 1) {
+      const int64_t blocks = (c + layout - 1) / layout;
+      const int64_t chunks = std::min(blocks, parts);
+      for (int64_t i = 0; i < chunks; ++i) {
+        const int64_t c0 = std::min(c, blocks * i / chunks * layout);
+        const int64_t c1 = std::min(c, blocks * (i + 1) / chunks * layout);
+        const memory::dims dims = {1, c1 - c0, h, w};
+        SrcChunk chunk;
+        chunk.user_offset = chunk.blocked_offset = c0 * h * w;
+        chunk.user = memory::desc(dims, kF32, Tag::nchw);
+        chunk.blocked = memory::desc(dims, kF32, TagOf(layout));
+        chunk.reorder = MakeReorder(chunk.user, chunk.blocked);
+        plan->chunks.push_back(std::move(chunk));
+      }
+    } else if (layout == kNhwc) {
+      const int64_t chunks = std::min(h, parts);
+      for (int64_t i = 0; i < chunks; ++i) {
+        const int64_t h0 = h * i / chunks, h1 = h * (i + 1) / chunks;
+        const memory::dims dims = {1, c, h1 - h0, w};
+        SrcChunk chunk;
+        chunk.user_offset = h0 * w;
+        chunk.blocked_offset = h0 * w * c;
+        chunk.user = memory::desc(dims, kF32, {c * h * w, h * w, w, 1});
+        chunk.blocked = memory::desc(dims, kF32, {c * h * w, 1, w * c, c});
+        chunk.reorder = MakeReorder(chunk.user, chunk.blocked);
+        plan->chunks.push_back(std::move(chunk));
+      }
+    } else {  // another layout: one reorder of the whole image
+      SrcChunk chunk;
+      chunk.user = memory::desc(src_dims, kF32, Tag::nchw);
+      chunk.blocked = whole.src;
+      chunk.reorder = MakeReorder(chunk.user, chunk.blocked);
+      plan->chunks.push_back(std::move(chunk));
+    }
+    return plan;
+  }
+
+  // The filter reordered for `plan`'s slices, cached per filter buffer.
+  // Throws dnnl::error.
+  std::shared_ptr<const Weights> GetWeights(const Plan& plan,
+                                            const Tensor& f) {
+    absl::MutexLock lock(&mu_);
+    for (const auto& w : weights_) {
+      if (w->plan == &plan && w->source == f.buffer()) return w;
+    }
+    auto w = std::make_shared<Weights>();
+    w->plan = &plan;
+    w->source = f.buffer();
+    const int64_t per_out = f.NumElements() / f.dim(0);  // C/g * KH * KW
+    for (const Slice& s : plan.slices) {
+      memory user(s.user_weights, Engine(), f.data<float>() + s.oc0 * per_out);
+      memory value(s.weights, Engine());
+      MakeReorder(s.user_weights, s.weights)
+          .execute(ThreadStream(), user, value);
+      w->slices.push_back(std::move(value));
+    }
+    // A filter computed each step has a new buffer each step: keep only the
+    // latest few.
+    if (weights_.size() >= kMaxWeights) weights_.erase(weights_.begin());
+    weights_.push_back(w);
+    return w;
+  }
+
+  static constexpr size_t kMaxWeights = 8;
+
+  // Never change after construction.
+  const Conv2DParams params_;
+  const ConvActivation act_;
+
+  absl::Mutex mu_;
+  // A plan is never removed, so pointers into the map's values stay valid.
+  absl::flat_hash_map<PlanKey, std::unique_ptr<Plan>> plans_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<const Weights>> weights_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::unique_ptr<OneDnnConv> OneDnnConv::Create(const Conv2DParams& params,
+                                               ConvActivation activation) {
+  if (GetConvMode() == ConvMode::kReference) return nullptr;
+  return std::make_unique<OneDnnConvImpl>(params, activation);
+}
+
+#endif  // SLUICE_HAVE_ONEDNN_CONV
+
+}  // namespace sluice::cpu

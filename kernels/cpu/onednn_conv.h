@@ -1,0 +1,97 @@
+// OneDnnConv: the fast CPU path of Conv2D and FusedConv2D for float32 on
+// oneDNN's convolution primitive (dnnl::convolution_forward, Debian's
+// libdnnl-dev), with the bias, a residual (oneDNN's `sum` post-op) and the
+// activation (eltwise relu, or clip to [0, 6] for ReLU6) inside the
+// primitive. conv.cc's loops stay the reference and the fallback.
+//
+//   std::unique_ptr<OneDnnConv> conv = OneDnnConv::Create(params, act);
+//   ASSIGN_OR_RETURN(bool ran, conv->Compute(ctx, x, f, bias, side, y));
+//   if (!ran) { /* oneDNN declined this shape: run the reference loop */ }
+//
+// Threads: like Sgemm (sgemm.h), every oneDNN call runs serially on the
+// thread that makes it (its OpenMP thread count set to 1), so no OpenMP
+// team ever spins beside sluice's pool; the parallelism is the session's
+// intra-op pool's (RunBlocks), which splits each image's output channels
+// (or groups) into one slice per thread, each slice its own primitive.
+// Layouts: the input in channel blocks of the vector width (nChw16c with
+// AVX-512, nChw8c with AVX2; plain nchw where oneDNN asks for it, as for a
+// 3-channel stem), the output and filter in what oneDNN picks; the input
+// is reordered in and the output out on every call, the filter once per
+// filter buffer (cached).
+//
+// Thread-safe: Compute may run on several threads at once; plans (the
+// primitives per input shape and thread count) and reordered filters are
+// cached under a mutex.
+#ifndef SLUICE_KERNELS_CPU_ONEDNN_CONV_H_
+#define SLUICE_KERNELS_CPU_ONEDNN_CONV_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "graph/shape_fns.h"
+#include "kernels/kernel.h"
+
+namespace sluice::cpu {
+
+enum class ConvActivation { kNone, kRelu, kRelu6 };
+
+class OneDnnConv {
+ public:
+  // nullptr when this build has no oneDNN or GetConvMode() is kReference.
+  // REQUIRES: CheckConv2DParams(params) is OK.
+  static std::unique_ptr<OneDnnConv> Create(const Conv2DParams& params,
+                                            ConvActivation activation);
+
+  virtual ~OneDnnConv() = default;
+
+  // y = act(conv(x, f) + bias[o] + side). Returns false, having written
+  // nothing, when oneDNN declines the problem (no primitive, or only its
+  // reference loops or its im2col + GEMM, which conv.cc does as well): the
+  // caller runs its own loops.
+  // REQUIRES: x [N,C,H,W] and f [O,C/group,KH,KW] are float32 host tensors
+  // Conv2DShape accepted; y is allocated with the shape it gave and is not
+  // empty; bias (O floats) and side (y's shape) may be null.
+  //
+  // The filter, once reordered, is reused while it is the same buffer, on
+  // the runtime's rule that a tensor is not written after it is produced
+  // (a Const's value is one buffer for the session's life). The latest 8
+  // filters per kernel are kept, and so pinned: a filter computed each
+  // step is reordered each step.
+  virtual absl::StatusOr<bool> Compute(OpKernelContext* ctx, const Tensor& x,
+                                       const Tensor& f, const float* bias,
+                                       const Tensor* side, Tensor* y) = 0;
+};
+
+// Which path float32 Conv2D / FusedConv2D kernels created from now on take
+// (where oneDNN is built in). kAuto, the default: oneDNN where it beat the
+// loops on the development VM (PreferOneDnn); kAlways: oneDNN wherever it
+// takes the problem (tests); kReference: the loops. The environment's
+// SLUICE_CPU_CONV=reference / onednn selects the other two (read once);
+// SetConvMode overrides it. Thread-safe (an atomic, read when a kernel is
+// created).
+enum class ConvMode { kReference, kAuto, kAlways };
+ConvMode GetConvMode();
+void SetConvMode(ConvMode mode);
+
+// Whether kAuto runs a convolution with this window, output plane,
+// channels per group, groups, batch and intra-op thread count on oneDNN.
+// Not 1x1 windows: those are one GEMM on the NCHW input as it is, and the
+// reorders into and out of oneDNN's layouts cost more than its kernel
+// saves; not depthwise ones on planes larger than 14x14, where the loops'
+// flat 3x3 sums were faster (bench/RESULTS.md, 2026-12-02 05:14 entry);
+// and not where an image has fewer vector blocks of output channels than
+// the pool has threads (64 channels at 16 threads), so that each thread
+// gets a slice (the loops cut the output finer).
+bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+                  int64_t in_per_group, int64_t out_per_group, int64_t groups,
+                  int64_t batch, int threads);
+
+// How many Compute calls ran on oneDNN since the process started (tests
+// check that the path they mean to test was taken). Thread-safe.
+int64_t OneDnnConvRuns();
+
+}  // namespace sluice::cpu
+
+#endif  // SLUICE_KERNELS_CPU_ONEDNN_CONV_H_

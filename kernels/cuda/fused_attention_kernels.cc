@@ -1,0 +1,84 @@
+// The CUDA OpKernel for FusedAttention, with the CPU kernel's checks and
+// messages (kernels/fused_attention_params.h) and the flash-attention
+// launcher (kernels/cuda/fused_attention.h).
+#include <vector>
+
+#include "core/status_macros.h"
+#include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/cuda/fused_attention_kernels.h"
+#include "kernels/cuda/fused_attention.h"
+#include "kernels/fused_attention_params.h"
+
+namespace sluice::cuda {
+namespace {
+
+class FusedAttentionKernel final : public OpKernel {
+ public:
+  using Attrs = FusedAttentionAttrs;
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    return ParseFusedAttentionAttrs(node);
+  }
+  FusedAttentionKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const int n = attrs_.has_mask ? 4 : 3;
+    for (int i = 0; i < n; ++i) {
+      if (ctx->input(i).dtype() != attrs_.t) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "FusedAttention: input ", i, " is ",
+            DataTypeName(ctx->input(i).dtype()), ", expected ",
+            DataTypeName(attrs_.t)));
+      }
+    }
+    const Tensor& q = ctx->input(0);
+    const Tensor& k = ctx->input(1);
+    const Tensor& v = ctx->input(2);
+    const Tensor* mask = attrs_.has_mask ? &ctx->input(3) : nullptr;
+    ASSIGN_OR_RETURN(FusedAttentionDims d,
+                     FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
+                                           mask ? &mask->shape() : nullptr));
+    ASSIGN_OR_RETURN(Tensor * y,
+                     ctx->allocate_output(0, d.output_shape(), attrs_.t));
+    FusedAttentionLaunch l;
+    l.dtype = ToGpuDtype(attrs_.t);
+    l.q = q.raw_data();
+    l.k = k.raw_data();
+    l.v = v.raw_data();
+    l.mask = mask ? mask->raw_data() : nullptr;
+    l.out = y->raw_data();
+    l.b = d.b;
+    l.h = d.h;
+    l.sq = d.sq;
+    l.sk = d.sk;
+    l.d = d.d;
+    l.dv = d.dv;
+    for (int i = 0; i < 2; ++i) {
+      l.q_stride[i] = d.q_stride[i];
+      l.k_stride[i] = d.k_stride[i];
+      l.v_stride[i] = d.v_stride[i];
+    }
+    for (int i = 0; i < 4; ++i) l.mask_stride[i] = d.mask_stride[i];
+    l.scale = attrs_.scale;
+    l.causal = attrs_.causal;
+    return LaunchFusedAttention(l, gpu.stream);
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+}  // namespace
+
+void RegisterFusedAttentionKernels(KernelRegistry* registry) {
+  std::vector<DataType> types;
+  for (DataType t : GpuFloatTypes()) {
+    if (HasFusedAttentionKernel(ToGpuDtype(t))) types.push_back(t);
+  }
+  RegisterGpu(registry, "FusedAttention", {{"T", types}},
+              MakeKernel<FusedAttentionKernel>);
+}
+
+}  // namespace sluice::cuda

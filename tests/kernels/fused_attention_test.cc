@@ -1,0 +1,190 @@
+// FusedAttention's CPU kernel against a naive reference in double: masks
+// by broadcast, causal mode, Sq != Sk, batch dims that broadcast, fully
+// masked rows, the float dtypes. The GPU kernel is checked against this one
+// in conformance_test.cc.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernel_test_util.h"
+
+namespace sluice {
+namespace {
+
+using ::sluice::testing::Attrs;
+using ::sluice::testing::BoolAttr;
+using ::sluice::testing::FloatAttr;
+using ::sluice::testing::MakeTensor;
+using ::sluice::testing::RunOp;
+using ::sluice::testing::ToDoubles;
+
+std::vector<double> Random(int64_t n, uint32_t seed, double scale = 2.0) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-scale, scale);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
+// Element offset of index (b, h, i, j) in a tensor of shape `s` (rank 4
+// or less, right-aligned) broadcast to rank 4.
+int64_t Offset(const Shape& s, const int64_t idx[4]) {
+  int64_t off = 0, stride = 1;
+  for (int a = 3; a >= 0; --a) {
+    const int m = a - (4 - s.rank());
+    if (m < 0) break;
+    if (s.dim(m) != 1) off += idx[a] * stride;
+    stride *= s.dim(m);
+  }
+  return off;
+}
+
+// softmax(scale q k^T + mask, causal) v, in double, with zeros for rows
+// that have no key.
+std::vector<double> Reference(const Tensor& q, const Tensor& k, const Tensor& v,
+                              const Tensor* mask, double scale, bool causal) {
+  const std::vector<double> qd = ToDoubles(q), kd = ToDoubles(k), vd = ToDoubles(v);
+  const std::vector<double> md = mask ? ToDoubles(*mask) : std::vector<double>();
+  const int64_t b = std::max({q.dim(0), k.dim(0), v.dim(0)});
+  const int64_t h = std::max({q.dim(1), k.dim(1), v.dim(1)});
+  const int64_t sq = q.dim(2), sk = k.dim(2), d = q.dim(3), dv = v.dim(3);
+  std::vector<double> out(b * h * sq * dv, 0.0);
+  for (int64_t bi = 0; bi < b; ++bi) {
+    for (int64_t hi = 0; hi < h; ++hi) {
+      for (int64_t i = 0; i < sq; ++i) {
+        std::vector<double> s(sk, -INFINITY);
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < sk; ++j) {
+          if (causal && j > i + sk - sq) continue;
+          const int64_t qi[4] = {bi, hi, i, 0}, kj[4] = {bi, hi, j, 0};
+          double dot = 0;
+          for (int64_t x = 0; x < d; ++x) {
+            dot += qd[Offset(q.shape(), qi) + x] * kd[Offset(k.shape(), kj) + x];
+          }
+          s[j] = scale * dot;
+          if (mask) {
+            const int64_t mi[4] = {bi, hi, i, j};
+            s[j] += md[Offset(mask->shape(), mi)];
+          }
+          mx = std::max(mx, s[j]);
+        }
+        if (mx == -INFINITY) continue;
+        double sum = 0;
+        for (double& x : s) sum += (x = std::exp(x - mx));
+        for (int64_t j = 0; j < sk; ++j) {
+          const int64_t vj[4] = {bi, hi, j, 0};
+          for (int64_t x = 0; x < dv; ++x) {
+            out[((bi * h + hi) * sq + i) * dv + x] +=
+                s[j] / sum * vd[Offset(v.shape(), vj) + x];
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+struct Case {
+  Shape q, k, v;
+  std::optional<Shape> mask;
+  bool causal = false;
+  float scale = 0.3f;
+};
+
+void Check(const Case& c, DataType dtype, double tol) {
+  SCOPED_TRACE(c.q.DebugString() + " " + c.k.DebugString() + " " +
+               DataTypeName(dtype) + (c.causal ? " causal" : ""));
+  std::vector<Tensor> inputs = {
+      MakeTensor(dtype, c.q, Random(c.q.num_elements(), 1)),
+      MakeTensor(dtype, c.k, Random(c.k.num_elements(), 2)),
+      MakeTensor(dtype, c.v, Random(c.v.num_elements(), 3))};
+  if (c.mask) inputs.push_back(MakeTensor(dtype, *c.mask, Random(c.mask->num_elements(), 4)));
+  Attrs attrs = {{"scale", FloatAttr(c.scale)}, {"causal", BoolAttr(c.causal)}};
+  absl::StatusOr<std::vector<Tensor>> out = RunOp("FusedAttention", inputs, attrs);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<double> want = Reference(inputs[0], inputs[1], inputs[2],
+                                             c.mask ? &inputs[3] : nullptr,
+                                             c.scale, c.causal);
+  const std::vector<double> got = ToDoubles((*out)[0]);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "element " << i;
+  }
+}
+
+std::vector<Case> Cases() {
+  return {
+      {Shape({2, 3, 5, 4}), Shape({2, 3, 5, 4}), Shape({2, 3, 5, 4}), std::nullopt},
+      {Shape({2, 3, 5, 8}), Shape({2, 3, 5, 8}), Shape({2, 3, 5, 8}),
+       Shape({2, 1, 1, 5})},                                    // BERT's mask
+      {Shape({1, 2, 7, 16}), Shape({1, 2, 7, 16}), Shape({1, 2, 7, 16}),
+       std::nullopt, true},                                     // causal
+      {Shape({1, 2, 3, 16}), Shape({1, 2, 9, 16}), Shape({1, 2, 9, 6}),
+       Shape({3, 9}), true},                                    // Sq < Sk
+      {Shape({2, 4, 6, 8}), Shape({2, 1, 11, 8}), Shape({1, 1, 11, 8}),
+       Shape({2, 4, 6, 11})},                                   // broadcast
+      {Shape({1, 1, 70, 80}), Shape({1, 1, 130, 80}), Shape({1, 1, 130, 80}),
+       Shape({1, 1, 1, 130}), false, 0.11f},                    // past one tile
+  };
+}
+
+TEST(FusedAttentionCpuTest, MatchesReferenceFloat32) {
+  for (const Case& c : Cases()) Check(c, DT_FLOAT, 1e-5);
+}
+
+TEST(FusedAttentionCpuTest, MatchesReferenceFloat64) {
+  for (const Case& c : Cases()) Check(c, DT_DOUBLE, 1e-12);
+}
+
+TEST(FusedAttentionCpuTest, MatchesReferenceHalfTypes) {
+  // The reference reads the same rounded inputs; the output is rounded.
+  for (const Case& c : Cases()) Check(c, DT_FLOAT16, 2e-3);
+  for (const Case& c : Cases()) Check(c, DT_BFLOAT16, 1e-2);
+}
+
+TEST(FusedAttentionCpuTest, FullyMaskedRowsGiveZeros) {
+  // Sq > Sk, causal: the first Sq - Sk rows see no key.
+  Case c{Shape({1, 1, 5, 8}), Shape({1, 1, 3, 8}), Shape({1, 1, 3, 8}),
+         std::nullopt, true};
+  Check(c, DT_FLOAT, 1e-5);
+  std::vector<Tensor> inputs = {
+      MakeTensor(DT_FLOAT, Shape({1, 1, 2, 4}), Random(8, 1)),
+      MakeTensor(DT_FLOAT, Shape({1, 1, 3, 4}), Random(12, 2)),
+      MakeTensor(DT_FLOAT, Shape({1, 1, 3, 4}), Random(12, 3)),
+      MakeTensor(DT_FLOAT, Shape({1, 1, 2, 3}),
+                 {0, -INFINITY, 0, -INFINITY, -INFINITY, -INFINITY})};
+  absl::StatusOr<std::vector<Tensor>> out = RunOp("FusedAttention", inputs);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<double> got = ToDoubles((*out)[0]);
+  const std::vector<double> want =
+      Reference(inputs[0], inputs[1], inputs[2], &inputs[3], 1.0, false);
+  for (int x = 0; x < 8; ++x) {
+    EXPECT_FALSE(std::isnan(got[x])) << x;
+    EXPECT_NEAR(got[x], want[x], 1e-5) << x;
+  }
+  for (int x = 4; x < 8; ++x) EXPECT_EQ(got[x], 0.0);  // row 1: all -inf
+}
+
+TEST(FusedAttentionCpuTest, RejectsMismatchedShapes) {
+  std::vector<Tensor> inputs = {
+      MakeTensor(DT_FLOAT, Shape({1, 1, 2, 4}), Random(8, 1)),
+      MakeTensor(DT_FLOAT, Shape({1, 1, 3, 5}), Random(15, 2)),
+      MakeTensor(DT_FLOAT, Shape({1, 1, 3, 4}), Random(12, 3))};
+  absl::StatusOr<std::vector<Tensor>> out = RunOp("FusedAttention", inputs);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), ::testing::HasSubstr("FusedAttention"));
+  inputs[1] = MakeTensor(DT_FLOAT, Shape({1, 1, 3, 4}), Random(12, 2));
+  inputs.push_back(MakeTensor(DT_FLOAT, Shape({1, 1, 2, 2}), Random(4, 4)));
+  out = RunOp("FusedAttention", inputs);
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), ::testing::HasSubstr("mask"));
+}
+
+}  // namespace
+}  // namespace sluice
