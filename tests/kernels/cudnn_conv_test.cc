@@ -221,6 +221,14 @@ std::vector<DtypeCase> AllCases() {
   }
 }
 
+// A tensor of `dtype` with values from [-1, 1] drawn from `rng`.
+[[maybe_unused]] Tensor RandomTensor(std::mt19937& rng, DataType dtype, const Shape& s) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(s.num_elements());
+  for (double& e : v) e = u(rng);
+  return MakeTensor(dtype, s, v);
+}
+
 // |gpu - cpu| <= rtol * (1 + |cpu|) everywhere.
 [[maybe_unused]] void ExpectClose(const Tensor& gpu, const std::vector<double>& cpu,
                  const Shape& shape, double rtol, const std::string& what) {
@@ -489,12 +497,7 @@ TEST(CudnnFusedConvTest, BiasResidualReluMatchTheCpuInOneCall) {
   const Shape x_shape({2, 8, 12, 12}), w_shape({16, 8, 3, 3});
   const Shape y_shape({2, 16, 12, 12});
   std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  auto random = [&](const Shape& s) {
-    std::vector<double> v(s.num_elements());
-    for (double& e : v) e = u(rng);
-    return MakeTensor(DT_FLOAT, s, v);
-  };
+  auto random = [&](const Shape& s) { return RandomTensor(rng, DT_FLOAT, s); };
   const std::vector<Tensor> in = {random(x_shape), random(w_shape),
                                   random(Shape({16})), random(y_shape)};
   Attrs attrs = {{"pads", IntListAttr({1, 1, 1, 1})},
@@ -529,12 +532,7 @@ TEST(CudnnFusedConvTest, TheFasterOfFusedAndPlainIsMeasuredAndKept) {
   const Shape x_shape({1, 32, 10, 10}), w_shape({64, 32, 3, 3});
   const Shape y_shape({1, 64, 5, 5});
   std::mt19937 rng(11);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  auto random = [&](const Shape& s) {
-    std::vector<double> v(s.num_elements());
-    for (double& e : v) e = u(rng);
-    return MakeTensor(DT_FLOAT, s, v);
-  };
+  auto random = [&](const Shape& s) { return RandomTensor(rng, DT_FLOAT, s); };
   const std::vector<Tensor> in = {random(x_shape), random(w_shape),
                                   random(Shape({64})), random(y_shape)};
   Attrs attrs = {{"pads", IntListAttr({1, 1, 1, 1})},
@@ -573,12 +571,7 @@ TEST(CudnnConvGemmTest, OneByOneConvolutionsAsGemmMatchTheCpu) {
   if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   std::mt19937 rng(5);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  auto random = [&](DataType dtype, const Shape& s) {
-    std::vector<double> v(s.num_elements());
-    for (double& e : v) e = u(rng);
-    return MakeTensor(dtype, s, v);
-  };
+  auto random = [&](DataType dtype, const Shape& s) { return RandomTensor(rng, dtype, s); };
   cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kGemm);
   for (DataType dtype : {DT_FLOAT, DT_FLOAT16}) {
     for (int64_t batch : {1, 3}) {
@@ -618,12 +611,7 @@ TEST(CudnnConvGemmTest, TheWayAOneByOneProblemRunsIsMeasuredOnce) {
   if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   std::mt19937 rng(9);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  auto random = [&](const Shape& s) {
-    std::vector<double> v(s.num_elements());
-    for (double& e : v) e = u(rng);
-    return MakeTensor(DT_FLOAT, s, v);
-  };
+  auto random = [&](const Shape& s) { return RandomTensor(rng, DT_FLOAT, s); };
   const Shape x_shape({1, 256, 7, 7}), w_shape({128, 256, 1, 1});
   const Shape y_shape({1, 128, 7, 7});
   const std::vector<Tensor> in = {random(x_shape), random(w_shape),
