@@ -113,7 +113,12 @@ void ExpectGpuMatchesCpu(GpuDevice* gpu, const Problem& p, uint32_t seed) {
   const std::vector<double> got = ToDoubles((*out)[0]);
   ASSERT_EQ(want.size(), got.size());
   int reported = 0;
-  const double tol = Tolerance(p.dtype);
+  // float32: the rounding of a k-term sum grows with sqrt(k), and cuBLASLt
+  // may split k where the workspace is small (on the H200 a 512-term sum
+  // under a tight limit differed by 1.3e-5 at 0.079).
+  const double tol =
+      Tolerance(p.dtype) *
+      (p.dtype == DT_FLOAT ? std::max(1.0, std::sqrt(static_cast<double>(p.k)) / 8.0) : 1.0);
   for (size_t i = 0; i < want.size() && reported < 5; ++i) {
     if (std::fabs(got[i] - want[i]) > tol * (1 + std::fabs(want[i]))) {
       ADD_FAILURE() << Name(p) << ": element " << i << ": gpu " << got[i]

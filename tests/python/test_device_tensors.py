@@ -144,3 +144,22 @@ def test_cupy_round_trip():
     fed_back, y = sess.run(["x", "y"], {"x": x}, output_device="gpu:0")
     assert cupy.from_dlpack(fed_back).data.ptr == x.data.ptr
     cupy.testing.assert_array_equal(cupy.from_dlpack(y), -x)
+
+
+def test_a_memory_limit_set_from_python_is_the_gpus_and_is_not_exceeded():
+    limit = 64 << 20
+    sess = sluice.Session(identity_graph("float32", shape=(-1,), ops=("Neg",)),
+                          config=sluice.Config(memory_limit=limit, allow_growth=True))
+    if "/gpu:0" not in sess.devices:
+        pytest.skip(f"the session runs on {sess.devices}")
+    gpu = [d for d in sess.placement().devices if d["name"] == "/gpu:0"]
+    assert gpu and gpu[0]["memory_limit"] == limit, sess.placement().devices
+    # A step within the limit runs, and its peak stays under it...
+    small = np.ones(1 << 20, np.float32)  # 4 MiB in, 4 MiB out
+    r = sess.bench({"x": small}, warmup=0, runs=2)
+    peaks = [m for m in r.peak_memory if m["device"] == "/gpu:0"]
+    assert peaks and peaks[0]["limit"] == limit
+    assert 0 < peaks[0]["peak_bytes_in_use"] <= limit
+    # ...one whose feed alone is twice the limit is refused, not run past it.
+    with pytest.raises(sluice.ResourceExhaustedError):
+        sess.run("y", {"x": np.ones(32 << 20, np.float32)})
