@@ -130,14 +130,16 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
     }
   }
   if (gpu == nullptr) return no("no kernel runs on a GPU");
-  // A constant on the GPU copied to the host only for kernels that can read
-  // it on the GPU when recorded (Gather's indices): they read the GPU's copy
-  // and the copy is not recorded.
+  // A constant on the GPU, or a feed the caller keeps on the GPU (token
+  // ids with --io-device), copied to the host only for kernels that can
+  // read it on the GPU when recorded (Gather's indices): they read the GPU
+  // value (the feed: the graph's buffer of it) and the copy is not recorded.
   std::vector<std::pair<int, int>> constant_copies;  // (from, to) slots
   for (auto it = fetch_copies.begin(); it != fetch_copies.end();) {
     const PlanNode& copy = plan->nodes[*it];
     const int from = copy.input_slots[0], to = copy.output_slot;
-    bool aliased = IsConstantSlot(*plan, from) &&
+    const bool gpu_feed = Contains(plan->feed_slots, from) && fed_on_gpu(from);
+    bool aliased = (IsConstantSlot(*plan, from) || gpu_feed) &&
                    !Contains(plan->fetch_slots, to);
     bool read = false;
     for (int k : kernels) {
@@ -153,6 +155,7 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
     }
     if (aliased && read) {
       constant_copies.emplace_back(from, to);
+      if (gpu_feed && !Contains(device_feeds, from)) device_feeds.push_back(from);
       it = fetch_copies.erase(it);
     } else {
       ++it;
@@ -303,7 +306,6 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
 
   values_.assign(plan.num_slots, Tensor());
   for (const auto& [slot, value] : plan.constant_slots) values_[slot] = value;
-  for (const auto& [from, to] : constant_copies_) values_[to] = values_[from];
   for (int slot : staged_constants_) {  // the graph's own copy, made once
     ASSIGN_OR_RETURN(values_[slot], gpu_->CopyToDevice(values_[slot]));
   }
@@ -316,6 +318,8 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
     RETURN_IF_ERROR(gpu_->CopyDeviceToDevice(fed, gpu_, &dst));
     values_[in.slot] = std::move(dst);
   }
+  // After the feeds' buffers exist: a copy's output may alias one.
+  for (const auto& [from, to] : constant_copies_) values_[to] = values_[from];
   // The graph's GEMMs get a cuBLAS workspace of their own, so a replay never
   // writes scratch that a GEMM of a concurrent ordinary step is using
   // (device/gpu_graph.h).

@@ -132,8 +132,9 @@ class GpuGraphRunner {
   // Constant slots such kernels read in host memory: copied to the GPU once,
   // when recorded, and kept in values_.
   std::vector<int> staged_constants_;
-  // GPU constants the plan copies to the host only for such kernels:
-  // (constant slot, copy's slot); the kernels read the GPU's copy.
+  // GPU constants, and feeds kept on the GPU, that the plan copies to the
+  // host only for such kernels: (constant or fed slot, copy's slot); the
+  // kernels read the GPU value (a feed's: the graph's buffer of it).
   std::vector<std::pair<int, int>> constant_copies_;
   // Each input the graph copies in from a pinned buffer of its own: the
   // feed (index in the plan's feeds), and either the feed copy it replaces

@@ -744,6 +744,45 @@ TEST(GpuGraphTest, TokenIdsFedInHostMemoryReplay) {
   EXPECT_EQ(st.gpu_graph_steps, 5);  // all but the first
 }
 
+// Token ids the caller keeps on the GPU (--io-device): the plan copies them
+// to the host for Gather, but the replayed graph reads its own GPU buffer of
+// them, refilled before each launch, so every step replays with its own ids
+// and no copy to the host; an id out of range is still the ordinary error.
+TEST(GpuGraphTest, TokenIdsFedOnTheGpuReplay) {
+  SKIP_WITHOUT_GPU();
+  auto s = MakeSession(EmbeddingDef(), {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  StepOptions options;
+  options.fetch_devices = {"/cpu:0"};
+  auto run = [&](const std::vector<int64_t>& ids) {
+    absl::StatusOr<Tensor> on_gpu = (*s)->CopyTo(
+        Tensor::FromVector(ids, Shape({2, 8})), "/gpu:0");
+    EXPECT_TRUE(on_gpu.ok()) << on_gpu.status();
+    return (*s)->Run({{"ids", *on_gpu}}, {"y"}, options);
+  };
+  for (int step = 0; step < 6; ++step) {
+    std::vector<int64_t> ids = Ids(2, step);
+    auto out = run(ids);
+    ASSERT_TRUE(out.ok()) << "step " << step << ": " << out.status();
+    ASSERT_TRUE((*out)[0].on_host());
+    ExpectEmbedding((*out)[0], ids);
+  }
+  Session::Stats st = (*s)->stats();
+  EXPECT_EQ(st.gpu_graphs, 1);
+  EXPECT_EQ(st.gpu_graph_steps, 5);  // all but the first
+  std::vector<int64_t> bad = Ids(2, 0);
+  bad[5] = 50;
+  auto out = run(bad);
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("Gather index 50 at position 5 is out of range"));
+  std::vector<int64_t> ids = Ids(2, 3);
+  auto again = run(ids);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ExpectEmbedding((*again)[0], ids);
+  EXPECT_EQ((*s)->stats().gpu_graph_steps, st.gpu_graph_steps + 2);
+}
+
 // An id out of range in a replayed step is the error an ordinary step
 // gives (checked on the GPU, reported after the launch), and the next step
 // replays again.
