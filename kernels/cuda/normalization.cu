@@ -1,6 +1,11 @@
-// Softmax and LayerNorm: one block per row, block reductions in shared
-// memory (device_utils.cuh).
+// Softmax and LayerNorm. Softmax: one block per row, block reductions in
+// shared memory (device_utils.cuh). LayerNorm: rows up to 8192 elements are
+// held in registers, a warp per row up to 1024 elements (4 rows a block),
+// else a block of 256 threads per row, so x is read once from memory and
+// the mean and variance are exact two-pass sums; longer rows take the
+// block-per-row loop that reads x three times.
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/normalization.h"
@@ -58,6 +63,119 @@ static __global__ void LayerNormKernel(const T* x, const T* scale,
   }
 }
 
+// The sum over the kThreads threads that share a row (a warp, or the whole
+// block of kThreads), in every one of them.
+template <int kGroup>
+__device__ __forceinline__ float GroupSum(float v, float* partial) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  }
+  if constexpr (kGroup > 32) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    __syncthreads();  // `partial` may still be read from the last sum
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    v = 0;
+#pragma unroll
+    for (int w = 0; w < kGroup / 32; ++w) v += partial[w];
+  }
+  return v;
+}
+
+// One row per group of kGroup threads (32: a warp, blockDim.x / 32 rows a
+// block; else the block), each thread holding kPer of the row's elements
+// (cols <= kGroup * kPer) in registers, strided by kGroup so that a warp's
+// loads are contiguous.
+template <typename T, int kGroup, int kPer>
+static __global__ void LayerNormRegKernel(const T* x, const T* scale,
+                                          const T* bias, T* y, int64_t rows,
+                                          int cols, float epsilon) {
+  __shared__ float partial[32];
+  const int groups = blockDim.x / kGroup;
+  const int lane = threadIdx.x % kGroup;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * groups + threadIdx.x / kGroup;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * groups;
+  // Every thread of a block runs the same number of iterations (the block
+  // sum synchronises); rows past the end only take part in the sums.
+  const int64_t iterations = (rows + step - 1) / step;
+  for (int64_t it = 0; it < iterations; ++it) {
+    const int64_t row = first + it * step;
+    const bool live = row < rows;
+    const T* xr = x + (live ? row : 0) * cols;
+    float v[kPer];
+    float sum = 0;
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      const int j = lane + i * kGroup;
+      v[i] = (live && j < cols) ? ToWide(xr[j]) : 0.0f;
+      sum += v[i];
+    }
+    const float mean = GroupSum<kGroup>(sum, partial) / static_cast<float>(cols);
+    float sq = 0;
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      const int j = lane + i * kGroup;
+      const float d = j < cols ? v[i] - mean : 0.0f;
+      sq += d * d;
+    }
+    const float var = GroupSum<kGroup>(sq, partial) / static_cast<float>(cols);
+    const float inv = 1.0f / sqrtf(var + epsilon);
+    if (!live) continue;
+    T* yr = y + row * cols;
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      const int j = lane + i * kGroup;
+      if (j < cols) {
+        yr[j] = FromWide<T>((v[i] - mean) * inv * ToWide(scale[j]) +
+                            ToWide(bias[j]));
+      }
+    }
+  }
+}
+
+template <typename T, int kGroup, int kPer>
+void LaunchLayerNormReg(const T* x, const T* scale, const T* bias, T* y,
+                        int64_t rows, int64_t cols, float epsilon,
+                        cudaStream_t stream) {
+  constexpr int kBlock = kGroup == 32 ? 128 : kGroup;
+  constexpr int kRowsPerBlock = kBlock / kGroup;
+  int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  if (blocks > (int64_t{1} << 20)) blocks = int64_t{1} << 20;
+  LayerNormRegKernel<T, kGroup, kPer><<<static_cast<unsigned int>(blocks), kBlock, 0,
+                                        stream>>>(x, scale, bias, y, rows,
+                                                  static_cast<int>(cols), epsilon);
+}
+
+// The register kernel for rows of `cols` elements; false where a row is
+// longer than 8192 elements (or T is double).
+template <typename T>
+bool LayerNormInRegisters(const T* x, const T* scale, const T* bias, T* y,
+                          int64_t rows, int64_t cols, float epsilon,
+                          cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, double>) {
+    return false;
+  } else {
+    if (cols <= 128) {
+      LaunchLayerNormReg<T, 32, 4>(x, scale, bias, y, rows, cols, epsilon, stream);
+    } else if (cols <= 256) {
+      LaunchLayerNormReg<T, 32, 8>(x, scale, bias, y, rows, cols, epsilon, stream);
+    } else if (cols <= 512) {
+      LaunchLayerNormReg<T, 32, 16>(x, scale, bias, y, rows, cols, epsilon, stream);
+    } else if (cols <= 1024) {
+      LaunchLayerNormReg<T, 32, 32>(x, scale, bias, y, rows, cols, epsilon, stream);
+    } else if (cols <= 2048) {
+      LaunchLayerNormReg<T, 256, 8>(x, scale, bias, y, rows, cols, epsilon, stream);
+    } else if (cols <= 4096) {
+      LaunchLayerNormReg<T, 256, 16>(x, scale, bias, y, rows, cols, epsilon, stream);
+    } else if (cols <= 8192) {
+      LaunchLayerNormReg<T, 256, 32>(x, scale, bias, y, rows, cols, epsilon, stream);
+    } else {
+      return false;
+    }
+    return true;
+  }
+}
+
 // Threads per block: enough for the row, a multiple of 32, at most 1024.
 int BlockFor(int64_t len) {
   int64_t t = 32;
@@ -103,6 +221,11 @@ absl::Status LaunchLayerNorm(GpuDtype dtype, const void* x, const void* scale,
   if (rows == 0 || cols == 0) return absl::OkStatus();
   return FloatDispatch(dtype, "LayerNorm", [&](auto tag) {
     using T = decltype(tag);
+    if (LayerNormInRegisters(static_cast<const T*>(x), static_cast<const T*>(scale),
+                             static_cast<const T*>(bias), static_cast<T*>(y), rows,
+                             cols, epsilon, stream)) {
+      return;
+    }
     LayerNormKernel<T><<<RowBlocks(rows), BlockFor(cols), 0, stream>>>(
         static_cast<const T*>(x), static_cast<const T*>(scale),
         static_cast<const T*>(bias), static_cast<T*>(y), rows, cols, epsilon);

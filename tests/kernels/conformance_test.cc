@@ -1254,6 +1254,15 @@ std::vector<Case> AllCases() {
                      {{t, Shape({4, 5, 300})}}});
     cases.push_back({"LayerNorm_last_" + DtypeSuffix(t), "LayerNorm",
                      {{t, Shape({6, 96})}, {t, Shape({96})}, {t, Shape({96})}}});
+    // Each of the GPU's paths: a warp per row (768, and 1000, not a
+    // multiple of 32, in rows that do not fill the last block), a block of
+    // 256 per row (3000), and the loop for rows past 8192 elements.
+    for (int64_t cols : {768, 1000, 3000, 9000}) {
+      cases.push_back({"LayerNorm_cols" + std::to_string(cols) + "_" + DtypeSuffix(t),
+                       "LayerNorm",
+                       {{t, Shape({cols > 4096 ? 3 : 7, cols})}, {t, Shape({cols})},
+                        {t, Shape({cols})}}});
+    }
   }
   AddFusedAttentionCases(&cases);
   cases.push_back({"Softmax_middle_axis", "Softmax", {{DT_FLOAT, Shape({4, 5, 6})}},
