@@ -57,6 +57,12 @@ void ForEachEntryPoint(CudnnApi* api, Fn&& fn) {
   fn("cudnnFindConvolutionBackwardDataAlgorithmEx",
      &api->FindConvolutionBackwardDataAlgorithmEx);
   fn("cudnnConvolutionBackwardData", &api->ConvolutionBackwardData);
+  fn("cudnnBackendCreateDescriptor", &api->BackendCreateDescriptor);
+  fn("cudnnBackendDestroyDescriptor", &api->BackendDestroyDescriptor);
+  fn("cudnnBackendSetAttribute", &api->BackendSetAttribute);
+  fn("cudnnBackendGetAttribute", &api->BackendGetAttribute);
+  fn("cudnnBackendFinalize", &api->BackendFinalize);
+  fn("cudnnBackendExecute", &api->BackendExecute);
 }
 
 // The file a dlopen handle refers to, or `fallback`.

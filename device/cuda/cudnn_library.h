@@ -4,7 +4,8 @@
 // (kernels/cuda/cudnn_conv.h) then run sluice's own CUDA kernels. cuDNN 9's
 // legacy convolution API (cudnn_cnn.h: cudnnConvolutionForward,
 // cudnnConvolutionBackwardData, cudnnFind*AlgorithmEx, the *_v7 heuristics)
-// is what is used; it still ships in cuDNN 9 through the libcudnn.so.9 shim.
+// is what is used, beside the graph (backend) API's descriptors, finalize
+// and execute for forward convolutions; both ship in libcudnn.so.9.
 //
 //   ASSIGN_OR_RETURN(const CudnnApi* dnn, GetCudnn());
 //   cudnnHandle_t h;
@@ -83,6 +84,14 @@ struct CudnnApi {
   decltype(&::cudnnFindConvolutionBackwardDataAlgorithmEx)
       FindConvolutionBackwardDataAlgorithmEx = nullptr;
   decltype(&::cudnnConvolutionBackwardData) ConvolutionBackwardData = nullptr;
+  // The graph (backend) API, for forward convolutions on the engines that
+  // the legacy calls do not reach (kernels/cuda/cudnn_graph_conv.h).
+  decltype(&::cudnnBackendCreateDescriptor) BackendCreateDescriptor = nullptr;
+  decltype(&::cudnnBackendDestroyDescriptor) BackendDestroyDescriptor = nullptr;
+  decltype(&::cudnnBackendSetAttribute) BackendSetAttribute = nullptr;
+  decltype(&::cudnnBackendGetAttribute) BackendGetAttribute = nullptr;
+  decltype(&::cudnnBackendFinalize) BackendFinalize = nullptr;
+  decltype(&::cudnnBackendExecute) BackendExecute = nullptr;
 
   // OK for CUDNN_STATUS_SUCCESS; otherwise INTERNAL (RESOURCE_EXHAUSTED for
   // an allocation failure, UNIMPLEMENTED for NOT_SUPPORTED) naming `what`,

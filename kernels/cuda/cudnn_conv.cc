@@ -26,6 +26,7 @@
 #include "device/gpu_graph.h"
 #include "kernels/cuda/bias_activation.h"
 #include "kernels/cuda/conv_gemm.h"
+#include "kernels/cuda/cudnn_graph_conv.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 
 namespace sluice::cuda {
@@ -43,8 +44,10 @@ constexpr int64_t kMinTryWorkspace = int64_t{64} << 10;
 // KiB, and an algorithm measured without its workspace is never a candidate.
 constexpr int64_t kMinFindWorkspace = int64_t{16} << 20;
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-// last_algo of a problem run as a cuBLAS GEMM (conv_gemm.h).
+// last_algo of a problem run as a cuBLAS GEMM (conv_gemm.h), or on a plan of
+// cuDNN's graph API (cudnn_graph_conv.h).
 constexpr int kGemmAlgo = -2;
+constexpr int kGraphAlgo = -3;
 
 std::atomic<CudnnPathPolicy> path_policy{CudnnPathPolicy::kMeasure};
 
@@ -95,6 +98,12 @@ struct Entry {
   int fused_algo = -1;
   bool use_gemm = false;
   int64_t gemm_runs = 0;
+  // cuDNN's graph API (made when first measured) and the plan kept (-1:
+  // none), or why it is not used.
+  std::unique_ptr<CudnnGraphConv> graph;
+  int graph_plan = -1;
+  std::string graph_refused;
+  int64_t graph_runs = 0;
   cudnnMathType_t requested_math = CUDNN_DEFAULT_MATH;
   std::vector<Candidate> candidates;  // fastest first
   int64_t find_workspace = 0;
@@ -517,6 +526,39 @@ absl::StatusOr<float> TimeOnStream(cudaStream_t stream,
   return ms / kTimedRuns;
 }
 
+// Makes e->graph on first use; false (with e->graph_refused) where the
+// graph API has no usable plan for the problem.
+bool MakeGraph(const CudnnConvState& st, const CudnnConvProblem& p, bool allow_tf32,
+               Entry* e) {
+  constexpr int kGraphPlans = 6;
+  if (e->graph != nullptr) return true;
+  if (!e->graph_refused.empty()) return false;
+  absl::StatusOr<std::unique_ptr<CudnnGraphConv>> g =
+      CudnnGraphConv::Create(*st.api(), st.handle(), p, allow_tf32, kGraphPlans);
+  if (!g.ok()) {
+    e->graph_refused = std::string(g.status().message());
+    return false;
+  }
+  e->graph = *std::move(g);
+  return true;
+}
+
+// Time of plan `i` of `g` (then `epilogue`), with its workspace from ctx.
+absl::StatusOr<float> TimeGraphPlan(OpKernelContext* ctx, cudaStream_t stream,
+                                    const CudnnGraphConv& g, int i, const void* x,
+                                    const void* w, void* y,
+                                    const std::function<absl::Status()>& epilogue) {
+  Tensor ws;
+  if (g.workspace_bytes(i) > 0) {
+    ASSIGN_OR_RETURN(ws, ctx->allocate_temp(DT_UINT8, Shape({g.workspace_bytes(i)})));
+  }
+  void* ws_data = g.workspace_bytes(i) > 0 ? ws.raw_data() : nullptr;
+  return TimeOnStream(stream, [&]() -> absl::Status {
+    RETURN_IF_ERROR(g.Run(i, x, w, y, ws_data));
+    return epilogue();
+  });
+}
+
 // Decides once per problem how it runs (CudnnPathPolicy::kMeasure): times
 // the fastest plain cuDNN call (followed by sluice's epilogue kernel where
 // there is an epilogue), with `try_fused` cuDNN's fused call for the
@@ -530,7 +572,7 @@ absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
                         const CudnnConvState& st, const CudnnConvProblem& p,
                         const void* x, const void* w, void* y,
                         const CudnnEpilogue* ep, bool try_fused, bool try_gemm,
-                        Entry* e) {
+                        bool try_graph, Entry* e) {
   constexpr size_t kFusedTries = 4;
   e->path_measured = true;
   cudaStream_t stream = static_cast<cudaStream_t>(gpu->compute_stream());
@@ -580,6 +622,24 @@ absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
     });
     if (t.ok()) gemm = *t;
   }
+  float graph = -1;
+  if (try_graph && MakeGraph(st, p, gpu->allow_tf32(), e)) {
+    for (int i = 0; i < e->graph->num_plans(); ++i) {
+      absl::StatusOr<float> t = TimeGraphPlan(ctx, stream, *e->graph, i, x, w, y, epilogue);
+      if (LogChoices()) {
+        std::fprintf(stderr, "sluice cudnn: %s: graph engine %lld: %s\n", e->key.c_str(),
+                     static_cast<long long>(e->graph->engine(i)),
+                     t.ok() ? absl::StrCat(*t, " ms, ", e->graph->workspace_bytes(i),
+                                           " B workspace").c_str()
+                            : std::string(t.status().message()).c_str());
+      }
+      if (t.ok() && (graph < 0 || *t < graph)) {
+        graph = *t;
+        e->graph_plan = i;
+      }
+    }
+    if (e->graph_plan < 0) e->graph_refused = "no plan of cuDNN's graph API ran";
+  }
   float cudnn = plain;
   if (try_fused) {
     if (best_fused < 0) {
@@ -595,11 +655,19 @@ absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
     }
   }
   e->use_gemm = gemm >= 0 && (cudnn < 0 || gemm < cudnn);
+  const float legacy_best = e->use_gemm ? gemm : cudnn;
+  if (graph >= 0 && legacy_best >= 0 && legacy_best <= graph) {
+    e->graph_refused = absl::StrCat("the legacy calls are faster (", legacy_best,
+                                    " ms against ", graph, " ms)");
+    e->graph_plan = -1;
+  }
+  if (e->graph_plan >= 0) e->use_gemm = false;
   if (LogChoices()) {
     std::fprintf(stderr,
-                 "sluice cudnn: %s: plain %.4f ms, fused %.4f ms (algo %d), gemm %.4f ms%s\n",
-                 e->key.c_str(), plain, best_fused, e->fused_algo, gemm,
-                 e->use_gemm ? ": gemm" : "");
+                 "sluice cudnn: %s: plain %.4f ms, fused %.4f ms (algo %d), gemm %.4f ms, "
+                 "graph %.4f ms%s\n",
+                 e->key.c_str(), plain, best_fused, e->fused_algo, gemm, graph,
+                 e->graph_plan >= 0 ? ": graph" : e->use_gemm ? ": gemm" : "");
   }
   return absl::OkStatus();
 }
@@ -747,11 +815,48 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
   }
   const CudnnPathPolicy policy = path_policy.load();
   const bool gemm_able = ConvIsGemm(p);
+  const bool graph_able = !p.transpose && p.image.size() >= 2 &&
+                          p.dtype != DT_DOUBLE && e->graph_refused.empty();
   if (policy == CudnnPathPolicy::kMeasure && !e->path_measured && e->measured &&
-      !recording && (fuse || gemm_able)) {
+      !recording && (fuse || gemm_able || graph_able)) {
     RETURN_IF_ERROR(ChoosePath(ctx, gpu, *st, p, x, w, y, epilogue, fuse,
-                               gemm_able, e));
+                               gemm_able, graph_able, e));
     fuse = fuse && e->fused_refused.empty();
+  }
+  if (policy == CudnnPathPolicy::kGraph && graph_able && e->graph_plan < 0 &&
+      MakeGraph(*st, p, gpu->allow_tf32(), e)) {
+    e->graph_plan = 0;
+  }
+  if (e->graph_plan >= 0 && (policy == CudnnPathPolicy::kMeasure ||
+                             policy == CudnnPathPolicy::kGraph)) {
+    // The plan kept, when its workspace fits now; else the legacy calls.
+    const int64_t ws_bytes = e->graph->workspace_bytes(e->graph_plan);
+    Tensor ws;
+    absl::Status got;
+    if (ws_bytes > 0) {
+      absl::StatusOr<Tensor> t = ctx->allocate_temp(DT_UINT8, Shape({ws_bytes}));
+      got = t.status();
+      if (t.ok()) ws = *std::move(t);
+    }
+    if (got.ok()) {
+      absl::Status s = e->graph->Run(e->graph_plan, x, w, y,
+                                     ws_bytes > 0 ? ws.raw_data() : nullptr);
+      if (s.ok()) {
+        if (LogChoices() && (e->last_algo != kGraphAlgo || recording)) {
+          std::fprintf(stderr, "sluice cudnn: %s runs graph engine %lld%s\n", key.c_str(),
+                       static_cast<long long>(e->graph->engine(e->graph_plan)),
+                       recording ? " recording" : "");
+        }
+        e->last_algo = kGraphAlgo;
+        e->last_workspace = ws_bytes;
+        ++e->graph_runs;
+        ++e->runs;
+        return true;  // the caller applies the epilogue
+      }
+      if (!absl::IsFailedPrecondition(s)) return s;  // misaligned: legacy below
+    } else if (!absl::IsResourceExhausted(got)) {
+      return got;
+    }
   }
   if (gemm_able && (policy == CudnnPathPolicy::kGemm ||
                     (policy == CudnnPathPolicy::kMeasure && e->use_gemm))) {
@@ -861,6 +966,9 @@ std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
     c.fused_refused = e->fused_refused;
     c.path_measured = e->path_measured;
     c.gemm_runs = e->gemm_runs;
+    c.graph_runs = e->graph_runs;
+    c.graph_engine = e->graph_plan >= 0 ? e->graph->engine(e->graph_plan) : -1;
+    c.graph_refused = e->graph_refused;
     out.push_back(std::move(c));
   }
   return out;

@@ -90,11 +90,14 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
 // first ordinary step of a problem times the ways open to it and keeps the
 // fastest: cuDNN's plain call (then sluice's epilogue kernel, for
 // FusedConv2D), cuDNN's fused call (float32 with Relu), and for a 1x1
-// convolution one cuBLAS GEMM (conv_gemm.h; then the epilogue kernel).
-// kFused (for tests of the fused call) takes the fused call wherever cuDNN
-// accepts it; kGemm (for tests of the GEMM route) takes the GEMM wherever
-// ConvIsGemm. Process-wide; set it before the problems run.
-enum class CudnnPathPolicy { kMeasure, kFused, kGemm };
+// convolution one cuBLAS GEMM (conv_gemm.h; then the epilogue kernel), and
+// for forward 2D/3D convolutions the plans of cuDNN's graph API
+// (cudnn_graph_conv.h; then the epilogue kernel). kFused (for tests of the
+// fused call) takes the fused call wherever cuDNN accepts it; kGemm (for
+// tests of the GEMM route) takes the GEMM wherever ConvIsGemm; kGraph (for
+// tests of the graph route) takes the graph API's first plan wherever it has
+// one. Process-wide; set it before the problems run.
+enum class CudnnPathPolicy { kMeasure, kFused, kGemm, kGraph };
 void SetCudnnPathPolicyForTesting(CudnnPathPolicy policy);
 
 // What a device's algorithm cache holds, for tests and diagnostics.
@@ -119,6 +122,11 @@ struct CudnnConvCacheEntry {
   std::string fused_refused;  // non-empty: why the fused call is not used
   bool path_measured = false;  // the ways were timed (kMeasure)
   int64_t gemm_runs = 0;       // of `runs`, those on cuBLAS (conv_gemm.h)
+  // Of `runs`, those on a plan of cuDNN's graph API, and that plan's
+  // engine (its global index; -1 when none is used).
+  int64_t graph_runs = 0;
+  int64_t graph_engine = -1;
+  std::string graph_refused;  // non-empty: why the graph API is not used
 };
 // The device's cache (empty when cuDNN was never used on it).
 std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu);

@@ -632,10 +632,124 @@ TEST(CudnnConvGemmTest, TheWayAOneByOneProblemRunsIsMeasuredOnce) {
     ++entries;
     EXPECT_TRUE(e.path_measured) << e.key;
     EXPECT_EQ(e.runs, 3) << e.key;
-    // One way, every step: all GEMM, all fused, or all plain.
-    EXPECT_TRUE(e.gemm_runs == 3 || e.fused_runs == 3 ||
-                (e.gemm_runs == 0 && e.fused_runs == 0))
-        << e.key << ": " << e.gemm_runs << " GEMM, " << e.fused_runs << " fused";
+    // One way, every step: all GEMM, all fused, all on the graph API, or
+    // all plain.
+    EXPECT_TRUE(e.gemm_runs == 3 || e.fused_runs == 3 || e.graph_runs == 3 ||
+                (e.gemm_runs == 0 && e.fused_runs == 0 && e.graph_runs == 0))
+        << e.key << ": " << e.gemm_runs << " GEMM, " << e.fused_runs << " fused, "
+        << e.graph_runs << " graph";
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+// Forward convolutions may run on a plan of cuDNN's graph API
+// (cudnn_graph_conv.h). Forced onto that route, Conv2D and FusedConv2D (the
+// epilogue by sluice's kernel) give the CPU's results in float32, float16
+// and bfloat16, at batch 1 and 3, for strided, padded, dilated, grouped and
+// depthwise windows, and every problem did run there.
+TEST(CudnnConvGraphTest, ConvolutionsOnTheGraphApiMatchTheCpu) {
+  const Gpus& gpus = GetGpus();
+  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
+  struct Window {
+    int64_t c, o, group, k, stride, pad, dilation;
+  };
+  const std::vector<Window> windows = {
+      {16, 32, 1, 3, 1, 1, 1},  // 3x3, same padding
+      {8, 16, 1, 7, 2, 3, 1},   // the stem of a ResNet, small
+      {16, 24, 1, 1, 2, 0, 1},  // strided 1x1 (a downsample)
+      {16, 16, 4, 3, 1, 2, 2},  // grouped, dilated
+      {32, 32, 32, 3, 2, 1, 1}, // depthwise, strided
+  };
+  std::mt19937 rng(11);
+  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kGraph);
+  int problems = 0;
+  for (DataType dtype : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16}) {
+    for (int64_t batch : {1, 3}) {
+      for (const Window& win : windows) {
+        SCOPED_TRACE(absl::StrCat(DataTypeName(dtype), " batch ", batch, " c=", win.c,
+                                  "->", win.o, " g=", win.group, " k=", win.k,
+                                  " s=", win.stride, " d=", win.dilation));
+        const int64_t h = 13, wd = 11;
+        const int64_t span = win.dilation * (win.k - 1) + 1;
+        const int64_t oh = (h + 2 * win.pad - span) / win.stride + 1;
+        const int64_t ow = (wd + 2 * win.pad - span) / win.stride + 1;
+        const Shape x_shape({batch, win.c, h, wd}), y_shape({batch, win.o, oh, ow});
+        const Tensor x = RandomTensor(rng, dtype, x_shape);
+        const Tensor w =
+            RandomTensor(rng, dtype, Shape({win.o, win.c / win.group, win.k, win.k}));
+        const Attrs attrs = {{"strides", IntListAttr({win.stride, win.stride})},
+                             {"pads", IntListAttr({win.pad, win.pad, win.pad, win.pad})},
+                             {"dilations", IntListAttr({win.dilation, win.dilation})},
+                             {"group", IntAttr(win.group)}};
+        absl::StatusOr<std::vector<Tensor>> cpu = RunOp("Conv2D", {x, w}, attrs);
+        ASSERT_TRUE(cpu.ok()) << cpu.status();
+        absl::StatusOr<Tensor> gpu = RunOnGpu(gpus.cudnn.get(), "Conv2D", {x, w}, attrs);
+        ASSERT_TRUE(gpu.ok()) << gpu.status();
+        ExpectClose(*gpu, ToDoubles((*cpu)[0]), y_shape, Tolerance(dtype), "Conv2D");
+        Attrs fused_attrs = attrs;
+        fused_attrs["activation"] = StringAttr("relu");
+        const Tensor bias = RandomTensor(rng, dtype, Shape({win.o}));
+        const Tensor side = RandomTensor(rng, dtype, y_shape);
+        absl::StatusOr<std::vector<Tensor>> fused_cpu =
+            RunOp("FusedConv2D", {x, w, bias, side}, fused_attrs);
+        ASSERT_TRUE(fused_cpu.ok()) << fused_cpu.status();
+        absl::StatusOr<Tensor> fused =
+            RunOnGpu(gpus.cudnn.get(), "FusedConv2D", {x, w, bias, side}, fused_attrs);
+        ASSERT_TRUE(fused.ok()) << fused.status();
+        ExpectClose(*fused, ToDoubles((*fused_cpu)[0]), y_shape, Tolerance(dtype),
+                    "FusedConv2D");
+        ++problems;
+      }
+    }
+  }
+  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kMeasure);
+  int64_t graph_runs = 0;
+  for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpus.cudnn.get())) {
+    if (!absl::StrContains(e.key, " image=13,11 ")) continue;
+    EXPECT_GT(e.graph_runs, 0) << e.key << ": " << e.graph_refused;
+    EXPECT_GE(e.graph_engine, 0) << e.key;
+    graph_runs += e.graph_runs;
+  }
+  EXPECT_EQ(graph_runs, 2 * problems);  // Conv2D and FusedConv2D each
+}
+
+// Measured, a 3x3 problem in bfloat16 times the graph API's plans beside the
+// legacy algorithms once and runs one way every step, with the CPU's
+// results.
+TEST(CudnnConvGraphTest, TheGraphApiIsTimedWithTheOtherWays) {
+  const Gpus& gpus = GetGpus();
+  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
+  std::mt19937 rng(12);
+  const Shape x_shape({4, 64, 14, 14}), w_shape({64, 64, 3, 3});
+  const Shape y_shape({4, 64, 14, 14});
+  const std::vector<Tensor> in = {RandomTensor(rng, DT_BFLOAT16, x_shape),
+                                  RandomTensor(rng, DT_BFLOAT16, w_shape),
+                                  RandomTensor(rng, DT_BFLOAT16, Shape({64}))};
+  const Attrs attrs = {{"pads", IntListAttr({1, 1, 1, 1})},
+                       {"activation", StringAttr("relu")}};
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp("FusedConv2D", in, attrs);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  for (int step = 0; step < 3; ++step) {
+    absl::StatusOr<Tensor> out = RunOnGpu(gpus.cudnn.get(), "FusedConv2D", in, attrs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectClose(*out, ToDoubles((*cpu)[0]), y_shape, Tolerance(DT_BFLOAT16), "measured");
+  }
+  int entries = 0;
+  for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpus.cudnn.get())) {
+    if (!absl::StrContains(e.key, "bfloat16 NC2d n=4 c=64->64") ||
+        !absl::StrContains(e.key, " image=14,14 ")) {
+      continue;
+    }
+    ++entries;
+    EXPECT_TRUE(e.path_measured) << e.key;
+    EXPECT_EQ(e.runs, 3) << e.key;
+    EXPECT_TRUE(e.graph_runs == 3 || e.graph_runs == 0) << e.key << ": " << e.graph_runs;
+    EXPECT_EQ(e.graph_runs == 3, e.graph_engine >= 0) << e.key;
+    if (e.graph_runs == 0) {
+      EXPECT_FALSE(e.graph_refused.empty()) << e.key;
+    }
   }
   EXPECT_EQ(entries, 1);
 }
