@@ -1,5 +1,6 @@
 // FusedAttention (fused_attention.h): a flash-attention kernel for head dims
-// up to 128 and a one-warp-per-row kernel for larger ones.
+// up to 128 and a one-warp-per-row kernel for larger ones; float16 and
+// bfloat16 go to the tensor-core kernel (fused_attention_tc.h) first.
 //
 // The tiled kernel: 128 threads per block, 64 query rows. Thread t holds
 // rows rg, rg + 16, rg + 32, rg + 48 (rg = t / 8; consecutive rows in a warp
@@ -17,7 +18,9 @@
 #include <type_traits>
 
 #include "kernels/cuda/device_utils.cuh"
+#include "core/status_macros.h"
 #include "kernels/cuda/fused_attention.h"
+#include "kernels/cuda/fused_attention_tc.h"
 
 namespace sluice::cuda {
 namespace {
@@ -310,6 +313,11 @@ absl::Status LaunchFlash(const FusedAttentionLaunch& l, cudaStream_t stream) {
 
 template <typename T>
 absl::Status LaunchTyped(const FusedAttentionLaunch& l, cudaStream_t stream) {
+  if constexpr (!std::is_same_v<T, float>) {
+    // 16-bit inputs: tensor cores where the GPU and head dims allow.
+    ASSIGN_OR_RETURN(bool launched, LaunchFusedAttentionTensorCores(l, stream));
+    if (launched) return absl::OkStatus();
+  }
   const int64_t dp = l.d > l.dv ? l.d : l.dv;
   if (dp <= 32) return LaunchFlash<T, 32>(l, stream);
   if (dp <= 64) return LaunchFlash<T, 64>(l, stream);

@@ -1161,7 +1161,10 @@ void AddFusedAttentionCases(std::vector<Case>* cases) {
   for (const Size& z : sizes) {
     for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16}) {
       const std::string name = z.name;
-      if ((name == "bert_base" || name == "gpt2") && t != DT_FLOAT) continue;
+      // Full sizes: float32, and GPT-2's in bfloat16 (the tensor-core kernel
+      // over two key tiles with the causal limit).
+      if (name == "bert_base" && t != DT_FLOAT) continue;
+      if (name == "gpt2" && t == DT_FLOAT16) continue;
       std::vector<InputSpec> in = {{t, Shape({z.b, z.h, z.sq, z.d})},
                                    {t, Shape({z.b, z.h, z.sk, z.d})},
                                    {t, Shape({z.b, z.h, z.sk, z.d})}};
