@@ -193,6 +193,7 @@ template <> struct Bits<1> { using type = uint8_t; };
 template <> struct Bits<2> { using type = uint16_t; };
 template <> struct Bits<4> { using type = uint32_t; };
 template <> struct Bits<8> { using type = uint64_t; };
+template <> struct Bits<16> { using type = uint4; };
 
 }  // namespace sluice::cuda
 

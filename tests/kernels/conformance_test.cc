@@ -1293,6 +1293,18 @@ std::vector<Case> AllCases() {
   cases.push_back({"Transpose", "Transpose", {{DT_FLOAT, Shape({2, 3, 4})}},
                    {{"perm", IntListAttr({2, 0, 1})}}});
   cases.push_back({"Transpose_int64_reverse", "Transpose", {{DT_INT64, Shape({2, 3, 4})}}});
+  // Rows contiguous in both: the GPU moves 16 (float32 rows of 12: 8) bytes
+  // at a time; the last splits rows that 16 bytes do not divide.
+  for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16}) {
+    cases.push_back({"Transpose_heads_" + DtypeSuffix(t), "Transpose",
+                     {{t, Shape({2, 5, 3, 16})}}, {{"perm", IntListAttr({0, 2, 1, 3})}}});
+  }
+  cases.push_back({"Transpose_heads_rows_of_12", "Transpose", {{DT_FLOAT, Shape({2, 5, 3, 12})}},
+                   {{"perm", IntListAttr({0, 2, 1, 3})}}});
+  cases.push_back({"Split_packed_qkv_float16", "Split", {{DT_FLOAT16, Shape({2, 7, 48})}},
+                   {{"axis", IntAttr(2)}, {"num_split", IntAttr(3)}}});
+  cases.push_back({"Split_odd_columns_float16", "Split", {{DT_FLOAT16, Shape({3, 7, 15})}},
+                   {{"axis", IntAttr(2)}, {"num_split", IntAttr(3)}}});
   cases.push_back({"Concat", "Concat",
                    {{DT_FLOAT, Shape({2, 3, 4})}, {DT_FLOAT, Shape({2, 1, 4})},
                     {DT_FLOAT, Shape({2, 2, 4})}},
