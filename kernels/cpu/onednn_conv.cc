@@ -597,8 +597,8 @@ class OneDnnConvImpl final : public OneDnnConv {
     // time, all reading the whole input); grouped, runs of `step` groups,
     // each reading its own channels, which needs a channel-blocked (or
     // plain) input layout whose blocks the runs start on; and bands of
-    // rows, which need such a layout too. An input layout of another kind
-    // is not cut.
+    // rows, which need such a layout or nhwc. An input layout of another
+    // kind is not cut. (The last slice takes whatever channels are left.)
     int64_t units = 0, step = 1;
     const int64_t unit_channels = BlockWidth();
     if (layout == 0) {
@@ -614,7 +614,8 @@ class OneDnnConvImpl final : public OneDnnConv {
     const int64_t macs = o * oh * ow * cg * key[kKh] * key[kKw];
     ConvSlicing cuts;
     if (cut != Cut::kNone) {
-      const int64_t rows = cut == Cut::kChannelsAndRows && layout > 0 ? oh : 1;
+      const int64_t rows =
+          cut == Cut::kChannelsAndRows && layout != 0 ? oh : 1;
       cuts = PlanConvSlicing(units, rows, macs, key[kBatch],
                              static_cast<int>(key[kThreads]), key[kMinMacs]);
     }
@@ -626,12 +627,19 @@ class OneDnnConvImpl final : public OneDnnConv {
     if (cuts.row_parts > 1) {
       bands = MakeBands(h, oh, key[kKh], cuts.row_parts);
       if (bands.empty()) return nullptr;
-      // Each band's input is its own copy in the plan's layout.
-      for (Band& b : bands) {
-        b.src_offset = plan->src_floats;
-        const memory::desc md({1, c, b.ih1 - b.ih0, w}, kF32, TagOf(layout));
-        plan->src_floats += static_cast<int64_t>((md.get_size() + 63) / 64 *
-                                                 16);
+      if (layout == kNhwc) {
+        // A band's rows are one run of the whole image's NHWC copy.
+        plan->src_floats = static_cast<int64_t>(whole.src.get_size() / 4);
+        for (Band& b : bands) b.src_offset = b.ih0 * w * c;
+      } else {
+        // Each band's input is its own copy in the plan's channel blocks.
+        for (Band& b : bands) {
+          b.src_offset = plan->src_floats;
+          const memory::desc md({1, c, b.ih1 - b.ih0, w}, kF32,
+                                TagOf(layout));
+          plan->src_floats += static_cast<int64_t>(
+              (md.get_size() + 63) / 64 * 16);
+        }
       }
     } else {
       plan->src_floats = static_cast<int64_t>(whole.src.get_size() / 4);
@@ -646,15 +654,18 @@ class OneDnnConvImpl final : public OneDnnConv {
           const int64_t u0 = units * i / count, u1 = units * (i + 1) / count;
           Slice s;
           memory::desc slice_src = whole.src;
+          const bool last = i == count - 1;
           if (groups == 1) {
-            s = Bounds(u0 * unit_channels, std::min(o, u1 * unit_channels), 0,
-                       c, 0, 1);
+            s = Bounds(u0 * unit_channels,
+                       last ? o : std::min(o, u1 * unit_channels), 0, c, 0, 1);
             s.src_offset = b.src_offset;
             if (bands.size() > 1) {
               slice_src = memory::desc({1, c, bh, w}, kF32, TagOf(layout));
             }
           } else {
-            const int64_t g0 = u0 * step, g1 = std::min(groups, u1 * step);
+            // (In NHWC, not cut by groups: g0 is 0.)
+            const int64_t g0 = u0 * step;
+            const int64_t g1 = last ? groups : std::min(groups, u1 * step);
             s = Bounds(g0 * og, g1 * og, g0 * cg, g1 * cg, g0, g1);
             s.src_offset = b.src_offset + g0 * cg * bh * w;
             slice_src =
@@ -694,7 +705,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     // NHWC), one per thread; per band when cut into bands.
     const int64_t parts = CeilDiv(key[kThreads], std::max<int64_t>(
                                                      key[kBatch], 1));
-    if (bands.size() > 1) {
+    if (bands.size() > 1 && layout > 0) {
       plan->reorder_src = true;
       const int64_t blocks = (c + layout - 1) / layout;
       const int64_t per_band = std::min(
