@@ -309,6 +309,83 @@ bool Declined(const std::string& impl) {
   return absl::StartsWith(impl, "ref") || absl::StrContains(impl, "gemm:");
 }
 
+// Gives each of plan's slices its place in the output scratch (where it
+// writes its own buffer) and its reordered filter (shared by the slices of
+// a run of channels whose filter layout is the same), and sizes the
+// scratchpad.
+void AssignBuffers(Plan* plan) {
+  for (int64_t i = 0; i < static_cast<int64_t>(plan->slices.size()); ++i) {
+    Slice& s = plan->slices[i];
+    plan->scratch = std::max(plan->scratch, s.scratch);
+    if (s.reorder_dst) {
+      s.dst_offset = plan->dst_floats;
+      plan->dst_floats += static_cast<int64_t>((s.dst.get_size() + 63) / 64 *
+                                               16);
+    }
+    // A run of channels whose filter another band's slice already has in
+    // this layout shares it.
+    s.weights = static_cast<int64_t>(plan->weight_slices.size());
+    for (int64_t j = 0; j < static_cast<int64_t>(plan->weight_slices.size());
+         ++j) {
+      const Slice& other = plan->slices[plan->weight_slices[j]];
+      if (other.oc0 == s.oc0 && other.oc1 == s.oc1 &&
+          other.weights_md == s.weights_md) {
+        s.weights = j;
+        break;
+      }
+    }
+    if (s.weights == static_cast<int64_t>(plan->weight_slices.size())) {
+      plan->weight_slices.push_back(i);
+    }
+  }
+}
+
+// Fills plan->chunks: the reorders of one image's NCHW input into the
+// layout the plan's slices read, about `parts` of them to run in parallel.
+// Channel blocks (or plain nchw) cut into bands: each band's rows, in
+// chunks of whole channel blocks, into the band's own copy. Otherwise
+// chunks of whole channel blocks, rows for nhwc (which bands read in
+// place), or one reorder of the whole image for another layout.
+void AddSrcChunks(int layout, int64_t c, int64_t h, int64_t w, int64_t parts,
+                  const memory::desc& whole_src, Plan* plan) {
+  auto add = [&](int64_t user_offset, const memory::desc& user,
+                 int64_t blocked_offset, const memory::desc& blocked) {
+    SrcChunk chunk;
+    chunk.user_offset = user_offset;
+    chunk.blocked_offset = blocked_offset;
+    chunk.user = user;
+    chunk.blocked = blocked;
+    chunk.reorder = MakeReorder(chunk.user, chunk.blocked);
+    plan->chunks.push_back(std::move(chunk));
+  };
+  const memory::dims nchw_strides = {c * h * w, h * w, w, 1};
+  if (layout > 0) {
+    const int64_t blocks = (c + layout - 1) / layout;
+    const int64_t bands = static_cast<int64_t>(plan->bands.size());
+    const int64_t per_band = std::min(blocks, CeilDiv(parts, bands));
+    for (const Band& b : plan->bands) {
+      const int64_t bh = b.ih1 - b.ih0;
+      for (int64_t i = 0; i < per_band; ++i) {
+        const int64_t c0 = std::min(c, blocks * i / per_band * layout);
+        const int64_t c1 = std::min(c, blocks * (i + 1) / per_band * layout);
+        const memory::dims dims = {1, c1 - c0, bh, w};
+        add(c0 * h * w + b.ih0 * w, memory::desc(dims, kF32, nchw_strides),
+            b.src_offset + c0 * bh * w, memory::desc(dims, kF32, TagOf(layout)));
+      }
+    }
+  } else if (layout == kNhwc) {
+    const int64_t chunks = std::min(h, parts);
+    for (int64_t i = 0; i < chunks; ++i) {
+      const int64_t h0 = h * i / chunks, h1 = h * (i + 1) / chunks;
+      const memory::dims dims = {1, c, h1 - h0, w};
+      add(h0 * w, memory::desc(dims, kF32, nchw_strides), h0 * w * c,
+          memory::desc(dims, kF32, {c * h * w, 1, w * c, c}));
+    }
+  } else {  // another layout: one reorder of the whole image
+    add(0, memory::desc({1, c, h, w}, kF32, Tag::nchw), 0, whole_src);
+  }
+}
+
 class OneDnnConvImpl final : public OneDnnConv {
  public:
   OneDnnConvImpl(const Conv2DParams& p, ConvActivation act)
@@ -677,91 +754,13 @@ class OneDnnConvImpl final : public OneDnnConv {
       }
     }
     plan->bands = bands;
-    for (int64_t i = 0; i < static_cast<int64_t>(plan->slices.size()); ++i) {
-      Slice& s = plan->slices[i];
-      plan->scratch = std::max(plan->scratch, s.scratch);
-      if (s.reorder_dst) {
-        s.dst_offset = plan->dst_floats;
-        plan->dst_floats += static_cast<int64_t>((s.dst.get_size() + 63) / 64 *
-                                                 16);
-      }
-      // A run of channels whose filter another band's slice already has in
-      // this layout shares it.
-      s.weights = static_cast<int64_t>(plan->weight_slices.size());
-      for (int64_t j = 0; j < static_cast<int64_t>(plan->weight_slices.size());
-           ++j) {
-        const Slice& other = plan->slices[plan->weight_slices[j]];
-        if (other.oc0 == s.oc0 && other.oc1 == s.oc1 &&
-            other.weights_md == s.weights_md) {
-          s.weights = j;
-          break;
-        }
-      }
-      if (s.weights == static_cast<int64_t>(plan->weight_slices.size())) {
-        plan->weight_slices.push_back(i);
-      }
-    }
-    // 3. The input's reorder: chunks of whole channel blocks (rows for
-    // NHWC), one per thread; per band when cut into bands.
-    const int64_t parts = CeilDiv(key[kThreads], std::max<int64_t>(
-                                                     key[kBatch], 1));
-    if (bands.size() > 1 && layout > 0) {
-      plan->reorder_src = true;
-      const int64_t blocks = (c + layout - 1) / layout;
-      const int64_t per_band = std::min(
-          blocks, CeilDiv(parts, static_cast<int64_t>(bands.size())));
-      for (const Band& b : bands) {
-        const int64_t bh = b.ih1 - b.ih0;
-        for (int64_t i = 0; i < per_band; ++i) {
-          const int64_t c0 = std::min(c, blocks * i / per_band * layout);
-          const int64_t c1 = std::min(c, blocks * (i + 1) / per_band * layout);
-          const memory::dims dims = {1, c1 - c0, bh, w};
-          SrcChunk chunk;
-          chunk.user_offset = c0 * h * w + b.ih0 * w;
-          chunk.blocked_offset = b.src_offset + c0 * bh * w;
-          chunk.user = memory::desc(dims, kF32, {c * h * w, h * w, w, 1});
-          chunk.blocked = memory::desc(dims, kF32, TagOf(layout));
-          chunk.reorder = MakeReorder(chunk.user, chunk.blocked);
-          plan->chunks.push_back(std::move(chunk));
-        }
-      }
-      return plan;
-    }
-    plan->reorder_src = layout != 1;
-    if (!plan->reorder_src) return plan;
-    if (layout > 1) {
-      const int64_t blocks = (c + layout - 1) / layout;
-      const int64_t chunks = std::min(blocks, parts);
-      for (int64_t i = 0; i < chunks; ++i) {
-        const int64_t c0 = std::min(c, blocks * i / chunks * layout);
-        const int64_t c1 = std::min(c, blocks * (i + 1) / chunks * layout);
-        const memory::dims dims = {1, c1 - c0, h, w};
-        SrcChunk chunk;
-        chunk.user_offset = chunk.blocked_offset = c0 * h * w;
-        chunk.user = memory::desc(dims, kF32, Tag::nchw);
-        chunk.blocked = memory::desc(dims, kF32, TagOf(layout));
-        chunk.reorder = MakeReorder(chunk.user, chunk.blocked);
-        plan->chunks.push_back(std::move(chunk));
-      }
-    } else if (layout == kNhwc) {
-      const int64_t chunks = std::min(h, parts);
-      for (int64_t i = 0; i < chunks; ++i) {
-        const int64_t h0 = h * i / chunks, h1 = h * (i + 1) / chunks;
-        const memory::dims dims = {1, c, h1 - h0, w};
-        SrcChunk chunk;
-        chunk.user_offset = h0 * w;
-        chunk.blocked_offset = h0 * w * c;
-        chunk.user = memory::desc(dims, kF32, {c * h * w, h * w, w, 1});
-        chunk.blocked = memory::desc(dims, kF32, {c * h * w, 1, w * c, c});
-        chunk.reorder = MakeReorder(chunk.user, chunk.blocked);
-        plan->chunks.push_back(std::move(chunk));
-      }
-    } else {  // another layout: one reorder of the whole image
-      SrcChunk chunk;
-      chunk.user = memory::desc(src_dims, kF32, Tag::nchw);
-      chunk.blocked = whole.src;
-      chunk.reorder = MakeReorder(chunk.user, chunk.blocked);
-      plan->chunks.push_back(std::move(chunk));
+    AssignBuffers(plan.get());
+    // 3. The input's reorder, where the slices do not read it in place.
+    plan->reorder_src = layout != 1 || bands.size() > 1;
+    if (plan->reorder_src) {
+      AddSrcChunks(layout, c, h, w,
+                   CeilDiv(key[kThreads], std::max<int64_t>(key[kBatch], 1)),
+                   whole.src, plan.get());
     }
     return plan;
   }
