@@ -196,10 +196,11 @@ dnnl::stream& ThreadStream() {
 
 // A band of one image's output rows, [oh0, oh1), and the input rows its
 // windows cover, [ih0, ih1), with the padding its edges need: pt rows above
-// (the image's top padding, for the first band) and pb below. Its input is
-// a copy of its own in the plan's layout, at src_offset floats into the
-// image's part of the input scratch. A plan not cut into bands has one,
-// the whole image (read in place when oneDNN takes plain nchw).
+// (the image's top padding, for the first band) and pb below. Its input
+// starts src_offset floats into the image's part of the input scratch: a
+// copy of its own in channel blocks (or plain nchw), or its rows of the
+// whole image's nhwc copy. A plan not cut into bands has one, the whole
+// image (read in place when oneDNN takes plain nchw).
 struct Band {
   int64_t oh0 = 0, oh1 = 0, ih0 = 0, ih1 = 0, pt = 0, pb = 0;
   int64_t src_offset = 0;
