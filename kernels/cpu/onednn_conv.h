@@ -11,8 +11,10 @@
 // Threads: like Sgemm (sgemm.h), every oneDNN call runs serially on the
 // thread that makes it (its OpenMP thread count set to 1), so no OpenMP
 // team ever spins beside sluice's pool; the parallelism is the session's
-// intra-op pool's (RunBlocks), which splits each image's output channels
-// (or groups) into one slice per thread, each slice its own primitive.
+// intra-op pool's (RunBlocks), which splits each image's output into
+// slices of output channels (or groups) and, when an image has fewer
+// channel blocks than the pool has threads, bands of output rows
+// (PlanConvSlicing), each slice its own primitive.
 // Layouts: the input in channel blocks of the vector width (nChw16c with
 // AVX-512, nChw8c with AVX2; plain nchw where oneDNN asks for it, as for a
 // 3-channel stem), the output and filter in what oneDNN picks; the input
@@ -81,16 +83,47 @@ void SetConvMode(ConvMode mode);
 // reorders into and out of oneDNN's layouts cost more than its kernel
 // saves; not depthwise ones on planes larger than 14x14, where the loops'
 // flat 3x3 sums were faster (bench/RESULTS.md, 2026-12-02 05:14 entry);
-// and not where an image has fewer vector blocks of output channels than
-// the pool has threads (64 channels at 16 threads), so that each thread
-// gets a slice (the loops cut the output finer).
+// and not where an image cannot be cut into a slice per thread (fewer
+// channel blocks times output rows than threads), which only a tiny
+// convolution cannot.
 bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
                   int64_t in_per_group, int64_t out_per_group, int64_t groups,
                   int64_t batch, int threads);
 
 // How many Compute calls ran on oneDNN since the process started (tests
-// check that the path they mean to test was taken). Thread-safe.
+// check that the path they mean to test was taken), and how many of those
+// cut an image's output rows into bands. Thread-safe.
 int64_t OneDnnConvRuns();
+int64_t OneDnnConvRowSlicedRuns();
+
+// How one image's output is cut: channel_parts runs of channel units (vector
+// blocks of output channels, or runs of groups) times row_parts bands of
+// output rows, each slice its own primitive.
+struct ConvSlicing {
+  int64_t channel_parts = 1, row_parts = 1;
+  int64_t slices() const { return channel_parts * row_parts; }
+};
+
+// The cut for `batch` images of `units` channel units and `rows` output
+// rows, `macs` multiply-adds per image, on `threads` threads: the one whose
+// slowest thread finishes first (waves of slices, each its largest
+// slice's work plus a fixed cost per slice), with no slice below
+// `min_slice_macs` of work; on a tie, fewer slices, then fewer row bands
+// (a band rereads the rows its window overlaps). No cut (1 x 1) with one
+// thread or a batch at least as large as the pool (cut by image).
+ConvSlicing PlanConvSlicing(int64_t units, int64_t rows, int64_t macs,
+                            int64_t batch, int threads,
+                            int64_t min_slice_macs);
+
+// The least work a slice is given, in multiply-adds (about 5-10 us of one
+// core): below it the slice's own reorders and call cost more than the
+// extra thread saves.
+inline constexpr int64_t kMinConvSliceMacs = int64_t{1} << 18;
+
+// The minimum kernels created from now on plan with (tests lower it so that
+// small problems are cut into bands); 0 restores kMinConvSliceMacs.
+// Thread-safe (an atomic).
+void SetMinConvSliceMacs(int64_t macs);
 
 }  // namespace sluice::cpu
 

@@ -5,8 +5,14 @@
 // channels into one primitive per thread), with bias, residual (`sum`),
 // Relu and ReLU6 (clip) post-ops; each case checks that oneDNN ran
 // (OneDnnConvRuns; the cases run in ConvMode::kAlways, so that 1x1
-// windows go to oneDNN too). A problem oneDNN only offers its im2col + GEMM for is
-// declined and still runs, on the loops. Builds without oneDNN skip.
+// windows go to oneDNN too). The same cases again at 1, 2, 3, 7 and 16
+// threads with the least slice work lowered to 1 multiply-add, so that
+// images with fewer channel blocks than threads are cut into bands of
+// output rows too (bands of different heights, the first and last with the
+// image's padding), checked to be cut so (OneDnnConvRowSlicedRuns) where
+// PlanConvSlicing says so; PlanConvSlicing's own choices beside them. A
+// problem oneDNN only offers its im2col + GEMM for is declined and still
+// runs, on the loops. Builds without oneDNN skip.
 #include "kernels/cpu/onednn_conv.h"
 
 #include <algorithm>
@@ -14,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -61,6 +68,13 @@ std::vector<Case> Cases() {
        2, 2},
       {"batch3", 3, 16, 7, 7, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
       {"batch3_depthwise", 3, 16, 7, 7, 16, 3, 3, 16, 2, 2, 0, 1, 1, 0, 1, 1},
+      // 13 output rows (bands of unequal heights), the bottom padding only
+      // partly reached by the stride.
+      {"tall_strided_pads", 1, 16, 26, 9, 16, 3, 3, 1, 2, 1, 1, 1, 2, 1, 1,
+       1},
+      // Padding as deep as the dilated window: the first and last bands'
+      // windows reach 4 rows into it.
+      {"deep_pads_dilated", 1, 8, 15, 7, 8, 3, 3, 1, 1, 1, 4, 1, 4, 1, 2, 1},
   };
 }
 
@@ -105,10 +119,37 @@ void ExpectNear(const Tensor& got, const Tensor& want) {
   EXPECT_LE(worst, kTolerance);
 }
 
+// The channel block oneDNN's direct convolutions use on this CPU (what
+// PlanConvSlicing counts units in): 16 with AVX-512, else 8.
+int BlockWidth() {
+  return __builtin_cpu_supports("avx512f") ? 16 : 8;
+}
+
+// Whether the kernel, its least slice work lowered to 1, cuts an image of
+// `p` into bands of rows at `threads` threads: yes where the image has at
+// most half as many channel blocks (or runs of groups) as the pool has
+// threads per image and more than one output row (two bands then always
+// beat none), no with one thread or a batch that fills the pool; nullopt
+// (not checked) in between, where PlanConvSlicing's costs decide.
+std::optional<bool> ExpectRowBands(const Case& p, int threads) {
+  if (threads == 1 || p.n >= threads) return false;
+  const int64_t cg = p.c / p.group;
+  int64_t units = (p.o + BlockWidth() - 1) / BlockWidth();
+  if (p.group > 1) {  // runs of groups whose input channels fill blocks
+    int64_t step = 1;
+    while (step < p.group && (step * cg) % BlockWidth() != 0) ++step;
+    units = (step * cg) % BlockWidth() == 0 ? (p.group + step - 1) / step : 1;
+  }
+  if (OutShape(p).dim(2) >= 2 && p.n * 2 * units <= threads) return true;
+  return std::nullopt;
+}
+
 // Runs `op` on the loops (reference) and on oneDNN, compares, and checks
-// that oneDNN ran exactly when `expect_onednn`.
+// that oneDNN ran exactly when `expect_onednn`, cut into bands of rows
+// exactly when `expect_bands` (when given).
 void Compare(const std::string& op, const std::vector<Tensor>& inputs,
-             const Attrs& attrs, int threads, bool expect_onednn = true) {
+             const Attrs& attrs, int threads, bool expect_onednn = true,
+             std::optional<bool> expect_bands = std::nullopt) {
   RunOptions opts;
   opts.intra_op_threads = threads;
   cpu::SetConvMode(cpu::ConvMode::kReference);
@@ -116,14 +157,30 @@ void Compare(const std::string& op, const std::vector<Tensor>& inputs,
   cpu::SetConvMode(cpu::ConvMode::kAlways);
   ASSERT_TRUE(want.ok()) << want.status();
   const int64_t before = cpu::OneDnnConvRuns();
+  const int64_t banded_before = cpu::OneDnnConvRowSlicedRuns();
   auto got = RunOp(op, inputs, attrs, opts);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(cpu::OneDnnConvRuns() - before, expect_onednn ? 1 : 0);
+  if (expect_bands.has_value()) {
+    EXPECT_EQ(cpu::OneDnnConvRowSlicedRuns() - banded_before,
+              *expect_bands ? 1 : 0);
+  }
   ExpectNear((*got)[0], (*want)[0]);
 }
 
-class OneDnnConvTest : public ::testing::TestWithParam<std::tuple<Case, int>> {
+// (case, threads, least slice work: 0 for the default).
+using Param = std::tuple<Case, int, int64_t>;
+
+class OneDnnConvTest : public ::testing::TestWithParam<Param> {
  protected:
+  // Whether this case is to be cut into bands (nullopt: not checked, at
+  // the default least work).
+  std::optional<bool> Bands() const {
+    const auto& [p, threads, min_macs] = GetParam();
+    if (min_macs == 0) return std::nullopt;
+    return ExpectRowBands(p, threads);
+  }
+
   void SetUp() override {
     Tensor x = Random(Shape({1, 8, 4, 4}), 1);
     Tensor f = Random(Shape({8, 8, 1, 1}), 2);
@@ -133,19 +190,23 @@ class OneDnnConvTest : public ::testing::TestWithParam<std::tuple<Case, int>> {
     if (!out.ok() || cpu::OneDnnConvRuns() == before) {
       GTEST_SKIP() << "this build has no oneDNN convolution";
     }
+    cpu::SetMinConvSliceMacs(std::get<2>(GetParam()));
   }
-  void TearDown() override { cpu::SetConvMode(cpu::ConvMode::kAuto); }
+  void TearDown() override {
+    cpu::SetConvMode(cpu::ConvMode::kAuto);
+    cpu::SetMinConvSliceMacs(0);
+  }
 };
 
 TEST_P(OneDnnConvTest, Conv2DMatchesTheLoops) {
-  const auto& [p, threads] = GetParam();
+  const auto& [p, threads, min_macs] = GetParam();
   Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 11);
   Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 12);
-  Compare("Conv2D", {x, f}, ConvAttrs(p), threads);
+  Compare("Conv2D", {x, f}, ConvAttrs(p), threads, true, Bands());
 }
 
 TEST_P(OneDnnConvTest, FusedConv2DWithBiasAndReluMatchesTheLoops) {
-  const auto& [p, threads] = GetParam();
+  const auto& [p, threads, min_macs] = GetParam();
   Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 21);
   Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 22);
   Tensor b = Random(Shape({p.o}), 23);
@@ -153,12 +214,12 @@ TEST_P(OneDnnConvTest, FusedConv2DWithBiasAndReluMatchesTheLoops) {
     SCOPED_TRACE(act);
     Attrs attrs = ConvAttrs(p);
     attrs["activation"] = StringAttr(act);
-    Compare("FusedConv2D", {x, f, b}, attrs, threads);
+    Compare("FusedConv2D", {x, f, b}, attrs, threads, true, Bands());
   }
 }
 
 TEST_P(OneDnnConvTest, FusedConv2DWithResidualMatchesTheLoops) {
-  const auto& [p, threads] = GetParam();
+  const auto& [p, threads, min_macs] = GetParam();
   Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 31);
   Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 32);
   Tensor b = Random(Shape({p.o}), 33);
@@ -167,14 +228,14 @@ TEST_P(OneDnnConvTest, FusedConv2DWithResidualMatchesTheLoops) {
     SCOPED_TRACE(act);
     Attrs attrs = ConvAttrs(p);
     attrs["activation"] = StringAttr(act);
-    Compare("FusedConv2D", {x, f, b, side}, attrs, threads);
+    Compare("FusedConv2D", {x, f, b, side}, attrs, threads, true, Bands());
   }
 }
 
 // ReLU6 is not a FusedConv2D activation (yet): OneDnnConv's clip post-op
 // straight, against the loops' convolution + bias + residual clamped.
 TEST_P(OneDnnConvTest, Relu6PostOpMatchesTheLoopsClamped) {
-  const auto& [p, threads] = GetParam();
+  const auto& [p, threads, min_macs] = GetParam();
   Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 41);
   // Scaled up so that some outputs pass 6.
   Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 42);
@@ -219,13 +280,26 @@ TEST_P(OneDnnConvTest, Relu6PostOpMatchesTheLoopsClamped) {
   EXPECT_GT(std::count(got.begin(), got.end(), 6.0), 0) << "nothing clipped";
 }
 
+std::string ParamName(const ::testing::TestParamInfo<Param>& info) {
+  return std::get<0>(info.param).name + "_threads" +
+         std::to_string(std::get<1>(info.param)) +
+         (std::get<2>(info.param) > 0 ? "_bands" : "");
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Convolutions, OneDnnConvTest,
-    ::testing::Combine(::testing::ValuesIn(Cases()), ::testing::Values(1, 2)),
-    [](const ::testing::TestParamInfo<std::tuple<Case, int>>& info) {
-      return std::get<0>(info.param).name + "_threads" +
-             std::to_string(std::get<1>(info.param));
-    });
+    ::testing::Combine(::testing::ValuesIn(Cases()), ::testing::Values(1, 2),
+                       ::testing::Values(int64_t{0})),
+    ParamName);
+
+// The intra-op pool may have more threads than the machine has cores: 7 and
+// 16 threads cut these small images into bands of a row or two.
+INSTANTIATE_TEST_SUITE_P(
+    RowBands, OneDnnConvTest,
+    ::testing::Combine(::testing::ValuesIn(Cases()),
+                       ::testing::Values(1, 2, 3, 7, 16),
+                       ::testing::Values(int64_t{1})),
+    ParamName);
 
 // oneDNN offers only its im2col + GEMM for groups of 5 channels in and 7
 // out (no vector block fits) and for a depthwise multiplier of 2: the
@@ -244,8 +318,9 @@ TEST(OneDnnConvFallbackTest, DeclinedProblemRunsOnTheLoops) {
 }
 
 // The default mode leaves 1x1 windows, large depthwise planes and images
-// with fewer blocks of output channels than threads to the loops, and runs
-// the other 3x3 windows on oneDNN.
+// that cannot give each thread a slice (fewer channel blocks times output
+// rows than threads) to the loops, and runs the other 3x3 windows on
+// oneDNN, at 8 threads too (cut into bands of rows).
 TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
   cpu::SetConvMode(cpu::ConvMode::kAuto);
   if (cpu::OneDnnConv::Create(Conv2DParams(), cpu::ConvActivation::kNone) ==
@@ -256,7 +331,11 @@ TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
   const Case depthwise_large{"dw56", 1, 8, 56, 56, 8, 3, 3, 8,
                              1, 1, 1, 1, 1, 1, 1, 1};
   const Case three = Cases()[0];
-  // plain3x3 has 32 output channels: two blocks of 16 (or four of 8).
+  // One output row of one block of 16 channels: one slice at most.
+  const Case one_row{"one_row", 1, 8, 3, 9, 16, 3, 3, 1,
+                     1, 1, 0, 1, 0, 1, 1, 1};
+  // plain3x3 has 32 output channels: two blocks of 16 (or four of 8) and
+  // 9 rows.
   struct Expect {
     Case p;
     int threads;
@@ -264,7 +343,8 @@ TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
   };
   for (const auto& [p, threads, want] :
        {Expect{pointwise, 1, 0}, Expect{depthwise_large, 1, 0},
-        Expect{three, 1, 1}, Expect{three, 2, 1}, Expect{three, 8, 0}}) {
+        Expect{three, 1, 1}, Expect{three, 2, 1}, Expect{three, 8, 1},
+        Expect{one_row, 1, 1}, Expect{one_row, 2, 0}}) {
     SCOPED_TRACE(::testing::Message() << p.name << " threads " << threads);
     Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 61);
     Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 62);
@@ -280,10 +360,12 @@ TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
 // One FusedConv2D kernel (so one plan cache and one reordered filter)
 // computed from four threads at once, each on its own 2-thread device,
 // gives the loops' result every time.
-// Batch 1 (each image cut into channel slices) and batch 3 (cut by image).
-void RunFromFourThreads(const Case& p) {
+// Batch 1 (each image cut into channel slices, or into bands of rows when
+// `min_macs` is set) and batch 3 (cut by image).
+void RunFromFourThreads(const Case& p, int64_t min_macs = 0) {
   SCOPED_TRACE(p.name);
   cpu::SetConvMode(cpu::ConvMode::kAlways);
+  cpu::SetMinConvSliceMacs(min_macs);
   Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 71);
   Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 72);
   Tensor b = Random(Shape({p.o}), 73);
@@ -301,6 +383,7 @@ void RunFromFourThreads(const Case& p) {
   auto kernel = KernelRegistry::Global()->Create(*node, DeviceType::kCpu);
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   const int64_t before = cpu::OneDnnConvRuns();
+  const int64_t banded_before = cpu::OneDnnConvRowSlicedRuns();
   constexpr int kThreads = 4, kSteps = 5;
   std::vector<std::vector<Tensor>> results(kThreads);
   std::vector<std::thread> threads;
@@ -321,11 +404,16 @@ void RunFromFourThreads(const Case& p) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(cpu::OneDnnConvRuns() - before, kThreads * kSteps);
+  if (min_macs > 0 && ExpectRowBands(p, 2).has_value()) {
+    EXPECT_EQ(cpu::OneDnnConvRowSlicedRuns() - banded_before,
+              *ExpectRowBands(p, 2) ? kThreads * kSteps : 0);
+  }
   for (int t = 0; t < kThreads; ++t) {
     ASSERT_EQ(results[t].size(), static_cast<size_t>(kSteps)) << t;
     for (const Tensor& r : results[t]) ExpectNear(r, (*want)[0]);
   }
   cpu::SetConvMode(cpu::ConvMode::kAuto);
+  cpu::SetMinConvSliceMacs(0);
 }
 
 TEST(OneDnnConvConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
@@ -335,6 +423,47 @@ TEST(OneDnnConvConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
   }
   RunFromFourThreads(Cases()[0]);   // plain3x3, batch 1
   RunFromFourThreads(Cases()[12]);  // batch3
+  // 13 output channels (one block) cut into two bands of rows.
+  ASSERT_EQ(ExpectRowBands(Cases()[6], 2), true);
+  RunFromFourThreads(Cases()[6], 1);  // odd_channels
+}
+
+// PlanConvSlicing: channel blocks first; bands of rows where an image has
+// fewer blocks than threads; no slice under the least work; no cut for one
+// thread or a batch as large as the pool.
+TEST(PlanConvSlicingTest, CutsRowsOnlyWhereChannelsDoNotFillThePool) {
+  constexpr int64_t kMin = cpu::kMinConvSliceMacs;
+  // ResNet-50's 3x3 of 64 channels on 56x56 at batch 1: 4 blocks of 16.
+  const int64_t macs64 = int64_t{64} * 64 * 9 * 56 * 56;
+  cpu::ConvSlicing s = cpu::PlanConvSlicing(4, 56, macs64, 1, 16, kMin);
+  EXPECT_EQ(s.channel_parts, 4);
+  EXPECT_EQ(s.row_parts, 4);
+  // At 2 threads the blocks are enough: no bands.
+  s = cpu::PlanConvSlicing(4, 56, macs64, 1, 2, kMin);
+  EXPECT_EQ(s.channel_parts, 2);
+  EXPECT_EQ(s.row_parts, 1);
+  // 512 channels on 7x7: 32 blocks, 16 slices of channels.
+  s = cpu::PlanConvSlicing(32, 7, int64_t{512} * 512 * 9 * 49, 1, 16, kMin);
+  EXPECT_EQ(s.channel_parts, 16);
+  EXPECT_EQ(s.row_parts, 1);
+  // 3 blocks at 16 threads: 3 x 5 = 15 slices of about 1/15 beat 3 x 6 =
+  // 18 in two waves; all 16 on rows (1 x 16) ties 15 at ceil(56/16) = 4
+  // rows, 3 x 5 has ceil(56/5) = 12 rows of one block...
+  s = cpu::PlanConvSlicing(3, 56, int64_t{48} * 48 * 9 * 56 * 56, 1, 16,
+                           kMin);
+  EXPECT_LE(s.slices(), 16);
+  EXPECT_GE(s.slices(), 14);
+  // Batch 2 at 16 threads: 8 slices an image.
+  s = cpu::PlanConvSlicing(4, 56, macs64, 2, 16, kMin);
+  EXPECT_EQ(s.slices(), 8);
+  // One thread, or a batch that fills the pool: no cut.
+  EXPECT_EQ(cpu::PlanConvSlicing(4, 56, macs64, 1, 1, kMin).slices(), 1);
+  EXPECT_EQ(cpu::PlanConvSlicing(4, 56, macs64, 16, 16, kMin).slices(), 1);
+  // Too little work for 16 slices of the least size: as many as there is
+  // work for.
+  s = cpu::PlanConvSlicing(1, 56, 5 * kMin, 1, 16, kMin);
+  EXPECT_EQ(s.slices(), 5);
+  EXPECT_EQ(cpu::PlanConvSlicing(1, 56, kMin / 2, 1, 16, kMin).slices(), 1);
 }
 
 TEST(OneDnnConvFallbackTest, SwitchedOffCreatesNoOneDnnPath) {
