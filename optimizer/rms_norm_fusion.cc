@@ -56,7 +56,8 @@ std::optional<Normalized> MatchNormalized(const Graph& g, int add,
     return Normalized{{root, next}};
   }
   // Reciprocal (ONNX imports it as Div(1, .)).
-  if (nn.op() == "Div" && nn.input(1) == r && IsScalarNear(g, nn.input(0), 1.0)) {
+  if (nn.op() == "Div" && nn.input(1) == r &&
+      IsScalarNear(g, nn.input(0), 1.0)) {
     const int mul = SoleReader(g, next);
     if (mul >= 0 && times_x(g.node(mul), {next, 0})) {
       return Normalized{{root, next, mul}};

@@ -110,7 +110,7 @@ static __global__ void NormRegKernel(const T* x, const T* scale,
     for (int i = 0; i < kPer; ++i) {
       const int j = lane + i * kGroup;
       v[i] = (live && j < cols) ? ToWide(xr[j]) : 0.0f;
-      sum += v[i];
+      if constexpr (!kRms) sum += v[i];
     }
     float mean = 0;
     if constexpr (!kRms) {
@@ -183,6 +183,8 @@ bool NormInRegisters(const T* x, const T* scale, const T* bias, T* y,
       return false;
     }
     return true;
+  }
+}
 
 // Rows longer than the register kernel takes (and float64): one pass for
 // the mean of squares, one to write y = x * inv * scale.

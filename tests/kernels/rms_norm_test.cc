@@ -96,7 +96,8 @@ TEST(RMSNormKernelTest, WrongScaleShapeIsAnError) {
   auto out = RunOp("RMSNorm", {F32({1, 2, 3, 4}, {2, 2}), F32({1, 1, 1}, {3})});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(out.status().message(),
-              HasSubstr("RMSNorm scale [3] must have shape x.shape[axis:] = [2]"));
+              HasSubstr("RMSNorm scale [3] must have shape "
+                        "x.shape[axis:] = [2]"));
 }
 
 TEST(RMSNormKernelTest, AxisOutOfRangeIsAnError) {
