@@ -50,11 +50,11 @@ bool BroadcastsInto(const Shape& s, const Shape& target) {
   return true;
 }
 
-// RMSNormalization as one sluice RMSNorm node when the op can say it: scale
-// of x's dtype and of shape x.shape[axis:] (or expandable to it, that shape
-// known), and, for 16-bit x, statistics in float32 (stash_type 1), which is
-// what the RMSNorm kernels keep. nullptr when it cannot (ConvertRmsNorm then
-// composes it).
+// RMSNormalization as one sluice RMSNorm node when the op can say it:
+// x.shape[axis:] known at import, scale of x's dtype and of that shape (or
+// expandable to it), and, for 16-bit x, statistics in float32 (stash_type
+// 1), which is what the RMSNorm kernels keep. nullptr when it cannot
+// (ConvertRmsNorm then composes it).
 absl::StatusOr<ValuePtr> DirectRmsNorm(const onnx::NodeProto& node,
                                        ImportContext& ctx, const ValuePtr& x,
                                        ValuePtr scale,
@@ -68,10 +68,11 @@ absl::StatusOr<ValuePtr> DirectRmsNorm(const onnx::NodeProto& node,
   std::vector<int64_t> norm_dims;
   for (int64_t a : axes) norm_dims.push_back(x->shape.dim(a));
   const Shape target(norm_dims);
+  // A dimension unknown at import could broadcast at run time, which the
+  // op's scale (exactly x.shape[axis:]) cannot.
+  if (!target.IsFullyDefined()) return ValuePtr(nullptr);
   if (scale->shape != target) {
-    if (!target.IsFullyDefined() || !BroadcastsInto(scale->shape, target)) {
-      return ValuePtr(nullptr);
-    }
+    if (!BroadcastsInto(scale->shape, target)) return ValuePtr(nullptr);
     ASSIGN_OR_RETURN(scale,
                      ctx.em().Emit1("Expand", ctx.Hint(node, "scale"), {scale},
                                     {{"shape", MakeIntListAttr(norm_dims)}}));

@@ -104,6 +104,22 @@ TEST(OnnxRmsNormTest, ComposesFloat16StatisticsInFloat16) {
   EXPECT_EQ(ops["Rsqrt"], 1);
 }
 
+TEST(OnnxRmsNormTest, ComposesWhenTheNormalisedDimsAreSymbolic) {
+  // x [2, 3, H], scale [H]: at run time scale could be [1] and broadcast,
+  // which RMSNorm's scale (exactly x.shape[axis:]) cannot.
+  onnx::ModelProto model = RmsModel({8}, -1);
+  for (int i = 0; i < 2; ++i) {
+    auto* shape = model.mutable_graph()->mutable_input(i)->mutable_type()
+                      ->mutable_tensor_type()->mutable_shape();
+    shape->mutable_dim(shape->dim_size() - 1)->set_dim_param("H");
+  }
+  absl::StatusOr<GraphDef> def = Import(model);
+  ASSERT_TRUE(def.ok()) << def.status();
+  std::map<std::string, int> ops = OpCounts(*def);
+  EXPECT_EQ(ops["RMSNorm"], 0);
+  EXPECT_EQ(ops["ReduceMean"], 1);
+}
+
 TEST(OnnxRmsNormTest, AxisOutOfRangeIsAnError) {
   absl::StatusOr<GraphDef> def = Import(RmsModel({8}, 3));
   ASSERT_FALSE(def.ok());
