@@ -51,8 +51,8 @@ void RegisterLinalgOps(OpRegistry* registry);  // ops/linalg_ops.cc: Einsum,
                                                // Det
 void RegisterControlFlowOps(OpRegistry* registry);  // ops/control_flow_ops.cc:
                                                     // If, Loop, Scan
-void RegisterNnOps(OpRegistry* registry);      // Softmax, LayerNorm, Conv2D,
-                                               // pools
+void RegisterNnOps(OpRegistry* registry);      // Softmax, LayerNorm,
+                                               // RMSNorm, Conv2D, pools
 void RegisterSeqOps(OpRegistry* registry);     // ops/seq_ops.cc:
                                                // LinearAttention, DFT, ...
 void RegisterCudaKernelOps(OpRegistry* registry);  // ops/cuda_kernel_ops.cc:

@@ -1,5 +1,6 @@
-// ONNX normalisations and small compositions, lowered to existing sluice ops
-// (no kernel of their own): RMSNormalization, LpNormalization,
+// ONNX normalisations and small compositions: RMSNormalization (sluice's
+// RMSNorm where it can say it, else composed), and, lowered to existing
+// sluice ops (no kernel of their own): LpNormalization,
 // InstanceNormalization and GroupNormalization (LayerNorm over the spatial
 // dims or the groups, then the per-channel scale and bias), Mean, Swish,
 // Shrink, and DepthToSpace/SpaceToDepth (reshape, transpose, reshape). Each
@@ -38,13 +39,60 @@ absl::StatusOr<std::vector<int64_t>> TrailingAxes(const ValuePtr& x,
   return axes;
 }
 
+// Whether `s` broadcasts to `target` without growing it (numpy rules,
+// aligned at the right): every dim of s is 1 or target's.
+bool BroadcastsInto(const Shape& s, const Shape& target) {
+  if (s.unknown_rank() || s.rank() > target.rank()) return false;
+  const int shift = target.rank() - s.rank();
+  for (int i = 0; i < s.rank(); ++i) {
+    if (s.dim(i) != 1 && s.dim(i) != target.dim(shift + i)) return false;
+  }
+  return true;
+}
+
+// RMSNormalization as one sluice RMSNorm node when the op can say it:
+// x.shape[axis:] known at import, scale of x's dtype and of that shape (or
+// expandable to it), and, for 16-bit x, statistics in float32 (stash_type
+// 1), which is what the RMSNorm kernels keep. nullptr when it cannot
+// (ConvertRmsNorm then composes it).
+absl::StatusOr<ValuePtr> DirectRmsNorm(const onnx::NodeProto& node,
+                                       ImportContext& ctx, const ValuePtr& x,
+                                       ValuePtr scale,
+                                       const std::vector<int64_t>& axes) {
+  const bool narrow = x->dtype == DT_FLOAT16 || x->dtype == DT_BFLOAT16;
+  const bool wide = x->dtype == DT_FLOAT || x->dtype == DT_DOUBLE;
+  if (!(narrow || wide) || scale->dtype != x->dtype ||
+      (narrow && AttrInt(node, "stash_type", 1) != 1)) {
+    return ValuePtr(nullptr);
+  }
+  std::vector<int64_t> norm_dims;
+  for (int64_t a : axes) norm_dims.push_back(x->shape.dim(a));
+  const Shape target(norm_dims);
+  // A dimension unknown at import could broadcast at run time, which the
+  // op's scale (exactly x.shape[axis:]) cannot.
+  if (!target.IsFullyDefined()) return ValuePtr(nullptr);
+  if (scale->shape != target) {
+    if (!BroadcastsInto(scale->shape, target)) return ValuePtr(nullptr);
+    ASSIGN_OR_RETURN(scale,
+                     ctx.em().Emit1("Expand", ctx.Hint(node, "scale"), {scale},
+                                    {{"shape", MakeIntListAttr(norm_dims)}}));
+  }
+  return ctx.em().Emit1(
+      "RMSNorm", ctx.Hint(node), {x, scale},
+      {{"axis", MakeIntAttr(axes.front())},
+       {"epsilon", MakeFloatAttr(AttrFloat(node, "epsilon", 1e-5f))}});
+}
+
 // Y = X / sqrt(mean(X^2 over [axis, rank)) + epsilon) * scale, computed in
-// float32 for 16-bit inputs (stash_type 1).
+// float32 for 16-bit inputs (stash_type 1): one RMSNorm where it can be
+// (DirectRmsNorm), else composed of Mul, ReduceMean, Add, Rsqrt and Mul.
 absl::Status ConvertRmsNorm(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   ASSIGN_OR_RETURN(ValuePtr scale, ctx.Input(node, 1));
   ASSIGN_OR_RETURN(std::vector<int64_t> axes,
                    TrailingAxes(x, AttrInt(node, "axis", -1)));
+  ASSIGN_OR_RETURN(ValuePtr direct, DirectRmsNorm(node, ctx, x, scale, axes));
+  if (direct != nullptr) return ctx.SetOutput(node, 0, direct);
   const DataType out_dtype = x->dtype;
   const bool widen = (out_dtype == DT_FLOAT16 || out_dtype == DT_BFLOAT16) &&
                      AttrInt(node, "stash_type", 1) == 1;

@@ -15,8 +15,8 @@
 // control edges, nodes of unknown rank, groups whose output is not the
 // broadcast of their inputs (it always is for ops that broadcast; the
 // check guards the rewrite) or that read more than kMaxElementwiseInputs
-// tensors, and every op the other fusions make (Gelu, LayerNorm, Softmax,
-// FusedConv2D are not program ops), which run before this pass. Inside
+// tensors, and every op the other fusions make (Gelu, LayerNorm, RMSNorm,
+// Softmax, FusedConv2D are not program ops), which run before this pass. Inside
 // If, Loop and Scan subgraphs nothing changes (no pass looks there).
 //
 // The fused node takes the root's name, device and line; its inputs are

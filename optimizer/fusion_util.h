@@ -1,5 +1,6 @@
-// Helpers the fusion passes share: reading a reduction's axes, and putting
-// one fused node in place of the nodes of a matched pattern.
+// Helpers the fusion passes share: reading a reduction's axes, taking a
+// constant parameter in the shape a fused op wants, and putting one fused
+// node in place of the nodes of a matched pattern.
 //
 //   std::optional<std::vector<int64_t>> axes = ReduceAxes(node, rank);
 //   ReplacePattern(rw, pattern, std::move(fused), "LayerNorm", &changes);
@@ -8,11 +9,15 @@
 #ifndef SLUICE_OPTIMIZER_FUSION_UTIL_H_
 #define SLUICE_OPTIMIZER_FUSION_UTIL_H_
 
+#include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 #include "graph/graph.h"
 #include "optimizer/graph_rewriter.h"
 
@@ -31,6 +36,39 @@ inline std::optional<std::vector<int64_t>> ReduceAxes(const Node& n, int rank) {
   }
   std::sort(axes->begin(), axes->end());
   return *axes;
+}
+
+// A constant parameter as a fused op wants it (shape `dims`, LayerNorm's
+// gamma and beta, RMSNorm's scale): the Const itself, or a reshaped copy
+// when only leading 1s differ (so broadcasting is the same); nullopt when
+// `ref` is no such Const.
+inline std::optional<std::variant<TensorRef, Tensor>> AffineParam(
+    const Graph& g, TensorRef ref, const Shape& dims, DataType dtype) {
+  const Tensor* t = ConstValueOf(g, ref);
+  if (t == nullptr || t->dtype() != dtype || !t->on_host()) return std::nullopt;
+  if (t->shape() == dims) return ref;
+  absl::StatusOr<int64_t> want = dims.NumElements();
+  if (!want.ok()) return std::nullopt;
+  auto strip = [](const Shape& s) {
+    std::vector<int64_t> d(s.dims().begin(), s.dims().end());
+    while (!d.empty() && d.front() == 1) d.erase(d.begin());
+    return d;
+  };
+  if (strip(t->shape()) == strip(dims)) return t->Reshaped(dims);
+  return std::nullopt;
+}
+
+// A tensor of `dims` filled with `value`.
+inline absl::StatusOr<Tensor> Filled(DataType dtype, const Shape& dims,
+                                     double value) {
+  ASSIGN_OR_RETURN(Tensor one, ScalarConstTensor(dtype, value));
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, dims));
+  const size_t size = one.bytes();
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    std::memcpy(static_cast<char*>(t.raw_data()) + i * size, one.raw_data(),
+                size);
+  }
+  return t;
 }
 
 // Replaces the pattern's nodes (the last one is its result) with `fused`,

@@ -24,39 +24,6 @@
 namespace sluice {
 namespace {
 
-// gamma or beta as LayerNorm wants it (shape `dims`): the Const itself, or
-// a reshaped or filled copy.
-std::optional<std::variant<TensorRef, Tensor>> AffineParam(const Graph& g,
-                                                           TensorRef ref,
-                                                           const Shape& dims,
-                                                           DataType dtype) {
-  const Tensor* t = ConstValueOf(g, ref);
-  if (t == nullptr || t->dtype() != dtype || !t->on_host()) return std::nullopt;
-  if (t->shape() == dims) return ref;
-  absl::StatusOr<int64_t> want = dims.NumElements();
-  if (!want.ok()) return std::nullopt;
-  // Leading 1s aside, the shapes must agree (so broadcasting is the same).
-  auto strip = [](const Shape& s) {
-    std::vector<int64_t> d(s.dims().begin(), s.dims().end());
-    while (!d.empty() && d.front() == 1) d.erase(d.begin());
-    return d;
-  };
-  if (strip(t->shape()) == strip(dims)) return t->Reshaped(dims);
-  return std::nullopt;
-}
-
-// A tensor of `dims` filled with `value`.
-absl::StatusOr<Tensor> Filled(DataType dtype, const Shape& dims, double value) {
-  ASSIGN_OR_RETURN(Tensor one, ScalarConstTensor(dtype, value));
-  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, dims));
-  const size_t size = one.bytes();
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    std::memcpy(static_cast<char*>(t.raw_data()) + i * size, one.raw_data(),
-                size);
-  }
-  return t;
-}
-
 class LayerNormFusionPass final : public Pass {
  public:
   std::string_view name() const override { return "layer_norm_fusion"; }

@@ -62,6 +62,7 @@ std::unique_ptr<Pass> MakeRedundantNodePass();
 std::unique_ptr<Pass> MakeCommonSubexpressionPass();
 std::unique_ptr<Pass> MakeConvScaleFoldingPass();
 std::unique_ptr<Pass> MakeLayerNormFusionPass();
+std::unique_ptr<Pass> MakeRMSNormFusionPass();
 std::unique_ptr<Pass> MakeGeluFusionPass();
 std::unique_ptr<Pass> MakeSoftmaxFusionPass();
 std::unique_ptr<Pass> MakeAttentionFusionPass();

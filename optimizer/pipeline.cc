@@ -73,6 +73,7 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
   passes.push_back(MakeDeadNodePass());
   if (level == OPTIMIZATION_ALL) {
     passes.push_back(MakeLayerNormFusionPass());
+    passes.push_back(MakeRMSNormFusionPass());
     passes.push_back(MakeGeluFusionPass());
     passes.push_back(MakeSoftmaxFusionPass());
     // After softmax_fusion (its Softmax is what attention_fusion matches),

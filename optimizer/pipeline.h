@@ -25,6 +25,10 @@
 //                                 goes into the filter, one Add stays
 //          dead_nodes             what no graph output needs
 //   all    layer_norm_fusion      the decomposed LayerNorm exporters emit
+//          rms_norm_fusion        the decomposed RMSNorm (LLaMA's
+//                                 x * rsqrt(mean(x^2) + eps) * w, also
+//                                 with Sqrt and Div, and with the Casts
+//                                 of float16 / bfloat16 exports)
 //          gelu_fusion            x*0.5*(1+erf(x/√2)) and the tanh form
 //          softmax_fusion         exp(x-max)/sum(exp(x-max)) on one axis
 //          attention_fusion       MatMul(Q, K^T) -> scale -> [mask] ->

@@ -5,8 +5,8 @@
 // A node runs in the reduced type when its op is on the list below (ops
 // whose kernels take float16 and bfloat16 and, where they reduce, accumulate
 // in float32: MatMul, Einsum and the convolutions through cuBLAS / cuDNN with
-// float32 compute, Softmax, LayerNorm and the mean and max reductions in
-// their float32 registers) and every float32 value it reads and writes is
+// float32 compute, Softmax, LayerNorm, RMSNorm and the mean and max
+// reductions in their float32 registers) and every float32 value it reads and writes is
 // bound to one of its type attributes. Those values become the reduced type
 // and the attributes say so. Everything else stays float32: ops that lose
 // range or precision in 16 bits (Exp, Log, Pow, ReduceSum, ReduceProd,
@@ -55,8 +55,8 @@ const absl::flat_hash_set<std::string>& ReducibleOps() {
       // without Exp, Log or Pow (FusedProgramKeepsRange).
       "FusedElementwise",
       // Reductions whose kernels accumulate in float32.
-      "Softmax", "LayerNorm", "FusedAttention", "MaxPool", "AvgPool",
-      "GlobalAvgPool", "PoolND",
+      "Softmax", "LayerNorm", "RMSNorm", "FusedAttention", "MaxPool",
+      "AvgPool", "GlobalAvgPool", "PoolND",
       "ReduceMean", "ReduceMax", "ReduceMin",
       // Data movement.
       "Identity", "Reshape", "Transpose", "Concat", "Split", "Slice", "Gather",

@@ -91,6 +91,7 @@ double NodeFlops(const Graph& g, const Node& n, int64_t out_elems,
   }
   if (op == "Softmax") return 5 * out;
   if (op == "LayerNorm") return 8 * out;
+  if (op == "RMSNorm") return 5 * out;
   if (op == "FusedAttention") {  // out is [B, H, Sq, Dv]; k is [B, H, Sk, D]
     const TensorRef& k = n.input(1);
     const Shape& sk = g.node(k.node).output_shape(k.port);

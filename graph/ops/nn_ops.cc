@@ -1,5 +1,5 @@
 // Schemas of the neural-network ops (docs/ops.md: Softmax, LayerNorm,
-// Convolution and pooling).
+// RMSNorm, Convolution and pooling).
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -35,6 +35,27 @@ absl::Status LayerNormFn(InferenceContext& c) {
             i == 1 ? "scale " : "bias ", c.input_shape(i).DebugString(),
             " must have shape x.shape[axis:] = ", normalized.DebugString()));
       }
+    }
+  }
+  c.set_output_shape(0, x);
+  return absl::OkStatus();
+}
+
+absl::Status RMSNormFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(int64_t axis, c.attrs().GetInt("axis"));
+  ASSIGN_OR_RETURN(float epsilon, c.attrs().GetFloat("epsilon"));
+  if (!(epsilon >= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("epsilon must be >= 0, got ", epsilon));
+  }
+  const Shape& x = c.input_shape(0);
+  if (!x.unknown_rank()) {
+    ASSIGN_OR_RETURN(int a, NormalizeAxis(axis, x.rank()));
+    Shape normalized(absl::MakeConstSpan(x.dims()).subspan(a));
+    if (!c.input_shape(1).IsCompatibleWith(normalized)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "scale ", c.input_shape(1).DebugString(),
+          " must have shape x.shape[axis:] = ", normalized.DebugString()));
     }
   }
   c.set_output_shape(0, x);
@@ -206,6 +227,18 @@ void RegisterNnOps(OpRegistry* r) {
                        .ShapeFn(LayerNormFn)
                        .Doc("Normalises over dims [axis, rank); scale and bias "
                             "have shape x.shape[axis:].")
+                       .Build());
+  RegisterOrDie(r, OpDefBuilder("RMSNorm")
+                       .Input("x", "T")
+                       .Input("scale", "T")
+                       .Output("y", "T")
+                       .TypeAttr("T", kFloatTypes)
+                       .Attr("axis", AttrType::kInt, MakeIntAttr(-1))
+                       .Attr("epsilon", AttrType::kFloat, MakeFloatAttr(1e-5f))
+                       .ShapeFn(RMSNormFn)
+                       .Doc("x / sqrt(mean(x^2 over dims [axis, rank)) + "
+                            "epsilon) * scale; scale has shape "
+                            "x.shape[axis:].")
                        .Build());
   RegisterOrDie(r, OpDefBuilder("Conv2D")
                        .Input("input", "T")

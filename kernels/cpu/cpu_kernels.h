@@ -25,6 +25,7 @@ void RegisterMatMulKernels(KernelRegistry* registry);        // matmul.cc
 void RegisterFusedMatMulKernels(KernelRegistry* registry);   // fused_matmul.cc
 void RegisterSoftmaxKernels(KernelRegistry* registry);       // softmax.cc
 void RegisterLayerNormKernels(KernelRegistry* registry);     // layer_norm.cc
+void RegisterRMSNormKernels(KernelRegistry* registry);       // rms_norm.cc
 void RegisterReduceKernels(KernelRegistry* registry);        // reduce.cc
 void RegisterArgReduceKernels(KernelRegistry* registry);     // arg_reduce.cc
 void RegisterTriluCumSumKernels(KernelRegistry* registry);   // trilu_cumsum.cc

@@ -21,6 +21,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterFusedMatMulKernels(registry);
   cpu::RegisterSoftmaxKernels(registry);
   cpu::RegisterLayerNormKernels(registry);
+  cpu::RegisterRMSNormKernels(registry);
   cpu::RegisterFusedAttentionKernels(registry);
   cpu::RegisterReduceKernels(registry);
   cpu::RegisterArgReduceKernels(registry);

@@ -1,4 +1,4 @@
-// CUDA OpKernels for Softmax, LayerNorm, the reductions, Conv2D,
+// CUDA OpKernels for Softmax, LayerNorm, RMSNorm, the reductions, Conv2D,
 // FusedConv2D and the pools. Conv2D runs on cuDNN where it can (cudnn_conv.h), else on the
 // direct kernels (conv_pool.h for float32, conv_nd.h for the other floats).
 #include <algorithm>
@@ -98,6 +98,47 @@ class LayerNormKernel final : public OpKernel {
                            scale.raw_data(), bias.raw_data(), y->raw_data(),
                            Product(x.shape(), 0, axis),
                            Product(x.shape(), axis, x.rank()), eps, gpu.stream);
+  }
+
+ private:
+  const Attrs attrs_;
+};
+
+class RMSNormKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    int64_t axis = -1;
+    float epsilon = 0;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
+    ASSIGN_OR_RETURN(a.epsilon, node.attrs().GetFloat("epsilon"));
+    return a;
+  }
+  RMSNormKernel(const Node& node, Attrs attrs)
+      : OpKernel(node), attrs_(attrs) {}
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    const Tensor& scale = ctx->input(1);
+    if (x.rank() == 0) {
+      return absl::InvalidArgumentError("RMSNorm needs an input of rank >= 1");
+    }
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs_.axis, x.rank()));
+    const Shape norm(absl::MakeConstSpan(x.shape().dims()).subspan(axis));
+    if (scale.shape() != norm || scale.dtype() != x.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "RMSNorm scale must be ", DataTypeName(x.dtype()),
+          norm.DebugString(), ", got ", scale.DebugString(0)));
+    }
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, x.shape(), x.dtype()));
+    return LaunchRMSNorm(ToGpuDtype(x.dtype()), x.raw_data(), scale.raw_data(),
+                         y->raw_data(), Product(x.shape(), 0, axis),
+                         Product(x.shape(), axis, x.rank()), attrs_.epsilon,
+                         gpu.stream);
   }
 
  private:
@@ -475,6 +516,8 @@ void RegisterNnKernels(KernelRegistry* registry) {
               MakeKernel<SoftmaxKernel>);
   RegisterGpu(registry, "LayerNorm", {{"T", GpuFloatTypes()}},
               MakeKernel<LayerNormKernel>);
+  RegisterGpu(registry, "RMSNorm", {{"T", GpuFloatTypes()}},
+              MakeKernel<RMSNormKernel>);
   const struct { const char* name; ReduceOp op; } reductions[] = {
       {"ReduceSum", ReduceOp::kSum},   {"ReduceMean", ReduceOp::kMean},
       {"ReduceMax", ReduceOp::kMax},   {"ReduceMin", ReduceOp::kMin},

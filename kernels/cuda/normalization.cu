@@ -1,9 +1,10 @@
-// Softmax and LayerNorm. Softmax: one block per row, block reductions in
-// shared memory (device_utils.cuh). LayerNorm: rows up to 8192 elements are
-// held in registers, a warp per row up to 1024 elements (4 rows a block),
-// else a block of 256 threads per row, so x is read once from memory and
-// the mean and variance are exact two-pass sums; longer rows take the
-// block-per-row loop that reads x three times.
+// Softmax, LayerNorm and RMSNorm. Softmax: one block per row, block
+// reductions in shared memory (device_utils.cuh). LayerNorm and RMSNorm:
+// rows up to 8192 elements are held in registers, a warp per row up to 1024
+// elements (4 rows a block), else a block of 256 threads per row, so x is
+// read once from memory and LayerNorm's mean and variance are exact
+// two-pass sums; longer rows take the block-per-row loops that read x
+// again for each pass.
 #include <cmath>
 #include <type_traits>
 
@@ -85,11 +86,12 @@ __device__ __forceinline__ float GroupSum(float v, float* partial) {
 // One row per group of kGroup threads (32: a warp, blockDim.x / 32 rows a
 // block; else the block), each thread holding kPer of the row's elements
 // (cols <= kGroup * kPer) in registers, strided by kGroup so that a warp's
-// loads are contiguous.
-template <typename T, int kGroup, int kPer>
-static __global__ void LayerNormRegKernel(const T* x, const T* scale,
-                                          const T* bias, T* y, int64_t rows,
-                                          int cols, float epsilon) {
+// loads are contiguous. kRms: RMSNorm (no mean, no bias: y = x * inv *
+// scale, inv from the mean of squares; `bias` is not read), else LayerNorm.
+template <typename T, int kGroup, int kPer, bool kRms>
+static __global__ void NormRegKernel(const T* x, const T* scale,
+                                     const T* bias, T* y, int64_t rows,
+                                     int cols, float epsilon) {
   __shared__ float partial[32];
   const int groups = blockDim.x / kGroup;
   const int lane = threadIdx.x % kGroup;
@@ -108,9 +110,12 @@ static __global__ void LayerNormRegKernel(const T* x, const T* scale,
     for (int i = 0; i < kPer; ++i) {
       const int j = lane + i * kGroup;
       v[i] = (live && j < cols) ? ToWide(xr[j]) : 0.0f;
-      sum += v[i];
+      if constexpr (!kRms) sum += v[i];
     }
-    const float mean = GroupSum<kGroup>(sum, partial) / static_cast<float>(cols);
+    float mean = 0;
+    if constexpr (!kRms) {
+      mean = GroupSum<kGroup>(sum, partial) / static_cast<float>(cols);
+    }
     float sq = 0;
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
@@ -126,53 +131,81 @@ static __global__ void LayerNormRegKernel(const T* x, const T* scale,
     for (int i = 0; i < kPer; ++i) {
       const int j = lane + i * kGroup;
       if (j < cols) {
-        yr[j] = FromWide<T>((v[i] - mean) * inv * ToWide(scale[j]) +
-                            ToWide(bias[j]));
+        if constexpr (kRms) {
+          yr[j] = FromWide<T>(v[i] * inv * ToWide(scale[j]));
+        } else {
+          yr[j] = FromWide<T>((v[i] - mean) * inv * ToWide(scale[j]) +
+                              ToWide(bias[j]));
+        }
       }
     }
   }
 }
 
-template <typename T, int kGroup, int kPer>
-void LaunchLayerNormReg(const T* x, const T* scale, const T* bias, T* y,
-                        int64_t rows, int64_t cols, float epsilon,
-                        cudaStream_t stream) {
+template <typename T, int kGroup, int kPer, bool kRms>
+void LaunchNormReg(const T* x, const T* scale, const T* bias, T* y,
+                   int64_t rows, int64_t cols, float epsilon,
+                   cudaStream_t stream) {
   constexpr int kBlock = kGroup == 32 ? 128 : kGroup;
   constexpr int kRowsPerBlock = kBlock / kGroup;
   int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
   if (blocks > (int64_t{1} << 20)) blocks = int64_t{1} << 20;
-  LayerNormRegKernel<T, kGroup, kPer><<<static_cast<unsigned int>(blocks), kBlock, 0,
-                                        stream>>>(x, scale, bias, y, rows,
-                                                  static_cast<int>(cols), epsilon);
+  NormRegKernel<T, kGroup, kPer, kRms>
+      <<<static_cast<unsigned int>(blocks), kBlock, 0, stream>>>(
+          x, scale, bias, y, rows, static_cast<int>(cols), epsilon);
 }
 
-// The register kernel for rows of `cols` elements; false where a row is
-// longer than 8192 elements (or T is double).
-template <typename T>
-bool LayerNormInRegisters(const T* x, const T* scale, const T* bias, T* y,
-                          int64_t rows, int64_t cols, float epsilon,
-                          cudaStream_t stream) {
+// The register kernel for rows of `cols` elements (LayerNorm, or RMSNorm
+// with kRms); false where a row is longer than 8192 elements (or T is
+// double).
+template <typename T, bool kRms>
+bool NormInRegisters(const T* x, const T* scale, const T* bias, T* y,
+                     int64_t rows, int64_t cols, float epsilon,
+                     cudaStream_t stream) {
   if constexpr (std::is_same_v<T, double>) {
     return false;
   } else {
     if (cols <= 128) {
-      LaunchLayerNormReg<T, 32, 4>(x, scale, bias, y, rows, cols, epsilon, stream);
+      LaunchNormReg<T, 32, 4, kRms>(x, scale, bias, y, rows, cols, epsilon, stream);
     } else if (cols <= 256) {
-      LaunchLayerNormReg<T, 32, 8>(x, scale, bias, y, rows, cols, epsilon, stream);
+      LaunchNormReg<T, 32, 8, kRms>(x, scale, bias, y, rows, cols, epsilon, stream);
     } else if (cols <= 512) {
-      LaunchLayerNormReg<T, 32, 16>(x, scale, bias, y, rows, cols, epsilon, stream);
+      LaunchNormReg<T, 32, 16, kRms>(x, scale, bias, y, rows, cols, epsilon, stream);
     } else if (cols <= 1024) {
-      LaunchLayerNormReg<T, 32, 32>(x, scale, bias, y, rows, cols, epsilon, stream);
+      LaunchNormReg<T, 32, 32, kRms>(x, scale, bias, y, rows, cols, epsilon, stream);
     } else if (cols <= 2048) {
-      LaunchLayerNormReg<T, 256, 8>(x, scale, bias, y, rows, cols, epsilon, stream);
+      LaunchNormReg<T, 256, 8, kRms>(x, scale, bias, y, rows, cols, epsilon, stream);
     } else if (cols <= 4096) {
-      LaunchLayerNormReg<T, 256, 16>(x, scale, bias, y, rows, cols, epsilon, stream);
+      LaunchNormReg<T, 256, 16, kRms>(x, scale, bias, y, rows, cols, epsilon, stream);
     } else if (cols <= 8192) {
-      LaunchLayerNormReg<T, 256, 32>(x, scale, bias, y, rows, cols, epsilon, stream);
+      LaunchNormReg<T, 256, 32, kRms>(x, scale, bias, y, rows, cols, epsilon, stream);
     } else {
       return false;
     }
     return true;
+  }
+}
+
+// Rows longer than the register kernel takes (and float64): one pass for
+// the mean of squares, one to write y = x * inv * scale.
+template <typename T>
+static __global__ void RMSNormKernel(const T* x, const T* scale, T* y,
+                                     int64_t rows, int64_t cols,
+                                     float epsilon) {
+  using W = typename Wide<T>::type;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* xr = x + row * cols;
+    T* yr = y + row * cols;
+    W sq = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      const W v = ToWide(xr[j]);
+      sq += v * v;
+    }
+    const W mean_sq = BlockReduce<W>(sq, SumOp()) / W(cols);
+    const W inv = W(1) / sqrt(mean_sq + W(epsilon));
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      yr[j] = FromWide<T>(ToWide(xr[j]) * inv * ToWide(scale[j]));
+    }
   }
 }
 
@@ -221,14 +254,33 @@ absl::Status LaunchLayerNorm(GpuDtype dtype, const void* x, const void* scale,
   if (rows == 0 || cols == 0) return absl::OkStatus();
   return FloatDispatch(dtype, "LayerNorm", [&](auto tag) {
     using T = decltype(tag);
-    if (LayerNormInRegisters(static_cast<const T*>(x), static_cast<const T*>(scale),
-                             static_cast<const T*>(bias), static_cast<T*>(y), rows,
-                             cols, epsilon, stream)) {
+    if (NormInRegisters<T, false>(
+            static_cast<const T*>(x), static_cast<const T*>(scale),
+            static_cast<const T*>(bias), static_cast<T*>(y), rows, cols,
+            epsilon, stream)) {
       return;
     }
     LayerNormKernel<T><<<RowBlocks(rows), BlockFor(cols), 0, stream>>>(
         static_cast<const T*>(x), static_cast<const T*>(scale),
         static_cast<const T*>(bias), static_cast<T*>(y), rows, cols, epsilon);
+  });
+}
+
+absl::Status LaunchRMSNorm(GpuDtype dtype, const void* x, const void* scale,
+                           void* y, int64_t rows, int64_t cols, float epsilon,
+                           cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return absl::OkStatus();
+  return FloatDispatch(dtype, "RMSNorm", [&](auto tag) {
+    using T = decltype(tag);
+    if (NormInRegisters<T, true>(static_cast<const T*>(x),
+                                 static_cast<const T*>(scale), nullptr,
+                                 static_cast<T*>(y), rows, cols, epsilon,
+                                 stream)) {
+      return;
+    }
+    RMSNormKernel<T><<<RowBlocks(rows), BlockFor(cols), 0, stream>>>(
+        static_cast<const T*>(x), static_cast<const T*>(scale),
+        static_cast<T*>(y), rows, cols, epsilon);
   });
 }
 

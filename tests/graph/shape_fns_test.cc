@@ -241,6 +241,20 @@ TEST(OpShapeTest, LayerNormChecksScaleAndBias) {
                  "epsilon must be >= 0");
 }
 
+TEST(OpShapeTest, RMSNormChecksScale) {
+  EXPECT_SHAPE(InferOne("RMSNorm", {F(Shape({2, 3, 4})), F(Shape({3, 4}))},
+                        {{"axis", MakeIntAttr(1)}}),
+               Shape({2, 3, 4}));
+  EXPECT_INVALID(InferOne("RMSNorm", {F(Shape({2, 3, 4})), F(Shape({3}))}),
+                 "scale [3] must have shape x.shape[axis:] = [4]");
+  EXPECT_INVALID(InferOne("RMSNorm", {F(Shape({2, 4})), F(Shape({4}))},
+                          {{"axis", MakeIntAttr(2)}}),
+                 "axis 2 is out of range");
+  EXPECT_INVALID(InferOne("RMSNorm", {F(Shape({2, 4})), F(Shape({4}))},
+                          {{"epsilon", MakeFloatAttr(-1.0f)}}),
+                 "epsilon must be >= 0");
+}
+
 // --- Reductions ----------------------------------------------------------------
 
 TEST(OpShapeTest, ReductionsDropOrKeepAxes) {

@@ -112,7 +112,7 @@ TEST(KernelCreationTest, EveryCpuKernelWithAttributesParsesThemAtCreation) {
   ASSERT_NE(g, nullptr);
   const Node& input = *g->FindNode("x");
   for (const char* op : {"Cast", "Concat", "Split", "Gather", "LayerNorm",
-                         "ReduceSum", "Reshape", "Transpose", "Expand",
+                         "RMSNorm", "ReduceSum", "Reshape", "Transpose", "Expand",
                          "Slice", "Softmax", "Where", "MaxPool", "AvgPool",
                          "Conv2D", "Add", "MatMul", "Squeeze", "Unsqueeze"}) {
     const KernelDef* def = CpuDef(op);

@@ -1267,6 +1267,22 @@ std::vector<Case> AllCases() {
                         {t, Shape({cols})}}});
     }
   }
+  // RMSNorm (LLaMA's norm), each of the GPU's paths as for LayerNorm: a
+  // warp per row (96; 1000, not a multiple of 32, in 5 rows that do not
+  // fill the last block of 4), a block of 256 per row (4096, the hidden
+  // size of 7B models), and the loop for rows past 8192 elements (9000).
+  for (DataType t : floats) {
+    for (int64_t cols : {96, 1000, 4096, 9000}) {
+      cases.push_back({absl::StrCat("RMSNorm_last_", cols, "_", DtypeSuffix(t)),
+                       "RMSNorm", {{t, Shape({5, cols})}, {t, Shape({cols})}},
+                       {{"epsilon", FloatAttr(1e-6f)}}});
+    }
+  }
+  cases.push_back({"RMSNorm_two_axes", "RMSNorm",
+                   {{DT_FLOAT, Shape({2, 3, 37})}, {DT_FLOAT, Shape({3, 37})}},
+                   {{"axis", IntAttr(1)}, {"epsilon", FloatAttr(1e-3f)}}});
+  cases.push_back({"RMSNorm_float64", "RMSNorm",
+                   {{DT_DOUBLE, Shape({3, 33})}, {DT_DOUBLE, Shape({33})}}});
   AddFusedAttentionCases(&cases);
   cases.push_back({"Softmax_middle_axis", "Softmax", {{DT_FLOAT, Shape({4, 5, 6})}},
                    {{"axis", IntAttr(1)}}});

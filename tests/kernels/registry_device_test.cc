@@ -45,8 +45,8 @@ TEST(KernelRegistryTest, EveryDocumentedOpHasACpuKernel) {
       "Const", "Input", "Identity", "Cast", "Neg", "Abs", "Relu", "Exp", "Log",
       "Sqrt", "Rsqrt", "Tanh", "Sigmoid", "Erf", "Gelu", "Add", "Sub", "Mul",
       "Div", "Pow", "Maximum", "Minimum", "Equal", "Less", "Greater", "Where",
-      "MatMul", "Softmax", "LayerNorm", "ReduceSum", "ReduceMean", "ReduceMax",
-      "Reshape", "Transpose", "Concat", "Split", "Slice", "Gather", "Expand",
+      "MatMul", "Softmax", "LayerNorm", "RMSNorm", "ReduceSum", "ReduceMean",
+      "ReduceMax", "Reshape", "Transpose", "Concat", "Split", "Slice", "Gather", "Expand",
       "Squeeze", "Unsqueeze", "Conv2D", "MaxPool", "AvgPool", "GlobalAvgPool"};
   for (const std::string& op : ops) {
     bool cpu = false;

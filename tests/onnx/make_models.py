@@ -503,6 +503,55 @@ def gather_elements(rng):
          numpy_check=check)
 
 
+def rms_norm(rng):
+    """RMSNormalization (opset 23) as one op (scale of x.shape[axis:], one to
+    expand, two axes), and the decomposed forms PyTorch exports for
+    LLaMA's norm, which rms_norm_fusion makes one RMSNorm: Pow, ReduceMean,
+    Add, Sqrt, Reciprocal (torch.rsqrt), Mul by x and the weight; and Mul(x,
+    x) with eps on the left and Div(x, Sqrt)."""
+    x = (rng.standard_normal((2, 3, 8)) * 2).astype(np.float32)
+    n = helper.make_node
+    g = rng.standard_normal(8).astype(np.float32)
+    w = (rng.standard_normal(8) * 0.5 + 1).astype(np.float32)
+    nodes = [n("RMSNormalization", ["x", "g"], ["r1"]),
+             n("RMSNormalization", ["x", "g2"], ["r2"], axis=1, epsilon=1e-3),
+             n("RMSNormalization", ["x", "g3"], ["r3"], axis=-2),
+             # torch: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+             n("Pow", ["x", "two"], ["d1_sq"]),
+             n("ReduceMean", ["d1_sq", "last"], ["d1_ms"], keepdims=1),
+             n("Add", ["d1_ms", "eps"], ["d1_e"]),
+             n("Sqrt", ["d1_e"], ["d1_root"]),
+             n("Reciprocal", ["d1_root"], ["d1_inv"]),
+             n("Mul", ["x", "d1_inv"], ["d1_n"]),
+             n("Mul", ["w", "d1_n"], ["d1"]),
+             # x / sqrt(eps + mean(x * x)) * w
+             n("Mul", ["x", "x"], ["d2_sq"]),
+             n("ReduceMean", ["d2_sq", "last"], ["d2_ms"], keepdims=1),
+             n("Add", ["eps", "d2_ms"], ["d2_e"]),
+             n("Sqrt", ["d2_e"], ["d2_root"]),
+             n("Div", ["x", "d2_root"], ["d2_n"]),
+             n("Mul", ["d2_n", "w"], ["d2"])]
+    inits = [init("g", g),
+             init("g2", rng.standard_normal((3, 8)).astype(np.float32)),
+             init("g3", rng.standard_normal((1, 8)).astype(np.float32)),
+             init("w", w), init("two", np.array(2.0, np.float32)),
+             init("eps", np.array(1e-6, np.float32)),
+             init("last", np.array([-1], np.int64))]
+    outs = ["r1", "r2", "r3", "d1", "d2"]
+
+    def check(f):
+        v = f["x"].astype(np.float64)
+        def rms(axes, eps, scale):
+            return v / np.sqrt(np.mean(v * v, axis=axes, keepdims=True) + eps) * scale
+        return [rms((2,), 1e-5, g),
+                rms((1, 2), 1e-3, numpy_helper.to_array(inits[1])),
+                rms((1, 2), 1e-5, numpy_helper.to_array(inits[2])),
+                rms((2,), 1e-6, w), rms((2,), 1e-6, w)]
+    save("rms_norm", nodes, [vi("x", F, [2, 3, 8])],
+         [vi(o, F, None) for o in outs], inits, {"x": x}, 23,
+         rtol=1e-4, atol=1e-5, numpy_check=check)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20240607)
@@ -522,6 +571,7 @@ def main():
     external_mlp(rng)
     isnan_where(rng)
     gather_elements(rng)
+    rms_norm(rng)
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump(MANIFEST, f, indent=1)
     print(f"wrote {len(MANIFEST)} models to {OUT}", file=sys.stderr)

@@ -163,6 +163,14 @@ TEST(OnnxImportTest, FoldsBatchNormIntoThePrecedingConv) {
   EXPECT_TRUE(found);
 }
 
+TEST(OnnxImportTest, ImportsRMSNormalizationAsRMSNorm) {
+  // Three RMSNormalization nodes, each one RMSNorm; the decomposed forms
+  // stay op by op at import (the optimizer's rms_norm_fusion fuses them).
+  GraphDef def = Import("rms_norm");
+  EXPECT_EQ(CountOps(def, "RMSNorm"), 3);
+  EXPECT_EQ(CountOps(def, "Sqrt"), 2);
+}
+
 TEST(OnnxImportTest, FoldsShapeSubgraphsToConstants) {
   GraphDef def = Import("transformer");
   for (const char* op : {"Concat", "Range"}) EXPECT_EQ(CountOps(def, op), 0);

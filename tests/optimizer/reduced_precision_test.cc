@@ -33,6 +33,27 @@ GraphMaker Mlp() {
   return m;
 }
 
+TEST(ReducedPrecisionPassTest, RunsRMSNormInTheReducedType) {
+  // RMSNorm keeps float32 statistics in its kernels, as LayerNorm does, so
+  // it runs on 16-bit values with its scale converted once.
+  GraphMaker m;
+  m.Input("x", {4, 64})
+      .Const("scale", Values(64, 4, 0.5f, 1.5f), {64})
+      .Op("y", "RMSNorm", {"x", "scale"}, {{"epsilon", MakeFloatAttr(1e-6f)}})
+      .Output("y");
+  auto g = m.Build();
+  for (DataType t : {DT_FLOAT16, DT_BFLOAT16}) {
+    PassOutput out = RunPass(*MakeReducedPrecisionPass(), *g, Reduced(t));
+    ASSERT_NE(out.graph, nullptr);
+    const Node* y = out.graph->FindNode("y");
+    ASSERT_NE(y, nullptr);
+    EXPECT_EQ(y->output_dtype(0), t);
+    EXPECT_TRUE(out.graph->node(y->input(1).node).is_const());
+    EXPECT_EQ(OpCounts(*out.graph)["Cast"], 2);
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 21), 2e-2, 2e-2);
+  }
+}
+
 TEST(ReducedPrecisionPassTest, RunsTheProductsInFloat16AndCastsAtTheEdges) {
   auto g = Mlp().Build();
   PassOutput out = RunPass(*MakeReducedPrecisionPass(), *g, Reduced(DT_FLOAT16));
