@@ -23,6 +23,11 @@
 //     activation fusing: an elementwise activation commutes with a Reshape,
 //     so the Reshape stays, after the fused node, named as the activation
 //     was (it computes that value now);
+//   - a Reshape between the bias Add and a residual Add (GPT-2's Gemm ->
+//     Add -> Reshape -> Add(residual)) does not stop the residual fusing
+//     when shapes are static: the residual is reshaped to the product's
+//     shape (a view) for the epilogue, and the Reshape stays, after the
+//     fused node, named as the residual Add was;
 //   - every node of the pattern but the last has no reader outside it, is
 //     no graph output and has no control inputs, and all ask for the same
 //     device (a node placed by hand is not merged into another's request).
@@ -168,8 +173,65 @@ class MatMulBiasFusionPass final : public Pass {
           }
         }
       }
+      // Or a residual behind a Reshape (attribute form) that only the
+      // residual Add reads (GPT-2's Gemm -> Add(bias) -> Reshape ->
+      // Add(residual)): the residual is reshaped to the product's shape (a
+      // view) for the epilogue, and the Reshape moves after the fused node
+      // under the residual Add's name. Only with static shapes.
+      int res_reshape = -1;
+      std::optional<TensorRef> reshaped_residual;
+      bool static_shape = true;
+      for (int j = 0; j < shape.rank(); ++j) static_shape = static_shape && shape.dim(j) >= 0;
+      if (activation == "none" && !residual && reshape < 0 && static_shape && act >= 0 &&
+          used.count(act) == 0 && same_device(act) && g.node(act).op() == "Reshape" &&
+          g.node(act).num_inputs() == 1 && g.node(act).control_inputs().empty()) {
+        const Shape& rshape = g.node(act).output_shape(0);
+        const int radd = SoleReader(g, act);
+        if (radd >= 0 && used.count(radd) == 0 && same_device(radd) &&
+            g.node(radd).control_inputs().empty() && IsAddOf(g, radd, {act, 0}, rshape)) {
+          const TensorRef r = *OtherOperand(g.node(radd), {act, 0});
+          const Node& rn = g.node(r.node);
+          if (rn.output_shape(r.port) == rshape && rn.output_dtype(r.port) == dtype &&
+              ConstValueOf(g, r) == nullptr && r.node != act) {
+            reshaped_residual = r;
+            res_reshape = act;
+          }
+        }
+      }
       if (!NoControlInputs(g, pattern)) continue;
       used.insert(pattern.begin(), pattern.end());
+      std::string residual_name;
+      if (res_reshape >= 0) {
+        const int radd = SoleReader(g, res_reshape);
+        used.insert(res_reshape);
+        used.insert(radd);
+        const Node& r = g.node(res_reshape);
+        const Node& a = g.node(radd);
+        // The residual as the product's shape.
+        NewNode view;
+        view.name = rw.UniqueName(absl::StrCat(a.name(), "/residual"));
+        view.op = "Reshape";
+        view.attrs["T"] = MakeTypeAttr(dtype);
+        view.attrs["shape"] = MakeIntListAttr(std::vector<int64_t>(shape.dims().begin(), shape.dims().end()));
+        view.inputs.push_back(*reshaped_residual);
+        view.device = a.requested_device();
+        view.source_line = a.source_line();
+        residual_name = view.name;
+        rw.Add(mm.id(), std::move(view));
+        // The Reshape after the fused node, in the residual Add's place.
+        NewNode moved;
+        moved.name = a.name();
+        moved.op = r.op();
+        for (const auto& [k, v] : r.attrs().values()) moved.attrs[k] = v;
+        moved.inputs.push_back(TensorRef{last, 0});
+        moved.device = a.requested_device();
+        moved.source_line = a.source_line();
+        out.changes.push_back(absl::StrCat(
+            "moved the residual '", a.name(), "' (Add) before '", r.name(),
+            "' (Reshape) into the FusedMatMul; the Reshape takes its name"));
+        rw.Remove(res_reshape);
+        rw.Replace(radd, std::move(moved));
+      }
       if (reshape >= 0) {
         // The Reshape, now of the fused node's result, in the activation's
         // place and under its name.
@@ -208,11 +270,13 @@ class MatMulBiasFusionPass final : public Pass {
       fused.attrs["T"] = MakeTypeAttr(dtype);
       fused.attrs["transpose_b"] = MakeBoolAttr(transpose_b);
       fused.attrs["activation"] = MakeStringAttr(activation);
-      fused.attrs["num_args"] = MakeIntAttr(residual ? 2 : 1);
+      const bool has_residual = residual.has_value() || !residual_name.empty();
+      fused.attrs["num_args"] = MakeIntAttr(has_residual ? 2 : 1);
       fused.inputs.push_back(x);
       fused.inputs.push_back(mm.input(1));
       fused.inputs.push_back(bias_input);
       if (residual) fused.inputs.push_back(*residual);
+      if (!residual_name.empty()) fused.inputs.push_back(residual_name);
       ReplacePattern(rw, pattern, std::move(fused), &out.changes);
     }
     if (!rw.changed()) return out;

@@ -162,6 +162,60 @@ TEST(MatMulBiasFusionPassTest, FusesAnActivationBehindAReshape) {
   ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 28));
 }
 
+TEST(MatMulBiasFusionPassTest, FusesAResidualBehindAReshape) {
+  // GPT-2's attention output: Gemm on [B*S, K], its bias, a Reshape back to
+  // [B, S, N], then the residual Add of the block's input.
+  GraphMaker m;
+  m.Input("x", {6, 8})
+      .Input("h", {2, 3, 10})
+      .Const("w", Values(8 * 10, 9, -1, 1), {8, 10})
+      .Const("b", Values(10, 10, -1, 1), {10})
+      .Op("mm", "MatMul", {"x", "w"})
+      .Op("bias", "Add", {"mm", "b"})
+      .Op("r", "Reshape", {"bias"}, {{"shape", Ints({2, 3, 10})}})
+      .Op("y", "Add", {"h", "r"})
+      .Output("y");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeMatMulBiasFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  const Node* fused = out.graph->FindNode("bias");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->op(), "FusedMatMul");
+  ASSERT_EQ(fused->num_inputs(), 4);
+  const Node& view = out.graph->node(fused->input(3).node);
+  EXPECT_EQ(view.op(), "Reshape");
+  EXPECT_EQ(view.output_shape(0), Shape({6, 10}));
+  EXPECT_EQ(out.graph->node(view.input(0).node).name(), "h");
+  EXPECT_EQ(OpOf(*out.graph, "y"), "Reshape");
+  EXPECT_EQ(OpOf(*out.graph, "r"), "(none)");
+  EXPECT_EQ(out.graph->FindNode("y")->output_shape(0), Shape({2, 3, 10}));
+  EXPECT_EQ(OpCounts(*out.graph)["Add"], 0);
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 29));
+}
+
+TEST(MatMulBiasFusionPassTest, LeavesAResidualBehindAReshapeThatOthersRead) {
+  GraphMaker m;
+  m.Input("x", {6, 8})
+      .Input("h", {2, 3, 10})
+      .Const("w", Values(8 * 10, 9, -1, 1), {8, 10})
+      .Const("b", Values(10, 10, -1, 1), {10})
+      .Op("mm", "MatMul", {"x", "w"})
+      .Op("bias", "Add", {"mm", "b"})
+      .Op("r", "Reshape", {"bias"}, {{"shape", Ints({2, 3, 10})}})
+      .Op("y", "Add", {"h", "r"})
+      .Op("z", "Neg", {"r"})
+      .Output("y")
+      .Output("z");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeMatMulBiasFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);  // the bias still fuses
+  EXPECT_EQ(OpOf(*out.graph, "bias"), "FusedMatMul");
+  EXPECT_EQ(out.graph->FindNode("bias")->num_inputs(), 3);
+  EXPECT_EQ(OpOf(*out.graph, "y"), "Add");
+  EXPECT_EQ(OpOf(*out.graph, "r"), "Reshape");
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 30));
+}
+
 TEST(MatMulBiasFusionPassTest, LeavesANonConstantBias) {
   GraphMaker m;
   m.Input("x", {4, 8})
