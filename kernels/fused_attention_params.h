@@ -1,13 +1,18 @@
 // The parameters of FusedAttention (graph/ops/nn_ops.cc, docs/ops.md),
 // shared by its CPU and CUDA kernels: the attributes parsed once per node,
-// and the sizes and broadcast strides worked out once per call from the
-// input shapes, with one set of messages.
+// and the sizes and strides worked out once per call from the input shapes,
+// with one set of messages. Each of q, k, v and the output is in one of two
+// layouts (design decision 27): "BHSD", a row-major [B, H, S, D] tensor, or
+// "BSHD", a row-major [B, S, C] tensor whose head h is the D columns from
+// `offset + h * D` (the projection's output read in place: [B, S, H*D], or
+// a column range of a packed [B, S, 3*H*D] QKV projection).
 //
 //   ASSIGN_OR_RETURN(FusedAttentionAttrs a, ParseFusedAttentionAttrs(node));
 //   ASSIGN_OR_RETURN(FusedAttentionDims d,
 //                    FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
-//                                          has_mask ? &mask.shape() : nullptr));
-//   // q row (b, h, i) starts at b * d.q_stride[0] + h * d.q_stride[1] + i * d.d
+//                                          has_mask ? &mask.shape() : nullptr, a));
+//   // q row (b, h, i) starts at
+//   // d.q.offset + b * d.q.stride[0] + h * d.q.stride[1] + i * d.q.stride[2]
 //
 // Value types; thread-compatible.
 #ifndef SLUICE_KERNELS_FUSED_ATTENTION_PARAMS_H_
@@ -22,32 +27,53 @@
 
 namespace sluice {
 
+// Where q, k, v and the output hold their heads.
+enum class AttentionLayout {
+  kBhsd,  // [B, H, S, D]
+  kBshd,  // [B, S, C], head h at columns [offset + h D, offset + (h+1) D)
+};
+
 struct FusedAttentionAttrs {
   DataType t = DT_INVALID;
   float scale = 1;
   bool causal = false;
   bool has_mask = false;  // num_args == 2
+  // q, k, v, output.
+  AttentionLayout layout[4] = {AttentionLayout::kBhsd, AttentionLayout::kBhsd,
+                               AttentionLayout::kBhsd, AttentionLayout::kBhsd};
+  // For the BSHD layouts: heads, head dims, and q, k, v's column offsets.
+  int64_t num_heads = 0, head_dim = 0, v_head_dim = 0;
+  int64_t offset[3] = {};
+  bool any_bshd() const;
 };
 
 absl::StatusOr<FusedAttentionAttrs> ParseFusedAttentionAttrs(const Node& node);
 
-struct FusedAttentionDims {
-  int64_t b = 0, h = 0, sq = 0, sk = 0, d = 0, dv = 0;
-  // Element strides over [batch, head] of the row-major q [B,H,Sq,D],
-  // k [B,H,Sk,D] and v [B,H,Sk,Dv]; 0 where the input broadcasts (size 1).
-  int64_t q_stride[2] = {}, k_stride[2] = {}, v_stride[2] = {};
-  // The mask's element strides over [B, H, Sq, Sk] (0 where it broadcasts).
-  int64_t mask_stride[4] = {};
-  Shape output_shape() const { return Shape({b, h, sq, dv}); }
+// How one operand's rows are found: row (b, h, i) starts at element
+// offset + b * stride[0] + h * stride[1] + i * stride[2] and is contiguous
+// along the head dim. Strides over batch and head are 0 where the operand
+// broadcasts (size 1).
+struct AttentionOperand {
+  int64_t offset = 0;
+  int64_t stride[3] = {};
 };
 
-// INVALID_ARGUMENT unless q, k, v have rank 4 with matching D and Sk and
-// batch/head dims that broadcast, and the mask (when given) broadcasts to
-// [B, H, Sq, Sk].
-absl::StatusOr<FusedAttentionDims> FusedAttentionDimsFor(const Shape& q,
-                                                         const Shape& k,
-                                                         const Shape& v,
-                                                         const Shape* mask);
+struct FusedAttentionDims {
+  int64_t b = 0, h = 0, sq = 0, sk = 0, d = 0, dv = 0;
+  AttentionOperand q, k, v, out;
+  // The mask's element strides over [B, H, Sq, Sk] (0 where it broadcasts).
+  int64_t mask_stride[4] = {};
+  Shape out_shape;  // [B, H, Sq, Dv] or [B, Sq, H*Dv]
+  const Shape& output_shape() const { return out_shape; }
+};
+
+// INVALID_ARGUMENT unless q, k, v have the rank of their layout (4 for
+// BHSD, 3 for BSHD) with matching D and Sk, batch/head dims that broadcast,
+// column ranges inside BSHD operands, and the mask (when given) broadcasts
+// to [B, H, Sq, Sk].
+absl::StatusOr<FusedAttentionDims> FusedAttentionDimsFor(
+    const Shape& q, const Shape& k, const Shape& v, const Shape* mask,
+    const FusedAttentionAttrs& attrs);
 
 }  // namespace sluice
 

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "optimizer/fusion_util.h"
 #include "optimizer/graph_rewriter.h"
@@ -194,6 +195,123 @@ int NanGuardOf(const Graph& g, int softmax, std::vector<int>* nodes) {
   return where;
 }
 
+// An operand of the attention read token-major: `src` [B, S, C] holds its
+// heads at columns offset + h D; `nodes` (the Reshape splitting the heads,
+// and the heads Transpose) go away.
+struct TokenMajor {
+  TensorRef src;
+  int64_t offset = 0;
+  std::vector<int> nodes;
+};
+
+// Whether node `id` is a Reshape of [B, S, heads * D] into [B, S, heads, D]
+// (S, heads, D known; B then equal by the element count) whose output has
+// one reader.
+bool SplitsHeads(const Graph& g, int id, int64_t heads) {
+  const Node& r = g.node(id);
+  if (r.op() != "Reshape" || r.num_inputs() < 1 || !HasSoleReader(g, id)) {
+    return false;
+  }
+  const Shape& in = g.node(r.input(0).node).output_shape(r.input(0).port);
+  const Shape& out = r.output_shape(0);
+  if (in.unknown_rank() || out.unknown_rank() || in.rank() != 3 ||
+      out.rank() != 4) {
+    return false;
+  }
+  return in.dim(1) >= 1 && in.dim(1) == out.dim(1) && heads >= 1 &&
+         out.dim(2) == heads && out.dim(3) >= 1 && in.dim(2) == heads * out.dim(3);
+}
+
+bool IsTransposeWith(const Node& n, const std::vector<int64_t>& perm) {
+  if (n.op() != "Transpose") return false;
+  absl::StatusOr<std::vector<int64_t>> p = n.attrs().GetIntList("perm");
+  return p.ok() && *p == perm;
+}
+
+const std::vector<int64_t> kSwapSH = {0, 2, 1, 3};
+
+// The operand `ref` as the op would read it after `perm` (identity, or
+// (0,2,1,3) for a K whose K^T Transpose goes), token-major where it comes
+// from a Reshape splitting heads, through a Transpose(0,2,1,3) unless
+// `perm` is that transpose already.
+std::optional<TokenMajor> TokenMajorOf(const Graph& g, TensorRef ref,
+                                       const std::vector<int64_t>& perm,
+                                       int64_t heads) {
+  std::vector<int> nodes;
+  if (perm != kSwapSH) {
+    if (perm != std::vector<int64_t>{0, 1, 2, 3}) return std::nullopt;
+    const Node& t = g.node(ref.node);
+    if (!IsTransposeWith(t, kSwapSH) || !HasSoleReader(g, t.id())) {
+      return std::nullopt;
+    }
+    nodes.push_back(t.id());
+    ref = t.input(0);
+  }
+  if (ref.port != 0 || !SplitsHeads(g, ref.node, heads)) return std::nullopt;
+  nodes.push_back(ref.node);
+  return TokenMajor{g.node(ref.node).input(0), 0, std::move(nodes)};
+}
+
+// When q, k and v are the three outputs of one Split along the last axis
+// of a rank-3 tensor, each read once (by its Reshape) and by nothing else:
+// points them at the Split's input with their column offsets and returns
+// the Split's id; -1 (and nothing changed) otherwise.
+int AbsorbSplit(const Graph& g, TokenMajor* qkv[3]) {
+  const int split = qkv[0]->src.node;
+  const Node& n = g.node(split);
+  if (n.op() != "Split" || n.num_outputs() != 3 ||
+      qkv[1]->src.node != split || qkv[2]->src.node != split ||
+      !g.control_consumers(split).empty()) {
+    return -1;
+  }
+  const Shape& in = g.node(n.input(0).node).output_shape(n.input(0).port);
+  int64_t axis = n.attrs().GetInt("axis").value_or(0);
+  if (in.unknown_rank() || in.rank() != 3) return -1;
+  if (axis < 0) axis += 3;
+  if (axis != 2) return -1;
+  int64_t offsets[3] = {};
+  int64_t at = 0;
+  for (int port = 0; port < 3; ++port) {
+    const TensorRef out{split, port};
+    if (g.consumers(split, port).size() != 1 || IsGraphOutput(g, out)) return -1;
+    const Shape& s = n.output_shape(port);
+    if (s.unknown_rank() || s.rank() != 3 || s.dim(2) < 0) return -1;
+    offsets[port] = at;
+    at += s.dim(2);
+  }
+  bool seen[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    if (seen[qkv[i]->src.port]) return -1;
+    seen[qkv[i]->src.port] = true;
+  }
+  for (int i = 0; i < 3; ++i) {
+    qkv[i]->offset = offsets[qkv[i]->src.port];
+    qkv[i]->src = n.input(0);
+  }
+  return split;
+}
+
+// After MatMul(p, V) `pv` ([B, heads, Sq, Dv]): Transpose(0,2,1,3) then a
+// Reshape to [B, Sq, heads * Dv], each the sole reader of the one before:
+// the two nodes (the Reshape last), or empty.
+std::vector<int> MergedHeadsOf(const Graph& g, int pv, int64_t heads) {
+  const int t = SoleReader(g, pv);
+  if (t < 0 || !IsTransposeWith(g.node(t), kSwapSH)) return {};
+  const int r = SoleReader(g, t);
+  if (r < 0 || g.node(r).op() != "Reshape") return {};
+  const Shape& in = g.node(t).output_shape(0);
+  const Shape& out = g.node(r).output_shape(0);
+  if (in.unknown_rank() || out.unknown_rank() || in.rank() != 4 ||
+      out.rank() != 3) {
+    return {};
+  }
+  if (heads < 1 || in.dim(1) < 1 || out.dim(1) != in.dim(1) || in.dim(2) != heads ||
+      in.dim(3) < 1 || out.dim(2) != heads * in.dim(3)) {
+    return {};
+  }
+  return {t, r};
+}
+
 class AttentionFusionPass final : public Pass {
  public:
   std::string_view name() const override { return "attention_fusion"; }
@@ -336,22 +454,37 @@ class AttentionFusionPass final : public Pass {
       pattern.push_back(sm.id());
       for (int id : guard) pattern.push_back(id);
       pattern.push_back(pv);
+      // The layout copies around it (design decision 27).
+      const int64_t heads = scores_shape.dim(1);
+      std::optional<TokenMajor> tq = TokenMajorOf(g, q, {0, 1, 2, 3}, heads);
+      std::optional<TokenMajor> tk;
+      if (k_given || remove_transpose) tk = TokenMajorOf(g, k_source, perm, heads);
+      std::optional<TokenMajor> tv = TokenMajorOf(g, v, {0, 1, 2, 3}, heads);
+      int split = -1;
+      if (tq && tk && tv) {
+        TokenMajor* qkv[3] = {&*tq, &*tk, &*tv};
+        split = AbsorbSplit(g, qkv);
+      }
+      const std::vector<int> merge = MergedHeadsOf(g, pv, heads);
+      for (const std::optional<TokenMajor>* t : {&tq, &tk, &tv}) {
+        if (*t) pattern.insert(pattern.end() - 1, (*t)->nodes.begin(), (*t)->nodes.end());
+      }
+      if (split >= 0) pattern.insert(pattern.end() - 1, split);
+      pattern.insert(pattern.end(), merge.begin(), merge.end());
       if (!NoControlInputs(g, pattern)) continue;
       bool overlap = false;
       for (int id : pattern) overlap = overlap || used.count(id) > 0;
       if (overlap) continue;
       used.insert(pattern.begin(), pattern.end());
-      const Node& last = g.node(pv);
       // Removed nodes go first; ReplacePattern puts the fused node in the
-      // last one's place.
-      std::vector<int> ordered;
-      for (int id : pattern) {
-        if (id != pv) ordered.push_back(id);
-      }
-      ordered.push_back(pv);
+      // last one's place (MatMul(p, V) or the Reshape merging the heads).
+      const int last_id = pattern.back();
+      const Node& last = g.node(last_id);
       // K: k_source itself when the Transpose it needs is the identity.
       std::variant<TensorRef, std::string> k = k_source;
-      if (perm != std::vector<int64_t>{0, 1, 2, 3}) {
+      if (tk) {
+        k = tk->src;
+      } else if (perm != std::vector<int64_t>{0, 1, 2, 3}) {
         const std::string k_name =
             rw.UniqueName(absl::StrCat(last.name(), "/k"));
         NewNode transpose;
@@ -361,7 +494,7 @@ class AttentionFusionPass final : public Pass {
         transpose.inputs.push_back(k_source);
         transpose.device = last.requested_device();
         transpose.source_line = last.source_line();
-        rw.Add(pv, std::move(transpose));
+        rw.Add(last_id, std::move(transpose));
         k = k_name;
       }
       NewNode fused;
@@ -370,20 +503,47 @@ class AttentionFusionPass final : public Pass {
       fused.attrs["scale"] = MakeFloatAttr(static_cast<float>(scale));
       fused.attrs["causal"] = MakeBoolAttr(causal);
       fused.attrs["num_args"] = MakeIntAttr(mask || mask_value ? 2 : 1);
-      fused.inputs.push_back(q);
+      fused.inputs.push_back(tq ? tq->src : q);
       fused.inputs.push_back(k);
-      fused.inputs.push_back(v);
+      fused.inputs.push_back(tv ? tv->src : v);
+      std::string layout_note;
+      if (tq || tk || tv || !merge.empty()) {
+        const Shape& vs = g.node(v.node).output_shape(v.port);
+        const Shape& qs = g.node(q.node).output_shape(q.port);
+        fused.attrs["num_heads"] = MakeIntAttr(heads);
+        const int64_t dq = qs.dim(3) >= 0 ? qs.dim(3) : k_shape.dim(k_given ? 3 : 2);
+        fused.attrs["head_dim"] = MakeIntAttr(std::max<int64_t>(dq, 0));
+        fused.attrs["v_head_dim"] = MakeIntAttr(std::max<int64_t>(vs.dim(3), 0));
+        const char* names[3] = {"q", "k", "v"};
+        const std::optional<TokenMajor>* ts[3] = {&tq, &tk, &tv};
+        std::vector<std::string> read;
+        for (int i = 0; i < 3; ++i) {
+          if (!*ts[i]) continue;
+          fused.attrs[absl::StrCat(names[i], "_layout")] = MakeStringAttr("BSHD");
+          const int64_t off = (*ts[i])->offset;
+          if (off != 0) fused.attrs[absl::StrCat(names[i], "_offset")] = MakeIntAttr(off);
+          read.push_back(absl::StrCat(names[i], " from '",
+                                      g.node((*ts[i])->src.node).name(), "'",
+                                      split >= 0 ? absl::StrCat(" col ", off) : ""));
+        }
+        if (!merge.empty()) fused.attrs["out_layout"] = MakeStringAttr("BSHD");
+        if (!merge.empty()) read.push_back("output [B, S, H*Dv]");
+        layout_note = absl::StrCat("BSHD: ", absl::StrJoin(read, ", "));
+      }
       if (mask) {
         fused.inputs.push_back(*mask);
       } else if (mask_value) {
         const std::string m_name =
             rw.UniqueName(absl::StrCat(last.name(), "/mask"));
-        rw.Add(pv, ConstNode(m_name, *std::move(mask_value),
-                             last.requested_device(), last.source_line()));
+        rw.Add(last_id, ConstNode(m_name, *std::move(mask_value),
+                                  last.requested_device(), last.source_line()));
         fused.inputs.push_back(m_name);
       }
-      ReplacePattern(rw, ordered, std::move(fused), &out.changes);
+      ReplacePattern(rw, pattern, std::move(fused), &out.changes);
       if (causal) out.changes.back() += " (causal)";
+      if (!layout_note.empty()) {
+        out.changes.back() += absl::StrCat(" (", layout_note, ")");
+      }
     }
     if (!rw.changed()) return out;
     ASSIGN_OR_RETURN(out.graph, rw.Build());

@@ -117,6 +117,9 @@ absl::Status FusedConv2DFn(InferenceContext& c) {
 // FusedAttention: q [B,H,Sq,D], k [B,H,Sk,D], args = [v [B,H,Sk,Dv]] or
 // [v, mask] with mask broadcastable to [B,H,Sq,Sk]; B and H broadcast
 // between q, k and v as MatMul's batch dimensions do. Output [B,H,Sq,Dv].
+// An operand whose layout attribute is "BSHD" is [B, S, C] instead, with
+// num_heads heads of head_dim (v: v_head_dim) columns from its offset; a
+// "BSHD" output is [B, Sq, H*Dv] (design decision 27).
 absl::Status FusedAttentionFn(InferenceContext& c) {
   ASSIGN_OR_RETURN(float scale, c.attrs().GetFloat("scale"));
   if (!std::isfinite(scale)) {
@@ -128,20 +131,64 @@ absl::Status FusedAttentionFn(InferenceContext& c) {
         "FusedAttention takes v and at most one mask after q and k, got ",
         args, " more inputs"));
   }
-  const Shape& q = c.input_shape(0);
-  const Shape& k = c.input_shape(1);
-  const Shape& v = c.input_shape(2);
-  for (const Shape* s : {&q, &k, &v}) {
-    if (!s->unknown_rank() && s->rank() != 4) {
+  static constexpr const char* kLayouts[] = {"q_layout", "k_layout", "v_layout",
+                                             "out_layout"};
+  bool bshd[4] = {};
+  for (int i = 0; i < 4; ++i) {
+    const std::string l = c.attrs().GetString(kLayouts[i]).value_or("BHSD");
+    if (l != "BHSD" && l != "BSHD") {
       return absl::InvalidArgumentError(absl::StrCat(
-          "FusedAttention's q, k and v must have rank 4 ([B, H, S, D]), got ",
-          q.DebugString(), ", ", k.DebugString(), " and ", v.DebugString()));
+          kLayouts[i], " must be \"BHSD\" or \"BSHD\", got \"", l, "\""));
     }
+    bshd[i] = l == "BSHD";
   }
-  if (q.unknown_rank() || k.unknown_rank() || v.unknown_rank()) {
-    c.set_output_shape(0, Shape({kUnknownDim, kUnknownDim, kUnknownDim, kUnknownDim}));
-    return absl::OkStatus();
+  const int64_t heads = c.attrs().GetInt("num_heads").value_or(0);
+  const int64_t head_dims[3] = {c.attrs().GetInt("head_dim").value_or(0),
+                                c.attrs().GetInt("head_dim").value_or(0),
+                                c.attrs().GetInt("v_head_dim").value_or(0)};
+  const int64_t offsets[3] = {c.attrs().GetInt("q_offset").value_or(0),
+                              c.attrs().GetInt("k_offset").value_or(0),
+                              c.attrs().GetInt("v_offset").value_or(0)};
+  if ((bshd[0] || bshd[1] || bshd[2] || bshd[3]) &&
+      (heads <= 0 || head_dims[0] < 0 || head_dims[2] < 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "FusedAttention with a BSHD layout needs num_heads > 0 and head_dim, "
+        "v_head_dim >= 0, got num_heads=", heads, " head_dim=", head_dims[0],
+        " v_head_dim=", head_dims[2]));
   }
+  // Each operand as [B, H, S, E].
+  static constexpr const char* kNames[] = {"q", "k", "v"};
+  Shape views[3];
+  for (int i = 0; i < 3; ++i) {
+    const Shape& s = c.input_shape(i);
+    const int rank = bshd[i] ? 3 : 4;
+    if (s.unknown_rank()) {
+      views[i] = Shape({kUnknownDim, bshd[i] ? heads : kUnknownDim, kUnknownDim,
+                        bshd[i] ? head_dims[i] : kUnknownDim});
+      continue;
+    }
+    if (s.rank() != rank) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "FusedAttention's ", kNames[i], " must have rank ", rank,
+          bshd[i] ? " ([B, S, C], layout BSHD)" : " ([B, H, S, D])", ", got ",
+          s.DebugString()));
+    }
+    if (!bshd[i]) {
+      views[i] = s;
+      continue;
+    }
+    if (offsets[i] < 0 || (s.dim(2) != kUnknownDim &&
+                           offsets[i] + heads * head_dims[i] > s.dim(2))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "FusedAttention's ", kNames[i], ": ", heads, " heads of ",
+          head_dims[i], " columns from column ", offsets[i], " do not fit in ",
+          s.DebugString()));
+    }
+    views[i] = Shape({s.dim(0), heads, s.dim(1), head_dims[i]});
+  }
+  const Shape& q = views[0];
+  const Shape& k = views[1];
+  const Shape& v = views[2];
   auto compatible = [](int64_t a, int64_t b) {
     return a == kUnknownDim || b == kUnknownDim || a == b;
   };
@@ -165,6 +212,14 @@ absl::Status FusedAttentionFn(InferenceContext& c) {
             scores.DebugString(), " [B,H,Sq,Sk]"));
       }
     }
+  }
+  if (bshd[3]) {
+    if (!compatible(out.dim(1), heads) || !compatible(out.dim(3), head_dims[2])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a BSHD output needs ", heads, " heads (num_heads) of v_head_dim ",
+          head_dims[2], " columns, the inputs give ", out.DebugString()));
+    }
+    out = Shape({out.dim(0), q.dim(2), heads * head_dims[2]});
   }
   c.set_output_shape(0, std::move(out));
   return absl::OkStatus();
@@ -288,13 +343,27 @@ void RegisterNnOps(OpRegistry* r) {
                        .Attr("num_args", AttrType::kInt)
                        .Attr("scale", AttrType::kFloat, MakeFloatAttr(1.0f))
                        .Attr("causal", AttrType::kBool, MakeBoolAttr(false))
+                       .Attr("q_layout", AttrType::kString, MakeStringAttr("BHSD"))
+                       .Attr("k_layout", AttrType::kString, MakeStringAttr("BHSD"))
+                       .Attr("v_layout", AttrType::kString, MakeStringAttr("BHSD"))
+                       .Attr("out_layout", AttrType::kString, MakeStringAttr("BHSD"))
+                       .Attr("num_heads", AttrType::kInt, MakeIntAttr(0))
+                       .Attr("head_dim", AttrType::kInt, MakeIntAttr(0))
+                       .Attr("v_head_dim", AttrType::kInt, MakeIntAttr(0))
+                       .Attr("q_offset", AttrType::kInt, MakeIntAttr(0))
+                       .Attr("k_offset", AttrType::kInt, MakeIntAttr(0))
+                       .Attr("v_offset", AttrType::kInt, MakeIntAttr(0))
                        .ShapeFn(FusedAttentionFn)
                        .Doc("softmax(scale * q k^T + mask (causal: -inf where "
                             "key j > query i + Sk - Sq), last axis) v, per "
                             "[batch, head]: q [B,H,Sq,D], k [B,H,Sk,D], args "
                             "v [B,H,Sk,Dv] and optionally an additive mask "
                             "broadcastable to [B,H,Sq,Sk]. A row whose scores "
-                            "are all -inf gives zeros. The optimizer's "
+                            "are all -inf gives zeros. q_layout, k_layout, "
+                            "v_layout, out_layout \"BSHD\": that operand is "
+                            "[B,S,C] with num_heads heads of head_dim "
+                            "(v_head_dim) columns from q/k/v_offset, the "
+                            "output [B,Sq,H*Dv]. The optimizer's "
                             "attention_fusion makes it.")
                        .Build());
   RegisterOrDie(r, Pool("MaxPool").Doc("NCHW max pooling.").Build());

@@ -4,7 +4,9 @@
 // softmax and the weighted sum of v, all in the compute type (float for the
 // 16-bit floats, double for float64). A row whose scores are all -inf gives
 // zeros. float32 runs blocks of 64 rows with both products on the CPU's
-// sgemm (AttendBlock); the other dtypes one task per row (AttendRow).
+// sgemm (AttendBlock); the other dtypes one task per row (AttendRow). Rows
+// are found through strides (fused_attention_params.h), so the BSHD layouts
+// read the projections' output in place and write the merged heads.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -21,6 +23,11 @@
 namespace sluice::cpu {
 namespace {
 
+// The element offset of row (b, h, i) of an operand.
+int64_t Row(const AttentionOperand& o, int64_t b, int64_t h, int64_t i) {
+  return o.offset + b * o.stride[0] + h * o.stride[1] + i * o.stride[2];
+}
+
 template <typename T>
 void AttendRow(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
                const T* q, const T* k, const T* v, const T* mask, T* out,
@@ -29,9 +36,9 @@ void AttendRow(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
   const int64_t i = row % d.sq;
   const int64_t h = (row / d.sq) % d.h;
   const int64_t b = row / (d.sq * d.h);
-  const T* qr = q + b * d.q_stride[0] + h * d.q_stride[1] + i * d.d;
-  const T* kh = k + b * d.k_stride[0] + h * d.k_stride[1];
-  const T* vh = v + b * d.v_stride[0] + h * d.v_stride[1];
+  const T* qr = q + Row(d.q, b, h, i);
+  const T* kh = k + Row(d.k, b, h, 0);
+  const T* vh = v + Row(d.v, b, h, 0);
   const T* mr = mask == nullptr ? nullptr
                                 : mask + b * d.mask_stride[0] +
                                       h * d.mask_stride[1] + i * d.mask_stride[2];
@@ -46,7 +53,7 @@ void AttendRow(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
       s[j] = -std::numeric_limits<C>::infinity();
       continue;
     }
-    const T* kr = kh + j * d.d;
+    const T* kr = kh + j * d.k.stride[2];
     C dot = 0;
     for (int64_t x = 0; x < d.d; ++x) dot += qc[x] * static_cast<C>(kr[x]);
     C sc = static_cast<C>(a.scale) * dot;
@@ -54,7 +61,7 @@ void AttendRow(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
     s[j] = sc;
     if (sc > mx) mx = sc;
   }
-  T* o = out + row * d.dv;
+  T* o = out + Row(d.out, b, h, i);
   if (mx == -std::numeric_limits<C>::infinity()) {  // every key masked out
     for (int64_t x = 0; x < d.dv; ++x) o[x] = static_cast<T>(C(0));
     return;
@@ -67,7 +74,7 @@ void AttendRow(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
   std::vector<C> acc(d.dv, C(0));
   for (int64_t j = 0; j < d.sk; ++j) {
     if (s[j] == C(0)) continue;
-    const T* vr = vh + j * d.dv;
+    const T* vr = vh + j * d.v.stride[2];
     for (int64_t x = 0; x < d.dv; ++x) acc[x] += s[j] * static_cast<C>(vr[x]);
   }
   const C inv = C(1) / sum;
@@ -89,17 +96,19 @@ void AttendBlock(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
   const int64_t h = (task / blocks) % d.h;
   const int64_t b = task / (blocks * d.h);
   const int64_t m = std::min(kBlockRows, d.sq - i0);
-  const float* qb = q + b * d.q_stride[0] + h * d.q_stride[1] + i0 * d.d;
-  const float* kh = k + b * d.k_stride[0] + h * d.k_stride[1];
-  const float* vh = v + b * d.v_stride[0] + h * d.v_stride[1];
-  float* ob = out + ((b * d.h + h) * d.sq + i0) * d.dv;
+  const float* qb = q + Row(d.q, b, h, i0);
+  const float* kh = k + Row(d.k, b, h, 0);
+  const float* vh = v + Row(d.v, b, h, 0);
+  float* ob = out + Row(d.out, b, h, i0);
+  const int64_t ldo = d.out.stride[2];
   if (d.sk == 0) {
-    std::fill(ob, ob + m * d.dv, 0.f);
+    for (int64_t r = 0; r < m; ++r) std::fill(ob + r * ldo, ob + r * ldo + d.dv, 0.f);
     return;
   }
   std::vector<float> s(m * d.sk);
   if (d.d > 0) {
-    Sgemm(false, true, m, d.sk, d.d, qb, d.d, kh, d.d, s.data(), d.sk);
+    Sgemm(false, true, m, d.sk, d.d, qb, d.q.stride[2], kh, d.k.stride[2],
+          s.data(), d.sk);
   } else {
     std::fill(s.begin(), s.end(), 0.f);
   }
@@ -132,9 +141,9 @@ void AttendBlock(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
     }
     inv[r] = 1.f / sum;
   }
-  Sgemm(false, false, m, d.dv, d.sk, s.data(), d.sk, vh, d.dv, ob, d.dv);
+  Sgemm(false, false, m, d.dv, d.sk, s.data(), d.sk, vh, d.v.stride[2], ob, ldo);
   for (int64_t r = 0; r < m; ++r) {
-    float* orow = ob + r * d.dv;
+    float* orow = ob + r * ldo;
     for (int64_t x = 0; x < d.dv; ++x) orow[x] *= inv[r];
   }
 }
@@ -161,7 +170,8 @@ class FusedAttentionKernel final : public OpKernel {
     const Tensor* mask = attrs_.has_mask ? &ctx->input(3) : nullptr;
     ASSIGN_OR_RETURN(FusedAttentionDims d,
                      FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
-                                           mask ? &mask->shape() : nullptr));
+                                           mask ? &mask->shape() : nullptr,
+                                           attrs_));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, d.output_shape()));
     const int64_t rows = d.b * d.h * d.sq;
     if (rows == 0 || d.dv == 0) return absl::OkStatus();

@@ -12,7 +12,9 @@
 // causal limit, online softmax update (running max m, sum l, the output
 // rescaled by exp(m_old - m_new)), P to shared memory, V tile into K's
 // place, O += P V. Everything in float32; inputs converted as they are
-// loaded.
+// loaded. Rows of q, k, v and the output are found through the launch's
+// row strides, so token-major ([B, S, H*D]) and packed operands are read
+// and written in place.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -48,19 +50,21 @@ __device__ __forceinline__ float4 Load4(const T* p) {
   }
 }
 
-// Copies rows [row0, row0 + 64) of a [rows, cols] matrix into a [64][ld]
-// float tile, zero past `rows` and `cols` (up to DP). `vec`: cols is a
-// multiple of 4 and src aligned for Load4, so four elements move at once.
+// Copies rows [row0, row0 + 64) of a [rows, cols] matrix whose rows are
+// `src_ld` elements apart into a [64][ld] float tile, zero past `rows` and
+// `cols` (up to DP). `vec`: cols and src_ld are multiples of 4 and src
+// aligned for Load4, so four elements move at once.
 template <typename T, int DP>
-__device__ __forceinline__ void LoadTile(const T* src, int64_t row0,
-                                         int64_t rows, int64_t cols,
-                                         float* tile, int ld, bool vec) {
+__device__ __forceinline__ void LoadTile(const T* src, int64_t src_ld,
+                                         int64_t row0, int64_t rows,
+                                         int64_t cols, float* tile, int ld,
+                                         bool vec) {
   if (vec) {
     for (int e = threadIdx.x * 4; e < kRows * DP; e += kThreadsFa * 4) {
       const int r = e / DP;
       const int c = e % DP;
       float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (row0 + r < rows && c < cols) x = Load4(src + (row0 + r) * cols + c);
+      if (row0 + r < rows && c < cols) x = Load4(src + (row0 + r) * src_ld + c);
       *reinterpret_cast<float4*>(tile + r * ld + c) = x;
     }
     return;
@@ -69,7 +73,7 @@ __device__ __forceinline__ void LoadTile(const T* src, int64_t row0,
     const int r = e / DP;
     const int c = e % DP;
     float x = 0.f;
-    if (row0 + r < rows && c < cols) x = Load(src + (row0 + r) * cols + c);
+    if (row0 + r < rows && c < cols) x = Load(src + (row0 + r) * src_ld + c);
     tile[r * ld + c] = x;
   }
 }
@@ -95,12 +99,13 @@ static __global__ void __launch_bounds__(kThreadsFa)
   const T* v = static_cast<const T*>(p.v) + b * p.v_stride[0] + h * p.v_stride[1];
   const T* mask = static_cast<const T*>(p.mask);
   if (mask != nullptr) mask += b * p.mask_stride[0] + h * p.mask_stride[1];
-  T* out = static_cast<T*>(p.out) + bh * p.sq * p.dv;
+  T* out = static_cast<T*>(p.out) + b * p.out_stride[0] + h * p.out_stride[1];
 
   const int tid = threadIdx.x;
   const int rg = tid / 8;
   const int cg = tid % 8;
-  LoadTile<T, DP>(q + q0 * p.d, 0, p.sq - q0, p.d, qs, kLd, vec);
+  LoadTile<T, DP>(q + q0 * p.q_stride[2], p.q_stride[2], 0, p.sq - q0, p.d, qs,
+                  kLd, vec);
 
   float m[4], l[4], acc[4][kCols];
 #pragma unroll
@@ -118,7 +123,7 @@ static __global__ void __launch_bounds__(kThreadsFa)
   }
   for (int64_t k0 = 0; k0 < kv_end; k0 += kKeys) {
     __syncthreads();  // the previous tile's P and V are read
-    LoadTile<T, DP>(k, k0, p.sk, p.d, kv, kLd, vec);
+    LoadTile<T, DP>(k, p.k_stride[2], k0, p.sk, p.d, kv, kLd, vec);
     __syncthreads();
     float s[4][8];
 #pragma unroll
@@ -189,7 +194,7 @@ static __global__ void __launch_bounds__(kThreadsFa)
       for (int c = 0; c < kCols; ++c) acc[ri][c] *= alpha;
     }
     __syncthreads();  // K read, P written
-    LoadTile<T, DP>(v, k0, p.sk, p.dv, kv, kLd, vec);
+    LoadTile<T, DP>(v, p.v_stride[2], k0, p.sk, p.dv, kv, kLd, vec);
     __syncthreads();
 #pragma unroll 2
     for (int j = 0; j < kKeys; j += 4) {
@@ -230,7 +235,7 @@ static __global__ void __launch_bounds__(kThreadsFa)
 #pragma unroll
     for (int c = 0; c < kCols; ++c) {
       const int64_t col = cg * kCols + c;
-      if (col < p.dv) out[i * p.dv + col] = FromWide<T>(acc[ri][c] * inv);
+      if (col < p.dv) out[i * p.out_stride[2] + col] = FromWide<T>(acc[ri][c] * inv);
     }
   }
 }
@@ -251,7 +256,8 @@ static __global__ void __launch_bounds__(32 * kWarps)
   const int64_t i = row % p.sq;
   const int64_t h = (row / p.sq) % p.h;
   const int64_t b = row / (p.sq * p.h);
-  const T* q = static_cast<const T*>(p.q) + b * p.q_stride[0] + h * p.q_stride[1] + i * p.d;
+  const T* q = static_cast<const T*>(p.q) + b * p.q_stride[0] + h * p.q_stride[1] +
+               i * p.q_stride[2];
   const T* k = static_cast<const T*>(p.k) + b * p.k_stride[0] + h * p.k_stride[1];
   const T* v = static_cast<const T*>(p.v) + b * p.v_stride[0] + h * p.v_stride[1];
   const T* mask = static_cast<const T*>(p.mask);
@@ -263,7 +269,9 @@ static __global__ void __launch_bounds__(32 * kWarps)
   const int64_t end = p.causal ? (i + p.sk - p.sq + 1 < p.sk ? i + p.sk - p.sq + 1 : p.sk) : p.sk;
   for (int64_t j = 0; j < end; ++j) {
     float dot = 0.f;
-    for (int64_t c = lane; c < p.d; c += 32) dot = fmaf(Load(q + c), Load(k + j * p.d + c), dot);
+    for (int64_t c = lane; c < p.d; c += 32) {
+      dot = fmaf(Load(q + c), Load(k + j * p.k_stride[2] + c), dot);
+    }
     for (int o = 16; o > 0; o /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, o);
     float s = dot * p.scale;
     if (mask != nullptr) s += Load(mask + j * p.mask_stride[3]);
@@ -275,11 +283,12 @@ static __global__ void __launch_bounds__(32 * kWarps)
     m = m_new;
     __syncwarp();
     for (int64_t c = lane; c < p.dv; c += 32) {
-      acc[c] = fmaf(e, Load(v + j * p.dv + c), acc[c] * alpha);
+      acc[c] = fmaf(e, Load(v + j * p.v_stride[2] + c), acc[c] * alpha);
     }
   }
   __syncwarp();
-  T* out = static_cast<T*>(p.out) + row * p.dv;
+  T* out = static_cast<T*>(p.out) + b * p.out_stride[0] + h * p.out_stride[1] +
+           i * p.out_stride[2];
   const float inv = l > 0.f ? 1.f / l : 0.f;
   for (int64_t c = lane; c < p.dv; c += 32) out[c] = FromWide<T>(acc[c] * inv);
 }
@@ -301,12 +310,17 @@ absl::Status LaunchFlash(const FusedAttentionLaunch& l, cudaStream_t stream) {
     return absl::InvalidArgumentError(absl::StrCat(
         "FusedAttention: ", blocks, " thread blocks is more than CUDA allows"));
   }
-  // Four elements at a time where every row starts 16-byte aligned.
+  // Four elements at a time where every row starts 16-byte aligned: the
+  // pointers are, and every stride is a multiple of 4 elements.
   auto aligned = [](const void* ptr) {
     return reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
   };
+  auto by4 = [](const int64_t s[3]) {
+    return s[0] % 4 == 0 && s[1] % 4 == 0 && s[2] % 4 == 0;
+  };
   const bool vec = l.d % 4 == 0 && l.dv % 4 == 0 && aligned(l.q) &&
-                   aligned(l.k) && aligned(l.v);
+                   aligned(l.k) && aligned(l.v) && by4(l.q_stride) &&
+                   by4(l.k_stride) && by4(l.v_stride);
   kernel<<<static_cast<unsigned int>(blocks), kThreadsFa, smem, stream>>>(l, vec);
   return LaunchStatus("FusedAttention");
 }

@@ -5,12 +5,16 @@
 // never reach global memory. Head dims up to 128 (padded to 32, 64, 96 or
 // 128); larger ones run a simple kernel of one warp per query row. float32
 // (plain FMA, no TF32), float16 and bfloat16 inputs (float32 accumulation).
+// Every operand's rows are found through strides over (batch, head, row),
+// so q, k, v and the output may be [B, H, S, D] or token-major [B, S, H*D]
+// (or column ranges of a packed QKV projection; design decision 27).
 // No allocation and no synchronisation: safe inside a CUDA graph capture.
 //
 //   FusedAttentionLaunch l;
 //   l.dtype = GpuDtype::kHalf; l.q = q; l.k = k; l.v = v; l.out = out;
 //   l.b = 8; l.h = 12; l.sq = l.sk = 128; l.d = l.dv = 64;
-//   l.q_stride[0] = 12 * 128 * 64; l.q_stride[1] = 128 * 64;  // and k, v
+//   l.q_stride[0] = 12 * 128 * 64; l.q_stride[1] = 128 * 64;  // and k, v,
+//   l.q_stride[2] = 64;                                       // out
 //   l.scale = 0.125f;
 //   RETURN_IF_ERROR(LaunchFusedAttention(l, stream));
 //
@@ -28,8 +32,9 @@ namespace sluice::cuda {
 
 struct FusedAttentionLaunch {
   GpuDtype dtype = GpuDtype::kFloat;
-  // q [.., Sq, D], k [.., Sk, D], v [.., Sk, Dv] rows contiguous; out
-  // [B, H, Sq, Dv] row-major; mask (or null) of dtype, read at
+  // Row (b, h, i) of q (Sq rows of D), k (Sk of D), v (Sk of Dv) and out
+  // (Sq of Dv) starts at b * stride[0] + h * stride[1] + i * stride[2] of
+  // its pointer and is contiguous; mask (or null) of dtype, read at
   // b * mask_stride[0] + h * mask_stride[1] + i * mask_stride[2] +
   // j * mask_stride[3].
   const void* q = nullptr;
@@ -38,8 +43,10 @@ struct FusedAttentionLaunch {
   const void* mask = nullptr;
   void* out = nullptr;
   int64_t b = 0, h = 0, sq = 0, sk = 0, d = 0, dv = 0;
-  // Element strides over [batch, head] (0 where an input broadcasts).
-  int64_t q_stride[2] = {}, k_stride[2] = {}, v_stride[2] = {};
+  // Element strides over [batch, head, row] (batch and head 0 where an
+  // input broadcasts).
+  int64_t q_stride[3] = {}, k_stride[3] = {}, v_stride[3] = {};
+  int64_t out_stride[3] = {};
   int64_t mask_stride[4] = {};
   float scale = 1;
   bool causal = false;  // key j > query i + Sk - Sq is masked out

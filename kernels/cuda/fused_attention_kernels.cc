@@ -39,14 +39,17 @@ class FusedAttentionKernel final : public OpKernel {
     const Tensor* mask = attrs_.has_mask ? &ctx->input(3) : nullptr;
     ASSIGN_OR_RETURN(FusedAttentionDims d,
                      FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
-                                           mask ? &mask->shape() : nullptr));
+                                           mask ? &mask->shape() : nullptr,
+                                           attrs_));
     ASSIGN_OR_RETURN(Tensor * y,
                      ctx->allocate_output(0, d.output_shape(), attrs_.t));
     FusedAttentionLaunch l;
     l.dtype = ToGpuDtype(attrs_.t);
-    l.q = q.raw_data();
-    l.k = k.raw_data();
-    l.v = v.raw_data();
+    // Column offsets (BSHD) move the pointers; strides do the rest.
+    const int64_t elem = DataTypeSize(attrs_.t);
+    l.q = static_cast<const char*>(q.raw_data()) + d.q.offset * elem;
+    l.k = static_cast<const char*>(k.raw_data()) + d.k.offset * elem;
+    l.v = static_cast<const char*>(v.raw_data()) + d.v.offset * elem;
     l.mask = mask ? mask->raw_data() : nullptr;
     l.out = y->raw_data();
     l.b = d.b;
@@ -55,10 +58,11 @@ class FusedAttentionKernel final : public OpKernel {
     l.sk = d.sk;
     l.d = d.d;
     l.dv = d.dv;
-    for (int i = 0; i < 2; ++i) {
-      l.q_stride[i] = d.q_stride[i];
-      l.k_stride[i] = d.k_stride[i];
-      l.v_stride[i] = d.v_stride[i];
+    for (int i = 0; i < 3; ++i) {
+      l.q_stride[i] = d.q.stride[i];
+      l.k_stride[i] = d.k.stride[i];
+      l.v_stride[i] = d.v.stride[i];
+      l.out_stride[i] = d.out.stride[i];
     }
     for (int i = 0; i < 4; ++i) l.mask_stride[i] = d.mask_stride[i];
     l.scale = attrs_.scale;
