@@ -1191,6 +1191,61 @@ void AddFusedAttentionCases(std::vector<Case>* cases) {
   }
 }
 
+// FusedAttention's BSHD layouts (design decision 27) against the CPU
+// kernel: q, k, v token-major [B, S, H*D] and the output [B, Sq, H*Dv]
+// ("bshd"); q, k and v column ranges of packed [B, S, H*(2D+Dv)]
+// projections ("packed"); q token-major at a column offset that breaks the
+// 16-byte alignment (the scalar loads), k BHSD, v token-major, the output
+// BHSD, Sq != Sk ("mixed"). Head dims 64 and 128 (the tiled kernel) and
+// 160 (the row kernel), with a padding mask or causal.
+void AddFusedAttentionLayoutCases(std::vector<Case>* cases) {
+  for (const char* layout : {"bshd", "packed", "mixed"}) {
+    for (int64_t d : {64, 128, 160}) {
+      for (bool causal : {false, true}) {
+        for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16}) {
+          const std::string l = layout;
+          const int64_t b = 2, h = 3, sq = l == "mixed" ? 33 : 70,
+                        sk = l == "mixed" ? 129 : 70;
+          Attrs attrs = {{"scale", FloatAttr(1.f / std::sqrt(static_cast<float>(d)))},
+                         {"causal", BoolAttr(causal)},
+                         {"num_heads", IntAttr(h)},
+                         {"head_dim", IntAttr(d)},
+                         {"v_head_dim", IntAttr(d)}};
+          std::vector<InputSpec> in;
+          if (l == "bshd") {
+            in = {{t, Shape({b, sq, h * d})}, {t, Shape({b, sk, h * d})},
+                  {t, Shape({b, sk, h * d})}};
+            for (const char* a : {"q_layout", "k_layout", "v_layout", "out_layout"}) {
+              attrs[a] = StringAttr("BSHD");
+            }
+          } else if (l == "packed") {
+            const Shape packed({b, sq, 3 * h * d});
+            in = {{t, packed}, {t, packed}, {t, packed}};
+            for (const char* a : {"q_layout", "k_layout", "v_layout", "out_layout"}) {
+              attrs[a] = StringAttr("BSHD");
+            }
+            attrs["k_offset"] = IntAttr(h * d);
+            attrs["v_offset"] = IntAttr(2 * h * d);
+          } else {
+            in = {{t, Shape({b, sq, h * d + 6})}, {t, Shape({b, h, sk, d})},
+                  {t, Shape({1, sk, h * d + 4})}};
+            attrs["q_layout"] = StringAttr("BSHD");
+            attrs["v_layout"] = StringAttr("BSHD");
+            attrs["q_offset"] = IntAttr(2);
+            attrs["v_offset"] = IntAttr(4);
+          }
+          if (!causal) in.push_back({t, Shape({b, 1, 1, sk}), Range::kWide});
+          cases->push_back({absl::StrCat("FusedAttention_layout_", l, "_d", d,
+                                         causal ? "_causal_" : "_mask_",
+                                         DtypeSuffix(t)),
+                            "FusedAttention", std::move(in), std::move(attrs),
+                            false, t == DT_FLOAT ? 10.0 : 1.0});
+        }
+      }
+    }
+  }
+}
+
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const std::vector<DataType> floats = {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16};
@@ -1284,6 +1339,7 @@ std::vector<Case> AllCases() {
   cases.push_back({"RMSNorm_float64", "RMSNorm",
                    {{DT_DOUBLE, Shape({3, 33})}, {DT_DOUBLE, Shape({33})}}});
   AddFusedAttentionCases(&cases);
+  AddFusedAttentionLayoutCases(&cases);
   cases.push_back({"Softmax_middle_axis", "Softmax", {{DT_FLOAT, Shape({4, 5, 6})}},
                    {{"axis", IntAttr(1)}}});
   cases.push_back({"LayerNorm_two_axes", "LayerNorm",
