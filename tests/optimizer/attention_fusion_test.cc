@@ -1,6 +1,9 @@
 #include <cmath>
 #include <limits>
+#include <random>
 
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
@@ -332,6 +335,333 @@ TEST(AttentionFusionPassTest, PropertySameOutputs) {
     ASSERT_NE(out.graph, nullptr) << "trial " << trial;
     EXPECT_EQ(OpOf(*out.graph, "ctx"), "FusedAttention");
     ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 100 + trial));
+  }
+}
+
+// Multi-head self-attention as exporters write it around the core that
+// the tests above cover: x [B, S, H*D] projected (one packed projection
+// then Split, as the encoder layer and GPT-2; or three, as BERT), each of
+// Q, K, V split into heads by Reshape [B, S, H, D] + Transpose, the output
+// merged by Transpose(0,2,1,3) + Reshape [B, S, H*D] into the output
+// projection. Weights are seeded.
+struct Mha {
+  int64_t b = 2, s = 5, h = 3, dh = 4;
+  bool dynamic_batch = false;  // x [-1, S, C], Reshape targets -1
+  bool packed = true;
+  // How K^T is made: "0231" Transpose(0,2,3,1) of the heads; "0213_t"
+  // Transpose(0,2,1,3) then (0,1,3,2); "transpose_b" MatMul(Q, K, transpose_b).
+  std::string k_form = "0231";
+  int mask = 0;  // 0 none, 1 padding mask input [B,1,1,S], 2 Where causal
+  bool merge = true;
+  // A reader outside the pattern: "" none, "split" (V's Split output also
+  // an output), "k_heads" (K's heads also an output: GPT-2's present),
+  // "merged" (the merged heads' Transpose also an output).
+  std::string extra;
+};
+
+std::vector<float> Seeded(int64_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+std::unique_ptr<const Graph> BuildMha(const Mha& a) {
+  const int64_t c = a.h * a.dh;
+  const int64_t bd = a.dynamic_batch ? -1 : a.b;
+  const float w = 1.f / std::sqrt(static_cast<float>(c));
+  GraphMaker m;
+  m.Input("x", {bd, a.s, c});
+  std::string q0 = "q0", k0 = "k0", v0 = "v0";
+  if (a.packed) {
+    m.Const("w_in", Seeded(c * 3 * c, 1, w), {c, 3 * c})
+        .Const("b_in", Seeded(3 * c, 2, 0.1f), {3 * c})
+        .Op("qkv_mm", "MatMul", {"x", "w_in"})
+        .Op("qkv", "Add", {"qkv_mm", "b_in"})
+        .Op("split", "Split", {"qkv"},
+            {{"axis", MakeIntAttr(2)}, {"num_split", MakeIntAttr(3)},
+             {"sizes", Ints({c, c, c})}});
+    q0 = "split:0";
+    k0 = "split:1";
+    v0 = "split:2";
+  } else {
+    uint32_t seed = 3;
+    for (const char* t : {"q", "k", "v"}) {
+      seed += 2;
+      m.Const(absl::StrCat("w_", t), Seeded(c * c, seed, w), {c, c})
+          .Const(absl::StrCat("b_", t), Seeded(c, seed + 1, 0.1f), {c})
+          .Op(absl::StrCat(t, "_mm"), "MatMul", {"x", absl::StrCat("w_", t)})
+          .Op(absl::StrCat(t, "0"), "Add",
+              {absl::StrCat(t, "_mm"), absl::StrCat("b_", t)});
+    }
+  }
+  const std::map<std::string, AttrValue> heads = {
+      {"shape", Ints({a.dynamic_batch ? -1 : a.b, a.s, a.h, a.dh})}};
+  m.Op("q1", "Reshape", {q0}, heads).Op("qh", "Transpose", {"q1"}, Perm({0, 2, 1, 3}));
+  m.Op("k1", "Reshape", {k0}, heads);
+  m.Op("v1", "Reshape", {v0}, heads).Op("vh", "Transpose", {"v1"}, Perm({0, 2, 1, 3}));
+  std::string kt = "kt";
+  std::map<std::string, AttrValue> qk_attrs;
+  if (a.k_form == "0231") {
+    m.Op("kt", "Transpose", {"k1"}, Perm({0, 2, 3, 1}));
+  } else {
+    m.Op("kh", "Transpose", {"k1"}, Perm({0, 2, 1, 3}));
+    if (a.k_form == "0213_t") {
+      m.Op("kt", "Transpose", {"kh"}, Perm({0, 1, 3, 2}));
+    } else {
+      kt = "kh";
+      qk_attrs["transpose_b"] = MakeBoolAttr(true);
+    }
+  }
+  m.Op("qk", "MatMul", {"qh", kt}, qk_attrs)
+      .Const("d", {std::sqrt(static_cast<float>(a.dh))}, {})
+      .Op("scaled", "Div", {"qk", "d"});
+  std::string scores = "scaled";
+  if (a.mask == 1) {
+    m.Input("mask", {bd, 1, 1, a.s}).Op("masked", "Add", {"scaled", "mask"});
+    scores = "masked";
+  } else if (a.mask == 2) {
+    Tensor cond = *Tensor::Create(DT_BOOL, Shape({1, 1, a.s, a.s}));
+    for (int64_t i = 0; i < a.s; ++i) {
+      for (int64_t j = 0; j < a.s; ++j) cond.data<bool>()[i * a.s + j] = j <= i;
+    }
+    m.ConstTensor("cond", cond)
+        .Const("fill", {kMin}, {})
+        .Op("masked", "Where", {"cond", "scaled", "fill"});
+    scores = "masked";
+  }
+  m.Op("p", "Softmax", {scores}).Op("ctx0", "MatMul", {"p", "vh"});
+  std::string ctx = "ctx0";
+  if (a.merge) {
+    m.Op("ctx1", "Transpose", {"ctx0"}, Perm({0, 2, 1, 3}))
+        .Op("ctx", "Reshape", {"ctx1"},
+            {{"shape", Ints({a.dynamic_batch ? -1 : a.b, a.s, c})}});
+    ctx = "ctx";
+  } else {
+    // The heads merged some other way: [B, H, S, D] -> [B, H, S*D].
+    m.Op("ctx", "Reshape", {"ctx0"},
+         {{"shape", Ints({a.dynamic_batch ? -1 : a.b, a.h, a.s * a.dh})}});
+    ctx = "ctx";
+  }
+  m.Output("y", ctx);
+  if (a.extra == "split") m.Output("v_split", v0);
+  if (a.extra == "k_heads") m.Output("present", a.k_form == "0231" ? "kt" : "kh");
+  if (a.extra == "merged") m.Output("merged", "ctx1");
+  return m.Build();
+}
+
+// The encoder layer's attention (bench/models/encoder_layer.py) at its
+// real size, batch 1 and 32: the Split, the six head copies and the merge
+// go; FusedAttention reads the packed projection at columns 0, 768, 1536
+// and writes [B, 128, 768] under the merge Reshape's name.
+TEST(AttentionFusionPassTest, EncoderLayerReadsPackedProjectionInPlace) {
+  for (int64_t b : {1, 32}) {
+    SCOPED_TRACE(absl::StrCat("batch ", b));
+    Mha a;
+    a.b = b;
+    a.s = 128;
+    a.h = 12;
+    a.dh = 64;
+    auto g = BuildMha(a);
+    ASSERT_NE(g, nullptr);
+    std::map<std::string, int> before = OpCounts(*g);
+    EXPECT_EQ(before["Transpose"], 4);
+    EXPECT_EQ(before["Reshape"], 4);
+    PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr);
+    const Node& f = Fused(*out.graph, "ctx");
+    std::map<std::string, int> ops = OpCounts(*out.graph);
+    EXPECT_EQ(ops["Split"], 0);
+    EXPECT_EQ(ops["Transpose"], 0);
+    EXPECT_EQ(ops["Reshape"], 0);
+    EXPECT_EQ(ops["FusedAttention"], 1);
+    EXPECT_EQ(g->num_nodes() - out.graph->num_nodes(), 13 - 1);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(out.graph->node(f.input(i).node).name(), "qkv") << i;
+    }
+    for (const char* l : {"q_layout", "k_layout", "v_layout", "out_layout"}) {
+      EXPECT_EQ(*f.attrs().GetString(l), "BSHD") << l;
+    }
+    EXPECT_EQ(f.attrs().GetInt("q_offset").value_or(0), 0);
+    EXPECT_EQ(*f.attrs().GetInt("k_offset"), 768);
+    EXPECT_EQ(*f.attrs().GetInt("v_offset"), 1536);
+    EXPECT_EQ(*f.attrs().GetInt("num_heads"), 12);
+    EXPECT_EQ(*f.attrs().GetInt("head_dim"), 64);
+    EXPECT_EQ(*f.attrs().GetInt("v_head_dim"), 64);
+    EXPECT_EQ(f.output_shape(0), Shape({b, 128, 768}));
+    ASSERT_EQ(out.changes.size(), 1u);
+    EXPECT_THAT(out.changes[0], ::testing::HasSubstr("k from 'qkv' col 768"));
+  }
+  // The same graph small enough to run: the outputs agree.
+  auto g = BuildMha(Mha{});
+  PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpCounts(*out.graph)["Split"], 0);
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 31));
+}
+
+// BERT (HF export): Q, K, V separate projections, K^T by Transpose(0,2,3,1),
+// a padding mask; each projection's output is read in place.
+TEST(AttentionFusionPassTest, BertReadsSeparateProjectionsInPlace) {
+  Mha a;
+  a.packed = false;
+  a.mask = 1;
+  auto g = BuildMha(a);
+  ASSERT_NE(g, nullptr);
+  PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  const Node& f = Fused(*out.graph, "ctx");
+  EXPECT_EQ(out.graph->node(f.input(0).node).name(), "q0");
+  EXPECT_EQ(out.graph->node(f.input(1).node).name(), "k0");
+  EXPECT_EQ(out.graph->node(f.input(2).node).name(), "v0");
+  EXPECT_EQ(f.num_inputs(), 4);  // and the mask
+  EXPECT_EQ(*f.attrs().GetString("k_layout"), "BSHD");
+  EXPECT_EQ(f.attrs().GetInt("k_offset").value_or(0), 0);
+  std::map<std::string, int> ops = OpCounts(*out.graph);
+  EXPECT_EQ(ops["Transpose"], 0);
+  EXPECT_EQ(ops["Reshape"], 0);
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 37));
+}
+
+// GPT-2: one c_attn projection, Split, K^T as Transpose(0,2,1,3) then
+// (0,1,3,2), a Where causal mask (becomes the causal flag); and the same
+// with MatMul(Q, K, transpose_b) and a symbolic batch.
+TEST(AttentionFusionPassTest, Gpt2ReadsPackedProjectionInPlace) {
+  for (const char* k_form : {"0213_t", "transpose_b"}) {
+    SCOPED_TRACE(k_form);
+    Mha a;
+    a.k_form = k_form;
+    a.mask = 2;
+    a.s = 6;
+    a.dynamic_batch = std::string(k_form) == "transpose_b";
+    auto g = BuildMha(a);
+    ASSERT_NE(g, nullptr);
+    PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr);
+    const Node& f = Fused(*out.graph, "ctx");
+    EXPECT_TRUE(*f.attrs().GetBool("causal"));
+    EXPECT_EQ(*f.attrs().GetInt("v_offset"), 2 * a.h * a.dh);
+    std::map<std::string, int> ops = OpCounts(*out.graph);
+    EXPECT_EQ(ops["Split"], 0);
+    EXPECT_EQ(ops["Transpose"], 0);
+    EXPECT_EQ(ops["Reshape"], 0);
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 41, 2));
+  }
+}
+
+// Other readers keep what they read: a Split output read elsewhere keeps
+// the Split (Q, K, V still read token-major from its outputs); GPT-2's
+// present (K's heads) keeps K's copies; a merged-heads Transpose read
+// elsewhere keeps the output BHSD; heads merged some other way are left.
+TEST(AttentionFusionPassTest, KeepsLayoutCopiesWithOtherReaders) {
+  {
+    Mha a;
+    a.extra = "split";
+    auto g = BuildMha(a);
+    PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr);
+    const Node& f = Fused(*out.graph, "ctx");
+    EXPECT_EQ(OpCounts(*out.graph)["Split"], 1);
+    EXPECT_EQ(out.graph->node(f.input(2).node).name(), "split");
+    EXPECT_EQ(f.input(2).port, 2);
+    EXPECT_EQ(f.attrs().GetInt("v_offset").value_or(0), 0);
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 43));
+  }
+  for (const char* k_form : {"0231", "0213_t"}) {
+    Mha a;
+    a.k_form = k_form;
+    a.extra = "k_heads";
+    auto g = BuildMha(a);
+    PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr) << k_form;
+    const Node& f = Fused(*out.graph, "ctx");
+    EXPECT_EQ(f.attrs().GetString("k_layout").value_or("BHSD"), "BHSD") << k_form;
+    EXPECT_EQ(*f.attrs().GetString("q_layout"), "BSHD");
+    EXPECT_EQ(OpCounts(*out.graph)["Split"], 1) << k_form;  // K's output stays
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 47));
+  }
+  {
+    Mha a;
+    a.extra = "merged";
+    auto g = BuildMha(a);
+    PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr);
+    const Node& f = Fused(*out.graph, "ctx0");
+    EXPECT_EQ(f.attrs().GetString("out_layout").value_or("BHSD"), "BHSD");
+    EXPECT_EQ(OpOf(*out.graph, "ctx1"), "Transpose");
+    EXPECT_EQ(OpOf(*out.graph, "ctx"), "Reshape");
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 53));
+  }
+  {
+    Mha a;
+    a.merge = false;
+    auto g = BuildMha(a);
+    PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr);
+    EXPECT_EQ(OpOf(*out.graph, "ctx"), "Reshape");
+    Fused(*out.graph, "ctx0");
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 59));
+  }
+}
+
+// A Reshape that does not split the last axis into heads (from a flat
+// [B*S, H*D] projection) is no head split: Q, K, V stay [B, H, S, D].
+TEST(AttentionFusionPassTest, LeavesReshapesThatSplitNoHeads) {
+  const int64_t b = 2, s = 4, h = 2, dh = 3, c = h * dh;
+  GraphMaker m;
+  m.Input("x", {b * s, c});
+  for (const char* t : {"q", "k", "v"}) {
+    m.Op(absl::StrCat(t, "1"), "Reshape", {"x"}, {{"shape", Ints({b, s, h, dh})}})
+        .Op(absl::StrCat(t, "h"), "Transpose", {absl::StrCat(t, "1")},
+            Perm({0, 2, 1, 3}));
+  }
+  m.Op("kt", "Transpose", {"kh"}, Perm({0, 1, 3, 2}))
+      .Op("qk", "MatMul", {"qh", "kt"})
+      .Op("p", "Softmax", {"qk"})
+      .Op("ctx0", "MatMul", {"p", "vh"})
+      .Op("ctx1", "Transpose", {"ctx0"}, Perm({0, 2, 1, 3}))
+      .Op("ctx", "Reshape", {"ctx1"}, {{"shape", Ints({b * s, c})}})
+      .Output("y", "ctx");
+  auto g = m.Build();
+  ASSERT_NE(g, nullptr);
+  PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  const Node& f = Fused(*out.graph, "ctx0");
+  for (const char* l : {"q_layout", "k_layout", "v_layout", "out_layout"}) {
+    EXPECT_EQ(f.attrs().GetString(l).value_or("BHSD"), "BHSD") << l;
+  }
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 61));
+}
+
+// Same outputs over random sizes, projection forms, K^T forms, masks and
+// outside readers.
+TEST(AttentionFusionPassTest, PropertyLayoutsSameOutputs) {
+  std::mt19937 rng(2027);
+  const char* k_forms[] = {"0231", "0213_t", "transpose_b"};
+  const char* extras[] = {"", "", "split", "k_heads", "merged"};
+  for (int trial = 0; trial < 16; ++trial) {
+    Mha a;
+    a.b = 1 + rng() % 3;
+    a.s = 1 + rng() % 9;
+    a.h = 1 + rng() % 3;
+    a.dh = 1 + rng() % 9;
+    a.packed = rng() % 2 == 0;
+    a.k_form = k_forms[rng() % 3];
+    a.mask = static_cast<int>(rng() % 3);
+    a.merge = rng() % 4 != 0;
+    a.extra = extras[rng() % 5];
+    if (a.extra == "split" && !a.packed) a.extra = "";
+    if (a.extra == "merged" && !a.merge) a.extra = "";
+    a.dynamic_batch = rng() % 4 == 0;
+    SCOPED_TRACE(absl::StrCat("trial ", trial, " k ", a.k_form, " extra ", a.extra));
+    auto g = BuildMha(a);
+    ASSERT_NE(g, nullptr);
+    PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr);
+    EXPECT_EQ(OpCounts(*out.graph)["FusedAttention"], 1);
+    EXPECT_EQ(OpCounts(*out.graph)["Softmax"], 0);
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 200 + trial, 2));
   }
 }
 
