@@ -92,13 +92,19 @@ double NodeFlops(const Graph& g, const Node& n, int64_t out_elems,
   if (op == "Softmax") return 5 * out;
   if (op == "LayerNorm") return 8 * out;
   if (op == "RMSNorm") return 5 * out;
-  if (op == "FusedAttention") {  // out is [B, H, Sq, Dv]; k is [B, H, Sk, D]
+  if (op == "FusedAttention") {
+    // out is [B, H, Sq, Dv] or, BSHD, [B, Sq, H*Dv]; k is [B, H, Sk, D] or
+    // [B, Sk, C] with head_dim D (design decision 29).
     const TensorRef& k = n.input(1);
     const Shape& sk = g.node(k.node).output_shape(k.port);
     const Shape& so = n.output_shape(0);
-    const double keys = static_cast<double>(KnownDim(sk, 2, batch));
-    const double d = static_cast<double>(KnownDim(sk, 3, batch));
-    const double dv = static_cast<double>(std::max<int64_t>(KnownDim(so, 3, batch), 1));
+    const bool k_bshd = n.attrs().GetString("k_layout").value_or("BHSD") == "BSHD";
+    const bool out_bshd = n.attrs().GetString("out_layout").value_or("BHSD") == "BSHD";
+    const double keys = static_cast<double>(KnownDim(sk, k_bshd ? 1 : 2, batch));
+    const double d = k_bshd ? static_cast<double>(n.attrs().GetInt("head_dim").value_or(1))
+                            : static_cast<double>(KnownDim(sk, 3, batch));
+    const double dv = static_cast<double>(std::max<int64_t>(
+        out_bshd ? n.attrs().GetInt("v_head_dim").value_or(1) : KnownDim(so, 3, batch), 1));
     return out / dv * keys * (2 * (d + dv) + 5);
   }
   if (IsView(op) || IsDataMovement(op)) return 0;

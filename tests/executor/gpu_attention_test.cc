@@ -2,6 +2,9 @@
 // placer puts it on /gpu:0, steps are recorded as a CUDA graph and replayed,
 // and the results match the unfused graph run on the CPU (float32 within
 // 1e-4 relative L2, --precision float16 and bfloat16 within 1e-2 / 3e-2).
+// The packed form (one [B, S, 3*H*D] projection output, Split, heads
+// Reshape + Transpose, the merge after) runs with FusedAttention reading
+// and writing the token-major layouts in place (design decision 27).
 // Skips without a GPU.
 #include <cmath>
 #include <string>
@@ -47,12 +50,56 @@ std::unique_ptr<const Graph> AttentionGraph(bool causal, int64_t b, int64_t h,
   return m.Build();
 }
 
+// The encoder layer's form: qkv [B, S, 3*H*D] (the packed projection's
+// output), Split, Reshape + Transpose into heads (K^T by (0,2,3,1)), the
+// context merged back to [B, S, H*D] as "ctx".
+std::unique_ptr<const Graph> PackedAttentionGraph(bool causal, int64_t b,
+                                                  int64_t h, int64_t s,
+                                                  int64_t d) {
+  const int64_t c = h * d;
+  GraphMaker m;
+  m.Input("qkv", {b, s, 3 * c})
+      .Op("split", "Split", {"qkv"},
+          {{"axis", MakeIntAttr(2)}, {"num_split", MakeIntAttr(3)},
+           {"sizes", MakeIntListAttr({c, c, c})}});
+  const std::vector<std::vector<int64_t>> perms = {
+      {0, 2, 1, 3}, {0, 2, 3, 1}, {0, 2, 1, 3}};
+  for (int i = 0; i < 3; ++i) {
+    const std::string t = std::string(1, "qkv"[i]);
+    m.Op(t + "1", "Reshape", {absl::StrCat("split:", i)},
+         {{"shape", MakeIntListAttr({b, s, h, d})}})
+        .Op(t + "h", "Transpose", {t + "1"}, {{"perm", MakeIntListAttr(perms[i])}});
+  }
+  m.Op("qk", "MatMul", {"qh", "kh"})
+      .Const("c", {1.f / std::sqrt(static_cast<float>(d))}, {})
+      .Op("scaled", "Mul", {"qk", "c"});
+  std::string scores = "scaled";
+  if (causal) {
+    std::vector<float> mask(s * s);
+    for (int64_t i = 0; i < s; ++i) {
+      for (int64_t j = 0; j < s; ++j) mask[i * s + j] = j <= i ? 0.f : -3.4e38f;
+    }
+    m.Const("mask", mask, {1, 1, s, s}).Op("masked", "Add", {"scaled", "mask"});
+    scores = "masked";
+  }
+  m.Op("p", "Softmax", {scores}, {{"axis", MakeIntAttr(-1)}})
+      .Op("ctx0", "MatMul", {"p", "vh"})
+      .Op("ctx1", "Transpose", {"ctx0"}, {{"perm", MakeIntListAttr({0, 2, 1, 3})}})
+      .Op("ctx", "Reshape", {"ctx1"}, {{"shape", MakeIntListAttr({b, s, c})}})
+      .Output("ctx");
+  return m.Build();
+}
+
 // `gpu` false: the same session on the CPU alone (runs everywhere, so the
 // comparison itself is checked where there is no GPU).
-void RunAndCompare(bool causal, Precision precision, double tol, bool gpu = true) {
+// `packed`: PackedAttentionGraph, FusedAttention in the BSHD layouts.
+void RunAndCompare(bool causal, Precision precision, double tol, bool gpu = true,
+                   bool packed = false) {
   SCOPED_TRACE(absl::StrCat(causal ? "causal" : "padding mask", ", precision ",
-                            static_cast<int>(precision), gpu ? "" : ", CPU"));
-  std::unique_ptr<const Graph> g = AttentionGraph(causal, 2, 4, 100, 64);
+                            static_cast<int>(precision), gpu ? "" : ", CPU",
+                            packed ? ", packed" : ""));
+  std::unique_ptr<const Graph> g = packed ? PackedAttentionGraph(causal, 2, 4, 100, 64)
+                                          : AttentionGraph(causal, 2, 4, 100, 64);
   ASSERT_NE(g, nullptr);
   RuntimeConfig config;
   config.set_precision(precision);
@@ -63,6 +110,10 @@ void RunAndCompare(bool causal, Precision precision, double tol, bool gpu = true
   const Node* ctx = (*s)->graph().FindNode("ctx");
   ASSERT_NE(ctx, nullptr);
   EXPECT_EQ(ctx->op(), "FusedAttention");
+  if (packed) {
+    EXPECT_EQ(ctx->attrs().GetString("q_layout").value_or(""), "BSHD");
+    EXPECT_EQ(ctx->attrs().GetString("out_layout").value_or(""), "BSHD");
+  }
   for (int step = 0; step < 3; ++step) {
     Feeds feeds = RandomFeeds(*g, 40 + step);
     absl::StatusOr<std::vector<Tensor>> want = RunAsIs(*g, feeds);
@@ -92,9 +143,20 @@ TEST(GpuAttentionTest, Float32MatchesTheUnfusedGraphOnTheCpu) {
 }
 
 TEST(GpuAttentionTest, TheSameComparisonOnTheCpu) {
+  for (bool packed : {false, true}) {
+    for (bool causal : {false, true}) {
+      RunAndCompare(causal, PRECISION_MODEL, 1e-5, /*gpu=*/false, packed);
+      RunAndCompare(causal, PRECISION_FLOAT16, 1e-2, /*gpu=*/false, packed);
+    }
+  }
+}
+
+TEST(GpuAttentionTest, PackedProjectionMatchesTheUnfusedGraphOnTheCpu) {
+  SKIP_WITHOUT_GPU();
   for (bool causal : {false, true}) {
-    RunAndCompare(causal, PRECISION_MODEL, 1e-5, /*gpu=*/false);
-    RunAndCompare(causal, PRECISION_FLOAT16, 1e-2, /*gpu=*/false);
+    RunAndCompare(causal, PRECISION_MODEL, 1e-4, /*gpu=*/true, /*packed=*/true);
+    RunAndCompare(causal, PRECISION_FLOAT16, 1e-2, /*gpu=*/true, /*packed=*/true);
+    RunAndCompare(causal, PRECISION_BFLOAT16, 3e-2, /*gpu=*/true, /*packed=*/true);
   }
 }
 
