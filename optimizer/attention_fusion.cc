@@ -291,9 +291,13 @@ int AbsorbSplit(const Graph& g, TokenMajor* qkv[3]) {
   return split;
 }
 
-// After MatMul(p, V) `pv` ([B, heads, Sq, Dv]): Transpose(0,2,1,3) then a
-// Reshape to [B, Sq, heads * Dv], each the sole reader of the one before:
-// the two nodes (the Reshape last), or empty.
+// After MatMul(p, V) `pv` ([B, heads, Sq, Dv]): Transpose(0,2,1,3), its
+// sole reader, then a Reshape, the Transpose's sole reader. Returns the
+// nodes the BSHD output ([B, Sq, heads * Dv]) replaces: the Transpose and
+// the Reshape where the Reshape gives exactly that shape, the Transpose
+// alone where it gives another (GPT-2's [B*Sq, heads * Dv]: the Reshape
+// then reads the fused output, which has the Transpose's elements in the
+// Transpose's order); empty when there is no such pair.
 std::vector<int> MergedHeadsOf(const Graph& g, int pv, int64_t heads) {
   const int t = SoleReader(g, pv);
   if (t < 0 || !IsTransposeWith(g.node(t), kSwapSH)) return {};
@@ -301,15 +305,15 @@ std::vector<int> MergedHeadsOf(const Graph& g, int pv, int64_t heads) {
   if (r < 0 || g.node(r).op() != "Reshape") return {};
   const Shape& in = g.node(t).output_shape(0);
   const Shape& out = g.node(r).output_shape(0);
-  if (in.unknown_rank() || out.unknown_rank() || in.rank() != 4 ||
-      out.rank() != 3) {
+  if (heads < 1 || in.unknown_rank() || in.rank() != 4 || in.dim(2) != heads ||
+      in.dim(3) < 0) {
     return {};
   }
-  if (heads < 1 || in.dim(1) < 1 || out.dim(1) != in.dim(1) || in.dim(2) != heads ||
-      in.dim(3) < 1 || out.dim(2) != heads * in.dim(3)) {
-    return {};
+  if (!out.unknown_rank() && out.rank() == 3 && in.dim(1) >= 1 &&
+      out.dim(1) == in.dim(1) && out.dim(2) == heads * in.dim(3)) {
+    return {t, r};
   }
-  return {t, r};
+  return {t};
 }
 
 class AttentionFusionPass final : public Pass {
@@ -527,7 +531,13 @@ class AttentionFusionPass final : public Pass {
                                       split >= 0 ? absl::StrCat(" col ", off) : ""));
         }
         if (!merge.empty()) fused.attrs["out_layout"] = MakeStringAttr("BSHD");
-        if (!merge.empty()) read.push_back("output [B, S, H*Dv]");
+        if (!merge.empty()) {
+          read.push_back(merge.size() == 2
+                             ? "output [B, S, H*Dv]"
+                             : absl::StrCat("output [B, S, H*Dv] read by '",
+                                            g.node(SoleReader(g, merge[0])).name(),
+                                            "'"));
+        }
         layout_note = absl::StrCat("BSHD: ", absl::StrJoin(read, ", "));
       }
       if (mask) {

@@ -1,6 +1,7 @@
 // redundant_nodes: removes data movement that does nothing, and shortens
 // chains of it:
-//  - Identity, and Cast to the dtype it already has;
+//  - Identity, Cast to the dtype it already has, and a Concat of one input
+//    (GPT-2's key/value cache with no past: Concat(K) along the sequence);
 //  - a Transpose whose permutation (composed with the Transposes before it)
 //    is the identity; otherwise Transpose∘Transpose becomes one Transpose
 //    of the first one's input, with the composed permutation;
@@ -105,6 +106,8 @@ class RedundantNodePass final : public Pass {
         bypass(n, in, "an Identity");
       } else if (n.op() == "Cast" && n.input_dtype(0) == n.output_dtype(0)) {
         bypass(n, in, "a Cast to the same dtype");
+      } else if (n.op() == "Concat" && n.num_inputs() == 1) {
+        bypass(n, in, "a Concat of one input");
       } else if (n.op() == "Transpose") {
         std::optional<std::vector<int64_t>> perm = PermOf(n);
         if (!perm) continue;

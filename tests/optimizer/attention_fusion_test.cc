@@ -353,6 +353,7 @@ struct Mha {
   std::string k_form = "0231";
   int mask = 0;  // 0 none, 1 padding mask input [B,1,1,S], 2 Where causal
   bool merge = true;
+  bool merge_flat = false;  // the merge Reshape gives [B*S, H*D] (GPT-2)
   // A reader outside the pattern: "" none, "split" (V's Split output also
   // an output), "k_heads" (K's heads also an output: GPT-2's present),
   // "merged" (the merged heads' Transpose also an output).
@@ -436,7 +437,8 @@ std::unique_ptr<const Graph> BuildMha(const Mha& a) {
   if (a.merge) {
     m.Op("ctx1", "Transpose", {"ctx0"}, Perm({0, 2, 1, 3}))
         .Op("ctx", "Reshape", {"ctx1"},
-            {{"shape", Ints({a.dynamic_batch ? -1 : a.b, a.s, c})}});
+            {{"shape", a.merge_flat ? Ints({-1, c})
+                                    : Ints({a.dynamic_batch ? -1 : a.b, a.s, c})}});
     ctx = "ctx";
   } else {
     // The heads merged some other way: [B, H, S, D] -> [B, H, S*D].
@@ -606,7 +608,9 @@ TEST(AttentionFusionPassTest, KeepsLayoutCopiesWithOtherReaders) {
 }
 
 // A Reshape that does not split the last axis into heads (from a flat
-// [B*S, H*D] projection) is no head split: Q, K, V stay [B, H, S, D].
+// [B*S, H*D] projection) is no head split: Q, K, V stay [B, H, S, D]. The
+// merge Transpose before a Reshape to [B*S, H*D] (GPT-2's) still goes: the
+// Reshape reads the BSHD output.
 TEST(AttentionFusionPassTest, LeavesReshapesThatSplitNoHeads) {
   const int64_t b = 2, s = 4, h = 2, dh = 3, c = h * dh;
   GraphMaker m;
@@ -627,10 +631,14 @@ TEST(AttentionFusionPassTest, LeavesReshapesThatSplitNoHeads) {
   ASSERT_NE(g, nullptr);
   PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
   ASSERT_NE(out.graph, nullptr);
-  const Node& f = Fused(*out.graph, "ctx0");
-  for (const char* l : {"q_layout", "k_layout", "v_layout", "out_layout"}) {
+  const Node& f = Fused(*out.graph, "ctx1");
+  for (const char* l : {"q_layout", "k_layout", "v_layout"}) {
     EXPECT_EQ(f.attrs().GetString(l).value_or("BHSD"), "BHSD") << l;
   }
+  EXPECT_EQ(*f.attrs().GetString("out_layout"), "BSHD");
+  EXPECT_EQ(f.output_shape(0), Shape({b, s, c}));
+  EXPECT_EQ(OpOf(*out.graph, "ctx"), "Reshape");
+  EXPECT_EQ(out.graph->node(out.graph->FindNode("ctx")->input(0).node).name(), "ctx1");
   ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 61));
 }
 
@@ -650,6 +658,7 @@ TEST(AttentionFusionPassTest, PropertyLayoutsSameOutputs) {
     a.k_form = k_forms[rng() % 3];
     a.mask = static_cast<int>(rng() % 3);
     a.merge = rng() % 4 != 0;
+    a.merge_flat = rng() % 3 == 0;
     a.extra = extras[rng() % 5];
     if (a.extra == "split" && !a.packed) a.extra = "";
     if (a.extra == "merged" && !a.merge) a.extra = "";

@@ -54,6 +54,25 @@ TEST(RedundantNodePassTest, ComposesTransposesAndShortensReshapeChains) {
                                     RandomFeeds(*g, 7));
 }
 
+// GPT-2's key/value cache with no past: Concat(K) of one input is K.
+TEST(RedundantNodePassTest, ConcatOfOneInputGoes) {
+  GraphMaker m;
+  m.Input("x", {2, 3})
+      .Op("c", "Concat", {"x"}, {{"axis", MakeIntAttr(0)}})
+      .Op("y", "Neg", {"c"})
+      .Op("two", "Concat", {"x", "x"}, {{"axis", MakeIntAttr(0)}})
+      .Output("y")
+      .Output("two");
+  auto g = m.Build();
+  ASSERT_NE(g, nullptr);
+  PassOutput out = RunPass(*MakeRedundantNodePass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "c"), "(none)");
+  EXPECT_EQ(out.graph->node(out.graph->FindNode("y")->input(0).node).name(), "x");
+  EXPECT_EQ(OpOf(*out.graph, "two"), "Concat");
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 9));
+}
+
 TEST(RedundantNodePassTest, KeepsATransposeThatMoves) {
   GraphMaker m;
   m.Input("x", {2, 3}).Op("t", "Transpose", {"x"}).Output("t");
