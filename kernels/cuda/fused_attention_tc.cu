@@ -10,6 +10,8 @@
 // Per key tile each warp: S = Q_w K^T (4 x DP/16 WMMA products), then two
 // lanes per row scale, mask and update the running max m and sum l, write
 // P, and rescale the row of os by exp(m_old - m_new); then os += P V.
+// Rows of q, k, v and the output are found through the launch's row
+// strides (BSHD and packed operands, design decision 27).
 #include "kernels/cuda/fused_attention_tc.h"
 
 #include <mma.h>
@@ -96,9 +98,9 @@ static __global__ void __launch_bounds__(kTcThreads)
   const T* v = static_cast<const T*>(p.v) + b * p.v_stride[0] + h * p.v_stride[1];
   const T* mask = static_cast<const T*>(p.mask);
   if (mask != nullptr) mask += b * p.mask_stride[0] + h * p.mask_stride[1];
-  T* out = static_cast<T*>(p.out) + bh * p.sq * p.dv;
+  T* out = static_cast<T*>(p.out) + b * p.out_stride[0] + h * p.out_stride[1];
 
-  LoadTcTile<T, DP>(q, q0, p.sq, p.d, p.d, qs, vec);
+  LoadTcTile<T, DP>(q, q0, p.sq, p.d, p.q_stride[2], qs, vec);
   // Two lanes per row: row r = lane / 2, columns from half * (width / 2).
   const int r = lane / 2, half = lane % 2;
   const int64_t i = q0 + warp * 16 + r;  // this lane's query
@@ -113,8 +115,8 @@ static __global__ void __launch_bounds__(kTcThreads)
   const T* qw = qs + warp * 16 * kLdt;
   for (int64_t k0 = 0; k0 < kv_end; k0 += kTcKeys) {
     __syncthreads();  // every warp is done with the last K and V tiles
-    LoadTcTile<T, DP>(k, k0, p.sk, p.d, p.d, ks, vec);
-    LoadTcTile<T, DP>(v, k0, p.sk, p.dv, p.dv, vs, vec);
+    LoadTcTile<T, DP>(k, k0, p.sk, p.d, p.k_stride[2], ks, vec);
+    LoadTcTile<T, DP>(v, k0, p.sk, p.dv, p.v_stride[2], vs, vec);
     __syncthreads();
     // S = Q_w K^T: ks row n is key n, i.e. K^T column-major.
 #pragma unroll
@@ -184,7 +186,7 @@ static __global__ void __launch_bounds__(kTcThreads)
   if (i >= p.sq) return;
   const float inv = l > 0.f ? 1.f / l : 0.f;
   for (int64_t c = half * (DP / 2); c < (half + 1) * (DP / 2) && c < p.dv; ++c) {
-    out[i * p.dv + c] = FromWide<T>(os[r * kLdo + c] * inv);
+    out[i * p.out_stride[2] + c] = FromWide<T>(os[r * kLdo + c] * inv);
   }
 #endif
 }
@@ -219,10 +221,15 @@ absl::StatusOr<bool> LaunchTc(const FusedAttentionLaunch& l, cudaStream_t stream
   const int64_t blocks = l.b * l.h * ((l.sq + kTcRows - 1) / kTcRows);
   if (blocks > 0x7fffffff) return false;
   auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+  // Eight elements at a time where every row of q, k and v starts 16-byte
+  // aligned: the pointers are, and every (batch, head, row) stride is a
+  // multiple of 8 elements (BSHD operands at odd column offsets are not).
+  auto by8 = [](const int64_t s[3]) {
+    return s[0] % 8 == 0 && s[1] % 8 == 0 && s[2] % 8 == 0;
+  };
   const bool vec = l.d % 8 == 0 && l.dv % 8 == 0 && aligned(l.q) && aligned(l.k) &&
-                   aligned(l.v) && l.q_stride[0] % 8 == 0 && l.q_stride[1] % 8 == 0 &&
-                   l.k_stride[0] % 8 == 0 && l.k_stride[1] % 8 == 0 &&
-                   l.v_stride[0] % 8 == 0 && l.v_stride[1] % 8 == 0;
+                   aligned(l.v) && by8(l.q_stride) && by8(l.k_stride) &&
+                   by8(l.v_stride);
   kernel<<<static_cast<unsigned int>(blocks), kTcThreads, smem, stream>>>(l, vec);
   RETURN_IF_ERROR(LaunchStatus("FusedAttention (tensor cores)"));
   return true;

@@ -1196,8 +1196,9 @@ void AddFusedAttentionCases(std::vector<Case>* cases) {
 // ("bshd"); q, k and v column ranges of packed [B, S, H*(2D+Dv)]
 // projections ("packed"); q token-major at a column offset that breaks the
 // 16-byte alignment (the scalar loads), k BHSD, v token-major, the output
-// BHSD, Sq != Sk ("mixed"). Head dims 64 and 128 (the tiled kernel) and
-// 160 (the row kernel), with a padding mask or causal.
+// BHSD, Sq != Sk ("mixed"). Head dims 64 and 128 (the tiled kernels:
+// float32 on CUDA cores, float16 and bfloat16 on tensor cores from compute
+// capability 8.0) and 160 (the row kernel), with a padding mask or causal.
 void AddFusedAttentionLayoutCases(std::vector<Case>* cases) {
   for (const char* layout : {"bshd", "packed", "mixed"}) {
     for (int64_t d : {64, 128, 160}) {
