@@ -205,8 +205,15 @@ struct TokenMajor {
 };
 
 // Whether node `id` is a Reshape of [B, S, heads * D] into [B, S, heads, D]
-// (S, heads, D known; B then equal by the element count) whose output has
-// one reader.
+// whose output has one reader: heads and D known, and S or B known and the
+// same on both sides (the other then equal by the element count, so a
+// symbolic batch or sequence is fine).
+// Whether dim i or dim j of a and b is known (>= 1) and equal.
+bool SameKnownDim(const Shape& a, const Shape& b, int i, int j) {
+  return (a.dim(i) >= 1 && a.dim(i) == b.dim(i)) ||
+         (a.dim(j) >= 1 && a.dim(j) == b.dim(j));
+}
+
 bool SplitsHeads(const Graph& g, int id, int64_t heads) {
   const Node& r = g.node(id);
   if (r.op() != "Reshape" || r.num_inputs() < 1 || !HasSoleReader(g, id)) {
@@ -218,8 +225,8 @@ bool SplitsHeads(const Graph& g, int id, int64_t heads) {
       out.rank() != 4) {
     return false;
   }
-  return in.dim(1) >= 1 && in.dim(1) == out.dim(1) && heads >= 1 &&
-         out.dim(2) == heads && out.dim(3) >= 1 && in.dim(2) == heads * out.dim(3);
+  return SameKnownDim(in, out, 0, 1) && heads >= 1 && out.dim(2) == heads &&
+         out.dim(3) >= 1 && in.dim(2) == heads * out.dim(3);
 }
 
 bool IsTransposeWith(const Node& n, const std::vector<int64_t>& perm) {
@@ -309,8 +316,8 @@ std::vector<int> MergedHeadsOf(const Graph& g, int pv, int64_t heads) {
       in.dim(3) < 0) {
     return {};
   }
-  if (!out.unknown_rank() && out.rank() == 3 && in.dim(1) >= 1 &&
-      out.dim(1) == in.dim(1) && out.dim(2) == heads * in.dim(3)) {
+  if (!out.unknown_rank() && out.rank() == 3 && SameKnownDim(in, out, 0, 1) &&
+      out.dim(2) == heads * in.dim(3)) {
     return {t, r};
   }
   return {t};

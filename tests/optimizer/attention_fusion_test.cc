@@ -347,6 +347,7 @@ TEST(AttentionFusionPassTest, PropertySameOutputs) {
 struct Mha {
   int64_t b = 2, s = 5, h = 3, dh = 4;
   bool dynamic_batch = false;  // x [-1, S, C], Reshape targets -1
+  bool dynamic_seq = false;    // x [B, -1, C], Reshape targets [B, -1, ...]
   bool packed = true;
   // How K^T is made: "0231" Transpose(0,2,3,1) of the heads; "0213_t"
   // Transpose(0,2,1,3) then (0,1,3,2); "transpose_b" MatMul(Q, K, transpose_b).
@@ -373,7 +374,8 @@ std::unique_ptr<const Graph> BuildMha(const Mha& a) {
   const int64_t bd = a.dynamic_batch ? -1 : a.b;
   const float w = 1.f / std::sqrt(static_cast<float>(c));
   GraphMaker m;
-  m.Input("x", {bd, a.s, c});
+  const int64_t sd = a.dynamic_seq ? -1 : a.s;
+  m.Input("x", {bd, sd, c});
   std::string q0 = "q0", k0 = "k0", v0 = "v0";
   if (a.packed) {
     m.Const("w_in", Seeded(c * 3 * c, 1, w), {c, 3 * c})
@@ -398,7 +400,7 @@ std::unique_ptr<const Graph> BuildMha(const Mha& a) {
     }
   }
   const std::map<std::string, AttrValue> heads = {
-      {"shape", Ints({a.dynamic_batch ? -1 : a.b, a.s, a.h, a.dh})}};
+      {"shape", Ints({a.dynamic_batch ? -1 : a.b, sd, a.h, a.dh})}};
   m.Op("q1", "Reshape", {q0}, heads).Op("qh", "Transpose", {"q1"}, Perm({0, 2, 1, 3}));
   m.Op("k1", "Reshape", {k0}, heads);
   m.Op("v1", "Reshape", {v0}, heads).Op("vh", "Transpose", {"v1"}, Perm({0, 2, 1, 3}));
@@ -420,7 +422,7 @@ std::unique_ptr<const Graph> BuildMha(const Mha& a) {
       .Op("scaled", "Div", {"qk", "d"});
   std::string scores = "scaled";
   if (a.mask == 1) {
-    m.Input("mask", {bd, 1, 1, a.s}).Op("masked", "Add", {"scaled", "mask"});
+    m.Input("mask", {bd, 1, 1, sd}).Op("masked", "Add", {"scaled", "mask"});
     scores = "masked";
   } else if (a.mask == 2) {
     Tensor cond = *Tensor::Create(DT_BOOL, Shape({1, 1, a.s, a.s}));
@@ -438,7 +440,7 @@ std::unique_ptr<const Graph> BuildMha(const Mha& a) {
     m.Op("ctx1", "Transpose", {"ctx0"}, Perm({0, 2, 1, 3}))
         .Op("ctx", "Reshape", {"ctx1"},
             {{"shape", a.merge_flat ? Ints({-1, c})
-                                    : Ints({a.dynamic_batch ? -1 : a.b, a.s, c})}});
+                                    : Ints({a.dynamic_batch ? -1 : a.b, sd, c})}});
     ctx = "ctx";
   } else {
     // The heads merged some other way: [B, H, S, D] -> [B, H, S*D].
@@ -552,6 +554,24 @@ TEST(AttentionFusionPassTest, Gpt2ReadsPackedProjectionInPlace) {
   }
 }
 
+// A symbolic sequence length (the batch known): the Reshapes still split
+// and merge the last axis, so everything is absorbed.
+TEST(AttentionFusionPassTest, AbsorbsWithASymbolicSequence) {
+  Mha a;
+  a.dynamic_seq = true;
+  auto g = BuildMha(a);
+  ASSERT_NE(g, nullptr);
+  PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  const Node& f = Fused(*out.graph, "ctx");
+  EXPECT_EQ(*f.attrs().GetString("q_layout"), "BSHD");
+  std::map<std::string, int> ops = OpCounts(*out.graph);
+  EXPECT_EQ(ops["Split"], 0);
+  EXPECT_EQ(ops["Transpose"], 0);
+  EXPECT_EQ(ops["Reshape"], 0);
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 67, 4));
+}
+
 // Other readers keep what they read: a Split output read elsewhere keeps
 // the Split (Q, K, V still read token-major from its outputs); GPT-2's
 // present (K's heads) keeps K's copies; a merged-heads Transpose read
@@ -663,6 +683,7 @@ TEST(AttentionFusionPassTest, PropertyLayoutsSameOutputs) {
     if (a.extra == "split" && !a.packed) a.extra = "";
     if (a.extra == "merged" && !a.merge) a.extra = "";
     a.dynamic_batch = rng() % 4 == 0;
+    a.dynamic_seq = a.mask != 2 && rng() % 4 == 0;  // the Where mask is [S, S]
     SCOPED_TRACE(absl::StrCat("trial ", trial, " k ", a.k_form, " extra ", a.extra));
     auto g = BuildMha(a);
     ASSERT_NE(g, nullptr);
