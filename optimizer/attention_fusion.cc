@@ -21,6 +21,20 @@
 // reader outside the pattern. Runs after softmax_fusion (which makes the
 // Softmax) and before elementwise_fusion (which would take the scale and
 // mask into a FusedElementwise).
+//
+// The layout copies around the attention go too (design decision 27): Q,
+// K or V made by Reshape([B,S,H*D] -> [B,S,H,D]) then Transpose(0,2,1,3)
+// (for K also the K^T form Transpose(0,2,3,1)) is read where the Reshape's
+// input has it ("BSHD" layout, [B,S,H*D]); when Q, K and V are the three
+// outputs of one Split along the last axis, each read only by its Reshape,
+// the Split goes too and the op reads column ranges of the packed
+// projection; and Transpose(0,2,1,3) then Reshape([B,Sq,H,Dv] ->
+// [B,Sq,H*Dv]) after the output becomes a "BSHD" output, the fused node
+// taking the Reshape's name (a Reshape to another shape, such as GPT-2's
+// [B*Sq, H*Dv], stays and reads the BSHD output in the Transpose's place).
+// Each part is absorbed only where its nodes have no other reader and the
+// shapes show the Reshape splits or merges the last axis (H and D known,
+// and B or S); otherwise that part stays as it was.
 #include <algorithm>
 #include <cmath>
 #include <optional>
