@@ -2,7 +2,7 @@
 // shared by its CPU and CUDA kernels: the attributes parsed once per node,
 // and the sizes and strides worked out once per call from the input shapes,
 // with one set of messages. Each of q, k, v and the output is in one of two
-// layouts (design decision 27): "BHSD", a row-major [B, H, S, D] tensor, or
+// layouts (design decision 29): "BHSD", a row-major [B, H, S, D] tensor, or
 // "BSHD", a row-major [B, S, C] tensor whose head h is the D columns from
 // `offset + h * D` (the projection's output read in place: [B, S, H*D], or
 // a column range of a packed [B, S, 3*H*D] QKV projection).

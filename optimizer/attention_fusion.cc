@@ -22,7 +22,7 @@
 // Softmax) and before elementwise_fusion (which would take the scale and
 // mask into a FusedElementwise).
 //
-// The layout copies around the attention go too (design decision 27): Q,
+// The layout copies around the attention go too (design decision 29): Q,
 // K or V made by Reshape([B,S,H*D] -> [B,S,H,D]) then Transpose(0,2,1,3)
 // (for K also the K^T form Transpose(0,2,3,1)) is read where the Reshape's
 // input has it ("BSHD" layout, [B,S,H*D]); when Q, K and V are the three
@@ -479,7 +479,7 @@ class AttentionFusionPass final : public Pass {
       pattern.push_back(sm.id());
       for (int id : guard) pattern.push_back(id);
       pattern.push_back(pv);
-      // The layout copies around it (design decision 27).
+      // The layout copies around it (design decision 29).
       const int64_t heads = scores_shape.dim(1);
       std::optional<TokenMajor> tq = TokenMajorOf(g, q, {0, 1, 2, 3}, heads);
       std::optional<TokenMajor> tk;

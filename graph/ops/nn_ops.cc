@@ -119,7 +119,7 @@ absl::Status FusedConv2DFn(InferenceContext& c) {
 // between q, k and v as MatMul's batch dimensions do. Output [B,H,Sq,Dv].
 // An operand whose layout attribute is "BSHD" is [B, S, C] instead, with
 // num_heads heads of head_dim (v: v_head_dim) columns from its offset; a
-// "BSHD" output is [B, Sq, H*Dv] (design decision 27).
+// "BSHD" output is [B, Sq, H*Dv] (design decision 29).
 absl::Status FusedAttentionFn(InferenceContext& c) {
   ASSIGN_OR_RETURN(float scale, c.attrs().GetFloat("scale"));
   if (!std::isfinite(scale)) {

@@ -7,7 +7,7 @@
 // (plain FMA, no TF32), float16 and bfloat16 inputs (float32 accumulation).
 // Every operand's rows are found through strides over (batch, head, row),
 // so q, k, v and the output may be [B, H, S, D] or token-major [B, S, H*D]
-// (or column ranges of a packed QKV projection; design decision 27).
+// (or column ranges of a packed QKV projection; design decision 29).
 // No allocation and no synchronisation: safe inside a CUDA graph capture.
 //
 //   FusedAttentionLaunch l;

@@ -11,7 +11,7 @@
 // lanes per row scale, mask and update the running max m and sum l, write
 // P, and rescale the row of os by exp(m_old - m_new); then os += P V.
 // Rows of q, k, v and the output are found through the launch's row
-// strides (BSHD and packed operands, design decision 27).
+// strides (BSHD and packed operands, design decision 29).
 #include "kernels/cuda/fused_attention_tc.h"
 
 #include <mma.h>

@@ -4,7 +4,7 @@
 // 1e-4 relative L2, --precision float16 and bfloat16 within 1e-2 / 3e-2).
 // The packed form (one [B, S, 3*H*D] projection output, Split, heads
 // Reshape + Transpose, the merge after) runs with FusedAttention reading
-// and writing the token-major layouts in place (design decision 27).
+// and writing the token-major layouts in place (design decision 29).
 // Skips without a GPU.
 #include <cmath>
 #include <string>

@@ -1191,7 +1191,7 @@ void AddFusedAttentionCases(std::vector<Case>* cases) {
   }
 }
 
-// FusedAttention's BSHD layouts (design decision 27) against the CPU
+// FusedAttention's BSHD layouts (design decision 29) against the CPU
 // kernel: q, k, v token-major [B, S, H*D] and the output [B, Sq, H*Dv]
 // ("bshd"); q, k and v column ranges of packed [B, S, H*(2D+Dv)]
 // projections ("packed"); q token-major at a column offset that breaks the

@@ -189,7 +189,7 @@ TEST(FusedAttentionCpuTest, RejectsMismatchedShapes) {
   EXPECT_THAT(out.status().message(), ::testing::HasSubstr("mask"));
 }
 
-// The BSHD layouts (design decision 27) against the BHSD path: q, k, v
+// The BSHD layouts (design decision 29) against the BHSD path: q, k, v
 // written into [B, S, C] tensors at column offsets (other columns hold
 // values that would show if they were read), the output compared with the
 // BHSD result moved to [B, Sq, H*Dv] where out_layout is BSHD.

@@ -1,5 +1,5 @@
 // CostModel's FLOP estimates where an op's layout changes where its sizes
-// are: FusedAttention in the BHSD and BSHD layouts (design decision 27).
+// are: FusedAttention in the BHSD and BSHD layouts (design decision 29).
 #include "placer/cost_model.h"
 
 #include "gtest/gtest.h"
