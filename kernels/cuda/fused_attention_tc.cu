@@ -134,18 +134,25 @@ static __global__ void __launch_bounds__(kTcThreads)
       wmma::store_matrix_sync(ss + nb * 16, acc, kLds, wmma::mem_row_major);
     }
     __syncwarp();
-    // Scale, mask, causal limit; the online softmax update of row r.
+    // Scale, mask, causal limit; the online softmax update of row r, in
+    // base 2 (scores times log2(e); exp2f is one MUFU instruction). Each
+    // lane walks its columns from its own start, rot = (r / 8) + 2 * half,
+    // so that at every step the 32 lanes read 32 different banks of ss and
+    // os (row strides of 4 mod 32 words).
+    constexpr float kLog2e = 1.4426950408889634f;
+    const float scale2 = p.scale * kLog2e;
+    const int rot = (r >> 3) + 2 * half;
     float s[kTcKeys / 2];
     float tmax = -INFINITY;
 #pragma unroll
     for (int c = 0; c < kTcKeys / 2; ++c) {
-      const int col = half * (kTcKeys / 2) + c;
+      const int col = half * (kTcKeys / 2) + ((c + rot) & (kTcKeys / 2 - 1));
       const int64_t j = k0 + col;
-      float x = ss[r * kLds + col] * p.scale;
+      float x = ss[r * kLds + col] * scale2;
       if (j >= p.sk || (p.causal && j > i + p.sk - p.sq)) {
         x = -INFINITY;
       } else if (mask != nullptr && i < p.sq) {
-        x += ToWide(mask[i * p.mask_stride[2] + j * p.mask_stride[3]]);
+        x += ToWide(mask[i * p.mask_stride[2] + j * p.mask_stride[3]]) * kLog2e;
       }
       s[c] = x;
       tmax = fmaxf(tmax, x);
@@ -153,18 +160,23 @@ static __global__ void __launch_bounds__(kTcThreads)
     tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
     const float m_new = fmaxf(m, tmax);
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
-    const float alpha = expf(m - m_use);
+    const float alpha = exp2f(m - m_use);
     float rs = 0.f;
 #pragma unroll
     for (int c = 0; c < kTcKeys / 2; ++c) {
-      const float e = expf(s[c] - m_use);
+      const float e = exp2f(s[c] - m_use);
       rs += e;
-      ps[r * kLdp + half * (kTcKeys / 2) + c] = FromWide<T>(e);
+      ps[r * kLdp + half * (kTcKeys / 2) + ((c + rot) & (kTcKeys / 2 - 1))] = FromWide<T>(e);
     }
     rs += __shfl_xor_sync(0xffffffffu, rs, 1);
     l = l * alpha + rs;
     m = m_new;
-    for (int c = half * (DP / 2); c < (half + 1) * (DP / 2); ++c) os[r * kLdo + c] *= alpha;
+#pragma unroll
+    for (int c = 0; c < DP / 2; ++c) {
+      int cc = c + rot;
+      if (cc >= DP / 2) cc -= DP / 2;
+      os[r * kLdo + half * (DP / 2) + cc] *= alpha;
+    }
     __syncwarp();
     // os += P V: vs row k is key k, i.e. V row-major.
 #pragma unroll
