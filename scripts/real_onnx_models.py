@@ -25,17 +25,21 @@ import numpy as np
 
 def build_base_models():
     """Issue 14's transformer sizes: BERT-base (12 layers, d 768) at batch 1
-    and 8 and GPT-2 (124M: 12 layers, d 768) at batch 1, sequence 128, random
-    weights, token ids as the only input."""
+    and 8, GPT-2 (124M: 12 layers, d 768) at batch 1, and the encoder of an
+    encoder-decoder, T5-small's (6 layers, d 512, RMSNorm, relative position
+    bias), at batch 1; sequence 128, random weights, token ids as the only
+    input."""
     import torch
     import transformers
 
     torch.manual_seed(0)
     bert = transformers.BertModel(transformers.BertConfig()).eval()
     gpt = transformers.GPT2Model(transformers.GPT2Config()).eval()
+    t5 = transformers.T5EncoderModel(transformers.T5Config()).eval()
     return [("bert_base_b1", bert, {"input_ids": torch.randint(0, 30522, (1, 128))}),
             ("bert_base_b8", bert, {"input_ids": torch.randint(0, 30522, (8, 128))}),
-            ("gpt2_b1", gpt, {"input_ids": torch.randint(0, 50257, (1, 128))})]
+            ("gpt2_b1", gpt, {"input_ids": torch.randint(0, 50257, (1, 128))}),
+            ("t5_encoder_b1", t5, {"input_ids": torch.randint(0, 32128, (1, 128))})]
 
 
 def build_models():
