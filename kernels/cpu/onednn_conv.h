@@ -83,9 +83,9 @@ void SetConvMode(ConvMode mode);
 // reorders into and out of oneDNN's layouts cost more than its kernel
 // saves; not depthwise ones on planes larger than 14x14, where the loops'
 // flat 3x3 sums were faster (bench/RESULTS.md, 2026-12-02 05:14 entry);
-// and not where an image cannot be cut into a slice per thread (fewer
-// channel blocks times output rows than threads), which only a tiny
-// convolution cannot.
+// and not where an image has fewer output-channel blocks than threads (cut
+// into bands of rows as well, those measured slower than the loops at 16
+// threads; SLUICE_CPU_CONV=onednn still runs them so).
 bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
                   int64_t in_per_group, int64_t out_per_group, int64_t groups,
                   int64_t batch, int threads);
