@@ -276,14 +276,16 @@ def save_model(onnx, helper, graph, path):
     onnx.save(model, path)
 
 
-def real_model_workloads(work, quick, base=False):
+def real_model_workloads(work, quick, base=False, names=None):
     """scripts/real_onnx_models.py's models (with `base`, its BERT-base and
     GPT-2 sizes instead), exported there; yields workloads (or a dict with
-    "error" for one that failed to build or export)."""
+    "error" for one that failed to build or export). `names`: only these."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
     import real_onnx_models as rom
     models = rom.build_base_models() if base else rom.build_models()
     for name, model, inputs in models:
+        if names and name not in names:
+            continue
         try:
             path, how, wrapped = rom.export(name, model, inputs, work)
         except Exception as e:  # the exporter raises many kinds
@@ -783,7 +785,7 @@ def main():
                          "matmul_8192 neg_chain resnet50_b1 resnet50_b32 "
                          "mobilenet_v2_b1 mobilenet_v2_b32 densenet121_b1 "
                          "densenet121_b32 real_models real_models_base: "
-                         "BERT-base b1/b8 and GPT-2 124M at sequence 128)")
+                         "BERT-base b1/b8, GPT-2 124M and T5-small's encoder at sequence 128, or one of them: bert_base_b1 bert_base_b8 gpt2_b1 t5_encoder_b1)")
     ap.add_argument("--budget-s", type=float, default=200,
                     help="start no real model after this many seconds (default 200)")
     ap.add_argument("--timeout", type=float, default=300,
@@ -872,15 +874,21 @@ def main():
 
     run_builders(builders)
 
+    # One real model by name ("t5_encoder_b1") runs only that one.
+    base_names = {"bert_base_b1", "bert_base_b8", "gpt2_b1", "t5_encoder_b1"}
+    picked = only & base_names
     real = ("real_models" in only) if only else not args.quick
-    base = "real_models_base" in (only or [])
+    base = "real_models_base" in (only or []) or bool(picked)
+    if "real_models_base" in only:
+        picked = set()
     if (real or base) and torch is None:
         notes.append("real models skipped: no torch")
     for size in ([False] if real else []) + ([True] if base else []):
         if torch is None:
             break
         try:
-            for wl in real_model_workloads(work, args.quick, base=size):
+            for wl in real_model_workloads(work, args.quick, base=size,
+                                           names=picked if size else None):
                 elapsed = time.perf_counter() - start
                 if elapsed > args.budget_s:
                     notes.append(f"{wl['name']} skipped: {elapsed:.0f} s spent, "
