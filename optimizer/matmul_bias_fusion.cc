@@ -93,6 +93,27 @@ int64_t WeightColumns(const Graph& g, const Node& mm, bool transpose_b) {
   return w->dim(transpose_b ? 0 : 1);
 }
 
+// Moves the Reshape `reshape` (attribute form) after the fused node `last`:
+// the node `after` that read it (an activation or the residual Add, now in
+// the fused node) is replaced by the Reshape of `last`, under after's name.
+void MoveReshapeAfter(const Graph& g, int reshape, int after, int last,
+                      GraphRewriter* rw, std::vector<std::string>* changes) {
+  const Node& r = g.node(reshape);
+  const Node& a = g.node(after);
+  NewNode moved;
+  moved.name = a.name();
+  moved.op = r.op();
+  for (const auto& [k, v] : r.attrs().values()) moved.attrs[k] = v;
+  moved.inputs.push_back(TensorRef{last, 0});
+  moved.device = a.requested_device();
+  moved.source_line = a.source_line();
+  changes->push_back(absl::StrCat(
+      "moved '", a.name(), "' (", a.op(), ") before '", r.name(),
+      "' (Reshape) into the FusedMatMul; the Reshape takes its name"));
+  rw->Remove(reshape);
+  rw->Replace(after, std::move(moved));
+}
+
 class MatMulBiasFusionPass final : public Pass {
  public:
   std::string_view name() const override { return "matmul_bias_fusion"; }
@@ -205,32 +226,20 @@ class MatMulBiasFusionPass final : public Pass {
         const int radd = SoleReader(g, res_reshape);
         used.insert(res_reshape);
         used.insert(radd);
-        const Node& r = g.node(res_reshape);
         const Node& a = g.node(radd);
         // The residual as the product's shape.
         NewNode view;
         view.name = rw.UniqueName(absl::StrCat(a.name(), "/residual"));
         view.op = "Reshape";
         view.attrs["T"] = MakeTypeAttr(dtype);
-        view.attrs["shape"] = MakeIntListAttr(std::vector<int64_t>(shape.dims().begin(), shape.dims().end()));
+        view.attrs["shape"] = MakeIntListAttr(
+            std::vector<int64_t>(shape.dims().begin(), shape.dims().end()));
         view.inputs.push_back(*reshaped_residual);
         view.device = a.requested_device();
         view.source_line = a.source_line();
         residual_name = view.name;
         rw.Add(mm.id(), std::move(view));
-        // The Reshape after the fused node, in the residual Add's place.
-        NewNode moved;
-        moved.name = a.name();
-        moved.op = r.op();
-        for (const auto& [k, v] : r.attrs().values()) moved.attrs[k] = v;
-        moved.inputs.push_back(TensorRef{last, 0});
-        moved.device = a.requested_device();
-        moved.source_line = a.source_line();
-        out.changes.push_back(absl::StrCat(
-            "moved the residual '", a.name(), "' (Add) before '", r.name(),
-            "' (Reshape) into the FusedMatMul; the Reshape takes its name"));
-        rw.Remove(res_reshape);
-        rw.Replace(radd, std::move(moved));
+        MoveReshapeAfter(g, res_reshape, radd, last, &rw, &out.changes);
       }
       if (reshape >= 0) {
         // The Reshape, now of the fused node's result, in the activation's
@@ -238,20 +247,7 @@ class MatMulBiasFusionPass final : public Pass {
         const int after = SoleReader(g, reshape);
         used.insert(reshape);
         used.insert(after);
-        const Node& r = g.node(reshape);
-        const Node& a = g.node(after);
-        NewNode moved;
-        moved.name = a.name();
-        moved.op = r.op();
-        for (const auto& [k, v] : r.attrs().values()) moved.attrs[k] = v;
-        moved.inputs.push_back(TensorRef{last, 0});
-        moved.device = a.requested_device();
-        moved.source_line = a.source_line();
-        out.changes.push_back(absl::StrCat(
-            "moved '", a.name(), "' (", a.op(), ") before '", r.name(),
-            "' (Reshape) into the FusedMatMul; the Reshape takes its name"));
-        rw.Remove(reshape);
-        rw.Replace(after, std::move(moved));
+        MoveReshapeAfter(g, reshape, after, last, &rw, &out.changes);
       }
       // Intermediate results are not fetched: SoleReader checked every
       // node but the last.
