@@ -23,7 +23,10 @@ any copy (compute_ms, device-resident inputs), are in peers.json and in
 peers.md's second table. float32 with TF32 off everywhere, unless
 --precision float16|bfloat16: then sluice's GPU peer runs with that
 `--precision` and PyTorch's GPU peers under torch.autocast("cuda", dtype),
-eager and captured alike (the CPU peers stay float32).
+eager and captured alike (the CPU peers stay float32). With --tf32 both
+sides' float32 GPU products may use TF32 (sluice: `allow_tf32: true` in a
+config file; PyTorch: torch.backends.cuda.matmul.allow_tf32 and
+torch.backends.cudnn.allow_tf32).
 Ratios are peer time / sluice time: above 1, sluice is faster (GPU peers
 against sluice GPU, onnxruntime against sluice CPU). Outputs are compared
 with sluice's on the same kind of device (max |d| and relative L2).
@@ -306,7 +309,7 @@ def real_model_workloads(work, quick, base=False, names=None):
 # -------------------------------------------------------------------- sluice
 
 def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout,
-               precision=None):
+               precision=None, tf32=False):
     """`sluice run` for the output, then `sluice bench` for the time."""
     inputs = []
     for k, f in feed_files.items():
@@ -322,8 +325,14 @@ def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout,
         with open(config, "w") as f:
             f.write("use_gpu: false\n")
         dev_args += ["--config", config]
-    elif precision:
-        dev_args += ["--precision", precision]
+    else:
+        if precision:
+            dev_args += ["--precision", precision]
+        if tf32:
+            config = os.path.join(os.path.dirname(out_dir), "tf32.pbtxt")
+            with open(config, "w") as f:
+                f.write("allow_tf32: true\n")
+            dev_args += ["--config", config]
     run_cmd = [sluice, "run", wl["onnx"], *inputs, "--output-dir", out_dir,
                *dev_args]
     r = subprocess.run(run_cmd, capture_output=True, text=True, env=env,
@@ -577,7 +586,8 @@ def run_workload(wl, ctx):
         wl["files"].append(out_dir)
         attempt(peer, lambda: run_sluice(ctx["sluice"], wl, feed_files, device,
                                          runs, warmup, out_dir, ctx["timeout"],
-                                         ctx.get("precision")))
+                                         ctx.get("precision"),
+                                         ctx.get("tf32", False) and device.startswith("gpu")))
     if ctx["ort"] is not None and not ctx.get("no_cpu"):
         attempt("onnxruntime_cpu", lambda: onnxruntime_cpu(
             ctx["ort"], wl, wl["runs_cpu"], wl["warmup_cpu"]))
@@ -657,7 +667,9 @@ def markdown(report):
         "tensors; the PyTorch step copies its inputs in from pinned host "
         "tensors and takes its output with .cpu() (torch.cuda.synchronize() "
         "before and after). PyTorch with a pinned output buffer, and with no "
-        "copies at all, is in the second table. float32, TF32 off. max |d| "
+        "copies at all, is in the second table. " +
+        ("float32 with TF32 on (both sides). " if report["settings"].get("tf32")
+         else "float32, TF32 off. ") + "max |d| "
         "is against sluice's output on the same kind of device (sluice CPU "
         "against sluice GPU).", "",
         "| workload | sluice GPU ms | torch eager ms (ratio) | torch CUDA graph "
@@ -795,6 +807,9 @@ def main():
                          "PyTorch under torch.autocast (CPU peers stay float32)")
     ap.add_argument("--compile", action="store_true",
                     help="also time torch.compile(mode='reduce-overhead')")
+    ap.add_argument("--tf32", action="store_true",
+                    help="let float32 GPU products use TF32 on both sides "
+                         "(issue 13's second GPU row)")
     ap.add_argument("--no-cpu", action="store_true",
                     help="skip the CPU peers (sluice CPU, onnxruntime)")
     ap.add_argument("--keep", action="store_true",
@@ -822,8 +837,8 @@ def main():
     try:
         import torch
         versions["torch"] = torch.__version__
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
         torch_gpu_ok = torch.cuda.is_available()
         if torch_gpu_ok:
             gpus = gpus or [torch.cuda.get_device_name(0)]
@@ -835,7 +850,7 @@ def main():
     ctx = {"sluice": sluice, "sluice_gpu": sluice_gpu_ok,
            "torch": torch, "torch_gpu": torch_gpu_ok, "ort": ort,
            "timeout": args.timeout, "precision": args.precision,
-           "no_cpu": args.no_cpu, "compile": args.compile}
+           "no_cpu": args.no_cpu, "compile": args.compile, "tf32": args.tf32}
 
     only = set(args.only or [])
     want = (lambda n: n in only) if only else (lambda n: True)
@@ -909,7 +924,7 @@ def main():
     report = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
               "machine": machine_info(gpus), "sluice": sluice,
               "versions": versions, "quick": args.quick,
-              "settings": {"tf32": False, "sluice_gpu_device": "gpu:0",
+              "settings": {"tf32": args.tf32, "sluice_gpu_device": "gpu:0",
                            "gpu_precision": args.precision or "float32",
                            "timing": "median of N steps; PyTorch step = inputs from pinned host tensors, run, .cpu() of the output (see peers.md)"},
               "notes": notes, "workloads": workloads,
