@@ -64,7 +64,7 @@ constexpr int64_t kSliceOverheadMacs = int64_t{1} << 14;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-int64_t MinSliceMacs() {
+[[maybe_unused]] int64_t MinSliceMacs() {  // unused without oneDNN
   const int64_t m = min_slice_macs.load();
   return m > 0 ? m : kMinConvSliceMacs;
 }
