@@ -374,6 +374,7 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
   const int64_t og = f.dim(0) / groups;
   if (onednn != nullptr &&
       (GetConvMode() == ConvMode::kAlways ||
+       GetConvMode() == ConvMode::kOpenMp ||
        PreferOneDnn(g.kh, g.kw, g.oh, g.ow, g.c, og, groups, x.dim(0),
                     PoolThreads(ctx->device()->eigen_cpu_device())))) {
     ASSIGN_OR_RETURN(bool ran, onednn->Compute(ctx, x, f,

@@ -84,6 +84,8 @@ ConvMode GetConvMode() {
       m = ConvMode::kReference;
     } else if (env != nullptr && std::strcmp(env, "onednn") == 0) {
       m = ConvMode::kAlways;
+    } else if (env != nullptr && std::strcmp(env, "openmp") == 0) {
+      m = ConvMode::kOpenMp;
     }
     mode = static_cast<int>(m);
     conv_mode.store(mode);
@@ -262,6 +264,9 @@ using PlanKey = std::array<int64_t, kKeyFields>;
 // rows (GetPlan tries the last first and falls back).
 enum class Cut { kNone, kChannels, kChannelsAndRows };
 
+// key[kMinMacs] of a plan for ConvMode::kOpenMp: one slice, one chunk.
+constexpr int64_t kOmpPlan = -1;
+
 // The filter reordered for each distinct filter slice of one plan.
 struct Weights {
   const Plan* plan;
@@ -404,6 +409,24 @@ class OneDnnConvImpl final : public OneDnnConv {
     const auto* pool = ctx->device()->eigen_cpu_device();
     const int threads = PoolThreads(pool);
     const int64_t n = x.dim(0);
+    // kOpenMp: one primitive for the whole image, threaded by oneDNN's own
+    // OpenMP team of the pool's size, from this thread; back to serial
+    // when this call returns.
+    const bool omp = GetConvMode() == ConvMode::kOpenMp && threads > 1;
+    struct OmpScope {
+      bool on;
+      ~OmpScope() {
+        if (on) omp_set_num_threads(1);
+      }
+    } omp_scope{omp};
+    if (omp) omp_set_num_threads(threads);
+    auto run = [&](int64_t count, const auto& fn) {
+      if (omp) {
+        for (int64_t t = 0; t < count; ++t) fn(t);
+      } else {
+        RunBlocks(pool, count, fn);
+      }
+    };
     PlanKey key;
     key[kC] = x.dim(1);
     key[kH] = x.dim(2);
@@ -412,10 +435,10 @@ class OneDnnConvImpl final : public OneDnnConv {
     key[kKh] = f.dim(2);
     key[kKw] = f.dim(3);
     key[kThreads] = threads;
-    key[kBatch] = std::min<int64_t>(n, threads);
+    key[kBatch] = omp ? 1 : std::min<int64_t>(n, threads);
     key[kBias] = bias != nullptr;
     key[kSide] = side != nullptr;
-    key[kMinMacs] = MinSliceMacs();
+    key[kMinMacs] = omp ? kOmpPlan : MinSliceMacs();
     const Plan* plan = nullptr;
     std::shared_ptr<const Weights> weights;
     try {
@@ -461,7 +484,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     };
     float* xd = x.data<float>();
     if (plan->reorder_src) {
-      RunBlocks(pool, n * chunks, [&](int64_t t) {
+      run(n * chunks, [&](int64_t t) {
         guard([&] {
           const SrcChunk& c = plan->chunks[t % chunks];
           const int64_t img = t / chunks;
@@ -473,7 +496,7 @@ class OneDnnConvImpl final : public OneDnnConv {
         });
       });
     }
-    RunBlocks(pool, n * slices, [&](int64_t t) {
+    run(n * slices, [&](int64_t t) {
       guard([&] {
         const int64_t img = t / slices, si = t % slices;
         const Slice& s = plan->slices[si];
@@ -535,6 +558,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     std::unique_ptr<Plan>& plan = plans_[key];
     try {
       for (Cut cut : {Cut::kChannelsAndRows, Cut::kChannels, Cut::kNone}) {
+        if (key[kMinMacs] == kOmpPlan && cut != Cut::kNone) continue;
         if (plan == nullptr) plan = MakePlan(key, oh, ow, cut);
       }
     } catch (const dnnl::error&) {
@@ -765,7 +789,10 @@ class OneDnnConvImpl final : public OneDnnConv {
     plan->reorder_src = layout != 1 || bands.size() > 1;
     if (plan->reorder_src) {
       AddSrcChunks(layout, c, h, w,
-                   CeilDiv(key[kThreads], std::max<int64_t>(key[kBatch], 1)),
+                   key[kMinMacs] == kOmpPlan
+                       ? 1
+                       : CeilDiv(key[kThreads],
+                                 std::max<int64_t>(key[kBatch], 1)),
                    whole.src, plan.get());
     }
     return plan;

@@ -69,11 +69,14 @@ class OneDnnConv {
 // Which path float32 Conv2D / FusedConv2D kernels created from now on take
 // (where oneDNN is built in). kAuto, the default: oneDNN where it beat the
 // loops on the development VM (PreferOneDnn); kAlways: oneDNN wherever it
-// takes the problem (tests); kReference: the loops. The environment's
-// SLUICE_CPU_CONV=reference / onednn selects the other two (read once);
+// takes the problem (tests); kReference: the loops; kOpenMp (an experiment,
+// SLUICE_CPU_CONV=openmp): oneDNN wherever it takes the problem, each
+// image one primitive threaded by oneDNN's own OpenMP team of the pool's
+// size. The environment's SLUICE_CPU_CONV=reference / onednn / openmp
+// selects the others (read once);
 // SetConvMode overrides it. Thread-safe (an atomic, read when a kernel is
 // created).
-enum class ConvMode { kReference, kAuto, kAlways };
+enum class ConvMode { kReference, kAuto, kAlways, kOpenMp };
 ConvMode GetConvMode();
 void SetConvMode(ConvMode mode);
 

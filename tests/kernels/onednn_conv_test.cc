@@ -301,6 +301,39 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(int64_t{1})),
     ParamName);
 
+// ConvMode::kOpenMp (SLUICE_CPU_CONV=openmp): each image one primitive on
+// oneDNN's own OpenMP team of the pool's size; every case, with bias, Relu
+// and a residual, at 2 and 4 threads, against the loops.
+TEST(OneDnnConvOpenMpTest, WholeImagePrimitivesMatchTheLoops) {
+  if (cpu::OneDnnConv::Create(Conv2DParams(), cpu::ConvActivation::kNone) ==
+      nullptr) {
+    GTEST_SKIP() << "this build has no oneDNN convolution";
+  }
+  for (int threads : {2, 4}) {
+    for (const Case& p : Cases()) {
+      SCOPED_TRACE(p.name + " threads " + std::to_string(threads));
+      Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 61);
+      Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 62);
+      Tensor b = Random(Shape({p.o}), 63);
+      Tensor side = Random(OutShape(p), 64);
+      Attrs attrs = ConvAttrs(p);
+      attrs["activation"] = StringAttr("relu");
+      RunOptions opts;
+      opts.intra_op_threads = threads;
+      cpu::SetConvMode(cpu::ConvMode::kReference);
+      auto want = RunOp("FusedConv2D", {x, f, b, side}, attrs, opts);
+      ASSERT_TRUE(want.ok()) << want.status();
+      cpu::SetConvMode(cpu::ConvMode::kOpenMp);
+      const int64_t before = cpu::OneDnnConvRuns();
+      auto got = RunOp("FusedConv2D", {x, f, b, side}, attrs, opts);
+      cpu::SetConvMode(cpu::ConvMode::kAuto);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(cpu::OneDnnConvRuns() - before, 1);
+      ExpectNear((*got)[0], (*want)[0]);
+    }
+  }
+}
+
 // oneDNN offers only its im2col + GEMM for groups of 5 channels in and 7
 // out (no vector block fits) and for a depthwise multiplier of 2: the
 // kernel declines it and runs the loops, with the same result.
