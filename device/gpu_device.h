@@ -2,7 +2,8 @@
 // as the executor and the CUDA kernels see it: an arena allocator with the
 // memory limit from the config, four streams (compute, host-to-device,
 // device-to-host, device-to-device) ordered with CUDA events, pinned staging
-// buffers for host transfers, and a cuBLAS handle bound to the compute
+// buffers for host transfers from pageable memory (page-locked memory goes
+// by one DMA: device/pinned_memory.h), and a cuBLAS handle bound to the compute
 // stream. This header is CUDA-free: streams and handles are opaque void*
 // (cudaStream_t, cublasHandle_t) that only kernels/cuda and device/cuda cast.
 //
@@ -123,17 +124,33 @@ class GpuDevice : public Device {
 
   // --- Copies (see the ordering contract above) -----------------------------
   // Host -> this device. `src` is any host tensor (pageable memory is fine);
-  // `dst` is a tensor in this device's memory of the same byte size. The
-  // bytes go through pinned staging buffers in chunks, double-buffered, on
-  // the host-to-device stream. Returns once `src` has been read (the last
-  // chunk may still be in flight); later compute-stream work is ordered
-  // after the copy.
+  // `dst` is a tensor in this device's memory of the same byte size.
+  // Pageable bytes go through pinned staging buffers in chunks,
+  // double-buffered, on the host-to-device stream, and the call returns
+  // once `src` has been read (the last chunk may still be in flight).
+  // Page-locked bytes (device/pinned_memory.h: IsPageLocked) go by one DMA
+  // straight from `src`, with no staging copy; the call returns at once, and
+  // the device keeps a reference to src's buffer until the DMA is done, so
+  // `src` may be dropped at once, but its bytes must not change until the
+  // compute-stream work enqueued after the copy is done (Run returns after
+  // it). Either way later compute-stream work is ordered after the copy.
   virtual absl::Status CopyHostToDevice(const Tensor& src, Tensor* dst) = 0;
   // This device -> host. Waits for the compute stream's work so far, copies
-  // on the device-to-host stream through pinned staging, and returns when
-  // `dst` (a host tensor of the same byte size) holds the bytes. The only
+  // on the device-to-host stream, and returns when `dst` (a host tensor of
+  // the same byte size) holds the bytes: by one DMA straight into `dst` when
+  // it is page-locked (IsPageLocked), else through pinned staging. The only
   // call that makes the host wait: use it to hand outputs back.
   virtual absl::Status CopyDeviceToHost(const Tensor& src, Tensor* dst) = 0;
+  // How many host copies went by one DMA from or into page-locked memory
+  // (direct) and how many through the staging buffers, since the device
+  // was made. Test doubles count nothing.
+  struct HostCopyStats {
+    int64_t to_device_direct = 0;
+    int64_t to_device_staged = 0;
+    int64_t to_host_direct = 0;
+    int64_t to_host_staged = 0;
+  };
+  virtual HostCopyStats host_copy_stats() const { return {}; }
   // This device -> `dst_device` (this one, another logical GPU, or a peer
   // over NVLink / PCIe). Asynchronous on this device's device-to-device
   // stream; both compute streams are ordered after it. `dst` lies in

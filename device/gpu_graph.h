@@ -34,7 +34,8 @@
 // (GpuDevice::capture_mutex()); copies from the capturing thread fail.
 // Launch is thread-safe and may overlap other work on the device (other
 // graphs included); a graph is used by one step at a time (it always writes
-// the same memory).
+// the same memory). SetHostInputSource is not: it is called between a
+// Wait() and the next Launch() by the one step that uses the graph.
 #ifndef SLUICE_DEVICE_GPU_GRAPH_H_
 #define SLUICE_DEVICE_GPU_GRAPH_H_
 
@@ -62,6 +63,19 @@ class GpuGraph {
   virtual absl::Status CheckErrors() = 0;
   // How many error words the graph holds.
   virtual int num_error_words() const = 0;
+  // Points the recorded copy of host input `i` (the i-th RecordHostInput of
+  // the recording, counted from 0) at `src`, page-locked host memory
+  // (device/pinned_memory.h) of at least that input's bytes, for the
+  // launches from now on: a caller's pinned feed is then read by the
+  // graph's own DMA, with no copy into the graph's buffer. `src` null
+  // points it back at the graph's buffer (OK at once when it reads it
+  // already). Launches already enqueued are not affected
+  // (cudaGraphExecMemcpyNodeSetParams1D). REQUIRES: `src` stays valid and
+  // unchanged until the launches that read it are done (after Wait()).
+  // Errors: UNIMPLEMENTED when the input's copy was not found among the
+  // graph's nodes, or CUDA's refusal (memory of another context); the copy
+  // then reads what it read before.
+  virtual absl::Status SetHostInputSource(int i, const void* src) = 0;
 };
 
 // What an error word's value means: the error to report for it (a nonzero

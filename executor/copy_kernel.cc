@@ -9,7 +9,7 @@
 namespace sluice {
 
 absl::StatusOr<Tensor> CopyTensor(const Tensor& value, Device* src,
-                                  Device* dst) {
+                                  Device* dst, Allocator* dst_allocator) {
   const bool src_gpu = src->type() == DeviceType::kGpu;
   const bool dst_gpu = dst->type() == DeviceType::kGpu;
   if (src_gpu && dst_gpu) {
@@ -25,8 +25,10 @@ absl::StatusOr<Tensor> CopyTensor(const Tensor& value, Device* src,
     RETURN_IF_ERROR(static_cast<GpuDevice*>(dst)->CopyHostToDevice(value, &out));
     return out;
   }
-  ASSIGN_OR_RETURN(Tensor out, Tensor::Create(value.dtype(), value.shape(),
-                                              dst->allocator()));
+  ASSIGN_OR_RETURN(Tensor out,
+                   Tensor::Create(value.dtype(), value.shape(),
+                                  dst_allocator != nullptr ? dst_allocator
+                                                           : dst->allocator()));
   if (src_gpu) {
     RETURN_IF_ERROR(static_cast<GpuDevice*>(src)->CopyDeviceToHost(value, &out));
   } else if (value.bytes() > 0) {
@@ -36,7 +38,8 @@ absl::StatusOr<Tensor> CopyTensor(const Tensor& value, Device* src,
 }
 
 absl::Status CopyKernel::Compute(OpKernelContext* ctx) {
-  absl::StatusOr<Tensor> out = CopyTensor(ctx->input(0), src_, dst_);
+  absl::StatusOr<Tensor> out =
+      CopyTensor(ctx->input(0), src_, dst_, dst_allocator_);
   if (!out.ok()) {
     return absl::Status(out.status().code(),
                         absl::StrCat("copy from ", src_->name(), " to ",

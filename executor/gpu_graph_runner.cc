@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "device/parallel_memcpy.h"
+#include "device/pinned_memory.h"
 #include "executor/copy_kernel.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/subgraph_kernel.h"
@@ -228,7 +229,9 @@ GpuGraphRunner::~GpuGraphRunner() {
 }
 
 void GpuGraphRunner::DropRecording() {
-  graph_.reset();
+  graph_.reset();  // waits for its last launch
+  direct_feeds_.clear();
+  direct_ok_.clear();
   values_.clear();
   temps_.clear();
   host_inputs_.clear();
@@ -370,6 +373,7 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
   RETURN_IF_ERROR(s);
   RETURN_IF_ERROR(graph.status());
   graph_ = *std::move(graph);
+  direct_ok_.assign(host_inputs_.size(), true);
   RETURN_IF_ERROR(graph_->Launch());
   return FetchResults();
 }
@@ -379,10 +383,27 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Replay(
   // The last launch may still be reading the pinned inputs (when no result
   // was copied out after it).
   RETURN_IF_ERROR(graph_->Wait());
+  direct_feeds_.clear();  // the last launch has read them
   for (size_t i = 0; i < feed_inputs_.size(); ++i) {
     // The step's plan signature fixes every feed's shape, so the bytes fit.
     const Tensor& fed = feed_values[feed_inputs_[i].feed];
-    if (fed.bytes() > 0) ParallelMemcpy(host_inputs_[i], fed.raw_data(), fed.bytes());
+    if (fed.bytes() == 0) continue;
+    const int input = static_cast<int>(i);
+    // A page-locked feed is read where it is, by the graph's own copy;
+    // where the graph cannot (another context's memory), it is copied
+    // from then on.
+    if (direct_ok_[i] && IsPageLocked(fed)) {
+      if (graph_->SetHostInputSource(input, fed.raw_data()).ok()) {
+        direct_feeds_.push_back(fed);
+        direct_host_feeds_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      direct_ok_[i] = false;
+    }
+    // Back to the graph's own buffer, if an earlier step pointed it away.
+    RETURN_IF_ERROR(graph_->SetHostInputSource(input, nullptr));
+    ParallelMemcpy(host_inputs_[i], fed.raw_data(), fed.bytes());
+    copied_host_feeds_.fetch_add(1, std::memory_order_relaxed);
   }
   for (const DeviceFeed& in : device_feeds_) {
     RETURN_IF_ERROR(gpu_->CopyDeviceToDevice(feed_values[in.feed], gpu_,

@@ -21,7 +21,13 @@
 //   2nd: the feed copies and the kernels are recorded in plan order, the
 //        graph is launched and the results copied out;
 //   3rd on: the feeds are written into the graph's pinned buffers, the
-//        graph is launched, and the results are copied out.
+//        graph is launched, and the results are copied out. A feed in
+//        page-locked memory (device/pinned_memory.h: the session's
+//        AllocateHostTensor, or the caller's own pinned memory) is not
+//        copied there: the graph's copy of it is pointed at the caller's
+//        memory for that launch (GpuGraph::SetHostInputSource), and back at
+//        the graph's buffer for a later pageable feed, so it goes by the
+//        graph's own DMA with no host-to-host copy.
 // Feeds travel inside the graph: each step writes them into pinned buffers
 // of the graph's (device/gpu_graph.h: RecordHostInput), and the graph's
 // first operations copy them to the GPU. A fed value a kernel reads in host
@@ -103,6 +109,15 @@ class GpuGraphRunner {
   std::string failure() const;
   // Fed values the graph reads from GPU buffers of its own (see above).
   int num_staged_feeds() const { return static_cast<int>(staged_slots_.size()); }
+  // Host feeds of replays (the recording step not counted) that the graph
+  // read straight from the caller's page-locked memory, and those copied
+  // into the graph's pinned buffers first.
+  int64_t direct_host_feeds() const {
+    return direct_host_feeds_.load(std::memory_order_relaxed);
+  }
+  int64_t copied_host_feeds() const {
+    return copied_host_feeds_.load(std::memory_order_relaxed);
+  }
 
   ~GpuGraphRunner();
 
@@ -165,10 +180,18 @@ class GpuGraphRunner {
   std::vector<Tensor> temps_ ABSL_GUARDED_BY(mu_);
   // The graph's pinned buffer of each of feed_inputs_ (owned by the graph).
   std::vector<void*> host_inputs_ ABSL_GUARDED_BY(mu_);
+  // Per feed input: false once the graph refused to read a caller's
+  // page-locked memory for it (its feeds are copied from then on).
+  std::vector<bool> direct_ok_ ABSL_GUARDED_BY(mu_);
+  // Page-locked feeds the last launch reads in place: kept until it is
+  // done (the next step's Wait(), or DropRecording).
+  std::vector<Tensor> direct_feeds_ ABSL_GUARDED_BY(mu_);
   // The arena pool the recording allocated from; 0: none.
   int pool_ ABSL_GUARDED_BY(mu_) = 0;
   std::string failure_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> replays_{0};
+  std::atomic<int64_t> direct_host_feeds_{0};
+  std::atomic<int64_t> copied_host_feeds_{0};
   std::atomic<int64_t> held_bytes_{0};
   std::atomic<bool> active_{false};
   std::atomic<bool> wants_to_record_{false};

@@ -215,7 +215,13 @@ class PlanBuilder {
     PlanNode pn;
     pn.node = &producer;
     pn.device = dst;
-    pn.kernel = std::make_unique<CopyKernel>(producer, src, dst);
+    // A fetched value copied to the host lands where the step wants its
+    // host fetches (page-locked memory, or the CPU's own).
+    Allocator* out_allocator =
+        x.fetched && dst->type() == DeviceType::kCpu
+            ? options_.host_fetch_allocator
+            : nullptr;
+    pn.kernel = std::make_unique<CopyKernel>(producer, src, dst, out_allocator);
     pn.is_copy = true;
     pn.num_outputs = 1;
     pn.input_slots.push_back(slot);

@@ -81,6 +81,11 @@ struct PlanOptions {
   // device of the partitioning's io_device. Null: the host.
   Device* io = nullptr;
   bool allow_parallel = true;
+  // Where a copy to a CPU of a value the step fetches allocates its output
+  // (page-locked memory for StepOptions::pinned_host_fetches,
+  // device/pinned_memory.h); null: the CPU's own allocator. Borrowed: it
+  // must outlive the plan and the tensors it makes.
+  Allocator* host_fetch_allocator = nullptr;
   // A Const node's value on a device (the session caches device copies).
   // Unset: the host value is used, which is right for CPU devices only.
   std::function<absl::StatusOr<Tensor>(const Node&, Device*)> constant_on;

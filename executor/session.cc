@@ -20,6 +20,7 @@
 #include "device/discovery.h"
 #include "device/external_memory.h"
 #include "device/gpu_device.h"
+#include "device/pinned_memory.h"
 #include "executor/copy_kernel.h"
 #include "executor/executor.h"
 #include "executor/gpu_graph_runner.h"
@@ -141,7 +142,10 @@ class SessionImpl final : public Session {
         fetches.empty() ? DefaultFetchNames() : fetches;
     ASSIGN_OR_RETURN(fetch_devices,
                      FetchDevices(options.fetch_devices, names.size()));
-    key += "|";
+    // Page-locked host fetches come from copies of their own (the plan's
+    // fetch copies allocate there); only a GPU copies anything to the host.
+    const bool pinned_fetches = options.pinned_host_fetches && HasGpu();
+    key += pinned_fetches ? "|pinned|" : "|";
     for (size_t i = 0; i < names.size(); ++i) {
       ASSIGN_OR_RETURN(TensorRef ref, ResolveFetch(names[i]));
       fetch_refs.push_back(ref);
@@ -151,7 +155,7 @@ class SessionImpl final : public Session {
     }
     ASSIGN_OR_RETURN(CachedPlan cached,
                      GetPlan(key, feed_refs, fetch_refs, feed_devices,
-                             fetch_devices));
+                             fetch_devices, pinned_fetches));
     // A profiled step runs node by node; others replay the GPU graph where
     // there is one.
     // Recording a graph captures a GPU's compute stream, which every step of
@@ -235,6 +239,29 @@ class SessionImpl final : public Session {
     if (!d.ok() || *d == -2) return "";
     return *d >= 0 ? topology_devices_[*d]->name() : host_->name();
   }
+  absl::StatusOr<Tensor> AllocateHostTensor(DataType dtype,
+                                            const Shape& shape) override {
+    if (DataTypeSize(dtype) == 0) {
+      return absl::InvalidArgumentError(
+          "AllocateHostTensor: an invalid dtype");
+    }
+    if (!shape.IsFullyDefined()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "AllocateHostTensor: shape ", shape.DebugString(),
+          " is not fully defined; give every dimension"));
+    }
+    // Page-locked only where a GPU will read it: a CPU-only session (which
+    // may run where CUDA is not usable at all) gives ordinary memory.
+    Allocator* allocator = HasGpu() ? PinnedHostAllocator() : CpuAllocator();
+    absl::StatusOr<Tensor> t = Tensor::Create(dtype, shape, allocator);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(),
+                          absl::StrCat("AllocateHostTensor(",
+                                       DataTypeName(dtype), shape.DebugString(),
+                                       "): ", t.status().message()));
+    }
+    return t;
+  }
   std::vector<Device*> devices() const override {
     std::vector<Device*> out;
     for (const auto& d : devices_) out.push_back(d.get());
@@ -253,6 +280,15 @@ class SessionImpl final : public Session {
       if (cached.graph_runner == nullptr) continue;
       s.gpu_graphs += cached.graph_runner->active() ? 1 : 0;
       s.gpu_graph_steps += cached.graph_runner->replays();
+      s.gpu_graph_direct_feeds += cached.graph_runner->direct_host_feeds();
+      s.gpu_graph_copied_feeds += cached.graph_runner->copied_host_feeds();
+    }
+    for (const auto& d : devices_) {
+      if (d->type() != DeviceType::kGpu) continue;
+      const GpuDevice::HostCopyStats c =
+          static_cast<const GpuDevice*>(d.get())->host_copy_stats();
+      s.host_copies_direct += c.to_device_direct + c.to_host_direct;
+      s.host_copies_staged += c.to_device_staged + c.to_host_staged;
     }
     return s;
   }
@@ -611,7 +647,8 @@ class SessionImpl final : public Session {
                                      const std::vector<TensorRef>& feeds,
                                      const std::vector<TensorRef>& fetches,
                                      const std::vector<int>& feed_devices,
-                                     const std::vector<int>& fetch_devices) {
+                                     const std::vector<int>& fetch_devices,
+                                     bool pinned_fetches) {
     {
       absl::MutexLock lock(&mu_);
       auto it = plans_.find(key);
@@ -633,11 +670,13 @@ class SessionImpl final : public Session {
     po.host_memory_inputs = KernelHostMemoryInputs;
     ASSIGN_OR_RETURN(Partitioning parts,
                      PartitionGraph(*graph_, machine_.topology, placement_, po));
+    PlanOptions plan_options = plan_options_;
+    if (pinned_fetches) plan_options.host_fetch_allocator = PinnedHostAllocator();
     ASSIGN_OR_RETURN(
         std::unique_ptr<const ExecutionPlan> compiled,
         CompilePlan(*graph_, feeds, fetches,
                     std::make_shared<const Partitioning>(std::move(parts)),
-                    plan_options_));
+                    plan_options));
     CachedPlan entry;
     entry.plan = std::move(compiled);
     // A CUDA graph replays in memory of its own: GPU feeds are copied into

@@ -2,6 +2,7 @@
 // An ArenaAllocator over cudaMalloc regions, four non-blocking streams,
 // pinned double-buffered staging for host copies, and a cuBLAS handle.
 #include <algorithm>
+#include <atomic>
 #include <set>
 #include <cstring>
 #include <functional>
@@ -21,6 +22,7 @@
 #include "device/gpu_device.h"
 #include "device/gpu_graph.h"
 #include "device/parallel_memcpy.h"
+#include "device/pinned_memory.h"
 
 namespace sluice {
 namespace {
@@ -141,7 +143,7 @@ class CudaGpuDevice final : public GpuDevice {
 
   ~CudaGpuDevice() override {
     ScopedCudaDevice on(physical_);
-    Synchronize().IgnoreError();
+    Synchronize().IgnoreError();  // also drops the direct copies' sources
     DestroyResources();  // cuDNN handles, their workspaces: before the arena
     if (cublas_ != nullptr) api_->Destroy(cublas_);
     if (workspace_ != nullptr) arena_->Deallocate(workspace_, workspace_bytes_);
@@ -240,6 +242,9 @@ class CudaGpuDevice final : public GpuDevice {
     if (n == 0) return absl::OkStatus();
     ScopedCudaDevice on(physical_);
     RETURN_IF_ERROR(on.status());
+    ReapDirectSources();
+    if (IsPageLocked(src)) return CopyPageLockedToDevice(src, dst);
+    to_device_staged_.fetch_add(1, std::memory_order_relaxed);
     cudaStream_t h2d = Raw(GpuStream::kHostToDevice);
     absl::MutexLock lock(&h2d_.mu);
     RETURN_IF_ERROR(h2d_.EnsureLocked());
@@ -270,6 +275,8 @@ class CudaGpuDevice final : public GpuDevice {
     if (n == 0) return absl::OkStatus();
     ScopedCudaDevice on(physical_);
     RETURN_IF_ERROR(on.status());
+    if (IsPageLocked(*dst)) return CopyDeviceToPageLocked(src, dst);
+    to_host_staged_.fetch_add(1, std::memory_order_relaxed);
     cudaStream_t d2h = Raw(GpuStream::kDeviceToHost);
     absl::MutexLock lock(&d2h_.mu);
     RETURN_IF_ERROR(d2h_.EnsureLocked());
@@ -369,7 +376,17 @@ class CudaGpuDevice final : public GpuDevice {
                                    absl::StrCat(name(), ": synchronize"));
       if (result.ok()) result = st;
     }
+    ReapDirectSources();  // every DMA is done now
     return result;
+  }
+
+  HostCopyStats host_copy_stats() const override {
+    HostCopyStats s;
+    s.to_device_direct = to_device_direct_.load(std::memory_order_relaxed);
+    s.to_device_staged = to_device_staged_.load(std::memory_order_relaxed);
+    s.to_host_direct = to_host_direct_.load(std::memory_order_relaxed);
+    s.to_host_staged = to_host_staged_.load(std::memory_order_relaxed);
+    return s;
   }
 
   AllocatorStats allocator_stats() const override { return arena_->GetStats(); }
@@ -383,6 +400,88 @@ class CudaGpuDevice final : public GpuDevice {
  private:
   cudaStream_t Raw(GpuStream which) const {
     return streams_[static_cast<int>(which)];
+  }
+
+  // Host -> device by one DMA from page-locked `src`, no staging. The copy
+  // stream waits for the compute stream (dst may be memory a kernel just
+  // freed) and the compute stream for the copy; `src`'s buffer is kept
+  // until an event after the DMA has completed (ReapDirectSources), so the
+  // caller may drop it at once. GPU current, capture_mutex() held shared.
+  absl::Status CopyPageLockedToDevice(const Tensor& src, Tensor* dst) {
+    cudaStream_t h2d = Raw(GpuStream::kHostToDevice);
+    cudaStream_t compute = Raw(GpuStream::kCompute);
+    RETURN_IF_ERROR(StreamWaitStream(h2d, compute));
+    RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst->raw_data(), src.raw_data(),
+                                         src.bytes(), cudaMemcpyHostToDevice,
+                                         h2d),
+                         absl::StrCat(name(), ": host-to-device copy from "
+                                              "page-locked memory"));
+    cudaEvent_t done = nullptr;
+    RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+                         "cudaEventCreate");
+    absl::Status recorded =
+        CudaStatus(cudaEventRecord(done, h2d), "cudaEventRecord");
+    if (!recorded.ok()) {
+      // Without the event, wait here for the DMA before letting src go.
+      cudaEventDestroy(done);
+      recorded.Update(CudaStatus(cudaStreamSynchronize(h2d),
+                                 absl::StrCat(name(), ": host-to-device copy")));
+      return recorded;
+    }
+    {
+      absl::MutexLock lock(&direct_mu_);
+      direct_sources_.push_back({done, src.buffer()});
+    }
+    to_device_direct_.fetch_add(1, std::memory_order_relaxed);
+    return StreamWaitStream(compute, h2d);
+  }
+
+  // Device -> host by one DMA into page-locked `dst`, no staging; returns
+  // when the bytes are there. GPU current, capture_mutex() held shared.
+  absl::Status CopyDeviceToPageLocked(const Tensor& src, Tensor* dst) {
+    cudaStream_t d2h = Raw(GpuStream::kDeviceToHost);
+    RETURN_IF_ERROR(StreamWaitStream(d2h, Raw(GpuStream::kCompute)));
+    RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst->raw_data(), src.raw_data(),
+                                         src.bytes(), cudaMemcpyDeviceToHost,
+                                         d2h),
+                         absl::StrCat(name(), ": device-to-host copy into "
+                                              "page-locked memory"));
+    cudaEvent_t done = nullptr;
+    RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+                         "cudaEventCreate");
+    absl::Status s = CudaStatus(cudaEventRecord(done, d2h), "cudaEventRecord");
+    if (s.ok()) {
+      s = CudaStatus(cudaEventSynchronize(done),
+                     absl::StrCat(name(), ": device-to-host copy"));
+    } else {
+      s = CudaStatus(cudaStreamSynchronize(d2h),
+                     absl::StrCat(name(), ": device-to-host copy"));
+    }
+    cudaEventDestroy(done);
+    if (s.ok()) to_host_direct_.fetch_add(1, std::memory_order_relaxed);
+    return s;
+  }
+
+  // Lets go of the sources of direct copies whose DMA has completed. The
+  // buffers are dropped after the lock is released: dropping one may run a
+  // caller's release (external memory) or cudaFreeHost. GPU current.
+  void ReapDirectSources() {
+    std::vector<std::shared_ptr<Buffer>> done;
+    {
+      absl::MutexLock lock(&direct_mu_);
+      for (auto it = direct_sources_.begin(); it != direct_sources_.end();) {
+        const cudaError_t state = cudaEventQuery(it->done);
+        if (state == cudaErrorNotReady) {
+          cudaGetLastError();  // not an error: still in flight
+          ++it;
+          continue;
+        }
+        if (state != cudaSuccess) cudaGetLastError();  // reported elsewhere
+        cudaEventDestroy(it->done);
+        done.push_back(std::move(it->source));
+        it = direct_sources_.erase(it);
+      }
+    }
   }
 
   absl::Status CheckCopy(const Tensor& src, const Tensor& dst,
@@ -417,6 +516,19 @@ class CudaGpuDevice final : public GpuDevice {
 
   Staging h2d_;
   Staging d2h_;
+
+  // Sources of host-to-device copies from page-locked memory whose DMA may
+  // still be reading them, each with the event recorded after it.
+  struct DirectSource {
+    cudaEvent_t done = nullptr;
+    std::shared_ptr<Buffer> source;
+  };
+  absl::Mutex direct_mu_;
+  std::vector<DirectSource> direct_sources_ ABSL_GUARDED_BY(direct_mu_);
+  std::atomic<int64_t> to_device_direct_{0};
+  std::atomic<int64_t> to_device_staged_{0};
+  std::atomic<int64_t> to_host_direct_{0};
+  std::atomic<int64_t> to_host_staged_{0};
 };
 
 // Peer access is a property of the process (of its CUDA contexts), not of a

@@ -26,6 +26,7 @@ struct Extras {
   uint64_t* host_words = nullptr;  // pinned: where each launch copies them
   std::vector<ErrorWordExplainer> explain;  // one per word used
   std::vector<void*> host_inputs;  // pinned buffers the graph copies from
+  std::vector<size_t> host_input_bytes;  // and the bytes of each
 
   void FreeHost() {
     if (host_words != nullptr) cudaFreeHost(host_words);
@@ -36,19 +37,99 @@ struct Extras {
 };
 thread_local Extras* recording_extras = nullptr;
 
+// The recorded copy of one host input (RecordHostInput): its node in the
+// graph, where it writes, how many bytes, and what it reads now.
+struct HostInputCopy {
+  cudaGraphNode_t node = nullptr;  // null: not found, never redirected
+  void* dst = nullptr;
+  size_t bytes = 0;
+  const void* src = nullptr;       // the graph's buffer, or a caller's
+};
+
+// Finds the memcpy node of `graph` that reads each of `extras`' host
+// inputs (by its source address). An input whose node is not found (or
+// that copies nothing) keeps a null node: SetHostInputSource refuses it,
+// and its feed is copied into the graph's buffer as before.
+std::vector<HostInputCopy> FindHostInputCopies(cudaGraph_t graph,
+                                               const Extras& extras) {
+  std::vector<HostInputCopy> out(extras.host_inputs.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i].src = extras.host_inputs[i];
+  if (out.empty()) return out;
+  size_t count = 0;
+  if (cudaGraphGetNodes(graph, nullptr, &count) != cudaSuccess) {
+    cudaGetLastError();
+    return out;
+  }
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (cudaGraphGetNodes(graph, nodes.data(), &count) != cudaSuccess) {
+    cudaGetLastError();
+    return out;
+  }
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type;
+    if (cudaGraphNodeGetType(node, &type) != cudaSuccess) {
+      cudaGetLastError();
+      continue;
+    }
+    if (type != cudaGraphNodeTypeMemcpy) continue;
+    cudaMemcpy3DParms p{};
+    if (cudaGraphMemcpyNodeGetParams(node, &p) != cudaSuccess) {
+      cudaGetLastError();
+      continue;
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (extras.host_input_bytes[i] == 0 ||
+          p.srcPtr.ptr != extras.host_inputs[i] || p.srcArray != nullptr) {
+        continue;
+      }
+      out[i].node = node;
+      out[i].dst = p.dstPtr.ptr;
+      out[i].bytes = extras.host_input_bytes[i];
+    }
+  }
+  return out;
+}
+
 class CudaGpuGraph final : public GpuGraph {
  public:
-  // Owns `exec`, `done` and the extras' pinned memory.
-  CudaGpuGraph(const GpuDevice* gpu, cudaGraphExec_t exec, int nodes,
-               Extras extras, cudaEvent_t done)
-      : gpu_(gpu), exec_(exec), nodes_(nodes), extras_(std::move(extras)),
-        done_(done) {}
+  // Owns `graph` (kept for its nodes' handles: SetHostInputSource), `exec`,
+  // `done` and the extras' pinned memory.
+  CudaGpuGraph(const GpuDevice* gpu, cudaGraph_t graph, cudaGraphExec_t exec,
+               int nodes, Extras extras, cudaEvent_t done)
+      : gpu_(gpu), graph_(graph), exec_(exec), nodes_(nodes),
+        extras_(std::move(extras)), done_(done),
+        inputs_(FindHostInputCopies(graph, extras_)) {}
   ~CudaGpuGraph() override {
     ScopedCudaDevice on(gpu_->physical_index());
     if (launched_) cudaEventSynchronize(done_);
     cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
     cudaEventDestroy(done_);
     extras_.FreeHost();
+  }
+  absl::Status SetHostInputSource(int i, const void* src) override {
+    if (i < 0 || i >= static_cast<int>(inputs_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SetHostInputSource: no host input ", i, " (the graph has ",
+          inputs_.size(), ")"));
+    }
+    HostInputCopy& in = inputs_[i];
+    const void* want = src != nullptr ? src : extras_.host_inputs[i];
+    if (want == in.src) return absl::OkStatus();
+    if (in.node == nullptr) {
+      return absl::UnimplementedError(absl::StrCat(
+          gpu_->name(), ": the copy of host input ", i,
+          " was not found in the recorded graph"));
+    }
+    ScopedCudaDevice on(gpu_->physical_index());
+    RETURN_IF_ERROR(on.status());
+    RETURN_IF_ERROR(CudaStatus(
+        cudaGraphExecMemcpyNodeSetParams1D(exec_, in.node, in.dst, want,
+                                           in.bytes, cudaMemcpyHostToDevice),
+        absl::StrCat(gpu_->name(), ": pointing a replayed step's input copy "
+                                   "at page-locked memory")));
+    in.src = want;
+    return absl::OkStatus();
   }
   absl::Status Launch() override {
     ScopedCudaDevice on(gpu_->physical_index());
@@ -82,10 +163,12 @@ class CudaGpuGraph final : public GpuGraph {
 
  private:
   const GpuDevice* const gpu_;
+  const cudaGraph_t graph_;
   const cudaGraphExec_t exec_;
   const int nodes_;
   Extras extras_;
   const cudaEvent_t done_;
+  std::vector<HostInputCopy> inputs_;  // one per host input
   bool launched_ = false;
 };
 
@@ -177,6 +260,7 @@ absl::StatusOr<void*> RecordHostInput(GpuDevice* gpu, const Tensor& dst) {
       absl::StrCat(gpu->name(), ": pinned memory for a step's input of ",
                    dst.bytes(), " bytes")));
   recording_extras->host_inputs.push_back(host);
+  recording_extras->host_input_bytes.push_back(dst.bytes());
   if (dst.bytes() == 0) return host;
   RETURN_IF_ERROR(CudaStatus(
       cudaMemcpyAsync(dst.raw_data(), host, dst.bytes(), cudaMemcpyHostToDevice,
@@ -229,7 +313,6 @@ absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu)
     s = CudaStatus(cudaGraphInstantiate(&exec, graph, 0),
                    absl::StrCat(gpu->name(), ": cudaGraphInstantiate"));
   }
-  cudaGraphDestroy(graph);
   cudaEvent_t done = nullptr;
   if (s.ok()) {
     s = CudaStatus(cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
@@ -237,11 +320,13 @@ absl::StatusOr<std::unique_ptr<GpuGraph>> EndGpuCapture(GpuDevice* gpu)
   }
   if (!s.ok()) {
     if (exec != nullptr) cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
     extras->FreeHost();
     return s;
   }
+  // The graph is kept with its instance: exec updates name its nodes.
   return std::unique_ptr<GpuGraph>(new CudaGpuGraph(
-      gpu, exec, static_cast<int>(nodes), std::move(*extras), done));
+      gpu, graph, exec, static_cast<int>(nodes), std::move(*extras), done));
 }
 
 bool CapturingOnThisThread(const GpuDevice* gpu) {

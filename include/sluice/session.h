@@ -18,6 +18,17 @@
 //   SLUICE_ASSIGN_OR_RETURN(auto out, s->Run({{"x", x_gpu}}, {"logits"},
 //                                            on_gpu));   // out[0] on /gpu:0
 //
+// Host tensors in page-locked ("pinned") memory, as torch's pin_memory():
+// the GPUs read a pinned feed by one DMA, with no staging copy, and
+// StepOptions::pinned_host_fetches brings results back the same way.
+//
+//   SLUICE_ASSIGN_OR_RETURN(Tensor x, s->AllocateHostTensor(DT_FLOAT,
+//                                                           Shape({32, 64})));
+//   FillInput(x.flat<float>());                  // the caller's data
+//   StepOptions pinned;
+//   pinned.pinned_host_fetches = true;
+//   SLUICE_ASSIGN_OR_RETURN(auto out, s->Run({{"x", x}}, {"logits"}, pinned));
+//
 // Run may be called from several threads at once.
 #ifndef SLUICE_SESSION_H_
 #define SLUICE_SESSION_H_
@@ -56,6 +67,13 @@ struct StepStats;
 // Ordering: the step reads a GPU feed on the GPU's compute stream, so the
 // work that wrote it must be finished when Run is called (for example
 // cudaStreamSynchronize, torch.cuda.synchronize()).
+//
+// A host feed in page-locked memory (Session::AllocateHostTensor's, or the
+// caller's own: cudaHostAlloc, cudaHostRegister, torch's pin_memory(),
+// wrapped with WrapExternalMemory on "/cpu:0") goes to a GPU by one DMA
+// straight from it, with no copy into staging buffers; pageable memory is
+// copied into staging first. Both give the same results. Run returns after
+// the DMA has read a pinned feed, so the caller may then overwrite it.
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
 // Options for one Run call.
@@ -71,6 +89,15 @@ struct StepOptions {
   // Results share memory as they are: a graph constant, or a feed fetched
   // back, is the session's or the caller's own buffer, not a copy.
   std::vector<std::string> fetch_devices;
+  // Host fetches copied from a GPU are returned in page-locked memory (as
+  // Session::AllocateHostTensor's), filled by one DMA with no staging copy;
+  // ready to feed a GPU again at DMA speed. They are the caller's, like
+  // AllocateHostTensor's, and may outlive the session. Fetches computed on
+  // the CPU, and every fetch of a session with no GPU, are ordinary host
+  // memory as without this option (nothing to validate: it is a request
+  // about speed, never about results). Part of the plan's signature: the
+  // first step with it compiles a plan of its own.
+  bool pinned_host_fetches = false;
   // Not owned; when set, every node's time is recorded there, as
   // RunWithStats does (copies included: a trace shows which transfers the
   // step made).
@@ -103,8 +130,8 @@ class Session {
   // GPU fetches on any stream and free GPU feeds at once. Errors as Run,
   // and INVALID_ARGUMENT for a feed in the memory of a device the session
   // does not use (or that sluice cannot tell), or a fetch device that is
-  // not one of the session's. Steps with a GPU feed or fetch run the
-  // ordinary way, never as a CUDA graph replay.
+  // not one of the session's. Steps with a GPU feed or fetch replay a CUDA
+  // graph like others (docs/design.md decision 23).
   virtual absl::StatusOr<std::vector<Tensor>> Run(
       const Feeds& feeds, const std::vector<std::string>& fetches,
       const StepOptions& options) = 0;
@@ -143,6 +170,21 @@ class Session {
   // The name of the session device whose memory `tensor` is in ("/cpu:0"
   // for host memory, "/gpu:N"); empty when it is none of them.
   virtual std::string DeviceOf(const Tensor& tensor) const = 0;
+  // A host tensor of `dtype` and `shape` (contents uninitialised) in
+  // page-locked memory when the session uses a GPU (cudaHostAlloc, pinned
+  // for every GPU of the process), so that feeding it costs one DMA and no
+  // staging copy (see Feeds). On a session with no GPU it is ordinary host
+  // memory (Tensor::Create's), which runs the same. Either way it is a host
+  // tensor like any other (flat<T>() works) and the caller's: it is not
+  // counted against the session's memory limits (a logical CPU's budget),
+  // and it may outlive the session (the memory is returned when the last
+  // Tensor sharing it goes away, with or without the session). Page-locked
+  // memory is a scarce resource of the machine: allocate buffers once and
+  // reuse them. Errors: INVALID_ARGUMENT for an invalid dtype or a shape
+  // not fully defined; RESOURCE_EXHAUSTED when the driver cannot lock that
+  // much memory.
+  virtual absl::StatusOr<Tensor> AllocateHostTensor(DataType dtype,
+                                                    const Shape& shape) = 0;
   // Names of the fetches Run({}, {}) returns: the graph's outputs.
   std::vector<std::string> DefaultFetchNames() const;
 
@@ -154,6 +196,16 @@ class Session {
     int64_t plan_cache_bytes = 0;  // device bytes the cached plans hold
     int64_t gpu_graphs = 0;      // cached plans replaying a CUDA graph
     int64_t gpu_graph_steps = 0; // steps that ran as a CUDA graph
+    // Copies between the host and the session's GPUs (device/gpu_device.h)
+    // by one DMA from or into page-locked memory, and through the GPUs'
+    // pinned staging buffers (pageable memory), since the session began.
+    int64_t host_copies_direct = 0;
+    int64_t host_copies_staged = 0;
+    // Host feeds of replayed CUDA graphs that the graph read straight from
+    // the caller's page-locked memory, and those copied into the graph's
+    // own pinned buffers first (cached plans only, as gpu_graph_steps).
+    int64_t gpu_graph_direct_feeds = 0;
+    int64_t gpu_graph_copied_feeds = 0;
   };
   virtual Stats stats() const = 0;
 };
