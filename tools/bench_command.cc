@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -180,10 +181,16 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
   app->add_option("--trace", options->trace_path,
                   "Write one profiled step as a Chrome trace (JSON)")
       ->check(NonEmpty());
-  app->add_option("--io-device", options->io_device,
-                  "Keep feeds and results on this device (e.g. gpu:0): "
-                  "feeds are copied there once, before timing")
-      ->check(NonEmpty());
+  CLI::Option* io_device = app->add_option(
+      "--io-device", options->io_device,
+      "Keep feeds and results on this device (e.g. gpu:0): "
+      "feeds are copied there once, before timing");
+  io_device->check(NonEmpty());
+  app->add_flag("--pinned", options->pinned,
+                "Feed from page-locked host buffers and fetch into "
+                "page-locked memory (copies by one DMA, no staging); "
+                "ordinary memory on a session with no GPU")
+      ->excludes(io_device);
   AddDimOption(app, &options->dims);
   AddPrecisionOption(app, &options->precision);
   app->add_flag("--json", options->json, "Print JSON instead of text");
@@ -214,6 +221,36 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
                                  options.io_device,
                                  " (--io-device): no step copies them to or "
                                  "from the host"));
+  }
+  // With --pinned, the feeds are copied once into page-locked buffers
+  // (as a caller that pins its buffers does) and results come back into
+  // page-locked memory.
+  if (options.pinned) {
+    for (auto& [name, value] : step_feeds) {
+      if (!value.on_host()) continue;
+      absl::StatusOr<Tensor> pinned =
+          session.AllocateHostTensor(value.dtype(), value.shape());
+      if (!pinned.ok()) {
+        return absl::Status(pinned.status().code(),
+                            absl::StrCat("--pinned: input '", name, "': ",
+                                         pinned.status().message()));
+      }
+      if (value.bytes() > 0) {
+        std::memcpy(pinned->raw_data(), value.raw_data(), value.bytes());
+      }
+      value = *std::move(pinned);
+    }
+    step.pinned_host_fetches = true;
+    bool has_gpu = false;
+    for (Device* d : session.devices()) {
+      has_gpu = has_gpu || d->type() == DeviceType::kGpu;
+    }
+    notes.push_back(has_gpu
+                        ? "feeds from and results into page-locked host "
+                          "memory (--pinned): host copies go by one DMA, "
+                          "with no staging copy"
+                        : "--pinned: the session has no GPU, so feeds and "
+                          "results are ordinary host memory");
   }
   // The first step runs kernel by kernel: its peak above what the session
   // already holds (weights) is the live set a replayed graph is held to.
@@ -301,6 +338,11 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
                    {"max", sorted.back()}}},
                  {"steps_per_s", static_cast<double>(latencies.size()) / total},
                  {"gpu_graph_steps", session_stats.gpu_graph_steps},
+                 {"host_copies",
+                  {{"direct", session_stats.host_copies_direct},
+                   {"staged", session_stats.host_copies_staged},
+                   {"graph_direct_feeds", session_stats.gpu_graph_direct_feeds},
+                   {"graph_copied_feeds", session_stats.gpu_graph_copied_feeds}}},
                  {"first_step_peak_bytes", first_step_peak},
                  {"cublas_workspace_bytes", step_workspace},
                  {"gpu_graph_bytes", session_stats.plan_cache_bytes}};
@@ -358,6 +400,17 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
         << " (the first, kernel-by-kernel step's peak above the weights: "
         << FormatBytes(first_step_peak) << ", and the "
         << FormatBytes(step_workspace) << " cuBLAS workspace it uses)\n";
+  }
+  if (session_stats.host_copies_direct + session_stats.host_copies_staged +
+          session_stats.gpu_graph_direct_feeds +
+          session_stats.gpu_graph_copied_feeds >
+      0) {
+    out << "host copies: " << session_stats.host_copies_direct
+        << " by one DMA from or into page-locked memory, "
+        << session_stats.host_copies_staged << " through staging; "
+        << "replayed graphs read " << session_stats.gpu_graph_direct_feeds
+        << " feeds in place and copied " << session_stats.gpu_graph_copied_feeds
+        << " into their buffers\n";
   }
   if (!memory_lines.empty()) {
     out << "peak GPU memory:\n";

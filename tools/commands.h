@@ -111,6 +111,11 @@ struct BenchOptions {
   // (a caller that keeps its data on the GPU; sluice/session.h). Empty:
   // feeds from the host, fetches to it.
   std::string io_device;
+  // "--pinned": feeds from page-locked host buffers made once, before any
+  // step (Session::AllocateHostTensor), and fetches into page-locked memory
+  // (StepOptions::pinned_host_fetches): the host path of a caller that
+  // pins its buffers, as torch's pin_memory() does. Excludes io_device.
+  bool pinned = false;
   bool json = false;
   bool progress = true;  // a progress bar on a terminal (never with json)
 };

@@ -70,6 +70,25 @@ TEST(BenchCommandTest, IoDeviceKeepsDataThereAndNamesADeviceItLacks) {
                                "device of this session"));
 }
 
+// --pinned feeds from page-locked buffers and fetches into page-locked
+// memory; a session with no GPU (placed on cpu:0) says it uses ordinary
+// memory instead and runs the same. It cannot be combined with --io-device.
+TEST(BenchCommandTest, PinnedRunsOnTheHostPathAndExcludesIoDevice) {
+  CommandResult r = RunCommand(
+      BenchMain, {ExampleFile("mlp.pbtxt"), "--random-inputs", "--runs", "2",
+                  "--device", "cpu:0", "--pinned", "--json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["runs"].get<int>(), 2);
+  EXPECT_THAT(j["notes"].dump(), HasSubstr("--pinned: the session has no GPU"));
+  EXPECT_EQ(j["host_copies"]["direct"].get<int64_t>(), 0);
+  EXPECT_EQ(j["host_copies"]["staged"].get<int64_t>(), 0);
+  r = RunCommand(BenchMain, {ExampleFile("mlp.pbtxt"), "--random-inputs",
+                             "--runs", "1", "--pinned", "--io-device", "gpu:0"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("excludes"));
+}
+
 TEST(BenchCommandTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCommand(BenchMain, {}).code, 2);
   EXPECT_EQ(RunCommand(BenchMain, {ExampleFile("mlp.pbtxt"), "--runs", "0"}).code, 2);
