@@ -24,7 +24,8 @@ on that GPU, with no copy through the host; it must be C-contiguous. sluice
 asks for it with ``__dlpack__(stream=<its compute stream>)``, so the
 producer orders its pending work before the step (producers without the
 ``stream`` argument must have finished writing it). Pinned host memory
-(kDLCUDAHost) is host memory. With ``run(..., output_device="gpu:0")``
+(kDLCUDAHost, torch's ``pin_memory()``) is host memory that a GPU reads by
+one DMA, with no staging copy. With ``run(..., output_device="gpu:0")``
 results stay on that GPU as DLPack objects (``torch.from_dlpack``,
 ``cupy.from_dlpack``) sharing sluice's buffers; ``run`` returns after the
 step's GPU work has finished, so they may be read on any stream. A feed on
