@@ -12,6 +12,10 @@
 // The allocator is process-wide and never destroyed, so a Tensor in its
 // memory may outlive every session (cudaFreeHost needs no session). Its
 // memory is pinned for every GPU of the process (cudaHostAllocPortable).
+// Freed blocks are kept for reuse, up to kMaxCachedPinnedBytes
+// (device/caching_host_allocator.h): pinning costs about a millisecond per
+// ten megabytes and cudaFreeHost synchronises the device, which a step
+// fetching into page-locked memory every time must not pay.
 // Thread-safe. This header is CUDA-free; device/cuda/pinned_memory.cc is
 // the CUDA side, and a build without CUDA gets the inline fallbacks below.
 #ifndef SLUICE_DEVICE_PINNED_MEMORY_H_
@@ -22,8 +26,12 @@
 #include "absl/status/statusor.h"
 #include "core/allocator.h"
 #include "core/tensor.h"
+#include "device/caching_host_allocator.h"
 
 namespace sluice {
+
+// The most freed page-locked bytes the process keeps for reuse (1 GiB).
+inline constexpr int64_t kMaxCachedPinnedBytes = int64_t{1} << 30;
 
 #ifdef SLUICE_WITH_CUDA
 // The process-wide allocator of page-locked host memory (host_accessible,
@@ -43,12 +51,20 @@ Allocator* PinnedHostAllocator();
 bool IsPageLocked(const Tensor& t);
 // The same for `bytes` bytes at `data` (no allocator shortcut).
 bool IsPageLockedRange(const void* data, size_t bytes);
+// What PinnedHostAllocator holds: in use, kept for reuse, cache hits and
+// misses (each miss a cudaHostAlloc).
+CachingHostAllocator::Stats PinnedHostMemoryStats();
+// Hands the page-locked blocks no tensor holds back to the driver (the
+// whole process's); returns their bytes.
+int64_t ReleaseCachedPinnedMemory();
 #else
 // A build without CUDA: no page-locked memory; ordinary host memory
 // instead, which every path here copies correctly.
 inline Allocator* PinnedHostAllocator() { return CpuAllocator(); }
 inline bool IsPageLocked(const Tensor&) { return false; }
 inline bool IsPageLockedRange(const void*, size_t) { return false; }
+inline CachingHostAllocator::Stats PinnedHostMemoryStats() { return {}; }
+inline int64_t ReleaseCachedPinnedMemory() { return 0; }
 #endif  // SLUICE_WITH_CUDA
 
 }  // namespace sluice

@@ -251,8 +251,17 @@ class SessionImpl final : public Session {
           " is not fully defined; give every dimension"));
     }
     // Page-locked only where a GPU will read it: a CPU-only session (which
-    // may run where CUDA is not usable at all) gives ordinary memory.
-    Allocator* allocator = HasGpu() ? PinnedHostAllocator() : CpuAllocator();
+    // may run where CUDA is not usable at all) gives ordinary memory. The
+    // memory is pinned for every GPU; it is allocated in the context of the
+    // session's first GPU, which a replayed graph on it needs in order to
+    // read it in place (GpuGraph::SetHostInputSource).
+    Allocator* allocator = CpuAllocator();
+    for (const auto& d : devices_) {
+      if (d->type() != DeviceType::kGpu) continue;
+      RETURN_IF_ERROR(static_cast<GpuDevice*>(d.get())->MakeCurrent());
+      allocator = PinnedHostAllocator();
+      break;
+    }
     absl::StatusOr<Tensor> t = Tensor::Create(dtype, shape, allocator);
     if (!t.ok()) {
       return absl::Status(t.status().code(),

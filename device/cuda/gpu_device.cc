@@ -376,7 +376,15 @@ class CudaGpuDevice final : public GpuDevice {
                                    absl::StrCat(name(), ": synchronize"));
       if (result.ok()) result = st;
     }
-    ReapDirectSources();  // every DMA is done now
+    // Every DMA is done now. Dropping a source may free page-locked memory
+    // (cudaFreeHost synchronises), which a recording of this GPU on another
+    // thread would not survive: wait for it to end, as copies do. (The
+    // recording thread itself never gets here with a capture open: a
+    // synchronisation would have failed the capture.)
+    if (!CapturingOnThisThread(this)) {
+      absl::ReaderMutexLock not_recorded(&capture_mutex());
+      ReapDirectSources();
+    }
     return result;
   }
 
@@ -464,7 +472,8 @@ class CudaGpuDevice final : public GpuDevice {
 
   // Lets go of the sources of direct copies whose DMA has completed. The
   // buffers are dropped after the lock is released: dropping one may run a
-  // caller's release (external memory) or cudaFreeHost. GPU current.
+  // caller's release (external memory) or cudaFreeHost. GPU current, and
+  // capture_mutex() held shared (no recording of this GPU in progress).
   void ReapDirectSources() {
     std::vector<std::shared_ptr<Buffer>> done;
     {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -53,12 +54,21 @@ bool PinnedByte(const void* p) {
   return attr.type == cudaMemoryTypeHost;
 }
 
-}  // namespace
-
-Allocator* PinnedHostAllocator() {
-  static Allocator* const kPinned = new PinnedAllocator();
+CachingHostAllocator* PinnedCache() {
+  static CachingHostAllocator* const kPinned = new CachingHostAllocator(
+      std::make_unique<PinnedAllocator>(), kMaxCachedPinnedBytes);
   return kPinned;
 }
+
+}  // namespace
+
+Allocator* PinnedHostAllocator() { return PinnedCache(); }
+
+CachingHostAllocator::Stats PinnedHostMemoryStats() {
+  return PinnedCache()->GetStats();
+}
+
+int64_t ReleaseCachedPinnedMemory() { return PinnedCache()->ReleaseCached(); }
 
 bool IsPageLockedRange(const void* data, size_t bytes) {
   if (data == nullptr || bytes == 0) return false;

@@ -178,9 +178,10 @@ class Session {
   // tensor like any other (flat<T>() works) and the caller's: it is not
   // counted against the session's memory limits (a logical CPU's budget),
   // and it may outlive the session (the memory is returned when the last
-  // Tensor sharing it goes away, with or without the session). Page-locked
-  // memory is a scarce resource of the machine: allocate buffers once and
-  // reuse them. Errors: INVALID_ARGUMENT for an invalid dtype or a shape
+  // Tensor sharing it goes away, with or without the session: kept for
+  // reuse by later page-locked tensors, up to 1 GiB per process, beyond
+  // which it goes back to the driver). Page-locked memory is a scarce
+  // resource of the machine: allocate buffers once and reuse them. Errors: INVALID_ARGUMENT for an invalid dtype or a shape
   // not fully defined; RESOURCE_EXHAUSTED when the driver cannot lock that
   // much memory.
   virtual absl::StatusOr<Tensor> AllocateHostTensor(DataType dtype,

@@ -308,6 +308,29 @@ TEST(PinnedHostTest, ReplayedGraphsReadPinnedFeedsInPlaceInAnyOrder) {
   EXPECT_EQ(st.gpu_graph_copied_feeds, pageable_replays);
 }
 
+// Steps of one shape with pinned fetches reuse page-locked blocks: no
+// cudaHostAlloc (a cache miss) per step once the first steps have run.
+TEST(PinnedHostTest, PinnedFetchesOfOneShapeReuseTheirMemory) {
+  SKIP_WITHOUT_GPU();
+  auto s = MakeSession();
+  ASSERT_TRUE(s.ok()) << s.status();
+  StepOptions pinned_out;
+  pinned_out.pinned_host_fetches = true;
+  const std::vector<float> in = Input(64, 8);
+  Tensor x = Tensor::FromVector(in, Shape({64, 64}));
+  for (int step = 0; step < 3; ++step) {
+    ASSERT_TRUE((*s)->Run({{"x", x}}, {"z"}, pinned_out).ok());
+  }
+  const int64_t misses = PinnedHostMemoryStats().misses;
+  for (int step = 0; step < 20; ++step) {
+    auto out = (*s)->Run({{"x", x}}, {"z"}, pinned_out);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_TRUE(IsPageLocked((*out)[0]));
+    ExpectValues((*out)[0], Reference(in));
+  }  // each result is dropped before the next step
+  EXPECT_EQ(PinnedHostMemoryStats().misses, misses);
+}
+
 // Pinned results may be fed straight back (a loop that keeps its data in
 // pinned host memory): the same values as the pageable loop.
 TEST(PinnedHostTest, APinnedFetchFedBackGivesThePageableLoopsValues) {
