@@ -99,7 +99,7 @@ if [[ "${SANITIZE:-1}" != 0 ]] && command -v compute-sanitizer >/dev/null; then
     [[ -x .gpu/bin/sluice_${other}_test ]] || continue
     SLUICE_STRESS_STEPS_PER_THREAD=50 step "memcheck-$other" \
       compute-sanitizer --tool memcheck --error-exitcode 1 \
-      ".gpu/bin/sluice_${other}_test" --gtest_filter='*Gpu*:*GPU*:*Cuda*'
+      ".gpu/bin/sluice_${other}_test" --gtest_filter='*Gpu*:*GPU*:*Cuda*:*Pinned*'
   done
   want replays && [[ -x .gpu/bin/sluice_executor_test ]] && SLUICE_STRESS_STEPS_PER_THREAD=3 \
     step racecheck-graph-replays compute-sanitizer --tool racecheck \

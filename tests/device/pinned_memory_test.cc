@@ -23,7 +23,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-bool GpuUsable(std::string* why) {
+[[maybe_unused]] bool GpuUsable(std::string* why) {
   DeviceInventory inv = DiscoverDevices();
   for (const GpuInfo& g : inv.gpus) {
     if (g.usable) return true;
@@ -40,7 +40,7 @@ bool GpuUsable(std::string* why) {
 
 // A byte pattern that differs from position to position and from seed to
 // seed, so a copy of the wrong bytes (or none) shows.
-void Fill(Tensor& t, uint8_t seed) {
+[[maybe_unused]] void Fill(Tensor& t, uint8_t seed) {
   auto* p = t.data<uint8_t>();
   for (int64_t i = 0; i < t.NumElements(); ++i) {
     p[i] = static_cast<uint8_t>((i * 131 + seed * 7 + (i >> 12)) & 0xff);
