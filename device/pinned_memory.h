@@ -46,8 +46,11 @@ Allocator* PinnedHostAllocator();
 // page-locked host memory (cudaPointerGetAttributes type
 // cudaMemoryTypeHost) at the tensor's first and last byte (a caller's one
 // registration: the case of cudaHostAlloc, cudaHostRegister and
-// torch.Tensor.pin_memory()). False for device memory, pageable memory, an
-// empty tensor, and where CUDA is not usable.
+// torch.Tensor.pin_memory(), seen as external memory or through DLPack).
+// False for device memory, pageable memory, an empty tensor, and where
+// CUDA is not usable; memory of CpuAllocator() counts as pageable without
+// asking CUDA (were a caller to register it, its copies would be staged:
+// the same bytes, at the staged speed).
 bool IsPageLocked(const Tensor& t);
 // The same for `bytes` bytes at `data` (no allocator shortcut).
 bool IsPageLockedRange(const void* data, size_t bytes);

@@ -81,6 +81,8 @@ bool IsPageLocked(const Tensor& t) {
     return false;
   }
   if (t.allocator() == PinnedHostAllocator()) return true;
+  // sluice's own pageable memory, without asking CUDA twice per copy.
+  if (t.allocator() == CpuAllocator()) return false;
   return IsPageLockedRange(t.raw_data(), t.bytes());
 }
 
