@@ -312,7 +312,10 @@ class Session:
 
     def stats(self) -> Dict[str, int]:
         """runs, plans_compiled, plans_cached, plans_evicted,
-        plan_cache_bytes, gpu_graphs, gpu_graph_steps."""
+        plan_cache_bytes, gpu_graphs, gpu_graph_steps, and the host copies:
+        host_copies_direct (one DMA from or into pinned memory, such as a
+        ``pin_memory()`` feed), host_copies_staged, gpu_graph_direct_feeds,
+        gpu_graph_copied_feeds."""
         return self._s.stats()
 
     def release_unused_memory(self) -> int:

@@ -359,6 +359,10 @@ class PySession {
     d["plan_cache_bytes"] = s.plan_cache_bytes;
     d["gpu_graphs"] = s.gpu_graphs;
     d["gpu_graph_steps"] = s.gpu_graph_steps;
+    d["host_copies_direct"] = s.host_copies_direct;
+    d["host_copies_staged"] = s.host_copies_staged;
+    d["gpu_graph_direct_feeds"] = s.gpu_graph_direct_feeds;
+    d["gpu_graph_copied_feeds"] = s.gpu_graph_copied_feeds;
     return d;
   }
   std::vector<std::string> Devices() const {
