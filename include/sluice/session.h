@@ -181,9 +181,10 @@ class Session {
   // Tensor sharing it goes away, with or without the session: kept for
   // reuse by later page-locked tensors, up to 1 GiB per process, beyond
   // which it goes back to the driver). Page-locked memory is a scarce
-  // resource of the machine: allocate buffers once and reuse them. Errors: INVALID_ARGUMENT for an invalid dtype or a shape
-  // not fully defined; RESOURCE_EXHAUSTED when the driver cannot lock that
-  // much memory.
+  // resource of the machine: allocate buffers once and reuse them.
+  // Errors: INVALID_ARGUMENT for an invalid dtype or a shape not fully
+  // defined; RESOURCE_EXHAUSTED when the driver cannot lock that much
+  // memory.
   virtual absl::StatusOr<Tensor> AllocateHostTensor(DataType dtype,
                                                     const Shape& shape) = 0;
   // Names of the fetches Run({}, {}) returns: the graph's outputs.
@@ -197,8 +198,7 @@ class Session {
     int64_t plan_cache_bytes = 0;  // device bytes the cached plans hold
     int64_t gpu_graphs = 0;      // cached plans replaying a CUDA graph
     int64_t gpu_graph_steps = 0; // steps that ran as a CUDA graph
-    // Copies between the host and the session's GPUs (device/gpu_device.h)
-    // by one DMA from or into page-locked memory, and through the GPUs'
+    // Copies between the host and the session's GPUs by one DMA from or into page-locked memory, and through the GPUs'
     // pinned staging buffers (pageable memory), since the session began.
     int64_t host_copies_direct = 0;
     int64_t host_copies_staged = 0;
