@@ -198,8 +198,9 @@ class Session {
     int64_t plan_cache_bytes = 0;  // device bytes the cached plans hold
     int64_t gpu_graphs = 0;      // cached plans replaying a CUDA graph
     int64_t gpu_graph_steps = 0; // steps that ran as a CUDA graph
-    // Copies between the host and the session's GPUs by one DMA from or into page-locked memory, and through the GPUs'
-    // pinned staging buffers (pageable memory), since the session began.
+    // Copies between the host and the session's GPUs by one DMA from or
+    // into page-locked memory, and through the GPUs' pinned staging
+    // buffers (pageable memory), since the session began.
     int64_t host_copies_direct = 0;
     int64_t host_copies_staged = 0;
     // Host feeds of replayed CUDA graphs that the graph read straight from
