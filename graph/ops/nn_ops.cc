@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/data_format.h"
 #include "graph/op_registry.h"
 #include "graph/shape_fns.h"
 
@@ -74,8 +75,23 @@ absl::StatusOr<Conv2DParams> GetWindowParams(const AttrMap& attrs,
   return p;
 }
 
+// NHWC (graph/data_format.h): the shapes are permuted to NCHW, inferred
+// as NCHW, and the output permuted back.
 absl::Status Conv2DFn(InferenceContext& c) {
   ASSIGN_OR_RETURN(Conv2DParams p, GetWindowParams(c.attrs(), true));
+  ASSIGN_OR_RETURN(DataFormat format, GetDataFormat(c.attrs()));
+  if (format == DataFormat::kNhwc) {
+    absl::StatusOr<Shape> out = Conv2DShape(NhwcToNchw(c.input_shape(0)),
+                                            NhwcToNchw(c.input_shape(1)), p);
+    if (!out.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "NHWC: input ", c.input_shape(0).DebugString(), " [N,H,W,C], filter ",
+          c.input_shape(1).DebugString(), " [O,KH,KW,C/group]: ",
+          out.status().message()));
+    }
+    c.set_output_shape(0, NchwToNhwc(*out));
+    return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(Shape out,
                    Conv2DShape(c.input_shape(0), c.input_shape(1), p));
   c.set_output_shape(0, std::move(out));
@@ -229,6 +245,12 @@ absl::Status PoolFn(InferenceContext& c) {
   ASSIGN_OR_RETURN(Conv2DParams p, GetWindowParams(c.attrs(), false));
   ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
                    c.attrs().GetIntList("kernel_shape"));
+  ASSIGN_OR_RETURN(DataFormat format, GetDataFormat(c.attrs()));
+  if (format == DataFormat::kNhwc) {
+    ASSIGN_OR_RETURN(Shape out, PoolShape(NhwcToNchw(c.input_shape(0)), kernel, p));
+    c.set_output_shape(0, NchwToNhwc(out));
+    return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(Shape out, PoolShape(c.input_shape(0), kernel, p));
   c.set_output_shape(0, std::move(out));
   return absl::OkStatus();
@@ -256,6 +278,7 @@ OpDefBuilder Pool(const std::string& op) {
       .Attr("kernel_shape", AttrType::kListInt)
       .Attr("strides", AttrType::kListInt, MakeIntListAttr({1, 1}))
       .Attr("pads", AttrType::kListInt, MakeIntListAttr({0, 0, 0, 0}))
+      .Attr("data_format", AttrType::kString, MakeStringAttr("NCHW"))
       .ShapeFn(PoolFn);
   return b;
 }
@@ -307,9 +330,13 @@ void RegisterNnOps(OpRegistry* r) {
                        .Attr("dilations", AttrType::kListInt,
                              MakeIntListAttr({1, 1}))
                        .Attr("group", AttrType::kInt, MakeIntAttr(1))
+                       .Attr("data_format", AttrType::kString,
+                             MakeStringAttr("NCHW"))
                        .ShapeFn(Conv2DFn)
                        .Doc("NCHW convolution; filter [O, C/group, KH, KW]; "
-                            "pads are top, left, bottom, right.")
+                            "pads are top, left, bottom, right. data_format "
+                            "\"NHWC\": input [N,H,W,C], filter "
+                            "[O,KH,KW,C/group], output [N,OH,OW,O].")
                        .Build());
   RegisterOrDie(r, OpDefBuilder("FusedConv2D")
                        .Input("input", "T")
@@ -327,10 +354,13 @@ void RegisterNnOps(OpRegistry* r) {
                        .Attr("group", AttrType::kInt, MakeIntAttr(1))
                        .Attr("activation", AttrType::kString,
                              MakeStringAttr("none"))
+                       .Attr("data_format", AttrType::kString,
+                             MakeStringAttr("NCHW"))
                        .ShapeFn(FusedConv2DFn)
                        .Doc("activation(Conv2D(input, filter) + bias[o] "
                             "(+ side)): args are the bias [O] and optionally "
                             "a side input of the output's shape (a residual); "
+                            "data_format as Conv2D's; "
                             "activation \"none\" or \"relu\". The optimizer's "
                             "conv_activation_fusion makes it.")
                        .Build());
@@ -366,11 +396,11 @@ void RegisterNnOps(OpRegistry* r) {
                             "output [B,Sq,H*Dv]. The optimizer's "
                             "attention_fusion makes it.")
                        .Build());
-  RegisterOrDie(r, Pool("MaxPool").Doc("NCHW max pooling.").Build());
+  RegisterOrDie(r, Pool("MaxPool").Doc("Max pooling, NCHW or (data_format) NHWC.").Build());
   RegisterOrDie(r, Pool("AvgPool")
                        .Attr("count_include_pad", AttrType::kBool,
                              MakeBoolAttr(false))
-                       .Doc("NCHW average pooling.")
+                       .Doc("Average pooling, NCHW or (data_format) NHWC.")
                        .Build());
   RegisterOrDie(r, OpDefBuilder("GlobalAvgPool")
                        .Input("input", "T")

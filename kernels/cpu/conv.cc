@@ -12,17 +12,22 @@
 // depthwise plane) right after it is computed, on the same thread, while
 // it is in cache. Where oneDNN is built in, float32 convolutions run on its
 // convolution primitive instead (onednn_conv.h) unless it declines the
-// shape; these loops stay the reference and the fallback.
+// shape; these loops stay the reference and the fallback. An NHWC node
+// (data_format, graph/data_format.h) runs the same code between
+// permutations (layout.h): input and side to NCHW, the filter from
+// [O,KH,KW,I] to [O,I,KH,KW], the output back.
 #include <algorithm>
 #include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/data_format.h"
 #include "graph/shape_fns.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/layout.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/row_copy.h"
@@ -344,21 +349,87 @@ absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
   return p;
 }
 
-// Conv2D of x and f into a new output 0 of the kernel's context, then the
-// epilogue when one is given (`side` is the tensor epilogue->side points
-// into). On `onednn` when it is given and takes the shape.
-absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
-                                 const ConvEpilogue* epilogue,
-                                 OneDnnConv* onednn = nullptr,
-                                 const Tensor* side = nullptr) {
-  RETURN_IF_ERROR(CheckHostInputs(*ctx));
-  const Tensor& x = ctx->input(0);
-  const Tensor& f = ctx->input(1);
+struct ConvAttrs {
+  Conv2DParams conv;
+  DataFormat format = DataFormat::kNchw;
+  bool relu = false;  // FusedConv2D
+};
+
+absl::StatusOr<ConvAttrs> ReadConvAttrs(const AttrMap& attrs) {
+  ConvAttrs a;
+  ASSIGN_OR_RETURN(a.conv, ReadParams(attrs));
+  ASSIGN_OR_RETURN(a.format, GetDataFormat(attrs));
+  return a;
+}
+
+// The output's shape in the node's format, after the checks every
+// convolution makes of its input and filter.
+absl::StatusOr<Shape> CheckedOutputShape(const OpKernelContext& ctx,
+                                         const ConvAttrs& a) {
+  RETURN_IF_ERROR(CheckHostInputs(ctx));
+  const Tensor& x = ctx.input(0);
+  const Tensor& f = ctx.input(1);
   RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
   RETURN_IF_ERROR(CheckDtype(f, DT_FLOAT, "filter"));
   RETURN_IF_ERROR(CheckRank(x, 4, "Conv2D input"));
   RETURN_IF_ERROR(CheckRank(f, 4, "Conv2D filter"));
-  ASSIGN_OR_RETURN(Shape shape, ::sluice::Conv2DShape(x.shape(), f.shape(), p));
+  if (a.format == DataFormat::kNhwc) {
+    ASSIGN_OR_RETURN(Shape nchw, ::sluice::Conv2DShape(NhwcToNchw(x.shape()),
+                                                       NhwcToNchw(f.shape()),
+                                                       a.conv));
+    return NchwToNhwc(nchw);
+  }
+  return ::sluice::Conv2DShape(x.shape(), f.shape(), a.conv);
+}
+
+absl::Status ConvCompute(OpKernelContext* ctx, const Tensor& x,
+                         const Tensor& f, const Conv2DParams& p,
+                         const ConvEpilogue* epilogue, OneDnnConv* onednn,
+                         const Tensor* side, Tensor* y);
+
+// Conv2D of inputs 0 and 1 into a new output 0 of the kernel's context,
+// then the epilogue when one is given (`side` is input 3 or null; the
+// epilogue's side pointer is set here). On `onednn` when it is given and
+// takes the shape. NHWC: the NCHW computation between permutations.
+absl::Status ConvInto(OpKernelContext* ctx, const ConvAttrs& a,
+                      const ConvEpilogue* epilogue, OneDnnConv* onednn,
+                      const Tensor* side) {
+  ASSIGN_OR_RETURN(Shape shape, CheckedOutputShape(*ctx, a));
+  ConvEpilogue ep;
+  if (epilogue != nullptr) ep = *epilogue;
+  if (a.format == DataFormat::kNchw) {
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    if (epilogue != nullptr && side != nullptr) ep.side = side->data<float>();
+    return ConvCompute(ctx, ctx->input(0), ctx->input(1), a.conv,
+                       epilogue == nullptr ? nullptr : &ep, onednn, side, y);
+  }
+  ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
+  if (y->NumElements() == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(Tensor x, PermutedTemp(ctx, ctx->input(0), kNhwcToNchw));
+  // [O,KH,KW,I] -> [O,I,KH,KW] is the same permutation.
+  ASSIGN_OR_RETURN(Tensor f, PermutedTemp(ctx, ctx->input(1), kNhwcToNchw));
+  Tensor side_nchw;
+  if (side != nullptr) {
+    ASSIGN_OR_RETURN(side_nchw, PermutedTemp(ctx, *side, kNhwcToNchw));
+    ep.side = side_nchw.data<float>();
+  }
+  ASSIGN_OR_RETURN(Tensor out, ctx->allocate_temp(DT_FLOAT, NhwcToNchw(shape)));
+  RETURN_IF_ERROR(ConvCompute(ctx, x, f, a.conv,
+                              epilogue == nullptr ? nullptr : &ep, onednn,
+                              side == nullptr ? nullptr : &side_nchw, &out));
+  PermuteInto(*ctx, out, kNchwToNhwc, *y);
+  return absl::OkStatus();
+}
+
+// Conv2D of NCHW x and f into y ([N,O,OH,OW], allocated), then the
+// epilogue when one is given (`side` is the tensor epilogue->side points
+// into).
+absl::Status ConvCompute(OpKernelContext* ctx, const Tensor& x,
+                         const Tensor& f, const Conv2DParams& p,
+                         const ConvEpilogue* epilogue, OneDnnConv* onednn,
+                         const Tensor* side, Tensor* y) {
+  const Shape& shape = y->shape();
   const int64_t groups = p.group;
   ConvGeometry g{x.dim(1) / groups, x.dim(2), x.dim(3), f.dim(2), f.dim(3),
                  shape.dim(2), shape.dim(3), p.strides[0], p.strides[1],
@@ -369,8 +440,6 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
         "Conv2D channels do not match: input ", x.shape().DebugString(),
         ", filter ", f.shape().DebugString(), ", group ", groups));
   }
-  ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
-  if (y->NumElements() == 0) return y;
   const int64_t og = f.dim(0) / groups;
   if (onednn != nullptr &&
       (GetConvMode() == ConvMode::kAlways ||
@@ -382,17 +451,17 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
                                                    ? nullptr
                                                    : epilogue->bias,
                                                side, y));
-    if (ran) return y;
+    if (ran) return absl::OkStatus();
   }
   if (g.c == 1 && og == 1) {  // depthwise: one channel in and out per group
     Depthwise(*ctx, x.data<float>(), f.data<float>(), x.dim(0) * groups,
               groups, g, p, epilogue, y->data<float>());
-    return y;
+    return absl::OkStatus();
   }
   if (UseShifted(g, og, p)) {
     RETURN_IF_ERROR(ShiftedConv(ctx, x, f, p, g, groups, og, epilogue,
                                 y->data<float>()));
-    return y;
+    return absl::OkStatus();
   }
   const int64_t k = g.c * g.kh * g.kw;
   const int64_t spatial = g.oh * g.ow;
@@ -432,43 +501,37 @@ absl::StatusOr<Tensor*> ConvInto(OpKernelContext* ctx, const Conv2DParams& p,
       }
     }
   }
-  return y;
+  return absl::OkStatus();
 }
 
 class Conv2DKernel final : public OpKernel {
  public:
-  using Attrs = Conv2DParams;
+  using Attrs = ConvAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ReadParams(node.attrs());
+    return ReadConvAttrs(node.attrs());
   }
   Conv2DKernel(const Node& node, Attrs attrs)
       : OpKernel(node),
-        params_(std::move(attrs)),
-        onednn_(OneDnnConv::Create(params_, ConvActivation::kNone)) {}
+        attrs_(std::move(attrs)),
+        onednn_(OneDnnConv::Create(attrs_.conv, ConvActivation::kNone)) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    return ConvInto(ctx, params_, nullptr, onednn_.get()).status();
+    return ConvInto(ctx, attrs_, nullptr, onednn_.get(), nullptr);
   }
 
  private:
-  const Conv2DParams params_;
+  const ConvAttrs attrs_;
   // nullptr: the loops here (no oneDNN in this build, or switched off).
   const std::unique_ptr<OneDnnConv> onednn_;
-};
-
-struct FusedConvAttrs {
-  Conv2DParams conv;
-  bool relu = false;
 };
 
 // FusedConv2D: the convolution with y = act(y + bias[o] (+ side)) applied
 // to each tile of the output as it is computed.
 class FusedConv2DKernel final : public OpKernel {
  public:
-  using Attrs = FusedConvAttrs;
+  using Attrs = ConvAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    FusedConvAttrs a;
-    ASSIGN_OR_RETURN(a.conv, ReadParams(node.attrs()));
+    ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(node.attrs()));
     ASSIGN_OR_RETURN(std::string act, node.attrs().GetString("activation"));
     a.relu = act == "relu";
     return a;
@@ -482,21 +545,15 @@ class FusedConv2DKernel final : public OpKernel {
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    const Tensor& x = ctx->input(0);
-    const Tensor& f = ctx->input(1);
     const Tensor& bias = ctx->input(2);
     RETURN_IF_ERROR(CheckDtype(bias, DT_FLOAT, "bias"));
     const Tensor* side = ctx->num_inputs() > 3 ? &ctx->input(3) : nullptr;
     if (side != nullptr) RETURN_IF_ERROR(CheckDtype(*side, DT_FLOAT, "side"));
-    RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
-    RETURN_IF_ERROR(CheckDtype(f, DT_FLOAT, "filter"));
-    RETURN_IF_ERROR(CheckRank(x, 4, "Conv2D input"));
-    RETURN_IF_ERROR(CheckRank(f, 4, "Conv2D filter"));
     // The output's shape, to check bias and side before the convolution
     // writes anything (ConvInto checks the rest).
-    ASSIGN_OR_RETURN(Shape shape,
-                     ::sluice::Conv2DShape(x.shape(), f.shape(), attrs_.conv));
-    const int64_t channels = shape.dim(1);
+    ASSIGN_OR_RETURN(Shape shape, CheckedOutputShape(*ctx, attrs_));
+    const int64_t channels =
+        shape.dim(attrs_.format == DataFormat::kNhwc ? 3 : 1);
     if (bias.NumElements() != channels ||
         (side != nullptr && !(side->shape() == shape))) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -508,13 +565,12 @@ class FusedConv2DKernel final : public OpKernel {
     }
     ConvEpilogue epilogue;
     epilogue.bias = bias.data<float>();
-    epilogue.side = side == nullptr ? nullptr : side->data<float>();
     epilogue.relu = attrs_.relu;
-    return ConvInto(ctx, attrs_.conv, &epilogue, onednn_.get(), side).status();
+    return ConvInto(ctx, attrs_, &epilogue, onednn_.get(), side);
   }
 
  private:
-  const FusedConvAttrs attrs_;
+  const ConvAttrs attrs_;
   // nullptr: the loops here (no oneDNN in this build, or switched off).
   const std::unique_ptr<OneDnnConv> onednn_;
 };

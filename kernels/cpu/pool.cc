@@ -1,16 +1,20 @@
 // MaxPool, AvgPool and GlobalAvgPool, NCHW, one task per plane on the
 // intra-op pool (MaxPool row by row, vectorised). Padding never contributes
 // to a maximum; AvgPool divides by the window's cells inside the image, or,
-// with count_include_pad, by its cells inside the padded image.
+// with count_include_pad, by its cells inside the padded image. NHWC
+// nodes (data_format) pool an NCHW copy of the input and permute the
+// result back (layout.h).
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/data_format.h"
 #include "graph/shape_fns.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/layout.h"
 
 namespace sluice::cpu {
 namespace {
@@ -96,6 +100,7 @@ class PoolKernel final : public OpKernel {
     std::vector<int64_t> kernel;
     Conv2DParams window;  // strides and pads
     bool include_pad = false;
+    DataFormat format = DataFormat::kNchw;
   };
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     const AttrMap& attrs = node.attrs();
@@ -105,6 +110,7 @@ class PoolKernel final : public OpKernel {
     ASSIGN_OR_RETURN(p.strides, attrs.GetIntList("strides"));
     ASSIGN_OR_RETURN(p.pads, attrs.GetIntList("pads"));
     RETURN_IF_ERROR(::sluice::CheckConv2DParams(p));
+    ASSIGN_OR_RETURN(a.format, GetDataFormat(attrs));
     if constexpr (kKind == PoolKind::kAvg) {
       ASSIGN_OR_RETURN(a.include_pad, attrs.GetBool("count_include_pad"));
     }
@@ -130,19 +136,40 @@ class PoolKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));
     RETURN_IF_ERROR(CheckRank(x, 4, "pooling input"));
-    const std::vector<int64_t>& kernel = attrs_.kernel;
-    const Conv2DParams& p = attrs_.window;
-    ASSIGN_OR_RETURN(Shape shape, ::sluice::PoolShape(x.shape(), kernel, p));
-    const bool include_pad = attrs_.include_pad;
+    if (attrs_.format == DataFormat::kNhwc) {
+      ASSIGN_OR_RETURN(Shape shape, ::sluice::PoolShape(NhwcToNchw(x.shape()),
+                                                        attrs_.kernel,
+                                                        attrs_.window));
+      ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, NchwToNhwc(shape)));
+      if (y->NumElements() == 0) return absl::OkStatus();
+      ASSIGN_OR_RETURN(Tensor nchw, PermutedTemp(ctx, x, kNhwcToNchw));
+      ASSIGN_OR_RETURN(Tensor out, ctx->allocate_temp(DT_FLOAT, shape));
+      PoolNchw(*ctx, nchw, &out);
+      PermuteInto(*ctx, out, kNchwToNhwc, *y);
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(Shape shape,
+                     ::sluice::PoolShape(x.shape(), attrs_.kernel, attrs_.window));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
     if (y->NumElements() == 0) return absl::OkStatus();
+    PoolNchw(*ctx, x, y);
+    return absl::OkStatus();
+  }
+
+ private:
+  // NCHW x pooled into y (allocated, [N,C,OH,OW]).
+  void PoolNchw(const OpKernelContext& ctx, const Tensor& x, Tensor* y) const {
+    const std::vector<int64_t>& kernel = attrs_.kernel;
+    const Conv2DParams& p = attrs_.window;
+    const Shape& shape = y->shape();
+    const bool include_pad = attrs_.include_pad;
     const PoolGeometry g{x.dim(2),     x.dim(3),     kernel[0],    kernel[1],
                          shape.dim(2), shape.dim(3), p.strides[0], p.strides[1],
                          p.pads[0],    p.pads[1],    p.pads[2],    p.pads[3]};
     const float* in = x.data<float>();
     float* out = y->data<float>();
     const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-    ParallelFor(*ctx, x.dim(0) * x.dim(1),
+    ParallelFor(ctx, x.dim(0) * x.dim(1),
                 static_cast<double>(out_plane * g.kh * g.kw),
                 [=](int64_t b, int64_t e) {
                   for (int64_t c = b; c < e; ++c) {
@@ -154,10 +181,8 @@ class PoolKernel final : public OpKernel {
                     }
                   }
                 });
-    return absl::OkStatus();
   }
 
- private:
   const Attrs attrs_;
 };
 
