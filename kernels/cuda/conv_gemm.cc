@@ -1,6 +1,8 @@
 // 1x1 convolutions as cuBLAS GEMMs. Row-major y[n] = w . x[n] is computed
 // as the column-major y[n]^T (HW x O) = x[n]^T (HW x C) . w^T (C x O): x[n]
-// read as an HW x C column-major matrix (ld HW), w as C x O (ld C).
+// read as an HW x C column-major matrix (ld HW), w as C x O (ld C). NHWC
+// (channels_last) is one GEMM over all images: y [N*HW, O] = x [N*HW, C]
+// . w^T.
 #include "kernels/cuda/conv_gemm.h"
 
 #include <cstdint>
@@ -26,6 +28,12 @@ bool ConvIsGemm(const CudnnConvProblem& p) {
     spatial *= p.image[d];
   }
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  if (p.channels_last) {  // one GEMM over every image's positions
+    const int64_t rows = p.batch * spatial;
+    return p.batch >= 1 && rows <= kIntMax && p.in_channels <= kIntMax &&
+           p.out_channels <= kIntMax && rows * p.in_channels <= kIntMax &&
+           rows * p.out_channels <= kIntMax;
+  }
   return p.batch >= 1 && p.batch <= kIntMax && spatial <= kIntMax &&
          p.in_channels <= kIntMax && p.out_channels <= kIntMax &&
          spatial * p.in_channels <= kIntMax && spatial * p.out_channels <= kIntMax;
@@ -52,6 +60,16 @@ absl::Status RunConvAsGemm(GpuDevice* gpu, const CudnnConvProblem& p,
   const float one = 1.0f, zero = 0.0f;
   auto* handle = static_cast<cublasHandle_t>(gpu->cublas_handle());
   absl::MutexLock lock(&gpu->cublas_mutex());
+  if (p.channels_last) {
+    // Row-major y [N*HW, O] = x [N*HW, C] . w^T, w [O, C]: column-major
+    // y^T (O x N*HW, ld O) = w^T (O x C: w read as C x O, ld C, transposed)
+    // . x^T (C x N*HW, ld C).
+    const int rows = static_cast<int>(p.batch * spatial);
+    return CublasStatus(cublas->GemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, rows,
+                                       k, &one, w, data, k, x, data, k, &zero, y,
+                                       data, n, compute, CUBLAS_GEMM_DEFAULT),
+                        "cublasGemmEx (1x1 NHWC convolution)");
+  }
   if (p.batch == 1) {
     return CublasStatus(cublas->GemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k,
                                        &one, x, data, m, w, data, k, &zero, y,

@@ -1,6 +1,7 @@
 // A 1x1 convolution as a GEMM: with one group, stride 1 and no padding, an
 // NCHW convolution is one matrix product per image, y[n] (O x HW) =
-// w (O x C) . x[n] (C x HW), which cuBLAS runs as one strided-batched GEMM.
+// w (O x C) . x[n] (C x HW), which cuBLAS runs as one strided-batched GEMM;
+// NHWC (channels_last) is one GEMM, y [N*HW, O] = x [N*HW, C] . w^T.
 // At small batches cuBLAS splits the reduction over C where cuDNN's legacy
 // kernels leave most of the GPU idle (ResNet-50's 1x1 convolutions over 7x7
 // and 14x14 images at batch 1); cudnn_conv.cc times this route against

@@ -1,4 +1,5 @@
-// Direct NCHW convolution and pooling: one thread per output element.
+// Direct NCHW or NHWC convolution and pooling: one thread per output
+// element.
 #include <cmath>
 
 #include "kernels/cuda/conv_pool.h"
@@ -14,12 +15,36 @@ static __global__ void Conv2DKernel(ConvGeometry g, const float* input,
   const int64_t og = g.o / g.group;   // output channels per group
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t x = i % g.ow;
-    const int64_t y = (i / g.ow) % g.oh;
-    const int64_t oc = (i / (g.ow * g.oh)) % g.o;
-    const int64_t b = i / (g.ow * g.oh * g.o);
+    int64_t x, y, oc, b;
+    if (g.channels_last) {
+      oc = i % g.o;
+      x = (i / g.o) % g.ow;
+      y = (i / (g.o * g.ow)) % g.oh;
+      b = i / (g.o * g.ow * g.oh);
+    } else {
+      x = i % g.ow;
+      y = (i / g.ow) % g.oh;
+      oc = (i / (g.ow * g.oh)) % g.o;
+      b = i / (g.ow * g.oh * g.o);
+    }
     const int64_t group = oc / og;
     float acc = 0.f;
+    if (g.channels_last) {
+      // input [n, h, w, c], filter [o, kh, kw, cg]: the channels innermost.
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const int64_t iy = y * g.stride_h - g.pad_top + ky * g.dilation_h;
+        if (iy < 0 || iy >= g.h) continue;
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          const int64_t ix = x * g.stride_w - g.pad_left + kx * g.dilation_w;
+          if (ix < 0 || ix >= g.w) continue;
+          const float* in = input + ((b * g.h + iy) * g.w + ix) * g.c + group * cg;
+          const float* f = filter + ((oc * g.kh + ky) * g.kw + kx) * cg;
+          for (int64_t ci = 0; ci < cg; ++ci) acc += in[ci] * f[ci];
+        }
+      }
+      output[i] = acc;
+      continue;
+    }
     for (int64_t ci = 0; ci < cg; ++ci) {
       const float* in = input + ((b * g.c) + group * cg + ci) * g.h * g.w;
       const float* f = filter + ((oc * cg) + ci) * g.kh * g.kw;
@@ -46,10 +71,27 @@ static __global__ void PoolKernel(ConvGeometry g, bool count_include_pad,
   const int64_t total = g.n * g.c * g.oh * g.ow;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t x = i % g.ow;
-    const int64_t y = (i / g.ow) % g.oh;
-    const int64_t plane = i / (g.ow * g.oh);
-    const T* in = input + plane * g.h * g.w;
+    // NCHW: element (y, x) of plane `plane`, which is w apart per row and
+    // 1 per column; NHWC: channel c of image b, rows w*c apart, columns c.
+    int64_t x, y;
+    const T* in;
+    int64_t row_step, col_step;
+    if (g.channels_last) {
+      const int64_t c = i % g.c;
+      x = (i / g.c) % g.ow;
+      y = (i / (g.c * g.ow)) % g.oh;
+      const int64_t b = i / (g.c * g.ow * g.oh);
+      in = input + b * g.h * g.w * g.c + c;
+      row_step = g.w * g.c;
+      col_step = g.c;
+    } else {
+      x = i % g.ow;
+      y = (i / g.ow) % g.oh;
+      const int64_t plane = i / (g.ow * g.oh);
+      in = input + plane * g.h * g.w;
+      row_step = g.w;
+      col_step = 1;
+    }
     W acc = kMax ? W(-INFINITY) : W(0);
     int64_t count = 0;
     for (int64_t ky = 0; ky < g.kh; ++ky) {
@@ -58,7 +100,7 @@ static __global__ void PoolKernel(ConvGeometry g, bool count_include_pad,
       for (int64_t kx = 0; kx < g.kw; ++kx) {
         const int64_t ix = x * g.stride_w - g.pad_left + kx;
         if (ix < 0 || ix >= g.w) continue;
-        const W v = ToWide(in[iy * g.w + ix]);
+        const W v = ToWide(in[iy * row_step + ix * col_step]);
         if (kMax) {
           acc = MaxOp()(acc, v);
         } else {

@@ -1,5 +1,5 @@
-// Host launchers for NCHW Conv2D, MaxPool and AvgPool on CUDA (float32; one
-// thread per output element, direct summation). GlobalAvgPool is a
+// Host launchers for NCHW or NHWC Conv2D, MaxPool and AvgPool on CUDA
+// (Conv2D float32; one thread per output element, direct summation). GlobalAvgPool is a
 // reduction (reduce.h).
 //
 //   ConvGeometry g = ...;   // sizes, strides, pads, dilations, group
@@ -25,13 +25,17 @@ struct ConvGeometry {
   int64_t pad_top = 0, pad_left = 0;
   int64_t dilation_h = 1, dilation_w = 1;
   int64_t group = 1;                    // Conv2D only
+  // NHWC: input [n, h, w, c], output [n, oh, ow, o], filter [o, kh, kw,
+  // c / group] (graph/data_format.h).
+  bool channels_last = false;
 };
 
-// filter is [o, c / group, kh, kw]; output [n, o, oh, ow].
+// filter is [o, c / group, kh, kw]; output [n, o, oh, ow] (NCHW; the NHWC
+// forms with channels_last).
 absl::Status LaunchConv2D(const ConvGeometry& g, const float* input,
                           const float* filter, float* output,
                           cudaStream_t stream);
-// output [n, c, oh, ow]. AvgPool divides by the window elements inside the
+// output [n, c, oh, ow] (or [n, oh, ow, c]). AvgPool divides by the window elements inside the
 // input, or by kh*kw when count_include_pad.
 // float32, float64, float16 and bfloat16 (`dtype`), accumulated in float
 // (double for float64).

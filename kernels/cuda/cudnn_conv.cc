@@ -200,6 +200,19 @@ std::vector<int> PackedStrides(const std::vector<int>& dims) {
   return strides;
 }
 
+// The strides of [N, C, spatial...] dims lying channels last
+// ([N, spatial..., C]), as int.
+std::vector<int> ChannelsLastStrides(const std::vector<int>& dims) {
+  std::vector<int> strides(dims.size(), 1);
+  int step = dims[1];  // C is innermost
+  for (int d = static_cast<int>(dims.size()) - 1; d >= 2; --d) {
+    strides[d] = step;
+    step *= dims[d];
+  }
+  strides[0] = step;
+  return strides;
+}
+
 cudnnMathType_t MathFor(DataType dtype, bool allow_tf32) {
   switch (dtype) {
     // CUDNN_DEFAULT_MATH lets float32 use TF32 tensor cores on Ampere and
@@ -255,14 +268,22 @@ absl::Status MakeDescriptors(const CudnnConvProblem& p, cudnnMathType_t math,
   RETURN_IF_ERROR(api.Check(api.CreateFilterDescriptor(&e->w), "cudnnCreateFilterDescriptor"));
   RETURN_IF_ERROR(api.Check(api.CreateConvolutionDescriptor(&e->conv),
                             "cudnnCreateConvolutionDescriptor"));
-  const std::vector<int> xs = PackedStrides(xdims), ys = PackedStrides(ydims);
+  const std::vector<int> xs = p.channels_last ? ChannelsLastStrides(xdims)
+                                              : PackedStrides(xdims);
+  const std::vector<int> ys = p.channels_last ? ChannelsLastStrides(ydims)
+                                              : PackedStrides(ydims);
   RETURN_IF_ERROR(api.Check(
       api.SetTensorNdDescriptor(e->x, data, nd + 2, xdims.data(), xs.data()),
       "cudnnSetTensorNdDescriptor (input)"));
   RETURN_IF_ERROR(api.Check(
       api.SetTensorNdDescriptor(e->y, data, nd + 2, ydims.data(), ys.data()),
       "cudnnSetTensorNdDescriptor (output)"));
-  RETURN_IF_ERROR(api.Check(api.SetFilterNdDescriptor(e->w, data, CUDNN_TENSOR_NCHW,
+  // The filter's dims are [O, C/g, kernel...] either way; NHWC says they
+  // lie as [O, kernel..., C/g] (KRSC).
+  RETURN_IF_ERROR(api.Check(api.SetFilterNdDescriptor(e->w, data,
+                                                      p.channels_last
+                                                          ? CUDNN_TENSOR_NHWC
+                                                          : CUDNN_TENSOR_NCHW,
                                                       nd + 2, wdims.data()),
                             "cudnnSetFilterNdDescriptor"));
   RETURN_IF_ERROR(api.Check(
@@ -580,6 +601,12 @@ absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
   for (int64_t d : p.positions) spatial *= d;
   auto epilogue = [&]() -> absl::Status {
     if (ep == nullptr) return absl::OkStatus();
+    // NHWC: every element is its own "plane" of one, channel innermost.
+    if (p.channels_last) {
+      return LaunchBiasActivation(ToGpuDtype(p.dtype), y, ep->bias, ep->side,
+                                  p.batch * spatial * p.out_channels,
+                                  p.out_channels, 1, ep->relu, stream);
+    }
     return LaunchBiasActivation(ToGpuDtype(p.dtype), y, ep->bias, ep->side,
                                 p.batch * p.out_channels, p.out_channels,
                                 spatial, ep->relu, stream);
@@ -674,7 +701,7 @@ absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
 
 std::string CacheKey(const CudnnConvProblem& p, cudnnMathType_t math) {
   return absl::StrCat(DataTypeName(p.dtype), p.transpose ? " transpose" : "",
-                      " NC", p.image.size(), "d n=", p.batch, " c=", p.in_channels,
+                      p.channels_last ? " NHWC" : " NC", p.image.size(), "d n=", p.batch, " c=", p.in_channels,
                       "->", p.out_channels, " g=", p.group, " image=", Join(p.image),
                       " pos=", Join(p.positions), " k=", Join(p.kernel),
                       " s=", Join(p.strides), " d=", Join(p.dilations),
@@ -693,6 +720,10 @@ absl::Status CudnnCanExpress(const CudnnConvProblem& p) {
   if (p.positions.size() != n || p.kernel.size() != n || p.strides.size() != n ||
       p.dilations.size() != n || p.pad_begin.size() != n) {
     return absl::InvalidArgumentError("CudnnConvProblem: window dims disagree");
+  }
+  if (p.channels_last && (p.transpose || n != 2)) {
+    return absl::UnimplementedError(
+        "channels-last (NHWC) convolutions on cuDNN here are forward 2-D ones");
   }
   if (p.group < 1 || p.in_channels % p.group != 0 || p.out_channels % p.group != 0) {
     return absl::InvalidArgumentError("CudnnConvProblem: channels and group disagree");

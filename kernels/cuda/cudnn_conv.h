@@ -1,5 +1,5 @@
-// Conv and ConvTranspose on cuDNN (NCHW / NCDHW, float32, float16, bfloat16
-// and float64), for the GPU Conv2D, ConvND and ConvTranspose kernels, which
+// Conv and ConvTranspose on cuDNN (NCHW / NCDHW, and NHWC for 2-D forward
+// convolutions; float32, float16, bfloat16 and float64), for the GPU Conv2D, ConvND and ConvTranspose kernels, which
 // fall back to sluice's own CUDA kernels when RunCudnnConv says it did not
 // run. CUDA-free header: pointers are device addresses.
 //
@@ -50,11 +50,17 @@ struct CudnnConvProblem {
   int64_t out_channels = 0;  // channels of y, the kernel's output
   int64_t group = 1;
   std::vector<int64_t> image, positions, kernel, strides, dilations, pad_begin;
+  // NHWC (graph/data_format.h; forward 2-D only): x [batch, image...,
+  // in_channels], y [batch, positions..., out_channels] (and FusedConv2D's
+  // side input), w [out, kernel..., in / group] (cuDNN's KRSC). Part of
+  // the algorithm cache's key.
+  bool channels_last = false;
 };
 
 // OK when cuDNN can express `p`; UNIMPLEMENTED saying why not: a dtype
 // other than float32/16, bfloat16 or float64, more than 3 spatial dims, an
-// empty tensor, sizes or element counts above 2^31 - 1, a negative pad, or
+// empty tensor, sizes or element counts above 2^31 - 1, a negative pad,
+// channels_last other than for a forward 2-D convolution, or
 // a pad_end that cuDNN's symmetric padding cannot stand for (it pads
 // pad_begin at both ends, which must give exactly `positions`). Pure; needs
 // no GPU.

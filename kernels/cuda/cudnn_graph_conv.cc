@@ -1,4 +1,5 @@
-// CudnnGraphConv: x, w and y as backend tensors (packed NCHW strides, uids
+// CudnnGraphConv: x, w and y as backend tensors (packed NCHW strides, or
+// channels-last ones for an NHWC problem, uids
 // 1, 2, 3), one CONVOLUTION_FORWARD operation, its operation graph, mode A
 // heuristics, and a plan per usable engine configuration. See the header.
 #include "kernels/cuda/cudnn_graph_conv.h"
@@ -30,6 +31,19 @@ std::vector<int64_t> Packed(const std::vector<int64_t>& dims) {
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
     strides[i] = strides[i + 1] * dims[i + 1];
   }
+  return strides;
+}
+
+// Strides of [N, C, spatial...] dims lying as [N, spatial..., C]: the
+// dims stay in cuDNN's order, the strides say the layout.
+std::vector<int64_t> ChannelsLast(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  int64_t step = dims[1];
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 2; --i) {
+    strides[i] = step;
+    step *= dims[i];
+  }
+  strides[0] = step;
   return strides;
 }
 
@@ -97,7 +111,9 @@ absl::StatusOr<std::unique_ptr<CudnnGraphConv>> CudnnGraphConv::Create(
   auto tensor = [&](int64_t uid, const std::vector<int64_t>& dims)
       -> absl::StatusOr<cudnnBackendDescriptor_t> {
     ASSIGN_OR_RETURN(cudnnBackendDescriptor_t t, make(CUDNN_BACKEND_TENSOR_DESCRIPTOR));
-    const std::vector<int64_t> strides = Packed(dims);
+    // NHWC: x, y and w (KRSC) all channels last.
+    const std::vector<int64_t> strides =
+        p.channels_last ? ChannelsLast(dims) : Packed(dims);
     const int64_t align = kCudnnGraphAlignment;
     RETURN_IF_ERROR(set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dtype, "dtype"));
     RETURN_IF_ERROR(set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64,

@@ -1,16 +1,22 @@
 // CUDA OpKernels for Softmax, LayerNorm, RMSNorm, the reductions, Conv2D,
 // FusedConv2D and the pools. Conv2D runs on cuDNN where it can (cudnn_conv.h), else on the
 // direct kernels (conv_pool.h for float32, conv_nd.h for the other floats).
+// NHWC nodes (data_format) run on cuDNN with NHWC descriptors, on
+// conv_pool.h's direct float32 kernel and pools in NHWC, and on conv_nd.h's
+// NCHW kernels between permutations for the other floats.
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/data_format.h"
 #include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
 #include "kernels/cuda/bias_activation.h"
 #include "kernels/cuda/conv_nd.h"
 #include "kernels/cuda/conv_pool.h"
+#include "kernels/cuda/copy.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cudnn_conv.h"
@@ -300,6 +306,32 @@ absl::StatusOr<Conv2DParams> ReadWindow(const Node& node, bool conv) {
   return p;
 }
 
+// out = transpose(in, perm) on `stream` (rank 4, any dtype; out allocated
+// with the permuted shape).
+absl::Status Permute4(const Tensor& in, const std::array<int64_t, 4>& perm,
+                      const Tensor& out, cudaStream_t stream) {
+  const std::vector<int64_t> in_strides = RowMajorStrides(in.shape());
+  std::vector<int64_t> dims(4), src(4);
+  for (int i = 0; i < 4; ++i) {
+    dims[i] = in.dim(static_cast<int>(perm[i]));
+    src[i] = in_strides[perm[i]];
+  }
+  ASSIGN_OR_RETURN(IndexMap map, CopyMap(dims, src, RowMajorStrides(out.shape())));
+  return LaunchStridedCopy(static_cast<int>(DataTypeSize(in.dtype())),
+                           in.raw_data(), 0, out.raw_data(), 0, map, stream);
+}
+
+// A new temporary of ctx holding transpose(t, perm), enqueued on `stream`.
+absl::StatusOr<Tensor> PermutedTemp(OpKernelContext* ctx, const Tensor& t,
+                                    const std::array<int64_t, 4>& perm,
+                                    cudaStream_t stream) {
+  const Shape s({t.dim(static_cast<int>(perm[0])), t.dim(static_cast<int>(perm[1])),
+                 t.dim(static_cast<int>(perm[2])), t.dim(static_cast<int>(perm[3]))});
+  ASSIGN_OR_RETURN(Tensor out, ctx->allocate_temp(t.dtype(), s));
+  RETURN_IF_ERROR(Permute4(t, perm, out, stream));
+  return out;
+}
+
 ConvGeometry Geometry(const Shape& in, const Shape& out, int64_t kh,
                       int64_t kw, const Conv2DParams& p) {
   ConvGeometry g;
@@ -313,19 +345,41 @@ ConvGeometry Geometry(const Shape& in, const Shape& out, int64_t kh,
   return g;
 }
 
+struct ConvAttrs {
+  Conv2DParams conv;
+  bool nhwc = false;
+  bool relu = false;  // FusedConv2D
+};
+
+absl::StatusOr<ConvAttrs> ReadConvAttrs(const Node& node) {
+  ConvAttrs a;
+  ASSIGN_OR_RETURN(a.conv, ReadWindow(node, /*conv=*/true));
+  ASSIGN_OR_RETURN(DataFormat format, GetDataFormat(node.attrs()));
+  a.nhwc = format == DataFormat::kNhwc;
+  return a;
+}
+
+// The output's shape in the node's layout.
+absl::StatusOr<Shape> ConvOutputShape(const Shape& x, const Shape& f,
+                                      const ConvAttrs& a) {
+  if (!a.nhwc) return Conv2DShape(x, f, a.conv);
+  ASSIGN_OR_RETURN(Shape out, Conv2DShape(NhwcToNchw(x), NhwcToNchw(f), a.conv));
+  return NchwToNhwc(out);
+}
+
 class Conv2DKernel final : public OpKernel {
  public:
-  using Attrs = Conv2DParams;
+  using Attrs = ConvAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ReadWindow(node, /*conv=*/true);
+    return ReadConvAttrs(node);
   }
   Conv2DKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), params_(std::move(attrs)) {}
+      : OpKernel(node), attrs_(std::move(attrs)) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    return RunConv(ctx, gpu, params_).status();
+    return RunConv(ctx, gpu, attrs_).status();
   }
 
   // Conv2D of inputs 0 and 1 into a new output 0: on cuDNN where it can,
@@ -333,10 +387,11 @@ class Conv2DKernel final : public OpKernel {
   // With `epilogue`, cuDNN may apply it too: `*epilogue_done` says.
   static absl::StatusOr<Tensor*> RunConv(OpKernelContext* ctx,
                                          const GpuContext& gpu,
-                                         const Conv2DParams& p,
+                                         const ConvAttrs& a,
                                          const CudnnEpilogue* epilogue = nullptr,
                                          bool* epilogue_done = nullptr) {
     if (epilogue_done != nullptr) *epilogue_done = false;
+    const Conv2DParams& p = a.conv;
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
     if (f.dtype() != x.dtype()) {
@@ -344,10 +399,14 @@ class Conv2DKernel final : public OpKernel {
           "Conv2D input is ", DataTypeName(x.dtype()), " but filter is ",
           DataTypeName(f.dtype())));
     }
-    ASSIGN_OR_RETURN(Shape out, Conv2DShape(x.shape(), f.shape(), p));
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
+    // Geometry in NCHW terms either way.
+    const Shape xs = a.nhwc ? NhwcToNchw(x.shape()) : x.shape();
+    const Shape fs = a.nhwc ? NhwcToNchw(f.shape()) : f.shape();
+    ASSIGN_OR_RETURN(Shape out, Conv2DShape(xs, fs, p));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(
+                                    0, a.nhwc ? NchwToNhwc(out) : out, x.dtype()));
     if (y->NumElements() == 0) return y;
-    const ConvGeometry g = Geometry(x.shape(), out, f.dim(2), f.dim(3), p);
+    ConvGeometry g = Geometry(xs, out, fs.dim(2), fs.dim(3), p);
     CudnnConvProblem problem;
     problem.dtype = x.dtype();
     problem.batch = g.n;
@@ -360,19 +419,32 @@ class Conv2DKernel final : public OpKernel {
     problem.strides = {g.stride_h, g.stride_w};
     problem.dilations = {g.dilation_h, g.dilation_w};
     problem.pad_begin = {g.pad_top, g.pad_left};
+    problem.channels_last = a.nhwc;
     ASSIGN_OR_RETURN(bool ran,
                      RunCudnnConv(ctx, gpu.device, problem, x.raw_data(),
                                   f.raw_data(), y->raw_data(), nullptr,
                                   epilogue, epilogue_done));
     if (ran) return y;
     if (x.dtype() == DT_FLOAT) {
+      g.channels_last = a.nhwc;
       RETURN_IF_ERROR(LaunchConv2D(g, x.data<float>(), f.data<float>(),
                                    y->data<float>(), gpu.stream));
       return y;
     }
+    if (!a.nhwc) {
+      RETURN_IF_ERROR(LaunchConvNd(ToGpuDtype(x.dtype()), WindowFor(g),
+                                   x.raw_data(), f.raw_data(), y->raw_data(),
+                                   gpu.stream));
+      return y;
+    }
+    // The N-d direct kernels are NCHW: run one between permutations.
+    ASSIGN_OR_RETURN(Tensor xt, PermutedTemp(ctx, x, kNhwcToNchw, gpu.stream));
+    ASSIGN_OR_RETURN(Tensor ft, PermutedTemp(ctx, f, kNhwcToNchw, gpu.stream));
+    ASSIGN_OR_RETURN(Tensor yt, ctx->allocate_temp(x.dtype(), out));
     RETURN_IF_ERROR(LaunchConvNd(ToGpuDtype(x.dtype()), WindowFor(g),
-                                 x.raw_data(), f.raw_data(), y->raw_data(),
+                                 xt.raw_data(), ft.raw_data(), yt.raw_data(),
                                  gpu.stream));
+    RETURN_IF_ERROR(Permute4(yt, kNchwToNhwc, *y, gpu.stream));
     return y;
   }
 
@@ -394,7 +466,7 @@ class Conv2DKernel final : public OpKernel {
     return g;
   }
 
-  const Conv2DParams params_;
+  const ConvAttrs attrs_;
 };
 
 // FusedConv2D: on cuDNN, one cudnnConvolutionBiasActivationForward call
@@ -403,13 +475,9 @@ class Conv2DKernel final : public OpKernel {
 // the output (bias_activation.h).
 class FusedConv2DKernel final : public OpKernel {
  public:
-  struct Attrs {
-    Conv2DParams conv;
-    bool relu = false;
-  };
+  using Attrs = ConvAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.conv, ReadWindow(node, /*conv=*/true));
+    ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(node));
     ASSIGN_OR_RETURN(std::string act, node.attrs().GetString("activation"));
     a.relu = act == "relu";
     return a;
@@ -423,10 +491,10 @@ class FusedConv2DKernel final : public OpKernel {
     const Tensor& bias = ctx->input(2);
     const Tensor* side = ctx->num_inputs() > 3 ? &ctx->input(3) : nullptr;
     // Checked before the convolution: cuDNN may read them in the same call.
-    ASSIGN_OR_RETURN(Shape out, Conv2DShape(ctx->input(0).shape(),
-                                            ctx->input(1).shape(), attrs_.conv));
+    ASSIGN_OR_RETURN(Shape out, ConvOutputShape(ctx->input(0).shape(),
+                                                ctx->input(1).shape(), attrs_));
     const DataType dtype = ctx->input(0).dtype();
-    const int64_t channels = out.dim(1);
+    const int64_t channels = out.dim(attrs_.nhwc ? 3 : 1);
     if (bias.dtype() != dtype || bias.NumElements() != channels ||
         (side != nullptr &&
          (side->dtype() != dtype || !(side->shape() == out)))) {
@@ -443,9 +511,16 @@ class FusedConv2DKernel final : public OpKernel {
     epilogue.side = side == nullptr ? nullptr : side->raw_data();
     epilogue.relu = attrs_.relu;
     bool done = false;
-    ASSIGN_OR_RETURN(Tensor * y, Conv2DKernel::RunConv(ctx, gpu, attrs_.conv,
+    ASSIGN_OR_RETURN(Tensor * y, Conv2DKernel::RunConv(ctx, gpu, attrs_,
                                                        &epilogue, &done));
     if (done || y->NumElements() == 0) return absl::OkStatus();
+    if (attrs_.nhwc) {  // one bias per column of [N*OH*OW, O]
+      return LaunchRowBiasActivation(
+          ToGpuDtype(y->dtype()), y->raw_data(), bias.raw_data(),
+          side == nullptr ? nullptr : side->raw_data(),
+          y->NumElements() / channels, channels,
+          attrs_.relu ? RowActivation::kRelu : RowActivation::kNone, gpu.stream);
+    }
     return LaunchBiasActivation(
         ToGpuDtype(y->dtype()), y->raw_data(), bias.raw_data(),
         side == nullptr ? nullptr : side->raw_data(),
@@ -463,11 +538,14 @@ class PoolKernel final : public OpKernel {
     std::vector<int64_t> kernel_shape;
     Conv2DParams window;
     bool count_include_pad = false;
+    bool nhwc = false;
   };
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     Attrs a;
     ASSIGN_OR_RETURN(a.kernel_shape, node.attrs().GetIntList("kernel_shape"));
     ASSIGN_OR_RETURN(a.window, ReadWindow(node, /*conv=*/false));
+    ASSIGN_OR_RETURN(DataFormat format, GetDataFormat(node.attrs()));
+    a.nhwc = format == DataFormat::kNhwc;
     if (node.attrs().Has("count_include_pad")) {
       ASSIGN_OR_RETURN(a.count_include_pad,
                        node.attrs().GetBool("count_include_pad"));
@@ -483,9 +561,13 @@ class PoolKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     const std::vector<int64_t>& k = attrs_.kernel_shape;
     const Conv2DParams& p = attrs_.window;
-    ASSIGN_OR_RETURN(Shape out, PoolShape(x.shape(), k, p));
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
-    ConvGeometry g = Geometry(x.shape(), out, k[0], k[1], p);
+    const Shape xs = attrs_.nhwc ? NhwcToNchw(x.shape()) : x.shape();
+    ASSIGN_OR_RETURN(Shape out, PoolShape(xs, k, p));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(
+                                    0, attrs_.nhwc ? NchwToNhwc(out) : out,
+                                    x.dtype()));
+    ConvGeometry g = Geometry(xs, out, k[0], k[1], p);
+    g.channels_last = attrs_.nhwc;
     const GpuDtype dtype = ToGpuDtype(x.dtype());
     if (max_) {
       return LaunchMaxPool(g, dtype, x.raw_data(), y->raw_data(), gpu.stream);
