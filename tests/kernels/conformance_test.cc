@@ -1030,6 +1030,60 @@ void AddElementwiseDtypesGpuCases(std::vector<Case>* cases) {
 }
 
 
+// NHWC (data_format) convolutions and pools as the nhwc_layout pass makes
+// them: the GPU's NHWC paths (cuDNN's NHWC descriptors, graph plans and
+// 1x1 GEMM; the direct kernels where cuDNN does not run) against the CPU,
+// which runs its NCHW kernels between permutations. Filters are
+// [O, KH, KW, C/group].
+void AddNhwcCases(std::vector<Case>* cases) {
+  for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16}) {
+    const std::string n = DataTypeName(t);
+    const AttrValue nhwc = StringAttr("NHWC");
+    cases->push_back({"Conv2D_nhwc_grouped_strided_dilated_b3_" + n, "Conv2D",
+                      {{t, Shape({3, 9, 8, 4})}, {t, Shape({6, 3, 3, 2})}},
+                      {{"strides", IntListAttr({2, 1})}, {"pads", IntListAttr({1, 2, 1, 2})},
+                       {"dilations", IntListAttr({1, 2})}, {"group", IntAttr(2)},
+                       {"data_format", nhwc}}});
+    cases->push_back({"Conv2D_nhwc_asymmetric_pads_b1_" + n, "Conv2D",
+                      {{t, Shape({1, 9, 8, 4})}, {t, Shape({6, 3, 3, 2})}},
+                      {{"strides", IntListAttr({2, 1})}, {"pads", IntListAttr({1, 1, 0, 2})},
+                       {"group", IntAttr(2)}, {"data_format", nhwc}}});
+    cases->push_back({"Conv2D_nhwc_depthwise_b1_" + n, "Conv2D",
+                      {{t, Shape({1, 10, 10, 16})}, {t, Shape({16, 3, 3, 1})}},
+                      {{"pads", IntListAttr({1, 1, 1, 1})}, {"group", IntAttr(16)},
+                       {"data_format", nhwc}}});
+    cases->push_back({"Conv2D_nhwc_1x1_b3_" + n, "Conv2D",
+                      {{t, Shape({3, 5, 6, 8})}, {t, Shape({12, 1, 1, 8})}},
+                      {{"data_format", nhwc}}});
+    cases->push_back({"FusedConv2D_nhwc_1x1_bias_relu_b1_" + n, "FusedConv2D",
+                      {{t, Shape({1, 6, 6, 16})}, {t, Shape({8, 1, 1, 16})}, {t, Shape({8})}},
+                      {{"activation", StringAttr("relu")}, {"data_format", nhwc}}});
+    cases->push_back({"FusedConv2D_nhwc_residual_relu_b3_" + n, "FusedConv2D",
+                      {{t, Shape({3, 7, 7, 3})}, {t, Shape({5, 3, 3, 3})}, {t, Shape({5})},
+                       {t, Shape({3, 7, 7, 5})}},
+                      {{"pads", IntListAttr({1, 1, 1, 1})}, {"activation", StringAttr("relu")},
+                       {"data_format", nhwc}}});
+    cases->push_back({"FusedConv2D_nhwc_strided_bias_b1_" + n, "FusedConv2D",
+                      {{t, Shape({1, 9, 9, 8})}, {t, Shape({16, 3, 3, 8})}, {t, Shape({16})}},
+                      {{"strides", IntListAttr({2, 2})}, {"pads", IntListAttr({1, 1, 1, 1})},
+                       {"data_format", nhwc}}});
+    cases->push_back({"FusedConv2D_nhwc_grouped_dilated_relu_b3_" + n, "FusedConv2D",
+                      {{t, Shape({3, 11, 9, 8})}, {t, Shape({12, 3, 3, 2})}, {t, Shape({12})}},
+                      {{"strides", IntListAttr({1, 2})}, {"pads", IntListAttr({2, 2, 2, 2})},
+                       {"dilations", IntListAttr({2, 2})}, {"group", IntAttr(4)},
+                       {"activation", StringAttr("relu")}, {"data_format", nhwc}}});
+    cases->push_back({"MaxPool_nhwc_b3_" + n, "MaxPool", {{t, Shape({3, 7, 7, 5})}},
+                      {{"kernel_shape", IntListAttr({3, 3})}, {"strides", IntListAttr({2, 2})},
+                       {"pads", IntListAttr({1, 1, 1, 1})}, {"data_format", nhwc}}});
+    cases->push_back({"AvgPool_nhwc_include_pad_b1_" + n, "AvgPool", {{t, Shape({1, 6, 6, 3})}},
+                      {{"kernel_shape", IntListAttr({3, 3})}, {"pads", IntListAttr({1, 1, 1, 1})},
+                       {"count_include_pad", BoolAttr(true)}, {"data_format", nhwc}}});
+    cases->push_back({"AvgPool_nhwc_b3_" + n, "AvgPool", {{t, Shape({3, 5, 5, 2})}},
+                      {{"kernel_shape", IntListAttr({2, 2})}, {"pads", IntListAttr({0, 0, 1, 1})},
+                       {"data_format", nhwc}}});
+  }
+}
+
 // FusedMatMul (made by the optimizer's matmul_bias_fusion): the GPU's one
 // cuBLASLt call with its epilogue (kernels/cuda/cublaslt_matmul.h) against
 // the CPU's Gemm with a per-tile epilogue, for every epilogue (bias, bias +
@@ -1452,6 +1506,7 @@ std::vector<Case> AllCases() {
   AddElementwiseDtypesGpuCases(&cases);
   AddFusedElementwiseCases(&cases);
   AddFusedMatMulCases(&cases);
+  AddNhwcCases(&cases);
   // Gather indices must be in range: draw them so.
   return cases;
 }

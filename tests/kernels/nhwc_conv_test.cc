@@ -1,0 +1,411 @@
+// NHWC (data_format, graph/data_format.h) convolutions and pools.
+// CPU: each NHWC node gives exactly the NCHW node's result on the same
+// values laid out channels last (kernels/cpu/layout.h), across strides,
+// pads, dilations, groups, depthwise, 1x1, bias, side input and Relu, at
+// batch 1 and 3; a bad data_format is a clear error. GPU (skipped without
+// one): every route an NHWC convolution can take (cuDNN's legacy calls with
+// NHWC descriptors, its fused call, the graph API's plans, the 1x1 GEMM,
+// and the direct kernels with cuDNN off) against the CPU, in float32,
+// float16 and bfloat16, and cuDNN's cache holds NHWC problems under their
+// own keys.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "device/cudnn_info.h"
+#include "device/discovery.h"
+#include "device/gpu_device.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernel_test_util.h"
+#ifdef SLUICE_WITH_CUDA
+#include "kernels/cuda/cudnn_conv.h"
+#endif
+
+namespace sluice {
+namespace {
+
+using ::sluice::testing::Attrs;
+using ::sluice::testing::BoolAttr;
+using ::sluice::testing::IntAttr;
+using ::sluice::testing::IntListAttr;
+using ::sluice::testing::MakeTensor;
+using ::sluice::testing::RunOp;
+using ::sluice::testing::StringAttr;
+using ::sluice::testing::ToDoubles;
+
+// An NCHW problem; the NHWC one is its tensors permuted (filter
+// [O,I,KH,KW] -> [O,KH,KW,I]) with data_format NHWC.
+struct NhwcCase {
+  std::string name;
+  std::string op;            // Conv2D, FusedConv2D, MaxPool, AvgPool
+  std::vector<Shape> nchw;   // input shapes as NCHW ops take them
+  Attrs attrs;               // without data_format
+  bool one_by_one = false;   // a 1x1 convolution (the GEMM route)
+};
+
+Attrs Window(std::vector<int64_t> s, std::vector<int64_t> p,
+             std::vector<int64_t> d, int64_t group = 1) {
+  return {{"strides", IntListAttr(s)}, {"pads", IntListAttr(p)},
+          {"dilations", IntListAttr(d)}, {"group", IntAttr(group)}};
+}
+
+std::vector<NhwcCase> Cases() {
+  std::vector<NhwcCase> c;
+  for (int64_t b : {1, 3}) {
+    const std::string n = absl::StrCat("_b", b);
+    c.push_back({"Conv2D_3x3" + n, "Conv2D", {Shape({b, 8, 7, 6}), Shape({16, 8, 3, 3})},
+                 Window({1, 1}, {1, 1, 1, 1}, {1, 1})});
+    c.push_back({"Conv2D_strided_padded" + n, "Conv2D",
+                 {Shape({b, 3, 11, 10}), Shape({8, 3, 5, 5})},
+                 Window({2, 2}, {2, 2, 2, 2}, {1, 1})});
+    c.push_back({"Conv2D_dilated_grouped" + n, "Conv2D",
+                 {Shape({b, 8, 11, 9}), Shape({12, 2, 3, 3})},
+                 Window({1, 2}, {2, 2, 2, 2}, {2, 2}, 4)});
+    c.push_back({"Conv2D_asymmetric_pads" + n, "Conv2D",
+                 {Shape({b, 4, 9, 8}), Shape({6, 2, 3, 3})},
+                 Window({2, 1}, {1, 1, 0, 2}, {1, 2}, 2)});
+    c.push_back({"Conv2D_depthwise" + n, "Conv2D",
+                 {Shape({b, 16, 10, 10}), Shape({16, 1, 3, 3})},
+                 Window({1, 1}, {1, 1, 1, 1}, {1, 1}, 16)});
+    c.push_back({"Conv2D_depthwise_multiplier_strided" + n, "Conv2D",
+                 {Shape({b, 8, 9, 9}), Shape({16, 1, 5, 5})},
+                 Window({2, 2}, {2, 2, 2, 2}, {1, 1}, 8)});
+    c.push_back({"Conv2D_1x1" + n, "Conv2D", {Shape({b, 24, 9, 7}), Shape({40, 24, 1, 1})},
+                 {}, /*one_by_one=*/true});
+    c.push_back({"Conv2D_1x1_strided" + n, "Conv2D",
+                 {Shape({b, 16, 8, 8}), Shape({32, 16, 1, 1})},
+                 Window({2, 2}, {0, 0, 0, 0}, {1, 1})});
+    Attrs relu = Window({1, 1}, {1, 1, 1, 1}, {1, 1});
+    relu["activation"] = StringAttr("relu");
+    c.push_back({"FusedConv2D_bias_relu" + n, "FusedConv2D",
+                 {Shape({b, 8, 7, 7}), Shape({16, 8, 3, 3}), Shape({16})}, relu});
+    c.push_back({"FusedConv2D_residual_relu" + n, "FusedConv2D",
+                 {Shape({b, 8, 7, 7}), Shape({16, 8, 3, 3}), Shape({16}),
+                  Shape({b, 16, 7, 7})},
+                 relu});
+    Attrs plain = Window({2, 2}, {1, 1, 1, 1}, {1, 1}, 2);
+    c.push_back({"FusedConv2D_grouped_strided_bias" + n, "FusedConv2D",
+                 {Shape({b, 8, 9, 9}), Shape({12, 4, 3, 3}), Shape({12})}, plain});
+    Attrs one = {{"activation", StringAttr("relu")}};
+    c.push_back({"FusedConv2D_1x1_residual_relu" + n, "FusedConv2D",
+                 {Shape({b, 24, 9, 7}), Shape({40, 24, 1, 1}), Shape({40}),
+                  Shape({b, 40, 9, 7})},
+                 one, /*one_by_one=*/true});
+    c.push_back({"MaxPool_3x3_s2" + n, "MaxPool", {Shape({b, 5, 9, 9})},
+                 {{"kernel_shape", IntListAttr({3, 3})}, {"strides", IntListAttr({2, 2})},
+                  {"pads", IntListAttr({1, 1, 1, 1})}}});
+    c.push_back({"AvgPool_include_pad" + n, "AvgPool", {Shape({b, 3, 6, 7})},
+                 {{"kernel_shape", IntListAttr({3, 3})}, {"pads", IntListAttr({1, 1, 1, 1})},
+                  {"count_include_pad", BoolAttr(true)}}});
+    c.push_back({"AvgPool_asymmetric" + n, "AvgPool", {Shape({b, 4, 5, 5})},
+                 {{"kernel_shape", IntListAttr({2, 2})}, {"pads", IntListAttr({0, 0, 1, 1})}}});
+  }
+  return c;
+}
+
+// t (rank 4) permuted: dim i of the result is dim perm[i] of t. Written
+// here, independently of the kernels' permutation code.
+std::vector<double> Permute(const std::vector<double>& v, const Shape& s,
+                            const std::array<int, 4>& perm, Shape* out_shape) {
+  const Shape o({s.dim(perm[0]), s.dim(perm[1]), s.dim(perm[2]), s.dim(perm[3])});
+  std::vector<double> out(v.size());
+  int64_t idx[4];
+  for (idx[0] = 0; idx[0] < o.dim(0); ++idx[0]) {
+    for (idx[1] = 0; idx[1] < o.dim(1); ++idx[1]) {
+      for (idx[2] = 0; idx[2] < o.dim(2); ++idx[2]) {
+        for (idx[3] = 0; idx[3] < o.dim(3); ++idx[3]) {
+          int64_t src[4];
+          for (int d = 0; d < 4; ++d) src[perm[d]] = idx[d];
+          const int64_t from =
+              ((src[0] * s.dim(1) + src[1]) * s.dim(2) + src[2]) * s.dim(3) + src[3];
+          const int64_t to =
+              ((idx[0] * o.dim(1) + idx[1]) * o.dim(2) + idx[2]) * o.dim(3) + idx[3];
+          out[to] = v[from];
+        }
+      }
+    }
+  }
+  *out_shape = o;
+  return out;
+}
+
+constexpr std::array<int, 4> kToNhwc = {0, 2, 3, 1};
+
+// The case's NCHW inputs (values in [-1, 1], seeded by name, rounded to
+// `dtype`) and the same values channels last.
+void MakeInputs(const NhwcCase& c, DataType dtype, std::vector<Tensor>* nchw,
+                std::vector<Tensor>* nhwc) {
+  std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>()(c.name) & 0xffff));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const Shape& s : c.nchw) {
+    std::vector<double> v(s.num_elements());
+    for (double& e : v) e = u(rng);
+    Tensor t = MakeTensor(dtype, s, v);
+    nchw->push_back(t);
+    if (s.rank() != 4) {
+      nhwc->push_back(t);  // the bias
+      continue;
+    }
+    Shape ps;
+    std::vector<double> p = Permute(ToDoubles(t), s, kToNhwc, &ps);
+    nhwc->push_back(MakeTensor(dtype, ps, p));
+  }
+}
+
+Attrs WithNhwc(Attrs a) {
+  a["data_format"] = StringAttr("NHWC");
+  return a;
+}
+
+// |got - want| <= rtol * (1 + |want|) everywhere.
+void ExpectClose(const Tensor& got, const std::vector<double>& want,
+                 const Shape& shape, double rtol, const std::string& what) {
+  ASSERT_EQ(got.shape(), shape) << what;
+  std::vector<double> g = ToDoubles(got);
+  ASSERT_EQ(g.size(), want.size()) << what;
+  int reported = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double diff = std::fabs(g[i] - want[i]);
+    if (diff <= rtol * (1.0 + std::fabs(want[i]))) continue;
+    ADD_FAILURE() << what << ": element " << i << ": got " << g[i] << ", want "
+                  << want[i] << " (diff " << diff << ", rtol " << rtol << ")";
+    if (++reported >= 5) return;
+  }
+}
+
+class NhwcCpuTest : public ::testing::TestWithParam<NhwcCase> {};
+
+// The NHWC node's output is the NCHW node's output permuted.
+TEST_P(NhwcCpuTest, MatchesTheNchwNodeOnPermutedTensors) {
+  const NhwcCase& c = GetParam();
+  std::vector<Tensor> nchw, nhwc;
+  MakeInputs(c, DT_FLOAT, &nchw, &nhwc);
+  absl::StatusOr<std::vector<Tensor>> ref = RunOp(c.op, nchw, c.attrs);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  absl::StatusOr<std::vector<Tensor>> got = RunOp(c.op, nhwc, WithNhwc(c.attrs));
+  ASSERT_TRUE(got.ok()) << got.status();
+  Shape want_shape;
+  std::vector<double> want =
+      Permute(ToDoubles((*ref)[0]), (*ref)[0].shape(), kToNhwc, &want_shape);
+  // The same kernel on the same values: the same floats.
+  ExpectClose((*got)[0], want, want_shape, 0.0, c.name);
+  // Shape inference agrees with the kernel (known input shapes).
+  absl::StatusOr<std::vector<Tensor>> known =
+      RunOp(c.op, nhwc, WithNhwc(c.attrs), {.known_shapes = true});
+  ASSERT_TRUE(known.ok()) << known.status();
+}
+
+TEST_P(NhwcCpuTest, Float16RunsThroughTheFloat32Fallback) {
+  const NhwcCase& c = GetParam();
+  std::vector<Tensor> nchw, nhwc;
+  MakeInputs(c, DT_FLOAT16, &nchw, &nhwc);
+  absl::StatusOr<std::vector<Tensor>> ref = RunOp(c.op, nchw, c.attrs);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  absl::StatusOr<std::vector<Tensor>> got = RunOp(c.op, nhwc, WithNhwc(c.attrs));
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ((*got)[0].dtype(), DT_FLOAT16);
+  Shape want_shape;
+  std::vector<double> want =
+      Permute(ToDoubles((*ref)[0]), (*ref)[0].shape(), kToNhwc, &want_shape);
+  ExpectClose((*got)[0], want, want_shape, 0.0, c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, NhwcCpuTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<NhwcCase>& info) {
+                           return info.param.name;
+                         });
+
+TEST(NhwcAttrTest, AnUnknownDataFormatIsAClearError) {
+  const Tensor x = MakeTensor(DT_FLOAT, Shape({1, 4, 4, 2}), std::vector<double>(32, 1.0));
+  const Tensor w = MakeTensor(DT_FLOAT, Shape({3, 1, 1, 2}), std::vector<double>(6, 1.0));
+  for (const char* op : {"Conv2D", "MaxPool"}) {
+    SCOPED_TRACE(op);
+    Attrs attrs = {{"data_format", StringAttr("NWHC")}};
+    std::vector<Tensor> in = {x};
+    if (std::string(op) == "Conv2D") {
+      in.push_back(w);
+    } else {
+      attrs["kernel_shape"] = IntListAttr({2, 2});
+    }
+    absl::StatusOr<std::vector<Tensor>> r = RunOp(op, in, attrs, {.known_shapes = true});
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+    EXPECT_THAT(std::string(r.status().message()),
+                ::testing::HasSubstr("data_format must be \"NCHW\" or \"NHWC\", got \"NWHC\""));
+  }
+}
+
+TEST(NhwcAttrTest, ChannelsThatDoNotMatchNameTheLayout) {
+  // NHWC input of 2 channels, an [O,KH,KW,I] filter of 3.
+  const Tensor x = MakeTensor(DT_FLOAT, Shape({1, 4, 4, 2}), std::vector<double>(32, 1.0));
+  const Tensor w = MakeTensor(DT_FLOAT, Shape({3, 1, 1, 3}), std::vector<double>(9, 1.0));
+  absl::StatusOr<std::vector<Tensor>> r =
+      RunOp("Conv2D", {x, w}, {{"data_format", StringAttr("NHWC")}}, {.known_shapes = true});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("NHWC"));
+  EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("[O,KH,KW,C/group]"));
+}
+
+#ifdef SLUICE_WITH_CUDA
+
+using ::sluice::testing::RunOpOnGpu;
+
+absl::StatusOr<std::unique_ptr<GpuDevice>> MakeGpu(bool use_cudnn) {
+  DeviceInventory inv = DiscoverDevices();
+  if (inv.gpus.empty()) {
+    return absl::UnavailableError(absl::StrCat("no GPU: ", inv.no_gpu_reason));
+  }
+  RuntimeConfig config;
+  config.set_allow_growth(true);
+  config.set_allow_tf32(false);
+  config.set_use_cudnn(use_cudnn);
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<GpuDevice>> gpus,
+                   CreateGpuDevicesFromSpecs(config, {{0, int64_t{2} << 30}}));
+  return std::move(gpus[0]);
+}
+
+struct Gpus {
+  std::unique_ptr<GpuDevice> cudnn;     // use_cudnn, TF32 off
+  std::unique_ptr<GpuDevice> fallback;  // use_cudnn false
+  std::string skip_reason;
+};
+
+const Gpus& GetGpus() {
+  static const Gpus* gpus = [] {
+    auto* g = new Gpus();
+    auto a = MakeGpu(true);
+    auto b = MakeGpu(false);
+    if (!a.ok() || !b.ok()) {
+      g->skip_reason = (!a.ok() ? a.status() : b.status()).ToString();
+      return g;
+    }
+    g->cudnn = *std::move(a);
+    g->fallback = *std::move(b);
+    return g;
+  }();
+  return *gpus;
+}
+
+struct GpuCase {
+  NhwcCase conv;
+  DataType dtype;
+};
+
+std::vector<GpuCase> GpuCases() {
+  std::vector<GpuCase> out;
+  for (const NhwcCase& c : Cases()) {
+    for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16}) out.push_back({c, t});
+  }
+  return out;
+}
+
+double Tolerance(DataType dtype) {
+  switch (dtype) {
+    case DT_FLOAT16: return 1e-2;
+    case DT_BFLOAT16: return 2e-2;
+    default: return 1e-4;
+  }
+}
+
+class NhwcGpuTest : public ::testing::TestWithParam<GpuCase> {};
+
+// Every route, each against the CPU's NHWC node on the same rounded values.
+TEST_P(NhwcGpuTest, EveryRouteMatchesTheCpu) {
+  const NhwcCase& c = GetParam().conv;
+  const DataType dtype = GetParam().dtype;
+  const Gpus& gpus = GetGpus();
+  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  std::vector<Tensor> nchw, nhwc;
+  MakeInputs(c, dtype, &nchw, &nhwc);
+  std::vector<Tensor> nhwc32;
+  for (const Tensor& t : nhwc) nhwc32.push_back(MakeTensor(DT_FLOAT, t.shape(), ToDoubles(t)));
+  const Attrs attrs = WithNhwc(c.attrs);
+  absl::StatusOr<std::vector<Tensor>> cpu = RunOp(c.op, nhwc32, attrs);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  const std::vector<double> ref = ToDoubles((*cpu)[0]);
+  const Shape& shape = (*cpu)[0].shape();
+
+  absl::StatusOr<std::vector<Tensor>> fallback = RunOpOnGpu(gpus.fallback.get(), c.op, nhwc, attrs);
+  ASSERT_TRUE(fallback.ok()) << fallback.status();
+  ExpectClose((*fallback)[0], ref, shape, Tolerance(dtype), c.name + " direct kernels");
+
+  const bool conv = c.op == "Conv2D" || c.op == "FusedConv2D";
+  const struct { cuda::CudnnPathPolicy policy; const char* name; } routes[] = {
+      {cuda::CudnnPathPolicy::kMeasure, "measured"},
+      {cuda::CudnnPathPolicy::kFused, "fused call"},
+      {cuda::CudnnPathPolicy::kGemm, "1x1 GEMM"},
+      {cuda::CudnnPathPolicy::kGraph, "graph API"},
+  };
+  for (const auto& route : routes) {
+    if (!conv && route.policy != cuda::CudnnPathPolicy::kMeasure) continue;
+    cuda::SetCudnnPathPolicyForTesting(route.policy);
+    absl::StatusOr<std::vector<Tensor>> got = RunOpOnGpu(gpus.cudnn.get(), c.op, nhwc, attrs);
+    cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kMeasure);
+    ASSERT_TRUE(got.ok()) << route.name << ": " << got.status();
+    ExpectClose((*got)[0], ref, shape, Tolerance(dtype), c.name + " " + route.name);
+  }
+  if (!conv) return;
+  if (!GetCudnnInfo().usable) {
+    GTEST_SKIP() << "cuDNN is not usable (" << GetCudnnInfo().reason
+                 << "): only the direct kernels were checked";
+  }
+  // cuDNN ran NHWC problems, under keys of their own.
+  int64_t nhwc_runs = 0, gemm_runs = 0;
+  for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpus.cudnn.get())) {
+    if (!absl::StrContains(e.key, " NHWC")) continue;
+    nhwc_runs += e.runs;
+    gemm_runs += e.gemm_runs;
+  }
+  const bool symmetric = c.name.find("asymmetric") == std::string::npos;
+  if (symmetric) {
+    EXPECT_GT(nhwc_runs, 0) << "cuDNN ran no NHWC problem";
+  }
+  if (c.one_by_one) {
+    EXPECT_GT(gemm_runs, 0) << "the 1x1 GEMM route never ran";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, NhwcGpuTest, ::testing::ValuesIn(GpuCases()),
+                         [](const ::testing::TestParamInfo<GpuCase>& info) {
+                           return absl::StrCat(info.param.conv.name, "_",
+                                               DataTypeName(info.param.dtype));
+                         });
+
+TEST(NhwcCudnnCanExpressTest, TakesForward2dOnly) {
+  cuda::CudnnConvProblem p;
+  p.dtype = DT_FLOAT16;
+  p.batch = 2;
+  p.in_channels = 8;
+  p.out_channels = 16;
+  p.image = {7, 7};
+  p.positions = {7, 7};
+  p.kernel = {3, 3};
+  p.strides = {1, 1};
+  p.dilations = {1, 1};
+  p.pad_begin = {1, 1};
+  p.channels_last = true;
+  EXPECT_TRUE(cuda::CudnnCanExpress(p).ok()) << cuda::CudnnCanExpress(p);
+  cuda::CudnnConvProblem transpose = p;
+  transpose.transpose = true;
+  EXPECT_TRUE(absl::IsUnimplemented(cuda::CudnnCanExpress(transpose)));
+  cuda::CudnnConvProblem three = p;
+  three.image = three.positions = {5, 5, 5};
+  three.kernel = {3, 3, 3};
+  three.strides = three.dilations = {1, 1, 1};
+  three.pad_begin = {1, 1, 1};
+  EXPECT_TRUE(absl::IsUnimplemented(cuda::CudnnCanExpress(three)));
+}
+
+#endif  // SLUICE_WITH_CUDA
+
+}  // namespace
+}  // namespace sluice
