@@ -287,6 +287,13 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
                                 "; use PRECISION_MODEL, PRECISION_FLOAT16 or "
                                 "PRECISION_BFLOAT16"));
   }
+  if (!ConvLayout_IsValid(config.conv_layout())) {
+    return Invalid("conv_layout",
+                   absl::StrCat("unknown value ",
+                                static_cast<int>(config.conv_layout()),
+                                "; use CONV_LAYOUT_AUTO, CONV_LAYOUT_NCHW or "
+                                "CONV_LAYOUT_NHWC"));
+  }
   if (!OptimizationLevel_IsValid(config.optimization_level())) {
     return Invalid("optimization_level",
                    absl::StrCat("unknown level ",

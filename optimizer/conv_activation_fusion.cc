@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/data_format.h"
 #include "optimizer/fusion_util.h"
 #include "optimizer/graph_rewriter.h"
 #include "optimizer/pass.h"
@@ -55,6 +56,11 @@ class ConvActivationFusionPass final : public Pass {
     std::set<int> used;
     for (const Node& conv : g.nodes()) {
       if (conv.op() != "Conv2D" || !IsFloatType(conv.output_dtype(0))) continue;
+      // Channels first only: the bias and side patterns are NCHW ones.
+      if (GetDataFormat(conv.attrs()).value_or(DataFormat::kNhwc) !=
+          DataFormat::kNchw) {
+        continue;
+      }
       const Shape& shape = conv.output_shape(0);
       if (shape.unknown_rank() || shape.rank() != 4 ||
           shape.dim(1) == kUnknownDim) {

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "graph/data_format.h"
 #include "optimizer/graph_rewriter.h"
 #include "optimizer/pass.h"
 
@@ -66,6 +67,11 @@ class ConvScaleFoldingPass final : public Pass {
     for (const Node& conv : graph.nodes()) {
       if ((conv.op() != "Conv2D" && conv.op() != "ConvND") ||
           conv.output_dtype(0) != DT_FLOAT || !conv.control_inputs().empty()) {
+        continue;
+      }
+      // Channels first only (an NHWC Conv2D's filter is [O,KH,KW,I]).
+      if (GetDataFormat(conv.attrs()).value_or(DataFormat::kNhwc) !=
+          DataFormat::kNchw) {
         continue;
       }
       const Tensor* w = ConstValueOf(graph, conv.input(1));

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/resource_limits.h"
+#include "graph/data_format.h"
 #include "graph/graph.h"
 
 namespace sluice {
@@ -33,6 +34,9 @@ struct PassOptions {
   // DT_FLOAT16 or DT_BFLOAT16: reduced_precision runs the float32 model in
   // that type (RuntimeConfig.precision). DT_INVALID: the model's dtypes.
   DataType reduced_precision = DT_INVALID;
+  // The layout convolutions run in (RuntimeConfig.conv_layout, resolved:
+  // PassOptionsFromConfig). kNhwc: nhwc_layout runs them channels last.
+  DataFormat conv_layout = DataFormat::kNchw;
 };
 
 struct PassOutput {
@@ -70,6 +74,7 @@ std::unique_ptr<Pass> MakeConvActivationFusionPass();
 std::unique_ptr<Pass> MakeMatMulBiasFusionPass();
 std::unique_ptr<Pass> MakeElementwiseFusionPass();
 std::unique_ptr<Pass> MakeReducedPrecisionPass();
+std::unique_ptr<Pass> MakeNhwcLayoutPass();
 
 }  // namespace sluice
 

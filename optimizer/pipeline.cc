@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "device/discovery.h"
 
 namespace sluice {
 
@@ -48,21 +49,54 @@ absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s) {
       "unknown optimization level '", s, "'; use none, basic or all"));
 }
 
+absl::StatusOr<ConvLayout> ParseConvLayout(absl::string_view s) {
+  if (s == "auto") return CONV_LAYOUT_AUTO;
+  if (s == "nchw" || s == "NCHW") return CONV_LAYOUT_NCHW;
+  if (s == "nhwc" || s == "NHWC") return CONV_LAYOUT_NHWC;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown conv layout '", s, "'; use auto, nchw or nhwc"));
+}
+
+DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu) {
+  switch (config.conv_layout()) {
+    case CONV_LAYOUT_NHWC: return DataFormat::kNhwc;
+    case CONV_LAYOUT_NCHW: return DataFormat::kNchw;
+    default:
+      return has_gpu && ReducedPrecisionType(config.precision()) != DT_INVALID
+                 ? DataFormat::kNhwc
+                 : DataFormat::kNchw;
+  }
+}
+
+bool SessionHasGpu(const RuntimeConfig& config) {
+  if (config.has_use_gpu() && !config.use_gpu()) return false;
+  return !DiscoverDevices().gpus.empty();
+}
+
 std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
-                                                  DataType reduced_precision) {
+                                                  DataType reduced_precision,
+                                                  DataFormat conv_layout) {
   std::vector<std::unique_ptr<Pass>> passes;
   level = EffectiveLevel(level);
+  const bool nhwc = conv_layout == DataFormat::kNhwc;
   if (reduced_precision != DT_INVALID) {
     // Whatever the level: the config asked for it. After the fusions, so
     // the fused ops are what it converts; dead_nodes drops the float32
     // constants no reader is left for.
     std::vector<std::unique_ptr<Pass>> before =
-        PassesForLevel(level, DT_INVALID);
+        PassesForLevel(level, DT_INVALID, conv_layout);
     before.push_back(MakeReducedPrecisionPass());
     before.push_back(MakeDeadNodePass());
     return before;
   }
-  if (level == OPTIMIZATION_NONE) return passes;
+  if (level == OPTIMIZATION_NONE) {
+    // The layout, when asked for, at every level (as the precision).
+    if (nhwc) {
+      passes.push_back(MakeNhwcLayoutPass());
+      passes.push_back(MakeDeadNodePass());  // the NCHW filters
+    }
+    return passes;
+  }
   passes.push_back(MakeShapeSimplificationPass());
   passes.push_back(MakeConstantFoldingPass());
   // Again: parameters that folding just made constant.
@@ -80,11 +114,21 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
     // before elementwise_fusion (which would take the scale and the mask).
     passes.push_back(MakeAttentionFusionPass());
     passes.push_back(MakeConvActivationFusionPass());
+    if (nhwc) {
+      // After conv_activation_fusion (FusedConv2D is what it converts);
+      // redundant_nodes then composes its Transposes with the model's.
+      passes.push_back(MakeNhwcLayoutPass());
+      passes.push_back(MakeRedundantNodePass());
+    }
     passes.push_back(MakeMatMulBiasFusionPass());
     passes.push_back(MakeCommonSubexpressionPass());
     // After the pattern fusions (what they leave) and after common
     // subexpressions (duplicate constants read once).
     passes.push_back(MakeElementwiseFusionPass());
+    passes.push_back(MakeDeadNodePass());
+  } else if (nhwc) {
+    passes.push_back(MakeNhwcLayoutPass());
+    passes.push_back(MakeRedundantNodePass());
     passes.push_back(MakeDeadNodePass());
   }
   return passes;
@@ -94,6 +138,10 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config) {
   PassOptions options;
   options.limits = EffectiveResourceLimits(config);
   options.reduced_precision = ReducedPrecisionType(config.precision());
+  // AUTO needs to know about GPUs only with a 16-bit precision.
+  const bool ask = config.conv_layout() == CONV_LAYOUT_AUTO &&
+                   options.reduced_precision != DT_INVALID;
+  options.conv_layout = ResolveConvLayout(config, ask && SessionHasGpu(config));
   return options;
 }
 
@@ -109,7 +157,7 @@ absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
   std::vector<std::string> original_names;
   for (const Node& n : graph->nodes()) original_names.push_back(n.name());
   for (const std::unique_ptr<Pass>& pass :
-       PassesForLevel(level, options.reduced_precision)) {
+       PassesForLevel(level, options.reduced_precision, options.conv_layout)) {
     PassRecord record;
     record.pass = std::string(pass->name());
     record.nodes_before = graph->num_nodes();

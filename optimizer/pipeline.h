@@ -40,6 +40,17 @@
 //                                 [-> Add(residual)] [-> Relu | tanh Gelu]
 //                                 into one FusedMatMul (cuBLASLt epilogue)
 //          common_subexpressions, dead_nodes   (what fusion orphaned)
+// layout (PassOptions.conv_layout NHWC: RuntimeConfig.conv_layout NHWC,
+// or AUTO with a GPU and a 16-bit precision; at any level):
+//          nhwc_layout            Conv2D, FusedConv2D, MaxPool, AvgPool
+//                                 channels last, the layout-agnostic ops
+//                                 between them too; constant filters
+//                                 transposed once (all: after
+//                                 conv_activation_fusion, so FusedConv2D is
+//                                 what it converts, then redundant_nodes;
+//                                 basic: at its end, then redundant_nodes
+//                                 and dead_nodes; none: alone, then
+//                                 dead_nodes)
 // precision (RuntimeConfig.precision float16 / bfloat16, at any level):
 //          reduced_precision      float32 nodes of the ops whose kernels
 //                                 keep float32 accumulation run in the
@@ -50,8 +61,8 @@
 // onnxruntime's basic level is constant folding, redundant-node removal and
 // the Conv+Add/Mul/BatchNorm fusions; its extended level the fusions into
 // contrib kernels (Gelu, LayerNorm, attention) and "all" adds layout
-// changes: sluice's basic and all follow that split, and sluice has no
-// layout level.
+// changes: sluice's basic and all follow that split; the layout change is
+// sluice's conv_layout, not a level.
 //
 // Stateless; thread-safe.
 #ifndef SLUICE_OPTIMIZER_PIPELINE_H_
@@ -97,15 +108,28 @@ std::string OptimizationLevelName(OptimizationLevel level);
 absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s);
 // The passes a level runs, in order; with a reduced precision
 // (DT_FLOAT16 / DT_BFLOAT16), reduced_precision and dead_nodes after them,
-// at every level.
+// at every level; with conv_layout NHWC, nhwc_layout where the order above
+// says.
 std::vector<std::unique_ptr<Pass>> PassesForLevel(
-    OptimizationLevel level, DataType reduced_precision = DT_INVALID);
+    OptimizationLevel level, DataType reduced_precision = DT_INVALID,
+    DataFormat conv_layout = DataFormat::kNchw);
 // PRECISION_FLOAT16 -> DT_FLOAT16, PRECISION_BFLOAT16 -> DT_BFLOAT16, else
 // DT_INVALID (the model's dtypes).
 DataType ReducedPrecisionType(Precision precision);
 // "model" (or "float32") | "float16" | "bfloat16" (the CLI's --precision).
 absl::StatusOr<Precision> ParsePrecision(absl::string_view s);
-// PassOptions from a config: its EffectiveResourceLimits.
+// "auto" | "nchw" | "nhwc" (the CLI's --conv-layout).
+absl::StatusOr<ConvLayout> ParseConvLayout(absl::string_view s);
+// The layout a session with `config` runs convolutions in: NCHW and NHWC
+// as asked; AUTO is NHWC when `has_gpu` and config.precision is float16 or
+// bfloat16, else NCHW.
+DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu);
+// Whether a session with `config` on this machine gets a GPU: use_gpu (unset
+// is true) and DiscoverDevices() finds one. Asks the driver only then.
+bool SessionHasGpu(const RuntimeConfig& config);
+// PassOptions from a config: its EffectiveResourceLimits, reduced
+// precision and conv layout (AUTO resolved with SessionHasGpu, and only
+// where it matters: a 16-bit precision).
 PassOptions PassOptionsFromConfig(const RuntimeConfig& config);
 
 // Runs the level's passes over `graph`. A pass that fails is recorded and

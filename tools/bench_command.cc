@@ -193,6 +193,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
       ->excludes(io_device);
   AddDimOption(app, &options->dims);
   AddPrecisionOption(app, &options->precision);
+  AddConvLayoutOption(app, &options->conv_layout);
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -433,7 +434,7 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   const Clock::time_point t0 = Clock::now();
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
       options.model_path, options.config_path, options.device, options.dims,
-      &notes, options.precision);
+      &notes, options.precision, options.conv_layout);
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const double create_s = Seconds(t0, Clock::now());
 

@@ -61,6 +61,9 @@ struct InspectOptions {
   // With --optimized: "float16" / "bfloat16" adds reduced_precision, as
   // RuntimeConfig.precision does.
   std::string precision;
+  // With --optimized: "auto" | "nchw" | "nhwc", as RuntimeConfig.conv_layout
+  // (empty: auto).
+  std::string conv_layout;
 };
 void AddInspectOptions(CLI::App* app, InspectOptions* options);
 int RunInspect(const InspectOptions& options, std::ostream& out,
@@ -80,6 +83,7 @@ struct RunOptions {
   std::string config_path;
   std::string device;  // "gpu:0": run every node there it has a kernel for
   std::string precision;  // "float16" | "bfloat16" | "model": config.precision
+  std::string conv_layout;  // "auto" | "nchw" | "nhwc": config.conv_layout
   // "NAME=N": values of symbolic ONNX dimensions, fixed at import.
   std::vector<std::string> dims;
   bool stats = false;  // print each device's memory statistics after the run
@@ -102,6 +106,7 @@ struct BenchOptions {
   std::string config_path;
   std::string device;
   std::string precision;  // "float16" | "bfloat16" | "model": config.precision
+  std::string conv_layout;  // "auto" | "nchw" | "nhwc": config.conv_layout
   // "NAME=N": values of symbolic ONNX dimensions, fixed at import.
   std::vector<std::string> dims;
   int top = 10;

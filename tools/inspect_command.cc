@@ -280,6 +280,11 @@ void AddInspectOptions(CLI::App* app, InspectOptions* options) {
                   "bfloat16 runs it (model: its own dtypes)")
       ->check(CLI::IsMember({"model", "float32", "float16", "fp16",
                              "bfloat16", "bf16"}));
+  app->add_option("--conv-layout", options->conv_layout,
+                  "With --optimized: convolutions as --conv-layout runs them "
+                  "(auto, the default: NHWC on a GPU with a 16-bit "
+                  "--precision)")
+      ->check(CLI::IsMember({"auto", "nchw", "nhwc"}));
 }
 
 int RunInspect(const InspectOptions& options, std::ostream& out,
@@ -317,11 +322,21 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
       absl::StatusOr<OptimizationLevel> level =
           ParseOptimizationLevel(options.optimization_level);
       PassOptions pass_options;
+      RuntimeConfig layout_config;  // what a session's config would say
       if (!options.precision.empty()) {
+        layout_config.set_precision(
+            ParsePrecision(options.precision).value_or(PRECISION_MODEL));
         pass_options.reduced_precision =
-            ReducedPrecisionType(ParsePrecision(options.precision)
-                                     .value_or(PRECISION_MODEL));
+            ReducedPrecisionType(layout_config.precision());
       }
+      if (!options.conv_layout.empty()) {
+        layout_config.set_conv_layout(
+            ParseConvLayout(options.conv_layout).value_or(CONV_LAYOUT_AUTO));
+      }
+      pass_options.conv_layout = ResolveConvLayout(
+          layout_config, layout_config.conv_layout() == CONV_LAYOUT_AUTO &&
+                             pass_options.reduced_precision != DT_INVALID &&
+                             SessionHasGpu(layout_config));
       absl::StatusOr<OptimizedGraph> opt =
           level.ok() ? OptimizeGraph(*std::move(graph), *level, pass_options)
                      : absl::StatusOr<OptimizedGraph>(level.status());

@@ -31,6 +31,7 @@
 #include "placer/placer.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
+#include "tools/feeds.h"
 
 extern char** environ;
 
@@ -311,6 +312,7 @@ absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
     }
     effective.set_precision(*p);
   }
+  RETURN_IF_ERROR(ApplyConvLayoutFlag(o.conv_layout, &effective));
   ASSIGN_OR_RETURN(OptimizedGraph opt,
                    OptimizeGraph(std::move(loaded), level,
                                  PassOptionsFromConfig(effective)));
@@ -429,6 +431,7 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
   app->add_option("--precision", options->precision,
                   "Place the model as --precision float16 or bfloat16 would "
                   "run it (model: its own dtypes); overrides the config's");
+  AddConvLayoutOption(app, &options->conv_layout);
   app->add_option("--optimization-level", options->optimization_level,
                   "Passes run before placing: none | basic | all (default: "
                   "the config's, else all, as `sluice run`)")

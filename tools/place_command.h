@@ -50,6 +50,7 @@ struct PlaceOptions {
   // none | basic | all; "" = the config's (default all), as `sluice run`.
   std::string optimization_level;
   std::string precision;  // "" (the config's) | model | float16 | bfloat16
+  std::string conv_layout;  // "" (the config's) | auto | nchw | nhwc
 };
 void AddPlaceOptions(CLI::App* app, PlaceOptions* options);
 int RunPlace(const PlaceOptions& options, std::ostream& out,

@@ -125,6 +125,7 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
       ->check(NonEmpty());
   AddDimOption(app, &options->dims);
   AddPrecisionOption(app, &options->precision);
+  AddConvLayoutOption(app, &options->conv_layout);
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -155,7 +156,7 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> notes;
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
       options.model_path, options.config_path, options.device, options.dims,
-      &notes, options.precision);
+      &notes, options.precision, options.conv_layout);
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const Graph& graph = (*session)->graph();
 

@@ -1,0 +1,420 @@
+// nhwc_layout (optimizer/nhwc_layout.cc): the structure before and after on
+// small graphs (a chain of convolutions gets one Transpose in and one out;
+// a residual Add, a channel Concat, pooling, a GlobalAvgPool / ReduceMean
+// head, per-channel constants and a computed filter stay channels last),
+// what it leaves (3-D convolutions, unknown channels, conv_layout NCHW,
+// nodes already NHWC), names (a fetched or output value is NCHW under its
+// name), the pipeline's placement of it with the fusions and reduced
+// precision, and the same outputs as the NCHW graph on seeded inputs
+// throughout.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
+#include "tests/optimizer/optimizer_test_util.h"
+
+namespace sluice::optimizer_test {
+namespace {
+
+PassOptions Nhwc() {
+  PassOptions o;
+  o.conv_layout = DataFormat::kNhwc;
+  return o;
+}
+
+std::string FormatOf(const Node& n) {
+  return n.attrs().GetString("data_format").value_or("NCHW");
+}
+
+// The nodes of `op` and how many of them are NHWC.
+int CountNhwc(const Graph& g, const std::string& op) {
+  int k = 0;
+  for (const Node& n : g.nodes()) k += n.op() == op && FormatOf(n) == "NHWC";
+  return k;
+}
+
+// Transposes something reads (the dead ones dead_nodes would drop are
+// not counted).
+int LiveTransposes(const Graph& g) {
+  int k = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.op() != "Transpose") continue;
+    bool read = !g.consumers(n.id(), 0).empty();
+    for (const GraphOutput& o : g.outputs()) read = read || o.tensor.node == n.id();
+    k += read;
+  }
+  return k;
+}
+
+// The pass, then dead_nodes (what the pipeline runs after it).
+std::unique_ptr<const Graph> RunNhwc(const Graph& g, PassOutput* out = nullptr) {
+  PassOutput p = RunPass(*MakeNhwcLayoutPass(), g, Nhwc());
+  EXPECT_NE(p.graph, nullptr) << "the pass changed nothing";
+  if (p.graph == nullptr) return nullptr;
+  PassOutput d = RunPass(*MakeDeadNodePass(), *p.graph);
+  std::unique_ptr<const Graph> result =
+      d.graph != nullptr ? std::move(d.graph) : std::move(p.graph);
+  if (out != nullptr) out->changes = p.changes;
+  return result;
+}
+
+// x [2,3,8,8] -> conv a (8) -> Relu -> conv b (8, 3x3, stride 2) -> Relu.
+GraphMaker ConvChain() {
+  GraphMaker m;
+  m.Input("x", {2, 3, 8, 8})
+      .Const("wa", Values(8 * 3 * 3 * 3, 1, -1, 1), {8, 3, 3, 3})
+      .Const("wb", Values(8 * 8 * 3 * 3, 2, -1, 1), {8, 8, 3, 3})
+      .Op("a", "Conv2D", {"x", "wa"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("ra", "Relu", {"a"})
+      .Op("b", "Conv2D", {"ra", "wb"},
+          {{"pads", Ints({1, 1, 1, 1})}, {"strides", Ints({2, 2})}})
+      .Op("y", "Relu", {"b"})
+      .Output("y");
+  return m;
+}
+
+TEST(NhwcLayoutPassTest, AConvChainHasOneTransposeInAndOneOut) {
+  auto g = ConvChain().Build();
+  PassOutput record;
+  auto out = RunNhwc(*g, &record);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(CountNhwc(*out, "Conv2D"), 2);
+  EXPECT_EQ(LiveTransposes(*out), 2);
+  // x goes in once; y, an output, comes back under its name.
+  EXPECT_EQ(OpOf(*out, "y"), "Transpose");
+  EXPECT_EQ(out->FindNode("y")->attrs().GetIntList("perm").value(),
+            std::vector<int64_t>({0, 3, 1, 2}));
+  EXPECT_EQ(OpOf(*out, "ra/nhwc"), "Relu");
+  // The filters are Consts of [O, KH, KW, I], made once by the pass.
+  const Node* a = out->FindNode("a/nhwc");
+  ASSERT_NE(a, nullptr);
+  const Node& wa = out->node(a->input(1).node);
+  EXPECT_TRUE(wa.is_const());
+  EXPECT_EQ(wa.output_shape(0), Shape({8, 3, 3, 3}));
+  const Node& wb = out->node(out->FindNode("b/nhwc")->input(1).node);
+  EXPECT_TRUE(wb.is_const());
+  // The old NCHW nodes are gone (nothing reads them).
+  EXPECT_EQ(OpOf(*out, "a"), "(none)");
+  EXPECT_EQ(OpOf(*out, "ra"), "(none)");
+  EXPECT_FALSE(record.changes.empty());
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 3));
+}
+
+TEST(NhwcLayoutPassTest, TransposedFilterValuesAreOhwi) {
+  // One 1x1 output channel over 2 input channels of a 2x1 window.
+  GraphMaker m;
+  m.Input("x", {1, 2, 3, 3})
+      .Const("w", {1, 2, 3, 4}, {1, 2, 2, 1})  // [O=1, I=2, KH=2, KW=1]
+      .Op("y", "Conv2D", {"x", "w"})
+      .Output("y");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  const Node& w = out->node(out->FindNode("y/nhwc")->input(1).node);
+  ASSERT_NE(w.const_value(), nullptr);
+  EXPECT_EQ(w.output_shape(0), Shape({1, 2, 1, 2}));  // [O, KH, KW, I]
+  const float* v = w.const_value()->data<float>();
+  // OIHW [0][i][h][0] = 1 + 2i + h; OHWI [0][h][0][i] the same value.
+  EXPECT_EQ(std::vector<float>(v, v + 4), std::vector<float>({1, 3, 2, 4}));
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 4));
+}
+
+TEST(NhwcLayoutPassTest, AResidualAddStaysChannelsLast) {
+  GraphMaker m;
+  m.Input("x", {1, 4, 6, 6})
+      .Const("wa", Values(4 * 4 * 9, 5, -1, 1), {4, 4, 3, 3})
+      .Const("wb", Values(4 * 4 * 9, 6, -1, 1), {4, 4, 3, 3})
+      .Op("a", "Conv2D", {"x", "wa"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("ra", "Relu", {"a"})
+      .Op("b", "Conv2D", {"ra", "wb"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("sum", "Add", {"b", "ra"})
+      .Op("y", "Relu", {"sum"})
+      .Output("y");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(OpOf(*out, "sum/nhwc"), "Add");
+  EXPECT_EQ(LiveTransposes(*out), 2);
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 5));
+}
+
+TEST(NhwcLayoutPassTest, AChannelConcatBecomesAConcatOnAxis3) {
+  GraphMaker m;
+  m.Input("x", {2, 3, 5, 5})
+      .Const("wa", Values(4 * 3 * 9, 7, -1, 1), {4, 3, 3, 3})
+      .Const("wb", Values(6 * 3, 8, -1, 1), {6, 3, 1, 1})
+      .Const("wc", Values(2 * 10 * 9, 9, -1, 1), {2, 10, 3, 3})
+      .Op("a", "Conv2D", {"x", "wa"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("b", "Conv2D", {"x", "wb"})
+      .Op("cat", "Concat", {"a", "b"}, {{"axis", MakeIntAttr(1)}})
+      .Op("y", "Conv2D", {"cat", "wc"})
+      .Output("y");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  const Node* cat = out->FindNode("cat/nhwc");
+  ASSERT_NE(cat, nullptr);
+  EXPECT_EQ(cat->attrs().GetInt("axis").value(), 3);
+  EXPECT_EQ(LiveTransposes(*out), 2);  // x once (read by two convs), y
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 6));
+}
+
+TEST(NhwcLayoutPassTest, PoolingAndPerChannelConstantsStayChannelsLast) {
+  GraphMaker m;
+  m.Input("x", {2, 3, 9, 9})
+      .Const("w", Values(5 * 3 * 9, 10, -1, 1), {5, 3, 3, 3})
+      .Const("bias", Values(5, 11, -1, 1), {1, 5, 1, 1})
+      .Const("scale", Values(5, 12, 0.5f, 2), {5, 1, 1})
+      .Const("half", {0.5f}, {})
+      .Op("c", "Conv2D", {"x", "w"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("biased", "Add", {"c", "bias"})
+      .Op("scaled", "Mul", {"scale", "biased"})
+      .Op("halved", "Mul", {"scaled", "half"})
+      .Op("mp", "MaxPool", {"halved"},
+          {{"kernel_shape", Ints({3, 3})}, {"strides", Ints({2, 2})},
+           {"pads", Ints({1, 1, 1, 1})}})
+      .Op("y", "AvgPool", {"mp"}, {{"kernel_shape", Ints({2, 2})}})
+      .Output("y");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(CountNhwc(*out, "MaxPool"), 1);
+  EXPECT_EQ(CountNhwc(*out, "AvgPool"), 1);
+  EXPECT_EQ(LiveTransposes(*out), 2);
+  // [1,5,1,1] and [5,1,1] become [1,1,1,5]; the scalar stays as it is.
+  const Node* biased = out->FindNode("biased/nhwc");
+  ASSERT_NE(biased, nullptr);
+  EXPECT_EQ(out->node(biased->input(1).node).output_shape(0), Shape({1, 1, 1, 5}));
+  const Node* scaled = out->FindNode("scaled/nhwc");
+  ASSERT_NE(scaled, nullptr);
+  EXPECT_EQ(out->node(scaled->input(0).node).output_shape(0), Shape({1, 1, 1, 5}));
+  const Node* halved = out->FindNode("halved/nhwc");
+  ASSERT_NE(halved, nullptr);
+  EXPECT_EQ(out->node(halved->input(1).node).name(), "half");
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 7));
+}
+
+TEST(NhwcLayoutPassTest, AGlobalAvgPoolHeadReducesHAndWAndReshapesBack) {
+  GraphMaker m;
+  m.Input("x", {2, 3, 6, 6})
+      .Const("w", Values(8 * 3 * 9, 13, -1, 1), {8, 3, 3, 3})
+      .Const("fc", Values(8 * 4, 14, -1, 1), {8, 4})
+      .Op("c", "Conv2D", {"x", "w"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("r", "Relu", {"c"})
+      .Op("gap", "GlobalAvgPool", {"r"})
+      .Op("flat", "Reshape", {"gap"}, {{"shape", Ints({2, 8})}})
+      .Op("y", "MatMul", {"flat", "fc"})
+      .Op("m", "ReduceMean", {"r"},
+          {{"axes", Ints({2, 3})}, {"keepdims", MakeBoolAttr(false)}})
+      .Output("y")
+      .Output("m");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  // GlobalAvgPool: a ReduceMean over 1, 2, then [N,1,1,C] -> [N,C,1,1] as a
+  // Reshape under its name; no Transpose out.
+  const Node* gap = out->FindNode("gap/nhwc");
+  ASSERT_NE(gap, nullptr);
+  EXPECT_EQ(gap->op(), "ReduceMean");
+  EXPECT_EQ(gap->attrs().GetIntList("axes").value(), std::vector<int64_t>({1, 2}));
+  EXPECT_EQ(OpOf(*out, "gap"), "Reshape");
+  // ReduceMean without keepdims: [N, C] either way, in place.
+  EXPECT_EQ(OpOf(*out, "m"), "ReduceMean");
+  EXPECT_EQ(out->FindNode("m")->attrs().GetIntList("axes").value(),
+            std::vector<int64_t>({1, 2}));
+  EXPECT_EQ(LiveTransposes(*out), 1);  // x in
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 8));
+}
+
+TEST(NhwcLayoutPassTest, AComputedFilterGetsATransposeNode) {
+  GraphMaker m;
+  m.Input("x", {1, 3, 5, 5})
+      .Input("w", {4, 3, 3, 3})
+      .Op("y", "Conv2D", {"x", "w"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Output("y");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  const Node* y = out->FindNode("y/nhwc");
+  ASSERT_NE(y, nullptr);
+  const Node& w = out->node(y->input(1).node);
+  EXPECT_EQ(w.op(), "Transpose");
+  EXPECT_EQ(w.attrs().GetIntList("perm").value(), std::vector<int64_t>({0, 2, 3, 1}));
+  EXPECT_EQ(LiveTransposes(*out), 3);  // x, w in; y out
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 9));
+}
+
+TEST(NhwcLayoutPassTest, AValueReadInNchwComesBackUnderItsName) {
+  // a is an output and feeds a Reshape (no NHWC rule): it comes back once.
+  GraphMaker m;
+  m.Input("x", {1, 3, 4, 4})
+      .Const("w", Values(2 * 3 * 9, 15, -1, 1), {2, 3, 3, 3})
+      .Op("a", "Conv2D", {"x", "w"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("flat", "Reshape", {"a"}, {{"shape", Ints({1, 32})}})
+      .Output("a")
+      .Output("flat");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(OpOf(*out, "a"), "Transpose");
+  EXPECT_EQ(out->FindNode("a")->output_shape(0), Shape({1, 2, 4, 4}));
+  EXPECT_EQ(LiveTransposes(*out), 2);
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 10));
+}
+
+TEST(NhwcLayoutPassTest, AModelTransposeComposesWithTheLayout) {
+  // A TensorFlow export: NHWC input, Transpose to NCHW, conv, Transpose
+  // back to NHWC. After the pass and redundant_nodes no Transpose is left.
+  GraphMaker m;
+  m.Input("x", {1, 5, 5, 3})
+      .Const("w", Values(4 * 3 * 9, 16, -1, 1), {4, 3, 3, 3})
+      .Op("to_nchw", "Transpose", {"x"}, {{"perm", Ints({0, 3, 1, 2})}})
+      .Op("c", "Conv2D", {"to_nchw", "w"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("y", "Transpose", {"c"}, {{"perm", Ints({0, 2, 3, 1})}})
+      .Output("y");
+  auto g = m.Build();
+  auto nhwc = RunNhwc(*g);
+  ASSERT_NE(nhwc, nullptr);
+  PassOutput r = RunPass(*MakeRedundantNodePass(), *nhwc);
+  const Graph& out = r.graph != nullptr ? *r.graph : *nhwc;
+  PassOutput d = RunPass(*MakeDeadNodePass(), out);
+  const Graph& clean = d.graph != nullptr ? *d.graph : out;
+  EXPECT_EQ(LiveTransposes(clean), 0);
+  EXPECT_EQ(CountNhwc(clean, "Conv2D"), 1);
+  ExpectSameOutputs(*g, clean, RandomFeeds(*g, 11));
+}
+
+TEST(NhwcLayoutPassTest, LeavesWhatItCannotOrNeedNotConvert) {
+  // Unknown channels, a 3-D ConvND, and a Conv2D already NHWC.
+  GraphMaker m;
+  m.Input("x", {-1, -1, 6, 6})
+      .Input("v", {1, 2, 4, 4, 4})
+      .Input("z", {1, 6, 6, 3})
+      .Const("w", Values(2 * 3 * 9, 17, -1, 1), {2, 3, 3, 3})
+      .Const("w3", Values(2 * 2 * 8, 18, -1, 1), {2, 2, 2, 2, 2})
+      .Const("wz", Values(4 * 9 * 3, 19, -1, 1), {4, 3, 3, 3})
+      .Op("a", "Conv2D", {"x", "w"})
+      .Op("b", "ConvND", {"v", "w3"},
+          {{"strides", Ints({1, 1, 1})}, {"pads", Ints({0, 0, 0, 0, 0, 0})},
+           {"dilations", Ints({1, 1, 1})}})
+      .Op("c", "Conv2D", {"z", "wz"}, {{"data_format", MakeStringAttr("NHWC")}})
+      .Output("a")
+      .Output("b")
+      .Output("c");
+  auto g = m.Build();
+  absl::StatusOr<PassOutput> out = MakeNhwcLayoutPass()->Run(*g, Nhwc());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->graph, nullptr);
+  EXPECT_TRUE(out->changes.empty());
+}
+
+TEST(NhwcLayoutPassTest, DoesNothingWhenTheLayoutIsNchw) {
+  auto g = ConvChain().Build();
+  absl::StatusOr<PassOutput> out = MakeNhwcLayoutPass()->Run(*g, PassOptions{});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->graph, nullptr);
+}
+
+// A ResNet-like block through the whole pipeline: conv_activation_fusion
+// makes FusedConv2D, which nhwc_layout converts.
+GraphMaker ResidualBlock() {
+  GraphMaker m;
+  m.Input("x", {2, 4, 6, 6})
+      .Const("wa", Values(4 * 4 * 9, 20, -1, 1), {4, 4, 3, 3})
+      .Const("ba", Values(4, 21, -1, 1), {1, 4, 1, 1})
+      .Const("wb", Values(4 * 4 * 9, 22, -1, 1), {4, 4, 3, 3})
+      .Const("bb", Values(4, 23, -1, 1), {1, 4, 1, 1})
+      .Const("fc", Values(4 * 3, 24, -1, 1), {4, 3})
+      .Op("stem", "Relu", {"x"})
+      .Op("a", "Conv2D", {"stem", "wa"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("a_b", "Add", {"a", "ba"})
+      .Op("a_r", "Relu", {"a_b"})
+      .Op("b", "Conv2D", {"a_r", "wb"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("b_b", "Add", {"b", "bb"})
+      .Op("sum", "Add", {"b_b", "stem"})
+      .Op("out", "Relu", {"sum"})
+      .Op("gap", "GlobalAvgPool", {"out"})
+      .Op("flat", "Reshape", {"gap"}, {{"shape", Ints({2, 4})}})
+      .Op("y", "MatMul", {"flat", "fc"})
+      .Output("y");
+  return m;
+}
+
+TEST(NhwcLayoutPipelineTest, ConvertsFusedConvolutionsAtEveryLevel) {
+  auto g = ResidualBlock().Build();
+  for (OptimizationLevel level : {OPTIMIZATION_NONE, OPTIMIZATION_BASIC, OPTIMIZATION_ALL}) {
+    SCOPED_TRACE(OptimizationLevelName(level));
+    absl::StatusOr<OptimizedGraph> opt = OptimizeGraph(Copy(*g), level, Nhwc());
+    ASSERT_TRUE(opt.ok()) << opt.status();
+    bool ran = false;
+    for (const PassRecord& r : opt->records) {
+      EXPECT_EQ(r.error, "") << r.pass;
+      if (r.pass == "nhwc_layout") ran = !r.changes.empty();
+    }
+    EXPECT_TRUE(ran);
+    const std::string conv = level == OPTIMIZATION_ALL ? "FusedConv2D" : "Conv2D";
+    EXPECT_EQ(CountNhwc(*opt->graph, conv), 2);
+    EXPECT_EQ(LiveTransposes(*opt->graph), 1);  // x in; the head reshapes
+    ExpectSameOutputs(*g, *opt->graph, RandomFeeds(*g, 25));
+  }
+  // The default layout: no nhwc_layout at all.
+  absl::StatusOr<OptimizedGraph> plain =
+      OptimizeGraph(Copy(*g), OPTIMIZATION_ALL, PassOptions{});
+  ASSERT_TRUE(plain.ok());
+  for (const PassRecord& r : plain->records) EXPECT_NE(r.pass, "nhwc_layout");
+}
+
+// reduced_precision after nhwc_layout: the Transposes (data movement) carry
+// 16-bit values, so the layout adds no Cast: as many as in NCHW.
+TEST(NhwcLayoutPipelineTest, ReducedPrecisionConvertsTheTransposesToo) {
+  auto g = ResidualBlock().Build();
+  for (DataType t : {DT_FLOAT16, DT_BFLOAT16}) {
+    SCOPED_TRACE(DataTypeName(t));
+    PassOptions nchw;
+    nchw.reduced_precision = t;
+    PassOptions nhwc = Nhwc();
+    nhwc.reduced_precision = t;
+    absl::StatusOr<OptimizedGraph> a = OptimizeGraph(Copy(*g), OPTIMIZATION_ALL, nchw);
+    absl::StatusOr<OptimizedGraph> b = OptimizeGraph(Copy(*g), OPTIMIZATION_ALL, nhwc);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(OpCounts(*a->graph)["Cast"], OpCounts(*b->graph)["Cast"]);
+    for (const Node& n : b->graph->nodes()) {
+      if (n.op() == "Transpose" || n.op() == "FusedConv2D" || n.op() == "ReduceMean") {
+        EXPECT_EQ(n.output_dtype(0), t) << n.name();
+      }
+    }
+    EXPECT_EQ(CountNhwc(*b->graph, "FusedConv2D"), 2);
+  }
+}
+
+TEST(NhwcLayoutPipelineTest, ConvLayoutResolvesAutoFromGpuAndPrecision) {
+  RuntimeConfig config;
+  EXPECT_EQ(ResolveConvLayout(config, true), DataFormat::kNchw);  // float32
+  config.set_precision(PRECISION_BFLOAT16);
+  EXPECT_EQ(ResolveConvLayout(config, true), DataFormat::kNhwc);
+  EXPECT_EQ(ResolveConvLayout(config, false), DataFormat::kNchw);
+  config.set_conv_layout(CONV_LAYOUT_NCHW);
+  EXPECT_EQ(ResolveConvLayout(config, true), DataFormat::kNchw);
+  config.set_conv_layout(CONV_LAYOUT_NHWC);
+  config.set_precision(PRECISION_MODEL);
+  EXPECT_EQ(ResolveConvLayout(config, false), DataFormat::kNhwc);
+  // A session without a GPU never asks for one.
+  RuntimeConfig cpu;
+  cpu.set_use_gpu(false);
+  cpu.set_precision(PRECISION_FLOAT16);
+  EXPECT_FALSE(SessionHasGpu(cpu));
+  EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout, DataFormat::kNchw);
+  cpu.set_conv_layout(CONV_LAYOUT_NHWC);
+  EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout, DataFormat::kNhwc);
+  EXPECT_EQ(ParseConvLayout("nhwc").value(), CONV_LAYOUT_NHWC);
+  EXPECT_EQ(ParseConvLayout("auto").value(), CONV_LAYOUT_AUTO);
+  absl::StatusOr<ConvLayout> bad = ParseConvLayout("hwcn");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("use auto, nchw or nhwc"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::optimizer_test
