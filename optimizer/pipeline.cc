@@ -70,7 +70,10 @@ DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu) {
 
 bool SessionHasGpu(const RuntimeConfig& config) {
   if (config.has_use_gpu() && !config.use_gpu()) return false;
-  return !DiscoverDevices().gpus.empty();
+  for (const GpuInfo& g : DiscoverDevices().gpus) {
+    if (g.usable) return true;
+  }
+  return false;
 }
 
 std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,

@@ -125,7 +125,8 @@ absl::StatusOr<ConvLayout> ParseConvLayout(absl::string_view s);
 // bfloat16, else NCHW.
 DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu);
 // Whether a session with `config` on this machine gets a GPU: use_gpu (unset
-// is true) and DiscoverDevices() finds one. Asks the driver only then.
+// is true) and DiscoverDevices() finds a usable one. Asks the driver only
+// then.
 bool SessionHasGpu(const RuntimeConfig& config);
 // PassOptions from a config: its EffectiveResourceLimits, reduced
 // precision and conv layout (AUTO resolved with SessionHasGpu, and only

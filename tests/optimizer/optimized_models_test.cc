@@ -191,6 +191,76 @@ TEST_P(OptimizedModelsTest, ReducedPrecisionStaysClose) {
   }
 }
 
+// conv_layout NHWC (nhwc_layout, any device): a session runs every model
+// with its convolutions and pooling channels last and gives the outputs of
+// the graph as loaded, at levels all and none (where the layout pass runs
+// alone).
+TEST_P(OptimizedModelsTest, NhwcLayoutSameOutputs) {
+  const ModelCase& c = GetParam();
+  absl::StatusOr<std::unique_ptr<const Graph>> loaded =
+      LoadModelGraph(c.path, c.options);
+  if (!loaded.ok() && absl::IsUnimplemented(loaded.status())) {
+    GTEST_SKIP() << loaded.status();
+  }
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const Graph& g = **loaded;
+  absl::StatusOr<Feeds> feeds = FeedsFor(c, g, 7);
+  ASSERT_TRUE(feeds.ok()) << feeds.status();
+  absl::StatusOr<std::vector<Tensor>> want = RunAsIs(g, *feeds);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (OptimizationLevel level : {OPTIMIZATION_ALL, OPTIMIZATION_NONE}) {
+    SCOPED_TRACE(OptimizationLevelName(level));
+    RuntimeConfig config;
+    config.set_use_gpu(false);
+    config.set_conv_layout(CONV_LAYOUT_NHWC);
+    config.set_optimization_level(level);
+    absl::StatusOr<std::unique_ptr<Session>> session =
+        Session::Create(Copy(g), config);
+    ASSERT_TRUE(session.ok()) << session.status();
+    for (const std::string& line : (*session)->log()) {
+      EXPECT_EQ(line.find("failed"), std::string::npos) << line;
+    }
+    int nhwc = 0;
+    for (const Node& n : (*session)->graph().nodes()) {
+      nhwc += n.attrs().GetString("data_format").value_or("") == "NHWC";
+    }
+    if (level == OPTIMIZATION_ALL && nhwc > 0) {
+      std::cout << absl::StrFormat("[ nhwc     ] %-40s %d nodes channels last\n",
+                                   c.name, nhwc);
+    }
+    absl::StatusOr<std::vector<Tensor>> got = (*session)->Run(*feeds);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < want->size(); ++i) {
+      EXPECT_EQ(Mismatch((*got)[i], (*want)[i], kRtol, kAtol), "")
+          << c.name << " output " << g.outputs()[i].name;
+    }
+  }
+}
+
+// The property above exercises nhwc_layout only where a model has
+// convolutions it converts: the CNN examples and ONNX models must.
+TEST(OptimizedModelsCoverageTest, NhwcLayoutConvertsTheConvolutionModels) {
+  int models = 0;
+  PassOptions nhwc;
+  nhwc.conv_layout = DataFormat::kNhwc;
+  for (const ModelCase& c : Cases()) {
+    absl::StatusOr<std::unique_ptr<const Graph>> loaded =
+        LoadModelGraph(c.path, c.options);
+    if (!loaded.ok()) continue;  // the property test reports it
+    absl::StatusOr<OptimizedGraph> opt =
+        OptimizeGraph(std::move(*loaded), OPTIMIZATION_ALL, nhwc);
+    ASSERT_TRUE(opt.ok()) << opt.status();
+    for (const Node& n : opt->graph->nodes()) {
+      if (n.attrs().GetString("data_format").value_or("") == "NHWC") {
+        ++models;
+        break;
+      }
+    }
+  }
+  EXPECT_GE(models, 3);  // cnn.pb, cnn.onnx, conv_variants.onnx at least
+}
+
 // The property above covers elementwise_fusion only where a model has a
 // chain it fuses: some must (the examples' bias + Relu, the ONNX models'
 // decomposed activations), or the comparison would not exercise the
