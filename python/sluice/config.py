@@ -36,6 +36,8 @@ _LEVELS = {"none": "OPTIMIZATION_NONE", "basic": "OPTIMIZATION_BASIC",
            "all": "OPTIMIZATION_ALL"}
 _PRECISIONS = {"highest": False, "high": True, "tf32": True}
 _REDUCED = {"float16": "PRECISION_FLOAT16", "bfloat16": "PRECISION_BFLOAT16"}
+_CONV_LAYOUTS = {"auto": "CONV_LAYOUT_AUTO", "nchw": "CONV_LAYOUT_NCHW",
+                 "nhwc": "CONV_LAYOUT_NHWC"}
 _INT_FIELDS = ("inter_op_threads", "intra_op_threads", "plan_cache_max_plans",
                "plan_cache_max_bytes")
 # RuntimeConfig.resource_limits (core/resource_limits.h); max_import_folded_bytes
@@ -47,8 +49,8 @@ _BOOL_FIELDS = ("allow_growth", "use_gpu", "soft_placement", "log_placement",
 _FIELDS = ("memory_limit", "allow_growth", "logical_devices", "visible_gpus",
            "use_gpu", "placement", "default_device", "soft_placement",
            "log_placement", "inter_op_threads", "intra_op_threads",
-           "precision", "gpu_graphs", "use_cudnn", "optimization_level",
-           "plan_cache_max_plans", "plan_cache_max_bytes",
+           "precision", "conv_layout", "gpu_graphs", "use_cudnn",
+           "optimization_level", "plan_cache_max_plans", "plan_cache_max_bytes",
            "max_folded_constant_bytes", "max_created_tensor_bytes",
            "max_folded_bytes", "max_import_folded_bytes", "text")
 
@@ -121,6 +123,9 @@ class Config:
         ``"bfloat16"`` to run a float32 model in that type (weights
         converted once at load, float32 accumulation, outputs in float32:
         the config's ``precision`` field).
+      conv_layout: ``"auto"`` (default: NHWC on a GPU with a 16-bit
+        precision, else NCHW), ``"nchw"`` or ``"nhwc"``: the layout
+        convolutions run in (the config's ``conv_layout`` field).
       gpu_graphs: replay GPU steps as CUDA graphs (default True).
       use_cudnn: convolutions on cuDNN when it loads.
       optimization_level: ``"none"``, ``"basic"`` or ``"all"`` (default).
@@ -149,6 +154,7 @@ class Config:
                  inter_op_threads: Optional[int] = None,
                  intra_op_threads: Optional[int] = None,
                  precision: Optional[str] = None,
+                 conv_layout: Optional[str] = None,
                  gpu_graphs: Optional[bool] = None,
                  use_cudnn: Optional[bool] = None,
                  optimization_level: Optional[str] = None,
@@ -240,6 +246,12 @@ class Config:
                     "tf32, float16 or bfloat16")
             else:
                 lines.append(f"allow_tf32: {'true' if _PRECISIONS[p] else 'false'}")
+        if "conv_layout" in f:
+            layout = str(f["conv_layout"]).lower()
+            if layout not in _CONV_LAYOUTS:
+                raise InvalidArgumentError(
+                    f"conv_layout: '{f['conv_layout']}' is not auto, nchw or nhwc")
+            lines.append(f"conv_layout: {_CONV_LAYOUTS[layout]}")
         if "default_device" in f:
             lines.append(f"default_device: \"{f['default_device']}\"")
         limits = {}

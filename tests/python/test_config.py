@@ -36,6 +36,7 @@ def test_per_device_limits_and_fraction():
     ({"memory_limit": "lots"}, "memory_limit"),
     ({"placement": "random"}, "placement"),
     ({"optimization_level": "max"}, "optimization_level"),
+    ({"conv_layout": "hwcn"}, "conv_layout"),
     ({"allow_growth": "yes"}, "allow_growth"),
     ({"logical_devices": {"tpu:0": [1]}}, "tpu"),
     ({"text": "no_such_field: 1"}, "no_such_field"),
@@ -145,3 +146,9 @@ def test_unknown_precision_is_invalid_argument():
     with pytest.raises(sluice.InvalidArgumentError) as e:
         sluice.Config(precision="int4")
     assert "float16 or bfloat16" in e.value.message
+
+
+def test_conv_layout_maps_onto_runtime_config():
+    assert "conv_layout: CONV_LAYOUT_NHWC" in sluice.Config(conv_layout="nhwc").to_text()
+    assert "conv_layout: CONV_LAYOUT_NCHW" in sluice.Config(conv_layout="NCHW").to_text()
+    assert "conv_layout" not in sluice.Config().to_text()
