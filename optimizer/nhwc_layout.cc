@@ -13,9 +13,10 @@
 // input is transposed once. Layout-agnostic readers of NHWC values go
 // channels last too instead of taking the value back to NCHW: elementwise
 // ops (graph/elementwise_program.h's set) whose every input is an NHWC
-// value of rank 4 or a Const (a scalar is kept; a broadcast Const such as
+// value of rank 4, a Const (a scalar is kept; a broadcast Const such as
 // a bias [1, C, 1, 1] or [C, 1, 1] is made rank 4 and transposed: [1, 1,
-// 1, C]), Concat on the channel axis (axis 3 instead of 1), ReduceMean
+// 1, C]) or a computed [N, C, 1, 1] value (a squeeze-and-excitation gate,
+// transposed: a copy of N*C values), Concat on the channel axis (axis 3 instead of 1), ReduceMean
 // over H and W (over 1, 2 instead; with keepdims false its [N, C] is the
 // value itself), GlobalAvgPool (a ReduceMean over 1, 2 keeping dims), and
 // a Transpose (the two permutations composed). Where an NCHW reader, a
@@ -195,7 +196,16 @@ class Rewrite {
     return absl::OkStatus();
   }
 
-  // An elementwise op all of whose inputs are NHWC values or Consts.
+  // Whether `ref` is a rank-4 value of one position per channel ([N, C,
+  // 1, 1]: a squeeze-and-excitation gate), which costs next to nothing to
+  // transpose.
+  bool IsPerChannelValue(TensorRef ref) const {
+    const Shape& s = g_.node(ref.node).output_shape(ref.port);
+    return IsRank4(s) && s.dim(2) == 1 && s.dim(3) == 1;
+  }
+
+  // An elementwise op all of whose inputs are NHWC values, Consts or
+  // [N, C, 1, 1] values (transposed here), at least one an NHWC value.
   absl::Status Elementwise(const Node& n) {
     if (!IsRank4(n.output_shape(0))) return absl::OkStatus();
     bool any = false;
@@ -206,6 +216,7 @@ class Rewrite {
         continue;
       }
       const Tensor* v = ConstValueOf(g_, in);
+      if (v == nullptr && IsPerChannelValue(in)) continue;
       if (v == nullptr || !v->on_host() || v->rank() > 4) return absl::OkStatus();
     }
     if (!any) return absl::OkStatus();
@@ -218,6 +229,11 @@ class Rewrite {
         continue;
       }
       const Tensor* v = ConstValueOf(g_, in);
+      if (v == nullptr) {  // [N, C, 1, 1]
+        ASSIGN_OR_RETURN(Ref r, Nhwc(in, n.id()));
+        node.inputs.push_back(r);
+        continue;
+      }
       if (v->NumElements() == 1) {  // broadcasts alike in either layout
         node.inputs.push_back(in);
         continue;

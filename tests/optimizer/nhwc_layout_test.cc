@@ -229,6 +229,35 @@ TEST(NhwcLayoutPassTest, AGlobalAvgPoolHeadReducesHAndWAndReshapesBack) {
   ExpectSameOutputs(*g, *out, RandomFeeds(*g, 8));
 }
 
+TEST(NhwcLayoutPassTest, ASqueezeExcitationGateIsTransposedNotTheImage) {
+  // x * sigmoid(fc(mean(x))) with the gate [N, C, 1, 1] computed in NCHW:
+  // the gate goes channels last, the image stays so.
+  GraphMaker m;
+  m.Input("x", {2, 3, 6, 6})
+      .Const("w", Values(4 * 3 * 9, 26, -1, 1), {4, 3, 3, 3})
+      .Const("w2", Values(4 * 4 * 9, 27, -1, 1), {4, 4, 3, 3})
+      .Const("fc", Values(4 * 4, 28, -1, 1), {4, 4})
+      .Op("c", "Conv2D", {"x", "w"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("m", "ReduceMean", {"c"},
+          {{"axes", Ints({2, 3})}, {"keepdims", MakeBoolAttr(false)}})
+      .Op("fcm", "MatMul", {"m", "fc"})
+      .Op("gate4", "Reshape", {"fcm"}, {{"shape", Ints({2, 4, 1, 1})}})
+      .Op("gate", "Sigmoid", {"gate4"})
+      .Op("se", "Mul", {"c", "gate"})
+      .Op("y", "Conv2D", {"se", "w2"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Output("y");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  const Node* se = out->FindNode("se/nhwc");
+  ASSERT_NE(se, nullptr);
+  EXPECT_EQ(out->node(se->input(1).node).op(), "Transpose");
+  EXPECT_EQ(out->node(se->input(1).node).output_shape(0), Shape({2, 1, 1, 4}));
+  EXPECT_EQ(OpOf(*out, "c"), "(none)");  // c is never needed in NCHW
+  EXPECT_EQ(LiveTransposes(*out), 3);     // x in, the gate, y out
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 29));
+}
+
 TEST(NhwcLayoutPassTest, AComputedFilterGetsATransposeNode) {
   GraphMaker m;
   m.Input("x", {1, 3, 5, 5})
