@@ -13,7 +13,7 @@
 # (conformance suite, GPU device tests). Exit status: 0 when every step
 # passed. Set SANITIZE=0 to skip memcheck, BENCH=0 to skip the benchmarks,
 # or PARTS to a subset of "tests sanitize replays examples cli bench onnx
-# cudnn cudnn-memcheck resnet precision cudakernel" (the default is all of
+# cudnn cudnn-memcheck nhwc resnet precision cudakernel" (the default is all of
 # them; a 10-minute
 # device call does not fit them all). The cudnn part runs the convolution
 # tests (cuDNN and the fallback against the CPU, the memory-limit test, the
@@ -28,6 +28,14 @@
 #   tar xzf .gpupack/gpu.tgz && PARTS=cudnn scripts/gpu_suite.sh
 #   tar xzf .gpupack/gpu.tgz && PARTS=cudnn-memcheck scripts/gpu_suite.sh
 #   tar xzf .gpupack/gpu.tgz && PARTS=resnet scripts/gpu_suite.sh
+#
+# The nhwc part runs the NHWC (data_format) convolution and pooling cases
+# (every cuDNN route and the direct kernels against the CPU, the
+# conformance table's _nhwc_ cases), the same under compute-sanitizer
+# memcheck, the conv_layout session test, and ResNet-50 with
+# --conv-layout nhwc against nchw in float32 and bfloat16 (docs/design.md
+# decision 30); it needs sluice_kernels_test, sluice_executor_test and
+# sluice in .gpu/bin.
 #
 # The cudakernel part runs the CudaKernel tests (NVRTC compiles, kernels
 # against host values, compile errors with the log, the session with CUDA
@@ -49,7 +57,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 # Tests read examples/ and tests/*/testdata from this checkout.
 export SLUICE_TEST_DATA_DIR="$PWD"
 
-want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx cudnn cudnn-memcheck resnet precision cudakernel} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx cudnn cudnn-memcheck nhwc resnet precision cudakernel} " == *" $1 "* ]]; }
 
 status=0
 step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records failure
@@ -153,6 +161,39 @@ if want cudnn-memcheck && [[ -x .gpu/bin/sluice_kernels_test ]] &&
   # algorithm search under memcheck would take the whole call.
   step memcheck-cudnn-conv compute-sanitizer --tool memcheck --error-exitcode 1 \
     .gpu/bin/sluice_kernels_test --gtest_filter="$CONV_FILTER:-CudnnConvMemoryTest.*"
+fi
+
+# NHWC convolutions and pooling (decision 30): kernels, memcheck, session,
+# ResNet-50 in both layouts.
+NHWC_FILTER='Layouts/NhwcGpuTest.*:NhwcCudnnCanExpressTest.*:AllOps/*nhwc*'
+if want nhwc && [[ -x .gpu/bin/sluice_kernels_test ]]; then
+  step nhwc-kernels .gpu/bin/sluice_kernels_test --gtest_filter="$NHWC_FILTER"
+  grep -h "SKIPPED\|Skipped\|not usable" "$OUT/nhwc-kernels.log" | sort | uniq -c \
+    >"$OUT/nhwc-kernels.skips.txt" || true
+  command -v compute-sanitizer >/dev/null && step memcheck-nhwc-kernels \
+    compute-sanitizer --tool memcheck --error-exitcode 1 \
+    .gpu/bin/sluice_kernels_test --gtest_filter="$NHWC_FILTER"
+  [[ -x .gpu/bin/sluice_executor_test ]] && step nhwc-session \
+    .gpu/bin/sluice_executor_test --gtest_filter='ConvLayoutSessionTest.*'
+  if python3 -c "import numpy, onnx" 2>/dev/null && [[ -x .gpu/bin/sluice ]]; then
+    [[ -f "$OUT/resnet-model/resnet50_b2.onnx" ]] ||
+      step nhwc-resnet50-model python3 bench/models/resnet50.py --out "$OUT/resnet-model" --batch 2
+    for precision in model bfloat16; do
+      for layout in nchw nhwc; do
+        step "nhwc-resnet50-$precision-$layout" .gpu/bin/sluice run \
+          "$OUT/resnet-model/resnet50_b2.onnx" --input "x=$OUT/resnet-model/resnet50_b2_x.npy" \
+          --device gpu:0 --precision "$precision" --conv-layout "$layout" \
+          --output-dir "$OUT/nhwc-resnet50-$precision-$layout"
+      done
+      step "nhwc-resnet50-$precision-nhwc-vs-nchw" python3 -c "
+import glob, numpy as np
+a = np.load(glob.glob('$OUT/nhwc-resnet50-$precision-nhwc/*.npy')[0])
+b = np.load(glob.glob('$OUT/nhwc-resnet50-$precision-nchw/*.npy')[0])
+rel = float(np.linalg.norm(a - b) / np.linalg.norm(b))
+print('max |d|', float(np.abs(a - b).max()), 'rel L2', rel)
+raise SystemExit(0 if rel < ('$precision' == 'model' and 1e-4 or 3e-2) else 1)"
+    done
+  fi
 fi
 
 # CudaKernel nodes: NVRTC, the kernel against host values, the session.

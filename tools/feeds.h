@@ -38,7 +38,8 @@ absl::Status MakeFeeds(const Graph& graph,
 // The session a command runs: the config from `config_path` ("" = default)
 // with environment overrides, `device` (when not "") as manual placement's
 // default device, `precision` (when not "", as --precision gives it) as the
-// config's precision, `conv_layout` likewise (--conv-layout), then the model, an ONNX one imported with `dims` ("NAME=N"
+// config's precision, `conv_layout` likewise (--conv-layout), then the
+// model, an ONNX one imported with `dims` ("NAME=N"
 // values of its symbolic dimensions, as --dim gives them; INVALID_ARGUMENT
 // naming the flag for a malformed one or a name no input uses). The
 // config's and the session's notes are appended to `notes`, each line once.

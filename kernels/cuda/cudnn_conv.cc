@@ -701,8 +701,8 @@ absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
 
 std::string CacheKey(const CudnnConvProblem& p, cudnnMathType_t math) {
   return absl::StrCat(DataTypeName(p.dtype), p.transpose ? " transpose" : "",
-                      p.channels_last ? " NHWC" : " NC", p.image.size(), "d n=", p.batch, " c=", p.in_channels,
-                      "->", p.out_channels, " g=", p.group, " image=", Join(p.image),
+                      p.channels_last ? " NHWC" : " NC", p.image.size(),
+                      "d n=", p.batch, " c=", p.in_channels, "->", p.out_channels, " g=", p.group, " image=", Join(p.image),
                       " pos=", Join(p.positions), " k=", Join(p.kernel),
                       " s=", Join(p.strides), " d=", Join(p.dilations),
                       " pad=", Join(p.pad_begin), " math=", static_cast<int>(math));

@@ -1,6 +1,6 @@
 // Conv and ConvTranspose on cuDNN (NCHW / NCDHW, and NHWC for 2-D forward
-// convolutions; float32, float16, bfloat16 and float64), for the GPU Conv2D, ConvND and ConvTranspose kernels, which
-// fall back to sluice's own CUDA kernels when RunCudnnConv says it did not
+// convolutions; float32, float16, bfloat16 and float64), for the GPU
+// Conv2D, ConvND and ConvTranspose kernels, which fall back to sluice's own CUDA kernels when RunCudnnConv says it did not
 // run. CUDA-free header: pointers are device addresses.
 //
 //   CudnnConvProblem p = ...;            // dtype, channels, window
