@@ -309,7 +309,7 @@ def real_model_workloads(work, quick, base=False, names=None):
 # -------------------------------------------------------------------- sluice
 
 def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout,
-               precision=None, tf32=False):
+               precision=None, tf32=False, conv_layout=None):
     """`sluice run` for the output, then `sluice bench` for the time."""
     inputs = []
     for k, f in feed_files.items():
@@ -328,6 +328,8 @@ def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout,
     else:
         if precision:
             dev_args += ["--precision", precision]
+        if conv_layout:
+            dev_args += ["--conv-layout", conv_layout]
         if tf32:
             config = os.path.join(os.path.dirname(out_dir), "tf32.pbtxt")
             with open(config, "w") as f:
@@ -587,7 +589,8 @@ def run_workload(wl, ctx):
         attempt(peer, lambda: run_sluice(ctx["sluice"], wl, feed_files, device,
                                          runs, warmup, out_dir, ctx["timeout"],
                                          ctx.get("precision"),
-                                         ctx.get("tf32", False) and device.startswith("gpu")))
+                                         ctx.get("tf32", False) and device.startswith("gpu"),
+                                         ctx.get("conv_layout")))
     if ctx["ort"] is not None and not ctx.get("no_cpu"):
         attempt("onnxruntime_cpu", lambda: onnxruntime_cpu(
             ctx["ort"], wl, wl["runs_cpu"], wl["warmup_cpu"]))
@@ -805,6 +808,9 @@ def main():
     ap.add_argument("--precision", choices=("float16", "bfloat16"),
                     help="GPU peers in this precision: sluice --precision, "
                          "PyTorch under torch.autocast (CPU peers stay float32)")
+    ap.add_argument("--conv-layout", choices=("auto", "nchw", "nhwc"),
+                    help="sluice's GPU peer with this --conv-layout (default: "
+                         "the config's, auto)")
     ap.add_argument("--compile", action="store_true",
                     help="also time torch.compile(mode='reduce-overhead')")
     ap.add_argument("--tf32", action="store_true",
@@ -850,7 +856,8 @@ def main():
     ctx = {"sluice": sluice, "sluice_gpu": sluice_gpu_ok,
            "torch": torch, "torch_gpu": torch_gpu_ok, "ort": ort,
            "timeout": args.timeout, "precision": args.precision,
-           "no_cpu": args.no_cpu, "compile": args.compile, "tf32": args.tf32}
+           "no_cpu": args.no_cpu, "compile": args.compile, "tf32": args.tf32,
+           "conv_layout": args.conv_layout}
 
     only = set(args.only or [])
     want = (lambda n: n in only) if only else (lambda n: True)
@@ -926,6 +933,7 @@ def main():
               "versions": versions, "quick": args.quick,
               "settings": {"tf32": args.tf32, "sluice_gpu_device": "gpu:0",
                            "gpu_precision": args.precision or "float32",
+                           "sluice_conv_layout": args.conv_layout or "auto",
                            "timing": "median of N steps; PyTorch step = inputs from pinned host tensors, run, .cpu() of the output (see peers.md)"},
               "notes": notes, "workloads": workloads,
               "wall_s": round(time.perf_counter() - start, 1)}
