@@ -6,7 +6,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "device/cudnn_info.h"
 #include "device/discovery.h"
+#include "device/gpu_device.h"
 
 namespace sluice {
 
@@ -70,6 +72,11 @@ DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu) {
 
 bool SessionHasGpu(const RuntimeConfig& config) {
   if (config.has_use_gpu() && !config.use_gpu()) return false;
+  // NHWC pays on cuDNN's engines; without cuDNN the direct kernels run,
+  // no faster channels last.
+  const bool use_cudnn =
+      config.has_use_cudnn() ? config.use_cudnn() : kUseCudnnByDefault;
+  if (!use_cudnn || !GetCudnnInfo().usable) return false;
   for (const GpuInfo& g : DiscoverDevices().gpus) {
     if (g.usable) return true;
   }

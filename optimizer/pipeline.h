@@ -121,12 +121,13 @@ absl::StatusOr<Precision> ParsePrecision(absl::string_view s);
 // "auto" | "nchw" | "nhwc" (the CLI's --conv-layout).
 absl::StatusOr<ConvLayout> ParseConvLayout(absl::string_view s);
 // The layout a session with `config` runs convolutions in: NCHW and NHWC
-// as asked; AUTO is NHWC when `has_gpu` and config.precision is float16 or
-// bfloat16, else NCHW.
+// as asked; AUTO is NHWC when `has_gpu` (SessionHasGpu) and
+// config.precision is float16 or bfloat16, else NCHW.
 DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu);
-// Whether a session with `config` on this machine gets a GPU: use_gpu (unset
-// is true) and DiscoverDevices() finds a usable one. Asks the driver only
-// then.
+// Whether a session with `config` on this machine gets a GPU whose
+// convolutions run on cuDNN: use_gpu and use_cudnn (unset is true), cuDNN
+// usable (device/cudnn_info.h) and DiscoverDevices() finds a usable GPU.
+// Asks the driver only when the rest holds.
 bool SessionHasGpu(const RuntimeConfig& config);
 // PassOptions from a config: its EffectiveResourceLimits, reduced
 // precision and conv layout (AUTO resolved with SessionHasGpu, and only
