@@ -3,7 +3,7 @@
 // (TensorFlow's name). NCHW, the default, is ONNX's; NHWC keeps the
 // channels innermost (input [N,H,W,C], filter [O,KH,KW,C/group], output
 // [N,OH,OW,O]), the layout cuDNN's tensor-core engines read without a
-// conversion (docs/design.md decision 30; the optimizer's nhwc_layout pass
+// conversion (docs/design.md decision 31; the optimizer's nhwc_layout pass
 // makes such nodes).
 //
 //   ASSIGN_OR_RETURN(DataFormat f, GetDataFormat(node.attrs()));

@@ -1,7 +1,7 @@
 // nhwc_layout: runs a convolutional model channels last (NHWC) between its
 // convolutions, as grappler's layout optimizer and onnxruntime's NHWC
 // transformer do, when PassOptions.conv_layout asks for it (docs/design.md
-// decision 30). cuDNN's tensor-core engines read and write NHWC; given
+// decision 31). cuDNN's tensor-core engines read and write NHWC; given
 // NCHW they convert inside every call.
 //
 // Each rank-4 float Conv2D, FusedConv2D, MaxPool and AvgPool in NCHW whose

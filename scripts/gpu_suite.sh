@@ -34,7 +34,7 @@
 # conformance table's _nhwc_ cases), the same under compute-sanitizer
 # memcheck, the conv_layout session test, and ResNet-50 with
 # --conv-layout nhwc against nchw in float32 and bfloat16 (docs/design.md
-# decision 30); it needs sluice_kernels_test, sluice_executor_test and
+# decision 31); it needs sluice_kernels_test, sluice_executor_test and
 # sluice in .gpu/bin.
 #
 # The cudakernel part runs the CudaKernel tests (NVRTC compiles, kernels
@@ -163,7 +163,7 @@ if want cudnn-memcheck && [[ -x .gpu/bin/sluice_kernels_test ]] &&
     .gpu/bin/sluice_kernels_test --gtest_filter="$CONV_FILTER:-CudnnConvMemoryTest.*"
 fi
 
-# NHWC convolutions and pooling (decision 30): kernels, memcheck, session,
+# NHWC convolutions and pooling (decision 31): kernels, memcheck, session,
 # ResNet-50 in both layouts.
 NHWC_FILTER='Layouts/NhwcGpuTest.*:NhwcCudnnCanExpressTest.*:AllOps/*nhwc*'
 if want nhwc && [[ -x .gpu/bin/sluice_kernels_test ]]; then
