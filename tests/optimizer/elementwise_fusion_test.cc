@@ -67,6 +67,30 @@ TEST(ElementwiseFusionPassTest, FusesReluSixExportedAsMaximumMinimum) {
   ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 1));
 }
 
+// A gated MLP's activation as exporters leave it (LLaMA's SwiGLU: the gate
+// through SiLU, x * sigmoid(x), times the up projection): one FusedElementwise
+// kernel reading the two projections.
+TEST(ElementwiseFusionPassTest, FusesASiluGatedMlpActivation) {
+  GraphMaker m;
+  m.Input("gate", {2, 16, 64})
+      .Input("up", {2, 16, 64})
+      .Op("sig", "Sigmoid", {"gate"})
+      .Op("silu", "Mul", {"gate", "sig"})
+      .Op("y", "Mul", {"silu", "up"})
+      .Output("y");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeElementwiseFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  const Node* y = out.graph->FindNode("y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->op(), "FusedElementwise");
+  EXPECT_EQ(out.graph->FindNode("sig"), nullptr);
+  EXPECT_EQ(out.graph->FindNode("silu"), nullptr);
+  EXPECT_THAT(ProgramOps(*y), ElementsAre("Sigmoid", "Mul", "Mul"));
+  EXPECT_THAT(InputNames(*out.graph, *y), ElementsAre("gate", "up"));
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 3));
+}
+
 TEST(ElementwiseFusionPassTest, FusesABatchNormReluWithBroadcastInputs) {
   // DenseNet's pre-activation BatchNorm: Relu(x * scale + shift), and a
   // diamond after it that reads the Relu twice.
