@@ -152,6 +152,7 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config) {
   const bool ask = config.conv_layout() == CONV_LAYOUT_AUTO &&
                    options.reduced_precision != DT_INVALID;
   options.conv_layout = ResolveConvLayout(config, ask && SessionHasGpu(config));
+  options.conv_layout_auto = config.conv_layout() == CONV_LAYOUT_AUTO;
   return options;
 }
 

@@ -340,6 +340,39 @@ TEST(NhwcLayoutPassTest, LeavesWhatItCannotOrNeedNotConvert) {
   EXPECT_TRUE(out->changes.empty());
 }
 
+// AUTO's NHWC leaves a model with a depthwise convolution in NCHW (and says
+// why); CONV_LAYOUT_NHWC asked for by the config converts it.
+TEST(NhwcLayoutPassTest, AutoKeepsAModelWithGroupedConvolutionsInNchw) {
+  GraphMaker m;
+  m.Input("x", {1, 8, 6, 6})
+      .Const("wd", Values(8 * 9, 21, -1, 1), {8, 1, 3, 3})
+      .Const("wp", Values(16 * 8, 22, -1, 1), {16, 8, 1, 1})
+      .Op("dw", "Conv2D", {"x", "wd"},
+          {{"pads", Ints({1, 1, 1, 1})}, {"group", MakeIntAttr(8)}})
+      .Op("pw", "Conv2D", {"dw", "wp"})
+      .Output("pw");
+  auto g = m.Build();
+  PassOptions automatic = Nhwc();
+  automatic.conv_layout_auto = true;
+  absl::StatusOr<PassOutput> kept = MakeNhwcLayoutPass()->Run(*g, automatic);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->graph, nullptr);
+  ASSERT_EQ(kept->changes.size(), 1u);
+  EXPECT_NE(kept->changes[0].find("'dw' is a grouped convolution (group 8)"),
+            std::string::npos)
+      << kept->changes[0];
+  std::unique_ptr<const Graph> asked = RunNhwc(*g);
+  ASSERT_NE(asked, nullptr);
+  EXPECT_EQ(CountNhwc(*asked, "Conv2D"), 2);
+  // An ungrouped model is converted under AUTO as well.
+  auto chain = ConvChain().Build();
+  absl::StatusOr<PassOutput> converted =
+      MakeNhwcLayoutPass()->Run(*chain, automatic);
+  ASSERT_TRUE(converted.ok()) << converted.status();
+  ASSERT_NE(converted->graph, nullptr);
+  EXPECT_EQ(CountNhwc(*converted->graph, "Conv2D"), 2);
+}
+
 TEST(NhwcLayoutPassTest, DoesNothingWhenTheLayoutIsNchw) {
   auto g = ConvChain().Build();
   absl::StatusOr<PassOutput> out = MakeNhwcLayoutPass()->Run(*g, PassOptions{});
@@ -436,8 +469,10 @@ TEST(NhwcLayoutPipelineTest, ConvLayoutResolvesAutoFromGpuAndPrecision) {
   cpu.set_precision(PRECISION_FLOAT16);
   EXPECT_FALSE(SessionHasGpu(cpu));
   EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout, DataFormat::kNchw);
+  EXPECT_TRUE(PassOptionsFromConfig(cpu).conv_layout_auto);
   cpu.set_conv_layout(CONV_LAYOUT_NHWC);
   EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout, DataFormat::kNhwc);
+  EXPECT_FALSE(PassOptionsFromConfig(cpu).conv_layout_auto);
   EXPECT_EQ(ParseConvLayout("nhwc").value(), CONV_LAYOUT_NHWC);
   EXPECT_EQ(ParseConvLayout("auto").value(), CONV_LAYOUT_AUTO);
   absl::StatusOr<ConvLayout> bad = ParseConvLayout("hwcn");
