@@ -10,8 +10,9 @@ count (--threads, default 2) and one inter-op thread:
 
   sluice CPU       `sluice run` for the output, then `sluice bench MODEL
                    --device cpu:0 --json` (p50) with a config of
-                   `use_gpu: false`, intra_op_threads = --threads and
-                   inter_op_threads = 1
+                   `use_gpu: false`, intra_op_threads = --threads,
+                   inter_op_threads = 1 and conv_layout = --conv-layout
+                   (auto by default: channels last on oneDNN in float32)
   onnxruntime CPU  CPUExecutionProvider, intra_op_num_threads = --threads,
                    sequential execution, all graph optimisations
 
@@ -22,7 +23,7 @@ onnxruntime's output against sluice's).
 
     python3 bench/cpu_peers.py --sluice build/tools/sluice --out DIR \
         [--models resnet50 encoder_layer mobilenet_v2 densenet121] \
-        [--threads 2] [--batch 1] \
+        [--threads 2] [--conv-layout auto|nchw|nhwc] [--batch 1] \
         [--runs 20] [--rounds 2]
 
 Writes DIR/cpu_peers.json and DIR/cpu_peers.md and prints the table. Needs
@@ -53,11 +54,12 @@ from bench_env import cpu_model, tool_env  # noqa: E402
 from peers import compare, median_ms, one_line, output_file  # noqa: E402
 
 
-def sluice_config(path, threads):
+def sluice_config(path, threads, conv_layout="auto"):
     with open(path, "w") as f:
         f.write("use_gpu: false\n"
                 f"intra_op_threads: {threads}\n"
-                "inter_op_threads: 1\n")
+                "inter_op_threads: 1\n"
+                f"conv_layout: CONV_LAYOUT_{conv_layout.upper()}\n")
     return path
 
 
@@ -98,9 +100,10 @@ def ort_session(ort, model, threads):
 
 def run_model(args, ort, name, paths):
     config = sluice_config(os.path.join(args.out, "cpu_threads.pbtxt"),
-                           args.threads)
+                           args.threads, args.conv_layout)
     x = np.load(paths["x"])
-    rec = {"name": name, "input": list(x.shape), "threads": args.threads}
+    rec = {"name": name, "input": list(x.shape), "threads": args.threads,
+           "conv_layout": args.conv_layout}
     y_sluice = sluice_output(args.sluice, paths["onnx"], paths["x"], config,
                              os.path.join(args.out, f"{name}_out"),
                              args.timeout)
@@ -135,13 +138,14 @@ def markdown(report):
              "", "Median ms per step; ratio = onnxruntime ms / sluice ms "
              "(above 1: sluice is faster); relative L2 of onnxruntime's output "
              "against sluice's.", "",
-             "| model | threads | sluice CPU ms | onnxruntime CPU ms | ratio | "
+             "| model | threads (sluice conv layout) | sluice CPU ms | onnxruntime CPU ms | ratio | "
              "max abs diff | rel L2 |", "|---|---|---|---|---|---|---|"]
     for r in report["models"]:
         if "error" in r:
             lines.append(f"| {r['name']} | | {r['error']} | | | | |")
             continue
-        lines.append(f"| {r['name']} | {r['threads']} | {r['sluice_ms']:.2f} | "
+        lines.append(f"| {r['name']} | {r['threads']} "
+                     f"({r.get('conv_layout', 'auto')}) | {r['sluice_ms']:.2f} | "
                      f"{r['ort_ms']:.2f} | {r['ratio']:.2f} | "
                      f"{r['max_abs_diff']:.1e} | {r['rel_l2']:.1e} |")
     return "\n".join(lines) + "\n"
@@ -156,6 +160,10 @@ def main():
     ap.add_argument("--sluice", required=True, help="the sluice binary")
     ap.add_argument("--out", required=True, help="folder for the results")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--conv-layout", choices=["auto", "nchw", "nhwc"],
+                    default="auto",
+                    help="sluice's RuntimeConfig.conv_layout (auto: NHWC on "
+                         "oneDNN in float32)")
     ap.add_argument("--models", nargs="+", choices=sorted(MODELS),
                     default=["resnet50", "encoder_layer"])
     ap.add_argument("--batch", type=int, nargs="+", default=[1])

@@ -9,6 +9,7 @@
 #include "device/cudnn_info.h"
 #include "device/discovery.h"
 #include "device/gpu_device.h"
+#include "kernels/cpu/onednn_conv_nhwc.h"
 
 namespace sluice {
 
@@ -59,15 +60,39 @@ absl::StatusOr<ConvLayout> ParseConvLayout(absl::string_view s) {
       "unknown conv layout '", s, "'; use auto, nchw or nhwc"));
 }
 
-DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu) {
+DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu,
+                             bool cpu_onednn) {
   switch (config.conv_layout()) {
     case CONV_LAYOUT_NHWC: return DataFormat::kNhwc;
     case CONV_LAYOUT_NCHW: return DataFormat::kNchw;
-    default:
-      return has_gpu && ReducedPrecisionType(config.precision()) != DT_INVALID
+    default: {
+      const bool reduced =
+          ReducedPrecisionType(config.precision()) != DT_INVALID;
+      return (has_gpu && reduced) || (cpu_onednn && !reduced)
                  ? DataFormat::kNhwc
                  : DataFormat::kNchw;
+    }
   }
+}
+
+DataFormat SessionConvLayout(const RuntimeConfig& config) {
+  if (config.conv_layout() != CONV_LAYOUT_AUTO) {
+    return ResolveConvLayout(config, false);
+  }
+  if (ReducedPrecisionType(config.precision()) != DT_INVALID) {
+    return ResolveConvLayout(config, SessionHasGpu(config));
+  }
+  return ResolveConvLayout(config, false,
+                           SessionRunsConvolutionsOnOneDnn(config));
+}
+
+bool SessionRunsConvolutionsOnOneDnn(const RuntimeConfig& config) {
+  if (!cpu::OneDnnRunsNhwcConvolutions()) return false;
+  if (config.has_use_gpu() && !config.use_gpu()) return true;
+  for (const GpuInfo& g : DiscoverDevices().gpus) {
+    if (g.usable) return false;
+  }
+  return true;
 }
 
 bool SessionHasGpu(const RuntimeConfig& config) {
@@ -148,10 +173,7 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config) {
   PassOptions options;
   options.limits = EffectiveResourceLimits(config);
   options.reduced_precision = ReducedPrecisionType(config.precision());
-  // AUTO needs to know about GPUs only with a 16-bit precision.
-  const bool ask = config.conv_layout() == CONV_LAYOUT_AUTO &&
-                   options.reduced_precision != DT_INVALID;
-  options.conv_layout = ResolveConvLayout(config, ask && SessionHasGpu(config));
+  options.conv_layout = SessionConvLayout(config);
   options.conv_layout_auto = config.conv_layout() == CONV_LAYOUT_AUTO;
   return options;
 }

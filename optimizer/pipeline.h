@@ -122,16 +122,28 @@ absl::StatusOr<Precision> ParsePrecision(absl::string_view s);
 absl::StatusOr<ConvLayout> ParseConvLayout(absl::string_view s);
 // The layout a session with `config` runs convolutions in: NCHW and NHWC
 // as asked; AUTO is NHWC when `has_gpu` (SessionHasGpu) and
-// config.precision is float16 or bfloat16, else NCHW.
-DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu);
+// config.precision is float16 or bfloat16, or when `cpu_onednn` (the
+// session runs on the CPU alone and its convolutions on oneDNN:
+// SessionRunsConvolutionsOnOneDnn) and the precision is the model's
+// float32; else NCHW.
+DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu,
+                             bool cpu_onednn = false);
+// ResolveConvLayout with what this machine has: asks SessionHasGpu only
+// for a 16-bit precision and SessionRunsConvolutionsOnOneDnn only for
+// float32, and neither unless the layout is AUTO.
+DataFormat SessionConvLayout(const RuntimeConfig& config);
+// Whether a session with `config` runs on the CPU alone (use_gpu false, or
+// no usable GPU found) and this build runs NHWC convolutions on oneDNN
+// (kernels/cpu/onednn_conv_nhwc.h): ResNet-50 batch 1 on 16 cores ran its
+// convolutions 1.9x faster channels last there (bench/RESULTS.md).
+bool SessionRunsConvolutionsOnOneDnn(const RuntimeConfig& config);
 // Whether a session with `config` on this machine gets a GPU whose
 // convolutions run on cuDNN: use_gpu and use_cudnn (unset is true), cuDNN
 // usable (device/cudnn_info.h) and DiscoverDevices() finds a usable GPU.
 // Asks the driver only when the rest holds.
 bool SessionHasGpu(const RuntimeConfig& config);
 // PassOptions from a config: its EffectiveResourceLimits, reduced
-// precision and conv layout (AUTO resolved with SessionHasGpu, and only
-// where it matters: a 16-bit precision).
+// precision and conv layout (SessionConvLayout).
 PassOptions PassOptionsFromConfig(const RuntimeConfig& config);
 
 // Runs the level's passes over `graph`. A pass that fails is recorded and

@@ -333,10 +333,9 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
         layout_config.set_conv_layout(
             ParseConvLayout(options.conv_layout).value_or(CONV_LAYOUT_AUTO));
       }
-      pass_options.conv_layout = ResolveConvLayout(
-          layout_config, layout_config.conv_layout() == CONV_LAYOUT_AUTO &&
-                             pass_options.reduced_precision != DT_INVALID &&
-                             SessionHasGpu(layout_config));
+      pass_options.conv_layout = SessionConvLayout(layout_config);
+      pass_options.conv_layout_auto =
+          layout_config.conv_layout() == CONV_LAYOUT_AUTO;
       absl::StatusOr<OptimizedGraph> opt =
           level.ok() ? OptimizeGraph(*std::move(graph), *level, pass_options)
                      : absl::StatusOr<OptimizedGraph>(level.status());

@@ -29,6 +29,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/layout.h"
 #include "kernels/cpu/onednn_conv.h"
+#include "kernels/cpu/onednn_conv_nhwc.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/row_copy.h"
 #include "kernels/cpu/sgemm.h"
@@ -390,10 +391,12 @@ absl::Status ConvCompute(OpKernelContext* ctx, const Tensor& x,
 // Conv2D of inputs 0 and 1 into a new output 0 of the kernel's context,
 // then the epilogue when one is given (`side` is input 3 or null; the
 // epilogue's side pointer is set here). On `onednn` when it is given and
-// takes the shape. NHWC: the NCHW computation between permutations.
+// takes the shape. NHWC: on `onednn_nhwc` (channels last in place) when it
+// is given and takes the shape, else the NCHW computation between
+// permutations.
 absl::Status ConvInto(OpKernelContext* ctx, const ConvAttrs& a,
                       const ConvEpilogue* epilogue, OneDnnConv* onednn,
-                      const Tensor* side) {
+                      OneDnnConvNhwc* onednn_nhwc, const Tensor* side) {
   ASSIGN_OR_RETURN(Shape shape, CheckedOutputShape(*ctx, a));
   ConvEpilogue ep;
   if (epilogue != nullptr) ep = *epilogue;
@@ -406,6 +409,14 @@ absl::Status ConvInto(OpKernelContext* ctx, const ConvAttrs& a,
   }
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
   if (y->NumElements() == 0) return absl::OkStatus();
+  if (onednn_nhwc != nullptr && ctx->input(0).dtype() == DT_FLOAT) {
+    ASSIGN_OR_RETURN(bool ran,
+                     onednn_nhwc->Compute(ctx, ctx->input(0), ctx->input(1),
+                                          epilogue == nullptr ? nullptr
+                                                              : epilogue->bias,
+                                          side, y));
+    if (ran) return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(Tensor x, PermutedTemp(ctx, ctx->input(0), kNhwcToNchw));
   // [O,KH,KW,I] -> [O,I,KH,KW] is the same permutation.
   ASSIGN_OR_RETURN(Tensor f, PermutedTemp(ctx, ctx->input(1), kNhwcToNchw));
@@ -504,6 +515,13 @@ absl::Status ConvCompute(OpKernelContext* ctx, const Tensor& x,
   return absl::OkStatus();
 }
 
+// The channels-last oneDNN path of a node, for data_format NHWC only.
+std::unique_ptr<OneDnnConvNhwc> MaybeNhwc(const ConvAttrs& a,
+                                          ConvActivation act) {
+  if (a.format != DataFormat::kNhwc) return nullptr;
+  return OneDnnConvNhwc::Create(a.conv, act);
+}
+
 class Conv2DKernel final : public OpKernel {
  public:
   using Attrs = ConvAttrs;
@@ -513,16 +531,20 @@ class Conv2DKernel final : public OpKernel {
   Conv2DKernel(const Node& node, Attrs attrs)
       : OpKernel(node),
         attrs_(std::move(attrs)),
-        onednn_(OneDnnConv::Create(attrs_.conv, ConvActivation::kNone)) {}
+        onednn_(OneDnnConv::Create(attrs_.conv, ConvActivation::kNone)),
+        onednn_nhwc_(MaybeNhwc(attrs_, ConvActivation::kNone)) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    return ConvInto(ctx, attrs_, nullptr, onednn_.get(), nullptr);
+    return ConvInto(ctx, attrs_, nullptr, onednn_.get(), onednn_nhwc_.get(),
+                    nullptr);
   }
 
  private:
   const ConvAttrs attrs_;
   // nullptr: the loops here (no oneDNN in this build, or switched off).
   const std::unique_ptr<OneDnnConv> onednn_;
+  // Only for data_format NHWC.
+  const std::unique_ptr<OneDnnConvNhwc> onednn_nhwc_;
 };
 
 // FusedConv2D: the convolution with y = act(y + bias[o] (+ side)) applied
@@ -539,9 +561,8 @@ class FusedConv2DKernel final : public OpKernel {
   FusedConv2DKernel(const Node& node, Attrs attrs)
       : OpKernel(node),
         attrs_(std::move(attrs)),
-        onednn_(OneDnnConv::Create(attrs_.conv, attrs_.relu
-                                                    ? ConvActivation::kRelu
-                                                    : ConvActivation::kNone)) {}
+        onednn_(OneDnnConv::Create(attrs_.conv, Activation(attrs_))),
+        onednn_nhwc_(MaybeNhwc(attrs_, Activation(attrs_))) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
@@ -566,13 +587,20 @@ class FusedConv2DKernel final : public OpKernel {
     ConvEpilogue epilogue;
     epilogue.bias = bias.data<float>();
     epilogue.relu = attrs_.relu;
-    return ConvInto(ctx, attrs_, &epilogue, onednn_.get(), side);
+    return ConvInto(ctx, attrs_, &epilogue, onednn_.get(), onednn_nhwc_.get(),
+                    side);
   }
 
  private:
+  static ConvActivation Activation(const ConvAttrs& a) {
+    return a.relu ? ConvActivation::kRelu : ConvActivation::kNone;
+  }
+
   const ConvAttrs attrs_;
   // nullptr: the loops here (no oneDNN in this build, or switched off).
   const std::unique_ptr<OneDnnConv> onednn_;
+  // Only for data_format NHWC.
+  const std::unique_ptr<OneDnnConvNhwc> onednn_nhwc_;
 };
 
 }  // namespace

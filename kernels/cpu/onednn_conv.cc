@@ -45,6 +45,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
+#include "kernels/cpu/onednn_runtime.h"
 #include "kernels/cpu/parallel.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #endif
@@ -164,6 +165,41 @@ std::unique_ptr<OneDnnConv> OneDnnConv::Create(const Conv2DParams&,
 
 #else
 
+dnnl::engine& OneDnnEngine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+dnnl::stream& OneDnnThreadStream() {
+  thread_local dnnl::stream stream(OneDnnEngine());
+  return stream;
+}
+
+// Per thread in libgomp, so set once each (see sgemm.cc).
+void SerialOnThisThread() {
+  thread_local const bool serial = [] {
+    omp_set_num_threads(1);
+    return true;
+  }();
+  (void)serial;
+}
+
+// oneDNN's reference loops ("ref:any") and its im2col + GEMM
+// ("x64:gemm:jit", what it offers for a group of channels no vector block
+// fits, or a depthwise multiplier) are no faster than conv.cc's own loops.
+bool OneDnnImplDeclined(const std::string& impl) {
+  return absl::StartsWith(impl, "ref") || absl::StrContains(impl, "gemm:");
+}
+
+OmpThreads::OmpThreads(int threads) : on_(threads > 1) {
+  SerialOnThisThread();
+  if (on_) omp_set_num_threads(threads);
+}
+
+OmpThreads::~OmpThreads() {
+  if (on_) omp_set_num_threads(1);
+}
+
 namespace {
 
 int BlockWidth() {
@@ -180,26 +216,8 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 
-dnnl::engine& Engine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
-// oneDNN (OpenMP build) sizes its work by omp_get_max_threads() of the
-// calling thread, when a primitive is created and when it runs; 1 keeps it
-// on this thread (see sgemm.cc). Per thread in libgomp, so set once each.
-void SerialOnThisThread() {
-  thread_local const bool serial = [] {
-    omp_set_num_threads(1);
-    return true;
-  }();
-  (void)serial;
-}
-
-dnnl::stream& ThreadStream() {
-  thread_local dnnl::stream stream(Engine());
-  return stream;
-}
+dnnl::engine& Engine() { return OneDnnEngine(); }
+dnnl::stream& ThreadStream() { return OneDnnThreadStream(); }
 
 // A band of one image's output rows, [oh0, oh1), and the input rows its
 // windows cover, [ih0, ih1), with the padding its edges need: pt rows above
@@ -312,14 +330,6 @@ Slice Bounds(int64_t oc0, int64_t oc1, int64_t ic0, int64_t ic1, int64_t g0,
   return s;
 }
 
-// Implementations not worth a slice of their own: oneDNN's reference loops
-// ("ref:any") and its im2col + GEMM ("x64:gemm:jit", what it offers for a
-// group of channels no vector block fits, or a depthwise multiplier), which
-// conv.cc's own loops do as well or better.
-bool Declined(const std::string& impl) {
-  return absl::StartsWith(impl, "ref") || absl::StrContains(impl, "gemm:");
-}
-
 // Gives each of plan's slices its place in the output scratch (where it
 // writes its own buffer) and its reordered filter (shared by the slices of
 // a run of channels whose filter layout is the same), and sizes the
@@ -413,13 +423,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     // OpenMP team of the pool's size, from this thread; back to serial
     // when this call returns.
     const bool omp = GetConvMode() == ConvMode::kOpenMp && threads > 1;
-    struct OmpScope {
-      bool on;
-      ~OmpScope() {
-        if (on) omp_set_num_threads(1);
-      }
-    } omp_scope{omp};
-    if (omp) omp_set_num_threads(threads);
+    OmpThreads omp_threads(omp ? threads : 1);
     auto run = [&](int64_t count, const auto& fn) {
       if (omp) {
         for (int64_t t = 0; t < count; ++t) fn(t);
@@ -585,7 +589,7 @@ class OneDnnConvImpl final : public OneDnnConv {
   // Fills the primitive of slice `s`, whose band is `band` of an output
   // oh x ow, reading its input in `src_md` (`any` to let oneDNN choose),
   // writing its output in the layout oneDNN chooses. Returns false if
-  // oneDNN has no primitive for it, or only one that Declined names.
+  // oneDNN has no primitive for it, or only one OneDnnImplDeclined names.
   bool MakeSlice(const PlanKey& key, int64_t oh, int64_t ow, const Band& band,
                  const memory::desc& src_md, Slice* s) const {
     const Conv2DParams& p = params_;
@@ -625,7 +629,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     } catch (const dnnl::error&) {
       return false;
     }
-    if (Declined(pd.impl_info_str())) return false;
+    if (OneDnnImplDeclined(pd.impl_info_str())) return false;
     s->src = pd.src_desc();
     s->dst = pd.dst_desc();
     s->weights_md = pd.weights_desc();

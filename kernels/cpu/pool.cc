@@ -2,8 +2,7 @@
 // intra-op pool (MaxPool row by row, vectorised). Padding never contributes
 // to a maximum; AvgPool divides by the window's cells inside the image, or,
 // with count_include_pad, by its cells inside the padded image. NHWC
-// nodes (data_format) pool an NCHW copy of the input and permute the
-// result back (layout.h).
+// nodes (data_format) pool channels last in place, a task per output row.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -142,10 +141,7 @@ class PoolKernel final : public OpKernel {
                                                         attrs_.window));
       ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, NchwToNhwc(shape)));
       if (y->NumElements() == 0) return absl::OkStatus();
-      ASSIGN_OR_RETURN(Tensor nchw, PermutedTemp(ctx, x, kNhwcToNchw));
-      ASSIGN_OR_RETURN(Tensor out, ctx->allocate_temp(DT_FLOAT, shape));
-      PoolNchw(*ctx, nchw, &out);
-      PermuteInto(*ctx, out, kNchwToNhwc, *y);
+      PoolNhwc(*ctx, x, y);
       return absl::OkStatus();
     }
     ASSIGN_OR_RETURN(Shape shape,
@@ -157,6 +153,64 @@ class PoolKernel final : public OpKernel {
   }
 
  private:
+  // NHWC x pooled into y (allocated, [N,OH,OW,C]): one task per output
+  // row; each output cell accumulates its window's cells a channel vector
+  // at a time (C contiguous floats, a loop the compiler vectorises), in the
+  // same order as PoolPlane, so the result is PoolNchw's bit for bit.
+  void PoolNhwc(const OpKernelContext& ctx, const Tensor& x, Tensor* y) const {
+    const std::vector<int64_t>& kernel = attrs_.kernel;
+    const Conv2DParams& p = attrs_.window;
+    const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
+    const int64_t oh = y->dim(1), ow = y->dim(2);
+    const int64_t kh = kernel[0], kw = kernel[1];
+    const int64_t sh = p.strides[0], sw = p.strides[1];
+    const int64_t pt = p.pads[0], pl = p.pads[1], pb = p.pads[2],
+                  pr = p.pads[3];
+    const bool include_pad = attrs_.include_pad;
+    const float* in = x.data<float>();
+    float* out = y->data<float>();
+    ParallelFor(ctx, n * oh, static_cast<double>(ow * kh * kw * c),
+                [=](int64_t b, int64_t e) {
+      for (int64_t row = b; row < e; ++row) {
+        const int64_t img = row / oh, oy = row % oh;
+        const float* image = in + img * h * w * c;
+        const int64_t y0 = oy * sh - pt;
+        const int64_t ys = std::max<int64_t>(y0, 0);
+        const int64_t ye = std::min(y0 + kh, h);
+        const int64_t y1 = std::min(y0 + kh, h + pb);
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          float* acc = out + (row * ow + ox) * c;
+          std::fill(acc, acc + c,
+                    kKind == PoolKind::kMax ? -INFINITY : 0.0f);
+          const int64_t x0 = ox * sw - pl;
+          const int64_t xs = std::max<int64_t>(x0, 0);
+          const int64_t xe = std::min(x0 + kw, w);
+          for (int64_t iy = ys; iy < ye; ++iy) {
+            for (int64_t ix = xs; ix < xe; ++ix) {
+              const float* v = image + (iy * w + ix) * c;
+              for (int64_t ch = 0; ch < c; ++ch) {
+                if constexpr (kKind == PoolKind::kMax) {
+                  acc[ch] = (v[ch] > acc[ch] || v[ch] != v[ch]) ? v[ch]
+                                                                : acc[ch];
+                } else {
+                  acc[ch] += v[ch];
+                }
+              }
+            }
+          }
+          if constexpr (kKind == PoolKind::kAvg) {
+            const int64_t x1 = std::min(x0 + kw, w + pr);
+            const int64_t cells = include_pad ? (y1 - y0) * (x1 - x0)
+                                              : (ye - ys) * (xe - xs);
+            for (int64_t ch = 0; ch < c; ++ch) {
+              acc[ch] = cells > 0 ? acc[ch] / static_cast<float>(cells) : 0.0f;
+            }
+          }
+        }
+      }
+    });
+  }
+
   // NCHW x pooled into y (allocated, [N,C,OH,OW]).
   void PoolNchw(const OpKernelContext& ctx, const Tensor& x, Tensor* y) const {
     const std::vector<int64_t>& kernel = attrs_.kernel;

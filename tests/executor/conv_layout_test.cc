@@ -19,6 +19,7 @@
 #include "graph/attr_map.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/onednn_conv_nhwc.h"
 #include "tests/executor/gpu_test_util.h"
 
 namespace sluice {
@@ -155,6 +156,33 @@ TEST(ConvLayoutSessionTest, AutoIsNchwWithoutAGpu) {
   auto s = MakeSession(config);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(NhwcNodes(**s), 0);
+}
+
+// float32 on the CPU alone: AUTO is NHWC where oneDNN runs the
+// convolutions channels last (and they ran there), and agrees with NCHW.
+TEST(ConvLayoutSessionTest, AutoIsNhwcOnTheCpuWithOneDnnInFloat32) {
+  RuntimeConfig nchw;
+  nchw.set_use_gpu(false);
+  nchw.set_conv_layout(CONV_LAYOUT_NCHW);
+  RuntimeConfig config;
+  config.set_use_gpu(false);
+  auto a = MakeSession(nchw);
+  auto s = MakeSession(config);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(s.ok()) << s.status();
+  if (!cpu::OneDnnRunsNhwcConvolutions()) {
+    EXPECT_EQ(NhwcNodes(**s), 0);
+    GTEST_SKIP() << "this build has no oneDNN convolution: AUTO is NCHW";
+  }
+  EXPECT_EQ(NhwcNodes(**s), 5);
+  const int64_t runs = cpu::OneDnnConvNhwcRuns();
+  Tensor x = Input(2, 5);
+  auto want = (*a)->Run({{"x", x}});
+  auto got = (*s)->Run({{"x", x}});
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(cpu::OneDnnConvNhwcRuns(), runs + 4);
+  EXPECT_LT(RelL2((*got)[0], (*want)[0]), 1e-6);
 }
 
 TEST(ConvLayoutSessionTest, AnUnknownConvLayoutIsAConfigError) {

@@ -1,8 +1,10 @@
 // NHWC (data_format, graph/data_format.h) convolutions and pools.
-// CPU: each NHWC node gives exactly the NCHW node's result on the same
-// values laid out channels last (kernels/cpu/layout.h), across strides,
-// pads, dilations, groups, depthwise, 1x1, bias, side input and Relu, at
-// batch 1 and 3; a bad data_format is a clear error. GPU (skipped without
+// CPU: on the kernels' own loops each NHWC node gives exactly the NCHW
+// node's result on the same values laid out channels last
+// (kernels/cpu/layout.h), across strides, pads, dilations, groups,
+// depthwise, 1x1, bias, side input and Relu, at batch 1 and 3; on oneDNN
+// channels last (the default) the same to rounding; a bad data_format is a
+// clear error. GPU (skipped without
 // one): every route an NHWC convolution can take (cuDNN's legacy calls with
 // NHWC descriptors, its fused call, the graph API's plans, the 1x1 GEMM,
 // and the direct kernels with cuDNN off) against the CPU, in float32,
@@ -26,6 +28,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
+#include "kernels/cpu/onednn_conv.h"
+#include "kernels/cpu/onednn_conv_nhwc.h"
 #ifdef SLUICE_WITH_CUDA
 #include "kernels/cuda/cudnn_conv.h"
 #endif
@@ -182,7 +186,13 @@ void ExpectClose(const Tensor& got, const std::vector<double>& want,
   }
 }
 
-class NhwcCpuTest : public ::testing::TestWithParam<NhwcCase> {};
+// The CPU kernels' own loops (ConvMode::kReference): an NHWC convolution
+// is then the NCHW computation between permutations, bit for bit.
+class NhwcCpuTest : public ::testing::TestWithParam<NhwcCase> {
+ protected:
+  void SetUp() override { cpu::SetConvMode(cpu::ConvMode::kReference); }
+  void TearDown() override { cpu::SetConvMode(cpu::ConvMode::kAuto); }
+};
 
 // The NHWC node's output is the NCHW node's output permuted.
 TEST_P(NhwcCpuTest, MatchesTheNchwNodeOnPermutedTensors) {
@@ -223,6 +233,35 @@ INSTANTIATE_TEST_SUITE_P(Layouts, NhwcCpuTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<NhwcCase>& info) {
                            return info.param.name;
                          });
+
+// The default mode: NHWC convolutions run on oneDNN channels last in place
+// (kernels/cpu/onednn_conv_nhwc.h) and match the NCHW loops to rounding;
+// oneDNN takes every ungrouped case (the counter shows it ran), and a
+// grouped one it declines runs between permutations. Pools are bit for bit.
+TEST_P(NhwcCpuTest, OneDnnChannelsLastMatchesTheLoops) {
+  const NhwcCase& c = GetParam();
+  std::vector<Tensor> nchw, nhwc;
+  MakeInputs(c, DT_FLOAT, &nchw, &nhwc);
+  absl::StatusOr<std::vector<Tensor>> ref = RunOp(c.op, nchw, c.attrs);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  cpu::SetConvMode(cpu::ConvMode::kAuto);
+  if (!cpu::OneDnnRunsNhwcConvolutions()) {
+    GTEST_SKIP() << "this build has no oneDNN convolution";
+  }
+  const int64_t runs = cpu::OneDnnConvNhwcRuns();
+  absl::StatusOr<std::vector<Tensor>> got = RunOp(c.op, nhwc, WithNhwc(c.attrs));
+  ASSERT_TRUE(got.ok()) << got.status();
+  const bool conv = absl::StrContains(c.op, "Conv");
+  const bool grouped = c.attrs.count("group") > 0 &&
+                       c.attrs.at("group").i() > 1;
+  if (conv && !grouped) {
+    EXPECT_EQ(cpu::OneDnnConvNhwcRuns(), runs + 1) << c.name;
+  }
+  Shape want_shape;
+  std::vector<double> want =
+      Permute(ToDoubles((*ref)[0]), (*ref)[0].shape(), kToNhwc, &want_shape);
+  ExpectClose((*got)[0], want, want_shape, conv ? 1e-5 : 0.0, c.name);
+}
 
 TEST(NhwcAttrTest, AnUnknownDataFormatIsAClearError) {
   const Tensor x = MakeTensor(DT_FLOAT, Shape({1, 4, 4, 2}), std::vector<double>(32, 1.0));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/cpu/onednn_conv_nhwc.h"
 #include "optimizer/pass.h"
 #include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
@@ -475,6 +476,29 @@ TEST(NhwcLayoutPipelineTest, ConvLayoutResolvesAutoFromGpuAndPrecision) {
   EXPECT_FALSE(PassOptionsFromConfig(cpu).conv_layout_auto);
   EXPECT_EQ(ParseConvLayout("nhwc").value(), CONV_LAYOUT_NHWC);
   EXPECT_EQ(ParseConvLayout("auto").value(), CONV_LAYOUT_AUTO);
+}
+
+// AUTO on the CPU alone: NHWC in float32 where the convolutions run on
+// oneDNN channels last, NCHW in a 16-bit precision (the float32 fallback)
+// or without oneDNN.
+TEST(NhwcLayoutPipelineTest, ConvLayoutAutoIsNhwcOnTheCpuWithOneDnn) {
+  RuntimeConfig config;
+  EXPECT_EQ(ResolveConvLayout(config, false, true), DataFormat::kNhwc);
+  EXPECT_EQ(ResolveConvLayout(config, false, false), DataFormat::kNchw);
+  config.set_precision(PRECISION_BFLOAT16);
+  EXPECT_EQ(ResolveConvLayout(config, false, true), DataFormat::kNchw);
+  config.set_conv_layout(CONV_LAYOUT_NCHW);
+  config.set_precision(PRECISION_MODEL);
+  EXPECT_EQ(ResolveConvLayout(config, false, true), DataFormat::kNchw);
+  RuntimeConfig cpu;
+  cpu.set_use_gpu(false);
+  EXPECT_EQ(SessionRunsConvolutionsOnOneDnn(cpu),
+            cpu::OneDnnRunsNhwcConvolutions());
+  EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout,
+            cpu::OneDnnRunsNhwcConvolutions() ? DataFormat::kNhwc
+                                              : DataFormat::kNchw);
+  cpu.set_conv_layout(CONV_LAYOUT_NCHW);
+  EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout, DataFormat::kNchw);
   absl::StatusOr<ConvLayout> bad = ParseConvLayout("hwcn");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("use auto, nchw or nhwc"), std::string::npos);

@@ -1,0 +1,72 @@
+// OneDnnConvNhwc: Conv2D and FusedConv2D channels last (data_format NHWC,
+// graph/data_format.h) for float32 on oneDNN's convolution primitive,
+// reading and writing sluice's NHWC tensors where they are: no reorder of
+// the activations, the filter reordered once per filter buffer. Bias, a
+// residual (a binary add post-op reading the side tensor in place) and the
+// activation (relu, or clip to [0, 6]) run inside the primitive.
+//
+//   std::unique_ptr<OneDnnConvNhwc> conv = OneDnnConvNhwc::Create(p, act);
+//   ASSIGN_OR_RETURN(bool ran, conv->Compute(ctx, x, f, bias, side, y));
+//   if (!ran) { /* declined: run the NCHW path between permutations */ }
+//
+// Threads: the whole batch is one primitive, run on oneDNN's OpenMP team
+// of the intra-op pool's size from the calling thread (OmpThreads in
+// onednn_runtime.h), which splits it over images, rows and channel blocks
+// as oneDNN's own kernels choose. Measured on the H200 host (16 cores,
+// 2026-12-04): ResNet-50's 53 batch-1 convolutions this way take 6.3 ms,
+// against 11.9 ms with NCHW activations reordered into channel blocks and
+// back around each call, and onnxruntime's whole step 9.4 ms
+// (bench/RESULTS.md).
+//
+// Thread-safe: Compute may run on several threads at once; plans (per
+// input shape and thread count) and reordered filters are cached under a
+// mutex.
+#ifndef SLUICE_KERNELS_CPU_ONEDNN_CONV_NHWC_H_
+#define SLUICE_KERNELS_CPU_ONEDNN_CONV_NHWC_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/tensor.h"
+#include "graph/shape_fns.h"
+#include "kernels/cpu/onednn_conv.h"
+#include "kernels/kernel.h"
+
+namespace sluice::cpu {
+
+class OneDnnConvNhwc {
+ public:
+  // nullptr when this build has no oneDNN or GetConvMode() is kReference.
+  // REQUIRES: CheckConv2DParams(params) is OK.
+  static std::unique_ptr<OneDnnConvNhwc> Create(const Conv2DParams& params,
+                                                ConvActivation activation);
+
+  virtual ~OneDnnConvNhwc() = default;
+
+  // y = act(conv(x, f) + bias[o] + side), all NHWC. Returns false, having
+  // written nothing, when oneDNN has no primitive for the problem but its
+  // reference loops or its im2col + GEMM (OneDnnImplDeclined).
+  // REQUIRES: x [N,H,W,C] and f [O,KH,KW,C/group] are float32 host tensors
+  // the NHWC Conv2DShape accepted; y [N,OH,OW,O] is allocated and not
+  // empty; bias (O floats) and side (y's shape) may be null.
+  //
+  // The filter, once reordered, is reused while it is the same buffer (see
+  // OneDnnConv::Compute); the latest 8 are kept.
+  virtual absl::StatusOr<bool> Compute(OpKernelContext* ctx, const Tensor& x,
+                                       const Tensor& f, const float* bias,
+                                       const Tensor* side, Tensor* y) = 0;
+};
+
+// How many Compute calls ran on oneDNN since the process started (tests
+// check that the path they mean to test was taken). Thread-safe.
+int64_t OneDnnConvNhwcRuns();
+
+// Whether this build runs NHWC convolutions on oneDNN (built with it, and
+// GetConvMode() is not kReference): conv_layout AUTO's rule for sessions on
+// the CPU (optimizer/pipeline.h).
+bool OneDnnRunsNhwcConvolutions();
+
+}  // namespace sluice::cpu
+
+#endif  // SLUICE_KERNELS_CPU_ONEDNN_CONV_NHWC_H_
