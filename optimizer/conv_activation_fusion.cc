@@ -1,5 +1,6 @@
 // conv_activation_fusion: a convolution's epilogue as exporters leave it,
-// Conv2D -> Add(bias) [-> Add(side)] [-> Relu], into one FusedConv2D that
+// Conv2D -> Add(bias) [-> Add(side)] [-> Relu | -> Maximum(0) -> Minimum(6)
+// (ReLU6, an ONNX Clip(0, 6) as imported)], into one FusedConv2D that
 // adds the bias (and the side input: a residual) and applies the
 // activation as the convolution's output is written, instead of three more
 // passes over memory. The bias must be a Const with one value per output
@@ -8,7 +9,10 @@
 // last must have no reader outside it (and be no graph output); the fused
 // node takes the last node's name. Runs after conv_scale_folding, which
 // leaves a BatchNormalization as the convolution's bias Add.
+#include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -40,6 +44,21 @@ bool IsAddOf(const Graph& g, int id, TensorRef ref, const Shape& shape) {
   const Node& n = g.node(id);
   return n.op() == "Add" && n.num_inputs() == 2 &&
          OtherOperand(n, ref).has_value() && n.output_shape(0) == shape;
+}
+
+// Whether node `id` is `op` (Maximum or Minimum) of `ref` and a float32
+// scalar Const equal to `value`, producing `shape`.
+bool IsClipAt(const Graph& g, int id, TensorRef ref, std::string_view op,
+              float value, const Shape& shape) {
+  const Node& n = g.node(id);
+  if (n.op() != op || n.num_inputs() != 2 || !(n.output_shape(0) == shape)) {
+    return false;
+  }
+  const std::optional<TensorRef> other = OtherOperand(n, ref);
+  if (!other.has_value()) return false;
+  const Tensor* t = ConstValueOf(g, *other);
+  return t != nullptr && t->on_host() && t->dtype() == DT_FLOAT &&
+         t->NumElements() == 1 && t->data<float>()[0] == value;
 }
 
 class ConvActivationFusionPass final : public Pass {
@@ -93,13 +112,24 @@ class ConvActivationFusionPass final : public Pass {
           last = side_add;
         }
       }
-      // The activation.
-      bool relu = false;
+      // The activation: Relu, or ReLU6 (Maximum with 0, then Minimum
+      // with 6).
+      std::string activation = "none";
       const int act = SoleReader(g, last);
       if (act >= 0 && used.count(act) == 0 && g.node(act).op() == "Relu") {
-        relu = true;
+        activation = "relu";
         pattern.push_back(act);
         last = act;
+      } else if (act >= 0 && used.count(act) == 0 &&
+                 IsClipAt(g, act, {last, 0}, "Maximum", 0.0f, shape)) {
+        const int upper = SoleReader(g, act);
+        if (upper >= 0 && used.count(upper) == 0 &&
+            IsClipAt(g, upper, {act, 0}, "Minimum", 6.0f, shape)) {
+          activation = "relu6";
+          pattern.push_back(act);
+          pattern.push_back(upper);
+          last = upper;
+        }
       }
       if (!NoControlInputs(g, pattern)) continue;
       used.insert(pattern.begin(), pattern.end());
@@ -114,7 +144,7 @@ class ConvActivationFusionPass final : public Pass {
       NewNode fused;
       fused.op = "FusedConv2D";
       for (const auto& [k, v] : conv.attrs().values()) fused.attrs[k] = v;
-      fused.attrs["activation"] = MakeStringAttr(relu ? "relu" : "none");
+      fused.attrs["activation"] = MakeStringAttr(activation);
       fused.attrs["num_args"] = MakeIntAttr(side ? 2 : 1);
       fused.inputs.push_back(conv.input(0));
       fused.inputs.push_back(conv.input(1));

@@ -103,9 +103,10 @@ absl::Status Conv2DFn(InferenceContext& c) {
 absl::Status FusedConv2DFn(InferenceContext& c) {
   RETURN_IF_ERROR(Conv2DFn(c));
   ASSIGN_OR_RETURN(std::string activation, c.attrs().GetString("activation"));
-  if (activation != "none" && activation != "relu") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "activation must be \"none\" or \"relu\", got \"", activation, "\""));
+  if (activation != "none" && activation != "relu" && activation != "relu6") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("activation must be \"none\", \"relu\" or \"relu6\", got \"",
+                     activation, "\""));
   }
   const int args = c.num_inputs() - 2;
   if (args != 1 && args != 2) {
@@ -361,7 +362,8 @@ void RegisterNnOps(OpRegistry* r) {
                             "(+ side)): args are the bias [O] and optionally "
                             "a side input of the output's shape (a residual); "
                             "data_format as Conv2D's; "
-                            "activation \"none\" or \"relu\". The optimizer's "
+                            "activation \"none\", \"relu\" or \"relu6\" "
+                            "(min(max(v, 0), 6)). The optimizer's "
                             "conv_activation_fusion makes it.")
                        .Build());
   RegisterOrDie(r, OpDefBuilder("FusedAttention")

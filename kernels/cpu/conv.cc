@@ -17,6 +17,7 @@
 // permutations (layout.h): input and side to NCHW, the filter from
 // [O,KH,KW,I] to [O,I,KH,KW], the output back.
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -50,6 +51,7 @@ struct ConvEpilogue {
   const float* bias = nullptr;  // [O]
   const float* side = nullptr;  // the output's shape, or null
   bool relu = false;
+  float relu_max = INFINITY;  // 6 for ReLU6: min(max(v, 0), relu_max)
 
   // Applies it to output channel `channel`'s elements [begin, end) of the
   // plane at `offset` (in elements) of the output `y`.
@@ -61,7 +63,7 @@ struct ConvEpilogue {
     for (int64_t i = begin; i < end; ++i) {
       float v = row[i] + bv;
       if (zrow != nullptr) v += zrow[i];
-      row[i] = relu && v < 0.0f ? 0.0f : v;
+      row[i] = relu ? std::min(std::max(v, 0.0f), relu_max) : v;
     }
   }
 };
@@ -353,7 +355,8 @@ absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
 struct ConvAttrs {
   Conv2DParams conv;
   DataFormat format = DataFormat::kNchw;
-  bool relu = false;  // FusedConv2D
+  bool relu = false;   // FusedConv2D
+  bool relu6 = false;  // FusedConv2D: relu clipped at 6
 };
 
 absl::StatusOr<ConvAttrs> ReadConvAttrs(const AttrMap& attrs) {
@@ -555,7 +558,8 @@ class FusedConv2DKernel final : public OpKernel {
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(node.attrs()));
     ASSIGN_OR_RETURN(std::string act, node.attrs().GetString("activation"));
-    a.relu = act == "relu";
+    a.relu = act == "relu" || act == "relu6";
+    a.relu6 = act == "relu6";
     return a;
   }
   FusedConv2DKernel(const Node& node, Attrs attrs)
@@ -587,12 +591,14 @@ class FusedConv2DKernel final : public OpKernel {
     ConvEpilogue epilogue;
     epilogue.bias = bias.data<float>();
     epilogue.relu = attrs_.relu;
+    if (attrs_.relu6) epilogue.relu_max = 6.0f;
     return ConvInto(ctx, attrs_, &epilogue, onednn_.get(), onednn_nhwc_.get(),
                     side);
   }
 
  private:
   static ConvActivation Activation(const ConvAttrs& a) {
+    if (a.relu6) return ConvActivation::kRelu6;
     return a.relu ? ConvActivation::kRelu : ConvActivation::kNone;
   }
 

@@ -12,13 +12,15 @@ namespace {
 template <typename T>
 static __global__ void BiasActivationKernel(T* y, const T* bias, const T* side,
                                             int64_t total, int64_t channels,
-                                            int64_t spatial, bool relu) {
+                                            int64_t spatial, bool relu,
+                                            float relu_max) {
   using W = typename Wide<T>::type;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{blockDim.x} * gridDim.x) {
     W v = ToWide(y[i]) + ToWide(bias[(i / spatial) % channels]);
     if (side != nullptr) v += ToWide(side[i]);
     if (relu && v < W(0)) v = W(0);
+    if (relu && v > W(relu_max)) v = W(relu_max);
     y[i] = FromWide<T>(v);
   }
 }
@@ -44,7 +46,12 @@ static __global__ void RowBiasActivationKernel(T* y, const T* bias,
        i += int64_t{blockDim.x} * gridDim.x) {
     W v = ToWide(y[i]) + ToWide(bias[i % cols]);
     if (side != nullptr) v += ToWide(side[i]);
-    if (activation == RowActivation::kRelu && v < W(0)) v = W(0);
+    if ((activation == RowActivation::kRelu ||
+         activation == RowActivation::kRelu6) &&
+        v < W(0)) {
+      v = W(0);
+    }
+    if (activation == RowActivation::kRelu6 && v > W(6)) v = W(6);
     if (activation == RowActivation::kGeluTanh) v = GeluTanh(v);
     y[i] = FromWide<T>(v);
   }
@@ -79,14 +86,15 @@ absl::Status LaunchRowBiasActivation(GpuDtype dtype, void* y, const void* bias,
 absl::Status LaunchBiasActivation(GpuDtype dtype, void* y, const void* bias,
                                   const void* side, int64_t planes,
                                   int64_t channels, int64_t spatial, bool relu,
-                                  cudaStream_t stream) {
+                                  cudaStream_t stream, float relu_max) {
   const int64_t total = planes * spatial;
   if (total == 0) return absl::OkStatus();
   auto launch = [&](auto tag) {
     using T = decltype(tag);
     BiasActivationKernel<T><<<GridFor(total), kThreads, 0, stream>>>(
         static_cast<T*>(y), static_cast<const T*>(bias),
-        static_cast<const T*>(side), total, channels, spatial, relu);
+        static_cast<const T*>(side), total, channels, spatial, relu,
+        relu_max);
   };
   switch (dtype) {
     case GpuDtype::kFloat: launch(float{}); break;

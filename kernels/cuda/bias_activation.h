@@ -17,6 +17,7 @@
 #ifndef SLUICE_KERNELS_CUDA_BIAS_ACTIVATION_H_
 #define SLUICE_KERNELS_CUDA_BIAS_ACTIVATION_H_
 
+#include <cmath>
 #include <cstdint>
 
 #include "absl/status/status.h"
@@ -26,13 +27,16 @@
 namespace sluice::cuda {
 
 // y holds `planes` planes of `spatial` elements; plane p has channel
-// p % channels. side may be null.
+// p % channels. side may be null. With relu, v = min(max(v, 0), relu_max)
+// (relu_max 6 for ReLU6).
 absl::Status LaunchBiasActivation(GpuDtype dtype, void* y, const void* bias,
                                   const void* side, int64_t planes,
                                   int64_t channels, int64_t spatial, bool relu,
-                                  cudaStream_t stream);
+                                  cudaStream_t stream,
+                                  float relu_max = INFINITY);
 
-enum class RowActivation { kNone, kRelu, kGeluTanh };
+// kRelu6: min(max(v, 0), 6).
+enum class RowActivation { kNone, kRelu, kGeluTanh, kRelu6 };
 
 // y holds `rows` rows of `cols` elements; element (r, c) gets bias[c] and
 // side[r * cols + c] (side may be null), then the activation (kGeluTanh:

@@ -348,7 +348,8 @@ ConvGeometry Geometry(const Shape& in, const Shape& out, int64_t kh,
 struct ConvAttrs {
   Conv2DParams conv;
   bool nhwc = false;
-  bool relu = false;  // FusedConv2D
+  bool relu = false;   // FusedConv2D
+  bool relu6 = false;  // FusedConv2D: relu clipped at 6
 };
 
 absl::StatusOr<ConvAttrs> ReadConvAttrs(const Node& node) {
@@ -471,8 +472,8 @@ class Conv2DKernel final : public OpKernel {
 
 // FusedConv2D: on cuDNN, one cudnnConvolutionBiasActivationForward call
 // where cuDNN takes it (float32 with Relu); otherwise the convolution (cuDNN
-// or direct), then the bias, side input and activation in one pass over
-// the output (bias_activation.h).
+// or direct), then the bias, side input and activation (Relu or ReLU6) in
+// one pass over the output (bias_activation.h).
 class FusedConv2DKernel final : public OpKernel {
  public:
   using Attrs = ConvAttrs;
@@ -480,6 +481,7 @@ class FusedConv2DKernel final : public OpKernel {
     ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(node));
     ASSIGN_OR_RETURN(std::string act, node.attrs().GetString("activation"));
     a.relu = act == "relu";
+    a.relu6 = act == "relu6";
     return a;
   }
   FusedConv2DKernel(const Node& node, Attrs attrs)
@@ -511,21 +513,29 @@ class FusedConv2DKernel final : public OpKernel {
     epilogue.side = side == nullptr ? nullptr : side->raw_data();
     epilogue.relu = attrs_.relu;
     bool done = false;
-    ASSIGN_OR_RETURN(Tensor * y, Conv2DKernel::RunConv(ctx, gpu, attrs_,
-                                                       &epilogue, &done));
+    // ReLU6: cuDNN's fused calls take Relu only, so the convolution runs
+    // alone and the pass below adds the bias and clips.
+    ASSIGN_OR_RETURN(Tensor * y,
+                     Conv2DKernel::RunConv(ctx, gpu, attrs_,
+                                           attrs_.relu6 ? nullptr : &epilogue,
+                                           &done));
     if (done || y->NumElements() == 0) return absl::OkStatus();
     if (attrs_.nhwc) {  // one bias per column of [N*OH*OW, O]
       return LaunchRowBiasActivation(
           ToGpuDtype(y->dtype()), y->raw_data(), bias.raw_data(),
           side == nullptr ? nullptr : side->raw_data(),
           y->NumElements() / channels, channels,
-          attrs_.relu ? RowActivation::kRelu : RowActivation::kNone, gpu.stream);
+          attrs_.relu6  ? RowActivation::kRelu6
+          : attrs_.relu ? RowActivation::kRelu
+                        : RowActivation::kNone,
+          gpu.stream);
     }
     return LaunchBiasActivation(
         ToGpuDtype(y->dtype()), y->raw_data(), bias.raw_data(),
         side == nullptr ? nullptr : side->raw_data(),
         y->shape().dim(0) * channels, channels,
-        y->shape().dim(2) * y->shape().dim(3), attrs_.relu, gpu.stream);
+        y->shape().dim(2) * y->shape().dim(3), attrs_.relu || attrs_.relu6,
+        gpu.stream, attrs_.relu6 ? 6.0f : INFINITY);
   }
 
  private:

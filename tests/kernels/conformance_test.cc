@@ -1063,6 +1063,11 @@ void AddNhwcCases(std::vector<Case>* cases) {
                        {t, Shape({3, 7, 7, 5})}},
                       {{"pads", IntListAttr({1, 1, 1, 1})}, {"activation", StringAttr("relu")},
                        {"data_format", nhwc}}});
+    cases->push_back({"FusedConv2D_nhwc_residual_relu6_b3_" + n, "FusedConv2D",
+                      {{t, Shape({3, 7, 7, 16})}, {t, Shape({8, 3, 3, 16})}, {t, Shape({8})},
+                       {t, Shape({3, 7, 7, 8})}},
+                      {{"pads", IntListAttr({1, 1, 1, 1})}, {"activation", StringAttr("relu6")},
+                       {"data_format", nhwc}}});
     cases->push_back({"FusedConv2D_nhwc_strided_bias_b1_" + n, "FusedConv2D",
                       {{t, Shape({1, 9, 9, 8})}, {t, Shape({16, 3, 3, 8})}, {t, Shape({16})}},
                       {{"strides", IntListAttr({2, 2})}, {"pads", IntListAttr({1, 1, 1, 1})},
@@ -1465,6 +1470,16 @@ std::vector<Case> AllCases() {
                    {{DT_FLOAT, Shape({2, 3, 7, 7})}, {DT_FLOAT, Shape({5, 3, 3, 3})},
                     {DT_FLOAT, Shape({5})}, {DT_FLOAT, Shape({2, 5, 7, 7})}},
                    {{"pads", IntListAttr({1, 1, 1, 1})}, {"activation", StringAttr("relu")}}});
+  // ReLU6 (Clip(0, 6) fused): 16 channels of 3x3 make outputs past 6.
+  cases.push_back({"FusedConv2D_bias_relu6", "FusedConv2D",
+                   {{DT_FLOAT, Shape({2, 16, 7, 7})}, {DT_FLOAT, Shape({8, 16, 3, 3})},
+                    {DT_FLOAT, Shape({8})}},
+                   {{"pads", IntListAttr({1, 1, 1, 1})}, {"activation", StringAttr("relu6")}}});
+  cases.push_back({"FusedConv2D_depthwise_residual_relu6", "FusedConv2D",
+                   {{DT_FLOAT, Shape({1, 16, 9, 9})}, {DT_FLOAT, Shape({16, 1, 3, 3})},
+                    {DT_FLOAT, Shape({16})}, {DT_FLOAT, Shape({1, 16, 9, 9})}},
+                   {{"pads", IntListAttr({1, 1, 1, 1})}, {"group", IntAttr(16)},
+                    {"activation", StringAttr("relu6")}}});
   cases.push_back({"FusedConv2D_1x1_bias", "FusedConv2D",
                    {{DT_FLOAT, Shape({1, 8, 6, 6})}, {DT_FLOAT, Shape({4, 8, 1, 1})},
                     {DT_FLOAT, Shape({4})}}});
@@ -1495,6 +1510,9 @@ std::vector<Case> AllCases() {
                      {{t, Shape({2, 3, 7, 7})}, {t, Shape({5, 3, 3, 3})},
                       {t, Shape({5})}, {t, Shape({2, 5, 7, 7})}},
                      {{"pads", IntListAttr({1, 1, 1, 1})}, {"activation", StringAttr("relu")}}});
+    cases.push_back({"FusedConv2D_bias_relu6_" + n, "FusedConv2D",
+                     {{t, Shape({2, 16, 7, 7})}, {t, Shape({8, 16, 3, 3})}, {t, Shape({8})}},
+                     {{"pads", IntListAttr({1, 1, 1, 1})}, {"activation", StringAttr("relu6")}}});
   }
   AddMathCases(&cases);
   AddIntegerCases(&cases);

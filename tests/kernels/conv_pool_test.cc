@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
+#include "kernels/cpu/onednn_conv.h"
 
 namespace sluice::testing {
 namespace {
@@ -99,13 +100,16 @@ TEST(Conv2DKernelTest, LargerWithThreads) {
   CheckConv({2, 32, 14, 14, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, 1, 1}, 4);  // depthwise
 }
 
-// FusedConv2D: the naive convolution, + bias[o] (+ side), Relu; on pools of
-// 1 to 16 threads, so the epilogue applied per GEMM tile (and per depthwise
-// plane) must land on every element once, whatever the tiles.
-void CheckFusedConv(const ConvCase& p, bool with_side, int threads) {
+// FusedConv2D: the naive convolution, + bias[o] (+ side), Relu (or ReLU6:
+// clipped at 6 too); on pools of 1 to 16 threads, so the epilogue applied
+// per GEMM tile (and per depthwise plane) must land on every element once,
+// whatever the tiles. Returns how many outputs the clip at 6 changed.
+int CheckFusedConv(const ConvCase& p, bool with_side, int threads,
+                   bool relu6 = false) {
   SCOPED_TRACE(::testing::Message() << "threads " << threads << " side "
                                     << with_side << " o " << p.o << " group "
-                                    << p.group);
+                                    << p.group << " relu6 " << relu6);
+  int clipped = 0;
   auto x = Pattern(p.n * p.c * p.h * p.w, 9);
   auto f = Pattern(p.o * (p.c / p.group) * p.kh * p.kw, 5);
   int oh = 0, ow = 0;
@@ -116,6 +120,10 @@ void CheckFusedConv(const ConvCase& p, bool with_side, int threads) {
   for (size_t i = 0; i < want.size(); ++i) {
     double v = want[i] + bias[(i / plane) % p.o] + (with_side ? side[i] : 0);
     want[i] = v < 0 ? 0 : v;
+    if (relu6 && want[i] > 6) {
+      want[i] = 6;
+      ++clipped;
+    }
   }
   std::vector<Tensor> in = {
       MakeTensor(DT_FLOAT, {p.n, p.c, p.h, p.w}, x),
@@ -129,10 +137,12 @@ void CheckFusedConv(const ConvCase& p, bool with_side, int threads) {
                     {"pads", IntListAttr({p.pt, p.pl, p.pb, p.pr})},
                     {"dilations", IntListAttr({p.dh, p.dw})},
                     {"group", IntAttr(p.group)},
-                    {"activation", StringAttr("relu")}},
+                    {"activation", StringAttr(relu6 ? "relu6" : "relu")}},
                    opts);
-  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok()) return clipped;
   ExpectTensor((*out)[0], {p.n, p.o, oh, ow}, want, 1e-3);
+  return clipped;
 }
 
 TEST(FusedConv2DKernelTest, EpilogueReachesEveryTileOnAnyPool) {
@@ -153,6 +163,27 @@ TEST(FusedConv2DKernelTest, EpilogueReachesEveryTileOnAnyPool) {
       CheckFusedConv(p, /*with_side=*/false, threads);
     }
   }
+}
+
+// activation "relu6" (what conv_activation_fusion makes of Clip(0, 6)):
+// min(max(v, 0), 6) on the loops and on oneDNN alike, the clip reaching
+// some outputs of each problem.
+TEST(FusedConv2DKernelTest, Relu6ClipsAtSixOnAnyPool) {
+  const ConvCase cases[] = {
+      {1, 33, 23, 21, 47, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 64, 13, 11, 80, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},
+      {2, 24, 17, 19, 24, 3, 3, 24, 1, 1, 1, 1, 1, 1, 1, 1},
+  };
+  for (cpu::ConvMode mode : {cpu::ConvMode::kReference, cpu::ConvMode::kAlways}) {
+    cpu::SetConvMode(mode);
+    for (const ConvCase& p : cases) {
+      for (int threads : {1, 3}) {
+        EXPECT_GT(CheckFusedConv(p, /*with_side=*/true, threads, true), 0);
+        CheckFusedConv(p, /*with_side=*/false, threads, true);
+      }
+    }
+  }
+  cpu::SetConvMode(cpu::ConvMode::kAuto);
 }
 
 // Stride-1 convolutions on images at least four times wider than the

@@ -96,6 +96,12 @@ std::vector<NhwcCase> Cases() {
                  {Shape({b, 8, 7, 7}), Shape({16, 8, 3, 3}), Shape({16}),
                   Shape({b, 16, 7, 7})},
                  relu});
+    Attrs relu6 = Window({1, 1}, {1, 1, 1, 1}, {1, 1});
+    relu6["activation"] = StringAttr("relu6");
+    c.push_back({"FusedConv2D_residual_relu6" + n, "FusedConv2D",
+                 {Shape({b, 32, 7, 7}), Shape({16, 32, 3, 3}), Shape({16}),
+                  Shape({b, 16, 7, 7})},
+                 relu6});
     Attrs plain = Window({2, 2}, {1, 1, 1, 1}, {1, 1}, 2);
     c.push_back({"FusedConv2D_grouped_strided_bias" + n, "FusedConv2D",
                  {Shape({b, 8, 9, 9}), Shape({12, 4, 3, 3}), Shape({12})}, plain});

@@ -1,4 +1,5 @@
 #include <random>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
@@ -68,6 +69,53 @@ TEST(ConvActivationFusionPassTest, FusesBiasAloneAndBiasWithRelu) {
     EXPECT_EQ(OpCounts(*out.graph)["Relu"], 0);
     ExpectSameOutputs(*g, *out.graph,
                                       RandomFeeds(*g, 9));
+  }
+}
+
+// ReLU6 as the ONNX importer writes Clip(0, 6): Maximum with 0, then
+// Minimum with 6 (the weights make outputs past 6). Another upper bound
+// is not ReLU6 and stays a separate node.
+GraphMaker ConvClip(float lower, float upper) {
+  GraphMaker m;
+  m.Input("x", {2, 3, 5, 5})
+      .Const("w", Values(4 * 3 * 3 * 3, 3, -3, 3), {4, 3, 3, 3})
+      .Const("b", Values(4, 2, -1, 1), {1, 4, 1, 1})
+      .Const("lo", {lower}, {})
+      .Const("hi", {upper}, {})
+      .Op("conv", "Conv2D", {"x", "w"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("bias", "Add", {"conv", "b"})
+      .Op("clip/min", "Maximum", {"bias", "lo"})
+      .Op("y", "Minimum", {"clip/min", "hi"})
+      .Output("y");
+  return m;
+}
+
+TEST(ConvActivationFusionPassTest, FusesClipZeroSixAsRelu6) {
+  auto g = ConvClip(0.0f, 6.0f).Build();
+  PassOutput out = RunPass(*MakeConvActivationFusionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "y"), "FusedConv2D");
+  EXPECT_EQ(out.graph->FindNode("y")->attrs().GetString("activation").value(),
+            "relu6");
+  EXPECT_EQ(OpCounts(*out.graph)["Maximum"], 0);
+  EXPECT_EQ(OpCounts(*out.graph)["Minimum"], 0);
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 10));
+}
+
+TEST(ConvActivationFusionPassTest, AnotherClipIsNotRelu6) {
+  for (auto [lower, upper] : {std::pair{0.0f, 5.0f}, std::pair{-1.0f, 6.0f}}) {
+    auto g = ConvClip(lower, upper).Build();
+    PassOutput out = RunPass(*MakeConvActivationFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr);
+    EXPECT_EQ(OpOf(*out.graph, "y"), "Minimum");
+    EXPECT_EQ(OpCounts(*out.graph)["FusedConv2D"], 1);
+    EXPECT_EQ(OpCounts(*out.graph)["Maximum"], 1);
+    for (const Node& n : out.graph->nodes()) {
+      if (n.op() == "FusedConv2D") {
+        EXPECT_EQ(n.attrs().GetString("activation").value(), "none");
+      }
+    }
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 11));
   }
 }
 
