@@ -413,11 +413,11 @@ class NhwcLayoutPass final : public Pass {
           n.op() == "AvgPool") {
         any = true;
       }
-      // AUTO's choice stays NCHW for a model with grouped convolutions
-      // (MobileNetV2 in bfloat16 ran 1.7x slower channels last on the H200,
-      // its depthwise convolutions most of it; ResNet-50 and DenseNet-121,
-      // ungrouped, 1.3-1.5x and 1.25x faster). CONV_LAYOUT_NHWC still
-      // converts it.
+      // AUTO's choice for cuDNN stays NCHW for a model with grouped
+      // convolutions (MobileNetV2 in bfloat16 ran 1.7x slower channels
+      // last on the H200, its depthwise convolutions most of it; ResNet-50
+      // and DenseNet-121, ungrouped, 1.3-1.5x and 1.25x faster).
+      // CONV_LAYOUT_NHWC, and AUTO's choice for the CPU, still convert it.
       if (options.conv_layout_auto &&
           (n.op() == "Conv2D" || n.op() == "FusedConv2D") &&
           n.attrs().GetInt("group").value_or(1) > 1) {

@@ -174,7 +174,8 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config) {
   options.limits = EffectiveResourceLimits(config);
   options.reduced_precision = ReducedPrecisionType(config.precision());
   options.conv_layout = SessionConvLayout(config);
-  options.conv_layout_auto = config.conv_layout() == CONV_LAYOUT_AUTO;
+  options.conv_layout_auto = config.conv_layout() == CONV_LAYOUT_AUTO &&
+                             options.reduced_precision != DT_INVALID;
   return options;
 }
 

@@ -335,7 +335,8 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
       }
       pass_options.conv_layout = SessionConvLayout(layout_config);
       pass_options.conv_layout_auto =
-          layout_config.conv_layout() == CONV_LAYOUT_AUTO;
+          layout_config.conv_layout() == CONV_LAYOUT_AUTO &&
+          pass_options.reduced_precision != DT_INVALID;
       absl::StatusOr<OptimizedGraph> opt =
           level.ok() ? OptimizeGraph(*std::move(graph), *level, pass_options)
                      : absl::StatusOr<OptimizedGraph>(level.status());

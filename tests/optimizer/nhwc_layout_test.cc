@@ -497,6 +497,9 @@ TEST(NhwcLayoutPipelineTest, ConvLayoutAutoIsNhwcOnTheCpuWithOneDnn) {
   EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout,
             cpu::OneDnnRunsNhwcConvolutions() ? DataFormat::kNhwc
                                               : DataFormat::kNchw);
+  // Grouped convolutions go channels last too (only AUTO for cuDNN keeps
+  // them NCHW).
+  EXPECT_FALSE(PassOptionsFromConfig(cpu).conv_layout_auto);
   cpu.set_conv_layout(CONV_LAYOUT_NCHW);
   EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout, DataFormat::kNchw);
   absl::StatusOr<ConvLayout> bad = ParseConvLayout("hwcn");
