@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -183,6 +184,44 @@ TEST(ConvLayoutSessionTest, AutoIsNhwcOnTheCpuWithOneDnnInFloat32) {
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(cpu::OneDnnConvNhwcRuns(), runs + 4);
   EXPECT_LT(RelL2((*got)[0], (*want)[0]), 1e-6);
+}
+
+// Such a session runs its nodes one at a time unless inter_op_threads is
+// set (each convolution takes every core on one OpenMP team), and says so.
+TEST(ConvLayoutSessionTest, OneDnnChannelsLastRunsNodesOneAtATime) {
+  if (!cpu::OneDnnRunsNhwcConvolutions()) {
+    GTEST_SKIP() << "this build has no oneDNN convolution";
+  }
+  auto said = [](const Session& s) {
+    for (const std::string& line : s.log()) {
+      if (line.find("nodes run one at a time") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  RuntimeConfig config;
+  config.set_use_gpu(false);
+  auto s = MakeSession(config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  // (One core has one inter-op thread anyway.)
+  EXPECT_EQ(said(**s), std::thread::hardware_concurrency() > 1);
+  config.set_inter_op_threads(2);
+  auto parallel = MakeSession(config);
+  ASSERT_TRUE(parallel.ok()) << parallel.status();
+  EXPECT_FALSE(said(**parallel));
+  RuntimeConfig nchw;
+  nchw.set_use_gpu(false);
+  nchw.set_conv_layout(CONV_LAYOUT_NCHW);
+  auto loops = MakeSession(nchw);
+  ASSERT_TRUE(loops.ok()) << loops.status();
+  EXPECT_FALSE(said(**loops));
+  Tensor x = Input(1, 3);
+  auto a = (*s)->Run({{"x", x}});
+  auto b = (*parallel)->Run({{"x", x}});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_LT(RelL2((*a)[0], (*b)[0]), 1e-6);
 }
 
 TEST(ConvLayoutSessionTest, AnUnknownConvLayoutIsAConfigError) {
