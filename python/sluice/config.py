@@ -124,7 +124,8 @@ class Config:
         converted once at load, float32 accumulation, outputs in float32:
         the config's ``precision`` field).
       conv_layout: ``"auto"`` (default: NHWC on a GPU with a 16-bit
-        precision, else NCHW), ``"nchw"`` or ``"nhwc"``: the layout
+        precision, or on the CPU alone in float32 where oneDNN runs the
+        convolutions, else NCHW), ``"nchw"`` or ``"nhwc"``: the layout
         convolutions run in (the config's ``conv_layout`` field).
       gpu_graphs: replay GPU steps as CUDA graphs (default True).
       use_cudnn: convolutions on cuDNN when it loads.
