@@ -191,6 +191,14 @@ bool OneDnnImplDeclined(const std::string& impl) {
   return absl::StartsWith(impl, "ref") || absl::StrContains(impl, "gemm:");
 }
 
+void AppendActivation(ConvActivation activation, dnnl::post_ops* ops) {
+  if (activation == ConvActivation::kRelu) {
+    ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  } else if (activation == ConvActivation::kRelu6) {
+    ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
+  }
+}
+
 OmpThreads::OmpThreads(int threads) : on_(threads > 1) {
   SerialOnThisThread();
   if (on_) omp_set_num_threads(threads);
@@ -577,11 +585,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::post_ops ops;
     if (side) ops.append_sum(1.0f);
-    if (act_ == ConvActivation::kRelu) {
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    } else if (act_ == ConvActivation::kRelu6) {
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
-    }
+    AppendActivation(act_, &ops);
     attr.set_post_ops(ops);
     return attr;
   }
@@ -807,9 +811,7 @@ class OneDnnConvImpl final : public OneDnnConv {
   std::shared_ptr<const Weights> GetWeights(const Plan& plan,
                                             const Tensor& f) {
     absl::MutexLock lock(&mu_);
-    for (const auto& w : weights_) {
-      if (w->plan == &plan && w->source == f.buffer()) return w;
-    }
+    if (auto found = weights_.Find(&plan, f.buffer().get())) return found;
     auto w = std::make_shared<Weights>();
     w->plan = &plan;
     w->source = f.buffer();
@@ -822,14 +824,9 @@ class OneDnnConvImpl final : public OneDnnConv {
           .execute(ThreadStream(), user, value);
       w->slices.push_back(std::move(value));
     }
-    // A filter computed each step has a new buffer each step: keep only the
-    // latest few.
-    if (weights_.size() >= kMaxWeights) weights_.erase(weights_.begin());
-    weights_.push_back(w);
+    weights_.Add(w);
     return w;
   }
-
-  static constexpr size_t kMaxWeights = 8;
 
   // Never change after construction.
   const Conv2DParams params_;
@@ -839,7 +836,7 @@ class OneDnnConvImpl final : public OneDnnConv {
   // A plan is never removed, so pointers into the map's values stay valid.
   absl::flat_hash_map<PlanKey, std::unique_ptr<Plan>> plans_
       ABSL_GUARDED_BY(mu_);
-  std::vector<std::shared_ptr<const Weights>> weights_ ABSL_GUARDED_BY(mu_);
+  ReorderedFilters<Weights> weights_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -192,11 +192,7 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
         ops.append_binary(dnnl::algorithm::binary_add, plan->dst);
       }
     }
-    if (act_ == ConvActivation::kRelu) {
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    } else if (act_ == ConvActivation::kRelu6) {
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
-    }
+    AppendActivation(act_, &ops);
     attr.set_post_ops(ops);
     dnnl::convolution_forward::primitive_desc pd;
     try {
@@ -220,14 +216,12 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     return plan;
   }
 
-  // The filter reordered for `plan`, cached per filter buffer. Throws
-  // dnnl::error.
+  // The filter reordered for `plan`, cached per filter buffer
+  // (ReorderedFilters). Throws dnnl::error.
   std::shared_ptr<const Weights> GetWeights(const Plan& plan,
                                             const Tensor& f) {
     absl::MutexLock lock(&mu_);
-    for (const auto& w : weights_) {
-      if (w->plan == &plan && w->source == f.buffer()) return w;
-    }
+    if (auto found = weights_.Find(&plan, f.buffer().get())) return found;
     auto w = std::make_shared<Weights>();
     w->plan = &plan;
     w->source = f.buffer();
@@ -236,14 +230,9 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     dnnl::reorder(user, w->value)
         .execute(OneDnnThreadStream(), user, w->value);
     OneDnnThreadStream().wait();
-    // A filter computed each step has a new buffer each step: keep only the
-    // latest few.
-    if (weights_.size() >= kMaxWeights) weights_.erase(weights_.begin());
-    weights_.push_back(w);
+    weights_.Add(w);
     return w;
   }
-
-  static constexpr size_t kMaxWeights = 8;
 
   // Never change after construction.
   const Conv2DParams params_;
@@ -253,7 +242,7 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
   // A plan is never removed, so pointers to plans stay valid.
   absl::flat_hash_map<PlanKey, std::unique_ptr<Plan>> plans_
       ABSL_GUARDED_BY(mu_);
-  std::vector<std::shared_ptr<const Weights>> weights_ ABSL_GUARDED_BY(mu_);
+  ReorderedFilters<Weights> weights_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
