@@ -12,8 +12,10 @@
 // image's padding), checked to be cut so (OneDnnConvRowSlicedRuns) where
 // PlanConvSlicing says so; PlanConvSlicing's own choices beside them. A
 // problem oneDNN only offers its im2col + GEMM for is declined and still
-// runs, on the loops. Builds without oneDNN skip.
+// runs, on the loops. The channels-last path (onednn_conv_nhwc.h) run from
+// four threads at once matches them too. Builds without oneDNN skip.
 #include "kernels/cpu/onednn_conv.h"
+#include "kernels/cpu/onednn_conv_nhwc.h"
 
 #include <algorithm>
 #include <cmath>
@@ -458,6 +460,68 @@ TEST(OneDnnConvConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
   // 13 output channels (one block) cut into two bands of rows.
   ASSERT_EQ(ExpectRowBands(Cases()[6], 2), true);
   RunFromFourThreads(Cases()[6], 1);  // odd_channels
+}
+
+// t (rank 4) permuted by the Transpose kernel.
+Tensor Permuted(const Tensor& t, std::vector<int64_t> perm) {
+  auto out = RunOp("Transpose", {t}, {{"perm", IntListAttr(perm)}});
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? (*out)[0] : Tensor();
+}
+
+// The channels-last path (onednn_conv_nhwc.h): one kernel run from four
+// threads at once, each call its own OpenMP team, matches the NCHW loops.
+TEST(OneDnnConvNhwcConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
+  if (!cpu::OneDnnRunsNhwcConvolutions()) {
+    GTEST_SKIP() << "this build has no oneDNN convolution";
+  }
+  for (const Case& p : {Cases()[0], Cases()[12]}) {  // plain3x3, batch3
+    SCOPED_TRACE(p.name);
+    Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 81);
+    Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 82);
+    Tensor b = Random(Shape({p.o}), 83);
+    Tensor side = Random(OutShape(p), 84);
+    Attrs attrs = ConvAttrs(p);
+    attrs["activation"] = StringAttr("relu");
+    cpu::SetConvMode(cpu::ConvMode::kReference);
+    auto want = RunOp("FusedConv2D", {x, f, b, side}, attrs);
+    cpu::SetConvMode(cpu::ConvMode::kAuto);
+    ASSERT_TRUE(want.ok()) << want.status();
+    const Tensor want_nhwc = Permuted((*want)[0], {0, 2, 3, 1});
+    const std::vector<Tensor> inputs = {Permuted(x, {0, 2, 3, 1}),
+                                        Permuted(f, {0, 2, 3, 1}), b,
+                                        Permuted(side, {0, 2, 3, 1})};
+    attrs["data_format"] = StringAttr("NHWC");
+    auto graph = testing::OneNodeGraph("FusedConv2D", inputs, attrs);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    const Node* node = (*graph)->FindNode("op");
+    auto kernel = KernelRegistry::Global()->Create(*node, DeviceType::kCpu);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    const int64_t before = cpu::OneDnnConvNhwcRuns();
+    constexpr int kThreads = 4, kSteps = 5;
+    std::vector<std::vector<Tensor>> results(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        CpuDevice device(0, 0, 2);
+        for (int step = 0; step < kSteps; ++step) {
+          std::vector<Tensor> outputs(1);
+          OpKernelContext ctx(node, &device, inputs, absl::MakeSpan(outputs));
+          if (!(*kernel)->Compute(&ctx).ok()) return;
+          auto copy = Tensor::Create(DT_FLOAT, outputs[0].shape());
+          if (!copy.ok()) return;
+          std::memcpy(copy->raw_data(), outputs[0].raw_data(), copy->bytes());
+          results[t].push_back(*std::move(copy));
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(cpu::OneDnnConvNhwcRuns() - before, kThreads * kSteps);
+    for (int t = 0; t < kThreads; ++t) {
+      ASSERT_EQ(results[t].size(), static_cast<size_t>(kSteps)) << t;
+      for (const Tensor& r : results[t]) ExpectNear(r, want_nhwc);
+    }
+  }
 }
 
 // PlanConvSlicing: channel blocks first; bands of rows where an image has
