@@ -6,7 +6,8 @@
 // thread's omp_get_max_threads(), both when a primitive is created and
 // when it runs. sluice keeps that at 1 on every thread (SerialOnThisThread:
 // no OpenMP team spins beside the intra-op pool) except inside an
-// OmpThreads scope, which gives one call a team of the pool's size.
+// OmpThreads scope (omp_threads.h), which gives one call a team of the
+// pool's size.
 #ifndef SLUICE_KERNELS_CPU_ONEDNN_RUNTIME_H_
 #define SLUICE_KERNELS_CPU_ONEDNN_RUNTIME_H_
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "kernels/cpu/omp_threads.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -72,18 +74,6 @@ class ReorderedFilters {
   std::vector<std::shared_ptr<const Entry>> entries_;
 };
 
-// While alive, oneDNN calls from this thread run on an OpenMP team of
-// `threads` (when threads > 1); back to 1 when it goes.
-class OmpThreads {
- public:
-  explicit OmpThreads(int threads);
-  ~OmpThreads();
-  OmpThreads(const OmpThreads&) = delete;
-  OmpThreads& operator=(const OmpThreads&) = delete;
-
- private:
-  bool on_;
-};
 
 }  // namespace sluice::cpu
 

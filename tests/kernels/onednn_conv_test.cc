@@ -16,8 +16,11 @@
 // four threads at once matches them too. Builds without oneDNN skip.
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_conv_nhwc.h"
+#include "kernels/cpu/omp_threads.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -522,6 +525,33 @@ TEST(OneDnnConvNhwcConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
       for (const Tensor& r : results[t]) ExpectNear(r, want_nhwc);
     }
   }
+}
+
+// OmpThreads: a team holds its cores (at most all of them); a second team
+// that does not fit waits until the first ends; one thread is no team.
+TEST(OmpThreadsTest, TeamsTakeTurnsAtTheCores) {
+  const int cores = cpu::OmpCoresFree();
+  if (!cpu::OneDnnRunsNhwcConvolutions() || cores < 2) {
+    GTEST_SKIP() << "no oneDNN in this build, or one core";
+  }
+  {
+    cpu::OmpThreads serial(1);
+    EXPECT_EQ(cpu::OmpCoresFree(), cores);
+  }
+  std::optional<cpu::OmpThreads> first;
+  first.emplace(4 * cores);  // more than the machine: all of it
+  EXPECT_EQ(cpu::OmpCoresFree(), 0);
+  std::atomic<bool> entered{false};
+  std::thread second([&] {
+    cpu::OmpThreads team(2);
+    entered = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(entered.load());
+  first.reset();
+  second.join();
+  EXPECT_TRUE(entered.load());
+  EXPECT_EQ(cpu::OmpCoresFree(), cores);
 }
 
 // PlanConvSlicing: channel blocks first; bands of rows where an image has
