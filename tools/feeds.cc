@@ -235,8 +235,9 @@ void AddConvLayoutOption(CLI::App* app, std::string* conv_layout) {
   app->add_option("--conv-layout", *conv_layout,
                   "Convolutions NCHW or NHWC (channels last between them, "
                   "filters transposed once); auto: NHWC on a GPU with "
-                  "--precision float16/bfloat16, else NCHW; overrides the "
-                  "config's conv_layout")
+                  "--precision float16/bfloat16 and on the CPU alone in "
+                  "float32 with oneDNN, else NCHW; overrides the config's "
+                  "conv_layout")
       ->check(CLI::IsMember({"auto", "nchw", "nhwc"}));
 }
 

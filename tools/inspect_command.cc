@@ -283,7 +283,7 @@ void AddInspectOptions(CLI::App* app, InspectOptions* options) {
   app->add_option("--conv-layout", options->conv_layout,
                   "With --optimized: convolutions as --conv-layout runs them "
                   "(auto, the default: NHWC on a GPU with a 16-bit "
-                  "--precision)")
+                  "--precision, and on the CPU alone in float32 with oneDNN)")
       ->check(CLI::IsMember({"auto", "nchw", "nhwc"}));
 }
 
