@@ -36,8 +36,8 @@ absl::Status ValidateOptions(const BootstrapOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bootstrap: rank ", o.rank, " is not in 0..", o.world_size - 1));
   }
-  if (o.job_token.size() < kMinJobTokenLength ||
-      o.job_token.size() > kMaxJobTokenLength) {
+  if (o.world_size > 1 && (o.job_token.size() < kMinJobTokenLength ||
+                           o.job_token.size() > kMaxJobTokenLength)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bootstrap: the job token must have ", kMinJobTokenLength, " to ",
         kMaxJobTokenLength, " characters (it has ", o.job_token.size(), ")"));
@@ -139,6 +139,12 @@ std::string DescribeFingerprintDifference(
 
 absl::StatusOr<BootstrapOptions> BootstrapOptionsFor(
     const ProcessGroupInfo& info, std::vector<FingerprintPart> fingerprint) {
+  BootstrapOptions options;
+  options.rank = info.rank;
+  options.world_size = info.world_size;
+  options.job_token = info.job_token;
+  options.fingerprint = std::move(fingerprint);
+  if (info.world_size == 1) return options;  // no one to meet
   if (!info.coordinator.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat("rank ", info.rank, " of ", info.world_size,
@@ -150,17 +156,11 @@ absl::StatusOr<BootstrapOptions> BootstrapOptionsFor(
         "rank ", info.rank, " of ", info.world_size, ": no job token: set ",
         kEnvJobToken, " (the same secret in every rank)"));
   }
-  BootstrapOptions options;
-  options.rank = info.rank;
-  options.world_size = info.world_size;
   options.coordinator = *info.coordinator;
-  options.job_token = info.job_token;
-  options.fingerprint = std::move(fingerprint);
   return options;
 }
 
-// --- ProcessGroupBootstrap
-// -----------------------------------------------------
+// --- ProcessGroupBootstrap ---------------------------------------------------
 
 ProcessGroupBootstrap::ProcessGroupBootstrap(BootstrapOptions options,
                                              std::vector<TcpSocket> peers,
@@ -220,11 +220,16 @@ absl::StatusOr<std::vector<std::string>> ProcessGroupBootstrap::AllGather(
                      options_.max_message_bytes, ")")));
   }
   if (rank() != 0) {
-    RETURN_IF_ERROR(SendMessage(
+    absl::Status sent = SendMessage(
         coordinator_,
         GatherMessage{sequence, static_cast<uint32_t>(rank()),
                       std::string(blob)},
-        absl::Now() + options_.collective_timeout, coordinator_name_));
+        absl::Now() + options_.collective_timeout, coordinator_name_);
+    if (!sent.ok()) {
+      return Fail(absl::Status(
+          sent.code(),
+          absl::StrCat("rank ", rank(), " in ", what, ": ", sent.message())));
+    }
     ASSIGN_OR_RETURN(BootstrapMessage m, ReceiveFromCoordinator(what));
     auto* result = std::get_if<GatherResultMessage>(&m);
     if (result == nullptr || result->sequence != sequence ||
@@ -321,8 +326,7 @@ absl::StatusOr<std::string> ProcessGroupBootstrap::Broadcast(
   return std::string(blob);
 }
 
-// --- BootstrapCoordinator
-// ------------------------------------------------------
+// --- BootstrapCoordinator ----------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<BootstrapCoordinator>>
 BootstrapCoordinator::Listen(const BootstrapOptions& options) {
@@ -466,6 +470,11 @@ BootstrapCoordinator::AdmitAllListening() {
 absl::StatusOr<std::unique_ptr<ProcessGroupBootstrap>> JoinProcessGroup(
     const BootstrapOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
+  if (options.world_size == 1) {
+    // Alone: nothing to listen for.
+    return std::unique_ptr<ProcessGroupBootstrap>(
+        new ProcessGroupBootstrap(options, {}, TcpSocket()));
+  }
   if (options.rank == 0) {
     ASSIGN_OR_RETURN(auto coordinator, BootstrapCoordinator::Listen(options));
     return coordinator->AdmitAll();

@@ -78,8 +78,9 @@ struct BootstrapOptions {
 };
 
 // Options from a detected process group (its rank, world size,
-// coordinator and token). INVALID_ARGUMENT when it has no coordinator or no
-// token (under MPI, before MPI can carry the bootstrap).
+// coordinator and token). INVALID_ARGUMENT when a world of more than one
+// has no coordinator or no token (as under MPI, until MPI can carry the
+// bootstrap).
 absl::StatusOr<BootstrapOptions> BootstrapOptionsFor(
     const ProcessGroupInfo& info, std::vector<FingerprintPart> fingerprint);
 
@@ -146,9 +147,10 @@ class BootstrapCoordinator {
   TcpSocket listener_;
 };
 
-// Rank 0: Listen, then AdmitAll. Other ranks: connect (retrying until rank 0
-// listens), say hello, wait for the welcome. A refusal comes back as its
-// status, prefixed with the coordinator's address.
+// A world of one: a group at once, listening on nothing (no coordinator or
+// token needed). Rank 0: Listen, then AdmitAll. Other ranks: connect (retrying
+// until rank 0 listens), say hello, wait for the welcome. A refusal comes back
+// as its status, prefixed with the coordinator's address.
 absl::StatusOr<std::unique_ptr<ProcessGroupBootstrap>> JoinProcessGroup(
     const BootstrapOptions& options);
 

@@ -164,9 +164,11 @@ TEST(BootstrapTest, CollectivesRunInSequence) {
   EXPECT_THAT(peer.get(), ElementsAre("c0p0b0", "c1p1b1", "c2p2b2"));
 }
 
-TEST(BootstrapTest, WorldOfOneNeedsNoPeers) {
-  BootstrapOptions o = Options(0, 1, 0);
-  RankResult r = Collectives(JoinProcessGroup(o));
+TEST(BootstrapTest, WorldOfOneNeedsNoPeersCoordinatorOrToken) {
+  absl::StatusOr<BootstrapOptions> o =
+      BootstrapOptionsFor(ProcessGroupInfo(), {});
+  ASSERT_TRUE(o.ok()) << o.status();
+  RankResult r = Collectives(JoinProcessGroup(*o));
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_THAT(r.gathered, ElementsAre("from 0"));
   EXPECT_EQ(r.broadcast, "nccl-unique-id");
