@@ -140,6 +140,23 @@ TEST(BootstrapTest, ThreeRanksJoinGatherAndReceiveTheBroadcast) {
   }
 }
 
+TEST(BootstrapTest, JoinsOverIpv6Loopback) {
+  if (!ListenTcp(HostPort{"::1", 0}).ok()) {
+    GTEST_SKIP() << "no IPv6 loopback on this machine";
+  }
+  BootstrapOptions o0 = Options(0, 2, 0);
+  o0.coordinator.host = "::1";
+  auto coordinator = Listen(o0);
+  ASSERT_NE(coordinator, nullptr);
+  auto r0 = StartRank0(coordinator.get());
+  BootstrapOptions o1 = Options(1, 2, coordinator->port());
+  o1.coordinator.host = "::1";
+  RankResult r1 = StartRank(o1).get();
+  ASSERT_TRUE(r1.status.ok()) << r1.status;
+  EXPECT_THAT(r1.gathered, ElementsAre("from 0", "from 1"));
+  EXPECT_TRUE(r0.get().status.ok());
+}
+
 TEST(BootstrapTest, CollectivesRunInSequence) {
   auto coordinator = Listen(Options(0, 2, 0));
   ASSERT_NE(coordinator, nullptr);
