@@ -361,7 +361,11 @@ BootstrapCoordinator::AdmitAllListening() {
   const std::string listening = HostPort{o.coordinator.host, port()}.ToString();
   std::vector<TcpSocket> peers(o.world_size);
   std::vector<std::string> where(o.world_size);  // each rank's address
-  std::vector<std::string> refused;              // strangers, for the timeout
+  std::vector<std::string> refused;  // the first strangers, for the timeout
+  int refused_count = 0;
+  auto note_refusal = [&](const absl::Status& why) {
+    if (++refused_count <= 8) refused.push_back(std::string(why.message()));
+  };
   int joined = 1;
   // Ends the job: tells `offender` (may be null) and every admitted rank.
   auto fail = [&](const TcpSocket* offender, absl::Status status) {
@@ -384,6 +388,10 @@ BootstrapCoordinator::AdmitAllListening() {
           Seconds(o.join_timeout), " (", joined, " joined)");
       if (!refused.empty()) {
         absl::StrAppend(&message, "; refused: ", absl::StrJoin(refused, "; "));
+        if (refused_count > 8) {
+          absl::StrAppend(&message, "; and ", refused_count - 8,
+                          " more connections");
+        }
       }
       return fail(nullptr, absl::DeadlineExceededError(message));
     }
@@ -401,7 +409,7 @@ BootstrapCoordinator::AdmitAllListening() {
           m.ok() ? absl::InvalidArgumentError(absl::StrCat(
                        "from ", peer, ": ", ExpectedGot("hello", *m)))
                  : m.status();
-      refused.push_back(std::string(why.message()));
+      note_refusal(why);
       SendRefusal(conn, why, peer);
       continue;
     }
@@ -410,7 +418,7 @@ BootstrapCoordinator::AdmitAllListening() {
       absl::Status why = absl::PermissionDeniedError(absl::StrCat(
           "wrong job token from ", address, " (claiming rank ", hello->rank,
           "): every rank needs the same ", kEnvJobToken));
-      refused.push_back(std::string(why.message()));
+      note_refusal(why);
       SendRefusal(conn, why, peer);
       continue;
     }
