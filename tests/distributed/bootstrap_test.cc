@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -235,6 +236,30 @@ TcpSocket JoinedRank1(int port, int world) {
   return RawPeer(port, EncodeFrame(HelloMessage{kBootstrapProtocolVersion,
                                                 static_cast<uint32_t>(world), 1,
                                                 o.job_token, o.fingerprint}));
+}
+
+TEST(BootstrapTest, TimeoutNamesTheFirstEightStrangersAndCountsTheRest) {
+  BootstrapOptions o0 = Options(0, 2, 0);
+  o0.join_timeout = absl::Seconds(1);
+  auto coordinator = Listen(o0);
+  ASSERT_NE(coordinator, nullptr);
+  auto r0 = StartRank0(coordinator.get());
+  for (int i = 0; i < 10; ++i) {
+    HelloMessage hello{kBootstrapProtocolVersion,
+                       2,
+                       1,
+                       absl::StrCat("wrong-token-0123456789-", i),
+                       {}};
+    TcpSocket stranger = RawPeer(coordinator->port(), EncodeFrame(hello));
+    ExpectError(AnswerTo(stranger), absl::StatusCode::kPermissionDenied,
+                "wrong job token");
+  }
+  absl::Status s = r0.get().status;
+  ExpectError(s, absl::StatusCode::kDeadlineExceeded,
+              "; and 2 more connections");
+  std::vector<absl::string_view> parts =
+      absl::StrSplit(s.message(), "wrong job token");
+  EXPECT_EQ(parts.size(), 9u) << s;  // eight named
 }
 
 TEST(BootstrapTest, WrongWorldSizeEndsTheJobOnEveryRank) {
