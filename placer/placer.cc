@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "core/status_macros.h"
 #include "device/device.h"
 #include "placer/schedule.h"
+#include "placer/stages.h"
 
 namespace sluice {
 namespace {
@@ -178,7 +180,51 @@ absl::StatusOr<Placement> RunPolicy(const Inputs& in, bool defer,
   return s.Result(in.options.record_reasons);
 }
 
+// How far back a stage's end may move to find a cheaper cut, tried in turn
+// until the stages fit (a later stage gets what an earlier one gives up).
+constexpr double kStageWindows[] = {0.5, 0.3, 0.15, 0.05, 0};
+
+// AUTO for a model that no single device holds: contiguous pipeline stages
+// (stages.h). nullopt when the model fits on the first device or no split
+// fits; the earliest-finish placement is used then.
+std::optional<Placement> PlaceStages(const Inputs& in) {
+  StagePlanner planner(in.graph, in.topo, in.cost, in.constraints, in.order,
+                       StageDeviceOrder(in.topo));
+  if (!planner.must_split()) return std::nullopt;
+  for (double window : kStageWindows) {
+    std::optional<StageSplit> split = planner.Plan(window);
+    if (!split) return std::nullopt;  // a narrower window needs more devices
+    SchedulePolicy staged{SchedulePolicy::kStaged, BySpeed(in.topo),
+                          /*fill=*/false, /*strict_first=*/false,
+                          "pipeline stage: no single device holds the model, "
+                          "so it is cut into contiguous stages in run order "
+                          "where few values cross"};
+    staged.stage_device = &split->stage_device;
+    Scheduler s(in.graph, in.topo, in.cost, in.constraints, split->order,
+                /*defer_sources=*/true);
+    if (!s.Run(staged, in.options.soft_placement).ok()) continue;
+    Placement p = s.Result(in.options.record_reasons);
+    std::vector<std::string> stages;
+    for (size_t i = 0; i < split->devices.size(); ++i) {
+      stages.push_back(in.topo.devices[split->devices[i]].name);
+    }
+    p.notes.push_back(absl::StrFormat(
+        "auto: no single device holds the model; %d pipeline stages in run "
+        "order (%s), %d value%s crossing between them per step (%s)",
+        static_cast<int>(stages.size()), absl::StrJoin(stages, " -> "),
+        split->cut_values, split->cut_values == 1 ? "" : "s",
+        HumanBytes(split->cut_bytes)));
+    return p;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<Placement> PlaceAuto(const Inputs& in) {
+  if (in.options.pipeline_stages) {
+    if (std::optional<Placement> staged = PlaceStages(in)) {
+      return *std::move(staged);
+    }
+  }
   SchedulePolicy eft;
   absl::StatusOr<Placement> p = RunPolicy(in, /*defer=*/true, eft);
   if (p.ok() || !absl::IsResourceExhausted(p.status())) return p;
