@@ -171,6 +171,8 @@ struct Inputs {
   const NodeConstraints& constraints;
   const std::vector<int>& order;
   const PlacerOptions& options;
+  // Set when the model is known not to fit on any single device.
+  bool* fits_no_device = nullptr;
 };
 
 absl::StatusOr<Placement> RunPolicy(const Inputs& in, bool defer,
@@ -191,9 +193,20 @@ std::optional<Placement> PlaceStages(const Inputs& in) {
   StagePlanner planner(in.graph, in.topo, in.cost, in.constraints, in.order,
                        StageDeviceOrder(in.topo));
   if (!planner.must_split()) return std::nullopt;
+  // The first stage's device is the largest of the fastest; where every
+  // device is of its type with no larger budget, none holds the model.
+  const DeviceSpec& first = in.topo.devices[StageDeviceOrder(in.topo)[0]];
+  bool others_differ = false;
+  for (const DeviceSpec& d : in.topo.devices) {
+    others_differ = others_differ || d.type != first.type ||
+                    d.memory_budget > first.memory_budget;
+  }
+  if (!others_differ && in.fits_no_device != nullptr) {
+    *in.fits_no_device = true;
+  }
   for (double window : kStageWindows) {
     std::optional<StageSplit> split = planner.Plan(window);
-    if (!split) return std::nullopt;  // a narrower window needs more devices
+    if (!split) continue;  // out of devices: a narrower window fills fuller
     SchedulePolicy staged{SchedulePolicy::kStaged, BySpeed(in.topo),
                           /*fill=*/false, /*strict_first=*/false,
                           "pipeline stage: no single device holds the model, "
@@ -327,7 +340,8 @@ namespace {
 
 absl::StatusOr<Placement> PlaceOnce(const Graph& graph,
                                     const DeviceTopology& topo,
-                                    const PlacerOptions& options) {
+                                    const PlacerOptions& options,
+                                    bool* fits_no_device = nullptr) {
   if (static_cast<int>(topo.links.size()) !=
       topo.num_devices() * topo.num_devices()) {
     return absl::InvalidArgumentError(
@@ -343,7 +357,7 @@ absl::StatusOr<Placement> PlaceOnce(const Graph& graph,
                                       options.colocation_groups));
   CostModel cost(graph, options.cost);
   std::vector<int> order = RankOrder(graph, topo, cost, constraints);
-  Inputs in{graph, topo, cost, constraints, order, options};
+  Inputs in{graph, topo, cost, constraints, order, options, fits_no_device};
   PlacementStrategy strategy = options.strategy == PLACEMENT_DEFAULT
                                    ? PLACEMENT_AUTO
                                    : options.strategy;
@@ -367,10 +381,15 @@ int DevicesUsed(const Placement& p) {
 absl::StatusOr<Placement> PlaceKeepingOneDeviceUnlessWorthIt(
     const Graph& graph, const DeviceTopology& topo,
     const PlacerOptions& options) {
-  absl::StatusOr<Placement> spread = PlaceOnce(graph, topo, options);
+  bool fits_no_device = false;
+  absl::StatusOr<Placement> spread =
+      PlaceOnce(graph, topo, options, &fits_no_device);
   const bool is_auto = options.strategy == PLACEMENT_AUTO ||
                        options.strategy == PLACEMENT_DEFAULT;
-  if (!is_auto || options.min_spread_gain <= 0 || !spread.ok()) return spread;
+  if (!is_auto || options.min_spread_gain <= 0 || !spread.ok() ||
+      fits_no_device) {
+    return spread;
+  }
   const int used = DevicesUsed(*spread);
   if (used <= 1) return spread;
   PlacerOptions single_options = options;

@@ -36,9 +36,7 @@ Scheduler::Scheduler(const Graph& graph, const DeviceTopology& topo,
       order_(order),
       defer_sources_(defer_sources),
       n_(graph.num_nodes()),
-      num_devices_(topo.num_devices()) {
-  Init();
-}
+      num_devices_(topo.num_devices()) {}  // Run() initialises
 
 void Scheduler::Init() {
   pos_.assign(n_, 0);

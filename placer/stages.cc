@@ -101,21 +101,39 @@ StagePlanner::StagePlanner(const Graph& graph, const DeviceTopology& topo,
 int StagePlanner::FillEnd(int start, int device) const {
   const int m = num_running();
   const DeviceMask bit = DeviceBit(device);
-  // Positions relative to `start`; the tracker's last position is m.
-  MemoryTracker mem(m - start + 1, topo_.devices[device].memory_budget);
-  // Outputs already counted on this device.
-  std::vector<char> here(cost_.num_outputs_total(), 0);
+  const int64_t budget = topo_.devices[device].memory_budget;
+  // Positions relative to `start`. A value live past the current position
+  // is live at it too (every interval starts at or before it), so the peak
+  // over positions up to the current one is the peak over all: intervals
+  // are clipped to the tracker's last position, and the tracker doubles
+  // (re-adding them) when the scan reaches its end.
+  int size = std::min(m - start + 1, 1024);
+  std::optional<MemoryTracker> mem(std::in_place, size, budget);
+  int64_t weights = 0;
+  std::vector<LiveInterval> all;  // every interval added, unclipped
+  ++stamp_id_;
+  if (stamp_.size() != static_cast<size_t>(cost_.num_outputs_total())) {
+    stamp_.assign(cost_.num_outputs_total(), 0);
+  }
   std::vector<LiveInterval> intervals;
   for (int e = start; e < m; ++e) {
     const int v = running_[e];
     if (!(c_.mask[v] & bit)) continue;  // runs elsewhere in any case
+    if (e - start >= size) {
+      size = std::min(m - start + 1, 2 * size);
+      mem.emplace(size, budget);
+      mem->AddWeights(weights);
+      for (const LiveInterval& iv : all) {
+        mem->AddActivation(iv.first, std::min(iv.last, size - 1), iv.bytes);
+      }
+    }
     const Node& node = graph_.node(v);
     int64_t new_weights = 0;
     intervals.clear();
     for (const TensorRef& in : node.inputs()) {
       const int o = cost_.output_index(in.node, in.port);
-      if (here[o]) continue;
-      here[o] = 1;
+      if (stamp_[o] == stamp_id_) continue;
+      stamp_[o] = stamp_id_;
       if (deferred_[in.node] && cost_.weight_bytes(in.node) > 0) {
         new_weights += cost_.weight_bytes(in.node);
       } else {
@@ -134,14 +152,18 @@ int StagePlanner::FillEnd(int start, int device) const {
                              cost_.output_bytes_flat(o)});
       }
     }
-    if (!mem.Fits(new_weights, intervals)) return e;
+    std::vector<LiveInterval> clipped = intervals;
+    for (LiveInterval& iv : clipped) iv.last = std::min(iv.last, size - 1);
+    if (!mem->Fits(new_weights, clipped)) return e;
     for (int p = 0; p < node.num_outputs(); ++p) {
-      here[cost_.output_index(v, p)] = 1;
+      stamp_[cost_.output_index(v, p)] = stamp_id_;
     }
-    mem.AddWeights(new_weights);
-    for (const LiveInterval& iv : intervals) {
-      mem.AddActivation(iv.first, iv.last, iv.bytes);
+    mem->AddWeights(new_weights);
+    weights += new_weights;
+    for (const LiveInterval& iv : clipped) {
+      mem->AddActivation(iv.first, iv.last, iv.bytes);
     }
+    all.insert(all.end(), intervals.begin(), intervals.end());
   }
   return m;
 }

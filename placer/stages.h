@@ -91,6 +91,10 @@ class StagePlanner {
   std::vector<int> cut_count_;   // boundary c (before position c) -> values
   std::vector<int64_t> cut_bytes_;
   int first_stage_end_ = 0;
+  // FillEnd's scratch: outputs counted on the stage's device carry the
+  // stage's stamp.
+  mutable std::vector<int> stamp_;
+  mutable int stamp_id_ = 0;
 };
 
 }  // namespace sluice
