@@ -199,15 +199,15 @@ TEST(StagesTest, NoStagesFlagPlacesByEarliestFinish) {
     return out.str().empty() ? std::string()
                              : nlohmann::json::parse(out.str())["notes"].dump();
   };
-  EXPECT_THAT(notes({}), HasSubstr("2 pipeline stages"));
+  EXPECT_THAT(notes({}), HasSubstr("pipeline stages"));
   EXPECT_THAT(notes({"--no-stages"}),
               ::testing::Not(HasSubstr("pipeline stages")));
 }
 
 // For every example model: budgets of 60% to 95% of what it needs on one
-// device (from its weights and peak), so it must split; where a split fits
-// (a model whose largest activations meet at one node fits only near the
-// top), values flow one way, and at least one does.
+// device (from its weights and peak); where AUTO cuts it into stages (a
+// model whose largest activations meet at one node splits only near the
+// top), values flow one way, and at least one budget does.
 TEST(StagesTest, EveryExampleSplitByMemoryFlowsOneWay) {
   for (const char* model :
        {"examples/mlp.pbtxt", "examples/cnn.pb",
@@ -223,7 +223,11 @@ TEST(StagesTest, EveryExampleSplitByMemoryFlowsOneWay) {
       const int64_t limit = (weights + peak) * percent / 100 * 4 / 3;
       nlohmann::json j = PlaceJson(
           model, absl::StrCat("3xgpu:", limit, "B"), /*may_fail=*/true);
-      if (!j.contains("transfers")) continue;
+      // A run order with a lower peak may still fit on one device.
+      if (!j.contains("notes") ||
+          j["notes"].dump().find("pipeline stages") == std::string::npos) {
+        continue;
+      }
       SCOPED_TRACE(percent);
       EXPECT_GE(UsedDevices(j), 2);
       ++splits;
