@@ -114,6 +114,17 @@ void PrintText(const Graph& g, const DeviceTopology& topo, const Placement& p,
   // nodes `sluice run` executes (feeds in, results out included).
   out << "links:" << (parts.links.empty() ? " none\n" : "\n");
   for (const LinkTraffic& l : parts.links) out << LinkLine(topo, l) << "\n";
+  if (topo.num_hosts > 1) {
+    // What each network link between hosts carries per step.
+    std::vector<LinkTraffic> hosts = HostTraffic(topo, parts);
+    out << "between hosts:" << (hosts.empty() ? " none\n" : "\n");
+    for (const LinkTraffic& h : hosts) {
+      out << absl::StrFormat("  task:%d -> task:%d: %s per step in %d "
+                             "transfer%s (network)\n",
+                             h.src, h.dst, HumanBytes(h.bytes), h.transfers,
+                             h.transfers == 1 ? "" : "s");
+    }
+  }
   if (explain && !parts.transfers.empty()) {
     out << "transfers:\n";
     for (const Transfer& t : parts.transfers) {
@@ -159,6 +170,11 @@ json ToJson(const PlaceOptions& o, const Graph& g, const DeviceTopology& topo,
                      {"bytes", l.bytes}, {"transfers", l.transfers},
                      {"kind", LinkKindName(topo.link(l.src, l.dst).kind)}});
   }
+  json hosts = json::array();
+  for (const LinkTraffic& h : HostTraffic(topo, parts)) {
+    hosts.push_back({{"src_task", h.src}, {"dst_task", h.dst},
+                     {"bytes", h.bytes}, {"transfers", h.transfers}});
+  }
   json transfers = json::array();
   for (const Transfer& t : parts.transfers) {
     transfers.push_back(
@@ -174,7 +190,8 @@ json ToJson(const PlaceOptions& o, const Graph& g, const DeviceTopology& topo,
   return {{"model", o.model_path}, {"strategy", StrategyName(p.strategy)},
           {"batch", o.batch}, {"devices", devices}, {"nodes", nodes},
           {"estimated_step_seconds", p.estimated_step_seconds},
-          {"links", links}, {"transfers", transfers}, {"notes", all_notes},
+          {"links", links}, {"host_links", hosts},
+          {"num_hosts", topo.num_hosts}, {"transfers", transfers}, {"notes", all_notes},
           {"optimization",
            {{"level", OptimizationLevelName(opt.level)},
             {"nodes_before", opt.nodes_before},
@@ -335,6 +352,7 @@ absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
     ASSIGN_OR_RETURN(options.strategy, ParseStrategy(o.strategy));
   }
   options.cost.batch = o.batch;
+  options.pipeline_stages = !o.no_stages;
   options.record_reasons = o.explain || !o.dot_path.empty();
   bool plans_gpus = false;
   for (const DeviceSpec& d : topo.devices) {
@@ -411,7 +429,8 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
       ->check(RegularFile());
   app->add_option("--devices", options->devices,
                   "Plan for these devices instead of this machine's, e.g. "
-                  "4xgpu:80GiB or 2xgpu:16GiB,cpu")
+                  "4xgpu:80GiB or 2xgpu:16GiB,cpu, or a cluster of hosts: "
+                  "2x(4xgpu:80GiB)")
       ->check(CLI::Validator(
           [](std::string& spec) -> std::string {
             if (spec.find_first_not_of(" \t") != std::string::npos) return "";
@@ -422,6 +441,10 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
   app->add_option("--strategy", options->strategy,
                   "auto | single | manual (default: the config's, else auto)")
       ->check(CLI::IsMember({"auto", "single", "manual"}));
+  app->add_flag("--no-stages", options->no_stages,
+                "auto: place a model that no single device holds by "
+                "earliest finish time (HEFT-style) instead of cutting it "
+                "into pipeline stages");
   app->add_option("--batch", options->batch,
                   "Value assumed for unknown dimensions (default 1)")
       ->check(IntegerIn(1, 1000000));

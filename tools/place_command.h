@@ -51,6 +51,7 @@ struct PlaceOptions {
   std::string optimization_level;
   std::string precision;  // "" (the config's) | model | float16 | bfloat16
   std::string conv_layout;  // "" (the config's) | auto | nchw | nhwc
+  bool no_stages = false;   // PlacerOptions::pipeline_stages off
 };
 void AddPlaceOptions(CLI::App* app, PlaceOptions* options);
 int RunPlace(const PlaceOptions& options, std::ostream& out,

@@ -61,7 +61,9 @@ def main():
 
     specs = ["4xgpu:80GiB", "2xgpu:16GiB,cpu", "cpu", "cpu:1.5TB",
              "2xcpu:512MiB", "gpu:16G,gpu:1MiB,cpu:64KiB", "64xcpu",
-             "gpu:0", "/gpu:1", "/device:GPU:1", "/gpu:*", "0.5", "4GiB"]
+             "gpu:0", "/gpu:1", "/device:GPU:1", "/gpu:*", "0.5", "4GiB",
+             "2x(4xgpu:80GiB)", "(2xgpu:16GiB,cpu),(gpu:40GiB)",
+             "2x(gpu:1GiB"]
     for i, spec in enumerate(specs):
         write("device_spec_fuzz", f"spec{i:02d}", spec)
 
