@@ -20,7 +20,7 @@
 #include "core/shape.h"
 #include "core/tensor.h"
 #include "graph/graph.h"
-#include "kernels/select_attrs.h"
+#include "kernels/select_params.h"
 
 namespace sluice {
 

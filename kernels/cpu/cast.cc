@@ -10,14 +10,14 @@
 #include <type_traits>
 
 #include "core/status_macros.h"
-#include "kernels/cast_attrs.h"
+#include "kernels/cast_params.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 
 namespace sluice::cpu {
 namespace {
 
-// ONNX Cast's saturate and round_mode attributes (kernels/cast_attrs.h).
+// ONNX Cast's saturate and round_mode attributes (kernels/cast_params.h).
 using CastOptions = CastAttrs;
 
 // A standard C++ value as double (half and bfloat16 through float).

@@ -14,7 +14,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cpu {
 namespace {

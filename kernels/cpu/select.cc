@@ -12,7 +12,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
 #include "kernels/host_params.h"
-#include "kernels/select_attrs.h"
+#include "kernels/select_params.h"
 
 namespace sluice::cpu {
 namespace {

@@ -13,8 +13,7 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
-#include "kernels/signal_attrs.h"
-#include "kernels/signal_plan.h"
+#include "kernels/signal_params.h"
 
 namespace sluice::cpu {
 namespace {

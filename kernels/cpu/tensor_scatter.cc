@@ -10,7 +10,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/host_params.h"
-#include "kernels/select_attrs.h"
+#include "kernels/select_params.h"
 
 namespace sluice::cpu {
 namespace {

@@ -11,7 +11,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
-#include "kernels/select_attrs.h"
+#include "kernels/select_params.h"
 
 namespace sluice::cpu {
 namespace {

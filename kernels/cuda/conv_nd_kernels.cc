@@ -2,7 +2,7 @@
 // ConvTranspose run on cuDNN (cudnn_conv.h) for float32, float16, bfloat16
 // and float64 where it can, else on sluice's direct kernels (conv_nd.h);
 // Col2Im is float32, as on the CPU. The window geometry, checks and
-// messages are the CPU kernels' (kernels/vision_attrs.h); Col2Im's
+// messages are the CPU kernels' (kernels/vision_params.h); Col2Im's
 // image_shape and block_shape are host-memory inputs.
 #include <vector>
 
@@ -12,7 +12,7 @@
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cudnn_conv.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cuda {
 namespace {

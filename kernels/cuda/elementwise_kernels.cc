@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/shape_fns.h"
-#include "kernels/cast_attrs.h"
+#include "kernels/cast_params.h"
 #include "kernels/cuda/cast.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -112,7 +112,7 @@ class BinaryKernel final : public OpKernel {
   const BinaryOp op_;
 };
 
-// Cast with the CPU kernel's attributes (kernels/cast_attrs.h) and result.
+// Cast with the CPU kernel's attributes (kernels/cast_params.h) and result.
 class CastKernel final : public OpKernel {
  public:
   using Attrs = CastAttrs;

@@ -19,7 +19,7 @@
 #include "kernels/cuda/fill.h"
 #include "kernels/cuda/select.h"
 #include "kernels/host_params.h"
-#include "kernels/select_attrs.h"
+#include "kernels/select_params.h"
 
 namespace sluice::cuda {
 namespace {

@@ -1,7 +1,7 @@
 // CUDA OpKernels for the signal ops: Window, DFT, STFT and MelWeightMatrix.
 // Their scalar parameters (size, dft_length and axis, frame_step and
 // frame_length, the mel inputs) are host-memory inputs, checked as on the CPU (kernels/host_params.h,
-// kernels/signal_plan.h).
+// kernels/signal_params.h).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -11,8 +11,7 @@
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/signal.h"
-#include "kernels/signal_attrs.h"
-#include "kernels/signal_plan.h"
+#include "kernels/signal_params.h"
 
 namespace sluice::cuda {
 namespace {

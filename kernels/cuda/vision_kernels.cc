@@ -4,7 +4,7 @@
 // AffineGrid's size; MaxUnpool's indices and output_shape; RoiAlign's
 // batch_indices) are host-memory inputs, read here
 // as the CPU kernels read them; the attributes, shapes and error messages
-// come from the functions the CPU kernels use (kernels/vision_attrs.h,
+// come from the functions the CPU kernels use (kernels/vision_params.h,
 // graph/vision_shapes.h).
 #include <algorithm>
 #include <cstring>
@@ -21,7 +21,7 @@
 #include "kernels/cuda/pool_grid.h"
 #include "kernels/cuda/resize_pad.h"
 #include "kernels/cuda/scatter_gather.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cuda {
 namespace {
