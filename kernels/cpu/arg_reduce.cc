@@ -3,8 +3,8 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
-#include "kernels/launch_kernel.h"
 #include "kernels/index_params.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cpu {
 namespace {

@@ -12,6 +12,7 @@
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cudnn_conv.h"
+#include "kernels/launch_kernel.h"
 #include "kernels/vision_params.h"
 
 namespace sluice::cuda {
@@ -113,21 +114,16 @@ class ConvKernel final : public OpKernel {
   const ConvAttrs a_;
 };
 
-class Col2ImKernel final : public OpKernel {
+class Col2ImKernel final : public LaunchKernel<Col2ImAttrs, ParseCol2ImAttrs> {
  public:
-  using Attrs = Col2ImAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseCol2ImAttrs(node);
-  }
-  Col2ImKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), a_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2}));
     const Tensor& x = ctx->input(0);
     std::vector<int64_t> dims;
-    ASSIGN_OR_RETURN(cpu::WindowNd w, Col2ImWindow(a_, x, ctx->input(1),
+    ASSIGN_OR_RETURN(cpu::WindowNd w, Col2ImWindow(attrs(), x, ctx->input(1),
                                                    ctx->input(2), &dims));
     ASSIGN_OR_RETURN(WindowGeometry g, ToGeometry(w, x.dim(0)));
     g.out_channels = w.channels;
@@ -135,9 +131,6 @@ class Col2ImKernel final : public OpKernel {
     if (y->NumElements() == 0) return absl::OkStatus();
     return LaunchCol2ImNd(g, x.data<float>(), y->data<float>(), gpu.stream);
   }
-
- private:
-  const Attrs a_;
 };
 
 }  // namespace

@@ -9,9 +9,9 @@
 #include "kernels/cuda/arg_reduce.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
-#include "kernels/launch_kernel.h"
 #include "kernels/cuda/trilu_cumsum.h"
 #include "kernels/index_params.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cuda {
 namespace {

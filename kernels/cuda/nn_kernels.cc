@@ -294,19 +294,14 @@ absl::StatusOr<Shape> ConvOutputShape(const Shape& x, const Shape& f,
   return NchwToNhwc(out);
 }
 
-class Conv2DKernel final : public OpKernel {
+class Conv2DKernel final : public LaunchKernel<ConvAttrs, ReadConvAttrs> {
  public:
-  using Attrs = ConvAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ReadConvAttrs(node);
-  }
-  Conv2DKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    return RunConv(ctx, gpu, attrs_).status();
+    return RunConv(ctx, gpu, attrs()).status();
   }
 
   // Conv2D of inputs 0 and 1 into a new output 0: on cuDNN where it can,
@@ -392,8 +387,6 @@ class Conv2DKernel final : public OpKernel {
     g.out_channels = c.o;
     return g;
   }
-
-  const ConvAttrs attrs_;
 };
 
 // FusedConv2D: on cuDNN, one cudnnConvolutionBiasActivationForward call

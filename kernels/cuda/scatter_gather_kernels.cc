@@ -13,8 +13,8 @@
 #include "core/status_macros.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
-#include "kernels/launch_kernel.h"
 #include "kernels/cuda/scatter_gather.h"
+#include "kernels/launch_kernel.h"
 #include "kernels/scatter_gather_params.h"
 
 namespace sluice::cuda {
