@@ -11,11 +11,9 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
-#include <map>
 #include <memory>
 #include <utility>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -28,6 +26,7 @@
 #include "kernels/cuda/conv_gemm.h"
 #include "kernels/cuda/cudnn_graph_conv.h"
 #include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/cuda/library_handle_cache.h"
 
 namespace sluice::cuda {
 namespace {
@@ -115,56 +114,20 @@ struct Entry {
   int64_t runs = 0;
 };
 
-class CudnnConvState final : public GpuDevice::Resource {
- public:
-  CudnnConvState(const CudnnApi* api, cudnnHandle_t handle)
-      : api_(api), handle_(handle) {}
-  ~CudnnConvState() override {
-    absl::MutexLock lock(&mu_);
-    cache_.clear();
-    api_->Destroy(handle_);
-  }
+using CudnnConvState = LibraryHandleCache<CudnnApi, cudnnHandle_t, Entry>;
 
-  const CudnnApi* api() const { return api_; }
-  cudnnHandle_t handle() const { return handle_; }
-  absl::Mutex& mu() ABSL_LOCK_RETURNED(mu_) { return mu_; }
-  std::map<std::string, std::unique_ptr<Entry>>& cache()
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cache_;
-  }
-
- private:
-  // Fixed at construction.
-  const CudnnApi* const api_;
-  const cudnnHandle_t handle_;
-
-  absl::Mutex mu_;  // held for every use of handle_ and the cache
-  std::map<std::string, std::unique_ptr<Entry>> cache_ ABSL_GUARDED_BY(mu_);
-};
-
+// The device's state: a cuDNN handle on its compute stream, and the cache.
 absl::StatusOr<CudnnConvState*> StateFor(GpuDevice* gpu) {
   ASSIGN_OR_RETURN(const CudnnApi* api, GetCudnn());
-  ASSIGN_OR_RETURN(
-      GpuDevice::Resource * r,
-      gpu->GetOrCreateResource(
-          kResourceKey,
-          [&]() -> absl::StatusOr<std::unique_ptr<GpuDevice::Resource>> {
-            RETURN_IF_ERROR(gpu->MakeCurrent());
-            cudnnHandle_t handle = nullptr;
-            RETURN_IF_ERROR(api->Check(api->Create(&handle),
-                                       absl::StrCat(gpu->name(), ": cudnnCreate")));
-            absl::Status s = api->Check(
-                api->SetStream(handle,
-                               static_cast<cudaStream_t>(gpu->compute_stream())),
-                "cudnnSetStream");
-            if (!s.ok()) {
-              api->Destroy(handle);
-              return s;
-            }
-            return std::unique_ptr<GpuDevice::Resource>(
-                new CudnnConvState(api, handle));
-          }));
-  return static_cast<CudnnConvState*>(r);
+  return CudnnConvState::For(gpu, kResourceKey, api, [&](cudnnHandle_t* handle) {
+    RETURN_IF_ERROR(
+        api->Check(api->Create(handle), absl::StrCat(gpu->name(), ": cudnnCreate")));
+    absl::Status s = api->Check(
+        api->SetStream(*handle, static_cast<cudaStream_t>(gpu->compute_stream())),
+        "cudnnSetStream");
+    if (!s.ok()) api->Destroy(*handle);
+    return s;
+  });
 }
 
 absl::StatusOr<cudnnDataType_t> DataTypeFor(DataType dtype) {
