@@ -6,9 +6,6 @@
 #include "kernels/cuda/cudnn_conv.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -47,18 +44,6 @@ constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 // cuDNN's graph API (cudnn_graph_conv.h).
 constexpr int kGemmAlgo = -2;
 constexpr int kGraphAlgo = -3;
-
-std::atomic<CudnnPathPolicy> path_policy{CudnnPathPolicy::kMeasure};
-
-// SLUICE_CUDNN_LOG=1: one line on stderr per measurement and per change of
-// the algorithm a problem runs (a diagnostic for choosing algorithms).
-bool LogChoices() {
-  static const bool on = [] {
-    const char* v = std::getenv("SLUICE_CUDNN_LOG");
-    return v != nullptr && v[0] != '\0' && v[0] != '0';
-  }();
-  return on;
-}
 
 struct Candidate {
   int algo = 0;
@@ -108,13 +93,19 @@ struct Entry {
   int64_t find_workspace = 0;
   bool measured = false;
   std::string unsupported;
-  std::string key;  // CacheKey, for SLUICE_CUDNN_LOG
+  std::string path_timings;  // what ChoosePath measured, for CudnnConvCache
   int last_algo = -1;
   int64_t last_workspace = 0;
   int64_t runs = 0;
 };
 
-using CudnnConvState = LibraryHandleCache<CudnnApi, cudnnHandle_t, Entry>;
+// A device's settings of its cache: which paths a problem may take.
+struct CudnnConvOptions {
+  CudnnPathPolicy policy = CudnnPathPolicy::kMeasure;
+};
+
+using CudnnConvState =
+    LibraryHandleCache<CudnnApi, cudnnHandle_t, Entry, CudnnConvOptions>;
 
 // The device's state: a cuDNN handle on its compute stream, and the cache.
 absl::StatusOr<CudnnConvState*> StateFor(GpuDevice* gpu) {
@@ -405,15 +396,20 @@ absl::Status Measure(OpKernelContext* ctx, GpuDevice* gpu,
                    });
   e->find_workspace = ws_bytes;
   e->measured = true;
-  if (LogChoices()) {
-    std::string line = absl::StrCat("sluice cudnn: measured ", e->key, " with ",
-                                    ws_bytes, " B of workspace:");
-    for (const Candidate& c : found) {
-      absl::StrAppend(&line, " algo ", c.algo, " ", c.time_ms, " ms ", c.memory,
-                      " B math ", static_cast<int>(c.math), ";");
-    }
-    absl::StrAppend(&line, " kept ", e->candidates.size());
-    std::fprintf(stderr, "%s\n", line.c_str());
+  return absl::OkStatus();
+}
+
+// Fills e->candidates: measured (Measure), or while a step is being
+// recorded, in the heuristics' order (e stays unmeasured).
+absl::Status FindCandidates(OpKernelContext* ctx, GpuDevice* gpu,
+                            const CudnnConvState& st, const CudnnConvProblem& p,
+                            const void* x, const void* w, void* y, bool recording,
+                            Entry* e) {
+  if (!recording) return Measure(ctx, gpu, st, p, x, w, y, e);
+  ASSIGN_OR_RETURN(std::vector<Candidate> offered, Heuristic(st, *e, p.transpose));
+  e->candidates.clear();
+  for (const Candidate& c : offered) {
+    if (MathAllowed(e->requested_math, c.math)) e->candidates.push_back(c);
   }
   return absl::OkStatus();
 }
@@ -613,16 +609,15 @@ absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
     if (t.ok()) gemm = *t;
   }
   float graph = -1;
+  std::string graph_times;  // per plan, for path_timings
   if (try_graph && MakeGraph(st, p, gpu->allow_tf32(), e)) {
     for (int i = 0; i < e->graph->num_plans(); ++i) {
       absl::StatusOr<float> t = TimeGraphPlan(ctx, stream, *e->graph, i, x, w, y, epilogue);
-      if (LogChoices()) {
-        std::fprintf(stderr, "sluice cudnn: %s: graph engine %lld: %s\n", e->key.c_str(),
-                     static_cast<long long>(e->graph->engine(i)),
-                     t.ok() ? absl::StrCat(*t, " ms, ", e->graph->workspace_bytes(i),
-                                           " B workspace").c_str()
-                            : std::string(t.status().message()).c_str());
-      }
+      absl::StrAppend(&graph_times, graph_times.empty() ? "" : "; ", "engine ",
+                      e->graph->engine(i), " ",
+                      t.ok() ? absl::StrCat(*t, " ms, ", e->graph->workspace_bytes(i),
+                                            " B workspace")
+                             : std::string(t.status().message()));
       if (t.ok() && (graph < 0 || *t < graph)) {
         graph = *t;
         e->graph_plan = i;
@@ -652,13 +647,11 @@ absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
     e->graph_plan = -1;
   }
   if (e->graph_plan >= 0) e->use_gemm = false;
-  if (LogChoices()) {
-    std::fprintf(stderr,
-                 "sluice cudnn: %s: plain %.4f ms, fused %.4f ms (algo %d), gemm %.4f ms, "
-                 "graph %.4f ms%s\n",
-                 e->key.c_str(), plain, best_fused, e->fused_algo, gemm, graph,
-                 e->graph_plan >= 0 ? ": graph" : e->use_gemm ? ": gemm" : "");
-  }
+  auto ms = [](float t) { return t < 0 ? std::string("-") : absl::StrCat(t, " ms"); };
+  e->path_timings = absl::StrCat(
+      "plain ", ms(plain), ", fused ", ms(best_fused), ", gemm ", ms(gemm), ", graph ",
+      ms(graph), graph_times.empty() ? "" : absl::StrCat(" (", graph_times, ")"),
+      ": ", e->graph_plan >= 0 ? "graph" : e->use_gemm ? "gemm" : "cudnn");
   return absl::OkStatus();
 }
 
@@ -670,6 +663,174 @@ std::string CacheKey(const CudnnConvProblem& p, cudnnMathType_t math) {
                       " s=", Join(p.strides), " d=", Join(p.dilations),
                       " pad=", Join(p.pad_begin), " math=", static_cast<int>(math));
 }
+
+// One call of RunCudnnConv, as the paths see it.
+struct ConvCall {
+  OpKernelContext* ctx;
+  GpuDevice* gpu;
+  const CudnnConvState* st;
+  const CudnnConvProblem* p;
+  const void* x;
+  const void* w;
+  void* y;
+  const CudnnEpilogue* epilogue;  // null: none
+  bool fuse;  // the legacy path tries cuDNN's fused call (the epilogue) first
+  const std::string* key;  // CacheKey
+};
+
+// Counts a run of `e` on `algo` (or kGemmAlgo, kGraphAlgo) with `workspace`
+// bytes; `path_runs` (when given) is the path's own counter.
+void CountRun(Entry* e, int algo, int64_t workspace, int64_t* path_runs) {
+  e->last_algo = algo;
+  e->last_workspace = workspace;
+  if (path_runs != nullptr) ++*path_runs;
+  ++e->runs;
+}
+
+// A way to run a convolution, as CUTLASS's operations are: whether it can
+// implement a call, the workspace its next run needs, and running it.
+// RunCudnnConv tries the paths in order (graph, GEMM, legacy) and the first
+// that runs wins. Which of them may run is decided once per problem, by
+// ChoosePath timing them (CudnnPathPolicy::kMeasure) or by the device's
+// policy. Stateless: what a problem learnt is in its Entry.
+class ConvPath {
+ public:
+  virtual ~ConvPath() = default;
+  // Whether this path may run `call` under `policy`, given what `e` learnt.
+  virtual bool CanImplement(const ConvCall& call, CudnnPathPolicy policy,
+                            const Entry& e) const = 0;
+  // Bytes of workspace its next run asks the device's arena for.
+  // REQUIRES: CanImplement.
+  virtual int64_t WorkspaceBytes(const Entry& e) const = 0;
+  // Runs `call`: true when it is enqueued (e's counters updated,
+  // *epilogue_done set where the epilogue ran in the same call); false when
+  // the next path should run, with `why_not` set where this path has the
+  // last word. Errors: a cuDNN, cuBLAS or CUDA failure.
+  virtual absl::StatusOr<bool> Run(const ConvCall& call, Entry* e,
+                                   bool* epilogue_done,
+                                   std::string* why_not) const = 0;
+};
+
+// The plan of cuDNN's graph API that measuring kept (kGraph: its first).
+class GraphPath final : public ConvPath {
+ public:
+  bool CanImplement(const ConvCall&, CudnnPathPolicy policy,
+                    const Entry& e) const override {
+    return e.graph_plan >= 0 && (policy == CudnnPathPolicy::kMeasure ||
+                                 policy == CudnnPathPolicy::kGraph);
+  }
+  int64_t WorkspaceBytes(const Entry& e) const override {
+    return e.graph->workspace_bytes(e.graph_plan);
+  }
+  // False (the legacy calls run) when its workspace does not fit now or the
+  // plan refuses the tensors (misaligned).
+  absl::StatusOr<bool> Run(const ConvCall& call, Entry* e, bool*,
+                           std::string*) const override {
+    const int64_t ws_bytes = WorkspaceBytes(*e);
+    Tensor ws;
+    if (ws_bytes > 0) {
+      absl::StatusOr<Tensor> t = call.ctx->allocate_temp(DT_UINT8, Shape({ws_bytes}));
+      if (absl::IsResourceExhausted(t.status())) return false;
+      RETURN_IF_ERROR(t.status());
+      ws = *std::move(t);
+    }
+    absl::Status s = e->graph->Run(e->graph_plan, call.x, call.w, call.y,
+                                   ws_bytes > 0 ? ws.raw_data() : nullptr);
+    if (absl::IsFailedPrecondition(s)) return false;
+    RETURN_IF_ERROR(s);
+    CountRun(e, kGraphAlgo, ws_bytes, &e->graph_runs);
+    return true;  // the caller applies the epilogue
+  }
+};
+
+// A 1x1 convolution as one cuBLAS GEMM per batch (conv_gemm.h).
+class GemmPath final : public ConvPath {
+ public:
+  bool CanImplement(const ConvCall& call, CudnnPathPolicy policy,
+                    const Entry& e) const override {
+    return ConvIsGemm(*call.p) &&
+           (policy == CudnnPathPolicy::kGemm ||
+            (policy == CudnnPathPolicy::kMeasure && e.use_gemm));
+  }
+  int64_t WorkspaceBytes(const Entry&) const override { return 0; }
+  absl::StatusOr<bool> Run(const ConvCall& call, Entry* e, bool*,
+                           std::string*) const override {
+    RETURN_IF_ERROR(RunConvAsGemm(call.gpu, *call.p, call.x, call.w, call.y));
+    CountRun(e, kGemmAlgo, 0, &e->gemm_runs);
+    return true;  // the caller applies the epilogue
+  }
+};
+
+// cuDNN's legacy calls: the fastest measured algorithm whose workspace the
+// memory limit allows now, with the fused call first where `call.fuse`
+// (its timed algorithm first, when one was timed).
+class LegacyPath final : public ConvPath {
+ public:
+  bool CanImplement(const ConvCall&, CudnnPathPolicy,
+                    const Entry& e) const override {
+    return !e.candidates.empty();
+  }
+  int64_t WorkspaceBytes(const Entry& e) const override {
+    return static_cast<int64_t>(e.candidates.front().memory);
+  }
+  absl::StatusOr<bool> Run(const ConvCall& call, Entry* e, bool* epilogue_done,
+                           std::string* why_not) const override {
+    const CudnnConvProblem& p = *call.p;
+    bool fuse = call.fuse;
+    std::vector<const Candidate*> order;
+    for (const Candidate& c : e->candidates) order.push_back(&c);
+    if (fuse && e->fused_algo >= 0) {
+      std::stable_partition(order.begin(), order.end(), [&](const Candidate* c) {
+        return c->algo == e->fused_algo;
+      });
+    }
+    absl::Status last_error;
+    for (const Candidate* candidate : order) {
+      const Candidate& c = *candidate;
+      Tensor ws;
+      if (c.memory > 0) {
+        absl::StatusOr<Tensor> t = call.ctx->allocate_temp(
+            DT_UINT8, Shape({static_cast<int64_t>(c.memory)}));
+        if (absl::IsResourceExhausted(t.status())) continue;
+        RETURN_IF_ERROR(t.status());
+        ws = *std::move(t);
+      }
+      void* ws_data = c.memory > 0 ? ws.raw_data() : nullptr;
+      if (fuse) {
+        absl::Status f = RunOne(*call.st, p, *e, c, call.x, call.w, call.y, ws_data,
+                                c.memory, call.epilogue);
+        if (f.ok()) {
+          *epilogue_done = true;
+          CountRun(e, c.algo, static_cast<int64_t>(c.memory), &e->fused_runs);
+          return true;
+        }
+        // Refused (NOT_SUPPORTED for this algorithm or problem): the plain
+        // call below, and the caller's epilogue, from now on.
+        e->fused_refused = std::string(f.message());
+        fuse = false;
+      }
+      absl::Status s =
+          RunOne(*call.st, p, *e, c, call.x, call.w, call.y, ws_data, c.memory);
+      if (!s.ok()) {  // refused at run time (NOT_SUPPORTED, BAD_PARAM): next
+        last_error = s;
+        continue;
+      }
+      CountRun(e, c.algo, static_cast<int64_t>(c.memory), nullptr);
+      return true;
+    }
+    const std::string& key = *call.key;
+    if (!last_error.ok()) {
+      *why_not = absl::StrCat("cuDNN refused every algorithm for ", key,
+                              "; the last: ", last_error.message());
+    } else {
+      *why_not = absl::StrCat("no cuDNN algorithm for ", key,
+                              " fits: the fastest needs ", WorkspaceBytes(*e),
+                              " bytes of workspace and ", call.gpu->name(),
+                              " has no room for any");
+    }
+    return false;
+  }
+};
 
 }  // namespace
 
@@ -751,7 +912,6 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
   std::unique_ptr<Entry>& slot = st->cache()[key];
   if (slot == nullptr) {
     auto e = std::make_unique<Entry>(*api);
-    e->key = key;
     // A problem cuDNN's descriptors refuse (BAD_PARAM, NOT_SUPPORTED, an
     // output size that disagrees) runs on our own kernels from now on; the
     // tests check that cuDNN did run where it should.
@@ -767,19 +927,7 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
   // runs before any recording, has measured already).
   const bool recording = CapturingOnThisThread(gpu);
   if (!e->measured) {
-    absl::Status s;
-    if (recording) {
-      absl::StatusOr<std::vector<Candidate>> h = Heuristic(*st, *e, p.transpose);
-      s = h.status();
-      if (h.ok()) {
-        e->candidates.clear();
-        for (const Candidate& c : *h) {
-          if (MathAllowed(e->requested_math, c.math)) e->candidates.push_back(c);
-        }
-      }
-    } else {
-      s = Measure(ctx, gpu, *st, p, x, w, y, e);
-    }
+    absl::Status s = FindCandidates(ctx, gpu, *st, p, x, w, y, recording, e);
     if (absl::IsUnimplemented(s)) {
       e->unsupported = std::string(s.message());
       return refuse(e->unsupported);
@@ -807,7 +955,8 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
       fuse = false;
     }
   }
-  const CudnnPathPolicy policy = path_policy.load();
+  // Which paths may run: measured once per problem, or the device's policy.
+  const CudnnPathPolicy policy = st->options().policy;
   const bool gemm_able = ConvIsGemm(p);
   const bool graph_able = !p.transpose && p.image.size() >= 2 &&
                           p.dtype != DT_DOUBLE && e->graph_refused.empty();
@@ -821,120 +970,29 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
       MakeGraph(*st, p, gpu->allow_tf32(), e)) {
     e->graph_plan = 0;
   }
-  if (e->graph_plan >= 0 && (policy == CudnnPathPolicy::kMeasure ||
-                             policy == CudnnPathPolicy::kGraph)) {
-    // The plan kept, when its workspace fits now; else the legacy calls.
-    const int64_t ws_bytes = e->graph->workspace_bytes(e->graph_plan);
-    Tensor ws;
-    absl::Status got;
-    if (ws_bytes > 0) {
-      absl::StatusOr<Tensor> t = ctx->allocate_temp(DT_UINT8, Shape({ws_bytes}));
-      got = t.status();
-      if (t.ok()) ws = *std::move(t);
-    }
-    if (got.ok()) {
-      absl::Status s = e->graph->Run(e->graph_plan, x, w, y,
-                                     ws_bytes > 0 ? ws.raw_data() : nullptr);
-      if (s.ok()) {
-        if (LogChoices() && (e->last_algo != kGraphAlgo || recording)) {
-          std::fprintf(stderr, "sluice cudnn: %s runs graph engine %lld%s\n", key.c_str(),
-                       static_cast<long long>(e->graph->engine(e->graph_plan)),
-                       recording ? " recording" : "");
-        }
-        e->last_algo = kGraphAlgo;
-        e->last_workspace = ws_bytes;
-        ++e->graph_runs;
-        ++e->runs;
-        return true;  // the caller applies the epilogue
-      }
-      if (!absl::IsFailedPrecondition(s)) return s;  // misaligned: legacy below
-    } else if (!absl::IsResourceExhausted(got)) {
-      return got;
-    }
+  const GraphPath graph_path;
+  const GemmPath gemm_path;
+  const LegacyPath legacy_path;
+  const ConvPath* const paths[] = {&graph_path, &gemm_path, &legacy_path};
+  const ConvCall call{ctx, gpu, st, &p, x, w, y, epilogue, fuse, &key};
+  std::string why;
+  for (const ConvPath* path : paths) {
+    if (!path->CanImplement(call, policy, *e)) continue;
+    ASSIGN_OR_RETURN(bool ran, path->Run(call, e, epilogue_done, &why));
+    if (ran) return true;
   }
-  if (gemm_able && (policy == CudnnPathPolicy::kGemm ||
-                    (policy == CudnnPathPolicy::kMeasure && e->use_gemm))) {
-    RETURN_IF_ERROR(RunConvAsGemm(gpu, p, x, w, y));
-    if (LogChoices() && (e->last_algo != kGemmAlgo || recording)) {
-      std::fprintf(stderr, "sluice cudnn: %s runs as a cuBLAS GEMM%s\n", key.c_str(),
-                   recording ? " recording" : "");
-    }
-    e->last_algo = kGemmAlgo;
-    e->last_workspace = 0;
-    ++e->gemm_runs;
-    ++e->runs;
-    return true;  // the caller applies the epilogue
-  }
-  // The fused call's algorithm first, where one was timed.
-  std::vector<const Candidate*> order;
-  for (const Candidate& c : e->candidates) order.push_back(&c);
-  if (fuse && e->fused_algo >= 0) {
-    std::stable_partition(order.begin(), order.end(), [&](const Candidate* c) {
-      return c->algo == e->fused_algo;
-    });
-  }
-  // The fastest algorithm whose workspace the memory limit allows now.
-  absl::Status last_error;
-  for (const Candidate* candidate : order) {
-    const Candidate& c = *candidate;
-    Tensor ws;
-    if (c.memory > 0) {
-      absl::StatusOr<Tensor> t = ctx->allocate_temp(
-          DT_UINT8, Shape({static_cast<int64_t>(c.memory)}));
-      if (absl::IsResourceExhausted(t.status())) {
-        if (LogChoices()) {
-          std::fprintf(stderr, "sluice cudnn: %s: algo %d's %zu B of workspace refused%s: %s\n",
-                       key.c_str(), c.algo, c.memory, recording ? " (recording)" : "",
-                       std::string(t.status().message()).c_str());
-        }
-        continue;
-      }
-      RETURN_IF_ERROR(t.status());
-      ws = *std::move(t);
-    }
-    void* ws_data = c.memory > 0 ? ws.raw_data() : nullptr;
-    if (LogChoices() && (c.algo != e->last_algo || recording)) {
-      std::fprintf(stderr, "sluice cudnn: %s runs algo %d (%zu B workspace, %s)%s\n",
-                   key.c_str(), c.algo, c.memory, fuse ? "fused epilogue" : "plain",
-                   recording ? " recording" : "");
-    }
-    if (fuse) {
-      absl::Status f = RunOne(*st, p, *e, c, x, w, y, ws_data, c.memory, epilogue);
-      if (f.ok()) {
-        *epilogue_done = true;
-        ++e->fused_runs;
-        e->last_algo = c.algo;
-        e->last_workspace = static_cast<int64_t>(c.memory);
-        ++e->runs;
-        return true;
-      }
-      // Refused (NOT_SUPPORTED for this algorithm or problem): the plain
-      // call below, and the caller's epilogue, from now on.
-      e->fused_refused = std::string(f.message());
-      fuse = false;
-    }
-    absl::Status s = RunOne(*st, p, *e, c, x, w, y, ws_data, c.memory);
-    if (!s.ok()) {  // refused at run time (NOT_SUPPORTED, BAD_PARAM): next
-      last_error = s;
-      continue;
-    }
-    e->last_algo = c.algo;
-    e->last_workspace = static_cast<int64_t>(c.memory);
-    ++e->runs;
-    return true;
-  }
-  if (!last_error.ok()) {
-    return refuse(absl::StrCat("cuDNN refused every algorithm for ", key,
-                               "; the last: ", last_error.message()));
-  }
-  return refuse(absl::StrCat(
-      "no cuDNN algorithm for ", key, " fits: the fastest needs ",
-      e->candidates.front().memory, " bytes of workspace and ", gpu->name(),
-      " has no room for any"));
+  return refuse(why);  // the legacy path, last, says why
 }
 
-void SetCudnnPathPolicyForTesting(CudnnPathPolicy policy) {
-  path_policy.store(policy);
+absl::Status SetCudnnPathPolicyForTesting(GpuDevice* gpu, CudnnPathPolicy policy) {
+  if (!gpu->use_cudnn()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        gpu->name(), " does not use cuDNN (use_cudnn is off): no path to choose"));
+  }
+  ASSIGN_OR_RETURN(CudnnConvState * st, StateFor(gpu));
+  absl::MutexLock lock(&st->mu());
+  st->options().policy = policy;
+  return absl::OkStatus();
 }
 
 std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
@@ -959,6 +1017,7 @@ std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
     c.fused_runs = e->fused_runs;
     c.fused_refused = e->fused_refused;
     c.path_measured = e->path_measured;
+    c.path_timings = e->path_timings;
     c.gemm_runs = e->gemm_runs;
     c.graph_runs = e->graph_runs;
     c.graph_engine = e->graph_plan >= 0 ? e->graph->engine(e->graph_plan) : -1;
