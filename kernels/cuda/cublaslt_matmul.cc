@@ -4,7 +4,6 @@
 #include "kernels/cuda/cublaslt_matmul.h"
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <utility>
 
@@ -23,8 +22,6 @@ constexpr char kResourceKey[] = "cublaslt_matmul";
 // 32 MiB on Hopper); the heuristic only offers algorithms within it.
 constexpr uint64_t kMaxWorkspaceBytes = uint64_t{32} << 20;
 constexpr int kMaxAlgorithms = 8;
-
-std::atomic<bool> disabled_for_testing{false};
 
 // The descriptors of one problem, and what was learnt about it.
 struct Entry {
@@ -48,7 +45,13 @@ struct Entry {
   int64_t last_workspace = 0;
 };
 
-using CublasLtState = LibraryHandleCache<CublasLtApi, cublasLtHandle_t, Entry>;
+// A device's settings of its cache.
+struct CublasLtOptions {
+  bool disabled = false;  // DisableCublasLtMatmulForTesting
+};
+
+using CublasLtState =
+    LibraryHandleCache<CublasLtApi, cublasLtHandle_t, Entry, CublasLtOptions>;
 
 absl::StatusOr<CublasLtState*> StateFor(GpuDevice* gpu) {
   ASSIGN_OR_RETURN(const CublasLtApi* api, LoadCublasLt());
@@ -195,8 +198,11 @@ absl::Status Prepare(const CublasLtState& st, const CublasLtMatmulProblem& p,
 
 }  // namespace
 
-void DisableCublasLtMatmulForTesting(bool disabled) {
-  disabled_for_testing.store(disabled);
+absl::Status DisableCublasLtMatmulForTesting(GpuDevice* gpu, bool disabled) {
+  ASSIGN_OR_RETURN(CublasLtState * st, StateFor(gpu));
+  absl::MutexLock lock(&st->mu());
+  st->options().disabled = disabled;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
@@ -208,7 +214,6 @@ absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
     if (why_not != nullptr) *why_not = std::move(why);
     return false;
   };
-  if (disabled_for_testing.load()) return refuse("disabled for testing");
   absl::StatusOr<LtTypes> types = TypesFor(p.dtype, gpu->allow_tf32());
   if (!types.ok()) return refuse(std::string(types.status().message()));
   if (p.k == 0 || p.rows == 0 || p.n == 0) {
@@ -229,6 +234,7 @@ absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
   const std::string key = CacheKey(p, *types, al);
 
   absl::MutexLock lock(&st->mu());
+  if (st->options().disabled) return refuse("disabled for testing");
   std::unique_ptr<Entry>& slot = st->cache()[key];
   if (slot == nullptr) {
     auto e = std::make_unique<Entry>(*api);
