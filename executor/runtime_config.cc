@@ -20,6 +20,7 @@
 #include "core/status_macros.h"
 #include "device/device.h"
 #include "device/gpu_device.h"
+#include "executor/config_fields.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
@@ -35,16 +36,21 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
                 const std::string& message) override {
     if (has_error_) return;
     has_error_ = true;
-    line_ = line + 1;  // the parser counts from 0
-    column_ = column + 1;
+    line_ = line;
+    column_ = column;
     message_ = message;
   }
   void AddWarning(int, google::protobuf::io::ColumnNumber,
                   const std::string&) override {}
 
   bool has_error() const { return has_error_; }
-  std::string Format(absl::string_view source) const {
-    return absl::StrCat(source, ":", line_, ":", column_, ": ", message_);
+  // "SOURCE:LINE:COLUMN: message", counting from 1, the column as it was
+  // before short enum names were expanded.
+  std::string Format(absl::string_view source,
+                     const ExpandedText& expanded) const {
+    return absl::StrCat(source, ":", line_ + 1, ":",
+                        expanded.OriginalColumn(line_, column_) + 1, ": ",
+                        message_);
   }
 
  private:
@@ -212,10 +218,14 @@ absl::StatusOr<RuntimeConfig> ParseRuntimeConfig(absl::string_view text,
   FirstErrorCollector errors;
   parser.RecordErrorsTo(&errors);
   RuntimeConfig config;
-  const std::string owned(text);
-  if (!parser.ParseFromString(owned, &config)) {
+  // Enum values by their short names (optimization_level: NONE) become the
+  // full names the text parser knows.
+  ASSIGN_OR_RETURN(
+      const ExpandedText expanded,
+      ExpandShortEnumNames(text, source_name, *RuntimeConfig::descriptor()));
+  if (!parser.ParseFromString(expanded.text, &config)) {
     if (errors.has_error()) {
-      return absl::InvalidArgumentError(errors.Format(source_name));
+      return absl::InvalidArgumentError(errors.Format(source_name, expanded));
     }
     return absl::InvalidArgumentError(
         absl::StrCat(source_name, ": not a valid RuntimeConfig text proto"));
@@ -246,11 +256,9 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
         absl::StrCat("logical_cpus[", i, "].memory_limit"),
         /*required=*/false, /*allow_zero=*/true));
   }
-  if (!PlacementStrategy_IsValid(config.placement_strategy())) {
-    return Invalid("placement_strategy",
-                   absl::StrCat("unknown strategy ",
-                                static_cast<int>(config.placement_strategy())));
-  }
+  // Every enum field holds a value its enum declares (proto3 enums keep
+  // unknown numbers from the binary format or from Python).
+  RETURN_IF_ERROR(CheckEnumFields(config));
   if (!config.default_device().empty()) {
     absl::StatusOr<DeviceName> name = ParseDeviceName(config.default_device());
     if (!name.ok()) return Invalid("default_device", name.status().message());
@@ -279,25 +287,6 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
     return Invalid("plan_cache_max_bytes",
                    absl::StrCat("must be 0 (no byte bound) or positive, got ",
                                 config.plan_cache_max_bytes()));
-  }
-  if (!Precision_IsValid(config.precision())) {
-    return Invalid("precision",
-                   absl::StrCat("unknown value ",
-                                static_cast<int>(config.precision()),
-                                "; use PRECISION_MODEL, PRECISION_FLOAT16 or "
-                                "PRECISION_BFLOAT16"));
-  }
-  if (!ConvLayout_IsValid(config.conv_layout())) {
-    return Invalid("conv_layout",
-                   absl::StrCat("unknown value ",
-                                static_cast<int>(config.conv_layout()),
-                                "; use CONV_LAYOUT_AUTO, CONV_LAYOUT_NCHW or "
-                                "CONV_LAYOUT_NHWC"));
-  }
-  if (!OptimizationLevel_IsValid(config.optimization_level())) {
-    return Invalid("optimization_level",
-                   absl::StrCat("unknown level ",
-                                static_cast<int>(config.optimization_level())));
   }
   const ResourceLimitsConfig& limits = config.resource_limits();
   const ResourceLimits defaults;
