@@ -194,22 +194,6 @@ absl::Status CheckThreads(int32_t value, absl::string_view field) {
   return absl::OkStatus();
 }
 
-// Splits "1.5GiB" into the number and the unit; the unit may follow a space.
-
-absl::StatusOr<bool> ParseBool(absl::string_view variable,
-                               absl::string_view value) {
-  const std::string lower = absl::AsciiStrToLower(value);
-  if (lower == "true") return true;
-  if (lower == "false") return false;
-  return absl::InvalidArgumentError(
-      absl::StrCat(variable, "='", value, "': expected true or false"));
-}
-
-std::string DescribeGrowth(const RuntimeConfig& config) {
-  if (!config.has_allow_growth()) return "unset (default true)";
-  return config.allow_growth() ? "true" : "false";
-}
-
 }  // namespace
 
 absl::StatusOr<RuntimeConfig> ParseRuntimeConfig(absl::string_view text,
@@ -362,20 +346,48 @@ absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
 absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
                                        std::vector<std::string>* log,
                                        const EnvLookup& getenv) {
-  // Parse everything first so that an error leaves `config` unchanged.
-  std::optional<bool> growth;
+  // The variables that set one field each, read as the field's value is
+  // written on the command line (SetFieldFromText: true|false, an enum's
+  // short or full name, a number). `unset` says what the config means when
+  // it leaves the field out.
+  struct FieldOverride {
+    const char* variable;
+    const char* field;
+    const char* unset;
+  };
+  static constexpr FieldOverride kFieldOverrides[] = {
+      {kEnvGpuAllowGrowth, "allow_growth", "unset (default true)"},
+      {kEnvGpuGraphs, "gpu_graphs", "true"},
+      {kEnvUseCudnn, "use_cudnn", kUseCudnnByDefault ? "true" : "false"},
+  };
+  // Parse everything first, into a copy, so that an error leaves `config`
+  // unchanged.
+  RuntimeConfig next = *config;
+  std::vector<std::string> lines;
+  const google::protobuf::Descriptor& type = *RuntimeConfig::descriptor();
+  const google::protobuf::Reflection& reflection = *next.GetReflection();
+  for (const FieldOverride& o : kFieldOverrides) {
+    std::optional<std::string> v = getenv(o.variable);
+    if (!v.has_value()) continue;
+    absl::Status set = SetFieldFromText(&next, o.field, *v);
+    if (!set.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(o.variable, ": ", set.message()));
+    }
+    const google::protobuf::FieldDescriptor* field =
+        type.FindFieldByName(o.field);
+    std::string before = o.unset;
+    std::string after;
+    if (reflection.HasField(*config, field)) {
+      google::protobuf::TextFormat::PrintFieldValueToString(*config, field, -1,
+                                                            &before);
+    }
+    google::protobuf::TextFormat::PrintFieldValueToString(next, field, -1,
+                                                          &after);
+    lines.push_back(absl::StrCat(o.variable, " sets ", o.field, " to ", after,
+                                 " (config: ", before, ")"));
+  }
   std::optional<MemoryLimit> limit;
-  if (std::optional<std::string> v = getenv(kEnvGpuAllowGrowth)) {
-    ASSIGN_OR_RETURN(growth, ParseBool(kEnvGpuAllowGrowth, *v));
-  }
-  std::optional<bool> graphs;
-  if (std::optional<std::string> v = getenv(kEnvGpuGraphs)) {
-    ASSIGN_OR_RETURN(graphs, ParseBool(kEnvGpuGraphs, *v));
-  }
-  std::optional<bool> cudnn;
-  if (std::optional<std::string> v = getenv(kEnvUseCudnn)) {
-    ASSIGN_OR_RETURN(cudnn, ParseBool(kEnvUseCudnn, *v));
-  }
   if (std::optional<std::string> v = getenv(kEnvGpuMemoryLimit)) {
     absl::StatusOr<MemoryLimit> parsed = ParseMemoryLimit(*v);
     if (!parsed.ok()) {
@@ -384,29 +396,7 @@ absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
     }
     limit = *parsed;
   }
-  std::vector<std::string> lines;
-  if (growth.has_value()) {
-    lines.push_back(absl::StrCat(kEnvGpuAllowGrowth, " sets allow_growth to ",
-                                 *growth ? "true" : "false", " (config: ",
-                                 DescribeGrowth(*config), ")"));
-    config->set_allow_growth(*growth);
-  }
-  if (graphs.has_value()) {
-    lines.push_back(absl::StrCat(
-        kEnvGpuGraphs, " sets gpu_graphs to ", *graphs ? "true" : "false",
-        " (config: ", config->has_gpu_graphs() && !config->gpu_graphs() ? "false" : "true", ")"));
-    config->set_gpu_graphs(*graphs);
-  }
-  if (cudnn.has_value()) {
-    lines.push_back(absl::StrCat(
-        kEnvUseCudnn, " sets use_cudnn to ", *cudnn ? "true" : "false",
-        " (config: ",
-        (config->has_use_cudnn() ? config->use_cudnn() : kUseCudnnByDefault)
-            ? "true"
-            : "false",
-        ")"));
-    config->set_use_cudnn(*cudnn);
-  }
+  *config = std::move(next);
   if (limit.has_value()) {
     lines.push_back(absl::StrCat(
         kEnvGpuMemoryLimit, " sets gpu_memory_limit to ",

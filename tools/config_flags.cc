@@ -38,8 +38,8 @@ struct FlagDef {
 const std::vector<FlagDef>& Flags() {
   static const auto* flags = new std::vector<FlagDef>{
       {kConfigFileFlag, "--config", "",
-       "A RuntimeConfig text proto (proto/config.proto); the flags below "
-       "override it",
+       "A RuntimeConfig text proto (proto/config.proto); the flags that "
+       "set its fields override it",
        "", {}, {}},
       {kDeviceFlag, "--device", "default_device",
        "Run on this device (e.g. gpu:0, cpu:0): manual placement with it as "

@@ -260,7 +260,8 @@ TEST(RuntimeConfigTest, EnvironmentTurnsGpuGraphsOffAndSaysSo) {
   absl::Status s = ApplyEnvironmentOverrides(
       &bad, &log, FakeEnv({{"SLUICE_GPU_GRAPHS", "maybe"}}));
   EXPECT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), HasSubstr("SLUICE_GPU_GRAPHS"));
+  EXPECT_THAT(s.message(), HasSubstr("SLUICE_GPU_GRAPHS: gpu_graphs: 'maybe': "
+                                     "expected true or false"));
   EXPECT_FALSE(bad.has_gpu_graphs());
 }
 
