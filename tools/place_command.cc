@@ -315,23 +315,13 @@ absl::StatusOr<DeviceTopology> Topology(const PlaceOptions& o,
 absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
                          std::unique_ptr<const Graph> loaded,
                          std::vector<std::string> notes, std::ostream& out) {
-  // The graph a session would run: after the config's passes.
-  OptimizationLevel level = config.optimization_level();
-  if (!o.optimization_level.empty()) {
-    ASSIGN_OR_RETURN(level, ParseOptimizationLevel(o.optimization_level));
-  }
+  // The graph a session would run: after the config's passes, the config
+  // as the flags change it.
   RuntimeConfig effective = config;
-  if (!o.precision.empty()) {
-    absl::StatusOr<Precision> p = ParsePrecision(o.precision);
-    if (!p.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--precision: ", p.status().message()));
-    }
-    effective.set_precision(*p);
-  }
-  RETURN_IF_ERROR(ApplyConvLayoutFlag(o.conv_layout, &effective));
+  RETURN_IF_ERROR(ApplyConfigFlags(o.config, &effective));
   ASSIGN_OR_RETURN(OptimizedGraph opt,
-                   OptimizeGraph(std::move(loaded), level,
+                   OptimizeGraph(std::move(loaded),
+                                 effective.optimization_level(),
                                  PassOptionsFromConfig(effective)));
   const Graph* graph = opt.graph.get();
   if (opt.level != OPTIMIZATION_NONE) {
@@ -345,12 +335,9 @@ absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
   if (opt.level != OPTIMIZATION_NONE) {
     optimization = DescribeOptimization(opt, /*max_changes=*/50);
   }
-  ASSIGN_OR_RETURN(DeviceTopology topo, Topology(o, config));
-  PlacerOptions options = PlacerOptionsFromConfig(config);
+  ASSIGN_OR_RETURN(DeviceTopology topo, Topology(o, effective));
+  PlacerOptions options = PlacerOptionsFromConfig(effective);
   options.has_kernel = KernelCapabilityQuery();
-  if (!o.strategy.empty()) {
-    ASSIGN_OR_RETURN(options.strategy, ParseStrategy(o.strategy));
-  }
   options.cost.batch = o.batch;
   options.pipeline_stages = !o.no_stages;
   options.record_reasons = o.explain || !o.dot_path.empty();
@@ -398,7 +385,7 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
   std::vector<std::string> notes;
   if (!o.dot_path.empty()) RETURN_IF_ERROR(CheckOutputFile(o.dot_path, "--dot"));
   ASSIGN_OR_RETURN(RuntimeConfig config,
-                   LoadEffectiveConfig(o.config_path, &notes));
+                   LoadEffectiveConfig(o.config.config_path, &notes));
   ASSIGN_OR_RETURN(std::unique_ptr<const Graph> loaded,
                    LoadModelGraph(o.model_path));
   return PlaceLoaded(o, config, std::move(loaded), std::move(notes), out);
@@ -424,9 +411,6 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
   app->add_option("MODEL", options->model_path, "Model file (.pb, .pbtxt or .onnx)")
       ->required()
       ->check(RegularFile());
-  app->add_option("--config", options->config_path,
-                  "RuntimeConfig text proto (limits, strategy, soft placement)")
-      ->check(RegularFile());
   app->add_option("--devices", options->devices,
                   "Plan for these devices instead of this machine's, e.g. "
                   "4xgpu:80GiB or 2xgpu:16GiB,cpu, or a cluster of hosts: "
@@ -438,9 +422,6 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
                    "the flag out to plan for this machine";
           },
           "SPEC"));
-  app->add_option("--strategy", options->strategy,
-                  "auto | single | manual (default: the config's, else auto)")
-      ->check(CLI::IsMember({"auto", "single", "manual"}));
   app->add_flag("--no-stages", options->no_stages,
                 "auto: place a model that no single device holds by "
                 "earliest finish time (HEFT-style) instead of cutting it "
@@ -451,14 +432,7 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
   app->add_flag("--explain", options->explain,
                 "Print why each node went where, and what the optimisation "
                 "passes did to the graph first");
-  app->add_option("--precision", options->precision,
-                  "Place the model as --precision float16 or bfloat16 would "
-                  "run it (model: its own dtypes); overrides the config's");
-  AddConvLayoutOption(app, &options->conv_layout);
-  app->add_option("--optimization-level", options->optimization_level,
-                  "Passes run before placing: none | basic | all (default: "
-                  "the config's, else all, as `sluice run`)")
-      ->check(CLI::IsMember({"none", "basic", "all"}));
+  AddConfigFlags(app, kPlaceConfigFlags, &options->config);
   app->add_option("--dot", options->dot_path,
                   "Write the placed graph as Graphviz (and an SVG beside it "
                   "when dot is installed)")
