@@ -17,6 +17,7 @@
 #include "core/shape.h"
 #include "executor/runtime_config.h"
 #include "graph/loader.h"
+#include "kernels/providers.h"
 #include "nlohmann/json.hpp"
 #include "model/model_loader.h"
 #include "optimizer/pipeline.h"
@@ -321,22 +322,19 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
     if (graph.ok() && options.optimized) {
       absl::StatusOr<OptimizationLevel> level =
           ParseOptimizationLevel(options.optimization_level);
-      PassOptions pass_options;
       RuntimeConfig layout_config;  // what a session's config would say
       if (!options.precision.empty()) {
         layout_config.set_precision(
             ParsePrecision(options.precision).value_or(PRECISION_MODEL));
-        pass_options.reduced_precision =
-            ReducedPrecisionType(layout_config.precision());
       }
       if (!options.conv_layout.empty()) {
         layout_config.set_conv_layout(
             ParseConvLayout(options.conv_layout).value_or(CONV_LAYOUT_AUTO));
       }
-      pass_options.conv_layout = SessionConvLayout(layout_config);
-      pass_options.conv_layout_auto =
-          layout_config.conv_layout() == CONV_LAYOUT_AUTO &&
-          pass_options.reduced_precision != DT_INVALID;
+      // The passes a session on this machine would run.
+      const PassOptions pass_options = PassOptionsFromConfig(
+          layout_config,
+          ProvidersForMachine(layout_config).compute().Target());
       absl::StatusOr<OptimizedGraph> opt =
           level.ok() ? OptimizeGraph(*std::move(graph), *level, pass_options)
                      : absl::StatusOr<OptimizedGraph>(level.status());
