@@ -20,6 +20,7 @@
 #include "core/status_macros.h"
 #include "device/device.h"
 #include "device/gpu_device.h"
+#include "executor/config_fields.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
@@ -35,16 +36,21 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
                 const std::string& message) override {
     if (has_error_) return;
     has_error_ = true;
-    line_ = line + 1;  // the parser counts from 0
-    column_ = column + 1;
+    line_ = line;
+    column_ = column;
     message_ = message;
   }
   void AddWarning(int, google::protobuf::io::ColumnNumber,
                   const std::string&) override {}
 
   bool has_error() const { return has_error_; }
-  std::string Format(absl::string_view source) const {
-    return absl::StrCat(source, ":", line_, ":", column_, ": ", message_);
+  // "SOURCE:LINE:COLUMN: message", counting from 1, the column as it was
+  // before short enum names were expanded.
+  std::string Format(absl::string_view source,
+                     const ExpandedText& expanded) const {
+    return absl::StrCat(source, ":", line_ + 1, ":",
+                        expanded.OriginalColumn(line_, column_) + 1, ": ",
+                        message_);
   }
 
  private:
@@ -188,22 +194,6 @@ absl::Status CheckThreads(int32_t value, absl::string_view field) {
   return absl::OkStatus();
 }
 
-// Splits "1.5GiB" into the number and the unit; the unit may follow a space.
-
-absl::StatusOr<bool> ParseBool(absl::string_view variable,
-                               absl::string_view value) {
-  const std::string lower = absl::AsciiStrToLower(value);
-  if (lower == "true") return true;
-  if (lower == "false") return false;
-  return absl::InvalidArgumentError(
-      absl::StrCat(variable, "='", value, "': expected true or false"));
-}
-
-std::string DescribeGrowth(const RuntimeConfig& config) {
-  if (!config.has_allow_growth()) return "unset (default true)";
-  return config.allow_growth() ? "true" : "false";
-}
-
 }  // namespace
 
 absl::StatusOr<RuntimeConfig> ParseRuntimeConfig(absl::string_view text,
@@ -212,10 +202,14 @@ absl::StatusOr<RuntimeConfig> ParseRuntimeConfig(absl::string_view text,
   FirstErrorCollector errors;
   parser.RecordErrorsTo(&errors);
   RuntimeConfig config;
-  const std::string owned(text);
-  if (!parser.ParseFromString(owned, &config)) {
+  // Enum values by their short names (optimization_level: NONE) become the
+  // full names the text parser knows.
+  ASSIGN_OR_RETURN(
+      const ExpandedText expanded,
+      ExpandShortEnumNames(text, source_name, *RuntimeConfig::descriptor()));
+  if (!parser.ParseFromString(expanded.text, &config)) {
     if (errors.has_error()) {
-      return absl::InvalidArgumentError(errors.Format(source_name));
+      return absl::InvalidArgumentError(errors.Format(source_name, expanded));
     }
     return absl::InvalidArgumentError(
         absl::StrCat(source_name, ": not a valid RuntimeConfig text proto"));
@@ -246,11 +240,9 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
         absl::StrCat("logical_cpus[", i, "].memory_limit"),
         /*required=*/false, /*allow_zero=*/true));
   }
-  if (!PlacementStrategy_IsValid(config.placement_strategy())) {
-    return Invalid("placement_strategy",
-                   absl::StrCat("unknown strategy ",
-                                static_cast<int>(config.placement_strategy())));
-  }
+  // Every enum field holds a value its enum declares (proto3 enums keep
+  // unknown numbers from the binary format or from Python).
+  RETURN_IF_ERROR(CheckEnumFields(config));
   if (!config.default_device().empty()) {
     absl::StatusOr<DeviceName> name = ParseDeviceName(config.default_device());
     if (!name.ok()) return Invalid("default_device", name.status().message());
@@ -279,25 +271,6 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
     return Invalid("plan_cache_max_bytes",
                    absl::StrCat("must be 0 (no byte bound) or positive, got ",
                                 config.plan_cache_max_bytes()));
-  }
-  if (!Precision_IsValid(config.precision())) {
-    return Invalid("precision",
-                   absl::StrCat("unknown value ",
-                                static_cast<int>(config.precision()),
-                                "; use PRECISION_MODEL, PRECISION_FLOAT16 or "
-                                "PRECISION_BFLOAT16"));
-  }
-  if (!ConvLayout_IsValid(config.conv_layout())) {
-    return Invalid("conv_layout",
-                   absl::StrCat("unknown value ",
-                                static_cast<int>(config.conv_layout()),
-                                "; use CONV_LAYOUT_AUTO, CONV_LAYOUT_NCHW or "
-                                "CONV_LAYOUT_NHWC"));
-  }
-  if (!OptimizationLevel_IsValid(config.optimization_level())) {
-    return Invalid("optimization_level",
-                   absl::StrCat("unknown level ",
-                                static_cast<int>(config.optimization_level())));
   }
   const ResourceLimitsConfig& limits = config.resource_limits();
   const ResourceLimits defaults;
@@ -373,20 +346,48 @@ absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
 absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
                                        std::vector<std::string>* log,
                                        const EnvLookup& getenv) {
-  // Parse everything first so that an error leaves `config` unchanged.
-  std::optional<bool> growth;
+  // The variables that set one field each, read as the field's value is
+  // written on the command line (SetFieldFromText: true|false, an enum's
+  // short or full name, a number). `unset` says what the config means when
+  // it leaves the field out.
+  struct FieldOverride {
+    const char* variable;
+    const char* field;
+    const char* unset;
+  };
+  static constexpr FieldOverride kFieldOverrides[] = {
+      {kEnvGpuAllowGrowth, "allow_growth", "unset (default true)"},
+      {kEnvGpuGraphs, "gpu_graphs", "true"},
+      {kEnvUseCudnn, "use_cudnn", kUseCudnnByDefault ? "true" : "false"},
+  };
+  // Parse everything first, into a copy, so that an error leaves `config`
+  // unchanged.
+  RuntimeConfig next = *config;
+  std::vector<std::string> lines;
+  const google::protobuf::Descriptor& type = *RuntimeConfig::descriptor();
+  const google::protobuf::Reflection& reflection = *next.GetReflection();
+  for (const FieldOverride& o : kFieldOverrides) {
+    std::optional<std::string> v = getenv(o.variable);
+    if (!v.has_value()) continue;
+    absl::Status set = SetFieldFromText(&next, o.field, *v);
+    if (!set.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(o.variable, ": ", set.message()));
+    }
+    const google::protobuf::FieldDescriptor* field =
+        type.FindFieldByName(o.field);
+    std::string before = o.unset;
+    std::string after;
+    if (reflection.HasField(*config, field)) {
+      google::protobuf::TextFormat::PrintFieldValueToString(*config, field, -1,
+                                                            &before);
+    }
+    google::protobuf::TextFormat::PrintFieldValueToString(next, field, -1,
+                                                          &after);
+    lines.push_back(absl::StrCat(o.variable, " sets ", o.field, " to ", after,
+                                 " (config: ", before, ")"));
+  }
   std::optional<MemoryLimit> limit;
-  if (std::optional<std::string> v = getenv(kEnvGpuAllowGrowth)) {
-    ASSIGN_OR_RETURN(growth, ParseBool(kEnvGpuAllowGrowth, *v));
-  }
-  std::optional<bool> graphs;
-  if (std::optional<std::string> v = getenv(kEnvGpuGraphs)) {
-    ASSIGN_OR_RETURN(graphs, ParseBool(kEnvGpuGraphs, *v));
-  }
-  std::optional<bool> cudnn;
-  if (std::optional<std::string> v = getenv(kEnvUseCudnn)) {
-    ASSIGN_OR_RETURN(cudnn, ParseBool(kEnvUseCudnn, *v));
-  }
   if (std::optional<std::string> v = getenv(kEnvGpuMemoryLimit)) {
     absl::StatusOr<MemoryLimit> parsed = ParseMemoryLimit(*v);
     if (!parsed.ok()) {
@@ -395,29 +396,7 @@ absl::Status ApplyEnvironmentOverrides(RuntimeConfig* config,
     }
     limit = *parsed;
   }
-  std::vector<std::string> lines;
-  if (growth.has_value()) {
-    lines.push_back(absl::StrCat(kEnvGpuAllowGrowth, " sets allow_growth to ",
-                                 *growth ? "true" : "false", " (config: ",
-                                 DescribeGrowth(*config), ")"));
-    config->set_allow_growth(*growth);
-  }
-  if (graphs.has_value()) {
-    lines.push_back(absl::StrCat(
-        kEnvGpuGraphs, " sets gpu_graphs to ", *graphs ? "true" : "false",
-        " (config: ", config->has_gpu_graphs() && !config->gpu_graphs() ? "false" : "true", ")"));
-    config->set_gpu_graphs(*graphs);
-  }
-  if (cudnn.has_value()) {
-    lines.push_back(absl::StrCat(
-        kEnvUseCudnn, " sets use_cudnn to ", *cudnn ? "true" : "false",
-        " (config: ",
-        (config->has_use_cudnn() ? config->use_cudnn() : kUseCudnnByDefault)
-            ? "true"
-            : "false",
-        ")"));
-    config->set_use_cudnn(*cudnn);
-  }
+  *config = std::move(next);
   if (limit.has_value()) {
     lines.push_back(absl::StrCat(
         kEnvGpuMemoryLimit, " sets gpu_memory_limit to ",

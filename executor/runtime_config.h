@@ -35,8 +35,11 @@ inline constexpr int kDefaultPlanCachePlans = 64;
 // ParseRuntimeConfig and ValidateRuntimeConfig: sluice/config.h.
 
 // Applies SLUICE_GPU_ALLOW_GROWTH (true|false), SLUICE_GPU_GRAPHS
-// (true|false), SLUICE_USE_CUDNN (true|false) and SLUICE_GPU_MEMORY_LIMIT (bytes such as "4GiB" or "512M",
-// or a fraction such as "0.5") to `config`.
+// (true|false), SLUICE_USE_CUDNN (true|false) and SLUICE_GPU_MEMORY_LIMIT
+// (bytes such as "4GiB" or "512M", or a fraction such as "0.5") to `config`.
+// A variable for one field reads its value as SetFieldFromText does
+// (executor/config_fields.h), so one for an enum field takes its short
+// names.
 // The memory limit replaces gpu_memory_limit and clears per-GPU limits, so
 // the environment wins everywhere. Appends one line per change to `log`
 // (may be null). A variable that is set to anything else (including the empty

@@ -32,30 +32,6 @@ DataType ReducedPrecisionType(Precision precision) {
   }
 }
 
-absl::StatusOr<Precision> ParsePrecision(absl::string_view s) {
-  if (s == "model" || s == "float32") return PRECISION_MODEL;
-  if (s == "float16" || s == "fp16") return PRECISION_FLOAT16;
-  if (s == "bfloat16" || s == "bf16") return PRECISION_BFLOAT16;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown precision '", s, "'; use model, float16 or bfloat16"));
-}
-
-absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s) {
-  if (s == "none") return OPTIMIZATION_NONE;
-  if (s == "basic") return OPTIMIZATION_BASIC;
-  if (s == "all") return OPTIMIZATION_ALL;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown optimization level '", s, "'; use none, basic or all"));
-}
-
-absl::StatusOr<ConvLayout> ParseConvLayout(absl::string_view s) {
-  if (s == "auto") return CONV_LAYOUT_AUTO;
-  if (s == "nchw" || s == "NCHW") return CONV_LAYOUT_NCHW;
-  if (s == "nhwc" || s == "NHWC") return CONV_LAYOUT_NHWC;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown conv layout '", s, "'; use auto, nchw or nhwc"));
-}
-
 DataFormat ResolveConvLayout(const RuntimeConfig& config,
                              const OptimizationTarget& target) {
   switch (config.conv_layout()) {

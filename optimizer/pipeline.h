@@ -105,8 +105,6 @@ struct OptimizedGraph {
 OptimizationLevel EffectiveLevel(OptimizationLevel level);
 // "none", "basic", "all".
 std::string OptimizationLevelName(OptimizationLevel level);
-// "none" | "basic" | "all" (the CLI's --optimization-level).
-absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s);
 // The passes a level runs, in order; with a reduced precision
 // (DT_FLOAT16 / DT_BFLOAT16), reduced_precision and dead_nodes after them,
 // at every level; with conv_layout NHWC, nhwc_layout where the order above
@@ -117,10 +115,6 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(
 // PRECISION_FLOAT16 -> DT_FLOAT16, PRECISION_BFLOAT16 -> DT_BFLOAT16, else
 // DT_INVALID (the model's dtypes).
 DataType ReducedPrecisionType(Precision precision);
-// "model" (or "float32") | "float16" | "bfloat16" (the CLI's --precision).
-absl::StatusOr<Precision> ParsePrecision(absl::string_view s);
-// "auto" | "nchw" | "nhwc" (the CLI's --conv-layout).
-absl::StatusOr<ConvLayout> ParseConvLayout(absl::string_view s);
 // The layout convolutions run in under `config` on `target` (the
 // execution provider that runs the graph's compute,
 // kernels/execution_provider.h): NCHW and NHWC as asked; AUTO the target's

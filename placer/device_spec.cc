@@ -28,6 +28,10 @@ absl::string_view AbslView(std::string_view s) {
 
 // Link between two distinct devices.
 Link LinkBetween(const DeviceSpec& a, const DeviceSpec& b, bool peer) {
+  if (a.host != b.host) {
+    return {LinkKind::kNetwork, kNetworkLatencySeconds,
+            kNetworkBytesPerSecond};
+  }
   bool same_physical = a.type == b.type && a.physical_id >= 0 &&
                        a.physical_id == b.physical_id;
   if (a.type == DeviceType::kCpu && b.type == DeviceType::kCpu) {
@@ -51,27 +55,51 @@ Link LinkBetween(const DeviceSpec& a, const DeviceSpec& b, bool peer) {
   return {LinkKind::kPcie, kPcieLatencySeconds, kPcieBytesPerSecond};
 }
 
+// Where the next device goes: its host, and the counters that number it
+// over the whole spec and on its host.
+struct Numbering {
+  int host = 0;
+  bool cluster = false;
+  int next_gpu = 0, next_cpu = 0;              // over all hosts
+  int host_gpu = 0, host_cpu = 0;              // on this host
+  int total = 0;                               // devices the spec lists
+};
+
+// Splits "[Nx]rest" into N (1 when absent) and rest; false when the count
+// is not 1 to 64.
+bool ConsumeCount(absl::string_view* rest, int* count) {
+  *count = 1;
+  size_t x = rest->find('x');
+  if (x == absl::string_view::npos || x == 0 ||
+      !absl::ascii_isdigit(static_cast<unsigned char>((*rest)[0]))) {
+    return true;
+  }
+  if (!absl::SimpleAtoi(rest->substr(0, x), count) || *count < 1 ||
+      *count > 64) {
+    return false;
+  }
+  rest->remove_prefix(x + 1);
+  return true;
+}
+
 // One item of a planning spec: "[Nx]type[:SIZE]".
-absl::Status ParseSpecItem(absl::string_view item, DeviceTopology* topo, int* next_gpu,
-                           int* next_cpu) {
+absl::Status ParseSpecItem(absl::string_view item, DeviceTopology* topo,
+                           Numbering* num) {
   auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bad device spec item '", item, "': ", why,
         " (expected e.g. \"4xgpu:80GiB\", \"2xgpu:16GiB,cpu\", "
-        "\"gpu:80GiB,gpu:40GiB\", \"cpu:64GiB\")"));
+        "\"gpu:80GiB,gpu:40GiB\", \"cpu:64GiB\", \"2x(4xgpu:80GiB)\")"));
   };
   std::string lower = absl::AsciiStrToLower(absl::StripAsciiWhitespace(item));
   absl::string_view rest = lower;
   if (rest.empty()) return bad("empty item");
+  if (rest.find_first_of("()") != absl::string_view::npos) {
+    return bad("parentheses group the devices of one host and cannot nest");
+  }
   int count = 1;
-  size_t x = rest.find('x');
-  if (x != absl::string_view::npos && x > 0 &&
-      absl::ascii_isdigit(static_cast<unsigned char>(rest[0]))) {
-    if (!absl::SimpleAtoi(rest.substr(0, x), &count) || count < 1 ||
-        count > 64) {
-      return bad("the count before 'x' must be 1 to 64");
-    }
-    rest.remove_prefix(x + 1);
+  if (!ConsumeCount(&rest, &count)) {
+    return bad("the count before 'x' must be 1 to 64");
   }
   std::vector<absl::string_view> parts = absl::StrSplit(rest, ':');
   if (parts.size() > 2) return bad("too many ':'");
@@ -94,8 +122,80 @@ absl::Status ParseSpecItem(absl::string_view item, DeviceTopology* topo, int* ne
     return bad("a GPU needs a memory size, as in gpu:80GiB");
   }
   for (int i = 0; i < count; ++i) {
-    int index = type == DeviceType::kGpu ? (*next_gpu)++ : (*next_cpu)++;
-    topo->devices.push_back(MakeDeviceSpec(type, index, limit));
+    const bool gpu = type == DeviceType::kGpu;
+    int index = gpu ? num->next_gpu++ : num->next_cpu++;
+    int local = gpu ? num->host_gpu++ : num->host_cpu++;
+    DeviceSpec d = MakeDeviceSpec(type, index, limit);
+    d.host = num->host;
+    if (num->cluster) {
+      d.name = absl::StrCat("/job:worker/task:", num->host,
+                            DeviceName{type, local}.ToString());
+    }
+    ++num->total;
+    // Past 64 only the count matters (for the error); no huge topologies.
+    if (topo->num_devices() <= 64) topo->devices.push_back(std::move(d));
+  }
+  return absl::OkStatus();
+}
+
+// Splits `spec` at the commas outside parentheses.
+absl::StatusOr<std::vector<absl::string_view>> SplitTopLevel(
+    absl::string_view spec) {
+  std::vector<absl::string_view> items;
+  int depth = 0;
+  size_t begin = 0;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    if (spec[i] == '(' && ++depth > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad device spec '", spec, "': hosts cannot nest: '(' at offset ",
+          i, " is inside another host's parentheses"));
+    }
+    if (spec[i] == ')' && --depth < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad device spec '", spec, "': ')' at offset ", i,
+          " closes no '('"));
+    }
+    if (spec[i] == ',' && depth == 0) {
+      items.push_back(spec.substr(begin, i - begin));
+      begin = i + 1;
+    }
+  }
+  if (depth != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad device spec '", spec, "': a '(' is never closed"));
+  }
+  items.push_back(spec.substr(begin));
+  return items;
+}
+
+// One host group of a cluster spec: "[Nx](ITEMS)".
+absl::Status ParseHostGroup(absl::string_view group, DeviceTopology* topo,
+                            Numbering* num) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad host '", group, "' in a cluster device spec: ", why,
+        " (expected e.g. \"2x(4xgpu:80GiB)\" or "
+        "\"(8xgpu:80GiB,cpu),(4xgpu:40GiB)\")"));
+  };
+  absl::string_view rest = absl::StripAsciiWhitespace(group);
+  int count = 1;
+  if (!ConsumeCount(&rest, &count)) {
+    return bad("the count of hosts before 'x' must be 1 to 64");
+  }
+  rest = absl::StripAsciiWhitespace(rest);
+  if (rest.empty() || rest.front() != '(') {
+    return bad(
+        "once one host is in parentheses every device must be in a host");
+  }
+  if (rest.back() != ')') return bad("text after the closing ')'");
+  absl::string_view inner = rest.substr(1, rest.size() - 2);
+  if (absl::StripAsciiWhitespace(inner).empty()) return bad("a host with no devices");
+  for (int h = 0; h < count; ++h) {
+    num->host_gpu = num->host_cpu = 0;
+    for (absl::string_view item : absl::StrSplit(inner, ',')) {
+      RETURN_IF_ERROR(ParseSpecItem(item, topo, num));
+    }
+    ++num->host;
   }
   return absl::OkStatus();
 }
@@ -140,11 +240,17 @@ std::string LinkKindName(LinkKind kind) {
     case LinkKind::kNvlinkPeer: return "NVLink peer";
     case LinkKind::kHostStaged: return "through pinned host memory";
     case LinkKind::kPcie: return "PCIe";
+    case LinkKind::kNetwork: return "network";
   }
   return "unknown";
 }
 
 int DeviceTopology::Find(std::string_view name) const {
+  const std::string lower =
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(AbslView(name)));
+  for (int i = 0; i < num_devices(); ++i) {
+    if (absl::AsciiStrToLower(devices[i].name) == lower) return i;
+  }
   absl::StatusOr<DeviceName> parsed = ParseDeviceName(name);
   if (!parsed.ok() || parsed->index < 0) return -1;
   for (int i = 0; i < num_devices(); ++i) {
@@ -177,19 +283,26 @@ void BuildLinks(DeviceTopology* topo,
 absl::StatusOr<DeviceTopology> ParseDeviceSpecs(std::string_view spec,
                                                 bool gpu_peer_access) {
   DeviceTopology topo;
-  int next_gpu = 0;
-  int next_cpu = 0;
+  Numbering num;
   if (absl::StripAsciiWhitespace(AbslView(spec)).empty()) {
     return absl::InvalidArgumentError(
         "empty device spec (expected e.g. \"4xgpu:80GiB\" or "
         "\"2xgpu:16GiB,cpu\")");
   }
-  for (absl::string_view item : absl::StrSplit(AbslView(spec), ',')) {
-    RETURN_IF_ERROR(ParseSpecItem(item, &topo, &next_gpu, &next_cpu));
+  num.cluster = AbslView(spec).find_first_of("()") != absl::string_view::npos;
+  ASSIGN_OR_RETURN(std::vector<absl::string_view> items,
+                   SplitTopLevel(AbslView(spec)));
+  for (absl::string_view item : items) {
+    if (num.cluster) {
+      RETURN_IF_ERROR(ParseHostGroup(item, &topo, &num));
+    } else {
+      RETURN_IF_ERROR(ParseSpecItem(item, &topo, &num));
+    }
   }
-  if (topo.num_devices() > 64) {
+  topo.num_hosts = num.cluster ? num.host : 1;
+  if (num.total > 64) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "device spec '", AbslView(spec), "' lists ", topo.num_devices(),
+        "device spec '", AbslView(spec), "' lists ", num.total,
         " devices; at most 64 are supported"));
   }
   std::vector<std::vector<bool>> peers;

@@ -3,7 +3,10 @@
 // device pair a link (latency + bandwidth). Specs come from this machine
 // (placer/machine_topology.h) or from a planning string such as "4xgpu:80GiB" or
 // "2xgpu:16GiB,cpu" (ParseDeviceSpecs), so a deployment can be sized before
-// it exists.
+// it exists. A planning string may describe a cluster of hosts,
+// "2x(4xgpu:80GiB)": its devices are named TensorFlow's way,
+// "/job:worker/task:H/gpu:M" (host H, the M-th GPU of that host), and the
+// link between two hosts is the network (LinkKind::kNetwork).
 //
 //   ASSIGN_OR_RETURN(DeviceTopology topo, ParseDeviceSpecs("2xgpu:16GiB,cpu"));
 //   for (const DeviceSpec& d : topo.devices) std::cout << d.name << "\n";
@@ -49,6 +52,11 @@ inline constexpr double kPcieLatencySeconds = 10e-6;
 // Two GPUs without peer access copy through pinned host memory: two PCIe
 // hops, pipelined, so the bandwidth of one and the latency of two.
 inline constexpr double kHostStagedLatencySeconds = 20e-6;
+// Between hosts: assumed defaults, not measured: one 200 Gb/s NIC per host
+// (InfiniBand HDR or 200 GbE with GPUDirect RDMA) at about 25 GB/s, and a
+// few round trips of latency for a rendezvous send.
+inline constexpr double kNetworkBytesPerSecond = 25e9;
+inline constexpr double kNetworkLatencySeconds = 25e-6;
 // Two logical devices on one physical device copy inside its memory.
 inline constexpr double kLocalCopyLatencySeconds = 2e-6;
 inline constexpr double kCpuMemcpyBytesPerSecond = 10e9;
@@ -61,9 +69,13 @@ inline constexpr double kCpuMemcpyBytesPerSecond = 10e9;
 int64_t WorkspaceReserve(int64_t memory_limit);
 
 struct DeviceSpec {
-  std::string name;                  // "/gpu:0", "/cpu:0"
+  std::string name;                  // "/gpu:0", "/cpu:0"; in a cluster
+                                     // "/job:worker/task:1/gpu:0"
   DeviceType type = DeviceType::kCpu;
-  int index = 0;                     // the N in "/gpu:N"
+  int index = 0;                     // the N in "/gpu:N"; in a cluster,
+                                     // counted over all hosts in order
+  int host = 0;                      // the host (task) it is on; 0 on one
+                                     // machine
   int64_t memory_limit = 0;          // bytes the device may use; 0: unlimited
   int64_t memory_budget = kUnlimitedBudget;  // limit minus the reserve
   double flops_per_s = 0;            // fp32 (and float64, int) arithmetic
@@ -80,7 +92,9 @@ struct DeviceSpec {
 DeviceSpec MakeDeviceSpec(DeviceType type, int index, int64_t memory_limit,
                           int cpu_cores = kDefaultCpuCores);
 
-enum class LinkKind { kSame, kLocalCopy, kNvlinkPeer, kHostStaged, kPcie };
+enum class LinkKind {
+  kSame, kLocalCopy, kNvlinkPeer, kHostStaged, kPcie, kNetwork
+};
 std::string LinkKindName(LinkKind kind);  // "same device", "NVLink peer", ...
 
 struct Link {
@@ -93,6 +107,8 @@ struct DeviceTopology {
   std::vector<DeviceSpec> devices;
   // links[src * devices.size() + dst]; filled by BuildLinks.
   std::vector<Link> links;
+  // Hosts (tasks) the devices are on: 1 on one machine.
+  int num_hosts = 1;
 
   int num_devices() const { return static_cast<int>(devices.size()); }
   const Link& link(int src, int dst) const {
@@ -104,11 +120,14 @@ struct DeviceTopology {
     if (l.kind == LinkKind::kSame) return 0;
     return l.latency_s + static_cast<double>(bytes) / l.bytes_per_s;
   }
-  // Index of the device with that name ("/gpu:1", "gpu:1"), or -1.
+  // Index of the device with that name ("/gpu:1", "gpu:1", or in a
+  // cluster its full name "/job:worker/task:1/gpu:0"; "/gpu:5" there is the
+  // sixth GPU over all hosts), or -1.
   int Find(std::string_view name) const;
 };
 
-// Fills topo->links from the devices' types and physical ids. GPU pairs on
+// Fills topo->links from the devices' hosts, types and physical ids.
+// Devices on different hosts use the network. GPU pairs on
 // different physical GPUs use NVLink when gpu_peer_access says so (indexed
 // by device position; empty: every GPU pair has peer access), the pinned
 // host path otherwise.
@@ -119,8 +138,13 @@ void BuildLinks(DeviceTopology* topo,
 // "[Nx]cpu" or "[Nx]cpu:SIZE", SIZE like "80GiB", "16G", "512MiB", "1.5TB".
 // GPUs are numbered /gpu:0.. and CPUs /cpu:0.. in order of appearance; GPUs
 // have peer access to each other unless `gpu_peer_access` is false. A GPU
-// needs a size; a CPU without one is unlimited. Errors are INVALID_ARGUMENT
-// naming the item and what was expected.
+// needs a size; a CPU without one is unlimited.
+// A cluster: comma-separated hosts, each "[Nx](ITEMS)" with the items of one
+// host inside the parentheses, e.g. "2x(4xgpu:80GiB)" (two hosts of four
+// GPUs) or "(8xgpu:80GiB,cpu),(4xgpu:40GiB)". Hosts are numbered in order
+// (task:0..); a device is "/job:worker/task:H/gpu:M" with M counted on its
+// host; every device must be inside a host once one is; no nesting.
+// Errors are INVALID_ARGUMENT naming the item and what was expected.
 absl::StatusOr<DeviceTopology> ParseDeviceSpecs(std::string_view spec,
                                                 bool gpu_peer_access = true);
 

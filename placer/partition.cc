@@ -273,6 +273,24 @@ void SumLinks(Partitioning* out) {
 
 }  // namespace
 
+std::vector<LinkTraffic> HostTraffic(const DeviceTopology& topo,
+                                     const Partitioning& parts) {
+  std::map<std::pair<int, int>, LinkTraffic> hosts;
+  for (const LinkTraffic& l : parts.links) {
+    const int a = topo.devices[l.src].host;
+    const int b = topo.devices[l.dst].host;
+    if (a == b) continue;
+    LinkTraffic& h = hosts[{a, b}];
+    h.src = a;
+    h.dst = b;
+    h.bytes += l.bytes;
+    h.transfers += l.transfers;
+  }
+  std::vector<LinkTraffic> out;
+  for (const auto& [key, h] : hosts) out.push_back(h);
+  return out;
+}
+
 int Partitioning::FindTransfer(const TensorRef& value, int dst) const {
   for (int t = 0; t < static_cast<int>(transfers.size()); ++t) {
     if (transfers[t].producer == value && transfers[t].dst_device == dst) {

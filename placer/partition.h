@@ -160,6 +160,12 @@ absl::StatusOr<Partitioning> PartitionGraph(
     const Graph& graph, const DeviceTopology& topo, const Placement& placement,
     const PartitionOptions& options = {});
 
+// The transfers between hosts (DeviceSpec::host) summed per directed pair
+// of hosts: src and dst are host numbers; pairs on one host are left out.
+// Empty on one machine.
+std::vector<LinkTraffic> HostTraffic(const DeviceTopology& topo,
+                                     const Partitioning& parts);
+
 }  // namespace sluice
 
 #endif  // SLUICE_PLACER_PARTITION_H_

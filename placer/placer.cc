@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "core/status_macros.h"
 #include "device/device.h"
 #include "placer/schedule.h"
+#include "placer/stages.h"
 
 namespace sluice {
 namespace {
@@ -169,6 +171,8 @@ struct Inputs {
   const NodeConstraints& constraints;
   const std::vector<int>& order;
   const PlacerOptions& options;
+  // Set when the model is known not to fit on any single device.
+  bool* fits_no_device = nullptr;
 };
 
 absl::StatusOr<Placement> RunPolicy(const Inputs& in, bool defer,
@@ -178,7 +182,62 @@ absl::StatusOr<Placement> RunPolicy(const Inputs& in, bool defer,
   return s.Result(in.options.record_reasons);
 }
 
+// How far back a stage's end may move to find a cheaper cut, tried in turn
+// until the stages fit (a later stage gets what an earlier one gives up).
+constexpr double kStageWindows[] = {0.5, 0.3, 0.15, 0.05, 0};
+
+// AUTO for a model that no single device holds: contiguous pipeline stages
+// (stages.h). nullopt when the model fits on the first device or no split
+// fits; the earliest-finish placement is used then.
+std::optional<Placement> PlaceStages(const Inputs& in) {
+  StagePlanner planner(in.graph, in.topo, in.cost, in.constraints, in.order,
+                       StageDeviceOrder(in.topo));
+  if (!planner.must_split()) return std::nullopt;
+  // The first stage's device is the largest of the fastest; where every
+  // device is of its type with no larger budget, none holds the model.
+  const DeviceSpec& first = in.topo.devices[StageDeviceOrder(in.topo)[0]];
+  bool others_differ = false;
+  for (const DeviceSpec& d : in.topo.devices) {
+    others_differ = others_differ || d.type != first.type ||
+                    d.memory_budget > first.memory_budget;
+  }
+  if (!others_differ && in.fits_no_device != nullptr) {
+    *in.fits_no_device = true;
+  }
+  for (double window : kStageWindows) {
+    std::optional<StageSplit> split = planner.Plan(window);
+    if (!split) continue;  // out of devices: a narrower window fills fuller
+    SchedulePolicy staged{SchedulePolicy::kStaged, BySpeed(in.topo),
+                          /*fill=*/false, /*strict_first=*/false,
+                          "pipeline stage: no single device holds the model, "
+                          "so it is cut into contiguous stages in run order "
+                          "where few values cross"};
+    staged.stage_device = &split->stage_device;
+    Scheduler s(in.graph, in.topo, in.cost, in.constraints, split->order,
+                /*defer_sources=*/true);
+    if (!s.Run(staged, in.options.soft_placement).ok()) continue;
+    Placement p = s.Result(in.options.record_reasons);
+    std::vector<std::string> stages;
+    for (size_t i = 0; i < split->devices.size(); ++i) {
+      stages.push_back(in.topo.devices[split->devices[i]].name);
+    }
+    p.notes.push_back(absl::StrFormat(
+        "auto: no single device holds the model; %d pipeline stages in run "
+        "order (%s), %d value%s crossing between them per step (%s)",
+        static_cast<int>(stages.size()), absl::StrJoin(stages, " -> "),
+        split->cut_values, split->cut_values == 1 ? "" : "s",
+        HumanBytes(split->cut_bytes)));
+    return p;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<Placement> PlaceAuto(const Inputs& in) {
+  if (in.options.pipeline_stages) {
+    if (std::optional<Placement> staged = PlaceStages(in)) {
+      return *std::move(staged);
+    }
+  }
   SchedulePolicy eft;
   absl::StatusOr<Placement> p = RunPolicy(in, /*defer=*/true, eft);
   if (p.ok() || !absl::IsResourceExhausted(p.status())) return p;
@@ -281,7 +340,8 @@ namespace {
 
 absl::StatusOr<Placement> PlaceOnce(const Graph& graph,
                                     const DeviceTopology& topo,
-                                    const PlacerOptions& options) {
+                                    const PlacerOptions& options,
+                                    bool* fits_no_device = nullptr) {
   if (static_cast<int>(topo.links.size()) !=
       topo.num_devices() * topo.num_devices()) {
     return absl::InvalidArgumentError(
@@ -297,7 +357,7 @@ absl::StatusOr<Placement> PlaceOnce(const Graph& graph,
                                       options.colocation_groups));
   CostModel cost(graph, options.cost);
   std::vector<int> order = RankOrder(graph, topo, cost, constraints);
-  Inputs in{graph, topo, cost, constraints, order, options};
+  Inputs in{graph, topo, cost, constraints, order, options, fits_no_device};
   PlacementStrategy strategy = options.strategy == PLACEMENT_DEFAULT
                                    ? PLACEMENT_AUTO
                                    : options.strategy;
@@ -321,10 +381,15 @@ int DevicesUsed(const Placement& p) {
 absl::StatusOr<Placement> PlaceKeepingOneDeviceUnlessWorthIt(
     const Graph& graph, const DeviceTopology& topo,
     const PlacerOptions& options) {
-  absl::StatusOr<Placement> spread = PlaceOnce(graph, topo, options);
+  bool fits_no_device = false;
+  absl::StatusOr<Placement> spread =
+      PlaceOnce(graph, topo, options, &fits_no_device);
   const bool is_auto = options.strategy == PLACEMENT_AUTO ||
                        options.strategy == PLACEMENT_DEFAULT;
-  if (!is_auto || options.min_spread_gain <= 0 || !spread.ok()) return spread;
+  if (!is_auto || options.min_spread_gain <= 0 || !spread.ok() ||
+      fits_no_device) {
+    return spread;
+  }
   const int used = DevicesUsed(*spread);
   if (used <= 1) return spread;
   PlacerOptions single_options = options;

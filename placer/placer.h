@@ -51,7 +51,15 @@
 //     ever exceeded. When no placement fits, the error is RESOURCE_EXHAUSTED
 //     with the bytes needed and every device's budget.
 //  6. Strategy, among the devices rules 1-5 allow:
-//     AUTO (default): memory-constrained earliest-finish-time list
+//     AUTO (default): when the fastest device (the largest of the
+//       fastest) cannot hold the model, pipeline stages (stages.h): the
+//       nodes in one topological run order, cut into contiguous stages on
+//       devices fastest first (a host's GPUs before the next host's), each
+//       stage filled to its budget and its end moved back to the boundary
+//       the fewest values (then bytes) cross; so values flow from a stage to
+//       later ones only. If no such split fits, or with
+//       PlacerOptions::pipeline_stages off, and for a model that fits on one
+//       device: memory-constrained earliest-finish-time list
 //       scheduling. Nodes in order of upward rank (longest estimated path to
 //       the end, mean costs); each goes to the device where it would finish
 //       first (device free time, inputs' arrival over the links, its own
@@ -112,6 +120,10 @@ struct PlacerOptions {
   // cost model does not see the host's cost per cross-device copy, so small
   // estimated gains are not worth it. 0: AUTO's result as it is.
   double min_spread_gain = 0;
+  // AUTO: a model that the fastest device cannot hold is cut into
+  // contiguous pipeline stages (rule 6). Off: the earliest-finish placement
+  // (HEFT-style) for every model, as before stages existed.
+  bool pipeline_stages = true;
   // Fill Placement::reason (a string per node). Off saves time on huge
   // graphs; placement is the same.
   bool record_reasons = true;

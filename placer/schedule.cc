@@ -36,9 +36,7 @@ Scheduler::Scheduler(const Graph& graph, const DeviceTopology& topo,
       order_(order),
       defer_sources_(defer_sources),
       n_(graph.num_nodes()),
-      num_devices_(topo.num_devices()) {
-  Init();
-}
+      num_devices_(topo.num_devices()) {}  // Run() initialises
 
 void Scheduler::Init() {
   pos_.assign(n_, 0);
@@ -284,6 +282,20 @@ int Scheduler::ChoosePreferred(int v, DeviceMask mask,
   return -1;
 }
 
+int Scheduler::ChooseStaged(int v, DeviceMask mask,
+                            const SchedulePolicy& policy, Eval* best,
+                            PlaceWhy* why) {
+  const int d = (*policy.stage_device)[v];
+  if (d < 0 || !(mask & DeviceBit(d))) {
+    return ChoosePreferred(v, mask, policy, best, why);
+  }
+  if (!Evaluate(v, d, best)) return -2;
+  *why = (mask & (mask - 1)) == 0
+             ? ConstrainedWhy(v, d)
+             : PlaceWhy{PlaceWhy::kPreferred, -1, -1, best->finish, 0, 0};
+  return d;
+}
+
 absl::Status Scheduler::PlaceSourceNow(int u, DeviceMask prefer,
                                       bool soft) {
   // A deferred source that cannot follow its consumer everywhere: place it
@@ -347,11 +359,21 @@ absl::Status Scheduler::PlaceNode(int v, const SchedulePolicy& policy,
   }
   PlaceWhy why;
   auto choose = [&](DeviceMask m) {
-    return policy.kind == SchedulePolicy::kEarliestFinish
-               ? ChooseEarliest(v, m, &best_, &why)
-               : ChoosePreferred(v, m, policy, &best_, &why);
+    switch (policy.kind) {
+      case SchedulePolicy::kEarliestFinish:
+        return ChooseEarliest(v, m, &best_, &why);
+      case SchedulePolicy::kStaged:
+        return ChooseStaged(v, m, policy, &best_, &why);
+      default:
+        return ChoosePreferred(v, m, policy, &best_, &why);
+    }
   };
   int d = choose(mask);
+  if (d == -2 && policy.kind == SchedulePolicy::kStaged) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        graph_.node(v).DebugName(), " does not fit on its stage's device ",
+        topo_.devices[(*policy.stage_device)[v]].name));
+  }
   if (d == -2) {
     return absl::ResourceExhaustedError(absl::StrCat(
         graph_.node(v).DebugName(), " does not fit on ",

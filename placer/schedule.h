@@ -27,7 +27,7 @@
 namespace sluice {
 
 struct SchedulePolicy {
-  enum Kind { kEarliestFinish, kPreference };
+  enum Kind { kEarliestFinish, kPreference, kStaged };
   Kind kind = kEarliestFinish;
   // kPreference: devices in the order to try.
   std::vector<int> preference;
@@ -40,6 +40,10 @@ struct SchedulePolicy {
   // How reasons describe a preference choice: "default device", "single
   // device", "filled in order".
   std::string label;
+  // kStaged: per node, the device of its pipeline stage (stages.h); a node
+  // that may run there and does not fit fails the run (RESOURCE_EXHAUSTED),
+  // one that may not run there goes by `preference`. Borrowed.
+  const std::vector<int>* stage_device = nullptr;
 };
 
 // Why a node went where it did, compactly; formatted at the end.
@@ -100,6 +104,9 @@ class Scheduler {
   int ChooseEarliest(int v, DeviceMask mask, Eval* e, PlaceWhy* why);
   int ChoosePreferred(int v, DeviceMask mask, const SchedulePolicy& policy,
                       Eval* e, PlaceWhy* why);
+  // kStaged: the stage's device, -2 when it has no room, else by preference.
+  int ChooseStaged(int v, DeviceMask mask, const SchedulePolicy& policy,
+                   Eval* e, PlaceWhy* why);
   absl::Status NoRoom(int v, DeviceMask mask);
   std::string ReasonText(int v) const;
 

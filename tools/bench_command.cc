@@ -170,11 +170,6 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
       ->check(FiniteAbove(0, kMaxSeconds))
       ->excludes(runs)
       ->capture_default_str();
-  app->add_option("--config", options->config_path, "A RuntimeConfig text proto")
-      ->check(RegularFile());
-  app->add_option("--device", options->device,
-                  "Run on this device (e.g. gpu:0, cpu:0)")
-      ->check(NonEmpty());
   app->add_option("--top", options->top, "How many ops and nodes to list")
       ->check(IntegerIn(1, 1000000))
       ->capture_default_str();
@@ -192,8 +187,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
                 "ordinary memory on a session with no GPU")
       ->excludes(io_device);
   AddDimOption(app, &options->dims);
-  AddPrecisionOption(app, &options->precision);
-  AddConvLayoutOption(app, &options->conv_layout);
+  AddConfigFlags(app, kBenchConfigFlags, &options->config);
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -433,8 +427,7 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   std::vector<std::string> notes;
   const Clock::time_point t0 = Clock::now();
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
-      options.model_path, options.config_path, options.device, options.dims,
-      &notes, options.precision, options.conv_layout);
+      options.model_path, options.config, options.dims, &notes);
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const double create_s = Seconds(t0, Clock::now());
 

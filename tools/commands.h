@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "sluice/session.h"
+#include "tools/config_flags.h"
 
 namespace CLI {
 class App;
@@ -50,21 +51,20 @@ std::string DevicesJson();
 int DevicesMain(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err);
 
-// sluice inspect MODEL [--json]
+// sluice inspect MODEL [--json] [--optimized [--optimization-level L]
+//                [--precision P] [--conv-layout C]]
 struct InspectOptions {
   std::string model_path;
   bool json = false;
-  // Summarise the graph after the optimisation passes of this level
-  // ("none", "basic", "all"), and list what each pass did.
+  // Summarise the graph after the optimisation passes, and list what each
+  // pass did: the passes a session with the config flags' fields
+  // (kInspectConfigFlags) would run.
   bool optimized = false;
-  std::string optimization_level = "all";
-  // With --optimized: "float16" / "bfloat16" adds reduced_precision, as
-  // RuntimeConfig.precision does.
-  std::string precision;
-  // With --optimized: "auto" | "nchw" | "nhwc", as RuntimeConfig.conv_layout
-  // (empty: auto).
-  std::string conv_layout;
+  ConfigFlagValues config;
 };
+inline constexpr ConfigFlagSet kInspectConfigFlags =
+    kOptimizationLevelFlag | kPrecisionFlag | kConvLayoutFlag |
+    kCpuConvolutionsFlag;
 void AddInspectOptions(CLI::App* app, InspectOptions* options);
 int RunInspect(const InspectOptions& options, std::ostream& out,
                std::ostream& err);
@@ -80,16 +80,18 @@ struct RunOptions {
   bool random_inputs = false;
   uint64_t seed = 0;
   std::string output_dir = kDefaultOutputDir;
-  std::string config_path;
-  std::string device;  // "gpu:0": run every node there it has a kernel for
-  std::string precision;  // "float16" | "bfloat16" | "model": config.precision
-  std::string conv_layout;  // "auto" | "nchw" | "nhwc": config.conv_layout
+  // --config, --device ("gpu:0": every node there it has a kernel for),
+  // --precision, --conv-layout (kRunConfigFlags).
+  ConfigFlagValues config;
   // "NAME=N": values of symbolic ONNX dimensions, fixed at import.
   std::vector<std::string> dims;
   bool stats = false;  // print each device's memory statistics after the run
   std::string trace_path;  // write the step as a Chrome trace (tools/trace.h)
   bool json = false;
 };
+inline constexpr ConfigFlagSet kRunConfigFlags =
+    kConfigFileFlag | kDeviceFlag | kPrecisionFlag | kConvLayoutFlag |
+    kCpuConvolutionsFlag;
 void AddRunOptions(CLI::App* app, RunOptions* options);
 int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err);
 int RunMain(const std::vector<std::string>& args, std::ostream& out,
@@ -103,10 +105,7 @@ struct BenchOptions {
   int warmup = 3;
   int runs = 0;          // 0: as many as `seconds` allows
   double seconds = 2.0;
-  std::string config_path;
-  std::string device;
-  std::string precision;  // "float16" | "bfloat16" | "model": config.precision
-  std::string conv_layout;  // "auto" | "nchw" | "nhwc": config.conv_layout
+  ConfigFlagValues config;  // kBenchConfigFlags
   // "NAME=N": values of symbolic ONNX dimensions, fixed at import.
   std::vector<std::string> dims;
   int top = 10;
@@ -124,6 +123,7 @@ struct BenchOptions {
   bool json = false;
   bool progress = true;  // a progress bar on a terminal (never with json)
 };
+inline constexpr ConfigFlagSet kBenchConfigFlags = kRunConfigFlags;
 void AddBenchOptions(CLI::App* app, BenchOptions* options);
 int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err);
 // What `sluice bench` measures, for a session already made (creation took

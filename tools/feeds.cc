@@ -162,24 +162,9 @@ absl::Status MakeFeeds(const Graph& graph,
 }
 
 absl::StatusOr<std::unique_ptr<Session>> OpenSession(
-    const std::string& model_path, const std::string& config_path,
-    const std::string& device, const std::vector<std::string>& dims,
-    std::vector<std::string>* notes, const std::string& precision,
-    const std::string& conv_layout) {
-  ASSIGN_OR_RETURN(RuntimeConfig config, LoadEffectiveConfig(config_path, notes));
-  if (!device.empty()) {
-    config.set_default_device(device);
-    config.set_placement_strategy(PLACEMENT_MANUAL);
-  }
-  if (!precision.empty()) {
-    absl::StatusOr<Precision> p = ParsePrecision(precision);
-    if (!p.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--precision: ", p.status().message()));
-    }
-    config.set_precision(*p);
-  }
-  RETURN_IF_ERROR(ApplyConvLayoutFlag(conv_layout, &config));
+    const std::string& model_path, const ConfigFlagValues& flags,
+    const std::vector<std::string>& dims, std::vector<std::string>* notes) {
+  ASSIGN_OR_RETURN(RuntimeConfig config, LoadConfigWithFlags(flags, notes));
   OnnxImportOptions onnx_options;
   onnx_options.limits = EffectiveResourceLimits(config);
   for (const std::string& flag : dims) {
@@ -220,36 +205,6 @@ absl::Status CheckDimFlag(const std::string& flag) {
         "--dim '", flag, "': the value '", value,
         "' is not an integer from 0 to ", FormatCount(kMaxDimValue)));
   }
-  return absl::OkStatus();
-}
-
-void AddPrecisionOption(CLI::App* app, std::string* precision) {
-  app->add_option("--precision", *precision,
-                  "Run a float32 model in float16 or bfloat16 (weights "
-                  "converted once, float32 accumulation, outputs in the "
-                  "model's dtype), or 'model' for its own dtypes; overrides "
-                  "the config's precision");
-}
-
-void AddConvLayoutOption(CLI::App* app, std::string* conv_layout) {
-  app->add_option("--conv-layout", *conv_layout,
-                  "Convolutions NCHW or NHWC (channels last between them, "
-                  "filters transposed once); auto: NHWC on a GPU with "
-                  "--precision float16/bfloat16 and on the CPU alone in "
-                  "float32 with oneDNN, else NCHW; overrides the config's "
-                  "conv_layout")
-      ->check(CLI::IsMember({"auto", "nchw", "nhwc"}));
-}
-
-absl::Status ApplyConvLayoutFlag(const std::string& conv_layout,
-                                 RuntimeConfig* config) {
-  if (conv_layout.empty()) return absl::OkStatus();
-  absl::StatusOr<ConvLayout> l = ParseConvLayout(conv_layout);
-  if (!l.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--conv-layout: ", l.status().message()));
-  }
-  config->set_conv_layout(*l);
   return absl::OkStatus();
 }
 

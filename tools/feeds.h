@@ -23,6 +23,7 @@
 #include "core/resource_limits.h"
 #include "executor/session.h"
 #include "graph/graph.h"
+#include "tools/config_flags.h"
 
 namespace sluice {
 
@@ -35,28 +36,16 @@ absl::Status MakeFeeds(const Graph& graph,
                        std::vector<std::string>* notes,
                        const ResourceLimits& limits = {});
 
-// The session a command runs: the config from `config_path` ("" = default)
-// with environment overrides, `device` (when not "") as manual placement's
-// default device, `precision` (when not "", as --precision gives it) as the
-// config's precision, `conv_layout` likewise (--conv-layout), then the
-// model, an ONNX one imported with `dims` ("NAME=N"
-// values of its symbolic dimensions, as --dim gives them; INVALID_ARGUMENT
-// naming the flag for a malformed one or a name no input uses). The
-// config's and the session's notes are appended to `notes`, each line once.
+// The session a command runs: the config LoadConfigWithFlags makes of
+// `config` (the file, the environment, then the flags:
+// tools/config_flags.h), then the model, an ONNX one imported with `dims`
+// ("NAME=N" values of its symbolic dimensions, as --dim gives them;
+// INVALID_ARGUMENT naming the flag for a malformed one or a name no input
+// uses). The config's and the session's notes are appended to `notes`, each
+// line once.
 absl::StatusOr<std::unique_ptr<Session>> OpenSession(
-    const std::string& model_path, const std::string& config_path,
-    const std::string& device, const std::vector<std::string>& dims,
-    std::vector<std::string>* notes, const std::string& precision = "",
-    const std::string& conv_layout = "");
-
-// Adds --precision model|float16|bfloat16 to a command, filling `precision`.
-void AddPrecisionOption(CLI::App* app, std::string* precision);
-// Adds --conv-layout auto|nchw|nhwc to a command, filling `conv_layout`.
-void AddConvLayoutOption(CLI::App* app, std::string* conv_layout);
-// Sets config.conv_layout from a --conv-layout value ("" leaves it);
-// INVALID_ARGUMENT naming the flag for an unknown one.
-absl::Status ApplyConvLayoutFlag(const std::string& conv_layout,
-                                 RuntimeConfig* config);
+    const std::string& model_path, const ConfigFlagValues& config,
+    const std::vector<std::string>& dims, std::vector<std::string>* notes);
 
 // INVALID_ARGUMENT naming the flag and the value unless `flag` is NAME=N
 // with N an integer from 0 to 2^31-1.

@@ -273,19 +273,8 @@ void AddInspectOptions(CLI::App* app, InspectOptions* options) {
   app->add_flag("--optimized", options->optimized,
                 "Summarise the graph after the optimisation passes and list "
                 "what each pass did");
-  app->add_option("--optimization-level", options->optimization_level,
-                  "Passes for --optimized: none | basic | all (default all)")
-      ->check(CLI::IsMember({"none", "basic", "all"}));
-  app->add_option("--precision", options->precision,
-                  "With --optimized: the graph as --precision float16 or "
-                  "bfloat16 runs it (model: its own dtypes)")
-      ->check(CLI::IsMember({"model", "float32", "float16", "fp16",
-                             "bfloat16", "bf16"}));
-  app->add_option("--conv-layout", options->conv_layout,
-                  "With --optimized: convolutions as --conv-layout runs them "
-                  "(auto, the default: NHWC on a GPU with a 16-bit "
-                  "--precision, and on the CPU alone in float32 with oneDNN)")
-      ->check(CLI::IsMember({"auto", "nchw", "nhwc"}));
+  AddConfigFlags(app, kInspectConfigFlags, &options->config,
+                 "With --optimized: ");
 }
 
 int RunInspect(const InspectOptions& options, std::ostream& out,
@@ -320,24 +309,18 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
         options.optimized ? ConstValues::kMake
                           : ConstValues::kDescribeSplats);
     if (graph.ok() && options.optimized) {
-      absl::StatusOr<OptimizationLevel> level =
-          ParseOptimizationLevel(options.optimization_level);
-      RuntimeConfig layout_config;  // what a session's config would say
-      if (!options.precision.empty()) {
-        layout_config.set_precision(
-            ParsePrecision(options.precision).value_or(PRECISION_MODEL));
-      }
-      if (!options.conv_layout.empty()) {
-        layout_config.set_conv_layout(
-            ParseConvLayout(options.conv_layout).value_or(CONV_LAYOUT_AUTO));
-      }
-      // The passes a session on this machine would run.
-      const PassOptions pass_options = PassOptionsFromConfig(
-          layout_config,
-          ProvidersForMachine(layout_config).compute().Target());
+      // The passes a session on this machine with these flags' config
+      // would run.
+      RuntimeConfig config;
+      absl::Status flags = ApplyConfigFlags(options.config, &config);
       absl::StatusOr<OptimizedGraph> opt =
-          level.ok() ? OptimizeGraph(*std::move(graph), *level, pass_options)
-                     : absl::StatusOr<OptimizedGraph>(level.status());
+          flags.ok() ? OptimizeGraph(*std::move(graph),
+                                     config.optimization_level(),
+                                     PassOptionsFromConfig(
+                                         config, ProvidersForMachine(config)
+                                                     .compute()
+                                                     .Target()))
+                     : absl::StatusOr<OptimizedGraph>(flags);
       if (opt.ok()) {
         ModelSummary after;
         after.path = summary.path;

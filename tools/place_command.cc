@@ -115,6 +115,17 @@ void PrintText(const Graph& g, const DeviceTopology& topo, const Placement& p,
   // nodes `sluice run` executes (feeds in, results out included).
   out << "links:" << (parts.links.empty() ? " none\n" : "\n");
   for (const LinkTraffic& l : parts.links) out << LinkLine(topo, l) << "\n";
+  if (topo.num_hosts > 1) {
+    // What each network link between hosts carries per step.
+    std::vector<LinkTraffic> hosts = HostTraffic(topo, parts);
+    out << "between hosts:" << (hosts.empty() ? " none\n" : "\n");
+    for (const LinkTraffic& h : hosts) {
+      out << absl::StrFormat("  task:%d -> task:%d: %s per step in %d "
+                             "transfer%s (network)\n",
+                             h.src, h.dst, HumanBytes(h.bytes), h.transfers,
+                             h.transfers == 1 ? "" : "s");
+    }
+  }
   if (explain && !parts.transfers.empty()) {
     out << "transfers:\n";
     for (const Transfer& t : parts.transfers) {
@@ -160,6 +171,11 @@ json ToJson(const PlaceOptions& o, const Graph& g, const DeviceTopology& topo,
                      {"bytes", l.bytes}, {"transfers", l.transfers},
                      {"kind", LinkKindName(topo.link(l.src, l.dst).kind)}});
   }
+  json hosts = json::array();
+  for (const LinkTraffic& h : HostTraffic(topo, parts)) {
+    hosts.push_back({{"src_task", h.src}, {"dst_task", h.dst},
+                     {"bytes", h.bytes}, {"transfers", h.transfers}});
+  }
   json transfers = json::array();
   for (const Transfer& t : parts.transfers) {
     transfers.push_back(
@@ -175,7 +191,8 @@ json ToJson(const PlaceOptions& o, const Graph& g, const DeviceTopology& topo,
   return {{"model", o.model_path}, {"strategy", StrategyName(p.strategy)},
           {"batch", o.batch}, {"devices", devices}, {"nodes", nodes},
           {"estimated_step_seconds", p.estimated_step_seconds},
-          {"links", links}, {"transfers", transfers}, {"notes", all_notes},
+          {"links", links}, {"host_links", hosts},
+          {"num_hosts", topo.num_hosts}, {"transfers", transfers}, {"notes", all_notes},
           {"optimization",
            {{"level", OptimizationLevelName(opt.level)},
             {"nodes_before", opt.nodes_before},
@@ -299,22 +316,11 @@ absl::StatusOr<DeviceTopology> Topology(const PlaceOptions& o,
 absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
                          std::unique_ptr<const Graph> loaded,
                          std::vector<std::string> notes, std::ostream& out) {
-  // The graph a session would run: after the config's passes.
-  OptimizationLevel level = config.optimization_level();
-  if (!o.optimization_level.empty()) {
-    ASSIGN_OR_RETURN(level, ParseOptimizationLevel(o.optimization_level));
-  }
+  // The graph a session would run: after the config's passes, the config
+  // as the flags change it.
   RuntimeConfig effective = config;
-  if (!o.precision.empty()) {
-    absl::StatusOr<Precision> p = ParsePrecision(o.precision);
-    if (!p.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--precision: ", p.status().message()));
-    }
-    effective.set_precision(*p);
-  }
-  RETURN_IF_ERROR(ApplyConvLayoutFlag(o.conv_layout, &effective));
-  ASSIGN_OR_RETURN(DeviceTopology topo, Topology(o, config));
+  RETURN_IF_ERROR(ApplyConfigFlags(o.config, &effective));
+  ASSIGN_OR_RETURN(DeviceTopology topo, Topology(o, effective));
   bool plans_gpus = false;
   for (const DeviceSpec& d : topo.devices) {
     plans_gpus = plans_gpus || d.type == DeviceType::kGpu;
@@ -327,7 +333,7 @@ absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
                                     : ProvidersForPlan(effective, plans_gpus);
   ASSIGN_OR_RETURN(
       OptimizedGraph opt,
-      OptimizeGraph(std::move(loaded), level,
+      OptimizeGraph(std::move(loaded), effective.optimization_level(),
                     PassOptionsFromConfig(effective,
                                           providers.compute().Target())));
   const Graph* graph = opt.graph.get();
@@ -342,12 +348,10 @@ absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
   if (opt.level != OPTIMIZATION_NONE) {
     optimization = DescribeOptimization(opt, /*max_changes=*/50);
   }
-  PlacerOptions options = PlacerOptionsFromConfig(config);
+  PlacerOptions options = PlacerOptionsFromConfig(effective);
   options.has_kernel = KernelCapabilityQuery();
-  if (!o.strategy.empty()) {
-    ASSIGN_OR_RETURN(options.strategy, ParseStrategy(o.strategy));
-  }
   options.cost.batch = o.batch;
+  options.pipeline_stages = !o.no_stages;
   options.record_reasons = o.explain || !o.dot_path.empty();
   if (plans_gpus && !HasGpuKernels()) {
     notes.push_back(
@@ -389,7 +393,7 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
   std::vector<std::string> notes;
   if (!o.dot_path.empty()) RETURN_IF_ERROR(CheckOutputFile(o.dot_path, "--dot"));
   ASSIGN_OR_RETURN(RuntimeConfig config,
-                   LoadEffectiveConfig(o.config_path, &notes));
+                   LoadEffectiveConfig(o.config.config_path, &notes));
   ASSIGN_OR_RETURN(std::unique_ptr<const Graph> loaded,
                    LoadModelGraph(o.model_path));
   return PlaceLoaded(o, config, std::move(loaded), std::move(notes), out);
@@ -415,12 +419,10 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
   app->add_option("MODEL", options->model_path, "Model file (.pb, .pbtxt or .onnx)")
       ->required()
       ->check(RegularFile());
-  app->add_option("--config", options->config_path,
-                  "RuntimeConfig text proto (limits, strategy, soft placement)")
-      ->check(RegularFile());
   app->add_option("--devices", options->devices,
                   "Plan for these devices instead of this machine's, e.g. "
-                  "4xgpu:80GiB or 2xgpu:16GiB,cpu")
+                  "4xgpu:80GiB or 2xgpu:16GiB,cpu, or a cluster of hosts: "
+                  "2x(4xgpu:80GiB)")
       ->check(CLI::Validator(
           [](std::string& spec) -> std::string {
             if (spec.find_first_not_of(" \t") != std::string::npos) return "";
@@ -428,23 +430,17 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
                    "the flag out to plan for this machine";
           },
           "SPEC"));
-  app->add_option("--strategy", options->strategy,
-                  "auto | single | manual (default: the config's, else auto)")
-      ->check(CLI::IsMember({"auto", "single", "manual"}));
+  app->add_flag("--no-stages", options->no_stages,
+                "auto: place a model that no single device holds by "
+                "earliest finish time (HEFT-style) instead of cutting it "
+                "into pipeline stages");
   app->add_option("--batch", options->batch,
                   "Value assumed for unknown dimensions (default 1)")
       ->check(IntegerIn(1, 1000000));
   app->add_flag("--explain", options->explain,
                 "Print why each node went where, and what the optimisation "
                 "passes did to the graph first");
-  app->add_option("--precision", options->precision,
-                  "Place the model as --precision float16 or bfloat16 would "
-                  "run it (model: its own dtypes); overrides the config's");
-  AddConvLayoutOption(app, &options->conv_layout);
-  app->add_option("--optimization-level", options->optimization_level,
-                  "Passes run before placing: none | basic | all (default: "
-                  "the config's, else all, as `sluice run`)")
-      ->check(CLI::IsMember({"none", "basic", "all"}));
+  AddConfigFlags(app, kPlaceConfigFlags, &options->config);
   app->add_option("--dot", options->dot_path,
                   "Write the placed graph as Graphviz (and an SVG beside it "
                   "when dot is installed)")

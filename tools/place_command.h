@@ -29,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "proto/config.pb.h"
+#include "tools/config_flags.h"
 
 namespace CLI {
 class App;
@@ -40,24 +41,27 @@ class Graph;  // graph/graph.h
 
 struct PlaceOptions {
   std::string model_path;
-  std::string config_path;
+  // --config, --strategy, --optimization-level, --precision, --conv-layout
+  // (kPlaceConfigFlags): the config placed with; a flag left out keeps the
+  // config's value.
+  ConfigFlagValues config;
   std::string devices;   // planning spec; "" = this machine's devices
-  std::string strategy;  // auto | single | manual; "" = the config's
   int64_t batch = 1;     // value of unknown dimensions
   bool explain = false;
   std::string dot_path;
   bool json = false;
-  // none | basic | all; "" = the config's (default all), as `sluice run`.
-  std::string optimization_level;
-  std::string precision;  // "" (the config's) | model | float16 | bfloat16
-  std::string conv_layout;  // "" (the config's) | auto | nchw | nhwc
+  bool no_stages = false;  // PlacerOptions::pipeline_stages off
 };
+inline constexpr ConfigFlagSet kPlaceConfigFlags =
+    kConfigFileFlag | kStrategyFlag | kOptimizationLevelFlag | kPrecisionFlag |
+    kConvLayoutFlag | kCpuConvolutionsFlag;
 void AddPlaceOptions(CLI::App* app, PlaceOptions* options);
 int RunPlace(const PlaceOptions& options, std::ostream& out,
              std::ostream& err);
 // What `sluice place --json` prints for `graph` (as loaded, before the
 // passes) placed with `config` (already validated, environment overrides
-// applied): options.json and dot_path are ignored. For the Python package.
+// applied) and then options.config's flag fields (its config_path is
+// ignored): options.json and dot_path are ignored. For the Python package.
 absl::StatusOr<std::string> PlaceGraphJson(PlaceOptions options,
                                            const RuntimeConfig& config,
                                            std::unique_ptr<const Graph> graph);

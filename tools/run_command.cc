@@ -108,13 +108,6 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
                   "Where to write NAME.npy for each output")
       ->capture_default_str()
       ->check(NonEmpty());
-  app->add_option("--config", options->config_path,
-                  "A RuntimeConfig text proto")
-      ->check(RegularFile());
-  app->add_option("--device", options->device,
-                  "Run on this device (e.g. gpu:0, cpu:0): manual placement "
-                  "with it as the default device")
-      ->check(NonEmpty());
   app->add_flag("--stats", options->stats,
                 "Print each device's memory statistics after the run, then "
                 "give unused GPU memory back and say how much");
@@ -124,8 +117,7 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
                   "includes one-time costs such as loading GPU kernels")
       ->check(NonEmpty());
   AddDimOption(app, &options->dims);
-  AddPrecisionOption(app, &options->precision);
-  AddConvLayoutOption(app, &options->conv_layout);
+  AddConfigFlags(app, kRunConfigFlags, &options->config);
   app->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
@@ -155,8 +147,7 @@ std::vector<std::string> DeviceStats(const Session& session, json* out) {
 int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> notes;
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
-      options.model_path, options.config_path, options.device, options.dims,
-      &notes, options.precision, options.conv_layout);
+      options.model_path, options.config, options.dims, &notes);
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const Graph& graph = (*session)->graph();
 

@@ -1,10 +1,9 @@
 #include "device/cuda/cublas_api.h"
 
-#include <dlfcn.h>
-
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "device/dynamic_library.h"
 
 namespace sluice {
 namespace {
@@ -18,57 +17,31 @@ namespace {
 [[maybe_unused]] constexpr CublasGemmStridedBatchedExFn
     kGemmStridedBatchedExMatches = &cublasGemmStridedBatchedEx;
 
-struct Loaded {
-  CublasApi api;
-  absl::Status status;
-};
-
-template <typename Fn>
-absl::Status Resolve(void* lib, const char* symbol, Fn* out) {
-  dlerror();
-  void* p = dlsym(lib, symbol);
-  if (p == nullptr) {
-    const char* why = dlerror();
+absl::StatusOr<CublasApi> LoadOnce() {
+  absl::StatusOr<DynamicLibrary> lib = DynamicLibrary::Open({CublasLibraryName()});
+  if (!lib.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        CublasLibraryName(), " has no ", symbol, " (",
-        why != nullptr ? why : "null symbol",
-        "): the cuBLAS found is not the one sluice was built against"));
-  }
-  *out = reinterpret_cast<Fn>(p);
-  return absl::OkStatus();
-}
-
-Loaded LoadOnce() {
-  Loaded loaded;
-  void* lib = dlopen(CublasLibraryName(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* why = dlerror();
-    loaded.status = absl::FailedPreconditionError(absl::StrCat(
         "cannot load cuBLAS (", CublasLibraryName(), "), which the GPU kernels "
-        "need: ", why != nullptr ? why : "unknown reason",
+        "need: ", lib.status().message(),
         "; install the CUDA toolkit's cuBLAS or add its folder to "
         "LD_LIBRARY_PATH"));
-    return loaded;
   }
-  CublasApi& a = loaded.api;
-  for (absl::Status s : {
-           Resolve(lib, "cublasCreate_v2", &a.Create),
-           Resolve(lib, "cublasDestroy_v2", &a.Destroy),
-           Resolve(lib, "cublasSetStream_v2", &a.SetStream),
-           Resolve(lib, "cublasSetWorkspace_v2", &a.SetWorkspace),
-           Resolve(lib, "cublasSetMathMode", &a.SetMathMode),
-           Resolve(lib, "cublasGemmEx", &a.GemmEx),
-           Resolve(lib, "cublasGemmStridedBatchedEx", &a.GemmStridedBatchedEx),
-           Resolve(lib, "cublasGetStatusName", &a.GetStatusName),
-           Resolve(lib, "cublasGetStatusString", &a.GetStatusString),
-       }) {
-    if (!s.ok()) {
-      loaded.status = s;
-      return loaded;
-    }
+  CublasApi a;
+  lib->Bind("cublasCreate_v2", &a.Create)
+      .Bind("cublasDestroy_v2", &a.Destroy)
+      .Bind("cublasSetStream_v2", &a.SetStream)
+      .Bind("cublasSetWorkspace_v2", &a.SetWorkspace)
+      .Bind("cublasSetMathMode", &a.SetMathMode)
+      .Bind("cublasGemmEx", &a.GemmEx)
+      .Bind("cublasGemmStridedBatchedEx", &a.GemmStridedBatchedEx)
+      .Bind("cublasGetStatusName", &a.GetStatusName)
+      .Bind("cublasGetStatusString", &a.GetStatusString);
+  if (absl::Status s = lib->CheckAllBound(); !s.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        s.message(), ": the cuBLAS found is not the one sluice was built against"));
   }
-  // The handle stays open for the process: kernels hold its functions.
-  return loaded;
+  lib->KeepOpen();  // kernels hold its functions for the process
+  return a;
 }
 
 }  // namespace
@@ -78,9 +51,10 @@ const char* CublasLibraryName() {
 }
 
 absl::StatusOr<const CublasApi*> LoadCublas() {
-  static const Loaded* const loaded = new Loaded(LoadOnce());
-  if (!loaded->status.ok()) return loaded->status;
-  return &loaded->api;
+  static const absl::StatusOr<CublasApi>* const loaded =
+      new absl::StatusOr<CublasApi>(LoadOnce());
+  if (!loaded->ok()) return loaded->status();
+  return &**loaded;
 }
 
 absl::Status CublasStatus(cublasStatus_t s, std::string_view what) {

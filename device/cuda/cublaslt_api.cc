@@ -1,10 +1,9 @@
 #include "device/cuda/cublaslt_api.h"
 
-#include <dlfcn.h>
-
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "device/dynamic_library.h"
 
 namespace sluice {
 namespace {
@@ -12,67 +11,39 @@ namespace {
 #define SLUICE_LT_STR2(x) #x
 #define SLUICE_LT_STR(x) SLUICE_LT_STR2(x)
 
-struct Loaded {
-  CublasLtApi api;
-  absl::Status status;
-};
-
-template <typename Fn>
-absl::Status Resolve(void* lib, const char* symbol, Fn* out) {
-  dlerror();
-  void* p = dlsym(lib, symbol);
-  if (p == nullptr) {
-    const char* why = dlerror();
+absl::StatusOr<CublasLtApi> LoadOnce() {
+  absl::StatusOr<DynamicLibrary> lib =
+      DynamicLibrary::Open({CublasLtLibraryName()});
+  if (!lib.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        CublasLtLibraryName(), " has no ", symbol, " (",
-        why != nullptr ? why : "null symbol",
-        "): the cuBLASLt found is not the one sluice was built against"));
-  }
-  *out = reinterpret_cast<Fn>(p);
-  return absl::OkStatus();
-}
-
-Loaded LoadOnce() {
-  Loaded loaded;
-  void* lib = dlopen(CublasLtLibraryName(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* why = dlerror();
-    loaded.status = absl::FailedPreconditionError(absl::StrCat(
         "cannot load cuBLASLt (", CublasLtLibraryName(), "), which the fused "
-        "MatMul kernel needs: ", why != nullptr ? why : "unknown reason",
+        "MatMul kernel needs: ", lib.status().message(),
         "; install the CUDA toolkit's cuBLAS or add its folder to "
         "LD_LIBRARY_PATH"));
-    return loaded;
   }
-  CublasLtApi& a = loaded.api;
-  for (absl::Status s : {
-           Resolve(lib, "cublasLtCreate", &a.Create),
-           Resolve(lib, "cublasLtDestroy", &a.Destroy),
-           Resolve(lib, "cublasLtMatmulDescCreate", &a.MatmulDescCreate),
-           Resolve(lib, "cublasLtMatmulDescDestroy", &a.MatmulDescDestroy),
-           Resolve(lib, "cublasLtMatmulDescSetAttribute",
-                   &a.MatmulDescSetAttribute),
-           Resolve(lib, "cublasLtMatrixLayoutCreate", &a.MatrixLayoutCreate),
-           Resolve(lib, "cublasLtMatrixLayoutDestroy", &a.MatrixLayoutDestroy),
-           Resolve(lib, "cublasLtMatmulPreferenceCreate",
-                   &a.MatmulPreferenceCreate),
-           Resolve(lib, "cublasLtMatmulPreferenceDestroy",
-                   &a.MatmulPreferenceDestroy),
-           Resolve(lib, "cublasLtMatmulPreferenceSetAttribute",
-                   &a.MatmulPreferenceSetAttribute),
-           Resolve(lib, "cublasLtMatmulAlgoGetHeuristic",
-                   &a.MatmulAlgoGetHeuristic),
-           Resolve(lib, "cublasLtMatmul", &a.Matmul),
-           Resolve(lib, "cublasLtGetStatusName", &a.GetStatusName),
-           Resolve(lib, "cublasLtGetStatusString", &a.GetStatusString),
-       }) {
-    if (!s.ok()) {
-      loaded.status = s;
-      return loaded;
-    }
+  CublasLtApi a;
+  lib->Bind("cublasLtCreate", &a.Create)
+      .Bind("cublasLtDestroy", &a.Destroy)
+      .Bind("cublasLtMatmulDescCreate", &a.MatmulDescCreate)
+      .Bind("cublasLtMatmulDescDestroy", &a.MatmulDescDestroy)
+      .Bind("cublasLtMatmulDescSetAttribute", &a.MatmulDescSetAttribute)
+      .Bind("cublasLtMatrixLayoutCreate", &a.MatrixLayoutCreate)
+      .Bind("cublasLtMatrixLayoutDestroy", &a.MatrixLayoutDestroy)
+      .Bind("cublasLtMatmulPreferenceCreate", &a.MatmulPreferenceCreate)
+      .Bind("cublasLtMatmulPreferenceDestroy", &a.MatmulPreferenceDestroy)
+      .Bind("cublasLtMatmulPreferenceSetAttribute",
+            &a.MatmulPreferenceSetAttribute)
+      .Bind("cublasLtMatmulAlgoGetHeuristic", &a.MatmulAlgoGetHeuristic)
+      .Bind("cublasLtMatmul", &a.Matmul)
+      .Bind("cublasLtGetStatusName", &a.GetStatusName)
+      .Bind("cublasLtGetStatusString", &a.GetStatusString);
+  if (absl::Status s = lib->CheckAllBound(); !s.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        s.message(),
+        ": the cuBLASLt found is not the one sluice was built against"));
   }
-  // The handle stays open for the process: kernels hold its functions.
-  return loaded;
+  lib->KeepOpen();  // kernels hold its functions for the process
+  return a;
 }
 
 }  // namespace
@@ -82,9 +53,10 @@ const char* CublasLtLibraryName() {
 }
 
 absl::StatusOr<const CublasLtApi*> LoadCublasLt() {
-  static const Loaded* const loaded = new Loaded(LoadOnce());
-  if (!loaded->status.ok()) return loaded->status;
-  return &loaded->api;
+  static const absl::StatusOr<CublasLtApi>* const loaded =
+      new absl::StatusOr<CublasLtApi>(LoadOnce());
+  if (!loaded->ok()) return loaded->status();
+  return &**loaded;
 }
 
 absl::Status CublasLtStatus(cublasStatus_t s, std::string_view what) {

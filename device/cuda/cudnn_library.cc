@@ -1,16 +1,12 @@
-// The cuDNN loader: dlopen, one dlsym per entry point, the version check.
+// The cuDNN loader: its entry points (DynamicLibrary), the version check.
 #include "device/cuda/cudnn_library.h"
-
-#include <dlfcn.h>
-#include <link.h>
 
 #include <cstdio>
 #include <mutex>
-#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "device/dynamic_library.h"
 
 namespace sluice {
 namespace {
@@ -63,16 +59,6 @@ void ForEachEntryPoint(CudnnApi* api, Fn&& fn) {
   fn("cudnnBackendGetAttribute", &api->BackendGetAttribute);
   fn("cudnnBackendFinalize", &api->BackendFinalize);
   fn("cudnnBackendExecute", &api->BackendExecute);
-}
-
-// The file a dlopen handle refers to, or `fallback`.
-std::string LoadedPath(void* handle, const std::string& fallback) {
-  struct link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr &&
-      map->l_name != nullptr && map->l_name[0] != '\0') {
-    return map->l_name;
-  }
-  return fallback;
 }
 
 struct Loaded {
@@ -129,32 +115,24 @@ absl::StatusOr<std::unique_ptr<CudnnApi>> LoadCudnn(const std::string& path,
   CudnnInfo local;
   CudnnInfo& out = info != nullptr ? *info : local;
   out = CudnnInfo();
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* err = dlerror();
-    out.reason = absl::StrCat(path, " not found: ", err != nullptr ? err : "");
-    return absl::NotFoundError(out.reason);
+  absl::StatusOr<DynamicLibrary> lib = DynamicLibrary::Open({path});
+  if (!lib.ok()) {
+    out.reason = std::string(lib.status().message());
+    return lib.status();
   }
   auto api = std::make_unique<CudnnApi>();
-  api->dl_handle = handle;
-  api->library = LoadedPath(handle, path);
+  api->library = lib->path();
   out.library = api->library;
   ForEachEntryPoint(api.get(), [&](const char* name, auto* slot) {
-    dlerror();
-    void* p = dlsym(handle, name);
-    if (p == nullptr) {
-      out.missing_symbols.push_back(name);
-      return;
-    }
-    *slot = reinterpret_cast<std::remove_pointer_t<decltype(slot)>>(p);
+    lib->Bind(name, slot);
   });
+  out.missing_symbols = lib->missing_symbols();
   if (api->GetVersion != nullptr) {
     api->version = static_cast<int64_t>(api->GetVersion());
     out.version = api->version;
   }
-  if (!out.missing_symbols.empty()) {
-    out.reason = absl::StrCat(api->library, " lacks ",
-                              absl::StrJoin(out.missing_symbols, ", "));
+  if (absl::Status s = lib->CheckAllBound(); !s.ok()) {
+    out.reason = std::string(s.message());
   } else if (api->version < min_version || api->version / 10000 !=
                                                 min_version / 10000) {
     out.reason = absl::StrCat(api->library, " is cuDNN ",
@@ -163,9 +141,9 @@ absl::StatusOr<std::unique_ptr<CudnnApi>> LoadCudnn(const std::string& path,
                               " or a later ", min_version / 10000, ".x");
   }
   if (!out.reason.empty()) {
-    dlclose(handle);
-    return absl::FailedPreconditionError(out.reason);
+    return absl::FailedPreconditionError(out.reason);  // ~DynamicLibrary closes it
   }
+  api->dl_handle = lib->KeepOpen();
   out.usable = true;
   return api;
 }

@@ -1,13 +1,12 @@
-// The NVRTC loader: dlopen, one dlsym per entry point.
+// The NVRTC loader: its entry points (DynamicLibrary) and version.
 #include "device/cuda/nvrtc_library.h"
 
-#include <dlfcn.h>
-
-#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "device/dynamic_library.h"
 
 namespace sluice {
 namespace {
@@ -45,30 +44,14 @@ absl::Status NvrtcApi::Check(nvrtcResult result, std::string_view what) const {
 }
 
 absl::StatusOr<std::unique_ptr<NvrtcApi>> LoadNvrtc(const std::string& path) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* err = dlerror();
-    return absl::NotFoundError(
-        absl::StrCat(path, " not found: ", err != nullptr ? err : ""));
-  }
+  ASSIGN_OR_RETURN(DynamicLibrary lib, DynamicLibrary::Open({path}));
   auto api = std::make_unique<NvrtcApi>();
-  api->dl_handle = handle;
-  api->library = path;
-  std::vector<std::string> missing;
+  api->library = lib.path();
   ForEachEntryPoint(api.get(), [&](const char* name, auto* slot) {
-    dlerror();
-    void* p = dlsym(handle, name);
-    if (p == nullptr) {
-      missing.push_back(name);
-      return;
-    }
-    *slot = reinterpret_cast<std::remove_pointer_t<decltype(slot)>>(p);
+    lib.Bind(name, slot);
   });
-  if (!missing.empty()) {
-    dlclose(handle);
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, " lacks ", absl::StrJoin(missing, ", ")));
-  }
+  RETURN_IF_ERROR(lib.CheckAllBound());  // ~DynamicLibrary closes it
+  api->dl_handle = lib.KeepOpen();
   api->Version(&api->major, &api->minor);
   return api;
 }

@@ -6,6 +6,7 @@
 //   gpu_memory_limit { fraction: 0.5 }   # or { bytes: 4294967296 }
 //   allow_growth: true
 //   inter_op_threads: 4
+//   optimization_level: BASIC            # or OPTIMIZATION_BASIC
 //
 //   SLUICE_ASSIGN_OR_RETURN(sluice::RuntimeConfig config,
 //                           sluice::LoadRuntimeConfig("run.pbtxt"));
@@ -36,9 +37,11 @@ inline constexpr char kEnvGpuMemoryLimit[] = "SLUICE_GPU_MEMORY_LIMIT";
 inline constexpr char kEnvGpuGraphs[] = "SLUICE_GPU_GRAPHS";
 inline constexpr char kEnvUseCudnn[] = "SLUICE_USE_CUDNN";
 
-// Reads a text-format RuntimeConfig. Errors: NOT_FOUND for a missing file,
-// INVALID_ARGUMENT for malformed text, as "PATH:LINE:COLUMN: message" for the
-// first error (the parser stops there). Does not validate: call
+// Reads a text-format RuntimeConfig; an enum value may be written by its
+// short name (NONE for OPTIMIZATION_NONE) in any case. Errors: NOT_FOUND for
+// a missing file, INVALID_ARGUMENT for malformed text, as
+// "PATH:LINE:COLUMN: message" for the first error (the parser stops there;
+// an unknown enum name lists the accepted ones). Does not validate: call
 // ValidateRuntimeConfig.
 absl::StatusOr<RuntimeConfig> LoadRuntimeConfig(const std::string& path);
 // The same for text already in memory; `source_name` prefixes error messages.
@@ -48,7 +51,8 @@ absl::StatusOr<RuntimeConfig> ParseRuntimeConfig(
 // Checks the values: memory fractions in (0, 1], byte limits > 0 (logical
 // CPUs may use 0, meaning no budget), thread counts in [0, 4096], no GPU
 // index listed twice, logical GPUs each with a limit that fits the GPU's
-// own, a known placement strategy, a parseable default device. The first
+// own, a value its enum declares in every enum field, a parseable default
+// device. The first
 // problem found is returned as INVALID_ARGUMENT naming the field
 // ("gpu[1].logical_devices[0].memory_limit: ...").
 absl::Status ValidateRuntimeConfig(const RuntimeConfig& config);

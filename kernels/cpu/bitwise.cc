@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "core/status_macros.h"
-#include "kernels/bitwise_attrs.h"
+#include "kernels/bitwise_params.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"

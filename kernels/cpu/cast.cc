@@ -10,14 +10,15 @@
 #include <type_traits>
 
 #include "core/status_macros.h"
-#include "kernels/cast_attrs.h"
+#include "kernels/cast_params.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cpu {
 namespace {
 
-// ONNX Cast's saturate and round_mode attributes (kernels/cast_attrs.h).
+// ONNX Cast's saturate and round_mode attributes (kernels/cast_params.h).
 using CastOptions = CastAttrs;
 
 // A standard C++ value as double (half and bfloat16 through float).
@@ -78,20 +79,15 @@ absl::Status VisitCastable(DataType dtype, F&& f) {
   return status;
 }
 
-class CastKernel final : public OpKernel {
+class CastKernel final : public LaunchKernel<CastAttrs, ParseCastAttrs> {
  public:
-  using Attrs = CastAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseCastAttrs(node);
-  }
-  CastKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    const DataType src = attrs_.src;
-    const DataType dst = attrs_.dst;
+    const DataType src = attrs().src;
+    const DataType dst = attrs().dst;
     RETURN_IF_ERROR(CheckDtype(x, src, "input x"));
     if (src == dst) {
       ctx->set_output(0, x);
@@ -104,7 +100,7 @@ class CastKernel final : public OpKernel {
         using D = typename decltype(dst_tag)::type;
         const S* in = x.data<S>();
         D* out = y->data<D>();
-        const CastOptions o = attrs_;
+        const CastOptions o = attrs();
         ParallelFor(*ctx, x.NumElements(), 2, [=](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) out[i] = CastOne<D, S>(in[i], o);
         });
@@ -112,9 +108,6 @@ class CastKernel final : public OpKernel {
       });
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

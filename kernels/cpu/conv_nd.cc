@@ -14,7 +14,8 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -107,20 +108,15 @@ class ConvTransposeKernel final : public OpKernel {
   const ConvAttrs a_;
 };
 
-class Col2ImKernel final : public OpKernel {
+class Col2ImKernel final : public LaunchKernel<Col2ImAttrs, ParseCol2ImAttrs> {
  public:
-  using Attrs = Col2ImAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseCol2ImAttrs(node);
-  }
-  Col2ImKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), a_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     std::vector<int64_t> dims;
-    ASSIGN_OR_RETURN(WindowNd g, Col2ImWindow(a_, x, ctx->input(1),
+    ASSIGN_OR_RETURN(WindowNd g, Col2ImWindow(attrs(), x, ctx->input(1),
                                               ctx->input(2), &dims));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     float* out = y->data<float>();
@@ -131,9 +127,6 @@ class Col2ImKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs a_;
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
 #include "kernels/einsum_loop.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cpu {
 namespace {
@@ -69,20 +70,15 @@ void RunEinsum(const OpKernelContext& ctx, const EinsumLoop& l,
   });
 }
 
-class EinsumKernel final : public OpKernel {
+class EinsumKernel final : public LaunchKernel<EinsumAttrs, ParseEinsumAttrs> {
  public:
-  using Attrs = EinsumAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseEinsumAttrs(node);
-  }
-  EinsumKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     std::vector<const Tensor*> inputs;
     for (int i = 0; i < ctx->num_inputs(); ++i) inputs.push_back(&ctx->input(i));
-    ASSIGN_OR_RETURN(EinsumPlan plan, PlanEinsum(attrs_.equation, inputs));
+    ASSIGN_OR_RETURN(EinsumPlan plan, PlanEinsum(attrs().equation, inputs));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, plan.out_shape));
     const EinsumLoop& loop = plan.loop;
     return VisitOrdered(inputs[0]->dtype(), [&](auto tag) -> absl::Status {
@@ -91,9 +87,6 @@ class EinsumKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/sgemm.h"
 #include "kernels/fused_attention_params.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cpu {
 namespace {
@@ -148,34 +149,30 @@ void AttendBlock(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
   }
 }
 
-class FusedAttentionKernel final : public OpKernel {
+class FusedAttentionKernel final
+    : public LaunchKernel<FusedAttentionAttrs, ParseFusedAttentionAttrs> {
  public:
-  using Attrs = FusedAttentionAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseFusedAttentionAttrs(node);
-  }
-  FusedAttentionKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    const int n = attrs_.has_mask ? 4 : 3;
+    const int n = attrs().has_mask ? 4 : 3;
     static constexpr const char* kNames[] = {"q", "k", "v", "mask"};
     for (int i = 0; i < n; ++i) {
-      RETURN_IF_ERROR(CheckDtype(ctx->input(i), attrs_.t, kNames[i]));
+      RETURN_IF_ERROR(CheckDtype(ctx->input(i), attrs().t, kNames[i]));
     }
     const Tensor& q = ctx->input(0);
     const Tensor& k = ctx->input(1);
     const Tensor& v = ctx->input(2);
-    const Tensor* mask = attrs_.has_mask ? &ctx->input(3) : nullptr;
+    const Tensor* mask = attrs().has_mask ? &ctx->input(3) : nullptr;
     ASSIGN_OR_RETURN(FusedAttentionDims d,
                      FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
                                            mask ? &mask->shape() : nullptr,
-                                           attrs_));
+                                           attrs()));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, d.output_shape()));
     const int64_t rows = d.b * d.h * d.sq;
     if (rows == 0 || d.dv == 0) return absl::OkStatus();
-    const Attrs a = attrs_;
+    const Attrs a = attrs();
     if (a.t == DT_FLOAT) {
       const float* qp = q.data<float>();
       const float* kp = k.data<float>();
@@ -208,9 +205,6 @@ class FusedAttentionKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

@@ -14,7 +14,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -103,21 +104,16 @@ struct AxisSampler {
   }
 };
 
-class GridSampleKernel final : public OpKernel {
+class GridSampleKernel final
+    : public LaunchKernel<GridSampleAttrs, ParseGridSampleAttrs> {
  public:
-  using Attrs = GridSampleAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseGridSampleAttrs(node);
-  }
-  GridSampleKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override;
 
  private:
   template <typename T>
   void Sample(const Tensor& x, const Tensor& grid, Tensor* y) const;
-  const Attrs attrs_;
 };
 
 template <typename T>
@@ -129,7 +125,7 @@ void GridSampleKernel::Sample(const Tensor& x, const Tensor& grid,
   std::vector<int64_t> in_strides(r, 1);
   int64_t in_plane = 1;
   for (int d = r - 1; d >= 0; --d) {
-    axes[d] = {attrs_.interp, attrs_.padding, attrs_.align_corners,
+    axes[d] = {attrs().interp, attrs().padding, attrs().align_corners,
                x.dim(2 + d)};
     in_strides[d] = in_plane;
     in_plane *= x.dim(2 + d);

@@ -4,10 +4,11 @@
 // accumulated in double; float16 and bfloat16 compute in float.
 #include <cmath>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/normalization_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -39,51 +40,23 @@ void NormalizeRow(const T* x, const T* scale, const T* bias, float eps,
   }
 }
 
-class LayerNormKernel final : public OpKernel {
+// The launch of LayerNorm on the CPU; its setup is
+// kernels/normalization_params.h.
+class LayerNormKernel final : public LaunchKernel<NormAttrs, ParseNormAttrs> {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    int64_t axis_attr = 0;
-    float eps = 0;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    ASSIGN_OR_RETURN(a.axis_attr, node.attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(a.eps, node.attrs().GetFloat("epsilon"));
-    return a;
-  }
-  LayerNormKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& scale = ctx->input(1);
     const Tensor& bias = ctx->input(2);
-    const DataType t = attrs_.t;
-    RETURN_IF_ERROR(CheckDtype(x, t, "input x"));
-    RETURN_IF_ERROR(CheckDtype(scale, t, "input scale"));
-    RETURN_IF_ERROR(CheckDtype(bias, t, "input bias"));
-    const int64_t axis_attr = attrs_.axis_attr;
-    const float eps = attrs_.eps;
-    if (x.rank() == 0) {
-      return absl::InvalidArgumentError("LayerNorm needs a tensor of rank >= 1");
-    }
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
-    const Shape norm(absl::MakeConstSpan(x.shape().dims()).subspan(axis));
-    if (scale.shape() != norm || bias.shape() != norm) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "LayerNorm scale ", scale.shape().DebugString(), " and bias ",
-          bias.shape().DebugString(), " must have shape x.shape[axis:] = ",
-          norm.DebugString(), " (x ", x.shape().DebugString(), ", axis ",
-          axis_attr, ")"));
-    }
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
-    const int64_t n = norm.num_elements();
+    ASSIGN_OR_RETURN(NormPlan p, PlanLayerNorm(attrs(), x, scale, bias));
+    const float eps = attrs().epsilon;
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape));
     if (x.NumElements() == 0) return absl::OkStatus();
-    const int64_t rows = x.NumElements() / n;
-    return VisitFloat(t, [&](auto tag) {
+    const int64_t n = p.n, rows = p.rows;
+    return VisitFloat(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* in = x.data<T>();
       const T* sp = scale.data<T>();
@@ -98,9 +71,6 @@ class LayerNormKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

@@ -11,31 +11,28 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/launch_kernel.h"
 #include "kernels/linear_attention_params.h"
 
 namespace sluice::cpu {
 namespace {
 
-class LinearAttentionKernel final : public OpKernel {
+class LinearAttentionKernel final
+    : public LaunchKernel<LinearAttentionAttrs, ParseLinearAttentionAttrs> {
  public:
-  using Attrs = LinearAttentionAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseLinearAttentionAttrs(node);
-  }
-  LinearAttentionKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     std::vector<const Tensor*> inputs;
     for (int i = 0; i < ctx->num_inputs(); ++i) inputs.push_back(&ctx->input(i));
     ASSIGN_OR_RETURN(LinearAttentionDims d,
-                     CheckLinearAttentionInputs(attrs_, inputs));
+                     CheckLinearAttentionInputs(attrs(), inputs));
     ASSIGN_OR_RETURN(Tensor * out,
                      ctx->allocate_output(0, Shape({d.b, d.t, d.hq * d.dv})));
     ASSIGN_OR_RETURN(Tensor * state,
                      ctx->allocate_output(1, Shape({d.b, d.hkv, d.dk, d.dv})));
-    return VisitFloat(attrs_.t, [&](auto tag) {
+    return VisitFloat(attrs().t, [&](auto tag) {
       using T = typename decltype(tag)::type;
       Run<T>(*ctx, d, out->data<T>(), state->data<T>());
       return absl::OkStatus();
@@ -52,7 +49,7 @@ class LinearAttentionKernel final : public OpKernel {
     const T* past = ctx.input(3).data<T>();
     const T* decay = ctx.input(4).data<T>();
     const T* beta = ctx.input(5).data<T>();
-    const float scale = LinearAttentionScale(attrs_, d);
+    const float scale = LinearAttentionScale(attrs(), d);
     const int64_t group = d.hq / d.hkv;
     const int64_t sdim = d.dk * d.dv;
     std::vector<float> s(sdim), vt(d.dv);
@@ -66,14 +63,14 @@ class LinearAttentionKernel final : public OpKernel {
           const T* kt = k + (row * d.hkv + h) * d.dk;
           const T* vrow = v + (row * d.hkv + h) * d.dv;
           for (int64_t m = 0; m < d.dv; ++m) vt[m] = f(vrow[m]);
-          if (attrs_.gated) {
+          if (attrs().gated) {
             const T* g = decay + (row * d.hkv + h) * d.decay_width;
             for (int64_t i = 0; i < d.dk; ++i) {
               const float e = std::exp(f(g[d.decay_width == 1 ? 0 : i]));
               for (int64_t m = 0; m < d.dv; ++m) s[i * d.dv + m] *= e;
             }
           }
-          if (attrs_.delta) {
+          if (attrs().delta) {
             const float bt =
                 f(beta[row * d.beta_width + (d.beta_width == 1 ? 0 : h)]);
             for (int64_t m = 0; m < d.dv; ++m) {
@@ -102,8 +99,6 @@ class LinearAttentionKernel final : public OpKernel {
       }
     }
   }
-
-  const Attrs attrs_;
 };
 
 }  // namespace

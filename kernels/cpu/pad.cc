@@ -11,7 +11,7 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cpu {
 namespace {

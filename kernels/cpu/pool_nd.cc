@@ -17,7 +17,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -31,26 +32,21 @@ absl::Status VisitPoolType(DataType dtype, F&& f) {
   }
 }
 
-class PoolNdKernel final : public OpKernel {
+class PoolNdKernel final : public LaunchKernel<PoolAttrs, ParsePoolAttrs> {
  public:
-  using Attrs = PoolAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParsePoolAttrs(node);
-  }
-  PoolNdKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), a_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override;
 
  private:
   template <typename T>
   void Run(const Tensor& x, Tensor* y, Tensor* indices) const;
-  const Attrs a_;
 };
 
 template <typename T>
 void PoolNdKernel::Run(const Tensor& x, Tensor* y, Tensor* indices) const {
-  const size_t n = a_.kernel.size();
+  const PoolAttrs& a = attrs();
+  const size_t n = a.kernel.size();
   std::vector<int64_t> in(n), out(n), in_strides(n), col_strides(n);
   int64_t in_plane = 1, out_plane = 1, ksize = 1;
   for (size_t d = n; d-- > 0;) {
@@ -59,7 +55,7 @@ void PoolNdKernel::Run(const Tensor& x, Tensor* y, Tensor* indices) const {
     in_strides[d] = in_plane;
     in_plane *= in[d];
     out_plane *= out[d];
-    ksize *= a_.kernel[d];
+    ksize *= a.kernel[d];
   }
   int64_t col = 1;
   for (size_t d = 0; d < n; ++d) {
@@ -75,7 +71,7 @@ void PoolNdKernel::Run(const Tensor& x, Tensor* y, Tensor* indices) const {
     const T* plane = src + p * in_plane;
     std::fill(o.begin(), o.end(), 0);
     for (int64_t i = 0; i < out_plane; ++i) {
-      double acc = a_.mode == PoolMode::kMax
+      double acc = a.mode == PoolMode::kMax
                        ? -std::numeric_limits<double>::infinity()
                        : 0.0;
       int64_t best = -1, cells = 0, padded_cells = 0;
@@ -85,8 +81,8 @@ void PoolNdKernel::Run(const Tensor& x, Tensor* y, Tensor* indices) const {
         bool inside = true, in_padded = true;
         for (size_t d = 0; d < n; ++d) {
           const int64_t c =
-              o[d] * a_.strides[d] - a_.pads[d] + k[d] * a_.dilations[d];
-          if (c < -a_.pads[d] || c >= in[d] + a_.pads[n + d]) in_padded = false;
+              o[d] * a.strides[d] - a.pads[d] + k[d] * a.dilations[d];
+          if (c < -a.pads[d] || c >= in[d] + a.pads[n + d]) in_padded = false;
           if (c < 0 || c >= in[d]) inside = false;
           off += c * in_strides[d];
           col_off += c * col_strides[d];
@@ -95,27 +91,27 @@ void PoolNdKernel::Run(const Tensor& x, Tensor* y, Tensor* indices) const {
         if (inside) {
           ++cells;
           const double v = ToDouble(plane[off]);
-          if (a_.mode == PoolMode::kMax) {
+          if (a.mode == PoolMode::kMax) {
             if (best < 0 || v > acc || (std::isnan(v) && !std::isnan(acc))) {
               acc = v;
-              best = a_.storage_order == 1 ? col_off : off;
+              best = a.storage_order == 1 ? col_off : off;
             }
-          } else if (a_.mode == PoolMode::kAvg) {
+          } else if (a.mode == PoolMode::kAvg) {
             acc += v;
           } else {
-            acc += std::pow(std::abs(v), static_cast<double>(a_.p));
+            acc += std::pow(std::abs(v), static_cast<double>(a.p));
           }
         }
         for (size_t d = n; d-- > 0;) {
-          if (++k[d] < a_.kernel[d]) break;
+          if (++k[d] < a.kernel[d]) break;
           k[d] = 0;
         }
       }
-      if (a_.mode == PoolMode::kAvg) {
-        const int64_t div = a_.include_pad ? padded_cells : cells;
+      if (a.mode == PoolMode::kAvg) {
+        const int64_t div = a.include_pad ? padded_cells : cells;
         acc = div > 0 ? acc / static_cast<double>(div) : 0.0;
-      } else if (a_.mode == PoolMode::kLp) {
-        acc = std::pow(acc, 1.0 / static_cast<double>(a_.p));
+      } else if (a.mode == PoolMode::kLp) {
+        acc = std::pow(acc, 1.0 / static_cast<double>(a.p));
       }
       dst[p * out_plane + i] = FromDouble<T>(acc);
       if (idx_out != nullptr) {
@@ -130,21 +126,22 @@ void PoolNdKernel::Run(const Tensor& x, Tensor* y, Tensor* indices) const {
 }
 
 absl::Status PoolNdKernel::Compute(OpKernelContext* ctx) {
+  const PoolAttrs& a = attrs();
   RETURN_IF_ERROR(CheckHostInputs(*ctx));
   const Tensor& x = ctx->input(0);
-  const size_t n = a_.kernel.size();
+  const size_t n = a.kernel.size();
   RETURN_IF_ERROR(CheckRank(x, static_cast<int>(n) + 2, "pool input"));
   std::vector<int64_t> dims = {x.dim(0), x.dim(1)};
   for (size_t d = 0; d < n; ++d) {
     ASSIGN_OR_RETURN(int64_t o,
-                     PoolOutputSize(x.dim(2 + d), a_.kernel[d], a_.strides[d],
-                                    a_.pads[d], a_.pads[n + d],
-                                    a_.dilations[d], a_.ceil_mode));
+                     PoolOutputSize(x.dim(2 + d), a.kernel[d], a.strides[d],
+                                    a.pads[d], a.pads[n + d],
+                                    a.dilations[d], a.ceil_mode));
     dims.push_back(o);
   }
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
   Tensor* indices = nullptr;
-  if (a_.indices) {
+  if (a.indices) {
     ASSIGN_OR_RETURN(indices, ctx->allocate_output(1, Shape(dims)));
   }
   if (y->NumElements() == 0) return absl::OkStatus();

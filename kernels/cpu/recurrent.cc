@@ -24,19 +24,16 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/launch_kernel.h"
 #include "kernels/recurrent_params.h"
 
 namespace sluice::cpu {
 namespace {
 
-class RecurrentKernel final : public OpKernel {
+class RecurrentKernel final
+    : public LaunchKernel<RecurrentAttrs, ParseRecurrentAttrs> {
  public:
-  using Attrs = RecurrentAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseRecurrentAttrs(node);
-  }
-  RecurrentKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override;
 
@@ -44,8 +41,6 @@ class RecurrentKernel final : public OpKernel {
   template <typename T>
   void RunDirection(const OpKernelContext& ctx, const RecurrentSizes& z,
                     int64_t dir, T* y, T* yh, T* yc) const;
-
-  const Attrs attrs_;
 };
 
 absl::Status RecurrentKernel::Compute(OpKernelContext* ctx) {
@@ -55,7 +50,7 @@ absl::Status RecurrentKernel::Compute(OpKernelContext* ctx) {
     shapes.push_back(ctx->input(i).shape());
   }
   ASSIGN_OR_RETURN(RecurrentSizes z,
-                   CheckRecurrentShapes(attrs_, shapes,
+                   CheckRecurrentShapes(attrs(), shapes,
                                         ctx->input(4).data<int32_t>()));
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({z.s, z.d, z.b, z.h})));
   ASSIGN_OR_RETURN(Tensor * yh, ctx->allocate_output(1, Shape({z.d, z.b, z.h})));
@@ -84,10 +79,10 @@ void RecurrentKernel::RunDirection(const OpKernelContext& ctx,
   const T* rb = wb + gh;
   const int32_t* lens = ctx.input(4).data<int32_t>();
   const T* p = ctx.input(7).data<T>() + dir * 3 * z.h;
-  const Activation* a = attrs_.acts.data() + dir * attrs_.slots();
+  const Activation* a = attrs().acts.data() + dir * attrs().slots();
   auto act = [a](int slot, double v) { return ApplyActivation(a[slot], v); };
-  const bool backwards = attrs_.reverse || dir == 1;
-  const double clip = attrs_.clip;
+  const bool backwards = attrs().reverse || dir == 1;
+  const double clip = attrs().clip;
   auto clipped = [&](double v) {
     return clip > 0 ? std::clamp(v, -clip, clip) : v;
   };
@@ -109,9 +104,9 @@ void RecurrentKernel::RunDirection(const OpKernelContext& ctx,
         xw[k] = a;
         hr[k] = c;
       }
-      if (attrs_.cell == RecurrentCell::kRnn) {
+      if (attrs().cell == RecurrentCell::kRnn) {
         for (int64_t j = 0; j < z.h; ++j) hs[j] = act(0, clipped(xw[j] + hr[j]));
-      } else if (attrs_.cell == RecurrentCell::kGru) {
+      } else if (attrs().cell == RecurrentCell::kGru) {
         std::vector<double> zg(z.h), rg(z.h);
         for (int64_t j = 0; j < z.h; ++j) {
           zg[j] = act(0, clipped(xw[j] + hr[j]));
@@ -121,7 +116,7 @@ void RecurrentKernel::RunDirection(const OpKernelContext& ctx,
         for (int64_t j = 0; j < z.h; ++j) {
           const int64_t k = 2 * z.h + j;
           double rec;
-          if (attrs_.linear_before_reset) {
+          if (attrs().linear_before_reset) {
             rec = rg[j] * hr[k];
           } else {  // (r * H) Rh^T + Rbh
             rec = f(rb[k]);
@@ -138,7 +133,7 @@ void RecurrentKernel::RunDirection(const OpKernelContext& ctx,
         for (int64_t j = 0; j < z.h; ++j) {
           const double ig = act(0, clipped(xw[j] + hr[j] + f(p[j]) * cs[j]));
           const double fg =
-              attrs_.input_forget
+              attrs().input_forget
                   ? 1 - ig
                   : act(0, clipped(xw[2 * z.h + j] + hr[2 * z.h + j] +
                                    f(p[2 * z.h + j]) * cs[j]));

@@ -14,7 +14,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -161,25 +162,17 @@ void ResizeAxis(const OpKernelContext& ctx, const std::vector<double>& in,
               });
 }
 
-class ResizeKernel final : public OpKernel {
+class ResizeKernel final : public LaunchKernel<ResizeAttrs, ParseResizeAttrs> {
  public:
-  using Attrs = ResizeAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseResizeAttrs(node);
-  }
-  ResizeKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override;
-
- private:
-  const Attrs attrs_;
 };
 
 absl::Status ResizeKernel::Compute(OpKernelContext* ctx) {
   RETURN_IF_ERROR(CheckHostInputs(*ctx));
   const Tensor& x = ctx->input(0);
-  ASSIGN_OR_RETURN(ResizePlan p, PlanResize(attrs_, x, ctx->input(1),
+  ASSIGN_OR_RETURN(ResizePlan p, PlanResize(attrs(), x, ctx->input(1),
                                             ctx->input(2), ctx->input(3)));
   const int rank = x.rank();
   const std::vector<int64_t>& in_dims = p.in_dims;
@@ -199,18 +192,18 @@ absl::Status ResizeKernel::Compute(OpKernelContext* ctx) {
     std::vector<int64_t> dims = in_dims;
     for (int d = 0; d < rank; ++d) {
       const bool identity = dims[d] == out_dims[d] && scale[d] == 1.0 &&
-                            attrs_.transform != "tf_crop_and_resize";
+                            attrs().transform != "tf_crop_and_resize";
       if (identity) continue;
       std::vector<Taps> taps(out_dims[d]);
       for (int64_t o = 0; o < out_dims[d]; ++o) {
-        taps[o] = MakeTaps(attrs_, o, scale[d], in_dims[d], out_dims[d],
+        taps[o] = MakeTaps(attrs(), o, scale[d], in_dims[d], out_dims[d],
                            roi_start[d], roi_end[d]);
       }
       int64_t outer = 1, inner = 1;
       for (int i = 0; i < d; ++i) outer *= dims[i];
       for (int i = d + 1; i < rank; ++i) inner *= dims[i];
       ResizeAxis(*ctx, cur, &next, outer, dims[d], inner, taps,
-                 attrs_.extrapolation);
+                 attrs().extrapolation);
       cur.swap(next);
       dims[d] = out_dims[d];
     }

@@ -12,7 +12,8 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
 #include "kernels/host_params.h"
-#include "kernels/select_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/select_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -64,14 +65,10 @@ class NonZeroKernel final : public OpKernel {
   }
 };
 
-class CompressKernel final : public OpKernel {
+class CompressKernel final
+    : public LaunchKernel<CompressAttrs, ParseCompressAttrs> {
  public:
-  using Attrs = CompressAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseCompressAttrs(node);
-  }
-  CompressKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
@@ -80,15 +77,15 @@ class CompressKernel final : public OpKernel {
     AxisView v;
     v.n = x.NumElements();
     int axis = 0;
-    if (!attrs_.flatten) {
-      ASSIGN_OR_RETURN(axis, NormalizeAxis(attrs_.axis, x.rank()));
+    if (!attrs().flatten) {
+      ASSIGN_OR_RETURN(axis, NormalizeAxis(attrs().axis, x.rank()));
       v = ViewAround(x.shape(), axis);
     }
     const int64_t outer = v.outer, n = v.n, inner = v.inner;
     ASSIGN_OR_RETURN(std::vector<int64_t> keep, CompressSelection(cond, n));
     const int64_t m = static_cast<int64_t>(keep.size());
     Shape out_shape({m});
-    if (!attrs_.flatten) {
+    if (!attrs().flatten) {
       out_shape = x.shape();
       out_shape.set_dim(axis, m);
     }
@@ -104,26 +101,18 @@ class CompressKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class OneHotKernel final : public OpKernel {
+class OneHotKernel final : public LaunchKernel<OneHotAttrs, ParseOneHotAttrs> {
  public:
-  using Attrs = OneHotAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseOneHotAttrs(node);
-  }
-  OneHotKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& indices = ctx->input(0);
     const Tensor& values = ctx->input(2);
     ASSIGN_OR_RETURN(OneHotPlan p,
-                     PlanOneHot(indices, ctx->input(1), values, attrs_));
+                     PlanOneHot(indices, ctx->input(1), values, attrs()));
     ASSIGN_OR_RETURN(std::vector<int64_t> idx, HostInt64s(indices, "indices"));
     const int64_t depth = p.depth, outer = p.outer, inner = p.inner;
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape));
@@ -143,28 +132,21 @@ class OneHotKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class EyeLikeKernel final : public OpKernel {
+class EyeLikeKernel final
+    : public LaunchKernel<EyeLikeAttrs, ParseEyeLikeAttrs> {
  public:
-  using Attrs = EyeLikeAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseEyeLikeAttrs(node);
-  }
-  EyeLikeKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     RETURN_IF_ERROR(CheckEyeLikeInput(x));
     ASSIGN_OR_RETURN(Tensor * y,
-                     ctx->allocate_output(0, x.shape(), attrs_.dst));
-    const int64_t rows = x.dim(0), cols = x.dim(1), k = attrs_.k;
-    return VisitNumericOrBool(attrs_.dst, [&](auto tag) -> absl::Status {
+                     ctx->allocate_output(0, x.shape(), attrs().dst));
+    const int64_t rows = x.dim(0), cols = x.dim(1), k = attrs().k;
+    return VisitNumericOrBool(attrs().dst, [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
       T* out = y->data<T>();
       std::fill_n(out, rows * cols, T(0));
@@ -175,26 +157,19 @@ class EyeLikeKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class ReverseSequenceKernel final : public OpKernel {
+class ReverseSequenceKernel final
+    : public LaunchKernel<ReverseSequenceAttrs, ParseReverseSequenceAttrs> {
  public:
-  using Attrs = ReverseSequenceAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseReverseSequenceAttrs(node);
-  }
-  ReverseSequenceKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& lens_t = ctx->input(1);
     ASSIGN_OR_RETURN(ReverseSequencePlan p,
-                     PlanReverseSequence(x, lens_t, attrs_));
+                     PlanReverseSequence(x, lens_t, attrs()));
     const bool batch_first = p.batch_first;
     const int64_t batch = p.batch, steps = p.steps;
     const int64_t* lens = lens_t.data<int64_t>();
@@ -214,9 +189,6 @@ class ReverseSequenceKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

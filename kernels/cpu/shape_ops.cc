@@ -3,6 +3,7 @@
 // reads the shape or axes from input 1 (graph/runtime_params.h), and Shape
 // and Size.
 // Any dtype.
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/strided_copy.h"
+#include "kernels/dynamic_params.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cpu {
 namespace {
@@ -190,33 +193,16 @@ class ExpandKernel final : public OpKernel {
 
 // ONNX Shape: the input's dimensions [start, end) as int64. Reads only the
 // input's shape.
-class ShapeKernel final : public OpKernel {
+class ShapeKernel final : public LaunchKernel<ShapeAttrs, ParseShapeAttrs> {
  public:
-  struct Attrs {
-    int64_t start = 0;
-    int64_t end = 0;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.start, node.attrs().GetInt("start"));
-    ASSIGN_OR_RETURN(a.end, node.attrs().GetInt("end"));
-    return a;
-  }
-  ShapeKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    int64_t begin = 0, end = 0;
-    ShapeSliceBounds(x.rank(), attrs_.start, attrs_.end, &begin, &end);
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({end - begin})));
-    for (int64_t d = begin; d < end; ++d) {
-      y->data<int64_t>()[d - begin] = x.dim(static_cast<int>(d));
-    }
+    const ShapePlan p = PlanShape(attrs(), ctx->input(0).shape());
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape));
+    std::copy(p.dims.begin(), p.dims.end(), y->data<int64_t>());
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // ONNX Size: the input's number of elements as an int64 scalar.

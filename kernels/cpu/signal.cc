@@ -13,8 +13,8 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
-#include "kernels/signal_attrs.h"
-#include "kernels/signal_plan.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/signal_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -35,19 +35,15 @@ void Transform(const std::vector<Complex>& in, int64_t n, double sign,
   }
 }
 
-class DftKernel final : public OpKernel {
+class DftKernel final : public LaunchKernel<DftAttrs, ParseDftAttrs> {
  public:
-  using Attrs = DftAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseDftAttrs(node);
-  }
-  DftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     ASSIGN_OR_RETURN(DftPlan plan, PlanDft(x.shape(), ctx->input(1), ctx->input(2),
-                                        attrs_.inverse, attrs_.onesided));
+                                        attrs().inverse, attrs().onesided));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, plan.out_shape));
     const int64_t outer = plan.outer, inner = plan.inner, len = plan.len, n = plan.n;
     const int64_t parts = plan.parts, out_len = plan.out_len;
@@ -72,8 +68,8 @@ class DftKernel final : public OpKernel {
           if (irfft) {
             for (int64_t s = n / 2 + 1; s < n; ++s) line[s] = std::conj(line[n - s]);
           }
-          Transform(line, n, attrs_.inverse ? 1.0 : -1.0,
-                    attrs_.inverse ? 1.0 / static_cast<double>(n) : 1.0, &res);
+          Transform(line, n, attrs().inverse ? 1.0 : -1.0,
+                    attrs().inverse ? 1.0 / static_cast<double>(n) : 1.0, &res);
           for (int64_t k = 0; k < out_len; ++k) {
             T* q = out + ((o * out_len + k) * inner + j) * out_parts;
             q[0] = static_cast<T>(res[k].real());
@@ -84,22 +80,15 @@ class DftKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // STFT: frames of frame_length samples every frame_step, each multiplied
 // by the window (empty: all ones) and transformed; x [B, L, 1 or 2] ->
 // [B, frames, bins, 2], frames = 1 + (L - frame_length) / frame_step, bins
 // frame_length / 2 + 1 when one-sided.
-class StftKernel final : public OpKernel {
+class StftKernel final : public LaunchKernel<StftAttrs, ParseStftAttrs> {
  public:
-  using Attrs = StftAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseStftAttrs(node);
-  }
-  StftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
@@ -107,7 +96,7 @@ class StftKernel final : public OpKernel {
     const Tensor& window = ctx->input(2);
     ASSIGN_OR_RETURN(StftPlan plan,
                      PlanStft(x.shape(), ctx->input(1), ctx->input(3),
-                              window.NumElements(), attrs_.onesided));
+                              window.NumElements(), attrs().onesided));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, plan.out_shape));
     const int64_t batch = plan.batch, len = plan.len, parts = plan.parts;
     const int64_t step = plan.step, fl = plan.frame_length;
@@ -138,34 +127,27 @@ class StftKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class WindowKernel final : public OpKernel {
+class WindowKernel final : public LaunchKernel<WindowAttrs, ParseWindowAttrs> {
  public:
-  using Attrs = WindowAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseWindowAttrs(node);
-  }
-  WindowKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     ASSIGN_OR_RETURN(int64_t size, WindowSize(ctx->input(0)));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({size})));
-    const double denom = static_cast<double>(attrs_.periodic ? size : size - 1);
-    return VisitArith(attrs_.t, [&](auto tag) {
+    const double denom =
+        static_cast<double>(attrs().periodic ? size : size - 1);
+    return VisitArith(attrs().t, [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* out = y->data<T>();
       for (int64_t i = 0; i < size; ++i) {
         const double a = M_PI * static_cast<double>(i) / denom;
         double v;
-        if (attrs_.function == WindowFunction::kHann) {
+        if (attrs().function == WindowFunction::kHann) {
           v = std::sin(a) * std::sin(a);
-        } else if (attrs_.function == WindowFunction::kHamming) {
+        } else if (attrs().function == WindowFunction::kHamming) {
           v = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(2 * a);
         } else {
           v = 0.42 - 0.5 * std::cos(2 * a) + 0.08 * std::cos(4 * a);
@@ -175,22 +157,15 @@ class WindowKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // MelWeightMatrix: [dft_length/2 + 1, num_mel_bins] triangular filters
 // between mel-spaced edges, as the ONNX reference computes them (the edges
 // in float32 up to the mel scale, then in double, floored to bins).
-class MelWeightMatrixKernel final : public OpKernel {
+class MelWeightMatrixKernel final
+    : public LaunchKernel<MelWeightMatrixAttrs, ParseMelWeightMatrixAttrs> {
  public:
-  using Attrs = MelWeightMatrixAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseMelWeightMatrixAttrs(node);
-  }
-  MelWeightMatrixKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
@@ -207,16 +182,13 @@ class MelWeightMatrixKernel final : public OpKernel {
       }
     }
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({rows, mels})));
-    return VisitArith(attrs_.t, [&](auto tag) {
+    return VisitArith(attrs().t, [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* out = y->data<T>();
       for (int64_t i = 0; i < rows * mels; ++i) out[i] = static_cast<T>(w[i]);
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/normalization_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -60,43 +62,25 @@ void SoftmaxStrided(const T* x, T* y, int64_t n, int64_t s) {
   }
 }
 
-class SoftmaxKernel final : public OpKernel {
+// The launch of Softmax on the CPU; its setup is kernels/normalization_params.h.
+class SoftmaxKernel final
+    : public LaunchKernel<SoftmaxAttrs, ParseSoftmaxAttrs> {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    int64_t axis_attr = 0;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    ASSIGN_OR_RETURN(a.axis_attr, node.attrs().GetInt("axis"));
-    return a;
-  }
-  SoftmaxKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    const DataType t = attrs_.t;
-    RETURN_IF_ERROR(CheckDtype(x, t, "input logits"));
-    const int64_t axis_attr = attrs_.axis_attr;
-    if (x.rank() == 0) {
-      return absl::InvalidArgumentError("Softmax needs a tensor of rank >= 1");
-    }
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; ++d) outer *= x.dim(d);
-    for (int d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
-    const int64_t n = x.dim(axis);
+    ASSIGN_OR_RETURN(SoftmaxPlan p, PlanSoftmax(attrs(), x.shape()));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape));
     if (x.NumElements() == 0) return absl::OkStatus();
-    return VisitFloat(t, [&](auto tag) {
+    return VisitFloat(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* in = x.data<T>();
       T* out = y->data<T>();
+      const int64_t n = p.n, inner = p.inner;
       // One unit of work: a softmax over n values at one (outer, inner) point.
-      ParallelFor(*ctx, outer * inner, 40.0 * static_cast<double>(n),
+      ParallelFor(*ctx, p.outer * inner, 40.0 * static_cast<double>(n),
                   [=](int64_t b, int64_t e) {
                     for (int64_t u = b; u < e; ++u) {
                       const int64_t o = u / inner, i = u % inner;
@@ -107,9 +91,6 @@ class SoftmaxKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

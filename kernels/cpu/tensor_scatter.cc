@@ -10,19 +10,16 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/host_params.h"
-#include "kernels/select_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/select_params.h"
 
 namespace sluice::cpu {
 namespace {
 
-class TensorScatterKernel final : public OpKernel {
+class TensorScatterKernel final
+    : public LaunchKernel<TensorScatterAttrs, ParseTensorScatterAttrs> {
  public:
-  using Attrs = TensorScatterAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseTensorScatterAttrs(node);
-  }
-  TensorScatterKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
@@ -30,7 +27,7 @@ class TensorScatterKernel final : public OpKernel {
     const Tensor& update = ctx->input(1);
     const Tensor& where = ctx->input(2);
     ASSIGN_OR_RETURN(TensorScatterPlan plan,
-                     PlanTensorScatter(cache, update, where, attrs_.axis));
+                     PlanTensorScatter(cache, update, where, attrs().axis));
     ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(0, cache.shape()));
     const size_t size = DataTypeSize(cache.dtype());
     std::memcpy(out->raw_data(), cache.raw_data(), cache.NumElements() * size);
@@ -43,7 +40,7 @@ class TensorScatterKernel final : public OpKernel {
       const int64_t start = w[p / per_batch];
       for (int64_t s = 0; s < steps; ++s) {
         int64_t at = start + s;
-        if (attrs_.circular) at = ((at % len) + len) % len;
+        if (attrs().circular) at = ((at % len) + len) % len;
         if (at < 0 || at >= len) {
           return absl::OutOfRangeError(absl::StrCat(
               "write index ", at, " is outside the cache length ", len));
@@ -54,9 +51,6 @@ class TensorScatterKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

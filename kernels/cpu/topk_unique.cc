@@ -11,7 +11,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
-#include "kernels/select_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/select_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -49,23 +50,19 @@ const std::vector<DataType>& SortableTypes() {
   return *types;
 }
 
-class TopKKernel final : public OpKernel {
+class TopKKernel final : public LaunchKernel<TopKAttrs, ParseTopKAttrs> {
  public:
-  using Attrs = TopKAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseTopKAttrs(node);
-  }
-  TopKKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(TopKPlan p, PlanTopK(x, ctx->input(1), attrs_));
+    ASSIGN_OR_RETURN(TopKPlan p, PlanTopK(x, ctx->input(1), attrs()));
     const AxisView v = p.view;
     const int64_t k = p.k;
     ASSIGN_OR_RETURN(Tensor * values, ctx->allocate_output(0, p.out_shape));
     ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(1, p.out_shape));
-    const bool largest = attrs_.largest;
+    const bool largest = attrs().largest;
     return VisitOrdered(x.dtype(), [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
       const T* in = x.data<T>();
@@ -97,9 +94,6 @@ class TopKKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // Unique over the slices of an outer x n x inner view along its middle

@@ -1,58 +1,32 @@
 // Trilu, CumSum and CumProd: ops whose scalar parameter (Trilu's diagonal
 // offset k, the axis of CumSum and CumProd) is a runtime input, as in ONNX, since the output's shape
 // does not depend on it.
-#include <memory>
 #include <type_traits>
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "graph/shape_fns.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/index_params.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cpu {
 namespace {
 
-// The single integer in `t` (shape [] or [1]), int32 or int64.
-absl::StatusOr<int64_t> ScalarInt(const Tensor& t, absl::string_view what) {
-  if (t.NumElements() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " must hold one value, got shape ", t.shape().DebugString()));
-  }
-  if (t.dtype() == DT_INT64) return t.data<int64_t>()[0];
-  if (t.dtype() == DT_INT32) return t.data<int32_t>()[0];
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, " must be int32 or int64"));
-}
-
 // y = x with the elements below (upper) or above (lower) the k-th diagonal
-// of each of the innermost matrices set to zero.
-class TriluKernel final : public OpKernel {
+// of each of the innermost matrices set to zero. The setup of Trilu and the
+// cumulative ops is kernels/index_params.h.
+class TriluKernel final : public LaunchKernel<TriluAttrs, ParseTriluAttrs> {
  public:
-  struct Attrs {
-    bool upper = true;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.upper, node.attrs().GetBool("upper"));
-    return a;
-  }
-  TriluKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(int64_t k, ScalarInt(ctx->input(1), "Trilu's k"));
-    if (x.shape().rank() < 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Trilu needs rank >= 2, got ", x.shape().DebugString()));
-    }
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
-    const int rank = x.shape().rank();
-    const int64_t rows = x.shape().dim(rank - 2);
-    const int64_t cols = x.shape().dim(rank - 1);
+    ASSIGN_OR_RETURN(TriluPlan p, PlanTrilu(x.shape(), ctx->input(1)));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape));
+    const int64_t rows = p.rows, cols = p.cols, k = p.k;
     const int64_t total = x.NumElements();
-    const bool upper = attrs_.upper;
+    const bool upper = attrs().upper;
     return VisitBySize(x.dtype(), [&](auto tag) -> absl::Status {
       using U = typename decltype(tag)::type;  // zero bits are 0 / 0.0 / false
       const U* in = x.data<U>();
@@ -66,9 +40,6 @@ class TriluKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // Running sums (CumSum) or products (CumProd) along a runtime axis;
@@ -105,36 +76,19 @@ struct ProdOp {
 };
 
 template <typename Op>
-class CumulativeKernel final : public OpKernel {
+class CumulativeKernel final
+    : public LaunchKernel<CumulativeAttrs, ParseCumulativeAttrs> {
  public:
-  struct Attrs {
-    bool exclusive = false;
-    bool reverse = false;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.exclusive, node.attrs().GetBool("exclusive"));
-    ASSIGN_OR_RETURN(a.reverse, node.attrs().GetBool("reverse"));
-    return a;
-  }
-  CumulativeKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(
-        int64_t axis_value,
-        ScalarInt(ctx->input(1), absl::StrCat(node().op(), "'s axis")));
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_value, x.shape().rank()));
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape()));
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; ++i) outer *= x.shape().dim(i);
-    for (int i = axis + 1; i < x.shape().rank(); ++i) {
-      inner *= x.shape().dim(i);
-    }
-    const int64_t n = x.shape().dim(axis);
-    const Attrs a = attrs_;
+    ASSIGN_OR_RETURN(AxisPlan p,
+                     PlanCumulative(attrs(), x.shape(), ctx->input(1)));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape));
+    const int64_t outer = p.view.outer, n = p.view.n, inner = p.view.inner;
+    const Attrs a = attrs();
     return VisitArith(x.dtype(), [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
       using C = typename ComputeType<T>::type;
@@ -159,9 +113,6 @@ class CumulativeKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

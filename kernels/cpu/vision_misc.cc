@@ -11,7 +11,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/window_nd.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -23,14 +24,10 @@ double GridCoord(int64_t i, int64_t size, bool align_corners) {
   return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / s;
 }
 
-class AffineGridKernel final : public OpKernel {
+class AffineGridKernel final
+    : public LaunchKernel<AffineGridAttrs, ParseAffineGridAttrs> {
  public:
-  using Attrs = AffineGridAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseAffineGridAttrs(node);
-  }
-  AffineGridKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
@@ -53,7 +50,7 @@ class AffineGridKernel final : public OpKernel {
           int64_t rest = p;
           for (int64_t d = r - 1; d >= 0; --d) {
             const int64_t len = size[2 + d];
-            homo[r - 1 - d] = GridCoord(rest % len, len, attrs_.align_corners);
+            homo[r - 1 - d] = GridCoord(rest % len, len, attrs().align_corners);
             rest /= len;
           }
           homo[r] = 1.0;
@@ -69,26 +66,19 @@ class AffineGridKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class MaxUnpoolKernel final : public OpKernel {
+class MaxUnpoolKernel final
+    : public LaunchKernel<MaxUnpoolAttrs, ParseMaxUnpoolAttrs> {
  public:
-  using Attrs = MaxUnpoolAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseMaxUnpoolAttrs(node);
-  }
-  MaxUnpoolKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), a_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& idx = ctx->input(1);
     ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                     PlanMaxUnpool(a_, x, idx, ctx->input(2)));
+                     PlanMaxUnpool(attrs(), x, idx, ctx->input(2)));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     const int64_t total = y->NumElements();
     RETURN_IF_ERROR(CheckUnpoolIndices(idx, total));
@@ -102,9 +92,6 @@ class MaxUnpoolKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const Attrs a_;
 };
 
 
@@ -147,14 +134,10 @@ Sample Bilinear(double y, double x, int64_t h, int64_t w) {
   return s;
 }
 
-class RoiAlignKernel final : public OpKernel {
+class RoiAlignKernel final
+    : public LaunchKernel<RoiAlignAttrs, ParseRoiAlignAttrs> {
  public:
-  using Attrs = RoiAlignAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseRoiAlignAttrs(node);
-  }
-  RoiAlignKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), a_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override;
 
@@ -162,15 +145,15 @@ class RoiAlignKernel final : public OpKernel {
   template <typename T>
   void Run(const Tensor& x, const Tensor& rois, const int64_t* batch,
            Tensor* y) const;
-  const Attrs a_;
 };
 
 template <typename T>
 void RoiAlignKernel::Run(const Tensor& x, const Tensor& rois,
                          const int64_t* batch, Tensor* y) const {
+  const RoiAlignAttrs& a = attrs();
   const int64_t channels = x.dim(1), h = x.dim(2), w = x.dim(3);
-  const double offset = a_.half_pixel ? 0.5 : 0.0;
-  const double scale = a_.spatial_scale;
+  const double offset = a.half_pixel ? 0.5 : 0.0;
+  const double scale = a.spatial_scale;
   const T* r = rois.data<T>();
   T* out = y->data<T>();
   for (int64_t n = 0; n < rois.dim(0); ++n) {
@@ -179,22 +162,22 @@ void RoiAlignKernel::Run(const Tensor& x, const Tensor& rois,
     const double x1 = ToDouble(r[n * 4 + 2]) * scale - offset;
     const double y1 = ToDouble(r[n * 4 + 3]) * scale - offset;
     double rw = x1 - x0, rh = y1 - y0;
-    if (!a_.half_pixel) {
+    if (!a.half_pixel) {
       rw = std::max(rw, 1.0);
       rh = std::max(rh, 1.0);
     }
-    const double bh = rh / static_cast<double>(a_.out_h);
-    const double bw = rw / static_cast<double>(a_.out_w);
-    const int64_t gh = a_.sampling_ratio > 0
-                           ? a_.sampling_ratio
-                           : static_cast<int64_t>(std::ceil(rh / a_.out_h));
-    const int64_t gw = a_.sampling_ratio > 0
-                           ? a_.sampling_ratio
-                           : static_cast<int64_t>(std::ceil(rw / a_.out_w));
+    const double bh = rh / static_cast<double>(a.out_h);
+    const double bw = rw / static_cast<double>(a.out_w);
+    const int64_t gh = a.sampling_ratio > 0
+                           ? a.sampling_ratio
+                           : static_cast<int64_t>(std::ceil(rh / a.out_h));
+    const int64_t gw = a.sampling_ratio > 0
+                           ? a.sampling_ratio
+                           : static_cast<int64_t>(std::ceil(rw / a.out_w));
     const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
     std::vector<Sample> samples;
-    for (int64_t ph = 0; ph < a_.out_h; ++ph) {
-      for (int64_t pw = 0; pw < a_.out_w; ++pw) {
+    for (int64_t ph = 0; ph < a.out_h; ++ph) {
+      for (int64_t pw = 0; pw < a.out_w; ++pw) {
         for (int64_t iy = 0; iy < gh; ++iy) {
           const double yy = y0 + ph * bh + (iy + 0.5) * bh / gh;
           for (int64_t ix = 0; ix < gw; ++ix) {
@@ -207,11 +190,11 @@ void RoiAlignKernel::Run(const Tensor& x, const Tensor& rois,
     const int64_t per_bin = gh * gw;
     for (int64_t c = 0; c < channels; ++c) {
       const T* plane = x.data<T>() + (batch[n] * channels + c) * h * w;
-      for (int64_t b = 0; b < a_.out_h * a_.out_w; ++b) {
+      for (int64_t b = 0; b < a.out_h * a.out_w; ++b) {
         double acc = 0;
         for (int64_t s = 0; s < per_bin; ++s) {
           const Sample& sm = samples[b * per_bin + s];
-          if (a_.max) {
+          if (a.max) {
             double v = sm.w[0] * ToDouble(plane[sm.off[0]]);
             for (int k = 1; k < 4; ++k) {
               v = std::max(v, sm.w[k] * ToDouble(plane[sm.off[k]]));
@@ -223,14 +206,15 @@ void RoiAlignKernel::Run(const Tensor& x, const Tensor& rois,
             }
           }
         }
-        if (!a_.max) acc /= count;
-        out[(n * channels + c) * a_.out_h * a_.out_w + b] = FromDouble<T>(acc);
+        if (!a.max) acc /= count;
+        out[(n * channels + c) * a.out_h * a.out_w + b] = FromDouble<T>(acc);
       }
     }
   }
 }
 
 absl::Status RoiAlignKernel::Compute(OpKernelContext* ctx) {
+  const RoiAlignAttrs& a = attrs();
   RETURN_IF_ERROR(CheckHostInputs(*ctx));
   const Tensor& x = ctx->input(0);
   const Tensor& rois = ctx->input(1);
@@ -239,7 +223,7 @@ absl::Status RoiAlignKernel::Compute(OpKernelContext* ctx) {
   RETURN_IF_ERROR(CheckRoiAlignInputs(x, rois, batch));
   ASSIGN_OR_RETURN(Tensor * y,
                    ctx->allocate_output(0, Shape({rois.dim(0), x.dim(1),
-                                                  a_.out_h, a_.out_w})));
+                                                  a.out_h, a.out_w})));
   if (y->NumElements() == 0) return absl::OkStatus();
   return VisitFloat(x.dtype(), [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;

@@ -1,13 +1,13 @@
 // CUDA OpKernels for BitShift, BitwiseAnd / Or / Xor (with broadcasting),
 // BitwiseNot and BitCast, on the dtypes and with the attributes and errors
-// of the CPU kernels (kernels/cpu/bitwise.cc, kernels/bitwise_attrs.h).
+// of the CPU kernels (kernels/cpu/bitwise.cc, kernels/bitwise_params.h).
 #include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/shape_fns.h"
-#include "kernels/bitwise_attrs.h"
+#include "kernels/bitwise_params.h"
 #include "kernels/cuda/bitwise.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"

@@ -22,7 +22,7 @@
 
 namespace sluice::cuda {
 
-// ONNX Cast's attributes that change the result (kernels/cast_attrs.h).
+// ONNX Cast's attributes that change the result (kernels/cast_params.h).
 struct CastParams {
   bool saturate = true;
   E8M0Rounding round = E8M0Rounding::kUp;

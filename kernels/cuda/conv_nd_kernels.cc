@@ -2,7 +2,7 @@
 // ConvTranspose run on cuDNN (cudnn_conv.h) for float32, float16, bfloat16
 // and float64 where it can, else on sluice's direct kernels (conv_nd.h);
 // Col2Im is float32, as on the CPU. The window geometry, checks and
-// messages are the CPU kernels' (kernels/vision_attrs.h); Col2Im's
+// messages are the CPU kernels' (kernels/vision_params.h); Col2Im's
 // image_shape and block_shape are host-memory inputs.
 #include <vector>
 
@@ -12,7 +12,8 @@
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cudnn_conv.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cuda {
 namespace {
@@ -113,21 +114,16 @@ class ConvKernel final : public OpKernel {
   const ConvAttrs a_;
 };
 
-class Col2ImKernel final : public OpKernel {
+class Col2ImKernel final : public LaunchKernel<Col2ImAttrs, ParseCol2ImAttrs> {
  public:
-  using Attrs = Col2ImAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseCol2ImAttrs(node);
-  }
-  Col2ImKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), a_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1, 2}));
     const Tensor& x = ctx->input(0);
     std::vector<int64_t> dims;
-    ASSIGN_OR_RETURN(cpu::WindowNd w, Col2ImWindow(a_, x, ctx->input(1),
+    ASSIGN_OR_RETURN(cpu::WindowNd w, Col2ImWindow(attrs(), x, ctx->input(1),
                                                    ctx->input(2), &dims));
     ASSIGN_OR_RETURN(WindowGeometry g, ToGeometry(w, x.dim(0)));
     g.out_channels = w.channels;
@@ -135,9 +131,6 @@ class Col2ImKernel final : public OpKernel {
     if (y->NumElements() == 0) return absl::OkStatus();
     return LaunchCol2ImNd(g, x.data<float>(), y->data<float>(), gpu.stream);
   }
-
- private:
-  const Attrs a_;
 };
 
 }  // namespace

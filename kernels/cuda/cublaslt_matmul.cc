@@ -1,19 +1,18 @@
 // FusedMatMul's cuBLASLt call (cublaslt_matmul.h): descriptors and the
-// heuristic's algorithms cached per problem in a per-device state.
+// heuristic's algorithms cached per problem in a per-device
+// LibraryHandleCache.
 #include "kernels/cuda/cublaslt_matmul.h"
 
 #include <algorithm>
-#include <atomic>
-#include <map>
 #include <memory>
 #include <utility>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "cuda_runtime_api.h"
 #include "device/cuda/cublaslt_api.h"
+#include "kernels/cuda/library_handle_cache.h"
 
 namespace sluice::cuda {
 namespace {
@@ -23,8 +22,6 @@ constexpr char kResourceKey[] = "cublaslt_matmul";
 // 32 MiB on Hopper); the heuristic only offers algorithms within it.
 constexpr uint64_t kMaxWorkspaceBytes = uint64_t{32} << 20;
 constexpr int kMaxAlgorithms = 8;
-
-std::atomic<bool> disabled_for_testing{false};
 
 // The descriptors of one problem, and what was learnt about it.
 struct Entry {
@@ -48,48 +45,20 @@ struct Entry {
   int64_t last_workspace = 0;
 };
 
-class CublasLtState final : public GpuDevice::Resource {
- public:
-  CublasLtState(const CublasLtApi* api, cublasLtHandle_t handle)
-      : api_(api), handle_(handle) {}
-  ~CublasLtState() override {
-    absl::MutexLock lock(&mu_);
-    cache_.clear();
-    api_->Destroy(handle_);
-  }
-
-  const CublasLtApi* api() const { return api_; }
-  cublasLtHandle_t handle() const { return handle_; }
-  absl::Mutex& mu() ABSL_LOCK_RETURNED(mu_) { return mu_; }
-  std::map<std::string, std::unique_ptr<Entry>>& cache()
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cache_;
-  }
-
- private:
-  // Fixed at construction.
-  const CublasLtApi* const api_;
-  const cublasLtHandle_t handle_;
-
-  absl::Mutex mu_;  // held for every use of handle_ and the cache
-  std::map<std::string, std::unique_ptr<Entry>> cache_ ABSL_GUARDED_BY(mu_);
+// A device's settings of its cache.
+struct CublasLtOptions {
+  bool disabled = false;  // DisableCublasLtMatmulForTesting
 };
+
+using CublasLtState =
+    LibraryHandleCache<CublasLtApi, cublasLtHandle_t, Entry, CublasLtOptions>;
 
 absl::StatusOr<CublasLtState*> StateFor(GpuDevice* gpu) {
   ASSIGN_OR_RETURN(const CublasLtApi* api, LoadCublasLt());
-  ASSIGN_OR_RETURN(
-      GpuDevice::Resource * r,
-      gpu->GetOrCreateResource(
-          kResourceKey,
-          [&]() -> absl::StatusOr<std::unique_ptr<GpuDevice::Resource>> {
-            RETURN_IF_ERROR(gpu->MakeCurrent());
-            cublasLtHandle_t handle = nullptr;
-            RETURN_IF_ERROR(CublasLtStatus(
-                api->Create(&handle), absl::StrCat(gpu->name(), ": cublasLtCreate")));
-            return std::unique_ptr<GpuDevice::Resource>(
-                new CublasLtState(api, handle));
-          }));
-  return static_cast<CublasLtState*>(r);
+  return CublasLtState::For(gpu, kResourceKey, api, [&](cublasLtHandle_t* handle) {
+    return CublasLtStatus(api->Create(handle),
+                          absl::StrCat(gpu->name(), ": cublasLtCreate"));
+  });
 }
 
 struct LtTypes {
@@ -229,8 +198,11 @@ absl::Status Prepare(const CublasLtState& st, const CublasLtMatmulProblem& p,
 
 }  // namespace
 
-void DisableCublasLtMatmulForTesting(bool disabled) {
-  disabled_for_testing.store(disabled);
+absl::Status DisableCublasLtMatmulForTesting(GpuDevice* gpu, bool disabled) {
+  ASSIGN_OR_RETURN(CublasLtState * st, StateFor(gpu));
+  absl::MutexLock lock(&st->mu());
+  st->options().disabled = disabled;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
@@ -242,7 +214,6 @@ absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
     if (why_not != nullptr) *why_not = std::move(why);
     return false;
   };
-  if (disabled_for_testing.load()) return refuse("disabled for testing");
   absl::StatusOr<LtTypes> types = TypesFor(p.dtype, gpu->allow_tf32());
   if (!types.ok()) return refuse(std::string(types.status().message()));
   if (p.k == 0 || p.rows == 0 || p.n == 0) {
@@ -263,6 +234,7 @@ absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
   const std::string key = CacheKey(p, *types, al);
 
   absl::MutexLock lock(&st->mu());
+  if (st->options().disabled) return refuse("disabled for testing");
   std::unique_ptr<Entry>& slot = st->cache()[key];
   if (slot == nullptr) {
     auto e = std::make_unique<Entry>(*api);

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/dtype.h"
 #include "device/gpu_device.h"
@@ -79,9 +80,10 @@ struct CublasLtMatmulCacheEntry {
 // The device's cache (empty when cuBLASLt was never used on it).
 std::vector<CublasLtMatmulCacheEntry> CublasLtMatmulCache(GpuDevice* gpu);
 
-// Tests: with `disabled`, RunCublasLtMatmul answers false ("disabled for
-// testing") so the kernel's fallback runs. Process-wide.
-void DisableCublasLtMatmulForTesting(bool disabled);
+// Tests: with `disabled`, RunCublasLtMatmul answers false on `gpu` ("disabled
+// for testing") so the kernel's fallback runs; other devices keep cuBLASLt.
+// FAILED_PRECONDITION when cuBLASLt cannot be loaded.
+absl::Status DisableCublasLtMatmulForTesting(GpuDevice* gpu, bool disabled);
 
 }  // namespace sluice::cuda
 

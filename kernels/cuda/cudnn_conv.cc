@@ -2,35 +2,39 @@
 // cudnnConvolutionForward, and cudnnConvolutionBackwardData for
 // ConvTranspose (the adjoint of the forward convolution whose input is
 // ConvTranspose's output). Descriptors, the measured algorithm list and the
-// last choice are cached per (problem, math mode) in a per-device state.
+// last choice are cached per (problem, math mode) in a per-device state;
+// the paths a problem may run on, and their timing, are cudnn_conv_paths.h.
 #include "kernels/cuda/cudnn_conv.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <functional>
 #include <limits>
-#include <map>
 #include <memory>
 #include <utility>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "cuda_runtime_api.h"
-#include "device/cuda/cuda_status.h"
 #include "device/cuda/cudnn_library.h"
 #include "device/gpu_graph.h"
-#include "kernels/cuda/bias_activation.h"
 #include "kernels/cuda/conv_gemm.h"
+#include "kernels/cuda/cudnn_conv_paths.h"
 #include "kernels/cuda/cudnn_graph_conv.h"
-#include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/cuda/library_handle_cache.h"
 
 namespace sluice::cuda {
 namespace {
+
+using cudnn_conv_internal::Candidate;
+using cudnn_conv_internal::ChoosePath;
+using cudnn_conv_internal::ConvCall;
+using cudnn_conv_internal::ConvPath;
+using cudnn_conv_internal::ConvPaths;
+using cudnn_conv_internal::CudnnConvState;
+using cudnn_conv_internal::EnsureEpilogueDescriptors;
+using cudnn_conv_internal::Entry;
+using cudnn_conv_internal::MakeGraph;
 
 constexpr char kResourceKey[] = "cudnn_conv";
 // The workspace an algorithm may have: at most this, and at most an eighth
@@ -44,127 +48,18 @@ constexpr int64_t kMinTryWorkspace = int64_t{64} << 10;
 // KiB, and an algorithm measured without its workspace is never a candidate.
 constexpr int64_t kMinFindWorkspace = int64_t{16} << 20;
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-// last_algo of a problem run as a cuBLAS GEMM (conv_gemm.h), or on a plan of
-// cuDNN's graph API (cudnn_graph_conv.h).
-constexpr int kGemmAlgo = -2;
-constexpr int kGraphAlgo = -3;
-
-std::atomic<CudnnPathPolicy> path_policy{CudnnPathPolicy::kMeasure};
-
-// SLUICE_CUDNN_LOG=1: one line on stderr per measurement and per change of
-// the algorithm a problem runs (a diagnostic for choosing algorithms).
-bool LogChoices() {
-  static const bool on = [] {
-    const char* v = std::getenv("SLUICE_CUDNN_LOG");
-    return v != nullptr && v[0] != '\0' && v[0] != '0';
-  }();
-  return on;
-}
-
-struct Candidate {
-  int algo = 0;
-  size_t memory = 0;
-  float time_ms = -1;
-  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-};
-
-// The descriptors of one problem, and what was learnt about it.
-struct Entry {
-  explicit Entry(const CudnnApi* api) : api(api) {}
-  ~Entry() {
-    if (x != nullptr) api->DestroyTensorDescriptor(x);
-    if (y != nullptr) api->DestroyTensorDescriptor(y);
-    if (w != nullptr) api->DestroyFilterDescriptor(w);
-    if (conv != nullptr) api->DestroyConvolutionDescriptor(conv);
-    if (bias != nullptr) api->DestroyTensorDescriptor(bias);
-    if (relu != nullptr) api->DestroyActivationDescriptor(relu);
-  }
-  Entry(const Entry&) = delete;
-  Entry& operator=(const Entry&) = delete;
-
-  const CudnnApi* const api;
-  // x: the forward input (image), y: the forward output (positions).
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
-  cudnnFilterDescriptor_t w = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
-  // For the fused epilogue, made on first use: bias [1, O, 1...], Relu.
-  cudnnTensorDescriptor_t bias = nullptr;
-  cudnnActivationDescriptor_t relu = nullptr;
-  std::string fused_refused;  // non-empty: the fused call is not used; why
-  int64_t fused_runs = 0;
-  // What ChoosePath found fastest: the fused call's algorithm (-1: the
-  // plain call is used), or the GEMM route.
-  bool path_measured = false;
-  int fused_algo = -1;
-  bool use_gemm = false;
-  int64_t gemm_runs = 0;
-  // cuDNN's graph API (made when first measured) and the plan kept (-1:
-  // none), or why it is not used.
-  std::unique_ptr<CudnnGraphConv> graph;
-  int graph_plan = -1;
-  std::string graph_refused;
-  int64_t graph_runs = 0;
-  cudnnMathType_t requested_math = CUDNN_DEFAULT_MATH;
-  std::vector<Candidate> candidates;  // fastest first
-  int64_t find_workspace = 0;
-  bool measured = false;
-  std::string unsupported;
-  std::string key;  // CacheKey, for SLUICE_CUDNN_LOG
-  int last_algo = -1;
-  int64_t last_workspace = 0;
-  int64_t runs = 0;
-};
-
-class CudnnConvState final : public GpuDevice::Resource {
- public:
-  CudnnConvState(const CudnnApi* api, cudnnHandle_t handle)
-      : api_(api), handle_(handle) {}
-  ~CudnnConvState() override {
-    absl::MutexLock lock(&mu_);
-    cache_.clear();
-    api_->Destroy(handle_);
-  }
-
-  const CudnnApi* api() const { return api_; }
-  cudnnHandle_t handle() const { return handle_; }
-  absl::Mutex& mu() ABSL_LOCK_RETURNED(mu_) { return mu_; }
-  std::map<std::string, std::unique_ptr<Entry>>& cache()
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cache_;
-  }
-
- private:
-  // Fixed at construction.
-  const CudnnApi* const api_;
-  const cudnnHandle_t handle_;
-
-  absl::Mutex mu_;  // held for every use of handle_ and the cache
-  std::map<std::string, std::unique_ptr<Entry>> cache_ ABSL_GUARDED_BY(mu_);
-};
-
+// The device's state: a cuDNN handle on its compute stream, and the cache.
 absl::StatusOr<CudnnConvState*> StateFor(GpuDevice* gpu) {
   ASSIGN_OR_RETURN(const CudnnApi* api, GetCudnn());
-  ASSIGN_OR_RETURN(
-      GpuDevice::Resource * r,
-      gpu->GetOrCreateResource(
-          kResourceKey,
-          [&]() -> absl::StatusOr<std::unique_ptr<GpuDevice::Resource>> {
-            RETURN_IF_ERROR(gpu->MakeCurrent());
-            cudnnHandle_t handle = nullptr;
-            RETURN_IF_ERROR(api->Check(api->Create(&handle),
-                                       absl::StrCat(gpu->name(), ": cudnnCreate")));
-            absl::Status s = api->Check(
-                api->SetStream(handle,
-                               static_cast<cudaStream_t>(gpu->compute_stream())),
-                "cudnnSetStream");
-            if (!s.ok()) {
-              api->Destroy(handle);
-              return s;
-            }
-            return std::unique_ptr<GpuDevice::Resource>(
-                new CudnnConvState(api, handle));
-          }));
-  return static_cast<CudnnConvState*>(r);
+  return CudnnConvState::For(gpu, kResourceKey, api, [&](cudnnHandle_t* handle) {
+    RETURN_IF_ERROR(
+        api->Check(api->Create(handle), absl::StrCat(gpu->name(), ": cudnnCreate")));
+    absl::Status s = api->Check(
+        api->SetStream(*handle, static_cast<cudaStream_t>(gpu->compute_stream())),
+        "cudnnSetStream");
+    if (!s.ok()) api->Destroy(*handle);
+    return s;
+  });
 }
 
 absl::StatusOr<cudnnDataType_t> DataTypeFor(DataType dtype) {
@@ -442,259 +337,20 @@ absl::Status Measure(OpKernelContext* ctx, GpuDevice* gpu,
                    });
   e->find_workspace = ws_bytes;
   e->measured = true;
-  if (LogChoices()) {
-    std::string line = absl::StrCat("sluice cudnn: measured ", e->key, " with ",
-                                    ws_bytes, " B of workspace:");
-    for (const Candidate& c : found) {
-      absl::StrAppend(&line, " algo ", c.algo, " ", c.time_ms, " ms ", c.memory,
-                      " B math ", static_cast<int>(c.math), ";");
-    }
-    absl::StrAppend(&line, " kept ", e->candidates.size());
-    std::fprintf(stderr, "%s\n", line.c_str());
-  }
   return absl::OkStatus();
 }
 
-// The fused epilogue's descriptors (float32 bias [1, O, 1...] and Relu,
-// NaN propagated as the CPU kernel does), made once per entry.
-absl::Status EnsureEpilogueDescriptors(const CudnnApi& api,
-                                       const CudnnConvProblem& p, Entry* e) {
-  if (e->bias == nullptr) {
-    const int rank = static_cast<int>(p.image.size()) + 2;
-    std::vector<int> dims(rank, 1), strides(rank, 1);
-    dims[1] = static_cast<int>(p.out_channels);
-    strides[0] = dims[1];
-    RETURN_IF_ERROR(api.Check(api.CreateTensorDescriptor(&e->bias),
-                              "cudnnCreateTensorDescriptor"));
-    RETURN_IF_ERROR(api.Check(
-        api.SetTensorNdDescriptor(e->bias, CUDNN_DATA_FLOAT, rank, dims.data(),
-                                  strides.data()),
-        "cudnnSetTensorNdDescriptor (bias)"));
-  }
-  if (e->relu == nullptr) {
-    RETURN_IF_ERROR(api.Check(api.CreateActivationDescriptor(&e->relu),
-                              "cudnnCreateActivationDescriptor"));
-    RETURN_IF_ERROR(api.Check(
-        api.SetActivationDescriptor(e->relu, CUDNN_ACTIVATION_RELU,
-                                    CUDNN_PROPAGATE_NAN, 0.0),
-        "cudnnSetActivationDescriptor"));
-  }
-  return absl::OkStatus();
-}
-
-// Runs one algorithm, with the epilogue when `ep` is given (float32
-// forward only). UNIMPLEMENTED when cuDNN refuses it.
-absl::Status RunOne(const CudnnConvState& st, const CudnnConvProblem& p,
-                    const Entry& e, const Candidate& c, const void* x,
-                    const void* w, void* y, void* ws, size_t ws_bytes,
-                    const CudnnEpilogue* ep = nullptr) {
-  const CudnnApi& api = *st.api();
-  RETURN_IF_ERROR(api.Check(api.SetConvolutionMathType(
-                                e.conv, e.requested_math == CUDNN_FMA_MATH
-                                            ? CUDNN_FMA_MATH
-                                            : c.math),
-                            "cudnnSetConvolutionMathType"));
-  const double one_d = 1.0, zero_d = 0.0;
-  const float one_f = 1.0f, zero_f = 0.0f;
-  const bool dbl = p.dtype == DT_DOUBLE;
-  const void* alpha = dbl ? static_cast<const void*>(&one_d) : &one_f;
-  const void* beta = dbl ? static_cast<const void*>(&zero_d) : &zero_f;
-  if (ep != nullptr) {
-    // y = relu(conv(x) + alpha2 * z + bias); z is y itself (alpha2 0)
-    // when there is no side input.
-    const float alpha2 = ep->side != nullptr ? 1.0f : 0.0f;
-    return api.Check(
-        api.ConvolutionBiasActivationForward(
-            st.handle(), &one_f, e.x, x, e.w, w, e.conv,
-            static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws, ws_bytes,
-            &alpha2, e.y, ep->side != nullptr ? ep->side : y, e.bias, ep->bias,
-            e.relu, e.y, y),
-        "cudnnConvolutionBiasActivationForward");
-  }
-  if (!p.transpose) {
-    return api.Check(
-        api.ConvolutionForward(st.handle(), alpha, e.x, x, e.w, w, e.conv,
-                               static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws,
-                               ws_bytes, beta, e.y, y),
-        "cudnnConvolutionForward");
-  }
-  return api.Check(
-      api.ConvolutionBackwardData(st.handle(), alpha, e.w, w, e.y, x, e.conv,
-                                  static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
-                                  ws, ws_bytes, beta, e.x, y),
-      "cudnnConvolutionBackwardData");
-}
-
-// Milliseconds `run` takes on `stream`: one untimed call first (cuDNN and
-// CUDA load kernels lazily, on their first launch), then the mean of three.
-// Synchronises with the stream: never while a step is being recorded.
-absl::StatusOr<float> TimeOnStream(cudaStream_t stream,
-                                   const std::function<absl::Status()>& run) {
-  constexpr int kTimedRuns = 3;
-  RETURN_IF_ERROR(run());
-  cudaEvent_t start = nullptr, stop = nullptr;
-  RETURN_IF_CUDA_ERROR(cudaEventCreate(&start), "cudaEventCreate");
-  absl::Status s = CudaStatus(cudaEventCreate(&stop), "cudaEventCreate");
-  float ms = 0;
-  if (s.ok()) s = CudaStatus(cudaEventRecord(start, stream), "cudaEventRecord");
-  for (int i = 0; s.ok() && i < kTimedRuns; ++i) s = run();
-  if (s.ok()) s = CudaStatus(cudaEventRecord(stop, stream), "cudaEventRecord");
-  if (s.ok()) s = CudaStatus(cudaEventSynchronize(stop), "cudaEventSynchronize");
-  if (s.ok()) s = CudaStatus(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-  cudaEventDestroy(start);
-  if (stop != nullptr) cudaEventDestroy(stop);
-  RETURN_IF_ERROR(s);
-  return ms / kTimedRuns;
-}
-
-// Makes e->graph on first use; false (with e->graph_refused) where the
-// graph API has no usable plan for the problem.
-bool MakeGraph(const CudnnConvState& st, const CudnnConvProblem& p, bool allow_tf32,
-               Entry* e) {
-  constexpr int kGraphPlans = 6;
-  if (e->graph != nullptr) return true;
-  if (!e->graph_refused.empty()) return false;
-  absl::StatusOr<std::unique_ptr<CudnnGraphConv>> g =
-      CudnnGraphConv::Create(*st.api(), st.handle(), p, allow_tf32, kGraphPlans);
-  if (!g.ok()) {
-    e->graph_refused = std::string(g.status().message());
-    return false;
-  }
-  e->graph = *std::move(g);
-  return true;
-}
-
-// Time of plan `i` of `g` (then `epilogue`), with its workspace from ctx.
-absl::StatusOr<float> TimeGraphPlan(OpKernelContext* ctx, cudaStream_t stream,
-                                    const CudnnGraphConv& g, int i, const void* x,
-                                    const void* w, void* y,
-                                    const std::function<absl::Status()>& epilogue) {
-  Tensor ws;
-  if (g.workspace_bytes(i) > 0) {
-    ASSIGN_OR_RETURN(ws, ctx->allocate_temp(DT_UINT8, Shape({g.workspace_bytes(i)})));
-  }
-  void* ws_data = g.workspace_bytes(i) > 0 ? ws.raw_data() : nullptr;
-  return TimeOnStream(stream, [&]() -> absl::Status {
-    RETURN_IF_ERROR(g.Run(i, x, w, y, ws_data));
-    return epilogue();
-  });
-}
-
-// Decides once per problem how it runs (CudnnPathPolicy::kMeasure): times
-// the fastest plain cuDNN call (followed by sluice's epilogue kernel where
-// there is an epilogue), with `try_fused` cuDNN's fused call for the
-// fastest few algorithms (it runs other kernels than the plain call for the
-// same algorithm, sometimes much slower ones), and with `try_gemm` the 1x1
-// convolution as a cuBLAS GEMM (then the epilogue kernel). All write y,
-// which the step then writes for real. Sets e->fused_algo or
-// e->fused_refused (with try_fused) and e->use_gemm. REQUIRES: e measured,
-// not recording.
-absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
-                        const CudnnConvState& st, const CudnnConvProblem& p,
-                        const void* x, const void* w, void* y,
-                        const CudnnEpilogue* ep, bool try_fused, bool try_gemm,
-                        bool try_graph, Entry* e) {
-  constexpr size_t kFusedTries = 4;
-  e->path_measured = true;
-  cudaStream_t stream = static_cast<cudaStream_t>(gpu->compute_stream());
-  int64_t spatial = 1;
-  for (int64_t d : p.positions) spatial *= d;
-  auto epilogue = [&]() -> absl::Status {
-    if (ep == nullptr) return absl::OkStatus();
-    // NHWC: every element is its own "plane" of one, channel innermost.
-    if (p.channels_last) {
-      return LaunchBiasActivation(ToGpuDtype(p.dtype), y, ep->bias, ep->side,
-                                  p.batch * spatial * p.out_channels,
-                                  p.out_channels, 1, ep->relu, stream);
-    }
-    return LaunchBiasActivation(ToGpuDtype(p.dtype), y, ep->bias, ep->side,
-                                p.batch * p.out_channels, p.out_channels,
-                                spatial, ep->relu, stream);
-  };
-  float best_fused = -1, plain = -1, gemm = -1;
-  for (size_t i = 0; i < e->candidates.size(); ++i) {
-    const Candidate& c = e->candidates[i];
-    Tensor ws;
-    if (c.memory > 0) {
-      absl::StatusOr<Tensor> t =
-          ctx->allocate_temp(DT_UINT8, Shape({static_cast<int64_t>(c.memory)}));
-      if (!t.ok()) continue;
-      ws = *std::move(t);
-    }
-    void* ws_data = c.memory > 0 ? ws.raw_data() : nullptr;
-    if (plain < 0) {  // the fastest plain algorithm that runs
-      absl::StatusOr<float> t = TimeOnStream(stream, [&]() -> absl::Status {
-        RETURN_IF_ERROR(RunOne(st, p, *e, c, x, w, y, ws_data, c.memory));
-        return epilogue();
-      });
-      if (t.ok()) plain = *t;
-    }
-    if (!try_fused || i >= kFusedTries) {
-      if (plain >= 0) break;
-      continue;
-    }
-    absl::StatusOr<float> t = TimeOnStream(stream, [&]() {
-      return RunOne(st, p, *e, c, x, w, y, ws_data, c.memory, ep);
-    });
-    if (!t.ok()) continue;  // refused for this algorithm
-    if (best_fused < 0 || *t < best_fused) {
-      best_fused = *t;
-      e->fused_algo = c.algo;
-    }
-  }
-  if (try_gemm) {
-    absl::StatusOr<float> t = TimeOnStream(stream, [&]() -> absl::Status {
-      RETURN_IF_ERROR(RunConvAsGemm(gpu, p, x, w, y));
-      return epilogue();
-    });
-    if (t.ok()) gemm = *t;
-  }
-  float graph = -1;
-  if (try_graph && MakeGraph(st, p, gpu->allow_tf32(), e)) {
-    for (int i = 0; i < e->graph->num_plans(); ++i) {
-      absl::StatusOr<float> t = TimeGraphPlan(ctx, stream, *e->graph, i, x, w, y, epilogue);
-      if (LogChoices()) {
-        std::fprintf(stderr, "sluice cudnn: %s: graph engine %lld: %s\n", e->key.c_str(),
-                     static_cast<long long>(e->graph->engine(i)),
-                     t.ok() ? absl::StrCat(*t, " ms, ", e->graph->workspace_bytes(i),
-                                           " B workspace").c_str()
-                            : std::string(t.status().message()).c_str());
-      }
-      if (t.ok() && (graph < 0 || *t < graph)) {
-        graph = *t;
-        e->graph_plan = i;
-      }
-    }
-    if (e->graph_plan < 0) e->graph_refused = "no plan of cuDNN's graph API ran";
-  }
-  float cudnn = plain;
-  if (try_fused) {
-    if (best_fused < 0) {
-      e->fused_algo = -1;
-      e->fused_refused = "cuDNN refused the fused call for every algorithm tried";
-    } else if (plain >= 0 && plain < best_fused) {
-      e->fused_refused = absl::StrCat(
-          "the plain call and sluice's epilogue kernel are faster (", plain,
-          " ms against ", best_fused, " ms fused with algorithm ", e->fused_algo, ")");
-      e->fused_algo = -1;
-    } else {
-      cudnn = best_fused;
-    }
-  }
-  e->use_gemm = gemm >= 0 && (cudnn < 0 || gemm < cudnn);
-  const float legacy_best = e->use_gemm ? gemm : cudnn;
-  if (graph >= 0 && legacy_best >= 0 && legacy_best <= graph) {
-    e->graph_refused = absl::StrCat("the legacy calls are faster (", legacy_best,
-                                    " ms against ", graph, " ms)");
-    e->graph_plan = -1;
-  }
-  if (e->graph_plan >= 0) e->use_gemm = false;
-  if (LogChoices()) {
-    std::fprintf(stderr,
-                 "sluice cudnn: %s: plain %.4f ms, fused %.4f ms (algo %d), gemm %.4f ms, "
-                 "graph %.4f ms%s\n",
-                 e->key.c_str(), plain, best_fused, e->fused_algo, gemm, graph,
-                 e->graph_plan >= 0 ? ": graph" : e->use_gemm ? ": gemm" : "");
+// Fills e->candidates: measured (Measure), or while a step is being
+// recorded, in the heuristics' order (e stays unmeasured).
+absl::Status FindCandidates(OpKernelContext* ctx, GpuDevice* gpu,
+                            const CudnnConvState& st, const CudnnConvProblem& p,
+                            const void* x, const void* w, void* y, bool recording,
+                            Entry* e) {
+  if (!recording) return Measure(ctx, gpu, st, p, x, w, y, e);
+  ASSIGN_OR_RETURN(std::vector<Candidate> offered, Heuristic(st, *e, p.transpose));
+  e->candidates.clear();
+  for (const Candidate& c : offered) {
+    if (MathAllowed(e->requested_math, c.math)) e->candidates.push_back(c);
   }
   return absl::OkStatus();
 }
@@ -788,7 +444,6 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
   std::unique_ptr<Entry>& slot = st->cache()[key];
   if (slot == nullptr) {
     auto e = std::make_unique<Entry>(*api);
-    e->key = key;
     // A problem cuDNN's descriptors refuse (BAD_PARAM, NOT_SUPPORTED, an
     // output size that disagrees) runs on our own kernels from now on; the
     // tests check that cuDNN did run where it should.
@@ -804,19 +459,7 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
   // runs before any recording, has measured already).
   const bool recording = CapturingOnThisThread(gpu);
   if (!e->measured) {
-    absl::Status s;
-    if (recording) {
-      absl::StatusOr<std::vector<Candidate>> h = Heuristic(*st, *e, p.transpose);
-      s = h.status();
-      if (h.ok()) {
-        e->candidates.clear();
-        for (const Candidate& c : *h) {
-          if (MathAllowed(e->requested_math, c.math)) e->candidates.push_back(c);
-        }
-      }
-    } else {
-      s = Measure(ctx, gpu, *st, p, x, w, y, e);
-    }
+    absl::Status s = FindCandidates(ctx, gpu, *st, p, x, w, y, recording, e);
     if (absl::IsUnimplemented(s)) {
       e->unsupported = std::string(s.message());
       return refuse(e->unsupported);
@@ -844,7 +487,8 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
       fuse = false;
     }
   }
-  const CudnnPathPolicy policy = path_policy.load();
+  // Which paths may run: measured once per problem, or the device's policy.
+  const CudnnPathPolicy policy = st->options().policy;
   const bool gemm_able = ConvIsGemm(p);
   const bool graph_able = !p.transpose && p.image.size() >= 2 &&
                           p.dtype != DT_DOUBLE && e->graph_refused.empty();
@@ -858,120 +502,25 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
       MakeGraph(*st, p, gpu->allow_tf32(), e)) {
     e->graph_plan = 0;
   }
-  if (e->graph_plan >= 0 && (policy == CudnnPathPolicy::kMeasure ||
-                             policy == CudnnPathPolicy::kGraph)) {
-    // The plan kept, when its workspace fits now; else the legacy calls.
-    const int64_t ws_bytes = e->graph->workspace_bytes(e->graph_plan);
-    Tensor ws;
-    absl::Status got;
-    if (ws_bytes > 0) {
-      absl::StatusOr<Tensor> t = ctx->allocate_temp(DT_UINT8, Shape({ws_bytes}));
-      got = t.status();
-      if (t.ok()) ws = *std::move(t);
-    }
-    if (got.ok()) {
-      absl::Status s = e->graph->Run(e->graph_plan, x, w, y,
-                                     ws_bytes > 0 ? ws.raw_data() : nullptr);
-      if (s.ok()) {
-        if (LogChoices() && (e->last_algo != kGraphAlgo || recording)) {
-          std::fprintf(stderr, "sluice cudnn: %s runs graph engine %lld%s\n", key.c_str(),
-                       static_cast<long long>(e->graph->engine(e->graph_plan)),
-                       recording ? " recording" : "");
-        }
-        e->last_algo = kGraphAlgo;
-        e->last_workspace = ws_bytes;
-        ++e->graph_runs;
-        ++e->runs;
-        return true;  // the caller applies the epilogue
-      }
-      if (!absl::IsFailedPrecondition(s)) return s;  // misaligned: legacy below
-    } else if (!absl::IsResourceExhausted(got)) {
-      return got;
-    }
+  const ConvCall call{ctx, gpu, st, &p, x, w, y, epilogue, fuse, &key};
+  std::string why;
+  for (const ConvPath* path : ConvPaths()) {
+    if (!path->CanImplement(call, policy, *e)) continue;
+    ASSIGN_OR_RETURN(bool ran, path->Run(call, e, epilogue_done, &why));
+    if (ran) return true;
   }
-  if (gemm_able && (policy == CudnnPathPolicy::kGemm ||
-                    (policy == CudnnPathPolicy::kMeasure && e->use_gemm))) {
-    RETURN_IF_ERROR(RunConvAsGemm(gpu, p, x, w, y));
-    if (LogChoices() && (e->last_algo != kGemmAlgo || recording)) {
-      std::fprintf(stderr, "sluice cudnn: %s runs as a cuBLAS GEMM%s\n", key.c_str(),
-                   recording ? " recording" : "");
-    }
-    e->last_algo = kGemmAlgo;
-    e->last_workspace = 0;
-    ++e->gemm_runs;
-    ++e->runs;
-    return true;  // the caller applies the epilogue
-  }
-  // The fused call's algorithm first, where one was timed.
-  std::vector<const Candidate*> order;
-  for (const Candidate& c : e->candidates) order.push_back(&c);
-  if (fuse && e->fused_algo >= 0) {
-    std::stable_partition(order.begin(), order.end(), [&](const Candidate* c) {
-      return c->algo == e->fused_algo;
-    });
-  }
-  // The fastest algorithm whose workspace the memory limit allows now.
-  absl::Status last_error;
-  for (const Candidate* candidate : order) {
-    const Candidate& c = *candidate;
-    Tensor ws;
-    if (c.memory > 0) {
-      absl::StatusOr<Tensor> t = ctx->allocate_temp(
-          DT_UINT8, Shape({static_cast<int64_t>(c.memory)}));
-      if (absl::IsResourceExhausted(t.status())) {
-        if (LogChoices()) {
-          std::fprintf(stderr, "sluice cudnn: %s: algo %d's %zu B of workspace refused%s: %s\n",
-                       key.c_str(), c.algo, c.memory, recording ? " (recording)" : "",
-                       std::string(t.status().message()).c_str());
-        }
-        continue;
-      }
-      RETURN_IF_ERROR(t.status());
-      ws = *std::move(t);
-    }
-    void* ws_data = c.memory > 0 ? ws.raw_data() : nullptr;
-    if (LogChoices() && (c.algo != e->last_algo || recording)) {
-      std::fprintf(stderr, "sluice cudnn: %s runs algo %d (%zu B workspace, %s)%s\n",
-                   key.c_str(), c.algo, c.memory, fuse ? "fused epilogue" : "plain",
-                   recording ? " recording" : "");
-    }
-    if (fuse) {
-      absl::Status f = RunOne(*st, p, *e, c, x, w, y, ws_data, c.memory, epilogue);
-      if (f.ok()) {
-        *epilogue_done = true;
-        ++e->fused_runs;
-        e->last_algo = c.algo;
-        e->last_workspace = static_cast<int64_t>(c.memory);
-        ++e->runs;
-        return true;
-      }
-      // Refused (NOT_SUPPORTED for this algorithm or problem): the plain
-      // call below, and the caller's epilogue, from now on.
-      e->fused_refused = std::string(f.message());
-      fuse = false;
-    }
-    absl::Status s = RunOne(*st, p, *e, c, x, w, y, ws_data, c.memory);
-    if (!s.ok()) {  // refused at run time (NOT_SUPPORTED, BAD_PARAM): next
-      last_error = s;
-      continue;
-    }
-    e->last_algo = c.algo;
-    e->last_workspace = static_cast<int64_t>(c.memory);
-    ++e->runs;
-    return true;
-  }
-  if (!last_error.ok()) {
-    return refuse(absl::StrCat("cuDNN refused every algorithm for ", key,
-                               "; the last: ", last_error.message()));
-  }
-  return refuse(absl::StrCat(
-      "no cuDNN algorithm for ", key, " fits: the fastest needs ",
-      e->candidates.front().memory, " bytes of workspace and ", gpu->name(),
-      " has no room for any"));
+  return refuse(why);  // the legacy path, last, says why
 }
 
-void SetCudnnPathPolicyForTesting(CudnnPathPolicy policy) {
-  path_policy.store(policy);
+absl::Status SetCudnnPathPolicyForTesting(GpuDevice* gpu, CudnnPathPolicy policy) {
+  if (!gpu->use_cudnn()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        gpu->name(), " does not use cuDNN (use_cudnn is off): no path to choose"));
+  }
+  ASSIGN_OR_RETURN(CudnnConvState * st, StateFor(gpu));
+  absl::MutexLock lock(&st->mu());
+  st->options().policy = policy;
+  return absl::OkStatus();
 }
 
 std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
@@ -996,6 +545,7 @@ std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
     c.fused_runs = e->fused_runs;
     c.fused_refused = e->fused_refused;
     c.path_measured = e->path_measured;
+    c.path_timings = e->path_timings;
     c.gemm_runs = e->gemm_runs;
     c.graph_runs = e->graph_runs;
     c.graph_engine = e->graph_plan >= 0 ? e->graph->engine(e->graph_plan) : -1;

@@ -92,19 +92,22 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
                                   const CudnnEpilogue* epilogue = nullptr,
                                   bool* epilogue_done = nullptr);
 
-// How RunCudnnConv picks the way a problem runs. By default (kMeasure) the
-// first ordinary step of a problem times the ways open to it and keeps the
-// fastest: cuDNN's plain call (then sluice's epilogue kernel, for
-// FusedConv2D), cuDNN's fused call (float32 with Relu), and for a 1x1
-// convolution one cuBLAS GEMM (conv_gemm.h; then the epilogue kernel), and
-// for forward 2D/3D convolutions the plans of cuDNN's graph API
-// (cudnn_graph_conv.h; then the epilogue kernel). kFused (for tests of the
-// fused call) takes the fused call wherever cuDNN accepts it; kGemm (for
-// tests of the GEMM route) takes the GEMM wherever ConvIsGemm; kGraph (for
-// tests of the graph route) takes the graph API's first plan wherever it has
-// one. Process-wide; set it before the problems run.
+// How RunCudnnConv picks the way (path) a problem runs. By default
+// (kMeasure) the first ordinary step of a problem times the paths open to
+// it and keeps the fastest: cuDNN's plain call (then sluice's epilogue
+// kernel, for FusedConv2D), cuDNN's fused call (float32 with Relu), and for
+// a 1x1 convolution one cuBLAS GEMM (conv_gemm.h; then the epilogue
+// kernel), and for forward 2D/3D convolutions the plans of cuDNN's graph
+// API (cudnn_graph_conv.h; then the epilogue kernel). kFused (for tests of
+// the fused call) takes the fused call wherever cuDNN accepts it; kGemm
+// (for tests of the GEMM path) takes the GEMM wherever ConvIsGemm; kGraph
+// (for tests of the graph path) takes the graph API's first plan wherever
+// it has one.
 enum class CudnnPathPolicy { kMeasure, kFused, kGemm, kGraph };
-void SetCudnnPathPolicyForTesting(CudnnPathPolicy policy);
+// Sets the policy of `gpu`'s cache (one device: other devices, and so other
+// sessions, keep theirs); set it before the problems run. For tests.
+// FAILED_PRECONDITION when `gpu` does not use cuDNN or cuDNN is unusable.
+absl::Status SetCudnnPathPolicyForTesting(GpuDevice* gpu, CudnnPathPolicy policy);
 
 // What a device's algorithm cache holds, for tests and diagnostics.
 struct CudnnConvAlgorithm {
@@ -127,6 +130,10 @@ struct CudnnConvCacheEntry {
   int64_t fused_runs = 0;     // of `runs`, those with the epilogue fused
   std::string fused_refused;  // non-empty: why the fused call is not used
   bool path_measured = false;  // the ways were timed (kMeasure)
+  // What timing them found: "plain 0.1 ms, fused -, gemm 0.08 ms, graph
+  // 0.09 ms (engine 7 0.09 ms, 0 B workspace; ...): gemm" ("-": not timed
+  // or refused; after the colon, the path kept); empty until timed.
+  std::string path_timings;
   int64_t gemm_runs = 0;       // of `runs`, those on cuBLAS (conv_gemm.h)
   // Of `runs`, those on a plan of cuDNN's graph API, and that plan's
   // engine (its global index; -1 when none is used).

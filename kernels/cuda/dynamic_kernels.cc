@@ -4,36 +4,29 @@
 // reshaped), DynamicSlice, DynamicExpand and Tile (strided copies), Fill
 // and Range. Their parameter inputs arrive in host memory
 // (host_memory_inputs), where the shapes are computed as on the CPU.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "core/tensor_proto.h"
 #include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/fill.h"
 #include "kernels/cuda/shape_copy.h"
+#include "kernels/dynamic_params.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cuda {
 namespace {
 
-class ShapeKernel final : public OpKernel {
+// The setup of Shape, Fill and Range is kernels/dynamic_params.h.
+class ShapeKernel final : public LaunchKernel<ShapeAttrs, ParseShapeAttrs> {
  public:
-  struct Attrs {
-    int64_t start = 0;
-    int64_t end = 0;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.start, node.attrs().GetInt("start"));
-    ASSIGN_OR_RETURN(a.end, node.attrs().GetInt("end"));
-    return a;
-  }
-  ShapeKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   // The dims are passed to the kernel by value: at most kMaxSmallInt64s.
   static absl::Status Supports(const Node& node) {
@@ -48,24 +41,17 @@ class ShapeKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     const Tensor& x = ctx->input(0);
-    int64_t begin = 0, end = 0;
-    ShapeSliceBounds(x.rank(), attrs_.start, attrs_.end, &begin, &end);
-    if (end - begin > kMaxSmallInt64s) {
+    const ShapePlan p = PlanShape(attrs(), x.shape());
+    if (p.dims.size() > static_cast<size_t>(kMaxSmallInt64s)) {
       return absl::UnimplementedError(
           absl::StrCat("Shape of rank ", x.rank(), " on the GPU"));
     }
     SmallInt64s dims;
-    dims.count = static_cast<int>(end - begin);
-    for (int64_t d = begin; d < end; ++d) {
-      dims.values[d - begin] = x.dim(static_cast<int>(d));
-    }
-    ASSIGN_OR_RETURN(Tensor * y,
-                     ctx->allocate_output(0, Shape({end - begin}), DT_INT64));
+    dims.count = static_cast<int>(p.dims.size());
+    std::copy(p.dims.begin(), p.dims.end(), dims.values);
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape, DT_INT64));
     return LaunchWriteInt64s(y->data<int64_t>(), dims, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
 class SizeKernel final : public OpKernel {
@@ -169,103 +155,46 @@ class ParamCopyKernel final : public OpKernel {
   }
 };
 
-class FillKernel final : public OpKernel {
+class FillKernel final : public LaunchKernel<FillAttrs, ParseFillAttrs> {
  public:
-  struct Attrs {
-    DataType dtype = DT_INVALID;
-    uint64_t bits = 0;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.dtype, node.attrs().GetType("dtype"));
-    const AttrValue* v = node.attrs().Find("value");
-    if (v == nullptr || v->value_case() != AttrValue::kTensor) {
-      return absl::InvalidArgumentError("Fill needs a tensor 'value'");
-    }
-    ASSIGN_OR_RETURN(Tensor value, TensorFromProto(v->tensor()));
-    if (value.NumElements() != 1 || value.dtype() != a.dtype ||
-        DataTypeSize(a.dtype) > sizeof(a.bits)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Fill's value must be one ", DataTypeName(a.dtype), " element"));
-    }
-    std::memcpy(&a.bits, value.raw_data(), DataTypeSize(a.dtype));
-    return a;
-  }
-  FillKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, {0}));
-    ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                     IntParamValues(ctx->input(0), "shape"));
-    for (int64_t d : dims) {
-      if (d < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("shape has a negative dimension ", d));
-      }
+    ASSIGN_OR_RETURN(Shape shape, PlanFill(ctx->input(0)));
+    const size_t size = DataTypeSize(attrs().dtype);
+    uint64_t bits = 0;
+    if (size > sizeof(bits)) {
+      return absl::UnimplementedError(absl::StrCat(
+          "Fill of ", DataTypeName(attrs().dtype), " on the GPU"));
     }
+    std::memcpy(&bits, attrs().value.raw_data(), size);
     ASSIGN_OR_RETURN(Tensor * y,
-                     ctx->allocate_output(0, Shape(dims), attrs_.dtype));
+                     ctx->allocate_output(0, shape, attrs().dtype));
     return LaunchFillBits(y->raw_data(), y->NumElements(),
-                          static_cast<int>(DataTypeSize(attrs_.dtype)),
-                          attrs_.bits, gpu.stream);
+                          static_cast<int>(size), bits, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
-// A host scalar as double and as int64.
-template <typename T>
-void ScalarOf(const Tensor& t, double* d, int64_t* i) {
-  const T v = t.data<T>()[0];
-  *d = static_cast<double>(v);
-  *i = static_cast<int64_t>(v);
-}
-
-class RangeKernel final : public OpKernel {
+class RangeKernel final : public LaunchKernel<RangeAttrs, ParseRangeAttrs> {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    return a;
-  }
-  RangeKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, {0, 1, 2}));
-    double v[3];
-    int64_t iv[3];
-    for (int k = 0; k < 3; ++k) {
-      const Tensor& t = ctx->input(k);
-      if (t.NumElements() != 1 || t.dtype() != attrs_.t) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "start, limit and delta must be ", DataTypeName(attrs_.t),
-            " scalars; input ", k, " is ", DataTypeName(t.dtype()),
-            t.shape().DebugString()));
-      }
-      switch (attrs_.t) {
-        case DT_FLOAT: ScalarOf<float>(t, &v[k], &iv[k]); break;
-        case DT_DOUBLE: ScalarOf<double>(t, &v[k], &iv[k]); break;
-        case DT_INT32: ScalarOf<int32_t>(t, &v[k], &iv[k]); break;
-        case DT_INT64: ScalarOf<int64_t>(t, &v[k], &iv[k]); break;
-        default:
-          return absl::UnimplementedError(absl::StrCat(
-              "Range of ", DataTypeName(attrs_.t), " on the GPU"));
-      }
+    const DataType t = attrs().t;
+    if (t != DT_FLOAT && t != DT_DOUBLE && t != DT_INT32 && t != DT_INT64) {
+      return absl::UnimplementedError(
+          absl::StrCat("Range of ", DataTypeName(t), " on the GPU"));
     }
-    ASSIGN_OR_RETURN(int64_t n, RangeLength(v[0], v[1], v[2]));
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({n}), attrs_.t));
-    return LaunchRange(ToGpuDtype(attrs_.t), y->raw_data(), n, v[0], v[2],
-                       iv[0], iv[2], gpu.stream);
+    ASSIGN_OR_RETURN(RangePlan p, PlanRange(attrs(), ctx->input(0),
+                                            ctx->input(1), ctx->input(2)));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape, t));
+    return LaunchRange(ToGpuDtype(t), y->raw_data(), p.n, p.start, p.delta,
+                       p.istart, p.idelta, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/einsum.h"
 #include "kernels/einsum_loop.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cuda {
 namespace {
@@ -28,14 +29,9 @@ absl::Status CheckFits(size_t inputs, size_t n_out, size_t n_sum) {
   return absl::OkStatus();
 }
 
-class EinsumKernel final : public OpKernel {
+class EinsumKernel final : public LaunchKernel<EinsumAttrs, ParseEinsumAttrs> {
  public:
-  using Attrs = EinsumAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseEinsumAttrs(node);
-  }
-  EinsumKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   // Too many inputs or labels for EinsumParams: the CPU takes the node.
   static absl::Status Supports(const Node& node) {
@@ -76,7 +72,7 @@ class EinsumKernel final : public OpKernel {
     std::vector<const Tensor*> inputs;
     for (int i = 0; i < ctx->num_inputs(); ++i) inputs.push_back(&ctx->input(i));
     const DataType t = ctx->input(0).dtype();
-    ASSIGN_OR_RETURN(EinsumPlan plan, PlanEinsum(attrs_.equation, inputs));
+    ASSIGN_OR_RETURN(EinsumPlan plan, PlanEinsum(attrs().equation, inputs));
     const EinsumLoop& loop = plan.loop;
     RETURN_IF_ERROR(CheckFits(inputs.size(), loop.out_sizes.size(),
                               loop.sum_sizes.size()));
@@ -95,9 +91,6 @@ class EinsumKernel final : public OpKernel {
     return LaunchEinsum(ToGpuDtype(t), p, y->raw_data(), y->NumElements(),
                         gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

@@ -8,11 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/shape_fns.h"
-#include "kernels/cast_attrs.h"
+#include "kernels/cast_params.h"
 #include "kernels/cuda/cast.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/elementwise.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cuda {
 namespace {
@@ -112,38 +113,31 @@ class BinaryKernel final : public OpKernel {
   const BinaryOp op_;
 };
 
-// Cast with the CPU kernel's attributes (kernels/cast_attrs.h) and result.
-class CastKernel final : public OpKernel {
+// Cast with the CPU kernel's attributes (kernels/cast_params.h) and result.
+class CastKernel final : public LaunchKernel<CastAttrs, ParseCastAttrs> {
  public:
-  using Attrs = CastAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseCastAttrs(node);
-  }
-  CastKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    if (x.dtype() != attrs_.src) {
+    if (x.dtype() != attrs().src) {
       return absl::InvalidArgumentError(
           absl::StrCat("input x has dtype ", DataTypeName(x.dtype()),
-                       ", expected ", DataTypeName(attrs_.src)));
+                       ", expected ", DataTypeName(attrs().src)));
     }
-    if (attrs_.src == attrs_.dst) {
+    if (attrs().src == attrs().dst) {
       ctx->set_output(0, x);
       return absl::OkStatus();
     }
     ASSIGN_OR_RETURN(Tensor* y,
-                     ctx->allocate_output(0, x.shape(), attrs_.dst));
-    return LaunchCast(ToGpuDtype(attrs_.src), ToGpuDtype(attrs_.dst),
+                     ctx->allocate_output(0, x.shape(), attrs().dst));
+    return LaunchCast(ToGpuDtype(attrs().src), ToGpuDtype(attrs().dst),
                       x.raw_data(), y->raw_data(), x.NumElements(),
-                      {.saturate = attrs_.saturate, .round = attrs_.round},
+                      {.saturate = attrs().saturate, .round = attrs().round},
                       gpu.stream);
   }
-
- private:
-  const CastAttrs attrs_;
 };
 
 class WhereKernel final : public OpKernel {

@@ -5,48 +5,45 @@
 
 #include "core/status_macros.h"
 #include "kernels/cuda/cuda_kernel_util.h"
-#include "kernels/cuda/fused_attention_kernels.h"
 #include "kernels/cuda/fused_attention.h"
+#include "kernels/cuda/fused_attention_kernels.h"
 #include "kernels/fused_attention_params.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cuda {
 namespace {
 
-class FusedAttentionKernel final : public OpKernel {
+class FusedAttentionKernel final
+    : public LaunchKernel<FusedAttentionAttrs, ParseFusedAttentionAttrs> {
  public:
-  using Attrs = FusedAttentionAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseFusedAttentionAttrs(node);
-  }
-  FusedAttentionKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    const int n = attrs_.has_mask ? 4 : 3;
+    const int n = attrs().has_mask ? 4 : 3;
     for (int i = 0; i < n; ++i) {
-      if (ctx->input(i).dtype() != attrs_.t) {
+      if (ctx->input(i).dtype() != attrs().t) {
         return absl::InvalidArgumentError(absl::StrCat(
             "FusedAttention: input ", i, " is ",
             DataTypeName(ctx->input(i).dtype()), ", expected ",
-            DataTypeName(attrs_.t)));
+            DataTypeName(attrs().t)));
       }
     }
     const Tensor& q = ctx->input(0);
     const Tensor& k = ctx->input(1);
     const Tensor& v = ctx->input(2);
-    const Tensor* mask = attrs_.has_mask ? &ctx->input(3) : nullptr;
+    const Tensor* mask = attrs().has_mask ? &ctx->input(3) : nullptr;
     ASSIGN_OR_RETURN(FusedAttentionDims d,
                      FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
                                            mask ? &mask->shape() : nullptr,
-                                           attrs_));
+                                           attrs()));
     ASSIGN_OR_RETURN(Tensor * y,
-                     ctx->allocate_output(0, d.output_shape(), attrs_.t));
+                     ctx->allocate_output(0, d.output_shape(), attrs().t));
     FusedAttentionLaunch l;
-    l.dtype = ToGpuDtype(attrs_.t);
+    l.dtype = ToGpuDtype(attrs().t);
     // Column offsets (BSHD) move the pointers; strides do the rest.
-    const int64_t elem = DataTypeSize(attrs_.t);
+    const int64_t elem = DataTypeSize(attrs().t);
     l.q = static_cast<const char*>(q.raw_data()) + d.q.offset * elem;
     l.k = static_cast<const char*>(k.raw_data()) + d.k.offset * elem;
     l.v = static_cast<const char*>(v.raw_data()) + d.v.offset * elem;
@@ -65,13 +62,10 @@ class FusedAttentionKernel final : public OpKernel {
       l.out_stride[i] = d.out.stride[i];
     }
     for (int i = 0; i < 4; ++i) l.mask_stride[i] = d.mask_stride[i];
-    l.scale = attrs_.scale;
-    l.causal = attrs_.causal;
+    l.scale = attrs().scale;
+    l.causal = attrs().causal;
     return LaunchFusedAttention(l, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

@@ -7,19 +7,16 @@
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/linear_attention.h"
+#include "kernels/launch_kernel.h"
 #include "kernels/linear_attention_params.h"
 
 namespace sluice::cuda {
 namespace {
 
-class LinearAttentionKernel final : public OpKernel {
+class LinearAttentionKernel final
+    : public LaunchKernel<LinearAttentionAttrs, ParseLinearAttentionAttrs> {
  public:
-  using Attrs = LinearAttentionAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseLinearAttentionAttrs(node);
-  }
-  LinearAttentionKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -27,14 +24,15 @@ class LinearAttentionKernel final : public OpKernel {
     std::vector<const Tensor*> inputs;
     for (int i = 0; i < ctx->num_inputs(); ++i) inputs.push_back(&ctx->input(i));
     ASSIGN_OR_RETURN(LinearAttentionDims d,
-                     CheckLinearAttentionInputs(attrs_, inputs));
-    ASSIGN_OR_RETURN(Tensor * out, ctx->allocate_output(
-                                       0, Shape({d.b, d.t, d.hq * d.dv}), attrs_.t));
+                     CheckLinearAttentionInputs(attrs(), inputs));
+    ASSIGN_OR_RETURN(Tensor * out,
+                     ctx->allocate_output(0, Shape({d.b, d.t, d.hq * d.dv}),
+                                          attrs().t));
     ASSIGN_OR_RETURN(Tensor * state,
                      ctx->allocate_output(1, Shape({d.b, d.hkv, d.dk, d.dv}),
-                                          attrs_.t));
+                                          attrs().t));
     LinearAttentionLaunch l;
-    l.dtype = ToGpuDtype(attrs_.t);
+    l.dtype = ToGpuDtype(attrs().t);
     l.b = d.b;
     l.t = d.t;
     l.hq = d.hq;
@@ -43,9 +41,9 @@ class LinearAttentionKernel final : public OpKernel {
     l.dv = d.dv;
     l.decay_width = d.decay_width;
     l.beta_width = d.beta_width;
-    l.gated = attrs_.gated;
-    l.delta = attrs_.delta;
-    l.scale = LinearAttentionScale(attrs_, d);
+    l.gated = attrs().gated;
+    l.delta = attrs().delta;
+    l.scale = LinearAttentionScale(attrs(), d);
     if (d.b * d.hkv * d.dk * d.dv == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(Tensor scratch,
                      ctx->allocate_temp(DT_FLOAT,
@@ -61,9 +59,6 @@ class LinearAttentionKernel final : public OpKernel {
     l.scratch = scratch.data<float>();
     return LaunchLinearAttention(l, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

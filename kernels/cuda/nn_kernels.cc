@@ -22,133 +22,59 @@
 #include "kernels/cuda/cudnn_conv.h"
 #include "kernels/cuda/normalization.h"
 #include "kernels/cuda/reduce.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/normalization_params.h"
 
 namespace sluice::cuda {
 namespace {
 
-int64_t Product(const Shape& s, int begin, int end) {
-  int64_t p = 1;
-  for (int i = begin; i < end; ++i) p *= s.dim(i);
-  return p;
-}
-
-class SoftmaxKernel final : public OpKernel {
+// The launches of Softmax, LayerNorm and RMSNorm on the GPU; their setup is
+// kernels/normalization_params.h.
+class SoftmaxKernel final
+    : public LaunchKernel<SoftmaxAttrs, ParseSoftmaxAttrs> {
  public:
-  struct Attrs {
-    int64_t axis = -1;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    return a;
-  }
-  SoftmaxKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), axis_attr_(attrs.axis) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    const int64_t axis_attr = axis_attr_;
-    if (x.rank() == 0) {
-      return absl::InvalidArgumentError("Softmax needs an input of rank >= 1");
-    }
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, x.shape(), x.dtype()));
+    ASSIGN_OR_RETURN(SoftmaxPlan p, PlanSoftmax(attrs(), x.shape()));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape, x.dtype()));
     return LaunchSoftmax(ToGpuDtype(x.dtype()), x.raw_data(), y->raw_data(),
-                         Product(x.shape(), 0, axis), x.dim(axis),
-                         Product(x.shape(), axis + 1, x.rank()), gpu.stream);
+                         p.outer, p.n, p.inner, gpu.stream);
   }
-
- private:
-  const int64_t axis_attr_;
 };
 
-class LayerNormKernel final : public OpKernel {
+// LayerNorm (kBias) and RMSNorm.
+template <bool kBias>
+class NormKernel final : public LaunchKernel<NormAttrs, ParseNormAttrs> {
  public:
-  struct Attrs {
-    int64_t axis = -1;
-    float epsilon = 0;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(a.epsilon, node.attrs().GetFloat("epsilon"));
-    return a;
-  }
-  LayerNormKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
     const Tensor& scale = ctx->input(1);
-    const Tensor& bias = ctx->input(2);
-    const int64_t axis_attr = attrs_.axis;
-    const float eps = attrs_.epsilon;
-    if (x.rank() == 0) {
-      return absl::InvalidArgumentError("LayerNorm needs an input of rank >= 1");
+    NormPlan p;
+    if constexpr (kBias) {
+      ASSIGN_OR_RETURN(p, PlanLayerNorm(attrs(), x, scale, ctx->input(2)));
+    } else {
+      ASSIGN_OR_RETURN(p, PlanRmsNorm(attrs(), x, scale));
     }
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
-    const Shape norm(absl::MakeConstSpan(x.shape().dims()).subspan(axis));
-    if (scale.shape() != norm || bias.shape() != norm ||
-        scale.dtype() != x.dtype() || bias.dtype() != x.dtype()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "LayerNorm scale and bias must be ", DataTypeName(x.dtype()),
-          norm.DebugString(), ", got ", scale.DebugString(0), " and ",
-          bias.DebugString(0)));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape, x.dtype()));
+    if constexpr (kBias) {
+      return LaunchLayerNorm(ToGpuDtype(x.dtype()), x.raw_data(),
+                             scale.raw_data(), ctx->input(2).raw_data(),
+                             y->raw_data(), p.rows, p.n, attrs().epsilon,
+                             gpu.stream);
+    } else {
+      return LaunchRMSNorm(ToGpuDtype(x.dtype()), x.raw_data(),
+                           scale.raw_data(), y->raw_data(), p.rows, p.n,
+                           attrs().epsilon, gpu.stream);
     }
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, x.shape(), x.dtype()));
-    return LaunchLayerNorm(ToGpuDtype(x.dtype()), x.raw_data(),
-                           scale.raw_data(), bias.raw_data(), y->raw_data(),
-                           Product(x.shape(), 0, axis),
-                           Product(x.shape(), axis, x.rank()), eps, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
-};
-
-class RMSNormKernel final : public OpKernel {
- public:
-  struct Attrs {
-    int64_t axis = -1;
-    float epsilon = 0;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(a.epsilon, node.attrs().GetFloat("epsilon"));
-    return a;
-  }
-  RMSNormKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
-    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    const Tensor& x = ctx->input(0);
-    const Tensor& scale = ctx->input(1);
-    if (x.rank() == 0) {
-      return absl::InvalidArgumentError("RMSNorm needs an input of rank >= 1");
-    }
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs_.axis, x.rank()));
-    const Shape norm(absl::MakeConstSpan(x.shape().dims()).subspan(axis));
-    if (scale.shape() != norm || scale.dtype() != x.dtype()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "RMSNorm scale must be ", DataTypeName(x.dtype()),
-          norm.DebugString(), ", got ", scale.DebugString(0)));
-    }
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, x.shape(), x.dtype()));
-    return LaunchRMSNorm(ToGpuDtype(x.dtype()), x.raw_data(), scale.raw_data(),
-                         y->raw_data(), Product(x.shape(), 0, axis),
-                         Product(x.shape(), axis, x.rank()), attrs_.epsilon,
-                         gpu.stream);
-  }
-
- private:
-  const Attrs attrs_;
 };
 
 // Builds the map for reducing `axes` (normalised, any order) of `in`.
@@ -368,19 +294,14 @@ absl::StatusOr<Shape> ConvOutputShape(const Shape& x, const Shape& f,
   return NchwToNhwc(out);
 }
 
-class Conv2DKernel final : public OpKernel {
+class Conv2DKernel final : public LaunchKernel<ConvAttrs, ReadConvAttrs> {
  public:
-  using Attrs = ConvAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ReadConvAttrs(node);
-  }
-  Conv2DKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    return RunConv(ctx, gpu, attrs_).status();
+    return RunConv(ctx, gpu, attrs()).status();
   }
 
   // Conv2D of inputs 0 and 1 into a new output 0: on cuDNN where it can,
@@ -466,8 +387,6 @@ class Conv2DKernel final : public OpKernel {
     g.out_channels = c.o;
     return g;
   }
-
-  const ConvAttrs attrs_;
 };
 
 // FusedConv2D: on cuDNN, one cudnnConvolutionBiasActivationForward call
@@ -607,9 +526,9 @@ void RegisterNnKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "Softmax", {{"T", GpuFloatTypes()}},
               MakeKernel<SoftmaxKernel>);
   RegisterGpu(registry, "LayerNorm", {{"T", GpuFloatTypes()}},
-              MakeKernel<LayerNormKernel>);
+              MakeKernel<NormKernel<true>>);
   RegisterGpu(registry, "RMSNorm", {{"T", GpuFloatTypes()}},
-              MakeKernel<RMSNormKernel>);
+              MakeKernel<NormKernel<false>>);
   const struct { const char* name; ReduceOp op; } reductions[] = {
       {"ReduceSum", ReduceOp::kSum},   {"ReduceMean", ReduceOp::kMean},
       {"ReduceMax", ReduceOp::kMax},   {"ReduceMin", ReduceOp::kMin},

@@ -22,7 +22,7 @@ namespace sluice::cuda {
 // The spatial dims of a window op on [N, C, spatial...]: at most this many.
 inline constexpr int kMaxSpatialDims = kMaxGpuDims - 2;
 
-// PoolMode (kernels/vision_attrs.h) as a number.
+// PoolMode (kernels/vision_params.h) as a number.
 enum class GpuPoolMode : int { kMax, kAvg, kLp };
 struct PoolGeometry {
   GpuPoolMode mode = GpuPoolMode::kMax;
@@ -44,7 +44,7 @@ bool HasPoolKernel(GpuDtype dtype);
 absl::Status LaunchPool(GpuDtype dtype, const PoolGeometry& g, const void* x,
                         void* y, int64_t* indices, cudaStream_t stream);
 
-// GridSampleAttrs (kernels/vision_attrs.h) as numbers.
+// GridSampleAttrs (kernels/vision_params.h) as numbers.
 enum class GpuGridInterp : int { kNearest, kLinear, kCubic };
 enum class GpuGridPadding : int { kZeros, kBorder, kReflection };
 struct GridSampleGeometry {
@@ -70,7 +70,7 @@ absl::Status LaunchAffineGrid(GpuDtype dtype, const void* theta, void* y,
                               int64_t batch, int r, const int64_t* dims,
                               bool align_corners, cudaStream_t stream);
 
-// RoiAlign (RoiAlignAttrs, kernels/vision_attrs.h, as plain values).
+// RoiAlign (RoiAlignAttrs, kernels/vision_params.h, as plain values).
 struct RoiAlignGeometry {
   bool half_pixel = true, max = false;
   int64_t out_h = 1, out_w = 1, sampling_ratio = 0;

@@ -22,7 +22,7 @@
 
 namespace sluice::cuda {
 
-// ResizeAttrs (kernels/vision_attrs.h) as numbers.
+// ResizeAttrs (kernels/vision_params.h) as numbers.
 enum class ResizeMode : int { kNearest, kLinear, kCubic };
 enum class ResizeTransform : int {
   kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners,
@@ -58,7 +58,7 @@ absl::Status LaunchResizeAxis(const ResizeParams& p,
                               const ResizeAxisGeometry& g, const double* in,
                               double* out, cudaStream_t stream);
 
-// PadMode (kernels/vision_attrs.h) as a number.
+// PadMode (kernels/vision_params.h) as a number.
 enum class GpuPadMode : int { kConstant, kReflect, kEdge, kWrap };
 struct PadGeometry {
   GpuPadMode mode = GpuPadMode::kConstant;

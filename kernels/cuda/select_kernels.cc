@@ -19,7 +19,8 @@
 #include "kernels/cuda/fill.h"
 #include "kernels/cuda/select.h"
 #include "kernels/host_params.h"
-#include "kernels/select_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/select_params.h"
 
 namespace sluice::cuda {
 namespace {
@@ -39,41 +40,29 @@ absl::Status CopyBlock(int element_bytes, const void* src, int64_t src_offset,
                            map, stream);
 }
 
-class TopKKernel final : public OpKernel {
+class TopKKernel final : public LaunchKernel<TopKAttrs, ParseTopKAttrs> {
  public:
-  using Attrs = TopKAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseTopKAttrs(node);
-  }
-  TopKKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1}));
     const Tensor& x = ctx->input(0);
-    ASSIGN_OR_RETURN(TopKPlan p, PlanTopK(x, ctx->input(1), attrs_));
+    ASSIGN_OR_RETURN(TopKPlan p, PlanTopK(x, ctx->input(1), attrs()));
     ASSIGN_OR_RETURN(Tensor * values,
                      ctx->allocate_output(0, p.out_shape, x.dtype()));
     ASSIGN_OR_RETURN(Tensor * indices,
                      ctx->allocate_output(1, p.out_shape, DT_INT64));
     return LaunchTopK(ToGpuDtype(x.dtype()), x.raw_data(), values->raw_data(),
                       indices->data<int64_t>(), p.view.outer, p.view.n,
-                      p.view.inner, p.k, attrs_.largest, gpu.stream);
+                      p.view.inner, p.k, attrs().largest, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // Indices in device memory; depth and values (off, on) in host memory.
-class OneHotKernel final : public OpKernel {
+class OneHotKernel final : public LaunchKernel<OneHotAttrs, ParseOneHotAttrs> {
  public:
-  using Attrs = OneHotAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseOneHotAttrs(node);
-  }
-  OneHotKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -81,7 +70,7 @@ class OneHotKernel final : public OpKernel {
     const Tensor& indices = ctx->input(0);
     const Tensor& values = ctx->input(2);
     ASSIGN_OR_RETURN(OneHotPlan p,
-                     PlanOneHot(indices, ctx->input(1), values, attrs_));
+                     PlanOneHot(indices, ctx->input(1), values, attrs()));
     ASSIGN_OR_RETURN(Tensor * y,
                      ctx->allocate_output(0, p.out_shape, values.dtype()));
     const int bytes = ElementBytes(values.dtype());
@@ -93,19 +82,12 @@ class OneHotKernel final : public OpKernel {
                         off, on, y->raw_data(), p.outer, p.depth, p.inner,
                         gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class EyeLikeKernel final : public OpKernel {
+class EyeLikeKernel final
+    : public LaunchKernel<EyeLikeAttrs, ParseEyeLikeAttrs> {
  public:
-  using Attrs = EyeLikeAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseEyeLikeAttrs(node);
-  }
-  EyeLikeKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -113,24 +95,17 @@ class EyeLikeKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     RETURN_IF_ERROR(CheckEyeLikeInput(x));
     ASSIGN_OR_RETURN(Tensor * y,
-                     ctx->allocate_output(0, x.shape(), attrs_.dst));
-    return LaunchEyeLike(ToGpuDtype(attrs_.dst), y->raw_data(), x.dim(0),
-                         x.dim(1), attrs_.k, gpu.stream);
+                     ctx->allocate_output(0, x.shape(), attrs().dst));
+    return LaunchEyeLike(ToGpuDtype(attrs().dst), y->raw_data(), x.dim(0),
+                         x.dim(1), attrs().k, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // The condition in host memory: one strided copy per run of kept entries.
-class CompressKernel final : public OpKernel {
+class CompressKernel final
+    : public LaunchKernel<CompressAttrs, ParseCompressAttrs> {
  public:
-  using Attrs = CompressAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseCompressAttrs(node);
-  }
-  CompressKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -139,15 +114,15 @@ class CompressKernel final : public OpKernel {
     AxisView v;
     v.n = x.NumElements();
     int axis = 0;
-    if (!attrs_.flatten) {
-      ASSIGN_OR_RETURN(axis, NormalizeAxis(attrs_.axis, x.rank()));
+    if (!attrs().flatten) {
+      ASSIGN_OR_RETURN(axis, NormalizeAxis(attrs().axis, x.rank()));
       v = ViewAround(x.shape(), axis);
     }
     ASSIGN_OR_RETURN(std::vector<int64_t> keep,
                      CompressSelection(ctx->input(1), v.n));
     const int64_t m = static_cast<int64_t>(keep.size());
     Shape out_shape({m});
-    if (!attrs_.flatten) {
+    if (!attrs().flatten) {
       out_shape = x.shape();
       out_shape.set_dim(axis, m);
     }
@@ -163,28 +138,21 @@ class CompressKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // sequence_lens in host memory: per batch entry, one copy with a negative
 // time stride for the reversed steps and one for the rest.
-class ReverseSequenceKernel final : public OpKernel {
+class ReverseSequenceKernel final
+    : public LaunchKernel<ReverseSequenceAttrs, ParseReverseSequenceAttrs> {
  public:
-  using Attrs = ReverseSequenceAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseReverseSequenceAttrs(node);
-  }
-  ReverseSequenceKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1}));
     const Tensor& x = ctx->input(0);
     ASSIGN_OR_RETURN(ReverseSequencePlan p,
-                     PlanReverseSequence(x, ctx->input(1), attrs_));
+                     PlanReverseSequence(x, ctx->input(1), attrs()));
     const bool batch_first = p.batch_first;
     const int64_t batch = p.batch, steps = p.steps;
     const int64_t* lens = ctx->input(1).data<int64_t>();
@@ -211,9 +179,6 @@ class ReverseSequenceKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // Inference: y is x's buffer, the mask all true; ratio and training_mode
@@ -237,14 +202,10 @@ class DropoutKernel final : public OpKernel {
 // The cache copied, then per batch entry one strided copy of its update
 // rows (two where a circular write wraps); write_indices in host memory,
 // checked there as on the CPU.
-class TensorScatterKernel final : public OpKernel {
+class TensorScatterKernel final
+    : public LaunchKernel<TensorScatterAttrs, ParseTensorScatterAttrs> {
  public:
-  using Attrs = TensorScatterAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseTensorScatterAttrs(node);
-  }
-  TensorScatterKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -253,10 +214,10 @@ class TensorScatterKernel final : public OpKernel {
     const Tensor& update = ctx->input(1);
     const Tensor& where = ctx->input(2);
     ASSIGN_OR_RETURN(TensorScatterPlan p,
-                     PlanTensorScatter(cache, update, where, attrs_.axis));
+                     PlanTensorScatter(cache, update, where, attrs().axis));
     const int64_t batch = cache.rank() > 0 ? cache.dim(0) : 0;
     const int64_t* w = where.data<int64_t>();
-    if (!attrs_.circular && p.prefix > 0 && p.steps > 0) {
+    if (!attrs().circular && p.prefix > 0 && p.steps > 0) {
       for (int64_t b = 0; b < batch; ++b) {  // the CPU's first bad index
         const int64_t at = w[b] < 0 ? w[b] : std::max(w[b], p.len);
         if (w[b] < 0 || w[b] + p.steps > p.len) {
@@ -281,7 +242,7 @@ class TensorScatterKernel final : public OpKernel {
                        gpu.stream);
     };
     for (int64_t b = 0; b < batch; ++b) {
-      if (!attrs_.circular) {
+      if (!attrs().circular) {
         RETURN_IF_ERROR(write(b, 0, p.steps, w[b]));
         continue;
       }
@@ -292,9 +253,6 @@ class TensorScatterKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

@@ -113,7 +113,7 @@ static __global__ void MelKernel(T* y, int64_t rows, int64_t mels,
     const int64_t j = t / e.count;
     const int i = static_cast<int>(t % e.count);
     const int64_t l = e.edges[i], c = e.edges[i + 1], h = e.edges[i + 2];
-    double w = 0;  // MelWeight (kernels/signal_plan.h)
+    double w = 0;  // MelWeight (kernels/signal_params.h)
     if (j >= c && j < h) {
       w = static_cast<double>(h - j) / static_cast<double>(h - c);
     } else if (c == l) {

@@ -55,7 +55,7 @@ absl::Status LaunchStft(GpuDtype dtype, const void* x, const void* window,
                         void* y, const StftGeometry& g, cudaStream_t stream);
 
 // MelWeightMatrix columns [first, first + count) of y [rows, mels]: the
-// filters' bin edges (computed on the host, kernels/signal_plan.h) passed
+// filters' bin edges (computed on the host, kernels/signal_params.h) passed
 // by value, kMelChunk filters per launch.
 inline constexpr int kMelChunk = 128;
 struct MelEdges {

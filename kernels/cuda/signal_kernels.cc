@@ -1,7 +1,7 @@
 // CUDA OpKernels for the signal ops: Window, DFT, STFT and MelWeightMatrix.
 // Their scalar parameters (size, dft_length and axis, frame_step and
 // frame_length, the mel inputs) are host-memory inputs, checked as on the CPU (kernels/host_params.h,
-// kernels/signal_plan.h).
+// kernels/signal_params.h).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -11,8 +11,8 @@
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/signal.h"
-#include "kernels/signal_attrs.h"
-#include "kernels/signal_plan.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/signal_params.h"
 
 namespace sluice::cuda {
 namespace {
@@ -27,35 +27,24 @@ WindowKind ToWindowKind(WindowFunction f) {
   return static_cast<WindowKind>(static_cast<int>(f));
 }
 
-class WindowKernel final : public OpKernel {
+class WindowKernel final : public LaunchKernel<WindowAttrs, ParseWindowAttrs> {
  public:
-  using Attrs = WindowAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseWindowAttrs(node);
-  }
-  WindowKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{0}));
     ASSIGN_OR_RETURN(int64_t size, WindowSize(ctx->input(0)));
     ASSIGN_OR_RETURN(Tensor * y,
-                     ctx->allocate_output(0, Shape({size}), attrs_.t));
-    return LaunchWindow(ToGpuDtype(attrs_.t), ToWindowKind(attrs_.function),
-                        y->raw_data(), size, attrs_.periodic, gpu.stream);
+                     ctx->allocate_output(0, Shape({size}), attrs().t));
+    return LaunchWindow(ToGpuDtype(attrs().t), ToWindowKind(attrs().function),
+                        y->raw_data(), size, attrs().periodic, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class DftKernel final : public OpKernel {
+class DftKernel final : public LaunchKernel<DftAttrs, ParseDftAttrs> {
  public:
-  using Attrs = DftAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseDftAttrs(node);
-  }
-  DftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -63,7 +52,7 @@ class DftKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     ASSIGN_OR_RETURN(DftPlan plan,
                      PlanDft(x.shape(), ctx->input(1), ctx->input(2),
-                             attrs_.inverse, attrs_.onesided));
+                             attrs().inverse, attrs().onesided));
     ASSIGN_OR_RETURN(Tensor * y,
                      ctx->allocate_output(0, plan.out_shape, x.dtype()));
     DftGeometry g;
@@ -76,23 +65,16 @@ class DftKernel final : public OpKernel {
     g.out_parts = plan.out_parts;
     g.take = plan.take;
     g.irfft = plan.irfft;
-    g.sign = attrs_.inverse ? 1.0 : -1.0;
-    g.scale = attrs_.inverse ? 1.0 / static_cast<double>(plan.n) : 1.0;
+    g.sign = attrs().inverse ? 1.0 : -1.0;
+    g.scale = attrs().inverse ? 1.0 / static_cast<double>(plan.n) : 1.0;
     return LaunchDft(ToGpuDtype(x.dtype()), x.raw_data(), y->raw_data(), g,
                      gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class StftKernel final : public OpKernel {
+class StftKernel final : public LaunchKernel<StftAttrs, ParseStftAttrs> {
  public:
-  using Attrs = StftAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseStftAttrs(node);
-  }
-  StftKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -101,7 +83,7 @@ class StftKernel final : public OpKernel {
     const Tensor& window = ctx->input(2);
     ASSIGN_OR_RETURN(StftPlan plan,
                      PlanStft(x.shape(), ctx->input(1), ctx->input(3),
-                              window.NumElements(), attrs_.onesided));
+                              window.NumElements(), attrs().onesided));
     ASSIGN_OR_RETURN(Tensor * y,
                      ctx->allocate_output(0, plan.out_shape, x.dtype()));
     if (window.dtype() != x.dtype()) {
@@ -121,21 +103,14 @@ class StftKernel final : public OpKernel {
                       window.NumElements() > 0 ? window.raw_data() : nullptr,
                       y->raw_data(), g, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // Every input a host-memory scalar: the edges are computed on the host as
 // on the CPU, then written kMelChunk filters per launch.
-class MelWeightMatrixKernel final : public OpKernel {
+class MelWeightMatrixKernel final
+    : public LaunchKernel<MelWeightMatrixAttrs, ParseMelWeightMatrixAttrs> {
  public:
-  using Attrs = MelWeightMatrixAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseMelWeightMatrixAttrs(node);
-  }
-  MelWeightMatrixKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -146,20 +121,17 @@ class MelWeightMatrixKernel final : public OpKernel {
                                          ctx->input(4)));
     ASSIGN_OR_RETURN(Tensor * y,
                      ctx->allocate_output(0, Shape({plan.rows, plan.mels}),
-                                          attrs_.t));
+                                          attrs().t));
     for (int64_t first = 0; first < plan.mels; first += kMelChunk) {
       MelEdges e;
       e.first = first;
       e.count = static_cast<int>(std::min<int64_t>(kMelChunk, plan.mels - first));
       for (int i = 0; i < e.count + 2; ++i) e.edges[i] = plan.edges[first + i];
-      RETURN_IF_ERROR(LaunchMelWeights(ToGpuDtype(attrs_.t), y->raw_data(),
+      RETURN_IF_ERROR(LaunchMelWeights(ToGpuDtype(attrs().t), y->raw_data(),
                                        plan.rows, plan.mels, e, gpu.stream));
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

@@ -4,7 +4,7 @@
 // AffineGrid's size; MaxUnpool's indices and output_shape; RoiAlign's
 // batch_indices) are host-memory inputs, read here
 // as the CPU kernels read them; the attributes, shapes and error messages
-// come from the functions the CPU kernels use (kernels/vision_attrs.h,
+// come from the functions the CPU kernels use (kernels/vision_params.h,
 // graph/vision_shapes.h).
 #include <algorithm>
 #include <cstring>
@@ -21,7 +21,8 @@
 #include "kernels/cuda/pool_grid.h"
 #include "kernels/cuda/resize_pad.h"
 #include "kernels/cuda/scatter_gather.h"
-#include "kernels/vision_attrs.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cuda {
 namespace {
@@ -243,14 +244,10 @@ class PoolNdKernel final : public OpKernel {
   const Attrs a_;
 };
 
-class GridSampleKernel final : public OpKernel {
+class GridSampleKernel final
+    : public LaunchKernel<GridSampleAttrs, ParseGridSampleAttrs> {
  public:
-  using Attrs = GridSampleAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseGridSampleAttrs(node);
-  }
-  GridSampleKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -265,9 +262,9 @@ class GridSampleKernel final : public OpKernel {
                        ": CUDA GridSample takes at most ", kMaxSpatialDims));
     }
     GridSampleGeometry g;
-    g.interp = static_cast<GpuGridInterp>(static_cast<int>(attrs_.interp));
-    g.padding = static_cast<GpuGridPadding>(static_cast<int>(attrs_.padding));
-    g.align_corners = attrs_.align_corners;
+    g.interp = static_cast<GpuGridInterp>(static_cast<int>(attrs().interp));
+    g.padding = static_cast<GpuGridPadding>(static_cast<int>(attrs().padding));
+    g.align_corners = attrs().align_corners;
     g.r = r;
     g.batch = x.dim(0);
     g.channels = x.dim(1);
@@ -281,19 +278,12 @@ class GridSampleKernel final : public OpKernel {
     return LaunchGridSample(ToGpuDtype(x.dtype()), g, x.raw_data(),
                             grid.raw_data(), y->raw_data(), gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class AffineGridKernel final : public OpKernel {
+class AffineGridKernel final
+    : public LaunchKernel<AffineGridAttrs, ParseAffineGridAttrs> {
  public:
-  using Attrs = AffineGridAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseAffineGridAttrs(node);
-  }
-  AffineGridKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -307,24 +297,17 @@ class AffineGridKernel final : public OpKernel {
     const int r = static_cast<int>(size.size()) - 2;
     return LaunchAffineGrid(ToGpuDtype(theta.dtype()), theta.raw_data(),
                             y->raw_data(), size[0], r, size.data() + 2,
-                            attrs_.align_corners, gpu.stream);
+                            attrs().align_corners, gpu.stream);
   }
-
- private:
-  const Attrs attrs_;
 };
 
 // Indices read and checked in host memory; each output element gathers the
 // input element that the CPU's in-order scatter leaves there (the last
 // one written), or zero.
-class MaxUnpoolKernel final : public OpKernel {
+class MaxUnpoolKernel final
+    : public LaunchKernel<MaxUnpoolAttrs, ParseMaxUnpoolAttrs> {
  public:
-  using Attrs = MaxUnpoolAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseMaxUnpoolAttrs(node);
-  }
-  MaxUnpoolKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), a_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -332,7 +315,7 @@ class MaxUnpoolKernel final : public OpKernel {
     const Tensor& x = ctx->input(0);
     const Tensor& idx = ctx->input(1);
     ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                     PlanMaxUnpool(a_, x, idx, ctx->input(2)));
+                     PlanMaxUnpool(attrs(), x, idx, ctx->input(2)));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     const int64_t total = y->NumElements();
     RETURN_IF_ERROR(CheckUnpoolIndices(idx, total));
@@ -348,18 +331,12 @@ class MaxUnpoolKernel final : public OpKernel {
                               source_dev.data<int64_t>(), y->raw_data(), total,
                               /*slice=*/1, gpu.stream);
   }
-
- private:
-  const Attrs a_;
 };
 
-class RoiAlignKernel final : public OpKernel {
+class RoiAlignKernel final
+    : public LaunchKernel<RoiAlignAttrs, ParseRoiAlignAttrs> {
  public:
-  using Attrs = RoiAlignAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseRoiAlignAttrs(node);
-  }
-  RoiAlignKernel(const Node& node, Attrs attrs) : OpKernel(node), a_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -369,17 +346,18 @@ class RoiAlignKernel final : public OpKernel {
     ASSIGN_OR_RETURN(std::vector<int64_t> batch,
                      IntParamValues(ctx->input(2), "batch_indices"));
     RETURN_IF_ERROR(CheckRoiAlignInputs(x, rois, batch));
-    ASSIGN_OR_RETURN(Tensor * y,
-                     ctx->allocate_output(0, Shape({rois.dim(0), x.dim(1),
-                                                    a_.out_h, a_.out_w})));
+    ASSIGN_OR_RETURN(
+        Tensor * y,
+        ctx->allocate_output(0, Shape({rois.dim(0), x.dim(1), attrs().out_h,
+                                       attrs().out_w})));
     if (y->NumElements() == 0) return absl::OkStatus();
     RoiAlignGeometry g;
-    g.half_pixel = a_.half_pixel;
-    g.max = a_.max;
-    g.out_h = a_.out_h;
-    g.out_w = a_.out_w;
-    g.sampling_ratio = a_.sampling_ratio;
-    g.spatial_scale = a_.spatial_scale;
+    g.half_pixel = attrs().half_pixel;
+    g.max = attrs().max;
+    g.out_h = attrs().out_h;
+    g.out_w = attrs().out_w;
+    g.sampling_ratio = attrs().sampling_ratio;
+    g.spatial_scale = attrs().spatial_scale;
     g.rois = rois.dim(0);
     g.channels = x.dim(1);
     g.h = x.dim(2);
@@ -391,9 +369,6 @@ class RoiAlignKernel final : public OpKernel {
                           rois.raw_data(), batch_dev.data<int64_t>(),
                           y->raw_data(), gpu.stream);
   }
-
- private:
-  const Attrs a_;
 };
 
 // Enum values the launchers' copies must share.

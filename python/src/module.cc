@@ -43,10 +43,12 @@ std::string PlaceJson(const std::string& path, nb::bytes bytes,
   PlaceOptions options;
   options.model_path = source.name();
   options.devices = devices;
-  options.strategy = strategy;
+  if (!strategy.empty()) options.config.fields["placement_strategy"] = strategy;
   options.batch = batch;
   options.explain = true;
-  options.optimization_level = optimization_level;
+  if (!optimization_level.empty()) {
+    options.config.fields["optimization_level"] = optimization_level;
+  }
   absl::StatusOr<std::string> json;
   {
     nb::gil_scoped_release release;

@@ -8,6 +8,8 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/ascii.h"
+#include "executor/config_fields.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -83,6 +85,79 @@ TEST(RuntimeConfigTest, WrongValueTypeNamesLine) {
       ParseRuntimeConfig("\n\ninter_op_threads: \"many\"\n", "c.pbtxt");
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("c.pbtxt:3:"));
+}
+
+// Every enum field of RuntimeConfig, found through its descriptor so that
+// a field added to the proto is covered: each value by its short name, its
+// short name in lower case and its full name.
+TEST(RuntimeConfigTest, EveryEnumFieldTakesShortAndFullNames) {
+  const google::protobuf::Descriptor& type = *RuntimeConfig::descriptor();
+  int enum_fields = 0;
+  for (int f = 0; f < type.field_count(); ++f) {
+    const google::protobuf::FieldDescriptor& field = *type.field(f);
+    if (field.cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_ENUM) {
+      continue;
+    }
+    ++enum_fields;
+    const google::protobuf::EnumDescriptor& e = *field.enum_type();
+    for (int v = 0; v < e.value_count(); ++v) {
+      const std::string full = e.value(v)->name();
+      const std::string short_name = ShortEnumName(*e.value(v));
+      EXPECT_NE(short_name, full);
+      for (const std::string& name :
+           {full, short_name, absl::AsciiStrToLower(short_name)}) {
+        const std::string text = field.name() + ": " + name;
+        absl::StatusOr<RuntimeConfig> c = ParseRuntimeConfig(text);
+        ASSERT_TRUE(c.ok()) << text << ": " << c.status();
+        EXPECT_EQ(c->GetReflection()->GetEnumValue(*c, &field),
+                  e.value(v)->number())
+            << text;
+        EXPECT_TRUE(ValidateRuntimeConfig(*c).ok()) << text;
+      }
+    }
+  }
+  // placement_strategy, optimization_level, precision, conv_layout.
+  EXPECT_GE(enum_fields, 4);
+}
+
+TEST(RuntimeConfigTest, ReadmesShortNamesLoad) {
+  RuntimeConfig c = Parse(
+      "optimization_level: NONE\nprecision: FLOAT16\nconv_layout: NHWC\n"
+      "placement_strategy: SINGLE\n");
+  EXPECT_EQ(c.optimization_level(), OPTIMIZATION_NONE);
+  EXPECT_EQ(c.precision(), PRECISION_FLOAT16);
+  EXPECT_EQ(c.conv_layout(), CONV_LAYOUT_NHWC);
+  EXPECT_EQ(c.placement_strategy(), PLACEMENT_SINGLE);
+}
+
+TEST(RuntimeConfigTest, AWrongEnumNameListsTheAcceptedNames) {
+  absl::StatusOr<RuntimeConfig> c =
+      ParseRuntimeConfig("use_gpu: false\noptimization_level: MAX\n", "c.pbtxt");
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("c.pbtxt:2:21: optimization_level: unknown value "
+                        "'MAX'; use DEFAULT, NONE, BASIC or ALL (or the full "
+                        "names OPTIMIZATION_DEFAULT, OPTIMIZATION_NONE, "
+                        "OPTIMIZATION_BASIC, OPTIMIZATION_ALL)"));
+}
+
+TEST(RuntimeConfigTest, ErrorsAfterAShortNameKeepTheirColumn) {
+  // The string is at column 37 of what the user wrote, whatever NHWC
+  // became.
+  absl::StatusOr<RuntimeConfig> c = ParseRuntimeConfig(
+      "conv_layout: NHWC inter_op_threads: \"x\"\n", "c.pbtxt");
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("c.pbtxt:1:37: "));
+}
+
+TEST(RuntimeConfigTest, UndeclaredEnumNumbersAreInvalid) {
+  RuntimeConfig c;
+  c.set_precision(static_cast<Precision>(7));
+  absl::Status s = ValidateRuntimeConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("precision: unknown value 7; use MODEL, FLOAT16 or "
+                        "BFLOAT16"));
 }
 
 TEST(RuntimeConfigTest, EmptyConfigIsValid) {
@@ -185,7 +260,8 @@ TEST(RuntimeConfigTest, EnvironmentTurnsGpuGraphsOffAndSaysSo) {
   absl::Status s = ApplyEnvironmentOverrides(
       &bad, &log, FakeEnv({{"SLUICE_GPU_GRAPHS", "maybe"}}));
   EXPECT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), HasSubstr("SLUICE_GPU_GRAPHS"));
+  EXPECT_THAT(s.message(), HasSubstr("SLUICE_GPU_GRAPHS: gpu_graphs: 'maybe': "
+                                     "expected true or false"));
   EXPECT_FALSE(bad.has_gpu_graphs());
 }
 

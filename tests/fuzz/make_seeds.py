@@ -61,7 +61,9 @@ def main():
 
     specs = ["4xgpu:80GiB", "2xgpu:16GiB,cpu", "cpu", "cpu:1.5TB",
              "2xcpu:512MiB", "gpu:16G,gpu:1MiB,cpu:64KiB", "64xcpu",
-             "gpu:0", "/gpu:1", "/device:GPU:1", "/gpu:*", "0.5", "4GiB"]
+             "gpu:0", "/gpu:1", "/device:GPU:1", "/gpu:*", "0.5", "4GiB",
+             "2x(4xgpu:80GiB)", "(2xgpu:16GiB,cpu),(gpu:40GiB)",
+             "2x(gpu:1GiB"]
     for i, spec in enumerate(specs):
         write("device_spec_fuzz", f"spec{i:02d}", spec)
 
@@ -95,6 +97,36 @@ def main():
     }
     for name, text in configs.items():
         write("runtime_config_fuzz", name, text)
+
+    # Bootstrap frames (distributed/bootstrap_message.h): a u32 length, then
+    # a type byte and the fields (u32, or u32 length + bytes), little-endian.
+    def u32(v):
+        return struct.pack("<I", v)
+
+    def blob(b):
+        return u32(len(b)) + b
+
+    def frame(body):
+        return u32(len(body)) + body
+
+    hello = (b"\x01" + u32(1) + u32(4) + u32(2) + blob(b"test-token-0123456789") +
+             u32(2) + blob(b"model") + blob(bytes(range(16))) +
+             blob(b"config") + blob(b"cfg"))
+    frames = {
+        "hello": frame(hello),
+        "welcome": frame(b"\x02" + u32(4)),
+        "refusal": frame(b"\x03" + u32(7) + blob(b"wrong job token")),
+        "gather": frame(b"\x04" + u32(1) + u32(2) + blob(b"gpu:0 80GiB")),
+        "gather_result": frame(b"\x05" + u32(1) + u32(3) + blob(b"a") +
+                               blob(b"") + blob(b"ccc")),
+        "broadcast": frame(b"\x06" + u32(2) + blob(bytes(128))),
+        "session": frame(hello) + frame(b"\x04" + u32(1) + u32(2) + blob(b"x")),
+        "http": b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+        "truncated": frame(hello)[:20],
+        "address": b"[::1]:29500",
+    }
+    for name, data in frames.items():
+        write("bootstrap_message_fuzz", name, data)
 
 
 if __name__ == "__main__":

@@ -177,13 +177,16 @@ TEST(CublasLtMatmulTest, TheFallbackMatchesTheCpu) {
   std::string skip;
   GpuDevice* gpu = SharedGpu(&skip);
   if (gpu == nullptr) GTEST_SKIP() << skip;
-  cuda::DisableCublasLtMatmulForTesting(true);
+  ASSERT_TRUE(cuda::DisableCublasLtMatmulForTesting(gpu, true).ok());
   uint32_t seed = 100;
   for (const Problem& p : EveryEpilogue()) {
     SCOPED_TRACE(Name(p));
+    std::string refused;
+    const int64_t before = LtRuns(gpu, p, &refused);
     ExpectGpuMatchesCpu(gpu, p, seed++);
+    EXPECT_EQ(LtRuns(gpu, p, &refused), before) << "cuBLASLt ran while disabled";
   }
-  cuda::DisableCublasLtMatmulForTesting(false);
+  EXPECT_TRUE(cuda::DisableCublasLtMatmulForTesting(gpu, false).ok());
 }
 
 TEST(CublasLtMatmulTest, ATransformerSizedProductMatchesTheCpu) {

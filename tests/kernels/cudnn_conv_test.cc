@@ -505,7 +505,9 @@ TEST(CudnnFusedConvTest, BiasResidualReluMatchTheCpuInOneCall) {
   absl::StatusOr<std::vector<Tensor>> cpu = RunOp("FusedConv2D", in, attrs);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   const std::vector<double> ref = ToDoubles((*cpu)[0]);
-  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kFused);
+  ASSERT_TRUE(cuda::SetCudnnPathPolicyForTesting(gpus.cudnn.get(),
+                                                cuda::CudnnPathPolicy::kFused)
+                  .ok());
   for (GpuDevice* gpu : {gpus.cudnn.get(), gpus.fallback.get()}) {
     absl::StatusOr<Tensor> out = RunOnGpu(gpu, "FusedConv2D", in, attrs);
     ASSERT_TRUE(out.ok()) << out.status();
@@ -518,7 +520,9 @@ TEST(CudnnFusedConvTest, BiasResidualReluMatchTheCpuInOneCall) {
     fused += e.fused_runs;
     if (!e.fused_refused.empty()) refused = e.fused_refused;
   }
-  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kMeasure);
+  EXPECT_TRUE(cuda::SetCudnnPathPolicyForTesting(gpus.cudnn.get(),
+                                                cuda::CudnnPathPolicy::kMeasure)
+                  .ok());
   EXPECT_GT(fused, 0) << "cuDNN did not take the fused call: " << refused;
 }
 
@@ -568,6 +572,54 @@ TEST(CudnnFusedConvTest, TheFasterOfFusedAndPlainIsMeasuredAndKept) {
   EXPECT_EQ(entries, 1);
 }
 
+// The path policy belongs to one device's cache: forced onto the fused
+// call, gpus.cudnn does not time the paths, while gpus.tf32 (cuDNN, TF32)
+// measures the same problem as by default and records what it timed. A
+// device that does not use cuDNN has no policy to set.
+TEST(CudnnFusedConvTest, ThePathPolicyIsPerDevice) {
+  const Gpus& gpus = GetGpus();
+  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
+  absl::Status off = cuda::SetCudnnPathPolicyForTesting(gpus.fallback.get(),
+                                                        cuda::CudnnPathPolicy::kGemm);
+  EXPECT_EQ(off.code(), absl::StatusCode::kFailedPrecondition) << off;
+  EXPECT_TRUE(absl::StrContains(off.message(), "use_cudnn")) << off;
+
+  const Shape x_shape({1, 8, 11, 11}), w_shape({16, 8, 3, 3});
+  const Shape y_shape({1, 16, 11, 11});
+  std::mt19937 rng(13);
+  auto random = [&](const Shape& s) { return RandomTensor(rng, DT_FLOAT, s); };
+  const std::vector<Tensor> in = {random(x_shape), random(w_shape),
+                                  random(Shape({16})), random(y_shape)};
+  const Attrs attrs = {{"pads", IntListAttr({1, 1, 1, 1})},
+                       {"activation", StringAttr("relu")}};
+  ASSERT_TRUE(cuda::SetCudnnPathPolicyForTesting(gpus.cudnn.get(),
+                                                 cuda::CudnnPathPolicy::kFused)
+                  .ok());
+  for (GpuDevice* gpu : {gpus.cudnn.get(), gpus.tf32.get()}) {
+    absl::StatusOr<Tensor> out = RunOnGpu(gpu, "FusedConv2D", in, attrs);
+    ASSERT_TRUE(out.ok()) << gpu->name() << ": " << out.status();
+  }
+  EXPECT_TRUE(cuda::SetCudnnPathPolicyForTesting(gpus.cudnn.get(),
+                                                 cuda::CudnnPathPolicy::kMeasure)
+                  .ok());
+  auto entry = [](GpuDevice* gpu) {
+    for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpu)) {
+      if (absl::StrContains(e.key, " image=11,11 ")) return e;
+    }
+    return cuda::CudnnConvCacheEntry();
+  };
+  const cuda::CudnnConvCacheEntry forced = entry(gpus.cudnn.get());
+  const cuda::CudnnConvCacheEntry measured = entry(gpus.tf32.get());
+  EXPECT_EQ(forced.runs, 1) << forced.key;
+  EXPECT_FALSE(forced.path_measured) << forced.key;
+  EXPECT_EQ(forced.path_timings, "") << forced.key;
+  EXPECT_EQ(measured.runs, 1) << measured.key;
+  EXPECT_TRUE(measured.path_measured) << measured.key;
+  EXPECT_TRUE(absl::StrContains(measured.path_timings, "plain "))
+      << measured.path_timings;
+}
+
 // 1x1 convolutions (stride 1, no padding, one group) may run as one cuBLAS
 // GEMM per batch (conv_gemm.h). Forced onto that route, Conv2D and
 // FusedConv2D (bias, residual, Relu by sluice's epilogue kernel) give the
@@ -578,7 +630,9 @@ TEST(CudnnConvGemmTest, OneByOneConvolutionsAsGemmMatchTheCpu) {
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   std::mt19937 rng(5);
   auto random = [&](DataType dtype, const Shape& s) { return RandomTensor(rng, dtype, s); };
-  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kGemm);
+  ASSERT_TRUE(cuda::SetCudnnPathPolicyForTesting(gpus.cudnn.get(),
+                                                cuda::CudnnPathPolicy::kGemm)
+                  .ok());
   for (DataType dtype : {DT_FLOAT, DT_FLOAT16}) {
     for (int64_t batch : {1, 3}) {
       SCOPED_TRACE(absl::StrCat(DataTypeName(dtype), " batch ", batch));
@@ -602,7 +656,9 @@ TEST(CudnnConvGemmTest, OneByOneConvolutionsAsGemmMatchTheCpu) {
                   "FusedConv2D");
     }
   }
-  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kMeasure);
+  EXPECT_TRUE(cuda::SetCudnnPathPolicyForTesting(gpus.cudnn.get(),
+                                                cuda::CudnnPathPolicy::kMeasure)
+                  .ok());
   int64_t gemm_runs = 0;
   for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpus.cudnn.get())) {
     if (absl::StrContains(e.key, " image=9,7 ")) gemm_runs += e.gemm_runs;
@@ -668,7 +724,9 @@ TEST(CudnnConvGraphTest, ConvolutionsOnTheGraphApiMatchTheCpu) {
       {32, 32, 32, 3, 2, 1, 1}, // depthwise, strided
   };
   std::mt19937 rng(11);
-  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kGraph);
+  ASSERT_TRUE(cuda::SetCudnnPathPolicyForTesting(gpus.cudnn.get(),
+                                                cuda::CudnnPathPolicy::kGraph)
+                  .ok());
   int problems = 0;
   for (DataType dtype : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16}) {
     for (int64_t batch : {1, 3}) {
@@ -709,7 +767,9 @@ TEST(CudnnConvGraphTest, ConvolutionsOnTheGraphApiMatchTheCpu) {
       }
     }
   }
-  cuda::SetCudnnPathPolicyForTesting(cuda::CudnnPathPolicy::kMeasure);
+  EXPECT_TRUE(cuda::SetCudnnPathPolicyForTesting(gpus.cudnn.get(),
+                                                cuda::CudnnPathPolicy::kMeasure)
+                  .ok());
   int64_t graph_runs = 0;
   for (const cuda::CudnnConvCacheEntry& e : cuda::CudnnConvCache(gpus.cudnn.get())) {
     if (!absl::StrContains(e.key, " image=13,11 ")) continue;

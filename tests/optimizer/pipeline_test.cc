@@ -108,15 +108,6 @@ TEST(PipelineTest, BasicKeepsOpsAndAllFuses) {
   EXPECT_TRUE(fused_line);
 }
 
-TEST(PipelineTest, ParsesLevels) {
-  EXPECT_EQ(*ParseOptimizationLevel("none"), OPTIMIZATION_NONE);
-  EXPECT_EQ(*ParseOptimizationLevel("basic"), OPTIMIZATION_BASIC);
-  EXPECT_EQ(*ParseOptimizationLevel("all"), OPTIMIZATION_ALL);
-  absl::StatusOr<OptimizationLevel> bad = ParseOptimizationLevel("extended");
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(bad.status().message(), HasSubstr("none, basic or all"));
-}
-
 TEST(PipelineTest, SessionSaysAFetchedNodeWasOptimisedAway) {
   RuntimeConfig config;
   config.set_use_gpu(false);

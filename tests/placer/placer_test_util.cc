@@ -59,6 +59,27 @@ std::unique_ptr<const Graph> DefWriter::Build() const {
   return g.ok() ? *std::move(g) : nullptr;
 }
 
+std::unique_ptr<const Graph> EncoderStack(int layers, int64_t tokens,
+                                          int64_t width) {
+  DefWriter w;
+  std::string x = w.Input("x", {tokens, width});
+  for (int i = 0; i < layers; ++i) {
+    const std::string p = absl::StrCat("l", i, "/");
+    std::string q = w.Dense(p + "q", x, width, width);
+    std::string k = w.Dense(p + "k", x, width, width);
+    std::string v = w.Dense(p + "v", x, width, width);
+    std::string s = w.Op("Add", p + "s", {w.Op("Abs", p + "qa", {q}),
+                                          w.Op("Neg", p + "kn", {k})});
+    std::string o = w.Op("Add", p + "o", {w.Op("Exp", p + "a", {s}), v});
+    std::string r1 =
+        w.Op("Add", p + "r1", {x, w.Dense(p + "proj", o, width, width)});
+    std::string h = w.Op(
+        "Relu", p + "h", {w.Dense(p + "ff1", r1, width, 4 * width)});
+    x = w.Op("Add", p + "out", {r1, w.Dense(p + "ff2", h, 4 * width, width)});
+  }
+  return w.Build();
+}
+
 DeviceSpec Gpu(int64_t budget) {
   DeviceSpec d = MakeDeviceSpec(DeviceType::kGpu, 0, budget);
   d.memory_budget = budget;

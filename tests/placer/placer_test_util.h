@@ -22,6 +22,16 @@
 #include "placer/placer.h"
 #include "proto/graph.pb.h"
 
+#define PLACER_TEST_CONCAT_INNER(a, b) a##b
+#define PLACER_TEST_CONCAT(a, b) PLACER_TEST_CONCAT_INNER(a, b)
+// `decl` = the value of the StatusOr `expr`; the test stops if it failed.
+#define ASSERT_OK_AND_ASSIGN(decl, expr) \
+  ASSERT_OK_AND_ASSIGN_IMPL(PLACER_TEST_CONCAT(status_or_, __LINE__), decl, expr)
+#define ASSERT_OK_AND_ASSIGN_IMPL(tmp, decl, expr) \
+  auto tmp = (expr);                                \
+  ASSERT_TRUE(tmp.ok()) << tmp.status();            \
+  decl = *std::move(tmp)
+
 namespace sluice {
 namespace testing_util {
 
@@ -45,6 +55,14 @@ class DefWriter {
  private:
   GraphDef def_;
 };
+
+// A transformer-encoder-like stack: input "x" [tokens, width], then
+// `layers` layers named "l<i>/...", each Q/K/V projections mixed
+// elementwise, an output projection with a residual Add, and a feed-forward
+// block (width -> 4 width -> width) with a second residual Add ("l<i>/out",
+// the only value the next layer reads). 48 width^2 bytes of weights a layer.
+std::unique_ptr<const Graph> EncoderStack(int layers, int64_t tokens,
+                                          int64_t width);
 
 // Fake devices: default rates, a budget of exactly `budget` bytes.
 DeviceSpec Gpu(int64_t budget);

@@ -7,8 +7,8 @@
 //   uint8_t b = EncodeE8M0(v, a.saturate, a.round);
 //
 // Value type and pure function; thread-safe.
-#ifndef SLUICE_KERNELS_CAST_ATTRS_H_
-#define SLUICE_KERNELS_CAST_ATTRS_H_
+#ifndef SLUICE_KERNELS_CAST_PARAMS_H_
+#define SLUICE_KERNELS_CAST_PARAMS_H_
 
 #include "absl/status/statusor.h"
 #include "core/dtype.h"
@@ -28,4 +28,4 @@ absl::StatusOr<CastAttrs> ParseCastAttrs(const Node& node);
 
 }  // namespace sluice
 
-#endif  // SLUICE_KERNELS_CAST_ATTRS_H_
+#endif  // SLUICE_KERNELS_CAST_PARAMS_H_

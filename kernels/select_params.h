@@ -8,8 +8,8 @@
 //   // p.view.outer lines of p.view.n entries, p.view.inner apart; keep p.k.
 //
 // Pure functions; thread-safe.
-#ifndef SLUICE_KERNELS_SELECT_ATTRS_H_
-#define SLUICE_KERNELS_SELECT_ATTRS_H_
+#ifndef SLUICE_KERNELS_SELECT_PARAMS_H_
+#define SLUICE_KERNELS_SELECT_PARAMS_H_
 
 #include <cstdint>
 
@@ -101,4 +101,4 @@ absl::StatusOr<TensorScatterAttrs> ParseTensorScatterAttrs(const Node& node);
 
 }  // namespace sluice
 
-#endif  // SLUICE_KERNELS_SELECT_ATTRS_H_
+#endif  // SLUICE_KERNELS_SELECT_PARAMS_H_

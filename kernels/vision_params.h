@@ -8,8 +8,8 @@
 //   if (a.mode == "cubic") ...
 //
 // Pure functions; thread-safe.
-#ifndef SLUICE_KERNELS_VISION_ATTRS_H_
-#define SLUICE_KERNELS_VISION_ATTRS_H_
+#ifndef SLUICE_KERNELS_VISION_PARAMS_H_
+#define SLUICE_KERNELS_VISION_PARAMS_H_
 
 #include <cstdint>
 #include <string>
@@ -170,4 +170,4 @@ absl::Status CheckRoiAlignInputs(const Tensor& x, const Tensor& rois,
 
 }  // namespace sluice
 
-#endif  // SLUICE_KERNELS_VISION_ATTRS_H_
+#endif  // SLUICE_KERNELS_VISION_PARAMS_H_

@@ -1,4 +1,4 @@
-#include "kernels/select_attrs.h"
+#include "kernels/select_params.h"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "kernels/vision_attrs.h"
+#include "kernels/vision_params.h"
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"

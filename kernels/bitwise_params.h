@@ -6,8 +6,8 @@
 //   RETURN_IF_ERROR(CheckBitCastWidths(x.dtype(), dst));
 //
 // Pure functions; thread-safe.
-#ifndef SLUICE_KERNELS_BITWISE_ATTRS_H_
-#define SLUICE_KERNELS_BITWISE_ATTRS_H_
+#ifndef SLUICE_KERNELS_BITWISE_PARAMS_H_
+#define SLUICE_KERNELS_BITWISE_PARAMS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -24,4 +24,4 @@ absl::Status CheckBitCastWidths(DataType src, DataType dst);
 
 }  // namespace sluice
 
-#endif  // SLUICE_KERNELS_BITWISE_ATTRS_H_
+#endif  // SLUICE_KERNELS_BITWISE_PARAMS_H_

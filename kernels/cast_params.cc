@@ -1,4 +1,4 @@
-#include "kernels/cast_attrs.h"
+#include "kernels/cast_params.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "kernels/bitwise_attrs.h"
+#include "kernels/bitwise_params.h"
 
 #include <string>
 

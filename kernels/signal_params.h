@@ -1,24 +1,60 @@
-// The shape logic of DFT and STFT, shared by the CPU kernels
-// (kernels/cpu/signal.cc) and the CUDA ones (kernels/cuda/signal_kernels.cc):
-// the checks of the input shape and of the host-memory parameters, the
-// output shape, and the view of the input each transform walks. CUDA-free.
+// The setup of the signal ops (DFT, STFT, Window, MelWeightMatrix), written
+// once for their CPU kernels (kernels/cpu/signal.cc) and CUDA kernels
+// (kernels/cuda/signal_kernels.cc), so both accept and reject the same
+// nodes and inputs with the same messages: the parsed attributes, Window's
+// size check, and for DFT, STFT and MelWeightMatrix the checks of the input
+// shape and of the host-memory parameters, the output shape and the view
+// of the input each transform walks. CUDA-free.
 //
+//   ASSIGN_OR_RETURN(DftAttrs a, ParseDftAttrs(node));
 //   ASSIGN_OR_RETURN(DftPlan p, PlanDft(x.shape(), ctx->input(1),
-//                                       ctx->input(2), inverse, onesided));
+//                                       ctx->input(2), a.inverse, a.onesided));
 //   ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, p.out_shape));
 //
-// Stateless functions; thread-safe.
-#ifndef SLUICE_KERNELS_SIGNAL_PLAN_H_
-#define SLUICE_KERNELS_SIGNAL_PLAN_H_
+// Value types and pure functions; thread-safe.
+#ifndef SLUICE_KERNELS_SIGNAL_PARAMS_H_
+#define SLUICE_KERNELS_SIGNAL_PARAMS_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/dtype.h"
 #include "core/shape.h"
 #include "core/tensor.h"
+#include "graph/graph.h"
 
 namespace sluice {
+
+struct DftAttrs {
+  bool inverse = false;
+  bool onesided = false;
+};
+absl::StatusOr<DftAttrs> ParseDftAttrs(const Node& node);
+
+struct StftAttrs {
+  bool onesided = true;
+};
+absl::StatusOr<StftAttrs> ParseStftAttrs(const Node& node);
+
+// The order matches cuda::WindowKind (kernels/cuda/signal.h).
+enum class WindowFunction { kHann, kHamming, kBlackman };
+struct WindowAttrs {
+  DataType t = DT_INVALID;
+  WindowFunction function = WindowFunction::kHann;
+  bool periodic = true;
+};
+// INVALID_ARGUMENT for a window other than hann, hamming or blackman.
+absl::StatusOr<WindowAttrs> ParseWindowAttrs(const Node& node);
+// The window size: the single integer in the host tensor `size`, >= 0;
+// INVALID_ARGUMENT otherwise.
+absl::StatusOr<int64_t> WindowSize(const Tensor& size);
+
+struct MelWeightMatrixAttrs {
+  DataType t = DT_INVALID;
+};
+absl::StatusOr<MelWeightMatrixAttrs> ParseMelWeightMatrixAttrs(
+    const Node& node);
 
 // x viewed as [outer, len, inner, parts] (parts 1: real, 2: complex); the
 // output [outer, out_len, inner, out_parts]. The transform has length n
@@ -75,4 +111,4 @@ inline double MelWeight(int64_t l, int64_t c, int64_t h, int64_t j) {
 
 }  // namespace sluice
 
-#endif  // SLUICE_KERNELS_SIGNAL_PLAN_H_
+#endif  // SLUICE_KERNELS_SIGNAL_PARAMS_H_

@@ -1,0 +1,85 @@
+// DynamicLibrary: a shared library opened at run time (dlopen), the first
+// of several file names that loads, with its entry points resolved by name
+// into typed function pointers. sluice links none of the CUDA libraries it
+// can use (cuBLAS, cuBLASLt, cuDNN, NVRTC: device/cuda/*_api.h,
+// *_library.h), so a binary starts without them; each loader is this class
+// plus its table of entry points and what it checks of the version.
+//
+//   ASSIGN_OR_RETURN(DynamicLibrary lib,
+//                    DynamicLibrary::Open({"libnvrtc.so.13", "libnvrtc.so"}));
+//   lib.Bind("nvrtcVersion", &api.Version).Bind("nvrtcCompileProgram", &api.Compile);
+//   RETURN_IF_ERROR(lib.CheckAllBound());  // "<file> lacks nvrtcCompileProgram"
+//   api.dl_handle = lib.KeepOpen();        // the pointers outlive `lib`
+//
+// Not thread-safe: one thread opens and binds; the resolved pointers may
+// then be used from any thread (dlopen and dlsym themselves are).
+#ifndef SLUICE_DEVICE_DYNAMIC_LIBRARY_H_
+#define SLUICE_DEVICE_DYNAMIC_LIBRARY_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace sluice {
+
+class DynamicLibrary {
+ public:
+  // Opens the first of `names` (sonames or paths, looked up as dlopen does:
+  // RTLD_NOW | RTLD_LOCAL) that loads. NOT_FOUND naming every name tried
+  // and the loader's reason for each when none does. REQUIRES: `names` is
+  // not empty.
+  static absl::StatusOr<DynamicLibrary> Open(const std::vector<std::string>& names);
+
+  DynamicLibrary(DynamicLibrary&& other) noexcept;
+  DynamicLibrary& operator=(DynamicLibrary&& other) noexcept;
+  DynamicLibrary(const DynamicLibrary&) = delete;
+  DynamicLibrary& operator=(const DynamicLibrary&) = delete;
+  // Closes the library unless KeepOpen was called: pointers bound from it
+  // are then dangling.
+  ~DynamicLibrary();
+
+  // The name of `names` that loaded.
+  const std::string& name() const { return name_; }
+  // The file it resolved to (the loader's link map), else name().
+  const std::string& path() const { return path_; }
+
+  // The address of `symbol`; NOT_FOUND naming the symbol and path().
+  absl::StatusOr<void*> Symbol(const char* symbol) const;
+
+  // Resolves `symbol` into *slot (a function pointer of the exported type);
+  // a symbol the library lacks leaves *slot null and is remembered for
+  // CheckAllBound and missing_symbols. Returns *this, to chain.
+  template <typename Fn>
+  DynamicLibrary& Bind(const char* symbol, Fn* slot) {
+    void* p = Lookup(symbol);
+    *slot = p != nullptr ? reinterpret_cast<Fn>(p) : nullptr;
+    return *this;
+  }
+  // The symbols Bind did not find, in the order asked for.
+  const std::vector<std::string>& missing_symbols() const { return missing_; }
+  // OK when every Bind found its symbol; otherwise FAILED_PRECONDITION
+  // "<path> lacks <symbol>, <symbol>".
+  absl::Status CheckAllBound() const;
+
+  // Leaves the library loaded for the rest of the process (the functions
+  // bound from it outlive this object) and returns its dlopen handle.
+  void* KeepOpen();
+
+ private:
+  DynamicLibrary(void* handle, std::string name, std::string path)
+      : handle_(handle), name_(std::move(name)), path_(std::move(path)) {}
+  // dlsym; records a miss.
+  void* Lookup(const char* symbol);
+
+  void* handle_ = nullptr;  // null once moved from
+  bool keep_open_ = false;
+  std::string name_, path_;
+  std::vector<std::string> missing_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_DEVICE_DYNAMIC_LIBRARY_H_
