@@ -87,9 +87,8 @@ void BM_Conv(benchmark::State& state) {
   config.set_use_gpu(false);
   config.set_inter_op_threads(1);
   config.set_intra_op_threads(threads);
-  // Kernels read the mode when they are made (Session::Create, first Run).
-  cpu::SetConvMode(onednn ? cpu::ConvMode::kAlways
-                          : cpu::ConvMode::kReference);
+  config.set_cpu_convolutions(onednn ? CPU_CONVOLUTIONS_ONEDNN
+                                      : CPU_CONVOLUTIONS_LOOPS);
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::Create(*std::move(g), config);
   if (!session.ok()) {
@@ -107,7 +106,6 @@ void BM_Conv(benchmark::State& state) {
     state.SkipWithError("first run failed");
     return;
   }
-  cpu::SetConvMode(cpu::ConvMode::kAuto);
   if (onednn && cpu::OneDnnConvRuns() == before) {
     state.SkipWithError("oneDNN did not run (not built in, or declined)");
     return;

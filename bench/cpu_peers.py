@@ -11,7 +11,8 @@ count (--threads, default 2) and one inter-op thread:
   sluice CPU       `sluice run` for the output, then `sluice bench MODEL
                    --device cpu:0 --json` (p50) with a config of
                    `use_gpu: false`, intra_op_threads = --threads,
-                   inter_op_threads = 1 and conv_layout = --conv-layout
+                   inter_op_threads = --inter-op-threads (default 1) and
+                   conv_layout = --conv-layout
                    (auto by default: channels last on oneDNN in float32)
   onnxruntime CPU  CPUExecutionProvider, intra_op_num_threads = --threads,
                    sequential execution, all graph optimisations
@@ -54,11 +55,11 @@ from bench_env import cpu_model, tool_env  # noqa: E402
 from peers import compare, median_ms, one_line, output_file  # noqa: E402
 
 
-def sluice_config(path, threads, conv_layout="auto"):
+def sluice_config(path, threads, conv_layout="auto", inter_op_threads=1):
     with open(path, "w") as f:
         f.write("use_gpu: false\n"
                 f"intra_op_threads: {threads}\n"
-                "inter_op_threads: 1\n"
+                f"inter_op_threads: {inter_op_threads}\n"
                 f"conv_layout: CONV_LAYOUT_{conv_layout.upper()}\n")
     return path
 
@@ -100,10 +101,12 @@ def ort_session(ort, model, threads):
 
 def run_model(args, ort, name, paths):
     config = sluice_config(os.path.join(args.out, "cpu_threads.pbtxt"),
-                           args.threads, args.conv_layout)
+                           args.threads, args.conv_layout,
+                           args.inter_op_threads)
     x = np.load(paths["x"])
     rec = {"name": name, "input": list(x.shape), "threads": args.threads,
-           "conv_layout": args.conv_layout}
+           "conv_layout": args.conv_layout,
+           "inter_op_threads": args.inter_op_threads}
     y_sluice = sluice_output(args.sluice, paths["onnx"], paths["x"], config,
                              os.path.join(args.out, f"{name}_out"),
                              args.timeout)
@@ -164,6 +167,10 @@ def main():
                     default="auto",
                     help="sluice's RuntimeConfig.conv_layout (auto: NHWC on "
                          "oneDNN in float32)")
+    ap.add_argument("--inter-op-threads", type=int, default=1,
+                    help="sluice's RuntimeConfig.inter_op_threads (0: "
+                         "sluice's default, as its providers need; "
+                         "onnxruntime stays sequential)")
     ap.add_argument("--models", nargs="+", choices=sorted(MODELS),
                     default=["resnet50", "encoder_layer"])
     ap.add_argument("--batch", type=int, nargs="+", default=[1])

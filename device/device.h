@@ -5,8 +5,9 @@
 //   Device* d = devices.Find("/gpu:0");
 //   ASSIGN_OR_RETURN(Tensor t, Tensor::Create(DT_FLOAT, shape, d->allocator()));
 //
-// Devices are created by a session (device/device_set.h) and live as long as
-// it does. Methods are thread-safe.
+// Devices are created by a session (executor/session.cc) and live as long as
+// it does; each points to the execution provider whose kernels run on it
+// (kernels/execution_provider.h). Methods are thread-safe.
 #ifndef SLUICE_DEVICE_DEVICE_H_
 #define SLUICE_DEVICE_DEVICE_H_
 
@@ -22,6 +23,8 @@ struct ThreadPoolDevice;
 }  // namespace Eigen
 
 namespace sluice {
+
+class ExecutionProvider;
 
 enum class DeviceType { kCpu, kGpu };
 std::string DeviceTypeName(DeviceType type);  // "cpu", "gpu"
@@ -59,11 +62,19 @@ class Device {
     return nullptr;
   }
 
+  // The execution provider whose kernels run here, with its settings; null
+  // on a device no session set up (tests), whose kernels then take their
+  // provider's defaults. Not owned: the provider outlives the device.
+  const ExecutionProvider* provider() const { return provider_; }
+  // REQUIRES: before any kernel runs on this device.
+  void set_provider(const ExecutionProvider* provider) { provider_ = provider; }
+
  private:
   const DeviceType type_;
   const int index_;
   const int64_t memory_limit_;
   std::string name_;
+  const ExecutionProvider* provider_ = nullptr;
 };
 
 }  // namespace sluice

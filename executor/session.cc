@@ -29,6 +29,7 @@
 #include "graph/data_format.h"
 #include "graph/loader.h"
 #include "kernels/kernel_registry.h"
+#include "kernels/providers.h"
 #include "optimizer/pipeline.h"
 #include "placer/device_spec.h"
 #include "placer/machine_topology.h"
@@ -73,22 +74,24 @@ class SessionImpl final : public Session {
     RETURN_IF_ERROR(ApplyEnvironmentOverrides(&config_, &log_));
     RETURN_IF_ERROR(ValidateRuntimeConfig(config_));
     NoteDeprecatedFields(config_, &log_);
+    providers_ = std::make_unique<const ProviderSet>(
+        ProvidersForMachine(config_));
     RETURN_IF_ERROR(Optimize());
     RETURN_IF_ERROR(PlaceAndSetUpDevices());
     int inter = ThreadCount(config_.inter_op_threads());
-    // Convolutions channels last on oneDNN (optimizer/pipeline.h) each take
-    // every core on the calling thread's OpenMP team; nodes run on several
-    // inter-op threads would start a team per thread, side by side
-    // (ResNet-50 batch 1 on 16 cores: 10.6 ms with 16 inter-op threads,
-    // 7.3-9.3 ms with one). So such a session runs its nodes one at a
-    // time unless the config sets inter_op_threads.
-    if (config_.inter_op_threads() == 0 && inter > 1 &&
-        onednn_channels_last_) {
-      inter = 1;
-      log_.push_back(
-          "threads: convolutions run channels last on oneDNN's OpenMP team of "
-          "the intra-op thread count, so nodes run one at a time "
-          "(inter_op_threads set in the config runs them in parallel)");
+    // A provider whose kernels take every core themselves (the CPU's
+    // convolutions channels last on oneDNN's OpenMP team) has the session
+    // run its nodes one at a time, unless the config sets inter_op_threads:
+    // teams started from several inter-op threads would share the cores.
+    if (config_.inter_op_threads() == 0 && inter > 1) {
+      if (const ExecutionProvider* p = ProviderWantingOneAtATime()) {
+        inter = 1;
+        log_.push_back(absl::StrCat(
+            "threads: nodes run one at a time: the ", p->name(),
+            " provider's convolutions run channels last on oneDNN's OpenMP "
+            "team of the intra-op thread count (inter_op_threads set in the "
+            "config runs them in parallel)"));
+      }
     }
     if (inter > 1) {
       pool_ = std::make_unique<Eigen::ThreadPool>(inter);
@@ -513,9 +516,8 @@ class SessionImpl final : public Session {
   // and keeps their graph; placement and every step use it. A pass that
   // failed is skipped, and said so in the log.
   absl::Status Optimize() {
-    const PassOptions options = PassOptionsFromConfig(config_);
-    onednn_channels_last_ = options.conv_layout == DataFormat::kNhwc &&
-                            SessionRunsConvolutionsOnOneDnn(config_);
+    const PassOptions options =
+        PassOptionsFromConfig(config_, providers_->compute().Target());
     ASSIGN_OR_RETURN(
         OptimizedGraph opt,
         OptimizeGraph(std::move(graph_), config_.optimization_level(),
@@ -542,7 +544,7 @@ class SessionImpl final : public Session {
   absl::Status PlaceAndSetUpDevices() {
     const bool use_gpu = !config_.has_use_gpu() || config_.use_gpu();
     PlacerOptions options = PlacerOptionsFromConfig(config_);
-    options.has_kernel = KernelCapabilityQuery();
+    options.has_kernel = providers_->CapabilityQuery();
     if (!use_gpu || StaysOnCpus(*graph_, options)) {
       // The CPUs alone, as the config shapes them (GPUs it names are not
       // looked at: they would get no node).
@@ -597,6 +599,7 @@ class SessionImpl final : public Session {
     for (int i = 0; i < machine_.num_cpus; ++i) {
       const int64_t limit = machine_.topology.devices[i].memory_limit;
       devices_.push_back(std::make_unique<CpuDevice>(i, limit, intra));
+      devices_.back()->set_provider(&providers_->cpu());
       topology_devices_[i] = devices_.back().get();
     }
     host_ = devices_[0].get();
@@ -608,6 +611,7 @@ class SessionImpl final : public Session {
       ASSIGN_OR_RETURN(std::vector<std::unique_ptr<GpuDevice>> gpus,
                        CreateGpuDevicesFromSpecs(config_, used));
       for (auto& gpu : gpus) {
+        gpu->set_provider(providers_->cuda());
         topology_devices_[machine_.gpu_device(gpu->index())] = gpu.get();
         devices_.push_back(std::move(gpu));
       }
@@ -633,6 +637,21 @@ class SessionImpl final : public Session {
       }
     }
     return absl::OkStatus();
+  }
+
+  // The first provider that asks for the nodes placed on its devices to
+  // run one at a time (ExecutionProvider::RunsNodesOneAtATime), or null.
+  const ExecutionProvider* ProviderWantingOneAtATime() const {
+    for (DeviceType type : {DeviceType::kCpu, DeviceType::kGpu}) {
+      const ExecutionProvider* provider = providers_->Get(type);
+      if (provider == nullptr) continue;
+      std::vector<int> nodes;
+      for (int id = 0; id < graph_->num_nodes(); ++id) {
+        if (assignment_[id]->type() == type) nodes.push_back(id);
+      }
+      if (provider->RunsNodesOneAtATime(*graph_, nodes)) return provider;
+    }
+    return nullptr;
   }
 
   // config.default_device must name a device of the machine.
@@ -764,13 +783,14 @@ class SessionImpl final : public Session {
   // Fixed after Init(): the graph after the optimisation passes.
   std::unique_ptr<const Graph> graph_;
   OptimizationLevel optimization_level_ = OPTIMIZATION_NONE;
-  // Convolutions run channels last on oneDNN (set by Optimize()).
-  bool onednn_channels_last_ = false;
   // Nodes of the loaded graph the passes removed, for fetch errors.
   absl::flat_hash_set<std::string> removed_nodes_;
   RuntimeConfig config_;  // with environment overrides applied
   std::vector<std::string> log_;
   MachineDevices machine_;  // the topology placed on
+  // The execution providers of this machine's devices, as the config sets
+  // them; declared before devices_, which point to them.
+  std::unique_ptr<const ProviderSet> providers_;
   std::vector<std::unique_ptr<Device>> devices_;
   // Per topology index, the device set up for it; null for GPUs without
   // nodes.

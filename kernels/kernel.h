@@ -18,8 +18,11 @@
 //     const int64_t axis_;
 //   };
 //
-// Compute may run concurrently for different steps: kernels keep no mutable
-// state outside the context.
+// Compute may run concurrently for different steps: a kernel's per-step
+// state lives in the context; what it keeps across steps (the oneDNN
+// kernels' primitives and reordered filters, cuDNN's measured algorithms)
+// is a cache behind its own mutex, whose entries are never changed once
+// made.
 #ifndef SLUICE_KERNELS_KERNEL_H_
 #define SLUICE_KERNELS_KERNEL_H_
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
@@ -13,7 +14,7 @@
 #include "graph/attr_map.h"
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
-#include "onnx/const_eval.h"
+#include "kernels/evaluate.h"
 
 namespace sluice {
 namespace {
@@ -45,6 +46,21 @@ absl::Status BindType(const OpDef& def, const std::string& attr_name,
                      attr_name, " (input '", arg, "')"));
   }
   return absl::OkStatus();
+}
+
+// The ops the importer folds when every input is constant (on their CPU
+// kernels, kernels/evaluate.h): what shape-computing subgraphs and weight
+// preprocessing use. The rest is left to the optimizer's constant_folding,
+// which folds any op under the session's limits.
+bool FoldedAtImport(const std::string& op) {
+  static const auto* ops = new absl::flat_hash_set<std::string>{
+      "Identity", "Cast",      "Neg",    "Abs",       "Relu",  "Sqrt",
+      "Rsqrt",    "Exp",       "Log",    "Erf",       "Tanh",  "Sigmoid",
+      "Add",      "Sub",       "Mul",    "Div",       "Pow",   "Maximum",
+      "Minimum",  "Equal",     "Less",   "Greater",   "Where", "Reshape",
+      "Mod",      "FMod",      "Squeeze", "Unsqueeze", "Expand", "Transpose",
+      "Slice",    "Concat",    "Split",  "Gather"};
+  return ops->contains(op);
 }
 
 struct Inferred {
@@ -238,7 +254,7 @@ absl::StatusOr<std::vector<ValuePtr>> GraphEmitter::Emit(
         absl::StrCat("sluice ", op, " on (", absl::StrJoin(shapes, ", "),
                      "): ", inferred.status().message()));
   }
-  bool all_const = CanEvaluateConst(op);
+  bool all_const = FoldedAtImport(op);
   int64_t input_bytes = 0;
   for (const ValuePtr& v : inputs) {
     all_const = all_const && v->constant;
@@ -261,13 +277,26 @@ absl::StatusOr<std::vector<ValuePtr>> GraphEmitter::Emit(
   if (all_const) {
     std::vector<Tensor> values;
     for (const ValuePtr& v : inputs) values.push_back(*v->constant);
-    absl::StatusOr<std::vector<Tensor>> folded = EvaluateConst(
-        op, inferred->attrs, values, inferred->dtypes, inferred->shapes);
+    absl::StatusOr<std::vector<Tensor>> folded =
+        EvaluateOpOnCpu(op, attrs, values);
     if (folded.ok()) {
+      for (size_t i = 0; i < folded->size(); ++i) {
+        const Tensor& t = (*folded)[i];
+        if (t.dtype() != inferred->dtypes[i] ||
+            t.shape() != inferred->shapes[i]) {
+          return absl::InternalError(absl::StrCat(
+              "folding ", op, " gave ", DataTypeName(t.dtype()),
+              t.shape().DebugString(), ", inference said ",
+              DataTypeName(inferred->dtypes[i]),
+              inferred->shapes[i].DebugString()));
+        }
+      }
       for (Tensor& t : *folded) outs.push_back(AddConstant(t, name_hint));
       return outs;
     }
-    if (folded.status().code() != absl::StatusCode::kUnimplemented) {
+    // No CPU kernel for this dtype: the node is emitted as it is.
+    if (!absl::IsUnimplemented(folded.status()) &&
+        !absl::IsNotFound(folded.status())) {
       return folded.status();
     }
   }

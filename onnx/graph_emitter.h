@@ -3,7 +3,8 @@
 // time, its constant value. Every node goes through the op registry's schema
 // and shape function as it is emitted, so the importer always knows the
 // shapes a later ONNX Shape node would read; a node whose inputs are all
-// constants is folded (const_eval.h) instead of emitted. Constants become
+// constants is folded on its CPU kernel (kernels/evaluate.h) instead of
+// emitted. Constants become
 // Const nodes only when an emitted node reads them.
 //
 //   GraphEmitter em(&def);
@@ -108,8 +109,8 @@ class GraphEmitter {
   // `inputs`, with `attrs` (type attributes bound to inputs may be left
   // out). Checks the inputs against the op's schema, runs its shape
   // function and returns one value per output. When every input is a
-  // constant and const_eval.h can evaluate the op, no node is written and
-  // the outputs are constants.
+  // constant and the op is one the importer folds (on its CPU kernel,
+  // kernels/evaluate.h), no node is written and the outputs are constants.
   absl::StatusOr<std::vector<ValuePtr>> Emit(
       const std::string& op, absl::string_view name_hint,
       const std::vector<ValuePtr>& inputs, const AttrList& attrs = {});

@@ -8,14 +8,12 @@
 // max_folded_constant_bytes and also over its inputs' bytes together, or
 // past max_folded_bytes folded in this run: core/resource_limits.h's
 // FoldBudget, which the ONNX importer folds under too).
-#include <cstring>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "device/cpu_device.h"
-#include "kernels/kernel.h"
+#include "kernels/evaluate.h"
 #include "kernels/kernel_registry.h"
 #include "optimizer/graph_rewriter.h"
 #include "optimizer/pass.h"
@@ -38,34 +36,12 @@ int64_t KnownOutputBytes(const Node& n) {
   return *count * static_cast<int64_t>(DataTypeSize(n.output_dtype(0)));
 }
 
-// Runs node's CPU kernel on `inputs`; the result lives in the process-wide
-// host allocator.
-absl::StatusOr<Tensor> Evaluate(const Node& n,
-                                const std::vector<Tensor>& inputs,
-                                CpuDevice* device) {
-  ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
-                   KernelRegistry::Global()->Create(n, DeviceType::kCpu));
-  std::vector<Tensor> outputs(1);
-  OpKernelContext ctx(&n, device, inputs, absl::MakeSpan(outputs));
-  RETURN_IF_ERROR(kernel->Compute(&ctx));
-  Tensor& out = outputs[0];
-  if (!out.valid() || !out.on_host()) {
-    return absl::InternalError("the kernel set no host output");
-  }
-  if (out.allocator() == CpuAllocator()) return out;
-  ASSIGN_OR_RETURN(Tensor copy, Tensor::Create(out.dtype(), out.shape()));
-  if (copy.bytes() > 0)
-    std::memcpy(copy.raw_data(), out.raw_data(), copy.bytes());
-  return copy;
-}
-
 class ConstantFoldingPass final : public Pass {
  public:
   std::string_view name() const override { return "constant_folding"; }
 
   absl::StatusOr<PassOutput> Run(const Graph& graph,
                                  const PassOptions& options) const override {
-    CpuDevice device(0, /*memory_limit=*/0, /*intra_op_threads=*/1);
     absl::flat_hash_map<int, Tensor> folded;
     auto value_of = [&](TensorRef ref) -> const Tensor* {
       if (const Tensor* t = ConstValueOf(graph, ref)) return t;
@@ -90,8 +66,9 @@ class ConstantFoldingPass final : public Pass {
       const int64_t known = KnownOutputBytes(n);
       if (known >= 0 && !budget.Fits(known, known, input_bytes)) continue;
       if (!KernelRegistry::Global()->Has(n, DeviceType::kCpu)) continue;
-      absl::StatusOr<Tensor> value = Evaluate(n, inputs, &device);
-      if (!value.ok() || value->dtype() != n.output_dtype(0)) continue;
+      absl::StatusOr<std::vector<Tensor>> values = EvaluateOnCpu(n, inputs);
+      if (!values.ok() || (*values)[0].dtype() != n.output_dtype(0)) continue;
+      Tensor* value = &(*values)[0];
       const int64_t bytes = static_cast<int64_t>(value->bytes());
       if (!budget.Take(bytes, bytes, input_bytes)) continue;
       out.changes.push_back(absl::StrCat(

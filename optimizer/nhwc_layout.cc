@@ -418,7 +418,7 @@ class NhwcLayoutPass final : public Pass {
       // last on the H200, its depthwise convolutions most of it; ResNet-50
       // and DenseNet-121, ungrouped, 1.3-1.5x and 1.25x faster).
       // CONV_LAYOUT_NHWC, and AUTO's choice for the CPU, still convert it.
-      if (options.conv_layout_auto &&
+      if (options.keep_grouped_convs_nchw &&
           (n.op() == "Conv2D" || n.op() == "FusedConv2D") &&
           n.attrs().GetInt("group").value_or(1) > 1) {
         out.changes.push_back(absl::StrCat(

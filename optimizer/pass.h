@@ -34,16 +34,15 @@ struct PassOptions {
   // DT_FLOAT16 or DT_BFLOAT16: reduced_precision runs the float32 model in
   // that type (RuntimeConfig.precision). DT_INVALID: the model's dtypes.
   DataType reduced_precision = DT_INVALID;
-  // The layout convolutions run in (RuntimeConfig.conv_layout, resolved:
-  // PassOptionsFromConfig). kNhwc: nhwc_layout runs them channels last.
+  // The layout convolutions run in (RuntimeConfig.conv_layout, resolved for
+  // the target: PassOptionsFromConfig). kNhwc: nhwc_layout runs them channels last.
   DataFormat conv_layout = DataFormat::kNchw;
-  // Whether conv_layout is AUTO's choice for cuDNN (a 16-bit precision)
-  // rather than the config's: then nhwc_layout keeps a graph with a grouped
-  // or depthwise convolution in NCHW (cuDNN's channels-last depthwise
-  // kernels measured slower: docs/design.md decision 31). AUTO's choice
-  // for the CPU (float32 on oneDNN) converts it: MobileNetV2 ran 3.1x
-  // faster channels last there.
-  bool conv_layout_auto = false;
+  // Whether nhwc_layout keeps a graph with a grouped or depthwise
+  // convolution in NCHW: set when conv_layout is AUTO's choice for a target
+  // that runs those slower channels last (cuDNN's channels-last depthwise
+  // kernels: docs/design.md decision 31). The CPU's oneDNN converts them:
+  // MobileNetV2 ran 3.1x faster channels last there.
+  bool keep_grouped_convs_nchw = false;
 };
 
 struct PassOutput {

@@ -6,10 +6,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "device/cudnn_info.h"
-#include "device/discovery.h"
-#include "device/gpu_device.h"
-#include "kernels/cpu/onednn_conv_nhwc.h"
 
 namespace sluice {
 
@@ -36,76 +32,16 @@ DataType ReducedPrecisionType(Precision precision) {
   }
 }
 
-absl::StatusOr<Precision> ParsePrecision(absl::string_view s) {
-  if (s == "model" || s == "float32") return PRECISION_MODEL;
-  if (s == "float16" || s == "fp16") return PRECISION_FLOAT16;
-  if (s == "bfloat16" || s == "bf16") return PRECISION_BFLOAT16;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown precision '", s, "'; use model, float16 or bfloat16"));
-}
-
-absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s) {
-  if (s == "none") return OPTIMIZATION_NONE;
-  if (s == "basic") return OPTIMIZATION_BASIC;
-  if (s == "all") return OPTIMIZATION_ALL;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown optimization level '", s, "'; use none, basic or all"));
-}
-
-absl::StatusOr<ConvLayout> ParseConvLayout(absl::string_view s) {
-  if (s == "auto") return CONV_LAYOUT_AUTO;
-  if (s == "nchw" || s == "NCHW") return CONV_LAYOUT_NCHW;
-  if (s == "nhwc" || s == "NHWC") return CONV_LAYOUT_NHWC;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown conv layout '", s, "'; use auto, nchw or nhwc"));
-}
-
-DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu,
-                             bool cpu_onednn) {
+DataFormat ResolveConvLayout(const RuntimeConfig& config,
+                             const OptimizationTarget& target) {
   switch (config.conv_layout()) {
     case CONV_LAYOUT_NHWC: return DataFormat::kNhwc;
     case CONV_LAYOUT_NCHW: return DataFormat::kNchw;
-    default: {
-      const bool reduced =
-          ReducedPrecisionType(config.precision()) != DT_INVALID;
-      return (has_gpu && reduced) || (cpu_onednn && !reduced)
-                 ? DataFormat::kNhwc
-                 : DataFormat::kNchw;
-    }
+    default:
+      return ReducedPrecisionType(config.precision()) != DT_INVALID
+                 ? target.conv_layout_reduced
+                 : target.conv_layout_float32;
   }
-}
-
-DataFormat SessionConvLayout(const RuntimeConfig& config) {
-  if (config.conv_layout() != CONV_LAYOUT_AUTO) {
-    return ResolveConvLayout(config, false);
-  }
-  if (ReducedPrecisionType(config.precision()) != DT_INVALID) {
-    return ResolveConvLayout(config, SessionHasGpu(config));
-  }
-  return ResolveConvLayout(config, false,
-                           SessionRunsConvolutionsOnOneDnn(config));
-}
-
-bool SessionRunsConvolutionsOnOneDnn(const RuntimeConfig& config) {
-  if (!cpu::OneDnnRunsNhwcConvolutions()) return false;
-  if (config.has_use_gpu() && !config.use_gpu()) return true;
-  for (const GpuInfo& g : DiscoverDevices().gpus) {
-    if (g.usable) return false;
-  }
-  return true;
-}
-
-bool SessionHasGpu(const RuntimeConfig& config) {
-  if (config.has_use_gpu() && !config.use_gpu()) return false;
-  // NHWC pays on cuDNN's engines; without cuDNN the direct kernels run,
-  // no faster channels last.
-  const bool use_cudnn =
-      config.has_use_cudnn() ? config.use_cudnn() : kUseCudnnByDefault;
-  if (!use_cudnn || !GetCudnnInfo().usable) return false;
-  for (const GpuInfo& g : DiscoverDevices().gpus) {
-    if (g.usable) return true;
-  }
-  return false;
 }
 
 std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
@@ -169,13 +105,15 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
   return passes;
 }
 
-PassOptions PassOptionsFromConfig(const RuntimeConfig& config) {
+PassOptions PassOptionsFromConfig(const RuntimeConfig& config,
+                                  const OptimizationTarget& target) {
   PassOptions options;
   options.limits = EffectiveResourceLimits(config);
   options.reduced_precision = ReducedPrecisionType(config.precision());
-  options.conv_layout = SessionConvLayout(config);
-  options.conv_layout_auto = config.conv_layout() == CONV_LAYOUT_AUTO &&
-                             options.reduced_precision != DT_INVALID;
+  options.conv_layout = ResolveConvLayout(config, target);
+  options.keep_grouped_convs_nchw = config.conv_layout() == CONV_LAYOUT_AUTO &&
+                                    options.conv_layout == DataFormat::kNhwc &&
+                                    target.grouped_convs_stay_nchw;
   return options;
 }
 

@@ -40,8 +40,8 @@
 //                                 [-> Add(residual)] [-> Relu | tanh Gelu]
 //                                 into one FusedMatMul (cuBLASLt epilogue)
 //          common_subexpressions, dead_nodes   (what fusion orphaned)
-// layout (PassOptions.conv_layout NHWC: RuntimeConfig.conv_layout NHWC,
-// or AUTO with a GPU and a 16-bit precision; at any level):
+// layout (PassOptions.conv_layout NHWC: RuntimeConfig.conv_layout NHWC, or
+// AUTO where the target provider prefers it; at any level):
 //          nhwc_layout            Conv2D, FusedConv2D, MaxPool, AvgPool
 //                                 channels last, the layout-agnostic ops
 //                                 between them too; constant filters
@@ -75,6 +75,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
+#include "kernels/execution_provider.h"
 #include "optimizer/pass.h"
 #include "proto/config.pb.h"
 
@@ -104,8 +105,6 @@ struct OptimizedGraph {
 OptimizationLevel EffectiveLevel(OptimizationLevel level);
 // "none", "basic", "all".
 std::string OptimizationLevelName(OptimizationLevel level);
-// "none" | "basic" | "all" (the CLI's --optimization-level).
-absl::StatusOr<OptimizationLevel> ParseOptimizationLevel(absl::string_view s);
 // The passes a level runs, in order; with a reduced precision
 // (DT_FLOAT16 / DT_BFLOAT16), reduced_precision and dead_nodes after them,
 // at every level; with conv_layout NHWC, nhwc_layout where the order above
@@ -116,35 +115,19 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(
 // PRECISION_FLOAT16 -> DT_FLOAT16, PRECISION_BFLOAT16 -> DT_BFLOAT16, else
 // DT_INVALID (the model's dtypes).
 DataType ReducedPrecisionType(Precision precision);
-// "model" (or "float32") | "float16" | "bfloat16" (the CLI's --precision).
-absl::StatusOr<Precision> ParsePrecision(absl::string_view s);
-// "auto" | "nchw" | "nhwc" (the CLI's --conv-layout).
-absl::StatusOr<ConvLayout> ParseConvLayout(absl::string_view s);
-// The layout a session with `config` runs convolutions in: NCHW and NHWC
-// as asked; AUTO is NHWC when `has_gpu` (SessionHasGpu) and
-// config.precision is float16 or bfloat16, or when `cpu_onednn` (the
-// session runs on the CPU alone and its convolutions on oneDNN:
-// SessionRunsConvolutionsOnOneDnn) and the precision is the model's
-// float32; else NCHW.
-DataFormat ResolveConvLayout(const RuntimeConfig& config, bool has_gpu,
-                             bool cpu_onednn = false);
-// ResolveConvLayout with what this machine has: asks SessionHasGpu only
-// for a 16-bit precision and SessionRunsConvolutionsOnOneDnn only for
-// float32, and neither unless the layout is AUTO.
-DataFormat SessionConvLayout(const RuntimeConfig& config);
-// Whether a session with `config` runs on the CPU alone (use_gpu false, or
-// no usable GPU found) and this build runs NHWC convolutions on oneDNN
-// (kernels/cpu/onednn_conv_nhwc.h): ResNet-50 batch 1 on 16 cores ran its
-// convolutions 1.9x faster channels last there (bench/RESULTS.md).
-bool SessionRunsConvolutionsOnOneDnn(const RuntimeConfig& config);
-// Whether a session with `config` on this machine gets a GPU whose
-// convolutions run on cuDNN: use_gpu and use_cudnn (unset is true), cuDNN
-// usable (device/cudnn_info.h) and DiscoverDevices() finds a usable GPU.
-// Asks the driver only when the rest holds.
-bool SessionHasGpu(const RuntimeConfig& config);
-// PassOptions from a config: its EffectiveResourceLimits, reduced
-// precision and conv layout (SessionConvLayout).
-PassOptions PassOptionsFromConfig(const RuntimeConfig& config);
+// The layout convolutions run in under `config` on `target` (the
+// execution provider that runs the graph's compute,
+// kernels/execution_provider.h): NCHW and NHWC as asked; AUTO the target's
+// layout for the precision the config runs in.
+DataFormat ResolveConvLayout(const RuntimeConfig& config,
+                             const OptimizationTarget& target);
+// PassOptions from a config and the target it will run on: its
+// EffectiveResourceLimits, reduced precision and conv layout
+// (ResolveConvLayout). The optimizer looks at no hardware: the caller says
+// what the graph will run on (kernels/providers.h: ProvidersForMachine for
+// a session, ProvidersForPlan for `sluice place --devices`).
+PassOptions PassOptionsFromConfig(const RuntimeConfig& config,
+                                  const OptimizationTarget& target);
 
 // Runs the level's passes over `graph`. A pass that fails is recorded and
 // skipped; the result is always a valid graph (the input itself for

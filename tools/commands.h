@@ -63,7 +63,8 @@ struct InspectOptions {
   ConfigFlagValues config;
 };
 inline constexpr ConfigFlagSet kInspectConfigFlags =
-    kOptimizationLevelFlag | kPrecisionFlag | kConvLayoutFlag;
+    kOptimizationLevelFlag | kPrecisionFlag | kConvLayoutFlag |
+    kCpuConvolutionsFlag;
 void AddInspectOptions(CLI::App* app, InspectOptions* options);
 int RunInspect(const InspectOptions& options, std::ostream& out,
                std::ostream& err);
@@ -89,7 +90,8 @@ struct RunOptions {
   bool json = false;
 };
 inline constexpr ConfigFlagSet kRunConfigFlags =
-    kConfigFileFlag | kDeviceFlag | kPrecisionFlag | kConvLayoutFlag;
+    kConfigFileFlag | kDeviceFlag | kPrecisionFlag | kConvLayoutFlag |
+    kCpuConvolutionsFlag;
 void AddRunOptions(CLI::App* app, RunOptions* options);
 int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err);
 int RunMain(const std::vector<std::string>& args, std::ostream& out,

@@ -67,6 +67,11 @@ const std::vector<FlagDef>& Flags() {
        "float16/bfloat16 and on the CPU alone in float32 with oneDNN, else "
        "NCHW",
        "auto", {}, {}},
+      {kCpuConvolutionsFlag, "--cpu-convolutions", "cpu_convolutions",
+       "The CPU's float32 convolutions: auto (oneDNN where it measured "
+       "faster than sluice's loops), onednn (wherever it takes the problem) "
+       "or loops (sluice's own, the reference)",
+       "auto", {}, {}},
   };
   return *flags;
 }

@@ -38,6 +38,7 @@ enum ConfigFlag : unsigned {
   kOptimizationLevelFlag = 1u << 3,  // --optimization-level
   kPrecisionFlag = 1u << 4,          // --precision
   kConvLayoutFlag = 1u << 5,         // --conv-layout
+  kCpuConvolutionsFlag = 1u << 6,    // --cpu-convolutions
 };
 using ConfigFlagSet = unsigned;
 

@@ -17,6 +17,7 @@
 #include "core/shape.h"
 #include "executor/runtime_config.h"
 #include "graph/loader.h"
+#include "kernels/providers.h"
 #include "nlohmann/json.hpp"
 #include "model/model_loader.h"
 #include "optimizer/pipeline.h"
@@ -308,13 +309,17 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
         options.optimized ? ConstValues::kMake
                           : ConstValues::kDescribeSplats);
     if (graph.ok() && options.optimized) {
-      // The passes a session with these flags' config would run.
+      // The passes a session on this machine with these flags' config
+      // would run.
       RuntimeConfig config;
       absl::Status flags = ApplyConfigFlags(options.config, &config);
       absl::StatusOr<OptimizedGraph> opt =
           flags.ok() ? OptimizeGraph(*std::move(graph),
                                      config.optimization_level(),
-                                     PassOptionsFromConfig(config))
+                                     PassOptionsFromConfig(
+                                         config, ProvidersForMachine(config)
+                                                     .compute()
+                                                     .Target()))
                      : absl::StatusOr<OptimizedGraph>(flags);
       if (opt.ok()) {
         ModelSummary after;

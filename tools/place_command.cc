@@ -25,6 +25,7 @@
 #include "executor/plan.h"
 #include "kernels/kernel_registry.h"
 #include "nlohmann/json.hpp"
+#include "kernels/providers.h"
 #include "optimizer/pipeline.h"
 #include "placer/machine_topology.h"
 #include "placer/partition.h"
@@ -319,10 +320,22 @@ absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
   // as the flags change it.
   RuntimeConfig effective = config;
   RETURN_IF_ERROR(ApplyConfigFlags(o.config, &effective));
-  ASSIGN_OR_RETURN(OptimizedGraph opt,
-                   OptimizeGraph(std::move(loaded),
-                                 effective.optimization_level(),
-                                 PassOptionsFromConfig(effective)));
+  ASSIGN_OR_RETURN(DeviceTopology topo, Topology(o, effective));
+  bool plans_gpus = false;
+  for (const DeviceSpec& d : topo.devices) {
+    plans_gpus = plans_gpus || d.type == DeviceType::kGpu;
+  }
+  // The providers of the devices planned: `--devices` need not be here, so
+  // its GPUs are planned with the GPU provider's rules (its libraries
+  // assumed), not with this machine's.
+  const ProviderSet providers = o.devices.empty()
+                                    ? ProvidersForMachine(effective)
+                                    : ProvidersForPlan(effective, plans_gpus);
+  ASSIGN_OR_RETURN(
+      OptimizedGraph opt,
+      OptimizeGraph(std::move(loaded), effective.optimization_level(),
+                    PassOptionsFromConfig(effective,
+                                          providers.compute().Target())));
   const Graph* graph = opt.graph.get();
   if (opt.level != OPTIMIZATION_NONE) {
     notes.push_back(absl::StrCat(
@@ -335,16 +348,11 @@ absl::Status PlaceLoaded(const PlaceOptions& o, const RuntimeConfig& config,
   if (opt.level != OPTIMIZATION_NONE) {
     optimization = DescribeOptimization(opt, /*max_changes=*/50);
   }
-  ASSIGN_OR_RETURN(DeviceTopology topo, Topology(o, effective));
   PlacerOptions options = PlacerOptionsFromConfig(effective);
   options.has_kernel = KernelCapabilityQuery();
   options.cost.batch = o.batch;
   options.pipeline_stages = !o.no_stages;
   options.record_reasons = o.explain || !o.dot_path.empty();
-  bool plans_gpus = false;
-  for (const DeviceSpec& d : topo.devices) {
-    plans_gpus = plans_gpus || d.type == DeviceType::kGpu;
-  }
   if (plans_gpus && !HasGpuKernels()) {
     notes.push_back(
         "this build has no GPU kernels; planning assumes every op with a CPU "

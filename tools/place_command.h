@@ -54,7 +54,7 @@ struct PlaceOptions {
 };
 inline constexpr ConfigFlagSet kPlaceConfigFlags =
     kConfigFileFlag | kStrategyFlag | kOptimizationLevelFlag | kPrecisionFlag |
-    kConvLayoutFlag;
+    kConvLayoutFlag | kCpuConvolutionsFlag;
 void AddPlaceOptions(CLI::App* app, PlaceOptions* options);
 int RunPlace(const PlaceOptions& options, std::ostream& out,
              std::ostream& err);

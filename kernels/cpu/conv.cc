@@ -26,6 +26,7 @@
 #include "graph/data_format.h"
 #include "graph/shape_fns.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/cpu_provider.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/layout.h"
@@ -393,10 +394,10 @@ absl::Status ConvCompute(OpKernelContext* ctx, const Tensor& x,
 
 // Conv2D of inputs 0 and 1 into a new output 0 of the kernel's context,
 // then the epilogue when one is given (`side` is input 3 or null; the
-// epilogue's side pointer is set here). On `onednn` when it is given and
-// takes the shape. NHWC: on `onednn_nhwc` (channels last in place) when it
-// is given and takes the shape, else the NCHW computation between
-// permutations.
+// epilogue's side pointer is set here). On `onednn` when it is given, the
+// device's provider allows it (CpuProviderOptions::convolutions) and it
+// takes the shape. NHWC: on `onednn_nhwc` (channels last in place) on the
+// same terms, else the NCHW computation between permutations.
 absl::Status ConvInto(OpKernelContext* ctx, const ConvAttrs& a,
                       const ConvEpilogue* epilogue, OneDnnConv* onednn,
                       OneDnnConvNhwc* onednn_nhwc, const Tensor* side) {
@@ -412,7 +413,8 @@ absl::Status ConvInto(OpKernelContext* ctx, const ConvAttrs& a,
   }
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
   if (y->NumElements() == 0) return absl::OkStatus();
-  if (onednn_nhwc != nullptr && ctx->input(0).dtype() == DT_FLOAT) {
+  if (onednn_nhwc != nullptr && ctx->input(0).dtype() == DT_FLOAT &&
+      CpuProviderOf(ctx->device()).RunsNhwcConvolutionsOnOneDnn()) {
     ASSIGN_OR_RETURN(bool ran,
                      onednn_nhwc->Compute(ctx, ctx->input(0), ctx->input(1),
                                           epilogue == nullptr ? nullptr
@@ -455,9 +457,10 @@ absl::Status ConvCompute(OpKernelContext* ctx, const Tensor& x,
         ", filter ", f.shape().DebugString(), ", group ", groups));
   }
   const int64_t og = f.dim(0) / groups;
-  if (onednn != nullptr &&
-      (GetConvMode() == ConvMode::kAlways ||
-       GetConvMode() == ConvMode::kOpenMp ||
+  const CpuConvPath path =
+      CpuProviderOf(ctx->device()).options().convolutions;
+  if (onednn != nullptr && path != CpuConvPath::kLoops &&
+      (path == CpuConvPath::kOneDnn ||
        PreferOneDnn(g.kh, g.kw, g.oh, g.ow, g.c, og, groups, x.dim(0),
                     PoolThreads(ctx->device()->eigen_cpu_device())))) {
     ASSIGN_OR_RETURN(bool ran, onednn->Compute(ctx, x, f,

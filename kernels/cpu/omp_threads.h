@@ -1,6 +1,6 @@
 // OmpThreads: the scope in which a oneDNN call runs on an OpenMP team
-// (kernels/cpu/onednn_conv_nhwc.h, and SLUICE_CPU_CONV=openmp in
-// onednn_conv.h), and the machine's cores those teams share. Free of
+// (kernels/cpu/onednn_conv_nhwc.h), and the machine's cores those teams
+// share (omp_threads.cc). Free of
 // oneDNN's headers; in a build without oneDNN it does nothing.
 //
 //   {

@@ -28,17 +28,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
-#include <thread>
-
-#include "kernels/cpu/omp_threads.h"
+#include <string>
 
 #if SLUICE_HAVE_ONEDNN_CONV
 #include <omp.h>
 
 #include <array>
-#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -56,8 +51,6 @@
 namespace sluice::cpu {
 namespace {
 
-// -1: not read yet; else a ConvMode.
-std::atomic<int> conv_mode{-1};
 std::atomic<int64_t> onednn_runs{0};
 std::atomic<int64_t> row_sliced_runs{0};
 std::atomic<int64_t> min_slice_macs{0};  // 0: kMinConvSliceMacs
@@ -79,25 +72,6 @@ int BlockWidth();
 
 }  // namespace
 
-ConvMode GetConvMode() {
-  int mode = conv_mode.load();
-  if (mode < 0) {
-    const char* env = std::getenv("SLUICE_CPU_CONV");
-    ConvMode m = ConvMode::kAuto;
-    if (env != nullptr && std::strcmp(env, "reference") == 0) {
-      m = ConvMode::kReference;
-    } else if (env != nullptr && std::strcmp(env, "onednn") == 0) {
-      m = ConvMode::kAlways;
-    } else if (env != nullptr && std::strcmp(env, "openmp") == 0) {
-      m = ConvMode::kOpenMp;
-    }
-    mode = static_cast<int>(m);
-    conv_mode.store(mode);
-  }
-  return static_cast<ConvMode>(mode);
-}
-
-void SetConvMode(ConvMode mode) { conv_mode.store(static_cast<int>(mode)); }
 
 bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
                   int64_t in_per_group, int64_t out_per_group, int64_t groups,
@@ -161,12 +135,8 @@ namespace {
 int BlockWidth() { return 16; }
 }  // namespace
 
-// No OpenMP teams without oneDNN.
-OmpThreads::OmpThreads(int threads) : on_(false) { (void)threads; }
-OmpThreads::~OmpThreads() { (void)on_, (void)held_; }
-int OmpCoresFree() {
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
+bool OneDnnConvolutionsBuiltIn() { return false; }
+std::string OneDnnVersion() { return "not built in"; }
 
 std::unique_ptr<OneDnnConv> OneDnnConv::Create(const Conv2DParams&,
                                                ConvActivation) {
@@ -209,63 +179,12 @@ void AppendActivation(ConvActivation activation, dnnl::post_ops* ops) {
   }
 }
 
-namespace {
+bool OneDnnConvolutionsBuiltIn() { return true; }
 
-// The machine's cores handed out to OpenMP teams (OmpThreads).
-class CoreBudget {
- public:
-  static CoreBudget& Get() {
-    static CoreBudget* budget = new CoreBudget(static_cast<int>(
-        std::max(1u, std::thread::hardware_concurrency())));
-    return *budget;
-  }
-
-  // Takes min(want, cores) cores, waiting while fewer are free; returns
-  // how many it took.
-  int Acquire(int want) {
-    const int n = std::min(want, cores_);
-    absl::MutexLock lock(&mu_);
-    while (free_ < n) cv_.Wait(&mu_);
-    free_ -= n;
-    return n;
-  }
-
-  void Release(int n) {
-    absl::MutexLock lock(&mu_);
-    free_ += n;
-    cv_.SignalAll();
-  }
-
-  int free() {
-    absl::MutexLock lock(&mu_);
-    return free_;
-  }
-
- private:
-  explicit CoreBudget(int cores) : cores_(cores), free_(cores) {}
-
-  const int cores_;
-  absl::Mutex mu_;
-  absl::CondVar cv_;
-  int free_ ABSL_GUARDED_BY(mu_);
-};
-
-}  // namespace
-
-OmpThreads::OmpThreads(int threads) : on_(threads > 1) {
-  SerialOnThisThread();
-  if (!on_) return;
-  held_ = CoreBudget::Get().Acquire(threads);
-  omp_set_num_threads(threads);
+std::string OneDnnVersion() {
+  const dnnl_version_t* v = dnnl_version();
+  return absl::StrCat("oneDNN ", v->major, ".", v->minor, ".", v->patch);
 }
-
-OmpThreads::~OmpThreads() {
-  if (!on_) return;
-  omp_set_num_threads(1);
-  CoreBudget::Get().Release(held_);
-}
-
-int OmpCoresFree() { return CoreBudget::Get().free(); }
 
 namespace {
 
@@ -348,9 +267,6 @@ using PlanKey = std::array<int64_t, kKeyFields>;
 // How far a plan cuts: not at all, output channels only, or channels and
 // rows (GetPlan tries the last first and falls back).
 enum class Cut { kNone, kChannels, kChannelsAndRows };
-
-// key[kMinMacs] of a plan for ConvMode::kOpenMp: one slice, one chunk.
-constexpr int64_t kOmpPlan = -1;
 
 // The filter reordered for each distinct filter slice of one plan.
 struct Weights {
@@ -486,17 +402,8 @@ class OneDnnConvImpl final : public OneDnnConv {
     const auto* pool = ctx->device()->eigen_cpu_device();
     const int threads = PoolThreads(pool);
     const int64_t n = x.dim(0);
-    // kOpenMp: one primitive for the whole image, threaded by oneDNN's own
-    // OpenMP team of the pool's size, from this thread; back to serial
-    // when this call returns.
-    const bool omp = GetConvMode() == ConvMode::kOpenMp && threads > 1;
-    OmpThreads omp_threads(omp ? threads : 1);
     auto run = [&](int64_t count, const auto& fn) {
-      if (omp) {
-        for (int64_t t = 0; t < count; ++t) fn(t);
-      } else {
-        RunBlocks(pool, count, fn);
-      }
+      RunBlocks(pool, count, fn);
     };
     PlanKey key;
     key[kC] = x.dim(1);
@@ -506,10 +413,10 @@ class OneDnnConvImpl final : public OneDnnConv {
     key[kKh] = f.dim(2);
     key[kKw] = f.dim(3);
     key[kThreads] = threads;
-    key[kBatch] = omp ? 1 : std::min<int64_t>(n, threads);
+    key[kBatch] = std::min<int64_t>(n, threads);
     key[kBias] = bias != nullptr;
     key[kSide] = side != nullptr;
-    key[kMinMacs] = omp ? kOmpPlan : MinSliceMacs();
+    key[kMinMacs] = MinSliceMacs();
     const Plan* plan = nullptr;
     std::shared_ptr<const Weights> weights;
     try {
@@ -629,7 +536,6 @@ class OneDnnConvImpl final : public OneDnnConv {
     std::unique_ptr<Plan>& plan = plans_[key];
     try {
       for (Cut cut : {Cut::kChannelsAndRows, Cut::kChannels, Cut::kNone}) {
-        if (key[kMinMacs] == kOmpPlan && cut != Cut::kNone) continue;
         if (plan == nullptr) plan = MakePlan(key, oh, ow, cut);
       }
     } catch (const dnnl::error&) {
@@ -856,10 +762,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     plan->reorder_src = layout != 1 || bands.size() > 1;
     if (plan->reorder_src) {
       AddSrcChunks(layout, c, h, w,
-                   key[kMinMacs] == kOmpPlan
-                       ? 1
-                       : CeilDiv(key[kThreads],
-                                 std::max<int64_t>(key[kBatch], 1)),
+                   CeilDiv(key[kThreads], std::max<int64_t>(key[kBatch], 1)),
                    whole.src, plan.get());
     }
     return plan;
@@ -902,7 +805,6 @@ class OneDnnConvImpl final : public OneDnnConv {
 
 std::unique_ptr<OneDnnConv> OneDnnConv::Create(const Conv2DParams& params,
                                                ConvActivation activation) {
-  if (GetConvMode() == ConvMode::kReference) return nullptr;
   return std::make_unique<OneDnnConvImpl>(params, activation);
 }
 

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
@@ -41,7 +42,7 @@ enum class ConvActivation { kNone, kRelu, kRelu6 };
 
 class OneDnnConv {
  public:
-  // nullptr when this build has no oneDNN or GetConvMode() is kReference.
+  // nullptr when this build has no oneDNN.
   // REQUIRES: CheckConv2DParams(params) is OK.
   static std::unique_ptr<OneDnnConv> Create(const Conv2DParams& params,
                                             ConvActivation activation);
@@ -66,19 +67,12 @@ class OneDnnConv {
                                        const Tensor* side, Tensor* y) = 0;
 };
 
-// Which path float32 Conv2D / FusedConv2D kernels created from now on take
-// (where oneDNN is built in). kAuto, the default: oneDNN where it beat the
-// loops on the development VM (PreferOneDnn); kAlways: oneDNN wherever it
-// takes the problem (tests); kReference: the loops; kOpenMp (an experiment,
-// SLUICE_CPU_CONV=openmp): oneDNN wherever it takes the problem, each
-// image one primitive threaded by oneDNN's own OpenMP team of the pool's
-// size. The environment's SLUICE_CPU_CONV=reference / onednn / openmp
-// selects the others (read once);
-// SetConvMode overrides it. Thread-safe (an atomic, read when a kernel is
-// created).
-enum class ConvMode { kReference, kAuto, kAlways, kOpenMp };
-ConvMode GetConvMode();
-void SetConvMode(ConvMode mode);
+// Whether this build has oneDNN's convolutions (Debian's libdnnl-dev), and
+// which oneDNN ("oneDNN 3.0.0"; "not built in"). Which path a convolution
+// takes is its provider's setting (kernels/cpu/cpu_provider.h,
+// RuntimeConfig.cpu_convolutions).
+bool OneDnnConvolutionsBuiltIn();
+std::string OneDnnVersion();
 
 // Whether kAuto runs a convolution with this window, output plane,
 // channels per group, groups, batch and intra-op thread count on oneDNN.
@@ -88,7 +82,7 @@ void SetConvMode(ConvMode mode);
 // flat 3x3 sums were faster (bench/RESULTS.md, 2026-12-02 05:14 entry);
 // and not where an image has fewer output-channel blocks than threads (cut
 // into bands of rows as well, those measured slower than the loops at 16
-// threads; SLUICE_CPU_CONV=onednn still runs them so).
+// threads; cpu_convolutions ONEDNN still runs them so).
 bool PreferOneDnn(int64_t kh, int64_t kw, int64_t oh, int64_t ow,
                   int64_t in_per_group, int64_t out_per_group, int64_t groups,
                   int64_t batch, int threads);

@@ -32,18 +32,12 @@ int64_t OneDnnConvNhwcRuns() { return nhwc_runs.load(); }
 
 #if !SLUICE_HAVE_ONEDNN_CONV
 
-bool OneDnnRunsNhwcConvolutions() { return false; }
-
 std::unique_ptr<OneDnnConvNhwc> OneDnnConvNhwc::Create(const Conv2DParams&,
                                                        ConvActivation) {
   return nullptr;
 }
 
 #else
-
-bool OneDnnRunsNhwcConvolutions() {
-  return GetConvMode() != ConvMode::kReference;
-}
 
 namespace {
 
@@ -249,7 +243,6 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
 
 std::unique_ptr<OneDnnConvNhwc> OneDnnConvNhwc::Create(
     const Conv2DParams& params, ConvActivation activation) {
-  if (GetConvMode() == ConvMode::kReference) return nullptr;
   return std::make_unique<OneDnnConvNhwcImpl>(params, activation);
 }
 

@@ -37,7 +37,7 @@ namespace sluice::cpu {
 
 class OneDnnConvNhwc {
  public:
-  // nullptr when this build has no oneDNN or GetConvMode() is kReference.
+  // nullptr when this build has no oneDNN.
   // REQUIRES: CheckConv2DParams(params) is OK.
   static std::unique_ptr<OneDnnConvNhwc> Create(const Conv2DParams& params,
                                                 ConvActivation activation);
@@ -61,11 +61,6 @@ class OneDnnConvNhwc {
 // How many Compute calls ran on oneDNN since the process started (tests
 // check that the path they mean to test was taken). Thread-safe.
 int64_t OneDnnConvNhwcRuns();
-
-// Whether this build runs NHWC convolutions on oneDNN (built with it, and
-// GetConvMode() is not kReference): conv_layout AUTO's rule for sessions on
-// the CPU (optimizer/pipeline.h).
-bool OneDnnRunsNhwcConvolutions();
 
 }  // namespace sluice::cpu
 

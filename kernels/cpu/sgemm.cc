@@ -10,8 +10,6 @@
 #include "kernels/cpu/sgemm.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include "Eigen/Core"
 
@@ -69,11 +67,7 @@ void EigenSgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
 
 bool UseOneDnn() {
 #if SLUICE_HAVE_ONEDNN_SGEMM
-  static const bool use = [] {
-    const char* v = std::getenv("SLUICE_CPU_SGEMM");
-    return v == nullptr || std::strcmp(v, "eigen") != 0;
-  }();
-  return use;
+  return true;
 #else
   return false;
 #endif

@@ -9,8 +9,6 @@
 //         c, /*ldc=*/n);
 //
 // Thread-safe: concurrent calls on different C are independent.
-// Environment: SLUICE_CPU_SGEMM=eigen selects Eigen's kernel even when
-// oneDNN is built in (read once; for measuring the two side by side).
 #ifndef SLUICE_KERNELS_CPU_SGEMM_H_
 #define SLUICE_KERNELS_CPU_SGEMM_H_
 
@@ -26,7 +24,7 @@ void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
            int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
            bool accumulate = false);
 
-// Whether Sgemm runs on oneDNN (built in and not switched off).
+// Whether Sgemm runs on oneDNN (built with it).
 bool SgemmUsesOneDnn();
 
 }  // namespace sluice::cpu

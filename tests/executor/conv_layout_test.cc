@@ -20,6 +20,7 @@
 #include "graph/attr_map.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_conv_nhwc.h"
 #include "tests/executor/gpu_test_util.h"
 
@@ -171,7 +172,7 @@ TEST(ConvLayoutSessionTest, AutoIsNhwcOnTheCpuWithOneDnnInFloat32) {
   auto s = MakeSession(config);
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_TRUE(s.ok()) << s.status();
-  if (!cpu::OneDnnRunsNhwcConvolutions()) {
+  if (!cpu::OneDnnConvolutionsBuiltIn()) {
     EXPECT_EQ(NhwcNodes(**s), 0);
     GTEST_SKIP() << "this build has no oneDNN convolution: AUTO is NCHW";
   }
@@ -189,7 +190,7 @@ TEST(ConvLayoutSessionTest, AutoIsNhwcOnTheCpuWithOneDnnInFloat32) {
 // Such a session runs its nodes one at a time unless inter_op_threads is
 // set (each convolution takes every core on one OpenMP team), and says so.
 TEST(ConvLayoutSessionTest, OneDnnChannelsLastRunsNodesOneAtATime) {
-  if (!cpu::OneDnnRunsNhwcConvolutions()) {
+  if (!cpu::OneDnnConvolutionsBuiltIn()) {
     GTEST_SKIP() << "this build has no oneDNN convolution";
   }
   auto said = [](const Session& s) {
@@ -222,6 +223,79 @@ TEST(ConvLayoutSessionTest, OneDnnChannelsLastRunsNodesOneAtATime) {
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_LT(RelL2((*a)[0], (*b)[0]), 1e-6);
+}
+
+bool SaysOneAtATime(const Session& s) {
+  for (const std::string& line : s.log()) {
+    if (line.find("nodes run one at a time") != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The rule is the CPU provider's, asked about the nodes placed on it: a
+// float32 model without convolutions (two towers of MatMuls) keeps its
+// inter-op threads, whatever oneDNN would do with convolutions.
+TEST(ConvLayoutSessionTest, ModelsWithoutConvolutionsKeepTheirInterOpThreads) {
+  DefMaker m;
+  m.Node("x", "Input", {},
+         {{"dtype", MakeTypeAttr(DT_FLOAT)}, {"shape", MakeShapeAttr(Shape({-1, 8}))}})
+      .Const("w1", Weights({8, 8}, 1))
+      .Const("w2", Weights({8, 8}, 2))
+      .Node("a", "MatMul", {"x", "w1"})
+      .Node("ra", "Relu", {"a"})
+      .Node("b", "MatMul", {"x", "w2"})
+      .Node("rb", "Relu", {"b"})
+      .Node("y", "Add", {"ra", "rb"});
+  absl::StatusOr<std::unique_ptr<const Graph>> g = BuildGraph(m.def());
+  ASSERT_TRUE(g.ok()) << g.status();
+  RuntimeConfig config;
+  config.set_use_gpu(false);
+  config.set_inter_op_threads(0);
+  auto s = Session::Create(*std::move(g), config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_FALSE(SaysOneAtATime(**s));
+  Tensor x = Weights({3, 8}, 3);
+  auto y = (*s)->Run({{"x", x}});
+  ASSERT_TRUE(y.ok()) << y.status();
+  // Against the sums by hand.
+  const Tensor w1 = Weights({8, 8}, 1), w2 = Weights({8, 8}, 2);
+  for (int64_t r = 0; r < 3; ++r) {
+    for (int64_t c = 0; c < 8; ++c) {
+      double a = 0, b = 0;
+      for (int64_t k = 0; k < 8; ++k) {
+        a += double{x.data<float>()[r * 8 + k]} * w1.data<float>()[k * 8 + c];
+        b += double{x.data<float>()[r * 8 + k]} * w2.data<float>()[k * 8 + c];
+      }
+      EXPECT_NEAR((*y)[0].data<float>()[r * 8 + c],
+                  std::max(a, 0.0) + std::max(b, 0.0), 1e-5);
+    }
+  }
+}
+
+// cpu_convolutions LOOPS: the CPU provider runs no convolution on oneDNN,
+// so AUTO stays NCHW, nothing runs one at a time, and the loops give the
+// same outputs.
+TEST(ConvLayoutSessionTest, CpuConvolutionsLoopsStaysNchwOnTheLoops) {
+  RuntimeConfig config;
+  config.set_use_gpu(false);
+  RuntimeConfig loops = config;
+  loops.set_cpu_convolutions(CPU_CONVOLUTIONS_LOOPS);
+  auto a = MakeSession(config);
+  auto s = MakeSession(loops);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(NhwcNodes(**s), 0);
+  EXPECT_FALSE(SaysOneAtATime(**s));
+  Tensor x = Input(2, 9);
+  auto want = (*a)->Run({{"x", x}});
+  ASSERT_TRUE(want.ok()) << want.status();
+  const int64_t nchw_runs = cpu::OneDnnConvRuns();
+  const int64_t nhwc_runs = cpu::OneDnnConvNhwcRuns();
+  auto got = (*s)->Run({{"x", x}});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(cpu::OneDnnConvRuns(), nchw_runs);
+  EXPECT_EQ(cpu::OneDnnConvNhwcRuns(), nhwc_runs);
+  EXPECT_LT(RelL2((*got)[0], (*want)[0]), 1e-6);
 }
 
 TEST(ConvLayoutSessionTest, AnUnknownConvLayoutIsAConfigError) {

@@ -174,8 +174,8 @@ TEST(FusedConv2DKernelTest, Relu6ClipsAtSixOnAnyPool) {
       {2, 64, 13, 11, 80, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},
       {2, 24, 17, 19, 24, 3, 3, 24, 1, 1, 1, 1, 1, 1, 1, 1},
   };
-  for (cpu::ConvMode mode : {cpu::ConvMode::kReference, cpu::ConvMode::kAlways}) {
-    cpu::SetConvMode(mode);
+  for (CpuConvPath path : {CpuConvPath::kLoops, CpuConvPath::kOneDnn}) {
+    SetTestCpuConvolutions(path);
     for (const ConvCase& p : cases) {
       for (int threads : {1, 3}) {
         EXPECT_GT(CheckFusedConv(p, /*with_side=*/true, threads, true), 0);
@@ -183,7 +183,7 @@ TEST(FusedConv2DKernelTest, Relu6ClipsAtSixOnAnyPool) {
       }
     }
   }
-  cpu::SetConvMode(cpu::ConvMode::kAuto);
+  SetTestCpuConvolutions(CpuConvPath::kAuto);
 }
 
 // Stride-1 convolutions on images at least four times wider than the

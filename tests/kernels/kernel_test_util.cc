@@ -70,6 +70,21 @@ absl::StatusOr<std::unique_ptr<const Graph>> OneNodeGraph(
   return BuildGraph(def);
 }
 
+namespace {
+std::unique_ptr<CpuProvider>& TestProvider() {
+  static auto* provider = new std::unique_ptr<CpuProvider>(
+      std::make_unique<CpuProvider>());
+  return *provider;
+}
+}  // namespace
+
+const CpuProvider& TestCpuProvider() { return *TestProvider(); }
+
+void SetTestCpuConvolutions(CpuConvPath path) {
+  TestProvider() = std::make_unique<CpuProvider>(
+      CpuProviderOptions{.convolutions = path});
+}
+
 absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
                                           const std::vector<Tensor>& inputs,
                                           const Attrs& attrs,
@@ -81,6 +96,7 @@ absl::StatusOr<std::vector<Tensor>> RunOp(const std::string& op,
   ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
                    KernelRegistry::Global()->Create(*n, DeviceType::kCpu));
   CpuDevice device(0, options.memory_limit, options.intra_op_threads);
+  device.set_provider(&TestCpuProvider());
   std::vector<Tensor> outputs(n->num_outputs());
   OpKernelContext ctx(n, &device, inputs, absl::MakeSpan(outputs));
   RETURN_IF_ERROR(kernel->Compute(&ctx));

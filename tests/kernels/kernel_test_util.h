@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/cpu_provider.h"
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
 #include "device/gpu_device.h"
@@ -42,6 +43,13 @@ struct RunOptions {
   // only the kernel checks shapes).
   bool known_shapes = false;
 };
+
+// The CPU provider RunOp's devices point to (kernels/cpu/cpu_provider.h),
+// and a way to pick the path CPU convolutions take from now on in this
+// test process (kAuto, the provider's default, until set). Test-only; set
+// it on the test's thread before running ops.
+const CpuProvider& TestCpuProvider();
+void SetTestCpuConvolutions(CpuConvPath path);
 
 // Builds the graph (errors from BuildGraph pass through), creates the
 // kernel (NOT_FOUND when none is registered) and runs it.

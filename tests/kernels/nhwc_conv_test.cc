@@ -192,12 +192,12 @@ void ExpectClose(const Tensor& got, const std::vector<double>& want,
   }
 }
 
-// The CPU kernels' own loops (ConvMode::kReference): an NHWC convolution
+// The CPU kernels' own loops (CpuConvPath::kLoops): an NHWC convolution
 // is then the NCHW computation between permutations, bit for bit.
 class NhwcCpuTest : public ::testing::TestWithParam<NhwcCase> {
  protected:
-  void SetUp() override { cpu::SetConvMode(cpu::ConvMode::kReference); }
-  void TearDown() override { cpu::SetConvMode(cpu::ConvMode::kAuto); }
+  void SetUp() override { SetTestCpuConvolutions(CpuConvPath::kLoops); }
+  void TearDown() override { SetTestCpuConvolutions(CpuConvPath::kAuto); }
 };
 
 // The NHWC node's output is the NCHW node's output permuted.
@@ -250,8 +250,8 @@ TEST_P(NhwcCpuTest, OneDnnChannelsLastMatchesTheLoops) {
   MakeInputs(c, DT_FLOAT, &nchw, &nhwc);
   absl::StatusOr<std::vector<Tensor>> ref = RunOp(c.op, nchw, c.attrs);
   ASSERT_TRUE(ref.ok()) << ref.status();
-  cpu::SetConvMode(cpu::ConvMode::kAuto);
-  if (!cpu::OneDnnRunsNhwcConvolutions()) {
+  SetTestCpuConvolutions(CpuConvPath::kAuto);
+  if (!cpu::OneDnnConvolutionsBuiltIn()) {
     GTEST_SKIP() << "this build has no oneDNN convolution";
   }
   const int64_t runs = cpu::OneDnnConvNhwcRuns();

@@ -4,7 +4,7 @@
 // batch 1 and 3, at 1 and 2 intra-op threads (2 cuts each image's output
 // channels into one primitive per thread), with bias, residual (`sum`),
 // Relu and ReLU6 (clip) post-ops; each case checks that oneDNN ran
-// (OneDnnConvRuns; the cases run in ConvMode::kAlways, so that 1x1
+// (OneDnnConvRuns; the cases run with CpuConvPath::kOneDnn, so that 1x1
 // windows go to oneDNN too). The same cases again at 1, 2, 3, 7 and 16
 // threads with the least slice work lowered to 1 multiply-add, so that
 // images with fewer channel blocks than threads are cut into bands of
@@ -157,9 +157,9 @@ void Compare(const std::string& op, const std::vector<Tensor>& inputs,
              std::optional<bool> expect_bands = std::nullopt) {
   RunOptions opts;
   opts.intra_op_threads = threads;
-  cpu::SetConvMode(cpu::ConvMode::kReference);
+  SetTestCpuConvolutions(CpuConvPath::kLoops);
   auto want = RunOp(op, inputs, attrs, opts);
-  cpu::SetConvMode(cpu::ConvMode::kAlways);
+  SetTestCpuConvolutions(CpuConvPath::kOneDnn);
   ASSERT_TRUE(want.ok()) << want.status();
   const int64_t before = cpu::OneDnnConvRuns();
   const int64_t banded_before = cpu::OneDnnConvRowSlicedRuns();
@@ -189,7 +189,7 @@ class OneDnnConvTest : public ::testing::TestWithParam<Param> {
   void SetUp() override {
     Tensor x = Random(Shape({1, 8, 4, 4}), 1);
     Tensor f = Random(Shape({8, 8, 1, 1}), 2);
-    cpu::SetConvMode(cpu::ConvMode::kAlways);
+    SetTestCpuConvolutions(CpuConvPath::kOneDnn);
     const int64_t before = cpu::OneDnnConvRuns();
     auto out = RunOp("Conv2D", {x, f}, ConvAttrs(Cases()[0]));
     if (!out.ok() || cpu::OneDnnConvRuns() == before) {
@@ -198,7 +198,7 @@ class OneDnnConvTest : public ::testing::TestWithParam<Param> {
     cpu::SetMinConvSliceMacs(std::get<2>(GetParam()));
   }
   void TearDown() override {
-    cpu::SetConvMode(cpu::ConvMode::kAuto);
+    SetTestCpuConvolutions(CpuConvPath::kAuto);
     cpu::SetMinConvSliceMacs(0);
   }
 };
@@ -251,9 +251,9 @@ TEST_P(OneDnnConvTest, Relu6PostOpMatchesTheLoopsClamped) {
   attrs["activation"] = StringAttr("none");
   RunOptions opts;
   opts.intra_op_threads = threads;
-  cpu::SetConvMode(cpu::ConvMode::kReference);
+  SetTestCpuConvolutions(CpuConvPath::kLoops);
   auto want = RunOp("FusedConv2D", {x, f, b, side}, attrs, opts);
-  cpu::SetConvMode(cpu::ConvMode::kAlways);
+  SetTestCpuConvolutions(CpuConvPath::kOneDnn);
   ASSERT_TRUE(want.ok()) << want.status();
   std::vector<double> clamped = ToDoubles((*want)[0]);
   for (double& v : clamped) v = std::clamp(v, 0.0, 6.0);
@@ -262,6 +262,7 @@ TEST_P(OneDnnConvTest, Relu6PostOpMatchesTheLoopsClamped) {
   ASSERT_TRUE(graph.ok()) << graph.status();
   const Node* node = (*graph)->FindNode("op");
   CpuDevice device(0, 0, threads);
+  device.set_provider(&TestCpuProvider());
   const std::vector<Tensor> inputs = {x, f};
   std::vector<Tensor> outputs(1);
   OpKernelContext ctx(node, &device, inputs, absl::MakeSpan(outputs));
@@ -306,39 +307,6 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(int64_t{1})),
     ParamName);
 
-// ConvMode::kOpenMp (SLUICE_CPU_CONV=openmp): each image one primitive on
-// oneDNN's own OpenMP team of the pool's size; every case, with bias, Relu
-// and a residual, at 2 and 4 threads, against the loops.
-TEST(OneDnnConvOpenMpTest, WholeImagePrimitivesMatchTheLoops) {
-  if (cpu::OneDnnConv::Create(Conv2DParams(), cpu::ConvActivation::kNone) ==
-      nullptr) {
-    GTEST_SKIP() << "this build has no oneDNN convolution";
-  }
-  for (int threads : {2, 4}) {
-    for (const Case& p : Cases()) {
-      SCOPED_TRACE(p.name + " threads " + std::to_string(threads));
-      Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 61);
-      Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 62);
-      Tensor b = Random(Shape({p.o}), 63);
-      Tensor side = Random(OutShape(p), 64);
-      Attrs attrs = ConvAttrs(p);
-      attrs["activation"] = StringAttr("relu");
-      RunOptions opts;
-      opts.intra_op_threads = threads;
-      cpu::SetConvMode(cpu::ConvMode::kReference);
-      auto want = RunOp("FusedConv2D", {x, f, b, side}, attrs, opts);
-      ASSERT_TRUE(want.ok()) << want.status();
-      cpu::SetConvMode(cpu::ConvMode::kOpenMp);
-      const int64_t before = cpu::OneDnnConvRuns();
-      auto got = RunOp("FusedConv2D", {x, f, b, side}, attrs, opts);
-      cpu::SetConvMode(cpu::ConvMode::kAuto);
-      ASSERT_TRUE(got.ok()) << got.status();
-      EXPECT_EQ(cpu::OneDnnConvRuns() - before, 1);
-      ExpectNear((*got)[0], (*want)[0]);
-    }
-  }
-}
-
 // oneDNN offers only its im2col + GEMM for groups of 5 channels in and 7
 // out (no vector block fits) and for a depthwise multiplier of 2: the
 // kernel declines it and runs the loops, with the same result.
@@ -352,14 +320,14 @@ TEST(OneDnnConvFallbackTest, DeclinedProblemRunsOnTheLoops) {
     Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 52);
     Compare("Conv2D", {x, f}, ConvAttrs(p), 2, /*expect_onednn=*/false);
   }
-  cpu::SetConvMode(cpu::ConvMode::kAuto);
+  SetTestCpuConvolutions(CpuConvPath::kAuto);
 }
 
 // The default mode leaves 1x1 windows, large depthwise planes and images
 // with fewer output-channel blocks than threads to the loops, and runs the
 // other 3x3 windows on oneDNN.
 TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
-  cpu::SetConvMode(cpu::ConvMode::kAuto);
+  SetTestCpuConvolutions(CpuConvPath::kAuto);
   if (cpu::OneDnnConv::Create(Conv2DParams(), cpu::ConvActivation::kNone) ==
       nullptr) {
     GTEST_SKIP() << "this build has no oneDNN convolution";
@@ -401,7 +369,7 @@ TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
 // `min_macs` is set) and batch 3 (cut by image).
 void RunFromFourThreads(const Case& p, int64_t min_macs = 0) {
   SCOPED_TRACE(p.name);
-  cpu::SetConvMode(cpu::ConvMode::kAlways);
+  SetTestCpuConvolutions(CpuConvPath::kOneDnn);
   cpu::SetMinConvSliceMacs(min_macs);
   Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 71);
   Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 72);
@@ -410,9 +378,9 @@ void RunFromFourThreads(const Case& p, int64_t min_macs = 0) {
   Attrs attrs = ConvAttrs(p);
   attrs["activation"] = StringAttr("relu");
   const std::vector<Tensor> inputs = {x, f, b, side};
-  cpu::SetConvMode(cpu::ConvMode::kReference);
+  SetTestCpuConvolutions(CpuConvPath::kLoops);
   auto want = RunOp("FusedConv2D", inputs, attrs);
-  cpu::SetConvMode(cpu::ConvMode::kAlways);
+  SetTestCpuConvolutions(CpuConvPath::kOneDnn);
   ASSERT_TRUE(want.ok()) << want.status();
   auto graph = testing::OneNodeGraph("FusedConv2D", inputs, attrs);
   ASSERT_TRUE(graph.ok()) << graph.status();
@@ -427,6 +395,7 @@ void RunFromFourThreads(const Case& p, int64_t min_macs = 0) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       CpuDevice device(0, 0, 2);
+      device.set_provider(&TestCpuProvider());
       for (int step = 0; step < kSteps; ++step) {
         std::vector<Tensor> outputs(1);
         OpKernelContext ctx(node, &device, inputs, absl::MakeSpan(outputs));
@@ -449,7 +418,7 @@ void RunFromFourThreads(const Case& p, int64_t min_macs = 0) {
     ASSERT_EQ(results[t].size(), static_cast<size_t>(kSteps)) << t;
     for (const Tensor& r : results[t]) ExpectNear(r, (*want)[0]);
   }
-  cpu::SetConvMode(cpu::ConvMode::kAuto);
+  SetTestCpuConvolutions(CpuConvPath::kAuto);
   cpu::SetMinConvSliceMacs(0);
 }
 
@@ -475,7 +444,7 @@ Tensor Permuted(const Tensor& t, std::vector<int64_t> perm) {
 // The channels-last path (onednn_conv_nhwc.h): one kernel run from four
 // threads at once, each call its own OpenMP team, matches the NCHW loops.
 TEST(OneDnnConvNhwcConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
-  if (!cpu::OneDnnRunsNhwcConvolutions()) {
+  if (!cpu::OneDnnConvolutionsBuiltIn()) {
     GTEST_SKIP() << "this build has no oneDNN convolution";
   }
   for (const Case& p : {Cases()[0], Cases()[12]}) {  // plain3x3, batch3
@@ -486,9 +455,9 @@ TEST(OneDnnConvNhwcConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
     Tensor side = Random(OutShape(p), 84);
     Attrs attrs = ConvAttrs(p);
     attrs["activation"] = StringAttr("relu");
-    cpu::SetConvMode(cpu::ConvMode::kReference);
+    SetTestCpuConvolutions(CpuConvPath::kLoops);
     auto want = RunOp("FusedConv2D", {x, f, b, side}, attrs);
-    cpu::SetConvMode(cpu::ConvMode::kAuto);
+    SetTestCpuConvolutions(CpuConvPath::kAuto);
     ASSERT_TRUE(want.ok()) << want.status();
     const Tensor want_nhwc = Permuted((*want)[0], {0, 2, 3, 1});
     const std::vector<Tensor> inputs = {Permuted(x, {0, 2, 3, 1}),
@@ -507,6 +476,7 @@ TEST(OneDnnConvNhwcConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
         CpuDevice device(0, 0, 2);
+        device.set_provider(&TestCpuProvider());
         for (int step = 0; step < kSteps; ++step) {
           std::vector<Tensor> outputs(1);
           OpKernelContext ctx(node, &device, inputs, absl::MakeSpan(outputs));
@@ -531,7 +501,7 @@ TEST(OneDnnConvNhwcConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
 // that does not fit waits until the first ends; one thread is no team.
 TEST(OmpThreadsTest, TeamsTakeTurnsAtTheCores) {
   const int cores = cpu::OmpCoresFree();
-  if (!cpu::OneDnnRunsNhwcConvolutions() || cores < 2) {
+  if (!cpu::OneDnnConvolutionsBuiltIn() || cores < 2) {
     GTEST_SKIP() << "no oneDNN in this build, or one core";
   }
   {
@@ -593,10 +563,10 @@ TEST(PlanConvSlicingTest, CutsRowsOnlyWhereChannelsDoNotFillThePool) {
 }
 
 TEST(OneDnnConvFallbackTest, SwitchedOffCreatesNoOneDnnPath) {
-  cpu::SetConvMode(cpu::ConvMode::kReference);
+  SetTestCpuConvolutions(CpuConvPath::kLoops);
   EXPECT_EQ(cpu::OneDnnConv::Create(Conv2DParams(), cpu::ConvActivation::kNone),
             nullptr);
-  cpu::SetConvMode(cpu::ConvMode::kAuto);
+  SetTestCpuConvolutions(CpuConvPath::kAuto);
 }
 
 }  // namespace

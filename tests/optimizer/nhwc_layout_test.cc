@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu/onednn_conv_nhwc.h"
 #include "optimizer/pass.h"
 #include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
@@ -354,7 +353,7 @@ TEST(NhwcLayoutPassTest, AutoKeepsAModelWithGroupedConvolutionsInNchw) {
       .Output("pw");
   auto g = m.Build();
   PassOptions automatic = Nhwc();
-  automatic.conv_layout_auto = true;
+  automatic.keep_grouped_convs_nchw = true;
   absl::StatusOr<PassOutput> kept = MakeNhwcLayoutPass()->Run(*g, automatic);
   ASSERT_TRUE(kept.ok()) << kept.status();
   EXPECT_EQ(kept->graph, nullptr);
@@ -453,58 +452,55 @@ TEST(NhwcLayoutPipelineTest, ReducedPrecisionConvertsTheTransposesToo) {
   }
 }
 
-TEST(NhwcLayoutPipelineTest, ConvLayoutResolvesAutoFromGpuAndPrecision) {
-  RuntimeConfig config;
-  EXPECT_EQ(ResolveConvLayout(config, true), DataFormat::kNchw);  // float32
-  config.set_precision(PRECISION_BFLOAT16);
-  EXPECT_EQ(ResolveConvLayout(config, true), DataFormat::kNhwc);
-  EXPECT_EQ(ResolveConvLayout(config, false), DataFormat::kNchw);
-  config.set_conv_layout(CONV_LAYOUT_NCHW);
-  EXPECT_EQ(ResolveConvLayout(config, true), DataFormat::kNchw);
-  config.set_conv_layout(CONV_LAYOUT_NHWC);
-  config.set_precision(PRECISION_MODEL);
-  EXPECT_EQ(ResolveConvLayout(config, false), DataFormat::kNhwc);
-  // A session without a GPU never asks for one.
-  RuntimeConfig cpu;
-  cpu.set_use_gpu(false);
-  cpu.set_precision(PRECISION_FLOAT16);
-  EXPECT_FALSE(SessionHasGpu(cpu));
-  EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout, DataFormat::kNchw);
-  EXPECT_TRUE(PassOptionsFromConfig(cpu).conv_layout_auto);
-  cpu.set_conv_layout(CONV_LAYOUT_NHWC);
-  EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout, DataFormat::kNhwc);
-  EXPECT_FALSE(PassOptionsFromConfig(cpu).conv_layout_auto);
-  EXPECT_EQ(ParseConvLayout("nhwc").value(), CONV_LAYOUT_NHWC);
-  EXPECT_EQ(ParseConvLayout("auto").value(), CONV_LAYOUT_AUTO);
+// The optimizer is told its target (kernels/execution_provider.h); these
+// are the two shapes of target the providers give (their own rules:
+// tests/kernels/providers_test.cc).
+OptimizationTarget CudnnTarget() {
+  OptimizationTarget t;
+  t.provider = "cuda";
+  t.conv_layout_reduced = DataFormat::kNhwc;
+  t.grouped_convs_stay_nchw = true;
+  return t;
 }
 
-// AUTO on the CPU alone: NHWC in float32 where the convolutions run on
-// oneDNN channels last, NCHW in a 16-bit precision (the float32 fallback)
-// or without oneDNN.
-TEST(NhwcLayoutPipelineTest, ConvLayoutAutoIsNhwcOnTheCpuWithOneDnn) {
+OptimizationTarget OneDnnTarget() {
+  OptimizationTarget t;
+  t.provider = "cpu";
+  t.conv_layout_float32 = DataFormat::kNhwc;
+  return t;
+}
+
+TEST(NhwcLayoutPipelineTest, ConvLayoutAutoIsTheTargetsLayoutForThePrecision) {
   RuntimeConfig config;
-  EXPECT_EQ(ResolveConvLayout(config, false, true), DataFormat::kNhwc);
-  EXPECT_EQ(ResolveConvLayout(config, false, false), DataFormat::kNchw);
+  EXPECT_EQ(ResolveConvLayout(config, CudnnTarget()), DataFormat::kNchw);
+  EXPECT_EQ(ResolveConvLayout(config, OneDnnTarget()), DataFormat::kNhwc);
+  EXPECT_EQ(ResolveConvLayout(config, OptimizationTarget()), DataFormat::kNchw);
   config.set_precision(PRECISION_BFLOAT16);
-  EXPECT_EQ(ResolveConvLayout(config, false, true), DataFormat::kNchw);
+  EXPECT_EQ(ResolveConvLayout(config, CudnnTarget()), DataFormat::kNhwc);
+  EXPECT_EQ(ResolveConvLayout(config, OneDnnTarget()), DataFormat::kNchw);
+  // An explicit layout is the config's, whatever the target.
   config.set_conv_layout(CONV_LAYOUT_NCHW);
+  EXPECT_EQ(ResolveConvLayout(config, CudnnTarget()), DataFormat::kNchw);
+  config.set_conv_layout(CONV_LAYOUT_NHWC);
   config.set_precision(PRECISION_MODEL);
-  EXPECT_EQ(ResolveConvLayout(config, false, true), DataFormat::kNchw);
+  EXPECT_EQ(ResolveConvLayout(config, OptimizationTarget()), DataFormat::kNhwc);
+}
+
+// Grouped convolutions stay NCHW only where AUTO chose NHWC for a target
+// that runs them slower so (cuDNN); the CPU's oneDNN converts them, and an
+// explicit NHWC converts them everywhere.
+TEST(NhwcLayoutPipelineTest, GroupedConvolutionsStayNchwOnlyForCudnnsAuto) {
+  RuntimeConfig config;
+  config.set_precision(PRECISION_FLOAT16);
+  EXPECT_TRUE(PassOptionsFromConfig(config, CudnnTarget()).keep_grouped_convs_nchw);
+  config.set_conv_layout(CONV_LAYOUT_NHWC);
+  EXPECT_FALSE(PassOptionsFromConfig(config, CudnnTarget()).keep_grouped_convs_nchw);
   RuntimeConfig cpu;
-  cpu.set_use_gpu(false);
-  EXPECT_EQ(SessionRunsConvolutionsOnOneDnn(cpu),
-            cpu::OneDnnRunsNhwcConvolutions());
-  EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout,
-            cpu::OneDnnRunsNhwcConvolutions() ? DataFormat::kNhwc
-                                              : DataFormat::kNchw);
-  // Grouped convolutions go channels last too (only AUTO for cuDNN keeps
-  // them NCHW).
-  EXPECT_FALSE(PassOptionsFromConfig(cpu).conv_layout_auto);
-  cpu.set_conv_layout(CONV_LAYOUT_NCHW);
-  EXPECT_EQ(PassOptionsFromConfig(cpu).conv_layout, DataFormat::kNchw);
-  absl::StatusOr<ConvLayout> bad = ParseConvLayout("hwcn");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("use auto, nchw or nhwc"), std::string::npos);
+  EXPECT_EQ(PassOptionsFromConfig(cpu, OneDnnTarget()).conv_layout, DataFormat::kNhwc);
+  EXPECT_FALSE(PassOptionsFromConfig(cpu, OneDnnTarget()).keep_grouped_convs_nchw);
+  // float32 on cuDNN: NCHW, so nothing to keep.
+  EXPECT_EQ(PassOptionsFromConfig(cpu, CudnnTarget()).conv_layout, DataFormat::kNchw);
+  EXPECT_FALSE(PassOptionsFromConfig(cpu, CudnnTarget()).keep_grouped_convs_nchw);
 }
 
 }  // namespace

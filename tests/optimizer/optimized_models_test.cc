@@ -19,6 +19,7 @@
 #include "model/model_loader.h"
 #include "nlohmann/json.hpp"
 #include "optimizer/graph_rewriter.h"
+#include "kernels/providers.h"
 #include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 #include "tests/test_data.h"
@@ -111,7 +112,8 @@ TEST_P(OptimizedModelsTest, SameOutputsAsUnoptimized) {
   // its convolutions channels last).
   RuntimeConfig config;
   config.set_use_gpu(false);
-  const PassOptions options = PassOptionsFromConfig(config);
+  const PassOptions options = PassOptionsFromConfig(
+      config, ProvidersForMachine(config).compute().Target());
   absl::StatusOr<OptimizedGraph> opt =
       OptimizeGraph(Copy(g), OPTIMIZATION_ALL, options);
   ASSERT_TRUE(opt.ok()) << opt.status();

@@ -108,15 +108,6 @@ TEST(PipelineTest, BasicKeepsOpsAndAllFuses) {
   EXPECT_TRUE(fused_line);
 }
 
-TEST(PipelineTest, ParsesLevels) {
-  EXPECT_EQ(*ParseOptimizationLevel("none"), OPTIMIZATION_NONE);
-  EXPECT_EQ(*ParseOptimizationLevel("basic"), OPTIMIZATION_BASIC);
-  EXPECT_EQ(*ParseOptimizationLevel("all"), OPTIMIZATION_ALL);
-  absl::StatusOr<OptimizationLevel> bad = ParseOptimizationLevel("extended");
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(bad.status().message(), HasSubstr("none, basic or all"));
-}
-
 TEST(PipelineTest, SessionSaysAFetchedNodeWasOptimisedAway) {
   RuntimeConfig config;
   config.set_use_gpu(false);
@@ -149,9 +140,9 @@ TEST(PipelineTest, ConfigRejectsANegativeFoldingCap) {
   config.mutable_resource_limits()->set_max_folded_constant_bytes(1024);
   config.mutable_resource_limits()->set_max_folded_bytes(4096);
   EXPECT_TRUE(ValidateRuntimeConfig(config).ok());
-  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_constant_bytes,
+  EXPECT_EQ(PassOptionsFromConfig(config, OptimizationTarget()).limits.max_folded_constant_bytes,
             1024);
-  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_bytes, 4096);
+  EXPECT_EQ(PassOptionsFromConfig(config, OptimizationTarget()).limits.max_folded_bytes, 4096);
 }
 
 // RuntimeConfig.max_folded_constant_bytes (field 18) moved into
@@ -161,7 +152,7 @@ TEST(PipelineTest, TheDeprecatedFoldingCapIsReadAndNoted) {
   RuntimeConfig config;
   config.set_max_folded_constant_bytes(1024);
   ASSERT_TRUE(ValidateRuntimeConfig(config).ok());
-  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_constant_bytes,
+  EXPECT_EQ(PassOptionsFromConfig(config, OptimizationTarget()).limits.max_folded_constant_bytes,
             1024);
   std::vector<std::string> log;
   NoteDeprecatedFields(config, &log);
@@ -186,7 +177,7 @@ TEST(PipelineTest, TheDeprecatedFoldingCapIsReadAndNoted) {
   NoteDeprecatedFields(config, &log);
   ASSERT_EQ(log.size(), 1u);
   EXPECT_THAT(log[0], HasSubstr("read as resource_limits.max_folded_bytes"));
-  EXPECT_EQ(PassOptionsFromConfig(config).limits.max_folded_bytes, 4096);
+  EXPECT_EQ(PassOptionsFromConfig(config, OptimizationTarget()).limits.max_folded_bytes, 4096);
   config.mutable_resource_limits()->set_max_folded_bytes(4096);
   EXPECT_THAT(ValidateRuntimeConfig(config).message(),
               HasSubstr("resource_limits.max_import_folded_bytes: is "

@@ -212,14 +212,7 @@ TEST(ReducedPrecisionPipelineTest, RunsAtEveryLevelAndDropsTheFloat32Weights) {
   }
 }
 
-TEST(ReducedPrecisionPipelineTest, ParsesPrecisionNames) {
-  EXPECT_EQ(ParsePrecision("float16").value(), PRECISION_FLOAT16);
-  EXPECT_EQ(ParsePrecision("bf16").value(), PRECISION_BFLOAT16);
-  EXPECT_EQ(ParsePrecision("model").value(), PRECISION_MODEL);
-  absl::StatusOr<Precision> bad = ParsePrecision("int8");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("use model, float16 or bfloat16"),
-            std::string::npos);
+TEST(ReducedPrecisionPipelineTest, MapsPrecisionsToDtypes) {
   EXPECT_EQ(ReducedPrecisionType(PRECISION_FLOAT16), DT_FLOAT16);
   EXPECT_EQ(ReducedPrecisionType(PRECISION_MODEL), DT_INVALID);
 }
