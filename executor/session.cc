@@ -87,7 +87,7 @@ class SessionImpl final : public Session {
       if (const ExecutionProvider* p = ProviderWantingOneAtATime()) {
         inter = 1;
         log_.push_back(absl::StrCat(
-            "threads: nodes run one at a time: the ", p->name(),
+            "threads: nodes run one at a time: the ", std::string(p->name()),
             " provider's convolutions run channels last on oneDNN's OpenMP "
             "team of the intra-op thread count (inter_op_threads set in the "
             "config runs them in parallel)"));
