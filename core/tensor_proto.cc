@@ -301,4 +301,20 @@ TensorProto TensorToProto(const Tensor& t) {
   return p;
 }
 
+void ClearTensorData(TensorProto* proto) {
+  // Swapped with empties, so that the memory is freed rather than kept as
+  // capacity (clear() keeps it).
+  std::string().swap(*proto->mutable_content());
+  google::protobuf::RepeatedField<float>().Swap(proto->mutable_float_val());
+  google::protobuf::RepeatedField<int64_t>().Swap(proto->mutable_int_val());
+  google::protobuf::RepeatedField<double>().Swap(proto->mutable_double_val());
+}
+
+TensorProto TensorDescriptionProto(const Tensor& t) {
+  TensorProto p;
+  p.set_dtype(t.dtype());
+  *p.mutable_shape() = ShapeToProto(t.shape());
+  return p;
+}
+
 }  // namespace sluice

@@ -43,6 +43,16 @@ absl::StatusOr<Tensor> SplatValue(const TensorProto& proto);
 // Raw `content` form. REQUIRES: t is a valid host tensor.
 TensorProto TensorToProto(const Tensor& t);
 
+// Frees the proto's inline data (content and the typed lists), keeping its
+// dtype, shape and external range: what a Const node keeps of its value once
+// the value is a Tensor (graph/builder.h), so that the bytes are held once.
+// Such a proto describes the tensor but no longer decodes to it.
+void ClearTensorData(TensorProto* proto);
+
+// A TensorProto of t's dtype and shape with no data: ClearTensorData of
+// TensorToProto(t), without copying the bytes.
+TensorProto TensorDescriptionProto(const Tensor& t);
+
 }  // namespace sluice
 
 #endif  // SLUICE_CORE_TENSOR_PROTO_H_

@@ -280,6 +280,10 @@ void GraphBuilder::ResolveConst(int id) {
     n.described = true;
   } else {
     n.value = *std::move(value);
+    // The Tensor holds the bytes from here on: the node's attribute keeps
+    // dtype and shape (and an external range), so that neither the builder
+    // nor the Graph's def() and attrs() hold a second copy.
+    ClearTensorData(n.attrs["value"].mutable_tensor());
   }
 }
 

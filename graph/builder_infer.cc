@@ -323,12 +323,22 @@ std::unique_ptr<Graph> GraphBuilder::Assemble() {
   g->nodes_.resize(count);
   g->consumers_.resize(count);
   g->control_consumers_.resize(count);
-  g->def_ = def_;
+  // The def node by node, each with the resolved attributes rather than the
+  // given ones: a Const's value there holds no bytes (ResolveConst), and
+  // copying def_ whole would copy them.
+  g->def_.set_format_version(def_.format_version());
+  *g->def_.mutable_signature() = def_.signature();
+  g->def_.mutable_node()->Reserve(count);
   for (int id = 0; id < count; ++id) {
     NodeState& s = nodes_[id];
     g->consumers_[id].resize(s.num_outputs);
-    auto* attr_proto = g->def_.mutable_node(id)->mutable_attr();
-    attr_proto->clear();
+    const NodeDef& given = def_.node(id);
+    NodeDef* nd = g->def_.add_node();
+    nd->set_name(given.name());
+    nd->set_op(given.op());
+    *nd->mutable_input() = given.input();
+    nd->set_device(given.device());
+    auto* attr_proto = nd->mutable_attr();
     for (const auto& [name, value] : s.attrs) (*attr_proto)[name] = value;
   }
   for (int id = 0; id < count; ++id) {

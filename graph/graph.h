@@ -155,7 +155,12 @@ class Graph {
   const GraphInput* FindInput(std::string_view name) const;
   const GraphOutput* FindOutput(std::string_view name) const;
 
-  // The definition the graph was built from, for passes and `convert`.
+  // The definition the graph was built from, with every attribute resolved,
+  // for passes. A Const whose value was made keeps only its dtype and shape
+  // (and external range) here and in its attrs(): the bytes are in
+  // const_value() alone, so rebuilding from def() needs those values
+  // (BuildGraphSharingConsts, graph/builder.h), and a file to save is made
+  // from the loaded GraphDef, not from this.
   const GraphDef& def() const { return def_; }
   // Folder that external weights paths were resolved against ("" if none).
   const std::string& base_dir() const { return base_dir_; }

@@ -6,12 +6,32 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "core/status_macros.h"
+#include "graph/builder.h"
 
 namespace sluice {
 
 bool IsOnnxPath(const std::string& path) {
   return absl::EndsWith(absl::AsciiStrToLower(path), ".onnx");
 }
+
+namespace {
+
+// Where an imported ONNX model's GraphDef comes from. Const nodes of ONNX
+// external weights refer to their files, relative to the model's folder, as
+// the importer resolved them; with embed_external_data every weight is
+// inside the GraphDef.
+GraphSource OnnxSource(const std::string& path,
+                       const OnnxImportOptions& onnx_options) {
+  GraphSource source;
+  source.path = path;
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  source.base_dir = onnx_options.embed_external_data ? ""
+                    : dir.empty()                     ? "."
+                                                      : dir.string();
+  return source;
+}
+
+}  // namespace
 
 absl::StatusOr<LoadedGraphDef> LoadModel(
     const std::string& path, const OnnxImportOptions& onnx_options) {
@@ -20,21 +40,24 @@ absl::StatusOr<LoadedGraphDef> LoadModel(
   ASSIGN_OR_RETURN(out.def, ImportOnnx(path, onnx_options));
   // ONNX (proto2) strings need not be UTF-8; a GraphDef's must.
   RETURN_IF_ERROR(CheckGraphDefUtf8(out.def, path));
-  out.source.path = path;
-  // Const nodes of ONNX external weights refer to their files, relative to
-  // the model's folder, as ImportOnnx resolved them; with
-  // embed_external_data every weight is inside the GraphDef.
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  out.source.base_dir = onnx_options.embed_external_data ? ""
-                        : dir.empty()                     ? "."
-                                                          : dir.string();
+  out.source = OnnxSource(path, onnx_options);
   return out;
 }
 
 absl::StatusOr<std::unique_ptr<const Graph>> LoadModelGraph(
     const std::string& path, const OnnxImportOptions& onnx_options) {
-  ASSIGN_OR_RETURN(LoadedGraphDef model, LoadModel(path, onnx_options));
-  return BuildGraph(model.def, model.source);
+  if (!IsOnnxPath(path)) {
+    ASSIGN_OR_RETURN(LoadedGraphDef model, LoadGraphDef(path));
+    return BuildGraph(model.def, model.source);
+  }
+  // The importer's Tensors become the graph's: the GraphDef between them
+  // holds no weights (ImportOnnxSharingValues), and it and the importer's
+  // state are freed once the graph is built.
+  ASSIGN_OR_RETURN(OnnxImport imported,
+                   ImportOnnxSharingValues(path, onnx_options));
+  RETURN_IF_ERROR(CheckGraphDefUtf8(imported.def, path));
+  return BuildGraphSharingConsts(imported.def, OnnxSource(path, onnx_options),
+                                 imported.const_values);
 }
 
 }  // namespace sluice

@@ -33,7 +33,8 @@ bool IsOnnxPath(const std::string& path);
 absl::StatusOr<LoadedGraphDef> LoadModel(
     const std::string& path, const OnnxImportOptions& onnx_options = {});
 
-// LoadModel then BuildGraph.
+// LoadModel then BuildGraph; for .onnx, through ImportOnnxSharingValues,
+// so that the weights are held once, by the graph's Tensors.
 absl::StatusOr<std::unique_ptr<const Graph>> LoadModelGraph(
     const std::string& path, const OnnxImportOptions& onnx_options = {});
 

@@ -221,7 +221,14 @@ absl::StatusOr<std::string> GraphEmitter::Materialize(const ValuePtr& value) {
   NodeDef* node = def_->add_node();
   node->set_name(name);
   node->set_op("Const");
-  if (value->external.has_value()) {
+  if (value_sink_ != nullptr) {
+    TensorProto proto = TensorDescriptionProto(*value->constant);
+    if (value->external.has_value()) {
+      *proto.mutable_external() = *value->external;
+    }
+    (*node->mutable_attr())["value"] = MakeTensorAttr(std::move(proto));
+    value_sink_->emplace(name, *value->constant);
+  } else if (value->external.has_value()) {
     TensorProto proto;
     proto.set_dtype(value->constant->dtype());
     *proto.mutable_shape() = ShapeToProto(value->constant->shape());

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -122,8 +123,17 @@ class GraphEmitter {
 
   // The reference a consumer uses for `value`, writing a Const node for a
   // constant the first time (holding the bytes, or for a value with
-  // `external` referring to its weights file).
+  // `external` referring to its weights file; with a value sink, neither).
   absl::StatusOr<std::string> Materialize(const ValuePtr& value);
+
+  // With a sink, Materialize puts each constant's Tensor there under its
+  // Const node's name, and the node's value holds only dtype and shape (and
+  // the external range): the GraphDef is then built with the sink's values
+  // (BuildGraphSharingConsts, graph/builder.h) and the weights are held
+  // once, by those Tensors. Borrowed; must outlive the emitter's use.
+  void set_value_sink(absl::flat_hash_map<std::string, Tensor>* sink) {
+    value_sink_ = sink;
+  }
 
   GraphDef* def() { return def_; }
 
@@ -135,6 +145,7 @@ class GraphEmitter {
   FoldBudget own_budget_;     // when none is given
   FoldBudget* fold_budget_;   // not owned, or &own_budget_
   absl::flat_hash_set<std::string> names_;
+  absl::flat_hash_map<std::string, Tensor>* value_sink_ = nullptr;  // borrowed
 };
 
 // `name` with ':' and '^' replaced by '_' ("node" when empty): a valid

@@ -2,10 +2,14 @@
 // converting graph inputs, initializers and nodes in order.
 #include "onnx/importer.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <set>
-#include <sstream>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -217,10 +221,28 @@ absl::Status CheckDeclaredOutput(const onnx::ValueInfoProto& out,
   return absl::OkStatus();
 }
 
-absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
-                                     const std::string& base_dir,
-                                     const OnnxImportOptions& options,
-                                     absl::string_view model_name) {
+absl::Status ConvertTopLevelNodes(const onnx::GraphProto& graph,
+                                  ImportContext& ctx);
+
+// Frees an initializer's inline bytes once its Tensor holds them (a copy:
+// the Tensor's memory is the CPU allocator's, aligned as kernels expect), so
+// that the parsed model and the tensors never both hold all the weights.
+void ReleaseInlineData(onnx::TensorProto* init) {
+  std::string().swap(*init->mutable_raw_data());
+  google::protobuf::RepeatedField<float>().Swap(init->mutable_float_data());
+  google::protobuf::RepeatedField<int32_t>().Swap(init->mutable_int32_data());
+  google::protobuf::RepeatedField<int64_t>().Swap(init->mutable_int64_data());
+  google::protobuf::RepeatedField<double>().Swap(init->mutable_double_data());
+}
+
+// Imports `model`, whose initializers' inline bytes it frees as it reads
+// them (the model is not used again). With `values`, Const nodes hold only
+// dtype and shape and their Tensors go there (GraphEmitter's value sink).
+absl::StatusOr<GraphDef> ImportModel(
+    onnx::ModelProto* model_ptr, const std::string& base_dir,
+    const OnnxImportOptions& options, absl::string_view model_name,
+    absl::flat_hash_map<std::string, Tensor>* values = nullptr) {
+  const onnx::ModelProto& model = *model_ptr;
   RETURN_IF_ERROR(CheckOnnxModel(model, model_name));
   ASSIGN_OR_RETURN(int opset, DefaultOpset(model, model_name));
   const onnx::GraphProto& graph = model.graph();
@@ -229,16 +251,19 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
   GraphDef def;
   FoldBudget fold_budget(options.limits);
   GraphEmitter em(&def, options.limits, &fold_budget);
+  if (values != nullptr) em.set_value_sink(values);
   ImportContext ctx(&em, &options, opset, base_dir);
   auto fail = [&](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(model_name, ": ", s.message()));
   };
 
-  for (const onnx::TensorProto& init : graph.initializer()) {
+  for (int i = 0; i < graph.initializer_size(); ++i) {
+    const onnx::TensorProto& init = graph.initializer(i);
     absl::StatusOr<ValuePtr> v =
         AddInitializer(em, init, base_dir, !options.embed_external_data);
     if (!v.ok()) return fail(v.status());
     ctx.Bind(init.name(), *std::move(v));
+    ReleaseInlineData(model_ptr->mutable_graph()->mutable_initializer(i));
   }
   for (const onnx::ValueInfoProto& info : graph.input()) {
     if (ctx.Find(info.name()) != nullptr) continue;  // an initializer
@@ -300,7 +325,9 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
   }
   if (options.fold_batch_norm) FindFoldableBatchNorms(graph, ctx);
 
-  if (absl::Status s = ConvertNodes(graph, ctx); !s.ok()) return fail(s);
+  if (absl::Status s = ConvertTopLevelNodes(graph, ctx); !s.ok()) {
+    return fail(s);
+  }
 
   for (const onnx::ValueInfoProto& out : graph.output()) {
     ValuePtr v = ctx.Find(out.name());
@@ -324,30 +351,72 @@ absl::StatusOr<GraphDef> ImportModel(const onnx::ModelProto& model,
 
 }  // namespace
 
-absl::Status ConvertNodes(const onnx::GraphProto& graph, ImportContext& ctx) {
-  const OnnxOpTable& table = GetOnnxOpTable();
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const onnx::NodeProto& node = graph.node(i);
+namespace {
+
+absl::Status ConvertNode(const onnx::NodeProto& node, ImportContext& ctx) {
+  absl::Status s = GetOnnxOpTable().at(node.op_type()).convert(node, ctx);
+  if (s.ok()) return s;
+  std::string msg(s.message());
+  if (msg.find(NodeLabel(node)) == std::string::npos) {
+    msg = absl::StrCat(NodeLabel(node), ": ", msg);
+  }
+  return absl::Status(s.code(), msg);
+}
+
+// Counts, for each name, the inputs and graph outputs that read it in
+// `graph` and in every subgraph below it (a subgraph may read outer names).
+void CountReaders(const onnx::GraphProto& graph,
+                  absl::flat_hash_map<std::string, int>* readers) {
+  for (const onnx::ValueInfoProto& out : graph.output()) ++(*readers)[out.name()];
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& in : node.input()) ++(*readers)[in];
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g()) CountReaders(a.g(), readers);
+      for (const onnx::GraphProto& g : a.graphs()) CountReaders(g, readers);
+    }
+  }
+}
+
+// ConvertNodes for the model's graph, which also forgets each value after
+// its last reader: a weight folded into another (a Conv's, by its
+// BatchNormalization) is freed then rather than at the end of the import.
+// Reads from subgraphs and graph outputs are never counted down, so such
+// values stay.
+absl::Status ConvertTopLevelNodes(const onnx::GraphProto& graph,
+                                  ImportContext& ctx) {
+  absl::flat_hash_map<std::string, int> readers;
+  CountReaders(graph, &readers);
+  for (const onnx::NodeProto& node : graph.node()) {
     if (ctx.skipped().contains(&node)) continue;
-    absl::Status s = table.at(node.op_type()).convert(node, ctx);
-    if (!s.ok()) {
-      std::string msg(s.message());
-      if (msg.find(NodeLabel(node)) == std::string::npos) {
-        msg = absl::StrCat(NodeLabel(node), ": ", msg);
-      }
-      return absl::Status(s.code(), msg);
+    RETURN_IF_ERROR(ConvertNode(node, ctx));
+    for (const std::string& in : node.input()) {
+      auto it = readers.find(in);
+      // Forgotten (bound to nothing): a later read would be a clear
+      // NOT_FOUND, not a use of freed memory.
+      if (it != readers.end() && --it->second == 0) ctx.Bind(in, nullptr);
     }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<GraphDef> ImportOnnxBytes(absl::string_view bytes,
-                                         const std::string& base_dir,
-                                         const OnnxImportOptions& options,
-                                         absl::string_view model_name) {
-  onnx::ModelProto model;
+}  // namespace
+
+absl::Status ConvertNodes(const onnx::GraphProto& graph, ImportContext& ctx) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (ctx.skipped().contains(&node)) continue;
+    RETURN_IF_ERROR(ConvertNode(node, ctx));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Parses a serialized ModelProto.
+absl::StatusOr<std::unique_ptr<onnx::ModelProto>> ParseModel(
+    absl::string_view bytes, absl::string_view model_name) {
+  auto model = std::make_unique<onnx::ModelProto>();
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      !model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::InvalidArgumentError(absl::StrCat(
         model_name, ": not a valid ONNX model (the ModelProto does not parse",
         bytes.size() > static_cast<size_t>(INT32_MAX)
@@ -355,15 +424,18 @@ absl::StatusOr<GraphDef> ImportOnnxBytes(absl::string_view bytes,
             : "",
         ")"));
   }
-  if (!model.has_graph()) {
+  if (!model->has_graph()) {
     return absl::InvalidArgumentError(
         absl::StrCat(model_name, ": the ONNX model has no graph"));
   }
-  return ImportModel(model, base_dir, options, model_name);
+  return model;
 }
 
-absl::StatusOr<GraphDef> ImportOnnx(const std::string& path,
-                                    const OnnxImportOptions& options) {
+// The parsed model at `path`, read from the file in pieces (protobuf's
+// FileInputStream): the file's bytes are never held whole beside the
+// parsed model.
+absl::StatusOr<std::unique_ptr<onnx::ModelProto>> ReadModel(
+    const std::string& path, std::string* base_dir) {
   // stat before opening: opening a FIFO would block.
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(path, ec);
@@ -372,16 +444,61 @@ absl::StatusOr<GraphDef> ImportOnnx(const std::string& path,
         "ONNX model '", path, "' exists but is not a regular file",
         std::filesystem::is_directory(st) ? " (it is a directory)" : ""));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     return absl::NotFoundError(
         absl::StrCat("cannot open ONNX model '", path, "'"));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  struct stat info;
+  const bool too_big = fstat(fd, &info) == 0 &&
+                       info.st_size > static_cast<off_t>(INT32_MAX);
+  auto model = std::make_unique<onnx::ModelProto>();
+  const bool parsed = !too_big && model->ParseFromFileDescriptor(fd);
+  close(fd);
+  if (!parsed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not a valid ONNX model (the ModelProto does not parse",
+        too_big ? "; files over 2 GiB must keep their weights as external data"
+                : "",
+        ")"));
+  }
+  if (!model->has_graph()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": the ONNX model has no graph"));
+  }
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  const std::string base_dir = dir.empty() ? std::string(".") : dir.string();
-  return ImportOnnxBytes(buffer.str(), base_dir, options, path);
+  *base_dir = dir.empty() ? std::string(".") : dir.string();
+  return model;
+}
+
+}  // namespace
+
+absl::StatusOr<GraphDef> ImportOnnxBytes(absl::string_view bytes,
+                                         const std::string& base_dir,
+                                         const OnnxImportOptions& options,
+                                         absl::string_view model_name) {
+  ASSIGN_OR_RETURN(std::unique_ptr<onnx::ModelProto> model,
+                   ParseModel(bytes, model_name));
+  return ImportModel(model.get(), base_dir, options, model_name);
+}
+
+absl::StatusOr<GraphDef> ImportOnnx(const std::string& path,
+                                    const OnnxImportOptions& options) {
+  std::string base_dir;
+  ASSIGN_OR_RETURN(std::unique_ptr<onnx::ModelProto> model,
+                   ReadModel(path, &base_dir));
+  return ImportModel(model.get(), base_dir, options, path);
+}
+
+absl::StatusOr<OnnxImport> ImportOnnxSharingValues(
+    const std::string& path, const OnnxImportOptions& options) {
+  std::string base_dir;
+  ASSIGN_OR_RETURN(std::unique_ptr<onnx::ModelProto> model,
+                   ReadModel(path, &base_dir));
+  OnnxImport out;
+  ASSIGN_OR_RETURN(out.def, ImportModel(model.get(), base_dir, options, path,
+                                        &out.const_values));
+  return out;
 }
 
 bool OnnxImportAvailable() { return true; }

@@ -25,9 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/resource_limits.h"
+#include "core/tensor.h"
 #include "proto/graph.pb.h"
 
 namespace sluice {
@@ -66,6 +68,19 @@ struct OnnxImportOptions {
 // the file's folder.
 absl::StatusOr<GraphDef> ImportOnnx(const std::string& path,
                                     const OnnxImportOptions& options = {});
+
+// ImportOnnx's GraphDef with the constants' values beside it: its Const
+// nodes (initializers and folded constants) hold only dtype and shape (and
+// an external range), and `const_values` their Tensors by node name, to be
+// built with BuildGraphSharingConsts (graph/builder.h). The weights are then
+// held once, by those Tensors, rather than again in the GraphDef: what
+// LoadModelGraph does. Not a GraphDef to save (use ImportOnnx).
+struct OnnxImport {
+  GraphDef def;
+  absl::flat_hash_map<std::string, Tensor> const_values;
+};
+absl::StatusOr<OnnxImport> ImportOnnxSharingValues(
+    const std::string& path, const OnnxImportOptions& options = {});
 
 // Imports a serialized ModelProto. `base_dir` is the folder external data
 // is read from ("" allows none); `model_name` prefixes error messages.

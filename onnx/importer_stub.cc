@@ -19,6 +19,11 @@ absl::StatusOr<GraphDef> ImportOnnx(const std::string& path,
   return NoOnnx(path);
 }
 
+absl::StatusOr<OnnxImport> ImportOnnxSharingValues(
+    const std::string& path, const OnnxImportOptions& options) {
+  return NoOnnx(path);
+}
+
 absl::StatusOr<GraphDef> ImportOnnxBytes(absl::string_view bytes,
                                          const std::string& base_dir,
                                          const OnnxImportOptions& options,

@@ -82,7 +82,10 @@ absl::Status GraphRewriter::Emit(const NewNode& node,
     (*nd->mutable_attr())[name] = value;
   if (node.value.has_value()) {
     (*nd->mutable_attr())["dtype"] = MakeTypeAttr(node.value->dtype());
-    (*nd->mutable_attr())["value"] = MakeTensorAttr(TensorToProto(*node.value));
+    // The bytes stay in the Tensor, shared with the new graph (Build:
+    // BuildGraphSharingConsts); the attribute says dtype and shape.
+    (*nd->mutable_attr())["value"] =
+        MakeTensorAttr(TensorDescriptionProto(*node.value));
     const_values->emplace(node.name, *node.value);
   }
   for (const auto& in : node.inputs) {

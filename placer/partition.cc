@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/dtype.h"
 #include "core/status_macros.h"
+#include "core/tensor_proto.h"
 #include "graph/attr_map.h"
 #include "placer/cost_model.h"
 
@@ -455,8 +456,18 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
       const NodeDef& original =
           it != def_index.end() ? graph.def().node(it->second) : fallback;
       AddLocalNode(original, data_in[v], control_in[v], &p.def);
-      p.def.mutable_node(p.def.node_size() - 1)
-          ->set_device(topo.devices[p.device].name);
+      NodeDef* added = p.def.mutable_node(p.def.node_size() - 1);
+      added->set_device(topo.devices[p.device].name);
+      // A graph's Const keeps its bytes in the value Tensor alone
+      // (graph/builder.h); the partition's GraphDef holds them, or the
+      // external range it had.
+      auto value_attr = added->attr().find("value");
+      if (const Tensor* value = graph.node(v).const_value();
+          value != nullptr && value->on_host() &&
+          value_attr != added->attr().end() &&
+          !value_attr->second.tensor().has_external()) {
+        (*added->mutable_attr())["value"] = MakeTensorAttr(TensorToProto(*value));
+      }
     }
   }
   for (const Transfer& t : out.transfers) {

@@ -18,6 +18,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/byte_size.h"
+#include "core/host_memory.h"
 #include "core/status_macros.h"
 #include "device/gpu_device.h"
 #include "executor/session.h"
@@ -256,6 +258,10 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
     if (gpu->arena() != nullptr) gpu->arena()->ResetPeak();
     held_before += gpu->allocator_stats().bytes_in_use;
   }
+  // Host memory: the process's peak RSS so far (session creation, for the
+  // CLI, which has done little else), then the first step's alone.
+  const HostMemoryUsage created = ReadHostMemoryUsage();
+  const bool peak_reset = ResetPeakHostMemory();
   Clock::time_point start = Clock::now();
   absl::StatusOr<std::vector<Tensor>> first =
       session.Run(step_feeds, {}, step);
@@ -263,6 +269,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
     return WithFeedHint(first.status(), session.graph(), feeds,
                         options.random_inputs);
   }
+  const HostMemoryUsage stepped = ReadHostMemoryUsage();
   int64_t first_step_peak = 0;
   for (Device* d : session.devices()) {
     if (d->type() != DeviceType::kGpu) continue;
@@ -340,7 +347,13 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
                    {"graph_copied_feeds", session_stats.gpu_graph_copied_feeds}}},
                  {"first_step_peak_bytes", first_step_peak},
                  {"cublas_workspace_bytes", step_workspace},
-                 {"gpu_graph_bytes", session_stats.plan_cache_bytes}};
+                 {"gpu_graph_bytes", session_stats.plan_cache_bytes},
+                 {"host_memory",
+                  {{"peak_rss_after_create_bytes", created.peak_rss_bytes},
+                   {"rss_after_create_bytes", created.rss_bytes},
+                   {"peak_rss_first_step_bytes",
+                    peak_reset ? stepped.peak_rss_bytes : int64_t{-1}},
+                   {"rss_after_first_step_bytes", stepped.rss_bytes}}}};
   json memory = json::array();
   std::vector<std::string> memory_lines;
   for (Device* d : session.devices()) {
@@ -379,6 +392,14 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   out << "model: " << EscapeForTerminal(options.model_path) << "\n"
       << "session creation: " << Ms(create_s) << "\n"
       << "first run: " << Ms(first_s) << "\n"
+      << "host memory: peak RSS " << FormatBytes(created.peak_rss_bytes)
+      << " up to the end of session creation (" << FormatBytes(created.rss_bytes)
+      << " resident then)";
+  if (peak_reset) {
+    out << ", peak " << FormatBytes(stepped.peak_rss_bytes)
+        << " during the first step";
+  }
+  out << "\n"
       << "timed runs: " << latencies.size() << " in "
       << absl::StrFormat("%.2f s", total) << "\n"
       << "latency: min " << Ms(sorted.front()) << ", p50 "

@@ -29,6 +29,7 @@
 #include "executor/session.h"
 #include "core/byte_size.h"
 #include "executor/step_stats.h"
+#include "core/host_memory.h"
 #include "nlohmann/json.hpp"
 #include "tools/cli_util.h"
 #include "tools/feeds.h"
@@ -187,6 +188,10 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
       return FailCommand(c, options.json, out, err);
     }
   }
+  // Host memory (--stats): the peak RSS up to here is session creation's
+  // (and the feeds'); the first step's is measured from a reset peak.
+  const HostMemoryUsage created = ReadHostMemoryUsage();
+  const bool peak_reset = options.stats && ResetPeakHostMemory();
   StepStats step_stats;
   absl::StatusOr<std::vector<Tensor>> outputs =
       options.trace_path.empty()
@@ -243,6 +248,22 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
                                  " step; open in chrome://tracing or Perfetto)"));
   }
   if (options.stats) {
+    const HostMemoryUsage stepped = ReadHostMemoryUsage();
+    result["host_memory"] = {
+        {"peak_rss_after_create_bytes", created.peak_rss_bytes},
+        {"rss_after_create_bytes", created.rss_bytes},
+        {"peak_rss_first_step_bytes",
+         peak_reset ? stepped.peak_rss_bytes : int64_t{-1}},
+        {"rss_after_first_step_bytes", stepped.rss_bytes}};
+    std::string host = absl::StrCat(
+        "host memory: peak RSS ", FormatBytes(created.peak_rss_bytes),
+        " up to the end of session creation (",
+        FormatBytes(created.rss_bytes), " resident then)");
+    if (peak_reset) {
+      absl::StrAppend(&host, ", peak ", FormatBytes(stepped.peak_rss_bytes),
+                      " during the step");
+    }
+    lines.push_back(std::move(host));
     json stats;
     for (std::string& line : DeviceStats(**session, &stats)) {
       lines.push_back(absl::StrCat("memory ", line));

@@ -107,6 +107,32 @@ TEST(TensorProtoTest, ContentRoundTrips) {
   EXPECT_TRUE(TensorsEqual(t, *back));
 }
 
+TEST(TensorProtoTest, ClearTensorDataKeepsTheDescriptionAndDropsTheBytes) {
+  TensorProto p = TensorToProto(
+      Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape({2, 3})));
+  p.add_float_val(1);  // every data field goes, whichever is used
+  p.mutable_external()->set_path("w.bin");
+  ClearTensorData(&p);
+  EXPECT_TRUE(p.content().empty());
+  EXPECT_EQ(p.float_val_size(), 0);
+  EXPECT_EQ(p.dtype(), DT_FLOAT);
+  EXPECT_EQ(p.shape().dim_size(), 2);
+  EXPECT_EQ(p.external().path(), "w.bin");
+  // What is left describes the tensor but cannot remake it.
+  TensorProto inline_only = TensorToProto(Tensor::FromVector<int64_t>(
+      {1, 2, 3}, Shape({3})));
+  ClearTensorData(&inline_only);
+  ExpectInvalid(inline_only, "has 3 elements but no data");
+}
+
+TEST(TensorProtoTest, DescriptionProtoIsTheProtoWithoutItsBytes) {
+  Tensor t = Tensor::FromVector<float>({1, 2, 3, 4}, Shape({4}));
+  TensorProto full = TensorToProto(t);
+  ClearTensorData(&full);
+  EXPECT_EQ(TensorDescriptionProto(t).SerializeAsString(),
+            full.SerializeAsString());
+}
+
 TEST(TensorProtoTest, RejectsDataLengthMismatch) {
   TensorProto p = Proto(DT_FLOAT, {2, 2});
   p.set_content(std::string(15, '\0'));

@@ -59,6 +59,38 @@ TEST(BuilderTest, BuildsMlpWithInferredTypesAndShapes) {
   EXPECT_EQ(graph.def().node(3).attr().count("transpose_b"), 1u);
 }
 
+TEST(BuilderTest, ConstBytesAreHeldOnceByTheValueTensor) {
+  absl::StatusOr<std::unique_ptr<const Graph>> g =
+      BuildGraph(ParseGraphDef(kMlp));
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Node* b = (*g)->FindNode("b");
+  ASSERT_NE(b->const_value(), nullptr);
+  EXPECT_EQ(b->const_value()->flat<float>()[2], 3.0f);
+  // The node's attribute and the graph's def() describe the value (dtype,
+  // shape) without holding its bytes a second time.
+  const TensorProto& attr = b->attrs().Find("value")->tensor();
+  EXPECT_EQ(attr.float_val_size(), 0);
+  EXPECT_TRUE(attr.content().empty());
+  EXPECT_EQ(attr.shape().dim_size(), 1);
+  const TensorProto& def = (*g)->def().node(b->id()).attr().at("value").tensor();
+  EXPECT_EQ(def.float_val_size(), 0);
+  EXPECT_EQ(def.dtype(), DT_FLOAT);
+  // Rebuilding from def() needs the values shared; alone it is an error
+  // naming the node, not a graph of zeros.
+  absl::flat_hash_map<std::string, Tensor> values;
+  for (const Node& n : (*g)->nodes()) {
+    if (n.const_value() != nullptr) values.emplace(n.name(), *n.const_value());
+  }
+  absl::StatusOr<std::unique_ptr<const Graph>> again =
+      BuildGraphSharingConsts((*g)->def(), GraphSource(), values);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->FindNode("b")->const_value()->raw_data(),
+            b->const_value()->raw_data());
+  absl::StatusOr<std::unique_ptr<const Graph>> alone = BuildGraph((*g)->def());
+  EXPECT_THAT(alone.status().message(),
+              HasSubstr("node 'w' (Const): attribute 'value'"));
+}
+
 TEST(BuilderTest, TopologicalOrderIsStableAndRespectsEdges) {
   absl::StatusOr<std::unique_ptr<const Graph>> g = BuildGraph(ParseGraphDef(R"pb(
     node { name: "c" op: "Relu" input: "a" }

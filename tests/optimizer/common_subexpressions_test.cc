@@ -34,6 +34,38 @@ TEST(CommonSubexpressionPassTest, MergesSameOpAttrsAndInputs) {
                                     RandomFeeds(*g, 2));
 }
 
+TEST(CommonSubexpressionPassTest, LargeConstantsMergeOnlyWhenEqualByteForByte) {
+  // 256 KiB each, past the fully hashed size: c3 has c1's start, middle and
+  // end (the fingerprint's windows) but differs between them.
+  constexpr int64_t kN = 65536;
+  std::vector<float> v(kN);
+  for (int64_t i = 0; i < kN; ++i) v[i] = static_cast<float>(i % 7);
+  std::vector<float> w = v;
+  w[5000] += 1;
+  GraphMaker m;
+  m.Input("x", {kN})
+      .ConstTensor("c1", Tensor::FromVector(v, Shape({kN})))
+      .ConstTensor("c2", Tensor::FromVector(v, Shape({kN})))
+      .ConstTensor("c3", Tensor::FromVector(w, Shape({kN})))
+      .Op("a1", "Add", {"x", "c1"})
+      .Op("a2", "Add", {"x", "c2"})
+      .Op("a3", "Add", {"x", "c3"})
+      .Op("s12", "Add", {"a1", "a2"})
+      .Op("s", "Add", {"s12", "a3"})
+      .Output("s");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeCommonSubexpressionPass(), *g);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "c2"), "(none)");
+  EXPECT_EQ(OpOf(*out.graph, "a2"), "(none)");
+  EXPECT_EQ(OpOf(*out.graph, "c3"), "Const");
+  EXPECT_EQ(OpOf(*out.graph, "a3"), "Add");
+  // The kept constant is the same buffer, not a copy.
+  EXPECT_EQ(out.graph->FindNode("c1")->const_value()->raw_data(),
+            g->FindNode("c1")->const_value()->raw_data());
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 3));
+}
+
 TEST(CommonSubexpressionPassTest, KeepsDifferentAttrsAndGraphOutputs) {
   GraphMaker m;
   m.Input("x", {2, 3})

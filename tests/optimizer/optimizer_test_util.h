@@ -22,11 +22,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/tensor_proto.h"
 #include "executor/session.h"
 #include "google/protobuf/text_format.h"
 #include "graph/attr_map.h"
+#include "graph/builder.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
@@ -152,7 +154,13 @@ inline std::string OpOf(const Graph& g, const std::string& name) {
 inline std::unique_ptr<const Graph> Copy(const Graph& g) {
   GraphSource source;
   source.base_dir = g.base_dir();
-  absl::StatusOr<std::unique_ptr<const Graph>> c = BuildGraph(g.def(), source);
+  // def() holds no Const bytes (the value Tensors do): share them.
+  absl::flat_hash_map<std::string, Tensor> values;
+  for (const Node& n : g.nodes()) {
+    if (n.const_value() != nullptr) values.emplace(n.name(), *n.const_value());
+  }
+  absl::StatusOr<std::unique_ptr<const Graph>> c =
+      BuildGraphSharingConsts(g.def(), source, values);
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? *std::move(c) : nullptr;
 }
