@@ -43,6 +43,8 @@ using ::sluice::testing::IntAttr;
 using ::sluice::testing::IntListAttr;
 using ::sluice::testing::MakeTensor;
 using ::sluice::testing::RunOp;
+using ::sluice::testing::SetTestCpuConvolutions;
+using ::sluice::testing::TestCpuProvider;
 using ::sluice::testing::StringAttr;
 using ::sluice::testing::ToDoubles;
 

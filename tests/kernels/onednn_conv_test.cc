@@ -45,6 +45,8 @@ using ::sluice::testing::Attrs;
 using ::sluice::testing::IntAttr;
 using ::sluice::testing::IntListAttr;
 using ::sluice::testing::RunOp;
+using ::sluice::testing::SetTestCpuConvolutions;
+using ::sluice::testing::TestCpuProvider;
 using ::sluice::testing::RunOptions;
 using ::sluice::testing::StringAttr;
 using ::sluice::testing::ToDoubles;
