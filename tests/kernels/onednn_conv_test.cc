@@ -338,8 +338,9 @@ TEST(OneDnnConvFallbackTest, AutoModeRunsOnlyWhatOneDnnIsFasterFor) {
   const Case depthwise_large{"dw56", 1, 8, 56, 56, 8, 3, 3, 8,
                              1, 1, 1, 1, 1, 1, 1, 1};
   const Case three = Cases()[0];
-  // One output row of one block of 16 channels: one slice at most.
-  const Case one_row{"one_row", 1, 8, 3, 9, 16, 3, 3, 1,
+  // One output row of one channel block (16 channels with AVX-512, 8
+  // with AVX2): one slice at most.
+  const Case one_row{"one_row", 1, 8, 3, 9, BlockWidth(), 3, 3, 1,
                      1, 1, 0, 1, 0, 1, 1, 1};
   // plain3x3 has 32 output channels: two blocks of 16 (or four of 8) and
   // 9 rows.
@@ -431,9 +432,16 @@ TEST(OneDnnConvConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
   }
   RunFromFourThreads(Cases()[0]);   // plain3x3, batch 1
   RunFromFourThreads(Cases()[12]);  // batch3
-  // 13 output channels (one block) cut into two bands of rows.
-  ASSERT_EQ(ExpectRowBands(Cases()[6], 2), true);
-  RunFromFourThreads(Cases()[6], 1);  // odd_channels
+  // One channel block cut into two bands of rows: odd_channels' 13 with
+  // AVX-512's 16-wide blocks, deep_pads_dilated's 8 with AVX2's.
+  const Case* banded = nullptr;
+  for (const Case& p : Cases()) {
+    if (banded == nullptr && p.n == 1 && ExpectRowBands(p, 2) == true) {
+      banded = &p;
+    }
+  }
+  ASSERT_NE(banded, nullptr);
+  RunFromFourThreads(*banded, 1);
 }
 
 // t (rank 4) permuted by the Transpose kernel.
@@ -564,11 +572,22 @@ TEST(PlanConvSlicingTest, CutsRowsOnlyWhereChannelsDoNotFillThePool) {
   EXPECT_EQ(cpu::PlanConvSlicing(1, 56, kMin / 2, 1, 16, kMin).slices(), 1);
 }
 
-TEST(OneDnnConvFallbackTest, SwitchedOffCreatesNoOneDnnPath) {
+// cpu_convolutions LOOPS (the device's provider setting): no convolution,
+// NCHW or channels last, runs on oneDNN.
+TEST(OneDnnConvFallbackTest, SwitchedOffRunsNothingOnOneDnn) {
   SetTestCpuConvolutions(CpuConvPath::kLoops);
-  EXPECT_EQ(cpu::OneDnnConv::Create(Conv2DParams(), cpu::ConvActivation::kNone),
-            nullptr);
+  const Case p = Cases()[0];
+  Tensor x = Random(Shape({p.n, p.c, p.h, p.w}), 71);
+  Tensor f = Random(Shape({p.o, p.c / p.group, p.kh, p.kw}), 72);
+  RunOptions opts;
+  opts.intra_op_threads = 2;
+  const int64_t before = cpu::OneDnnConvRuns();
+  auto out = RunOp("Conv2D", {x, f}, ConvAttrs(p), opts);
   SetTestCpuConvolutions(CpuConvPath::kAuto);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(cpu::OneDnnConvRuns(), before);
+  EXPECT_FALSE(CpuProvider({.convolutions = CpuConvPath::kLoops})
+                   .RunsNhwcConvolutionsOnOneDnn());
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ TEST(ConfigFlagsTest, EveryCommandParsesItsConfigFlagsTheSameWay) {
       {"--config", config},          {"--device", "cpu:0"},
       {"--strategy", "single"},      {"--optimization-level", "basic"},
       {"--precision", "bf16"},       {"--conv-layout", "NHWC"},
+      {"--cpu-convolutions", "loops"},
   };
   for (const CommandCase& command : Commands()) {
     SCOPED_TRACE(command.name);
@@ -106,6 +107,7 @@ TEST(ConfigFlagsTest, EveryCommandParsesItsConfigFlagsTheSameWay) {
                                           : OPTIMIZATION_DEFAULT);
     EXPECT_EQ(c.precision(), PRECISION_BFLOAT16);
     EXPECT_EQ(c.conv_layout(), CONV_LAYOUT_NHWC);
+    EXPECT_EQ(c.cpu_convolutions(), CPU_CONVOLUTIONS_LOOPS);
   }
 }
 
