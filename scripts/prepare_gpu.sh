@@ -35,6 +35,7 @@ rm -rf .gpu
 mkdir -p .gpu/bin .gpu/lib
 shopt -s nullglob
 for bin in "$BUILD"/tests/sluice_*_test "$BUILD"/tests/sluice_onnx_node_runner \
+    "$BUILD"/tests/sluice_bootstrap_rank \
     "$BUILD"/tools/sluice "$BUILD"/bench/*_bench; do
   [[ -x "$bin" ]] && cp "$bin" .gpu/bin/
 done

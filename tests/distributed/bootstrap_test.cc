@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <future>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -588,6 +589,20 @@ struct Child {
   int output = -1;  // stdout and stderr
 };
 
+// The helper binary: beside this test binary when it is there (where
+// scripts/prepare_gpu.sh copies both), else where the build put it.
+std::string RankBinary() {
+  std::error_code ec;
+  const std::filesystem::path self =
+      std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path beside =
+        self.parent_path() / "sluice_bootstrap_rank";
+    if (std::filesystem::exists(beside, ec)) return beside.string();
+  }
+  return SLUICE_BOOTSTRAP_RANK_BINARY;
+}
+
 // Starts tests/distributed/helper/bootstrap_rank as rank `rank` of `world`,
 // with this process's environment less any launcher's variables.
 Child SpawnRank(int rank, int world, int port, const std::string& model) {
@@ -610,7 +625,7 @@ Child SpawnRank(int rank, int world, int port, const std::string& model) {
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::string binary = SLUICE_BOOTSTRAP_RANK_BINARY;
+  std::string binary = RankBinary();
   std::string arg = model;
   char* argv[] = {binary.data(), arg.data(), nullptr};
 
