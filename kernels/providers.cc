@@ -3,13 +3,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "device/discovery.h"
-#include "kernels/kernel_registry.h"
 
 namespace sluice {
-
-absl::Status ExecutionProvider::Supports(const Node& node) const {
-  return KernelRegistry::Global()->Supports(node, device_type());
-}
 
 ProviderSet::ProviderSet(CpuProviderOptions cpu,
                          std::unique_ptr<const CudaProviderOptions> cuda)
