@@ -10,8 +10,11 @@
 #ifndef SLUICE_TESTS_ONNX_LARGE_MODEL_WRITER_H_
 #define SLUICE_TESTS_ONNX_LARGE_MODEL_WRITER_H_
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -165,6 +168,20 @@ class LargeModelWriter {
   }
 
  private:
+  std::string dir_;
+};
+
+// A test over the generated model, inline (false) or with external data
+// (true), in a scratch folder of its own.
+class LargeModelTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/sluice_large_model_",
+                        getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
   std::string dir_;
 };
 

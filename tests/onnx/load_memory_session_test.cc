@@ -24,17 +24,7 @@ using onnx_test::kDim;
 using onnx_test::kTotalWeightBytes;
 using onnx_test::LargeModelWriter;
 
-class LoadMemorySessionTest : public ::testing::TestWithParam<bool> {
- protected:
-  void SetUp() override {
-    dir_ = absl::StrCat(::testing::TempDir(), "/sluice_load_memory_session_",
-                        getpid());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string dir_;
-};
+using LoadMemorySessionTest = onnx_test::LargeModelTest;
 
 TEST_P(LoadMemorySessionTest, CreateAndFirstStepPeakRssStaysNearTheWeights) {
   const bool external = GetParam();

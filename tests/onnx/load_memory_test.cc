@@ -28,17 +28,7 @@ using onnx_test::kLayers;
 using onnx_test::kTotalWeightBytes;
 using onnx_test::LargeModelWriter;
 
-class LoadMemoryTest : public ::testing::TestWithParam<bool> {
- protected:
-  void SetUp() override {
-    dir_ = absl::StrCat(::testing::TempDir(), "/sluice_load_memory_",
-                        getpid());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string dir_;
-};
+using LoadMemoryTest = onnx_test::LargeModelTest;
 
 TEST_P(LoadMemoryTest, GraphPeakRssStaysNearTheWeights) {
   const bool external = GetParam();
