@@ -173,3 +173,19 @@ def cuda_kernel(source: str, name: str, *,
                 cpu_fallback: Union[str, GraphBuilder, None] = ...,
                 config: Optional[Config] = ...) -> CudaKernel: ...
 
+# --- onnxruntime's names (sluice/ort.py) --------------------------------------
+from sluice.ort import (ExecutionMode as ExecutionMode,
+                        GraphOptimizationLevel as GraphOptimizationLevel,
+                        InferenceSession as InferenceSession,
+                        IOBinding as IOBinding, NodeArg as NodeArg,
+                        OrtValue as OrtValue, SessionOptions as SessionOptions,
+                        get_all_providers as get_all_providers,
+                        get_available_providers as get_available_providers,
+                        get_device as get_device)
+
+# --- TensorFlow's names (sluice/config.py, sluice/device_scope.py) -------------
+from sluice.config import (LogicalDevice as LogicalDevice,
+                           LogicalDeviceConfiguration as LogicalDeviceConfiguration,
+                           list_logical_devices as list_logical_devices,
+                           set_visible_devices as set_visible_devices)
+from sluice.device_scope import device as device

@@ -42,8 +42,9 @@ or a string such as ``"4GiB"``, ``"512M"`` or ``"0.5"``.
 from __future__ import annotations
 
 import threading
+import types
 import warnings
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from sluice import _sluice
 from sluice.errors import InvalidArgumentError
@@ -390,13 +391,122 @@ def get_memory_limit(device: Any) -> Optional[MemoryLimit]:
     return None
 
 
-def set_logical_device_configuration(device: Any, limits: Any) -> Optional[str]:
-    """Splits a GPU into logical GPUs with these limits
-    (``set_logical_device_configuration("gpu:0", ["8GiB", "8GiB"])``), or
-    the CPU into logical CPUs (``("cpu", 3)`` or a list of budgets)."""
+class LogicalDeviceConfiguration(NamedTuple):
+    """One logical device, as TensorFlow's
+    ``tf.config.LogicalDeviceConfiguration``: ``memory_limit`` in megabytes
+    (MiB, as TensorFlow takes it; None: a logical CPU without a budget)."""
+
+    memory_limit: Optional[int] = None
+
+
+class LogicalDevice(NamedTuple):
+    """A device a session made now would set up: ``name`` ("/gpu:0",
+    sluice's short names; TensorFlow says "/device:GPU:0") and
+    ``device_type`` ("CPU" or "GPU")."""
+
+    name: str
+    device_type: str
+
+
+def _limit_of(entry: Any) -> Any:
+    """A memory limit from a LogicalDeviceConfiguration (MiB) or one of
+    sluice's own (bytes, a fraction, "4GiB")."""
+    if isinstance(entry, LogicalDeviceConfiguration) or (
+            hasattr(entry, "memory_limit") and not isinstance(entry, (int, float, str))):
+        mb = entry.memory_limit
+        return None if mb is None else int(mb) * (1 << 20)
+    return entry
+
+
+def set_logical_device_configuration(device: Any, logical_devices: Any) -> Optional[str]:
+    """Splits a GPU into logical GPUs, or the CPU into logical CPUs, for
+    sessions made from now on. ``logical_devices``: TensorFlow's list of
+    :class:`LogicalDeviceConfiguration` (memory_limit in MiB), or sluice's
+    limits (``["8GiB", "8GiB"]``, fractions, bytes); for the CPU also a
+    count (``("cpu", 3)``)."""
     key = _device_key(device)
-    return _update(lambda c: c._set_logical_devices({key: limits}),
+    if not isinstance(logical_devices, int) or isinstance(logical_devices, bool):
+        logical_devices = [_limit_of(e) for e in logical_devices]
+    return _update(lambda c: c._set_logical_devices({key: logical_devices}),
                    f"the logical devices of {key}")
+
+
+def get_logical_device_configuration(device: Any) -> Optional[List[LogicalDeviceConfiguration]]:
+    """The split set for ``device`` with set_logical_device_configuration
+    (memory limits in MiB where they are bytes), or None."""
+    key = _device_key(device)
+    c = defaults()
+    if key == "cpu":
+        entries = c.logical_cpus
+    else:
+        entries = next((g.get("logical_devices") for g in c.gpu
+                        if key == f"gpu:{g.get('index', 0)}"), None)
+    if not entries:
+        return None
+    out = []
+    for e in entries:
+        limit = e.get("memory_limit")
+        out.append(LogicalDeviceConfiguration(
+            limit // (1 << 20) if isinstance(limit, int) else limit))
+    return out
+
+
+def list_logical_devices(device_type: Optional[str] = None) -> List[LogicalDevice]:
+    """The devices a session made now (process defaults, then the
+    environment) would set up, CPUs first, as TensorFlow's
+    ``tf.config.list_logical_devices``; ``device_type`` "cpu" or "gpu"
+    keeps one kind."""
+    if device_type is not None and device_type.lower() not in ("cpu", "gpu"):
+        raise InvalidArgumentError(
+            f"device_type '{device_type}': expected 'cpu', 'gpu' or None")
+    report = _sluice.devices(effective(None).to_text())["config"]
+    found = [LogicalDevice(d["name"], "CPU") for d in report["cpu_devices"]]
+    found += [LogicalDevice(d["name"], "GPU") for d in report["gpu_devices"]]
+    if device_type is None:
+        return found
+    return [d for d in found if d.device_type == device_type.upper()]
+
+
+def set_visible_devices(devices: Any, device_type: Optional[str] = None) -> Optional[str]:
+    """Which physical devices sessions made from now on may use, as
+    TensorFlow's ``tf.config.set_visible_devices``: a PhysicalDevice (or
+    "gpu:N") or a list of them. The CPU is always visible; a list without a
+    GPU hides every GPU (use_gpu: false). ``device_type`` "GPU" limits the
+    call to GPUs (the others in ``devices`` are ignored)."""
+    if not isinstance(devices, (list, tuple)):
+        devices = [devices]
+    keys = [_device_key(d) for d in devices]
+    if device_type is not None and device_type.lower() == "cpu":
+        if "cpu" not in keys:
+            raise InvalidArgumentError(
+                "set_visible_devices: the CPU cannot be hidden; sluice runs "
+                "what no GPU can on it")
+        return None
+    gpus = sorted({int(k.split(":")[1]) for k in keys if k.startswith("gpu:")})
+    if "gpu" in keys:
+        return _update(lambda c: (c.set("visible_gpus", None), c.set("use_gpu", None)),
+                       "the visible devices")
+
+    def change(c: Config) -> None:
+        if gpus:  # each set is validated: lift use_gpu: false first
+            c.set("use_gpu", None)
+            c.set("visible_gpus", gpus)
+        else:
+            c.set("visible_gpus", None)
+            c.set("use_gpu", False)
+    return _update(change, "the visible devices")
+
+
+def get_visible_devices(device_type: Optional[str] = None) -> List[Any]:
+    """The physical devices sessions made now may use (the CPU, and the
+    usable GPUs set_visible_devices leaves)."""
+    from sluice.devices import list_physical_devices
+    c = defaults()
+    visible = c.visible_gpus
+    found = [d for d in list_physical_devices(device_type)
+             if d.device_type == "CPU" or (c.use_gpu is not False and
+                                           (not visible or d.index in visible))]
+    return found
 
 
 def reset() -> None:
@@ -406,6 +516,26 @@ def reset() -> None:
         _defaults = Config()
 
 
-__all__ = ["Config", "MemoryLimit", "defaults", "effective",
-           "set_memory_growth", "get_memory_growth", "set_memory_limit",
-           "get_memory_limit", "set_logical_device_configuration", "reset"]
+def list_physical_devices(device_type: Optional[str] = None) -> List[Any]:
+    """sluice.list_physical_devices, here too as in ``tf.config``."""
+    from sluice.devices import list_physical_devices as physical
+    return physical(device_type)
+
+
+#: TensorFlow's ``tf.config.experimental`` names.
+experimental = types.SimpleNamespace(
+    set_memory_growth=set_memory_growth, get_memory_growth=get_memory_growth,
+    set_visible_devices=set_visible_devices,
+    get_visible_devices=get_visible_devices,
+    list_physical_devices=list_physical_devices,
+    list_logical_devices=list_logical_devices,
+    set_virtual_device_configuration=set_logical_device_configuration,
+    get_virtual_device_configuration=get_logical_device_configuration,
+    VirtualDeviceConfiguration=LogicalDeviceConfiguration)
+
+__all__ = ["Config", "LogicalDevice", "LogicalDeviceConfiguration",
+           "MemoryLimit", "defaults", "effective", "experimental",
+           "get_logical_device_configuration", "get_memory_growth",
+           "get_memory_limit", "get_visible_devices", "list_logical_devices",
+           "list_physical_devices", "reset", "set_logical_device_configuration",
+           "set_memory_growth", "set_memory_limit", "set_visible_devices"]

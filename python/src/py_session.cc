@@ -361,7 +361,7 @@ class PySession {
   // array on the CPU. For IO binding (sluice/ort.py).
   nb::object CopyTo(nb::handle value, const std::string& device) {
     Tensor t = FeedTensor(value, "", *session_);
-    GpuDevice* gpu = OutputGpu(device);
+    GpuDevice* gpu = OutputGpu(device, "copy to device");
     absl::StatusOr<Tensor> copied;
     {
       nb::gil_scoped_release release;
@@ -418,7 +418,8 @@ class PySession {
   // The session GPU `name` names ("gpu:0", "/gpu:1"); null for "" or a
   // CPU. Throws INVALID_ARGUMENT for a name that does not parse or a GPU
   // the session does not use.
-  GpuDevice* OutputGpu(const std::string& name) const {
+  GpuDevice* OutputGpu(const std::string& name,
+                       const char* what = "output_device") const {
     if (name.empty()) return nullptr;
     DeviceName parsed = ValueOrThrow(ParseDeviceName(name));
     if (parsed.type == DeviceType::kCpu) return nullptr;
@@ -431,7 +432,7 @@ class PySession {
       }
     }
     throw StatusError(absl::InvalidArgumentError(absl::StrCat(
-        "output_device '", name, "' is not a device of this session; it uses ",
+        what, " '", name, "' is not a device of this session; it uses ",
         absl::StrJoin(names, ", "))));
   }
 
