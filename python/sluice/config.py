@@ -318,9 +318,11 @@ def _note(what: str = "") -> Optional[str]:
     "cannot be modified after being initialized"."""
     if sessions_started == 0:
         return None
-    made = f"{sessions_started} session{'s' if sessions_started != 1 else ''}"
+    made = (f"the {sessions_started} sessions made before keep their config"
+            if sessions_started != 1 else
+            "the session made before keeps its config")
     note = (f"{what or 'this setting'}: changed for the sessions made from now "
-            f"on; the {made} made before keep their config")
+            f"on; {made}")
     warnings.warn(note, stacklevel=4)
     return note
 

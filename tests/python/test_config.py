@@ -81,7 +81,8 @@ def test_process_defaults_apply_to_new_sessions(mlp_path):
     # The session's own config wins over the defaults.
     sess = sluice.Session(mlp_path, config=sluice.Config(allow_growth=True))
     assert "allow_growth: true" in sess.config_text
-    sluice.config.set_memory_limit("gpu", None)
+    with pytest.warns(UserWarning, match="the 2 sessions made before keep"):
+        sluice.config.set_memory_limit("gpu", None)
     assert sluice.config.get_memory_limit("gpu") is None
 
 
@@ -225,6 +226,9 @@ def test_merged_lays_fields_over_and_merges_gpus_by_index():
 
 
 def test_setters_after_a_session_say_what_they_affect(mlp_path):
+    assert sluice.config.set_memory_growth("gpu", True) is None  # none made yet
     sluice.Session(mlp_path)
-    note = sluice.config.set_memory_growth("gpu", False)
-    assert note and "sessions made from now on" in note
+    with pytest.warns(UserWarning):
+        note = sluice.config.set_memory_growth("gpu", False)
+    assert note == ("memory growth: changed for the sessions made from now on; "
+                    "the session made before keeps its config")

@@ -45,7 +45,8 @@ def test_set_visible_devices_hides_gpus_but_never_the_cpu(mlp_path):
     assert sluice.config.get_visible_devices("GPU") == []
     assert sluice.list_logical_devices("GPU") == []
     assert sluice.Session(mlp_path).devices == ["/cpu:0"]
-    sluice.config.set_visible_devices(["gpu:1", "cpu"])
+    with pytest.warns(UserWarning, match="the visible devices: changed"):
+        sluice.config.set_visible_devices(["gpu:1", "cpu"])
     assert sluice.config.defaults().visible_gpus == [1]
     assert sluice.config.defaults().use_gpu is None
     with pytest.raises(sluice.InvalidArgumentError, match="cannot be hidden"):
