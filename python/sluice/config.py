@@ -56,13 +56,16 @@ _TF32 = {"highest": False, "high": True, "tf32": True}
 
 
 def _device_key(device: Any) -> str:
-    """"gpu:0", "/gpu:0", "GPU:0", a PhysicalDevice -> "gpu:0"; "gpu" for
-    every GPU, "cpu" for the CPU."""
+    """"gpu:0", "/gpu:0", "GPU:0", TensorFlow's "/physical_device:GPU:0",
+    a PhysicalDevice -> "gpu:0"; "gpu" for every GPU, "cpu" for the CPU."""
     name = getattr(device, "name", device)
     if not isinstance(name, str):
         raise InvalidArgumentError(f"device {device!r}: expected a name such "
                                    "as 'gpu:0' or a sluice.PhysicalDevice")
-    key = name.strip().lower().lstrip("/")
+    key = name.strip().lower()
+    if "device:" in key:  # TensorFlow's "/physical_device:GPU:1", "/device:GPU:1"
+        key = key[key.rindex("device:") + len("device:"):]
+    key = key.lstrip("/")
     kind, _, index = key.partition(":")
     if kind not in ("cpu", "gpu") or (index and not index.isdigit()):
         raise InvalidArgumentError(

@@ -53,6 +53,12 @@ def test_set_visible_devices_hides_gpus_but_never_the_cpu(mlp_path):
         sluice.config.set_visible_devices([], "CPU")
 
 
+def test_tensorflow_device_spellings_are_taken():
+    sluice.config.set_memory_limit("/physical_device:GPU:1", 1 << 30)
+    assert sluice.config.get_memory_limit("/device:GPU:1") == 1 << 30
+    assert sluice.config.get_memory_limit("gpu:1") == 1 << 30
+
+
 def test_experimental_names_are_the_same_functions():
     exp = sluice.config.experimental
     assert exp.set_memory_growth is sluice.config.set_memory_growth
