@@ -313,12 +313,13 @@ class OrtValue:
                 "IOBinding.copy_outputs_to_cpu()")
         return session._s.copy_to(self._value, "cpu")
 
-    def _on(self, session: Session) -> Any:
+    def _on(self, session: "InferenceSession") -> Any:
         """The value as a feed of `session`: copied to the GPU once."""
         kind, index = self._device
         if kind == "cuda" and isinstance(self._value, np.ndarray):
-            self._value = session._s.copy_to(self._value, f"gpu:{index}")
-        self._session = session
+            self._value = session._session._s.copy_to(
+                self._value, session._gpu_name(index))
+        self._session = session._session
         return self._value
 
 
@@ -333,6 +334,7 @@ class IOBinding:
         self._inputs: Dict[str, Any] = {}
         self._outputs: List[str] = []
         self._output_device: Optional[str] = None
+        self._output_cuda_id = 0
         self._results: List[OrtValue] = []
 
     def bind_cpu_input(self, name: str, array: Any) -> None:
@@ -352,7 +354,7 @@ class IOBinding:
         self._inputs[name] = buffer_ptr
 
     def bind_ortvalue_input(self, name: str, value: OrtValue) -> None:
-        self._inputs[name] = value._on(self._session._session)
+        self._inputs[name] = value._on(self._session)
 
     def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0,
                     element_type: Any = None, shape: Any = None,
@@ -363,16 +365,17 @@ class IOBinding:
                 "(preallocated outputs are not supported); bind the device "
                 "and read get_outputs()")
         kind = str(device_type).lower()
-        device = "cpu" if kind == "cpu" else f"gpu:{int(device_id)}"
         if kind not in ("cpu", "cuda"):
             raise InvalidArgumentError(
                 f"device_type '{device_type}': sluice has 'cpu' and 'cuda'")
+        device = "cpu" if kind == "cpu" else self._session._gpu_name(int(device_id))
         if self._output_device not in (None, device):
             raise InvalidArgumentError(
                 f"bind_output('{name}', {device}): the outputs already go to "
                 f"{self._output_device}; sluice fetches a step's outputs to "
                 "one device")
         self._output_device = device
+        self._output_cuda_id = int(device_id)
         self._outputs.append(name)
 
     def bind_ortvalue_output(self, name: str, value: OrtValue) -> None:
@@ -405,7 +408,7 @@ class IOBinding:
         device = self._output_device or "cpu"
         values = session.run(names, self._inputs,
                              output_device=None if device == "cpu" else device)
-        kind, index = ("cpu", 0) if device == "cpu" else ("cuda", int(device[4:]))
+        kind, index = ("cpu", 0) if device == "cpu" else ("cuda", self._output_cuda_id)
         self._results = []
         for v in values:
             value = OrtValue(v, kind, index)
@@ -449,6 +452,22 @@ class InferenceSession:
         else:
             self._session = Session(os.fspath(model), config=config)
         self._providers = listed
+        # The CUDA device the providers pinned the session to (it is the
+        # session's /gpu:0 then), or None: every GPU, /gpu:N is CUDA device N.
+        self._cuda_device: Optional[int] = None
+        for name, options in listed:
+            if name == CUDA and CUDA in get_available_providers():
+                self._cuda_device = int(options.get("device_id", 0))
+
+    def _gpu_name(self, device_id: int) -> str:
+        """The session's name for CUDA device ``device_id`` ("gpu:0")."""
+        if self._cuda_device is None:
+            return f"gpu:{device_id}"
+        if device_id != self._cuda_device:
+            raise InvalidArgumentError(
+                f"CUDA device {device_id}: this session runs on CUDA device "
+                f"{self._cuda_device} (its CUDAExecutionProvider's device_id)")
+        return "gpu:0"
 
     # --- onnxruntime's methods ---------------------------------------------
 

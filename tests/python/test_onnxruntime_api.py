@@ -299,3 +299,16 @@ def test_io_binding_keeps_data_on_the_gpu(tmp_path):
     (out,) = binding.get_outputs()
     assert out.device_name() == "cuda"
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_cuda_device_ids_are_cuda_ordinals(tmp_path):
+    # A CUDAExecutionProvider with device_id 1 makes a session whose only
+    # GPU, /gpu:0, is CUDA device 1: IO binding's device ids name CUDA
+    # devices, as in onnxruntime. (Set by hand here: this check needs no GPU.)
+    sess = sluice.InferenceSession(str(save(tmp_path, "classifier")))
+    sess._cuda_device = 1
+    assert sess._gpu_name(1) == "gpu:0"
+    with pytest.raises(sluice.InvalidArgumentError, match="runs on CUDA device 1"):
+        sess._gpu_name(0)
+    sess._cuda_device = None  # no provider pinned: /gpu:N is CUDA device N
+    assert sess._gpu_name(1) == "gpu:1"
