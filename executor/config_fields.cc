@@ -15,6 +15,7 @@
 #include "core/status_macros.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/text_format.h"
 
 namespace sluice {
 namespace {
@@ -467,6 +468,33 @@ absl::StatusOr<ExpandedText> ExpandShortEnumNames(
 
 absl::Status CheckEnumFields(const pb::Message& message) {
   return CheckEnums(message, "");
+}
+
+std::string ConfigText(const pb::Message& message) {
+  pb::TextFormat::Printer line;
+  line.SetSingleLineMode(true);
+  const pb::Reflection& reflection = *message.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  reflection.ListFields(message, &fields);  // in field-number order
+  std::string out;
+  for (const pb::FieldDescriptor* field : fields) {
+    const int count = field->is_repeated() ? reflection.FieldSize(message, field) : 1;
+    for (int i = 0; i < count; ++i) {
+      const int index = field->is_repeated() ? i : -1;
+      std::string value;
+      if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        const pb::Message& sub =
+            field->is_repeated() ? reflection.GetRepeatedMessage(message, field, i)
+                                 : reflection.GetMessage(message, field);
+        line.PrintToString(sub, &value);  // "a: 1 b { c: 2 } ", or ""
+        absl::StrAppend(&out, field->name(), " { ", value, "}\n");
+      } else {
+        line.PrintFieldValueToString(message, field, index, &value);
+        absl::StrAppend(&out, field->name(), ": ", value, "\n");
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace sluice

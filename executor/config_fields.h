@@ -88,6 +88,16 @@ absl::StatusOr<ExpandedText> ExpandShortEnumNames(
 // use ...".
 absl::Status CheckEnumFields(const google::protobuf::Message& message);
 
+// `message` as the text a config file holds: one line per set field (one
+// per value of a repeated field), a message value on its line in braces,
+// enum values by their full names (so any text-proto parser reads it), in
+// field-number order. Parses back to an equal message.
+//
+//   allow_growth: false
+//   optimization_level: OPTIMIZATION_BASIC
+//   gpu { index: 0 memory_limit { bytes: 1024 } }
+std::string ConfigText(const google::protobuf::Message& message);
+
 }  // namespace sluice
 
 #endif  // SLUICE_EXECUTOR_CONFIG_FIELDS_H_

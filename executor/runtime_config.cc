@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -314,6 +315,70 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
     }
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+// Singular fields of `overlay` into `base`: scalars replace, messages merge
+// field by field (recursively), repeated fields replace when set.
+void MergeFields(const google::protobuf::Message& overlay,
+                 google::protobuf::Message* base) {
+  namespace pb = google::protobuf;
+  const pb::Reflection& from = *overlay.GetReflection();
+  const pb::Reflection& to = *base->GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  from.ListFields(overlay, &fields);
+  for (const pb::FieldDescriptor* field : fields) {
+    if (field->is_repeated()) {
+      to.ClearField(base, field);
+      for (int i = 0; i < from.FieldSize(overlay, field); ++i) {
+        if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+          to.AddMessage(base, field)->CopyFrom(
+              from.GetRepeatedMessage(overlay, field, i));
+        }
+      }
+      if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        // Scalars: copy the one field through a scratch message.
+        std::unique_ptr<pb::Message> scratch(overlay.New());
+        scratch->CopyFrom(overlay);
+        std::vector<const pb::FieldDescriptor*> one = {field};
+        to.SwapFields(base, scratch.get(), one);
+      }
+    } else if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+      MergeFields(from.GetMessage(overlay, field),
+                  to.MutableMessage(base, field));
+    } else {
+      std::unique_ptr<pb::Message> scratch(overlay.New());
+      scratch->CopyFrom(overlay);
+      std::vector<const pb::FieldDescriptor*> one = {field};
+      to.SwapFields(base, scratch.get(), one);
+    }
+  }
+}
+
+}  // namespace
+
+RuntimeConfig MergeRuntimeConfig(const RuntimeConfig& base,
+                                 const RuntimeConfig& overlay) {
+  RuntimeConfig merged = base;
+  RuntimeConfig rest = overlay;
+  rest.clear_gpu();
+  MergeFields(rest, &merged);
+  for (const GpuConfig& gpu : overlay.gpu()) {
+    GpuConfig* target = nullptr;
+    for (GpuConfig& existing : *merged.mutable_gpu()) {
+      if (existing.index() == gpu.index()) target = &existing;
+    }
+    if (target == nullptr) {
+      *merged.add_gpu() = gpu;
+      continue;
+    }
+    if (gpu.has_memory_limit()) *target->mutable_memory_limit() = gpu.memory_limit();
+    if (gpu.logical_devices_size() > 0) {
+      *target->mutable_logical_devices() = gpu.logical_devices();
+    }
+  }
+  return merged;
 }
 
 void NoteDeprecatedFields(const RuntimeConfig& config,

@@ -72,6 +72,18 @@ int64_t ResolveMemoryLimit(const MemoryLimit& limit, int64_t total_bytes);
 
 // EffectiveResourceLimits(config): core/resource_limits.h.
 
+// `overlay` laid over `base`, as a session's config over the process
+// defaults (Python's sluice.config): every field `overlay` sets replaces
+// base's, and a singular message merges field by field (a MemoryLimit takes
+// the overlay's bytes or fraction), except `gpu`, merged entry by entry by
+// `index` (an overlay entry's memory_limit and, when it lists any, its
+// logical_devices replace the base entry's). Other repeated fields
+// (visible_gpus, logical_cpus) are replaced whole when `overlay` lists any.
+RuntimeConfig MergeRuntimeConfig(const RuntimeConfig& base,
+                                 const RuntimeConfig& overlay);
+// RuntimeConfigText(config): ConfigText (executor/config_fields.h), the text
+// a config file holds.
+
 // One line per deprecated field `config` sets, saying what replaced it
 // ("config: max_folded_constant_bytes is deprecated; ..."), appended to
 // `log`. The session and the command line show them with their notes.

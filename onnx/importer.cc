@@ -345,6 +345,18 @@ absl::StatusOr<GraphDef> ImportModel(
     sig->set_tensor(*ref);
     sig->set_dtype(v->dtype);
     *sig->mutable_shape() = ShapeToProto(v->shape);
+    // The output's declared symbolic dims ("N") where inference left the
+    // dim unknown, so the signature names them as it does the inputs'.
+    const auto& dims = out.type().tensor_type().shape().dim();
+    bool named = false;
+    for (int i = 0; i < dims.size() && !v->shape.unknown_rank() &&
+                    dims.size() == v->shape.rank();
+         ++i) {
+      named = named || (!dims[i].dim_param().empty() && v->shape.dim(i) < 0);
+    }
+    for (int i = 0; named && i < dims.size(); ++i) {
+      sig->add_dim_names(v->shape.dim(i) < 0 ? dims[i].dim_param() : "");
+    }
   }
   return def;
 }

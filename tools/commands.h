@@ -45,9 +45,6 @@ struct DevicesOptions {
 void AddDevicesOptions(CLI::App* app, DevicesOptions* options);
 int RunDevices(const DevicesOptions& options, std::ostream& out,
                std::ostream& err);
-// What `sluice devices --json` prints (without --config): the CPU, every GPU,
-// the peer-access matrix, cuDNN, notes. For the Python package.
-std::string DevicesJson();
 int DevicesMain(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err);
 
@@ -126,21 +123,6 @@ struct BenchOptions {
 inline constexpr ConfigFlagSet kBenchConfigFlags = kRunConfigFlags;
 void AddBenchOptions(CLI::App* app, BenchOptions* options);
 int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err);
-// What `sluice bench` measures, for a session already made (creation took
-// `create_s`) and its feeds: the JSON `--json` prints, the text report, and
-// the notes (`notes` and any added). Uses `options` for warmup, runs or
-// seconds, top, trace_path, random_inputs (for the feed hint on a failed
-// first step) and model_path (the name in the report). Errors: the first
-// failed step's, or the trace file's.
-struct BenchReport {
-  std::string json;
-  std::string text;
-  std::vector<std::string> notes;
-};
-absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
-                                         const BenchOptions& options,
-                                         double create_s,
-                                         std::vector<std::string> notes);
 int BenchMain(const std::vector<std::string>& args, std::ostream& out,
               std::ostream& err);
 

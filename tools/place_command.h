@@ -22,12 +22,10 @@
 #define SLUICE_TOOLS_PLACE_COMMAND_H_
 
 #include <cstdint>
-#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "proto/config.pb.h"
 #include "tools/config_flags.h"
 
@@ -36,8 +34,6 @@ class App;
 }  // namespace CLI
 
 namespace sluice {
-
-class Graph;  // graph/graph.h
 
 struct PlaceOptions {
   std::string model_path;
@@ -58,13 +54,6 @@ inline constexpr ConfigFlagSet kPlaceConfigFlags =
 void AddPlaceOptions(CLI::App* app, PlaceOptions* options);
 int RunPlace(const PlaceOptions& options, std::ostream& out,
              std::ostream& err);
-// What `sluice place --json` prints for `graph` (as loaded, before the
-// passes) placed with `config` (already validated, environment overrides
-// applied) and then options.config's flag fields (its config_path is
-// ignored): options.json and dot_path are ignored. For the Python package.
-absl::StatusOr<std::string> PlaceGraphJson(PlaceOptions options,
-                                           const RuntimeConfig& config,
-                                           std::unique_ptr<const Graph> graph);
 int PlaceMain(const std::vector<std::string>& args, std::ostream& out,
               std::ostream& err);
 

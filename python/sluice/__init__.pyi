@@ -57,34 +57,27 @@ def error_for_code(code: int, message: str) -> Error: ...
 
 # --- config -------------------------------------------------------------------
 class Config:
-    def __init__(self, *,
+    # Every RuntimeConfig field (proto/config.proto) is a keyword argument
+    # and an attribute of the same name: Config.fields() lists them.
+    def __init__(self, text: Optional[str] = ..., *,
                  memory_limit: Union[MemoryLimit, Mapping[Any, MemoryLimit], None] = ...,
-                 allow_growth: Optional[bool] = ...,
                  logical_devices: Optional[Mapping[Any, Any]] = ...,
-                 visible_gpus: Optional[Sequence[int]] = ...,
-                 use_gpu: Optional[bool] = ...,
                  placement: Optional[str] = ...,
-                 default_device: Optional[str] = ...,
-                 soft_placement: Optional[bool] = ...,
-                 log_placement: Optional[bool] = ...,
-                 inter_op_threads: Optional[int] = ...,
-                 intra_op_threads: Optional[int] = ...,
                  precision: Optional[str] = ...,
-                 gpu_graphs: Optional[bool] = ...,
-                 use_cudnn: Optional[bool] = ...,
-                 optimization_level: Optional[str] = ...,
-                 plan_cache_max_plans: Optional[int] = ...,
-                 plan_cache_max_bytes: Optional[int] = ...,
-                 max_folded_constant_bytes: Optional[int] = ...,
-                 max_created_tensor_bytes: Optional[int] = ...,
-                 max_folded_bytes: Optional[int] = ...,
-                 max_import_folded_bytes: Optional[int] = ...,
-                 text: Optional[str] = ...) -> None: ...
+                 **fields: Any) -> None: ...
+    @staticmethod
+    def fields() -> List[Tuple[str, str, List[str]]]: ...
+    @classmethod
+    def from_text(cls, text: str) -> Config: ...
     @classmethod
     def from_file(cls, path: str) -> Config: ...
     def merged(self, other: Optional[Config]) -> Config: ...
+    def copy(self) -> Config: ...
     def get(self, name: str) -> Any: ...
+    def set(self, name: str, value: Any) -> None: ...
     def to_text(self) -> str: ...
+    def save(self, path: str) -> None: ...
+    def __getattr__(self, name: str) -> Any: ...
 
 # --- devices ------------------------------------------------------------------
 class PhysicalDevice(NamedTuple):
@@ -179,3 +172,20 @@ def cuda_kernel(source: str, name: str, *,
                 node_name: str = ...,
                 cpu_fallback: Union[str, GraphBuilder, None] = ...,
                 config: Optional[Config] = ...) -> CudaKernel: ...
+
+# --- onnxruntime's names (sluice/ort.py) --------------------------------------
+from sluice.ort import (ExecutionMode as ExecutionMode,
+                        GraphOptimizationLevel as GraphOptimizationLevel,
+                        InferenceSession as InferenceSession,
+                        IOBinding as IOBinding, NodeArg as NodeArg,
+                        OrtValue as OrtValue, SessionOptions as SessionOptions,
+                        get_all_providers as get_all_providers,
+                        get_available_providers as get_available_providers,
+                        get_device as get_device)
+
+# --- TensorFlow's names (sluice/config.py, sluice/device_scope.py) -------------
+from sluice.config import (LogicalDevice as LogicalDevice,
+                           LogicalDeviceConfiguration as LogicalDeviceConfiguration,
+                           list_logical_devices as list_logical_devices,
+                           set_visible_devices as set_visible_devices)
+from sluice.device_scope import device as device

@@ -1,19 +1,39 @@
-"""Runtime configuration the TensorFlow way: a :class:`Config` per session,
-and process defaults every later session starts from.
+"""Runtime configuration: a :class:`Config` per session (sluice's
+RuntimeConfig message itself), and process defaults every later session
+starts from, set the TensorFlow way.
 
-    sluice.config.set_memory_growth("gpu:0", True)          # process default
-    sluice.config.set_memory_limit("gpu:0", "8GiB")
-    sess = sluice.Session("model.onnx",
-                          config=sluice.Config(inter_op_threads=4))
+    cfg = sluice.Config(inter_op_threads=4, optimization_level="BASIC",
+                        cpu_convolutions="LOOPS", memory_limit="8GiB")
+    cfg.optimization_level                  # "BASIC"
+    cfg.to_text()                           # what a --config file holds
+    sluice.Config.from_text(cfg.to_text()) == cfg
+    sluice.config.set_memory_growth("gpu:0", True)        # process default
 
-A Config maps onto sluice's RuntimeConfig (proto/config.proto); ``to_text()``
-shows the text proto it becomes. Precedence, lowest first: the process
-defaults set here, the session's Config, then the SLUICE_* environment
-variables (SLUICE_GPU_ALLOW_GROWTH, SLUICE_GPU_MEMORY_LIMIT,
-SLUICE_GPU_GRAPHS, SLUICE_USE_CUDNN), which override both as they do for
-the ``sluice`` command, and the session's ``log`` says so. Nothing is locked
-once a session has started: a changed default applies to sessions made
-after it.
+A Config holds the RuntimeConfig message of proto/config.proto, through
+sluice's own parser, printer and checks (python/src/config_bindings.cc):
+every field the proto has is an argument and an attribute of the same name,
+enum fields take the short names the docs use (``"NONE"``, ``"NHWC"``) or
+the full ones, in any case, and read back as short names; a field of a
+nested message may be given by its own name when that is unambiguous
+(``max_folded_bytes`` for ``resource_limits.max_folded_bytes``).
+``Config.fields()`` lists them all. A value sluice rejects raises
+:class:`sluice.InvalidArgumentError` with the library's message, naming the
+field.
+
+Conveniences beyond the fields: ``memory_limit`` (every GPU's, or a dict by
+device), ``logical_devices`` (split a GPU or the CPU), ``placement`` (the
+``placement_strategy`` field) and ``precision="high"`` / ``"tf32"`` /
+``"highest"`` (the ``allow_tf32`` field; ``precision`` otherwise is the
+field of that name: ``"MODEL"``, ``"FLOAT16"``, ``"BFLOAT16"``).
+
+Precedence, lowest first: the process defaults set here, the session's
+Config (MergeRuntimeConfig: the fields it sets win, GPUs merge by index),
+then the SLUICE_* environment variables (SLUICE_GPU_ALLOW_GROWTH,
+SLUICE_GPU_MEMORY_LIMIT, SLUICE_GPU_GRAPHS, SLUICE_USE_CUDNN), which
+override both as they do for the ``sluice`` command, and the session's
+``log`` says so. Nothing is locked once a session has started: a changed
+default applies to sessions made after it (the setters return a note
+saying so once a session exists).
 
 Memory limits are bytes (int), a fraction of the device (float in (0, 1]),
 or a string such as ``"4GiB"``, ``"512M"`` or ``"0.5"``.
@@ -21,48 +41,31 @@ or a string such as ``"4GiB"``, ``"512M"`` or ``"0.5"``.
 
 from __future__ import annotations
 
-import copy
 import threading
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+import types
+import warnings
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from sluice import _sluice
 from sluice.errors import InvalidArgumentError
 
 MemoryLimit = Union[int, float, str]
 
-_PLACEMENTS = {"auto": "PLACEMENT_AUTO", "single": "PLACEMENT_SINGLE",
-               "manual": "PLACEMENT_MANUAL"}
-_LEVELS = {"none": "OPTIMIZATION_NONE", "basic": "OPTIMIZATION_BASIC",
-           "all": "OPTIMIZATION_ALL"}
-_PRECISIONS = {"highest": False, "high": True, "tf32": True}
-_REDUCED = {"float16": "PRECISION_FLOAT16", "bfloat16": "PRECISION_BFLOAT16"}
-_CONV_LAYOUTS = {"auto": "CONV_LAYOUT_AUTO", "nchw": "CONV_LAYOUT_NCHW",
-                 "nhwc": "CONV_LAYOUT_NHWC"}
-_INT_FIELDS = ("inter_op_threads", "intra_op_threads", "plan_cache_max_plans",
-               "plan_cache_max_bytes")
-# RuntimeConfig.resource_limits (core/resource_limits.h); max_import_folded_bytes
-# is the deprecated name of max_folded_bytes, still read (with a note).
-_LIMIT_FIELDS = ("max_created_tensor_bytes", "max_folded_constant_bytes",
-                 "max_folded_bytes", "max_import_folded_bytes")
-_BOOL_FIELDS = ("allow_growth", "use_gpu", "soft_placement", "log_placement",
-                "gpu_graphs", "use_cudnn")
-_FIELDS = ("memory_limit", "allow_growth", "logical_devices", "visible_gpus",
-           "use_gpu", "placement", "default_device", "soft_placement",
-           "log_placement", "inter_op_threads", "intra_op_threads",
-           "precision", "conv_layout", "gpu_graphs", "use_cudnn",
-           "optimization_level", "plan_cache_max_plans", "plan_cache_max_bytes",
-           "max_folded_constant_bytes", "max_created_tensor_bytes",
-           "max_folded_bytes", "max_import_folded_bytes", "text")
+# precision= values that set allow_tf32 rather than the precision field.
+_TF32 = {"highest": False, "high": True, "tf32": True}
 
 
 def _device_key(device: Any) -> str:
-    """"gpu:0", "/gpu:0", "GPU:0", a PhysicalDevice -> "gpu:0"; "gpu" for
-    every GPU, "cpu" for the CPU."""
+    """"gpu:0", "/gpu:0", "GPU:0", TensorFlow's "/physical_device:GPU:0",
+    a PhysicalDevice -> "gpu:0"; "gpu" for every GPU, "cpu" for the CPU."""
     name = getattr(device, "name", device)
     if not isinstance(name, str):
         raise InvalidArgumentError(f"device {device!r}: expected a name such "
                                    "as 'gpu:0' or a sluice.PhysicalDevice")
-    key = name.strip().lower().lstrip("/")
+    key = name.strip().lower()
+    if "device:" in key:  # TensorFlow's "/physical_device:GPU:1", "/device:GPU:1"
+        key = key[key.rindex("device:") + len("device:"):]
+    key = key.lstrip("/")
     kind, _, index = key.partition(":")
     if kind not in ("cpu", "gpu") or (index and not index.isdigit()):
         raise InvalidArgumentError(
@@ -72,248 +75,237 @@ def _device_key(device: Any) -> str:
     return key if index else "gpu"
 
 
-def _limit_text(limit: MemoryLimit, what: str) -> str:
-    """A MemoryLimit message body: "bytes: N" or "fraction: F"."""
-    if isinstance(limit, bool):
-        raise InvalidArgumentError(f"{what}: {limit!r} is not a memory limit")
-    if isinstance(limit, int):
-        return f"bytes: {limit}"
-    if isinstance(limit, float):
-        return f"fraction: {limit!r}"
-    if isinstance(limit, str):
-        try:
-            kind, value = _sluice.parse_memory_limit(limit)
-        except InvalidArgumentError as e:
-            raise InvalidArgumentError(f"{what}: {e.message}") from None
-        return f"bytes: {int(value)}" if kind == "bytes" else f"fraction: {value!r}"
-    raise InvalidArgumentError(
-        f"{what}: {limit!r} is not bytes (int), a fraction (float) or a "
-        "string such as '4GiB'")
-
-
-def _bool(value: Any, what: str) -> str:
-    if not isinstance(value, bool):
-        raise InvalidArgumentError(f"{what}: expected True or False, got {value!r}")
-    return "true" if value else "false"
+def _gpu_entry(gpus: List[Dict[str, Any]], index: int) -> Dict[str, Any]:
+    """The `gpu` entry (a dict of GpuConfig fields) for physical GPU index."""
+    for entry in gpus:
+        if entry.get("index", 0) == index:
+            return entry
+    entry = {"index": index}
+    gpus.append(entry)
+    gpus.sort(key=lambda e: e.get("index", 0))
+    return entry
 
 
 class Config:
-    """A session's runtime configuration (sluice's RuntimeConfig).
-
-    Every argument is optional; what is left out takes sluice's default
-    (or the process default from :func:`set_memory_growth` and friends).
+    """A session's runtime configuration: sluice's RuntimeConfig message.
 
     Args:
+      text: a config file's text (a RuntimeConfig text proto), read first;
+        the keyword arguments are set over it.
       memory_limit: every GPU's limit, or a dict of limits by device
         (``{"gpu:0": "8GiB", "gpu:1": 0.5}``; ``"gpu"`` means every GPU).
-      allow_growth: True (default) reserves GPU memory on demand up to the
-        limit; False reserves the whole limit when the session starts.
       logical_devices: ``{"gpu:0": [limit, limit]}`` splits a GPU into
         logical GPUs; ``{"cpu": 3}`` or ``{"cpu": [budget, None]}`` splits
         the CPU into logical CPUs (each with an optional memory budget).
-      visible_gpus: physical GPU indices the session may use.
-      use_gpu: False hides every GPU.
-      placement: ``"auto"`` (default), ``"single"`` or ``"manual"``.
-      default_device: where nodes without a request go under manual and
-        single placement (``"gpu:0"``, ``"cpu:0"``).
-      soft_placement, log_placement: as in TensorFlow.
-      inter_op_threads, intra_op_threads: thread counts (0: the cores).
-      precision: ``"highest"`` (default) or ``"high"`` / ``"tf32"`` to
-        allow TF32 matrix products on the GPU; ``"float16"`` or
-        ``"bfloat16"`` to run a float32 model in that type (weights
-        converted once at load, float32 accumulation, outputs in float32:
-        the config's ``precision`` field).
-      conv_layout: ``"auto"`` (default: NHWC on a GPU with a 16-bit
-        precision, or on the CPU alone in float32 where oneDNN runs the
-        convolutions, else NCHW), ``"nchw"`` or ``"nhwc"``: the layout
-        convolutions run in (the config's ``conv_layout`` field).
-      gpu_graphs: replay GPU steps as CUDA graphs (default True).
-      use_cudnn: convolutions on cuDNN when it loads.
-      optimization_level: ``"none"``, ``"basic"`` or ``"all"`` (default).
-      plan_cache_max_plans, plan_cache_max_bytes: bounds of the plan cache.
-      max_created_tensor_bytes, max_folded_constant_bytes, max_folded_bytes:
-        resource limits (``resource_limits`` in the config): the largest
-        random input or importer-made constant, the largest constant
-        folding makes (at import and in the optimizer), and the total it
-        may fold. max_import_folded_bytes: the deprecated name of
-        max_folded_bytes.
-      text: more RuntimeConfig text proto, appended as it is.
+      placement: ``"auto"``, ``"single"`` or ``"manual"``
+        (the ``placement_strategy`` field).
+      precision: a ``Precision`` (``"MODEL"``, ``"FLOAT16"``,
+        ``"BFLOAT16"``), or ``"high"`` / ``"tf32"`` / ``"highest"`` to
+        allow TF32 matrix products on the GPU or not (``allow_tf32``).
+      **fields: any field of RuntimeConfig (proto/config.proto documents
+        each and its default), by its name or, for a field of
+        ``resource_limits``, its own name. ``Config.fields()`` lists them.
 
     Raises:
-      InvalidArgumentError: a value sluice rejects, naming the field.
+      InvalidArgumentError: an unknown field, or a value sluice rejects
+        (the library's message, naming the field).
     """
 
-    def __init__(self, *, memory_limit: Union[MemoryLimit, Mapping[Any, MemoryLimit], None] = None,
-                 allow_growth: Optional[bool] = None,
+    __slots__ = ("_c",)
+
+    def __init__(self, text: Optional[str] = None, *,
+                 memory_limit: Union[MemoryLimit, Mapping[Any, MemoryLimit], None] = None,
                  logical_devices: Optional[Mapping[Any, Any]] = None,
-                 visible_gpus: Optional[Iterable[int]] = None,
-                 use_gpu: Optional[bool] = None,
                  placement: Optional[str] = None,
-                 default_device: Optional[str] = None,
-                 soft_placement: Optional[bool] = None,
-                 log_placement: Optional[bool] = None,
-                 inter_op_threads: Optional[int] = None,
-                 intra_op_threads: Optional[int] = None,
                  precision: Optional[str] = None,
-                 conv_layout: Optional[str] = None,
-                 gpu_graphs: Optional[bool] = None,
-                 use_cudnn: Optional[bool] = None,
-                 optimization_level: Optional[str] = None,
-                 plan_cache_max_plans: Optional[int] = None,
-                 plan_cache_max_bytes: Optional[int] = None,
-                 max_folded_constant_bytes: Optional[int] = None,
-                 max_created_tensor_bytes: Optional[int] = None,
-                 max_folded_bytes: Optional[int] = None,
-                 max_import_folded_bytes: Optional[int] = None,
-                 text: Optional[str] = None) -> None:
-        values = dict(locals())
-        self._fields: Dict[str, Any] = {}
-        for name in _FIELDS:
-            if values[name] is not None:
-                self._fields[name] = values[name]
-        if "memory_limit" in self._fields and not isinstance(
-                self._fields["memory_limit"], Mapping):
-            self._fields["memory_limit"] = {"gpu": self._fields["memory_limit"]}
-        if "memory_limit" in self._fields:
-            self._fields["memory_limit"] = {
-                _device_key(k): v for k, v in self._fields["memory_limit"].items()}
-        if "logical_devices" in self._fields:
-            self._fields["logical_devices"] = {
-                _device_key(k): v for k, v in self._fields["logical_devices"].items()}
-        _sluice.check_config(self.to_text())
-
-    @classmethod
-    def from_file(cls, path: str) -> "Config":
-        """A Config from a RuntimeConfig text proto file (``--config``)."""
-        try:
-            with open(path, encoding="utf-8") as f:
-                return cls(text=f.read())
-        except FileNotFoundError:
-            from sluice.errors import NotFoundError
-            raise NotFoundError(f"config file '{path}' does not exist") from None
-
-    def merged(self, other: Optional["Config"]) -> "Config":
-        """This config with every field ``other`` sets taken from ``other``
-        (dicts of limits merge by device)."""
-        result = copy.deepcopy(self)
-        if other is None:
-            return result
-        for name, value in other._fields.items():
-            if name in ("memory_limit", "logical_devices") and name in result._fields:
-                result._fields[name] = {**result._fields[name], **value}
-            elif name == "text" and name in result._fields:
-                result._fields[name] = result._fields[name] + "\n" + value
+                 **fields: Any) -> None:
+        c = (_sluice._Config() if text is None
+             else _sluice._Config.from_text(text, "<sluice.Config text>"))
+        object.__setattr__(self, "_c", c)
+        if placement is not None:
+            fields["placement_strategy"] = placement
+        if precision is not None:
+            key = str(precision).lower()
+            if key in _TF32:
+                fields["allow_tf32"] = _TF32[key]
             else:
-                result._fields[name] = copy.deepcopy(value)
-        return result
+                fields["precision"] = precision
+        for name, value in fields.items():
+            if value is not None:
+                c.set(self._path(name), value)
+        if memory_limit is not None:
+            if not isinstance(memory_limit, Mapping):
+                memory_limit = {"gpu": memory_limit}
+            self._set_memory_limits(memory_limit)
+        if logical_devices is not None:
+            self._set_logical_devices(logical_devices)
+        c.validate()
+
+    # --- Fields ------------------------------------------------------------
+
+    @staticmethod
+    def fields() -> List[Tuple[str, str, List[str]]]:
+        """(name, kind, values) of every RuntimeConfig field: kind "bool",
+        "int", "float", "str", "enum" (values: its short names), "message",
+        "memory_limit"; "[]" appended for a repeated field. Fields of
+        resource_limits are listed as "resource_limits.NAME"."""
+        return [tuple(f) for f in _sluice._Config.fields()]
+
+    @staticmethod
+    def _path(name: str) -> str:
+        path = _sluice._Config.resolve(name) if "." not in name else name
+        if not path:
+            names = sorted({f[0].split(".")[-1] for f in _sluice._Config.fields()})
+            raise InvalidArgumentError(
+                f"Config: RuntimeConfig has no field '{name}'; fields: "
+                + ", ".join(names))
+        return path
 
     def get(self, name: str) -> Any:
-        """The value given for ``name`` (an argument of the constructor), or
-        None."""
-        return self._fields.get(name)
+        """The field called ``name`` ("inter_op_threads",
+        "resource_limits.max_folded_bytes" or "max_folded_bytes"): enums as
+        short names, messages as dicts of their set fields, a memory limit
+        as bytes or a fraction; None for an optional field left unset."""
+        return self._c.get(self._path(name))
 
-    def to_text(self) -> str:
-        """The RuntimeConfig text proto this config stands for."""
-        f = self._fields
-        lines = []
-        for name in _BOOL_FIELDS:
-            if name in f:
-                lines.append(f"{name}: {_bool(f[name], name)}")
-        for name in _INT_FIELDS:
-            if name in f:
-                lines.append(f"{name}: {int(f[name])}")
-        if "visible_gpus" in f:
-            lines += [f"visible_gpus: {int(i)}" for i in f["visible_gpus"]]
-        if "placement" in f:
-            p = str(f["placement"]).lower()
-            if p not in _PLACEMENTS:
-                raise InvalidArgumentError(
-                    f"placement: '{f['placement']}' is not auto, single or manual")
-            lines.append(f"placement_strategy: {_PLACEMENTS[p]}")
-        if "optimization_level" in f:
-            o = str(f["optimization_level"]).lower()
-            if o not in _LEVELS:
-                raise InvalidArgumentError(
-                    f"optimization_level: '{f['optimization_level']}' is not "
-                    "none, basic or all")
-            lines.append(f"optimization_level: {_LEVELS[o]}")
-        if "precision" in f:
-            p = str(f["precision"]).lower()
-            if p in _REDUCED:
-                lines.append(f"precision: {_REDUCED[p]}")
-            elif p not in _PRECISIONS:
-                raise InvalidArgumentError(
-                    f"precision: '{f['precision']}' is not highest, high, "
-                    "tf32, float16 or bfloat16")
-            else:
-                lines.append(f"allow_tf32: {'true' if _PRECISIONS[p] else 'false'}")
-        if "conv_layout" in f:
-            layout = str(f["conv_layout"]).lower()
-            if layout not in _CONV_LAYOUTS:
-                raise InvalidArgumentError(
-                    f"conv_layout: '{f['conv_layout']}' is not auto, nchw or nhwc")
-            lines.append(f"conv_layout: {_CONV_LAYOUTS[layout]}")
-        if "default_device" in f:
-            lines.append(f"default_device: \"{f['default_device']}\"")
-        limits = {}
-        for name in _LIMIT_FIELDS:
-            if name in f:
-                limits[name] = int(f[name])
-        if limits:
-            body = " ".join(f"{k}: {v}" for k, v in limits.items())
-            lines.append(f"resource_limits {{ {body} }}")
-        gpus: Dict[int, list] = {}
-        for key, limit in f.get("memory_limit", {}).items():
+    def set(self, name: str, value: Any) -> None:
+        """Sets the field called ``name`` (None clears it), validated; a
+        rejected value leaves the config as it was."""
+        candidate = self._c.copy()
+        candidate.set(self._path(name), value)
+        candidate.validate()
+        object.__setattr__(self, "_c", candidate)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self.get(name)
+        except InvalidArgumentError:
+            raise AttributeError(
+                f"sluice.Config has no field '{name}'") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.set(name, value)
+
+    def __dir__(self) -> Iterable[str]:
+        names = {f[0].split(".")[-1] for f in self.fields()}
+        return sorted(set(super().__dir__()) | names)
+
+    # --- Conveniences ------------------------------------------------------
+
+    def _set_memory_limits(self, limits: Mapping[Any, MemoryLimit]) -> None:
+        gpus = self._c.get("gpu")
+        for device, limit in limits.items():
+            key = _device_key(device)
             if key == "cpu":
                 raise InvalidArgumentError(
                     "memory_limit: the CPU has no limit of its own; give a "
                     "budget with logical_devices={'cpu': [budget]}")
-            text = _limit_text(limit, f"memory_limit[{key}]")
+            what = f"memory_limit[{key}]"
             if key == "gpu":
-                lines.append(f"gpu_memory_limit {{ {text} }}")
+                self._set_limit("gpu_memory_limit", limit, what)
             else:
-                gpus.setdefault(int(key.split(":")[1]), []).append(
-                    f"memory_limit {{ {text} }}")
-        for key, devices in f.get("logical_devices", {}).items():
+                entry = _gpu_entry(gpus, int(key.split(":")[1]))
+                entry["memory_limit"] = self._checked_limit(limit, what)
+        self._c.set("gpu", gpus)
+
+    def _checked_limit(self, limit: Any, what: str) -> Any:
+        probe = _sluice._Config()
+        try:
+            probe.set("gpu_memory_limit", limit)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(
+                what + e.message[len("gpu_memory_limit"):]) from None
+        return probe.get("gpu_memory_limit")
+
+    def _set_limit(self, path: str, limit: Any, what: str) -> None:
+        self._c.set(path, self._checked_limit(limit, what))
+
+    def _set_logical_devices(self, devices: Mapping[Any, Any]) -> None:
+        gpus = self._c.get("gpu")
+        for device, limits in devices.items():
+            key = _device_key(device)
+            what = f"logical_devices[{key}]"
             if key == "cpu":
-                if isinstance(devices, int) and not isinstance(devices, bool):
-                    devices = [None] * devices
-                for budget in devices:
-                    body = ("" if budget is None else
-                            f"memory_limit {{ {_limit_text(budget, 'logical_devices[cpu]')} }}")
-                    lines.append(f"logical_cpus {{ {body} }}")
+                if isinstance(limits, int) and not isinstance(limits, bool):
+                    limits = [None] * limits
+                cpus = [{} if b is None else
+                        {"memory_limit": self._checked_limit(b, what)}
+                        for b in limits]
+                self._c.set("logical_cpus", cpus)
             elif key == "gpu":
                 raise InvalidArgumentError(
                     "logical_devices: name the GPU to split ('gpu:0')")
             else:
-                entries = gpus.setdefault(int(key.split(":")[1]), [])
-                for limit in devices:
-                    text = _limit_text(limit, f"logical_devices[{key}]")
-                    entries.append(f"logical_devices {{ memory_limit {{ {text} }} }}")
-        for index, entries in sorted(gpus.items()):
-            lines.append(f"gpu {{ index: {index} {' '.join(entries)} }}")
-        if "text" in f:
-            lines.append(f["text"])
-        return "\n".join(lines) + "\n"
+                entry = _gpu_entry(gpus, int(key.split(":")[1]))
+                entry["logical_devices"] = [
+                    {"memory_limit": self._checked_limit(limit, what)}
+                    for limit in limits]
+        self._c.set("gpu", gpus)
+
+    # --- Text, files, merging ----------------------------------------------
+
+    @classmethod
+    def from_text(cls, text: str) -> "Config":
+        """A Config from a config file's text (RuntimeConfig text proto;
+        enum values by short or full names), validated."""
+        return cls(text)
+
+    @classmethod
+    def from_file(cls, path: str) -> "Config":
+        """A Config from a RuntimeConfig text proto file (``--config``)."""
+        config = cls.__new__(cls)
+        object.__setattr__(config, "_c", _sluice._Config.load(str(path)))
+        config._c.validate()
+        return config
+
+    def to_text(self) -> str:
+        """The text a config file holds: one line per field set, enum values
+        by their full names (any protobuf text parser reads it back)."""
+        return self._c.to_text()
+
+    def save(self, path: str) -> None:
+        """Writes :meth:`to_text` to ``path`` (for ``sluice ... --config``)."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_text())
+
+    def merged(self, other: Optional["Config"]) -> "Config":
+        """This config with ``other`` laid over it: every field ``other``
+        sets wins, messages merge field by field, GPUs merge by index."""
+        result = Config.__new__(Config)
+        object.__setattr__(result, "_c", self._c.copy() if other is None
+                           else self._c.merged(other._c))
+        return result
+
+    def copy(self) -> "Config":
+        return self.merged(None)
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self._fields.items())
+        args = ", ".join(f"{name}={self._c.get(name)!r}"
+                         for name in self._c.set_fields())
         return f"sluice.Config({args})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Config) and self.to_text() == other.to_text()
+        return isinstance(other, Config) and self._c == other._c
+
+    def __reduce__(self) -> Any:
+        return (Config.from_text, (self.to_text(),))
 
 
 # --- Process defaults ----------------------------------------------------------
 
 _lock = threading.Lock()
 _defaults = Config()
+#: Sessions made so far (sluice.session counts them): after the first, a
+#: setter says that it changes only sessions made from now on.
+sessions_started = 0
 
 
 def defaults() -> Config:
     """The process defaults every new session starts from (a copy)."""
     with _lock:
-        return copy.deepcopy(_defaults)
+        return _defaults.copy()
 
 
 def effective(config: Optional[Config]) -> Config:
@@ -323,63 +315,203 @@ def effective(config: Optional[Config]) -> Config:
         return _defaults.merged(config)
 
 
-def _update(**fields: Any) -> None:
+def _note(what: str = "") -> Optional[str]:
+    """None before the first session; after it, says (and warns) that the
+    change reaches only sessions made from now on, where TensorFlow raises
+    "cannot be modified after being initialized"."""
+    if sessions_started == 0:
+        return None
+    made = (f"the {sessions_started} sessions made before keep their config"
+            if sessions_started != 1 else
+            "the session made before keeps its config")
+    note = (f"{what or 'this setting'}: changed for the sessions made from now "
+            f"on; {made}")
+    warnings.warn(note, stacklevel=4)
+    return note
+
+
+def _update(change: Any, what: str = "") -> Optional[str]:
+    """Applies ``change(config)`` to a copy of the defaults, validates it and
+    keeps it."""
     global _defaults
     with _lock:
-        candidate = _defaults.merged(Config(**fields))
+        candidate = _defaults.copy()
+        change(candidate)
+        candidate._c.validate()
         _defaults = candidate
+    return _note(what)
 
 
-def set_memory_growth(device: Any, enable: bool) -> None:
+def set_memory_growth(device: Any, enable: bool) -> Optional[str]:
     """Whether GPUs reserve memory on demand (True, sluice's default) or take
     their whole limit at session start. As in TensorFlow, growth is one
     policy for every GPU: ``device`` must be a GPU ("gpu", "gpu:N" or a
     PhysicalDevice), and the setting applies to all of them.
-    SLUICE_GPU_ALLOW_GROWTH overrides it."""
-    key = _device_key(device)
-    if key == "cpu":
+    SLUICE_GPU_ALLOW_GROWTH overrides it. Returns None, or once a session
+    has started, a note saying what the call affects."""
+    if _device_key(device) == "cpu":
         raise InvalidArgumentError("set_memory_growth: the CPU has no growth "
                                    "policy; name a GPU")
-    _update(allow_growth=_bool(enable, "enable") == "true")
+    if not isinstance(enable, bool):
+        raise InvalidArgumentError(f"enable: expected True or False, got {enable!r}")
+    return _update(lambda c: c.set("allow_growth", enable), "memory growth")
 
 
 def get_memory_growth(device: Any) -> Optional[bool]:
     """The growth default set with :func:`set_memory_growth`, or None."""
     _device_key(device)
-    return defaults().get("allow_growth")
+    return defaults().allow_growth
 
 
-def set_memory_limit(device: Any, limit: Optional[MemoryLimit]) -> None:
+def set_memory_limit(device: Any, limit: Optional[MemoryLimit]) -> Optional[str]:
     """A memory limit for a GPU ("gpu:N"), or for every GPU ("gpu"), for
     sessions made from now on; None removes it. SLUICE_GPU_MEMORY_LIMIT
     overrides it."""
-    global _defaults
     key = _device_key(device)
-    if limit is None:
-        with _lock:
-            limits = dict(_defaults.get("memory_limit") or {})
-            limits.pop(key, None)
-            fields = dict(_defaults._fields)
-            fields["memory_limit"] = limits
-            if not limits:
-                del fields["memory_limit"]
-            fresh = Config()
-            fresh._fields = fields
-            _defaults = fresh
-        return
-    _update(memory_limit={key: limit})
+
+    def change(c: Config) -> None:
+        if limit is not None:
+            c._set_memory_limits({key: limit})
+        elif key == "gpu":
+            c._c.set("gpu_memory_limit", None)
+        elif key != "cpu":
+            gpus = [g for g in c._c.get("gpu")]
+            for entry in gpus:
+                if entry.get("index", 0) == int(key.split(":")[1]):
+                    entry.pop("memory_limit", None)
+            c._c.set("gpu", [g for g in gpus if set(g) - {"index"}])
+    return _update(change, f"the memory limit of {key}")
 
 
 def get_memory_limit(device: Any) -> Optional[MemoryLimit]:
-    """The limit set with :func:`set_memory_limit` for ``device``, or None."""
-    return (defaults().get("memory_limit") or {}).get(_device_key(device))
+    """The limit set with :func:`set_memory_limit` for ``device`` (bytes as
+    an int, a fraction as a float), or None."""
+    key = _device_key(device)
+    c = defaults()
+    if key == "gpu":
+        return c.gpu_memory_limit
+    for entry in c.gpu:
+        if key == f"gpu:{entry.get('index', 0)}":
+            return entry.get("memory_limit")
+    return None
 
 
-def set_logical_device_configuration(device: Any, limits: Any) -> None:
-    """Splits a GPU into logical GPUs with these limits
-    (``set_logical_device_configuration("gpu:0", ["8GiB", "8GiB"])``), or
-    the CPU into logical CPUs (``("cpu", 3)`` or a list of budgets)."""
-    _update(logical_devices={_device_key(device): limits})
+class LogicalDeviceConfiguration(NamedTuple):
+    """One logical device, as TensorFlow's
+    ``tf.config.LogicalDeviceConfiguration``: ``memory_limit`` in megabytes
+    (MiB, as TensorFlow takes it; None: a logical CPU without a budget)."""
+
+    memory_limit: Optional[int] = None
+
+
+class LogicalDevice(NamedTuple):
+    """A device a session made now would set up: ``name`` ("/gpu:0",
+    sluice's short names; TensorFlow says "/device:GPU:0") and
+    ``device_type`` ("CPU" or "GPU")."""
+
+    name: str
+    device_type: str
+
+
+def _limit_of(entry: Any) -> Any:
+    """A memory limit from a LogicalDeviceConfiguration (MiB) or one of
+    sluice's own (bytes, a fraction, "4GiB")."""
+    if isinstance(entry, LogicalDeviceConfiguration) or (
+            hasattr(entry, "memory_limit") and not isinstance(entry, (int, float, str))):
+        mb = entry.memory_limit
+        return None if mb is None else int(mb) * (1 << 20)
+    return entry
+
+
+def set_logical_device_configuration(device: Any, logical_devices: Any) -> Optional[str]:
+    """Splits a GPU into logical GPUs, or the CPU into logical CPUs, for
+    sessions made from now on. ``logical_devices``: TensorFlow's list of
+    :class:`LogicalDeviceConfiguration` (memory_limit in MiB), or sluice's
+    limits (``["8GiB", "8GiB"]``, fractions, bytes); for the CPU also a
+    count (``("cpu", 3)``)."""
+    key = _device_key(device)
+    if not isinstance(logical_devices, int) or isinstance(logical_devices, bool):
+        logical_devices = [_limit_of(e) for e in logical_devices]
+    return _update(lambda c: c._set_logical_devices({key: logical_devices}),
+                   f"the logical devices of {key}")
+
+
+def get_logical_device_configuration(device: Any) -> Optional[List[LogicalDeviceConfiguration]]:
+    """The split set for ``device`` with set_logical_device_configuration
+    (memory limits in MiB where they are bytes), or None."""
+    key = _device_key(device)
+    c = defaults()
+    if key == "cpu":
+        entries = c.logical_cpus
+    else:
+        entries = next((g.get("logical_devices") for g in c.gpu
+                        if key == f"gpu:{g.get('index', 0)}"), None)
+    if not entries:
+        return None
+    out = []
+    for e in entries:
+        limit = e.get("memory_limit")
+        out.append(LogicalDeviceConfiguration(
+            limit // (1 << 20) if isinstance(limit, int) else limit))
+    return out
+
+
+def list_logical_devices(device_type: Optional[str] = None) -> List[LogicalDevice]:
+    """The devices a session made now (process defaults, then the
+    environment) would set up, CPUs first, as TensorFlow's
+    ``tf.config.list_logical_devices``; ``device_type`` "cpu" or "gpu"
+    keeps one kind."""
+    if device_type is not None and device_type.lower() not in ("cpu", "gpu"):
+        raise InvalidArgumentError(
+            f"device_type '{device_type}': expected 'cpu', 'gpu' or None")
+    report = _sluice.devices(effective(None).to_text())["config"]
+    found = [LogicalDevice(d["name"], "CPU") for d in report["cpu_devices"]]
+    found += [LogicalDevice(d["name"], "GPU") for d in report["gpu_devices"]]
+    if device_type is None:
+        return found
+    return [d for d in found if d.device_type == device_type.upper()]
+
+
+def set_visible_devices(devices: Any, device_type: Optional[str] = None) -> Optional[str]:
+    """Which physical devices sessions made from now on may use, as
+    TensorFlow's ``tf.config.set_visible_devices``: a PhysicalDevice (or
+    "gpu:N") or a list of them. The CPU is always visible; a list without a
+    GPU hides every GPU (use_gpu: false). ``device_type`` "GPU" limits the
+    call to GPUs (the others in ``devices`` are ignored)."""
+    if not isinstance(devices, (list, tuple)):
+        devices = [devices]
+    keys = [_device_key(d) for d in devices]
+    if device_type is not None and device_type.lower() == "cpu":
+        if "cpu" not in keys:
+            raise InvalidArgumentError(
+                "set_visible_devices: the CPU cannot be hidden; sluice runs "
+                "what no GPU can on it")
+        return None
+    gpus = sorted({int(k.split(":")[1]) for k in keys if k.startswith("gpu:")})
+    if "gpu" in keys:
+        return _update(lambda c: (c.set("visible_gpus", None), c.set("use_gpu", None)),
+                       "the visible devices")
+
+    def change(c: Config) -> None:
+        if gpus:  # each set is validated: lift use_gpu: false first
+            c.set("use_gpu", None)
+            c.set("visible_gpus", gpus)
+        else:
+            c.set("visible_gpus", None)
+            c.set("use_gpu", False)
+    return _update(change, "the visible devices")
+
+
+def get_visible_devices(device_type: Optional[str] = None) -> List[Any]:
+    """The physical devices sessions made now may use (the CPU, and the
+    usable GPUs set_visible_devices leaves)."""
+    from sluice.devices import list_physical_devices
+    c = defaults()
+    visible = c.visible_gpus
+    found = [d for d in list_physical_devices(device_type)
+             if d.device_type == "CPU" or (c.use_gpu is not False and
+                                           (not visible or d.index in visible))]
+    return found
 
 
 def reset() -> None:
@@ -389,6 +521,26 @@ def reset() -> None:
         _defaults = Config()
 
 
-__all__ = ["Config", "MemoryLimit", "defaults", "effective",
-           "set_memory_growth", "get_memory_growth", "set_memory_limit",
-           "get_memory_limit", "set_logical_device_configuration", "reset"]
+def list_physical_devices(device_type: Optional[str] = None) -> List[Any]:
+    """sluice.list_physical_devices, here too as in ``tf.config``."""
+    from sluice.devices import list_physical_devices as physical
+    return physical(device_type)
+
+
+#: TensorFlow's ``tf.config.experimental`` names.
+experimental = types.SimpleNamespace(
+    set_memory_growth=set_memory_growth, get_memory_growth=get_memory_growth,
+    set_visible_devices=set_visible_devices,
+    get_visible_devices=get_visible_devices,
+    list_physical_devices=list_physical_devices,
+    list_logical_devices=list_logical_devices,
+    set_virtual_device_configuration=set_logical_device_configuration,
+    get_virtual_device_configuration=get_logical_device_configuration,
+    VirtualDeviceConfiguration=LogicalDeviceConfiguration)
+
+__all__ = ["Config", "LogicalDevice", "LogicalDeviceConfiguration",
+           "MemoryLimit", "defaults", "effective", "experimental",
+           "get_logical_device_configuration", "get_memory_growth",
+           "get_memory_limit", "get_visible_devices", "list_logical_devices",
+           "list_physical_devices", "reset", "set_logical_device_configuration",
+           "set_memory_growth", "set_memory_limit", "set_visible_devices"]

@@ -1,5 +1,5 @@
-"""The devices this machine offers sluice, as ``sluice devices --json``
-reports them.
+"""The devices this machine offers sluice: the library's device report
+(reports/device_report.h), the facts ``sluice devices --json`` prints.
 
     sluice.list_physical_devices("gpu")   # [] on a machine without a GPU
     sluice.devices()["cpu"]["cores"]
@@ -7,7 +7,6 @@ reports them.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, NamedTuple, Optional
 
 from sluice import _sluice
@@ -33,7 +32,7 @@ def devices() -> Dict[str, Any]:
     compute_capability, total_memory_bytes, free_memory_bytes, sm_count,
     pci_bus_id, usable, unusable_reason), ``peer_access``, ``no_gpu_reason``
     (when there is no GPU), ``cudnn`` and ``notes``."""
-    return json.loads(_sluice.devices_json())
+    return _sluice.devices()
 
 
 def list_physical_devices(kind: Optional[str] = None) -> List[PhysicalDevice]:

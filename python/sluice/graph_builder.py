@@ -40,6 +40,7 @@ from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence,
 import numpy as np
 
 from sluice import _sluice
+from sluice import device_scope as _device_scope
 from sluice.errors import InvalidArgumentError
 from sluice.session import _normalize_feed, _numpy_dtype
 
@@ -160,7 +161,7 @@ class GraphBuilder:
         self._names: set = set()
         self._order: List[str] = []  # node names, as added
         self._scopes: List[str] = []
-        self._devices: List[str] = []
+        self._devices: List[Tuple[int, str]] = []  # (entry order, device)
         self._outputs: List[str] = []
 
     # --- naming and context ---------------------------------------------------
@@ -178,8 +179,10 @@ class GraphBuilder:
     def device(self, device: Optional[str]) -> Iterator[None]:
         """Requests ``device`` ("/gpu:0", "/cpu:0", "/gpu:*") for the nodes
         added inside the ``with`` block (the placer's requested device);
-        None lifts an enclosing request."""
-        self._devices.append(device or "")
+        None lifts an enclosing request. A ``sluice.device`` block entered
+        inside this one wins over it, and the other way round."""
+        self._devices.append((_device_scope.next_order(),
+                              _device_scope.canonical(device)))
         try:
             yield
         finally:
@@ -227,7 +230,9 @@ class GraphBuilder:
             that does not infer); the message names the node.
         """
         if device is None:
-            device = self._devices[-1] if self._devices else ""
+            scopes = [s for s in (self._devices[-1] if self._devices else None,
+                                  _device_scope.current()) if s is not None]
+            device = max(scopes)[1] if scopes else ""
         before = self._g.num_nodes()
         try:
             like = next((i.dtype for i in inputs if isinstance(i, GraphTensor)), None)

@@ -37,7 +37,6 @@ executes in parallel on one session.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import (Any, Dict, List, Mapping, NamedTuple, Optional, Sequence,
                     Tuple, Union)
@@ -69,8 +68,9 @@ class TensorSpec(NamedTuple):
 
 
 class Report(dict):
-    """A JSON report (what ``sluice place --json`` or ``sluice bench --json``
-    prints) as a dict whose keys also read as attributes, recursively:
+    """A report of the library's (reports/: placement, bench; the same
+    fields ``sluice place --json`` and ``sluice bench --json`` print) as a
+    dict whose keys also read as attributes, recursively:
     ``report.devices[0].name``."""
 
     def __getattr__(self, name: str) -> Any:
@@ -202,6 +202,7 @@ class Session:
         dim_flags = [f"{k}={int(v)}" for k, v in (dims or {}).items()]
         device_name = "" if device is None else str(getattr(device, "name", device))
         self._s = _sluice._Session(path, data, fmt, text, device_name, dim_flags)
+        _config.sessions_started += 1
         self._inputs = _specs(self._s.inputs())
         self._outputs = _specs(self._s.outputs())
         self._output_names = [o.name for o in self._outputs]
@@ -267,7 +268,7 @@ class Session:
         op, device, reason), ``links``, ``transfers``,
         ``estimated_step_seconds``, ``strategy``, ``optimization``,
         ``notes``."""
-        return Report.wrap(json.loads(self._s.placement_json()))
+        return Report.wrap(self._s.placement())
 
     def bench(self, feeds: Optional[Mapping[str, Any]] = None, *,
               warmup: int = 3, runs: Optional[int] = None,
@@ -288,10 +289,10 @@ class Session:
         if warmup < 0 or (runs is not None and runs < 1) or seconds <= 0 or top < 1:
             raise InvalidArgumentError(
                 "bench: warmup >= 0, runs >= 1, seconds > 0 and top >= 1")
-        raw, text = self._s.bench_json(list(feeds), list(feeds.values()),
-                                       warmup, runs or 0, float(seconds), top,
-                                       trace or "", seed, io_device or "")
-        report = Report.wrap(json.loads(raw))
+        raw, text = self._s.bench(list(feeds), list(feeds.values()),
+                                  warmup, runs or 0, float(seconds), top,
+                                  trace or "", seed, io_device or "")
+        report = Report.wrap(raw)
         report["text"] = text
         return report
 
@@ -338,17 +339,12 @@ def place(model: Model, devices: Optional[str] = None, *,
     "auto", "single" or "manual"; ``batch``: the value of unknown
     dimensions. Returns the same Report as :meth:`Session.placement`."""
     path, data, fmt = _model_source(model, format)
-    if strategy is not None and strategy not in ("auto", "single", "manual"):
-        raise InvalidArgumentError(f"strategy '{strategy}': expected auto, single or manual")
-    if optimization_level is not None and optimization_level not in ("none", "basic", "all"):
-        raise InvalidArgumentError(
-            f"optimization_level '{optimization_level}': expected none, basic or all")
     if int(batch) < 1:
         raise InvalidArgumentError(f"batch {batch}: expected at least 1")
-    text = _config.effective(config).to_text()
-    raw = _sluice.place_json(path, data, fmt, text, devices or "",
-                             strategy or "", int(batch), optimization_level or "")
-    return Report.wrap(json.loads(raw))
+    cfg = _config.effective(config).merged(
+        Config(placement=strategy, optimization_level=optimization_level))
+    return Report.wrap(_sluice.place(path, data, fmt, cfg.to_text(),
+                                     devices or "", int(batch)))
 
 
 __all__ = ["Session", "TensorSpec", "Report", "place"]

@@ -3,6 +3,7 @@
 // package; this module is its private engine.
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,29 +11,34 @@
 #include "nanobind/nanobind.h"
 #include "nanobind/stl/string.h"
 #include "nanobind/stl/vector.h"
+#include "device/discovery.h"
 #include "executor/runtime_config.h"
+#include "nanobind/stl/optional.h"
 #include "nanobind/stl/pair.h"
 #include "onnx/importer.h"
+#include "python/src/config_bindings.h"
 #include "python/src/graph_builder_bindings.h"
+#include "python/src/json_value.h"
 #include "python/src/model_source.h"
 #include "python/src/ndarray_tensor.h"
 #include "python/src/py_session.h"
 #include "python/src/status_error.h"
 #include "sluice/config.h"
 #include "sluice/dtype.h"
+#include "reports/device_report.h"
+#include "reports/placement_report.h"
 #include "tools/commands.h"
-#include "tools/place_command.h"
 
 namespace nb = nanobind;
 
 namespace sluice::python {
 namespace {
 
-// `sluice place --json` for a model on planned devices ("" = this machine).
-std::string PlaceJson(const std::string& path, nb::bytes bytes,
-                      const std::string& format, const std::string& config_text,
-                      const std::string& devices, const std::string& strategy,
-                      int64_t batch, const std::string& optimization_level) {
+// The placement report (reports/placement_report.h) of a model on planned
+// devices ("" = this machine), with `config_text`'s config.
+nb::object Place(const std::string& path, nb::bytes bytes,
+                 const std::string& format, const std::string& config_text,
+                 const std::string& devices, int64_t batch) {
   ModelSource source;
   source.path = path;
   source.bytes.assign(bytes.c_str(), bytes.size());
@@ -40,25 +46,46 @@ std::string PlaceJson(const std::string& path, nb::bytes bytes,
   RuntimeConfig config =
       ValueOrThrow(ParseRuntimeConfig(config_text, "<sluice.Config>"));
   ThrowIfError(ValidateRuntimeConfig(config));
-  PlaceOptions options;
-  options.model_path = source.name();
-  options.devices = devices;
-  if (!strategy.empty()) options.config.fields["placement_strategy"] = strategy;
-  options.batch = batch;
-  options.explain = true;
-  if (!optimization_level.empty()) {
-    options.config.fields["optimization_level"] = optimization_level;
-  }
-  absl::StatusOr<std::string> json;
+  PlacementRequest request;
+  request.model_name = source.name();
+  request.devices = devices;
+  request.batch = batch;
+  request.explain = true;
+  absl::StatusOr<PlacementReport> report;
   {
     nb::gil_scoped_release release;
     OnnxImportOptions onnx_options;
     absl::StatusOr<std::unique_ptr<const Graph>> graph =
         LoadModelSource(source, onnx_options);
-    json = graph.ok() ? PlaceGraphJson(options, config, *std::move(graph))
-                      : absl::StatusOr<std::string>(graph.status());
+    report = graph.ok() ? PlaceForReport(request, config, *std::move(graph))
+                        : absl::StatusOr<PlacementReport>(graph.status());
   }
-  return ValueOrThrow(std::move(json));
+  return JsonToPython(PlacementReportJson(ValueOrThrow(std::move(report))));
+}
+
+// The device report; with `config_text`, its config section for that
+// config after the environment overrides, as a session would see it.
+nb::object Devices(const std::optional<std::string>& config_text) {
+  DeviceReport report;
+  absl::Status status = absl::OkStatus();
+  {
+    nb::gil_scoped_release release;
+    report = BuildDeviceReport(DiscoverDevices());
+    if (config_text.has_value()) {
+      absl::StatusOr<RuntimeConfig> config =
+          ParseRuntimeConfig(*config_text, "<sluice.Config>");
+      std::vector<std::string> overrides;
+      status = config.status();
+      if (status.ok()) status = ApplyEnvironmentOverrides(&*config, &overrides);
+      if (status.ok()) status = ValidateRuntimeConfig(*config);
+      if (status.ok()) {
+        status = AddConfigToDeviceReport("<sluice.Config>", *config,
+                                         std::move(overrides), &report);
+      }
+    }
+  }
+  ThrowIfError(status);
+  return JsonToPython(DeviceReportJson(report));
 }
 
 int CliMain(const std::vector<std::string>& args) {
@@ -99,16 +126,15 @@ NB_MODULE(_sluice, m) {
   m.doc() = "sluice's engine; use the sluice package.";
   if (!InitNumpy()) throw nb::python_error();
   RegisterStatusErrors(m);
+  BindConfig(m);
   BindSession(m);
   BindGraphBuilder(m);
-  m.def("devices_json", [] {
-    nb::gil_scoped_release release;
-    return sluice::DevicesJson();
-  }, "What `sluice devices --json` prints.");
-  m.def("place_json", &PlaceJson, nb::arg("path"), nb::arg("data"),
-        nb::arg("format"), nb::arg("config_text"), nb::arg("devices"),
-        nb::arg("strategy"), nb::arg("batch"), nb::arg("optimization_level"),
-        "What `sluice place --json --explain` prints.");
+  m.def("devices", &Devices, nb::arg("config_text").none() = nb::none(),
+        "The device report (reports/device_report.h) as a dict; with a "
+        "config, what a session with it (and the environment) would set up.");
+  m.def("place", &Place, nb::arg("path"), nb::arg("data"), nb::arg("format"),
+        nb::arg("config_text"), nb::arg("devices"), nb::arg("batch"),
+        "The placement report (reports/placement_report.h), explained, as a dict.");
   m.def("cli_main", &CliMain, nb::arg("args"),
         "Runs the `sluice` command line with `args`; returns the exit code.");
   m.def("parse_memory_limit", &ParseLimit, nb::arg("text"),

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "device/device.h"
 #include "device/gpu_device.h"
+#include "executor/config_fields.h"
 #include "executor/runtime_config.h"
 #include "executor/session.h"
 #include "graph/graph.h"
@@ -19,13 +21,16 @@
 #include "nanobind/stl/string.h"
 #include "nanobind/stl/tuple.h"
 #include "nanobind/stl/vector.h"
+#include "python/src/json_value.h"
 #include "python/src/model_source.h"
 #include "python/src/ndarray_tensor.h"
 #include "python/src/status_error.h"
 #include "sluice/config.h"
-#include "tools/commands.h"
+#include "reports/bench_report.h"
+#include "reports/placement_report.h"
+#include "tools/cli_util.h"
 #include "tools/feeds.h"
-#include "tools/place_command.h"
+#include "tools/trace.h"
 
 namespace nb = nanobind;
 
@@ -261,24 +266,28 @@ class PySession {
     return out;
   }
 
-  std::string PlacementJson() const {
-    PlaceOptions options;
-    options.model_path = source_.name();
-    options.explain = true;
+  // The placement report of this model on this machine with this
+  // session's config (reports/placement_report.h), explained.
+  nb::object Placement() const {
+    PlacementRequest request;
+    request.model_name = source_.name();
+    request.explain = true;
     const RuntimeConfig& config = session_->config();
-    absl::StatusOr<std::string> json;
+    absl::StatusOr<PlacementReport> report;
     {
       nb::gil_scoped_release release;
       absl::StatusOr<std::unique_ptr<const Graph>> graph =
           LoadModelSource(source_, onnx_options_);
-      json = graph.ok() ? PlaceGraphJson(options, config, *std::move(graph))
-                        : absl::StatusOr<std::string>(graph.status());
+      report = graph.ok() ? PlaceForReport(request, config, *std::move(graph))
+                          : absl::StatusOr<PlacementReport>(graph.status());
     }
-    return ValueOrThrow(std::move(json));
+    return JsonToPython(PlacementReportJson(ValueOrThrow(std::move(report))));
   }
 
-  // (json, text) of `sluice bench` on this session; no feeds: random inputs.
-  std::pair<std::string, std::string> BenchJson(
+  // The bench report (reports/bench_report.h) of this session as (dict,
+  // text); inputs not fed get random values from `seed`. `trace`: a Chrome
+  // trace of the profiled step is written there.
+  std::pair<nb::object, std::string> Bench(
       const std::vector<std::string>& names, nb::sequence values, int warmup,
       int runs, double seconds, int top, const std::string& trace,
       uint64_t seed, const std::string& io_device) {
@@ -286,22 +295,20 @@ class PySession {
     for (size_t i = 0; i < names.size(); ++i) {
       feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i]), *session_));
     }
-    BenchOptions options;
-    options.model_path = source_.name();
-    options.warmup = warmup;
-    options.runs = runs;
-    options.seconds = seconds;
-    options.top = top;
-    options.trace_path = trace;
-    options.io_device = io_device;
-    options.progress = false;
-    options.random_inputs = feeds.size() < session_->graph().inputs().size();
+    if (!trace.empty()) ThrowIfError(CheckOutputFile(trace, "trace"));
+    BenchSettings settings;
+    settings.model_name = source_.name();
+    settings.warmup = warmup;
+    settings.runs = runs;
+    settings.seconds = seconds;
+    settings.top = top;
+    settings.io_device = io_device;
     absl::StatusOr<BenchReport> report;
     {
       nb::gil_scoped_release release;
       std::vector<std::string> notes;
       absl::Status made = absl::OkStatus();
-      if (options.random_inputs) {
+      if (feeds.size() < session_->graph().inputs().size()) {
         Feeds random;
         made = MakeFeeds(session_->graph(), {}, true, seed, &random, &notes,
                          EffectiveResourceLimits(session_->config()));
@@ -311,12 +318,18 @@ class PySession {
           if (!given) feeds.push_back(std::move(f));
         }
       }
-      report = made.ok() ? BenchSession(*session_, feeds, options,
+      report = made.ok() ? BenchSession(*session_, feeds, settings,
                                         create_seconds_, std::move(notes))
                          : absl::StatusOr<BenchReport>(made);
+      if (report.ok() && !trace.empty()) {
+        absl::Status written = WriteChromeTrace(*report->profiled_step, trace);
+        if (!written.ok()) report = written;
+      }
     }
     ThrowIfError(report.status());
-    return {report->json, report->text};
+    std::ostringstream text;
+    PrintBenchReport(*report, text);
+    return {JsonToPython(BenchReportJson(*report)), text.str()};
   }
 
   // Seconds per Session::Run call over `iterations` calls from C++ with
@@ -343,8 +356,30 @@ class PySession {
     return std::chrono::duration<double>(t1 - t0).count() / iterations;
   }
 
+  // `value` (a feed as `run` takes it) copied to `device` through
+  // Session::CopyTo: a sluice.DeviceArray on a GPU of the session, a NumPy
+  // array on the CPU. For IO binding (sluice/ort.py).
+  nb::object CopyTo(nb::handle value, const std::string& device) {
+    Tensor t = FeedTensor(value, "", *session_);
+    GpuDevice* gpu = OutputGpu(device, "copy to device");
+    absl::StatusOr<Tensor> copied;
+    {
+      nb::gil_scoped_release release;
+      copied = session_->CopyTo(t, gpu != nullptr ? gpu->name() : "/cpu:0");
+    }
+    Tensor result = ValueOrThrow(std::move(copied));
+    if (gpu != nullptr) {
+      CheckDlpackExportable(result.dtype());
+      return nb::cast(DeviceArray{nb::find(this), result, gpu->physical_index()});
+    }
+    std::string view;
+    nb::object array = TensorToNumpy(result, &view);
+    if (!view.empty() && view_result != nullptr) array = (*view_result)(array, view);
+    return array;
+  }
+
   std::vector<std::string> Log() const { return session_->log(); }
-  std::string ConfigText() const { return session_->config().DebugString(); }
+  std::string ConfigText() const { return sluice::ConfigText(session_->config()); }
   int64_t ReleaseUnusedMemory() {
     nb::gil_scoped_release release;
     return session_->ReleaseUnusedMemory();
@@ -383,7 +418,8 @@ class PySession {
   // The session GPU `name` names ("gpu:0", "/gpu:1"); null for "" or a
   // CPU. Throws INVALID_ARGUMENT for a name that does not parse or a GPU
   // the session does not use.
-  GpuDevice* OutputGpu(const std::string& name) const {
+  GpuDevice* OutputGpu(const std::string& name,
+                       const char* what = "output_device") const {
     if (name.empty()) return nullptr;
     DeviceName parsed = ValueOrThrow(ParseDeviceName(name));
     if (parsed.type == DeviceType::kCpu) return nullptr;
@@ -396,7 +432,7 @@ class PySession {
       }
     }
     throw StatusError(absl::InvalidArgumentError(absl::StrCat(
-        "output_device '", name, "' is not a device of this session; it uses ",
+        what, " '", name, "' is not a device of this session; it uses ",
         absl::StrJoin(names, ", "))));
   }
 
@@ -429,11 +465,6 @@ void BindSession(nb::module_& m) {
         *view_result = std::move(view);
       },
       "Internal: the feed normaliser and result viewer of sluice.session.");
-  m.def(
-      "check_config",
-      [](const std::string& text) { return ConfigFromText(text).DebugString(); },
-      nb::arg("text"),
-      "Parses and validates a RuntimeConfig text proto; returns it normalised.");
   // A result left on a GPU: each __dlpack__ call hands out a new capsule
   // over the same memory (a capsule is consumed once), as array-API
   // producers do.
@@ -490,13 +521,14 @@ void BindSession(nb::module_& m) {
       .def("outputs", &PySession::Outputs)
       .def("run", &PySession::Run, nb::arg("fetches"), nb::arg("names"),
            nb::arg("values"), nb::arg("output_device") = "")
-      .def("placement_json", &PySession::PlacementJson)
-      .def("bench_json", &PySession::BenchJson, nb::arg("names"),
+      .def("placement", &PySession::Placement)
+      .def("bench", &PySession::Bench, nb::arg("names"),
            nb::arg("values"), nb::arg("warmup"), nb::arg("runs"),
            nb::arg("seconds"), nb::arg("top"), nb::arg("trace"),
            nb::arg("seed"), nb::arg("io_device") = "")
       .def("_time_native_run", &PySession::TimeNativeRun, nb::arg("names"),
            nb::arg("values"), nb::arg("iterations"))
+      .def("copy_to", &PySession::CopyTo, nb::arg("value"), nb::arg("device"))
       .def("log", &PySession::Log)
       .def("config_text", &PySession::ConfigText)
       .def("release_unused_memory", &PySession::ReleaseUnusedMemory)

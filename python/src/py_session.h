@@ -1,11 +1,11 @@
 // The Python face of a Session (sluice._sluice.Session; sluice/session.py
 // wraps it): creation from a ModelSource and a RuntimeConfig text, the
-// signature, `run` with the GIL released, placement and bench reports as
-// JSON text (what `sluice place --json` and `sluice bench --json` print).
+// signature, `run` with the GIL released, the placement and bench reports
+// (reports/) as dicts, and `copy_to` (Session::CopyTo) for IO binding.
 //
 //   m.def(...);  BindSession(m);   // in NB_MODULE
 //
-// run, placement_json and bench_json may be called from several Python
+// run, placement and bench may be called from several Python
 // threads at once (Session::Run is thread-safe; the rest is read-only
 // after construction).
 #ifndef SLUICE_PYTHON_SRC_PY_SESSION_H_

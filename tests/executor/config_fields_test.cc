@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/runtime_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/config.pb.h"
@@ -160,6 +161,30 @@ TEST(CheckEnumFieldsTest, AnUndeclaredNumberNamesTheFieldAndTheNames) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("conv_layout: unknown value 9; use AUTO, NCHW or NHWC"));
+}
+
+TEST(ConfigTextTest, OneLinePerFieldThatParsesBackToTheSameConfig) {
+  absl::StatusOr<RuntimeConfig> c = ParseRuntimeConfig(
+      "optimization_level: BASIC gpu { index: 1 memory_limit { fraction: 0.5 } "
+      "logical_devices { memory_limit { bytes: 1024 } } } visible_gpus: 1 "
+      "visible_gpus: 0 allow_growth: false default_device: \"/gpu:0\" "
+      "cpu_convolutions: LOOPS resource_limits { max_folded_bytes: 7 }");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::string text = ConfigText(*c);
+  EXPECT_EQ(text,
+            "visible_gpus: 1\n"
+            "visible_gpus: 0\n"
+            "allow_growth: false\n"
+            "gpu { index: 1 memory_limit { fraction: 0.5 } logical_devices "
+            "{ memory_limit { bytes: 1024 } } }\n"
+            "default_device: \"/gpu:0\"\n"
+            "optimization_level: OPTIMIZATION_BASIC\n"
+            "resource_limits { max_folded_bytes: 7 }\n"
+            "cpu_convolutions: CPU_CONVOLUTIONS_LOOPS\n");
+  absl::StatusOr<RuntimeConfig> back = ParseRuntimeConfig(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->SerializeAsString(), c->SerializeAsString());
+  EXPECT_EQ(ConfigText(RuntimeConfig()), "");
 }
 
 }  // namespace

@@ -409,5 +409,31 @@ TEST(EffectiveGpuMemoryLimitTest, PerGpuWinsOverDefault) {
   EXPECT_EQ(EffectiveGpuMemoryLimit(c, 1).bytes(), 7);
 }
 
+TEST(MergeRuntimeConfigTest, TheOverlayWinsFieldByFieldAndGpusMergeByIndex) {
+  absl::StatusOr<RuntimeConfig> base = ParseRuntimeConfig(
+      "allow_growth: false inter_op_threads: 4 gpu_memory_limit { bytes: 1024 } "
+      "gpu { index: 0 memory_limit { bytes: 10 } } "
+      "gpu { index: 1 logical_devices { memory_limit { fraction: 0.5 } } } "
+      "logical_cpus {} logical_cpus {} resource_limits { max_folded_bytes: 5 }");
+  absl::StatusOr<RuntimeConfig> overlay = ParseRuntimeConfig(
+      "allow_growth: true gpu_memory_limit { fraction: 0.25 } "
+      "gpu { index: 1 memory_limit { bytes: 20 } } gpu { index: 2 } "
+      "logical_cpus {} resource_limits { max_created_tensor_bytes: 6 }");
+  ASSERT_TRUE(base.ok() && overlay.ok());
+  const RuntimeConfig m = MergeRuntimeConfig(*base, *overlay);
+  EXPECT_TRUE(m.allow_growth());
+  EXPECT_EQ(m.inter_op_threads(), 4);
+  EXPECT_FALSE(m.gpu_memory_limit().has_bytes());
+  EXPECT_EQ(m.gpu_memory_limit().fraction(), 0.25);
+  ASSERT_EQ(m.gpu_size(), 3);
+  EXPECT_EQ(m.gpu(0).memory_limit().bytes(), 10);
+  EXPECT_EQ(m.gpu(1).memory_limit().bytes(), 20);
+  EXPECT_EQ(m.gpu(1).logical_devices_size(), 1);  // kept: the overlay lists none
+  EXPECT_EQ(m.gpu(2).index(), 2);
+  EXPECT_EQ(m.logical_cpus_size(), 1);  // replaced whole
+  EXPECT_EQ(m.resource_limits().max_folded_bytes(), 5);
+  EXPECT_EQ(m.resource_limits().max_created_tensor_bytes(), 6);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "model/model_loader.h"
 #include "sluice/npy.h"
+#include "tests/onnx/onnx_test_util.h"
 #include "tests/test_data.h"
 
 namespace sluice {
@@ -114,6 +115,28 @@ TEST(DynamicShapesTest, SignatureKeepsTheSymbolicDimensionNames) {
   ASSERT_EQ(ids.dim_names_size(), 2);
   EXPECT_EQ(ids.dim_names(0), "batch");
   EXPECT_EQ(ids.dim_names(1), "seq");
+}
+
+TEST(DynamicShapesTest, OutputsNameTheSymbolicDimensionsTheyDeclare) {
+  // x: [N, 3] -> Relu -> y declared [N, 3]: the signature names y's first
+  // dim as it does x's (what onnxruntime's get_outputs() prints).
+  onnx::ModelProto model = onnx_test::NewModel();
+  onnx::GraphProto* g = model.mutable_graph();
+  onnx_test::AddInput(g, "x", {-1, 3});
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
+      ->mutable_dim(0)->set_dim_param("N");
+  onnx_test::AddNode(g, "Relu", {"x"}, {"y"}, "relu");
+  onnx_test::AddOutput(g, "y");
+  auto* shape = g->mutable_output(0)->mutable_type()->mutable_tensor_type();
+  shape->set_elem_type(onnx::TensorProto::FLOAT);
+  shape->mutable_shape()->add_dim()->set_dim_param("N");
+  shape->mutable_shape()->add_dim()->set_dim_value(3);
+  absl::StatusOr<GraphDef> def = onnx_test::Import(model);
+  ASSERT_TRUE(def.ok()) << def.status();
+  const TensorInfo& y = def->signature().outputs(0);
+  ASSERT_EQ(y.dim_names_size(), 2);
+  EXPECT_EQ(y.dim_names(0), "N");
+  EXPECT_EQ(y.dim_names(1), "");
 }
 
 TEST(DynamicShapesTest, FixedDimensionsFoldBackToAttributes) {

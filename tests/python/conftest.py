@@ -29,8 +29,11 @@ def mlp_input():
 
 @pytest.fixture(autouse=True)
 def _clean_defaults():
+    # Each test starts as a fresh process: no defaults, no session made yet
+    # (so a setter warns only after the test's own sessions).
     import sluice
     sluice.config.reset()
+    sluice.config.sessions_started = 0
     yield
     sluice.config.reset()
 
