@@ -366,39 +366,19 @@ std::string CacheKey(const CudnnConvProblem& p, cudnnMathType_t math) {
                       " pad=", Join(p.pad_begin), " math=", static_cast<int>(math));
 }
 
-// After the ways of a problem were timed, says in the entry why the fused
-// call and the graph API are not used where another way was faster (or
-// none of theirs ran).
+// After the ways of a problem were timed: where another way was kept, the
+// entry says why the fused call and the graph API's plans are not used.
 void ExplainChoice(const AlgorithmCache::Entry& timed, const ConvAlgorithms& algorithms,
                    const ConvCall& call) {
+  if (timed.order.empty()) return;
+  const std::string kept = algorithms.at(timed.order[0]).Name(call);
+  const std::string why = absl::StrCat("a faster way was timed (", timed.timings, ")");
   Entry* e = call.e;
-  if (timed.order.empty() || timed.times_ms.size() != algorithms.list().size()) return;
-  const int kept = timed.order[0];
-  const float kept_ms = timed.times_ms[kept];
-  const std::string kept_name = algorithms.at(kept).Name(call);
-  float fused = -1, graph = -1;
-  bool graph_tried = false;
-  for (size_t i = 0; i < timed.times_ms.size(); ++i) {
-    const std::string name = algorithms.at(static_cast<int>(i)).Name(call);
-    const float t = timed.times_ms[i];
-    float* best = name.rfind("fused", 0) == 0   ? &fused
-                  : name.rfind("graph", 0) == 0 ? &graph
-                                                : nullptr;
-    if (name.rfind("graph", 0) == 0) graph_tried = true;
-    if (best != nullptr && t >= 0 && (*best < 0 || t < *best)) *best = t;
+  if (MayFuse(call) && kept.rfind("fused", 0) != 0 && e->fused_refused.empty()) {
+    e->fused_refused = why;
   }
-  auto faster = [&](const char* what, float t) {
-    return absl::StrCat("a faster way was timed: ", kept_name, " ", kept_ms,
-                        " ms against ", t, " ms ", what);
-  };
-  if (MayFuse(call) && kept_name.rfind("fused", 0) != 0 && e->fused_refused.empty()) {
-    e->fused_refused = fused < 0 || kept_ms < 0
-                           ? "cuDNN refused the fused call for every algorithm tried"
-                           : faster("fused", fused);
-  }
-  if (graph_tried && kept_name.rfind("graph", 0) != 0 && e->graph_refused.empty()) {
-    e->graph_refused = graph < 0 || kept_ms < 0 ? "no plan of cuDNN's graph API ran"
-                                                : faster("on the graph API", graph);
+  if (e->graph != nullptr && kept.rfind("graph", 0) != 0 && e->graph_refused.empty()) {
+    e->graph_refused = why;
   }
 }
 
