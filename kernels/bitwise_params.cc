@@ -7,13 +7,13 @@
 
 namespace sluice {
 
-absl::StatusOr<bool> ParseBitShiftLeft(const Node& node) {
+absl::StatusOr<BitShiftAttrs> ParseBitShiftAttrs(const Node& node) {
   ASSIGN_OR_RETURN(std::string direction, node.attrs().GetString("direction"));
   if (direction != "LEFT" && direction != "RIGHT") {
     return absl::InvalidArgumentError(absl::StrCat(
         "direction must be \"LEFT\" or \"RIGHT\", got \"", direction, "\""));
   }
-  return direction == "LEFT";
+  return BitShiftAttrs{direction == "LEFT"};
 }
 
 absl::Status CheckBitCastWidths(DataType src, DataType dst) {
@@ -23,6 +23,21 @@ absl::Status CheckBitCastWidths(DataType src, DataType dst) {
                      DataTypeName(dst), ": the widths differ"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<BitCastAttrs> ParseBitCastAttrs(const Node& node) {
+  BitCastAttrs a;
+  ASSIGN_OR_RETURN(a.dst, node.attrs().GetType("DstT"));
+  return a;
+}
+
+absl::StatusOr<BitCastPlan> PlanBitCast(const BitCastAttrs& a, const Tensor& x) {
+  RETURN_IF_ERROR(CheckBitCastWidths(x.dtype(), a.dst));
+  BitCastPlan p;
+  p.out_shape = x.shape();
+  p.dst = a.dst;
+  p.bytes = static_cast<int64_t>(x.bytes());
+  return p;
 }
 
 }  // namespace sluice

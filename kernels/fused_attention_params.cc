@@ -174,4 +174,20 @@ absl::StatusOr<FusedAttentionDims> FusedAttentionDimsFor(
   return d;
 }
 
+absl::StatusOr<FusedAttentionDims> PlanFusedAttention(const FusedAttentionAttrs& attrs,
+                                                      const OpKernelContext& ctx) {
+  static constexpr const char* kNames[] = {"q", "k", "v", "mask"};
+  const int n = attrs.has_mask ? 4 : 3;
+  for (int i = 0; i < n; ++i) {
+    if (ctx.input(i).dtype() != attrs.t) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "FusedAttention: ", kNames[i], " is ", DataTypeName(ctx.input(i).dtype()),
+          ", expected ", DataTypeName(attrs.t)));
+    }
+  }
+  return FusedAttentionDimsFor(ctx.input(0).shape(), ctx.input(1).shape(),
+                               ctx.input(2).shape(),
+                               attrs.has_mask ? &ctx.input(3).shape() : nullptr, attrs);
+}
+
 }  // namespace sluice

@@ -8,9 +8,7 @@
 // a column range of a packed [B, S, 3*H*D] QKV projection).
 //
 //   ASSIGN_OR_RETURN(FusedAttentionAttrs a, ParseFusedAttentionAttrs(node));
-//   ASSIGN_OR_RETURN(FusedAttentionDims d,
-//                    FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
-//                                          has_mask ? &mask.shape() : nullptr, a));
+//   ASSIGN_OR_RETURN(FusedAttentionDims d, PlanFusedAttention(a, *ctx));
 //   // q row (b, h, i) starts at
 //   // d.q.offset + b * d.q.stride[0] + h * d.q.stride[1] + i * d.q.stride[2]
 //
@@ -24,6 +22,7 @@
 #include "core/shape.h"
 #include "core/tensor.h"
 #include "graph/graph.h"
+#include "kernels/kernel.h"
 
 namespace sluice {
 
@@ -74,6 +73,11 @@ struct FusedAttentionDims {
 absl::StatusOr<FusedAttentionDims> FusedAttentionDimsFor(
     const Shape& q, const Shape& k, const Shape& v, const Shape* mask,
     const FusedAttentionAttrs& attrs);
+
+// The same for the inputs of one call (q, k, v and, with has_mask, the
+// mask), after checking each is of attrs.t (INVALID_ARGUMENT naming it).
+absl::StatusOr<FusedAttentionDims> PlanFusedAttention(const FusedAttentionAttrs& attrs,
+                                                      const OpKernelContext& ctx);
 
 }  // namespace sluice
 

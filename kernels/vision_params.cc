@@ -217,9 +217,10 @@ absl::StatusOr<std::vector<int64_t>> GridSampleDims(const Tensor& x,
   return dims;
 }
 
-absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node, bool transpose) {
+absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node) {
   const AttrMap& m = node.attrs();
   ConvAttrs a;
+  const bool transpose = a.transpose = node.op() == "ConvTranspose";
   ASSIGN_OR_RETURN(a.strides, m.GetIntList("strides"));
   ASSIGN_OR_RETURN(a.pads, m.GetIntList("pads"));
   ASSIGN_OR_RETURN(a.dilations, m.GetIntList("dilations"));
@@ -237,6 +238,8 @@ absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node, bool transpose) {
   if (a.group < 1) return absl::InvalidArgumentError("group must be >= 1");
   return a;
 }
+
+namespace {
 
 absl::Status CheckConvInputs(const Tensor& x, const Tensor& f,
                              const ConvAttrs& a, bool transpose) {
@@ -292,6 +295,15 @@ absl::StatusOr<cpu::WindowNd> ConvWindow(const Tensor& x, const Tensor& f,
     out_dims->push_back(o);
   }
   return g;
+}
+
+}  // namespace
+
+absl::StatusOr<ConvPlan> PlanConv(const ConvAttrs& a, const Tensor& x, const Tensor& f) {
+  RETURN_IF_ERROR(CheckConvInputs(x, f, a, a.transpose));
+  ConvPlan p;
+  ASSIGN_OR_RETURN(p.window, ConvWindow(x, f, a, a.transpose, &p.out_dims));
+  return p;
 }
 
 absl::StatusOr<Col2ImAttrs> ParseCol2ImAttrs(const Node& node) {
@@ -423,7 +435,11 @@ absl::StatusOr<std::vector<int64_t>> PlanMaxUnpool(const MaxUnpoolAttrs& a,
   RETURN_IF_ERROR(cpu::CheckDtype(indices, DT_INT64, "indices"));
   ASSIGN_OR_RETURN(std::vector<int64_t> out_shape,
                    IntParamValues(output_shape, "output_shape"));
-  return MaxUnpoolDims(a, x, indices, out_shape);
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, MaxUnpoolDims(a, x, indices, out_shape));
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  RETURN_IF_ERROR(CheckUnpoolIndices(indices, total));
+  return dims;
 }
 
 absl::Status CheckUnpoolIndices(const Tensor& indices, int64_t total) {

@@ -20,6 +20,7 @@
 #include "core/shape.h"
 #include "core/tensor.h"
 #include "graph/graph.h"
+#include "kernels/grid_math.h"
 #include "kernels/cpu/window_nd.h"
 
 namespace sluice {
@@ -84,8 +85,6 @@ struct PoolAttrs {
 // PoolND and MaxPoolWithIndices (mode max, indices true).
 absl::StatusOr<PoolAttrs> ParsePoolAttrs(const Node& node);
 
-enum class GridInterp { kNearest, kLinear, kCubic };
-enum class GridPadding { kZeros, kBorder, kReflection };
 struct GridSampleAttrs {
   GridInterp interp = GridInterp::kLinear;
   GridPadding padding = GridPadding::kZeros;
@@ -101,20 +100,21 @@ absl::StatusOr<std::vector<int64_t>> GridSampleDims(const Tensor& x,
 struct ConvAttrs {
   std::vector<int64_t> strides, pads, dilations, output_padding;
   int64_t group = 1;
+  bool transpose = false;  // ConvTranspose
 };
-// ConvND (`transpose` false) and ConvTranspose.
-absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node, bool transpose);
+// ConvND and ConvTranspose (by the node's op).
+absl::StatusOr<ConvAttrs> ParseConvAttrs(const Node& node);
+// The sliding window of ConvND (the image is x, the window positions the
+// output) or ConvTranspose (the image is the output, the positions x;
+// channels: output channels per group), and the output's dims.
+struct ConvPlan {
+  cpu::WindowNd window;
+  std::vector<int64_t> out_dims;
+};
 // Checks x [N, C, s...] and f [O or C, ..., k...] (a floating dtype, f of
-// x's) against the attributes: ranks and channel counts.
-absl::Status CheckConvInputs(const Tensor& x, const Tensor& f,
-                             const ConvAttrs& a, bool transpose);
-// The sliding window of ConvND (`transpose` false: the image is x, the
-// window positions the output) or ConvTranspose (the image is the output,
-// the positions x; channels: output channels per group), and the output's
-// dims. REQUIRES: CheckConvInputs passed.
-absl::StatusOr<cpu::WindowNd> ConvWindow(const Tensor& x, const Tensor& f,
-                                         const ConvAttrs& a, bool transpose,
-                                         std::vector<int64_t>* out_dims);
+// x's) against the attributes (ranks and channel counts) first;
+// INVALID_ARGUMENT naming what disagrees.
+absl::StatusOr<ConvPlan> PlanConv(const ConvAttrs& a, const Tensor& x, const Tensor& f);
 
 struct Col2ImAttrs {
   std::vector<int64_t> strides, pads, dilations;
@@ -148,7 +148,7 @@ absl::StatusOr<std::vector<int64_t>> MaxUnpoolDims(
     const MaxUnpoolAttrs& a, const Tensor& x, const Tensor& indices,
     const std::vector<int64_t>& output_shape);
 // MaxUnpoolDims with output_shape read from its host tensor, after checking
-// that indices are int64.
+// that indices are int64; then CheckUnpoolIndices (host-memory indices).
 absl::StatusOr<std::vector<int64_t>> PlanMaxUnpool(const MaxUnpoolAttrs& a,
                                                    const Tensor& x,
                                                    const Tensor& indices,

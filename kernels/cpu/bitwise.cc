@@ -6,6 +6,7 @@
 
 #include "core/status_macros.h"
 #include "kernels/bitwise_params.h"
+#include "kernels/launch_kernel.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
@@ -86,17 +87,9 @@ class BitBinaryKernel final : public OpKernel {
   }
 };
 
-class BitShiftKernel final : public OpKernel {
+class BitShiftKernel final : public LaunchKernel<BitShiftAttrs, ParseBitShiftAttrs> {
  public:
-  struct Attrs {
-    bool left = true;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    ASSIGN_OR_RETURN(bool left, ParseBitShiftLeft(node));
-    return Attrs{left};
-  }
-  BitShiftKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), left_(attrs.left) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
@@ -108,7 +101,7 @@ class BitShiftKernel final : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * z, ctx->allocate_output(0, out_shape));
     return VisitStdInteger(x.dtype(), [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
-      if (left_) {
+      if (attrs().left) {
         RunBroadcast<ShiftOp<true>, T>(*ctx, x, y, z);
       } else {
         RunBroadcast<ShiftOp<false>, T>(*ctx, x, y, z);
@@ -116,9 +109,6 @@ class BitShiftKernel final : public OpKernel {
       return absl::OkStatus();
     });
   }
-
- private:
-  const bool left_;
 };
 
 class BitwiseNotKernel final : public OpKernel {
@@ -143,37 +133,24 @@ class BitwiseNotKernel final : public OpKernel {
 
 // The bytes of x as DstT. A bool output holds only 0 and 1, so a nonzero
 // byte becomes true (1).
-class BitCastKernel final : public OpKernel {
+class BitCastKernel final : public LaunchKernel<BitCastAttrs, ParseBitCastAttrs> {
  public:
-  struct Attrs {
-    DataType dst = DT_INVALID;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.dst, node.attrs().GetType("DstT"));
-    return a;
-  }
-  BitCastKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), dst_(attrs.dst) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    RETURN_IF_ERROR(CheckBitCastWidths(x.dtype(), dst_));
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, x.shape(), dst_));
-    const int64_t n = x.NumElements();
-    if (dst_ == DT_BOOL) {
+    ASSIGN_OR_RETURN(BitCastPlan p, PlanBitCast(attrs(), x));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape, p.dst));
+    if (p.dst == DT_BOOL) {
       const uint8_t* in = static_cast<const uint8_t*>(x.raw_data());
       bool* out = y->data<bool>();
-      for (int64_t i = 0; i < n; ++i) out[i] = in[i] != 0;
-    } else if (n > 0) {
-      std::memcpy(y->raw_data(), x.raw_data(), n * DataTypeSize(dst_));
+      for (int64_t i = 0; i < p.bytes; ++i) out[i] = in[i] != 0;
+    } else if (p.bytes > 0) {
+      std::memcpy(y->raw_data(), x.raw_data(), p.bytes);
     }
     return absl::OkStatus();
   }
-
- private:
-  const DataType dst_;
 };
 
 }  // namespace

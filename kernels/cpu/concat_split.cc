@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "graph/runtime_params.h"
-#include "graph/shape_fns.h"
+#include "kernels/array_params.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cpu {
 namespace {
@@ -32,39 +32,22 @@ int64_t Outer(const Shape& shape, int axis) {
   return n;
 }
 
-class ConcatKernel final : public OpKernel {
+class ConcatKernel final : public LaunchKernel<ConcatAttrs, ParseConcatAttrs> {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    int64_t axis_attr = 0;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    ASSIGN_OR_RETURN(a.axis_attr, node.attrs().GetInt("axis"));
-    return a;
-  }
-  ConcatKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    const DataType t = attrs_.t;
-    const int64_t axis_attr = attrs_.axis_attr;
-    std::vector<Shape> shapes;
-    for (int i = 0; i < ctx->num_inputs(); ++i) {
-      RETURN_IF_ERROR(
-          CheckDtype(ctx->input(i), t, absl::StrCat("input ", i)));
-      shapes.push_back(ctx->input(i).shape());
-    }
-    ASSIGN_OR_RETURN(Shape shape, ::sluice::ConcatShape(shapes, axis_attr));
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, shape.rank()));
+    ASSIGN_OR_RETURN(ConcatPlan p, PlanConcat(attrs(), *ctx));
+    const Shape& shape = p.out_shape;
+    const int axis = p.axis;
+    const DataType t = ctx->input(0).dtype();
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
     if (y->NumElements() == 0) return absl::OkStatus();
     const int64_t outer = Outer(shape, axis);
     const int64_t out_chunk = ChunkBytes(shape, axis, t);
     std::vector<int64_t> chunks;
-    for (const Shape& s : shapes) chunks.push_back(ChunkBytes(s, axis, t));
+    for (const Shape& s : p.in_shapes) chunks.push_back(ChunkBytes(s, axis, t));
     // Where each input's part of an output row starts (bytes).
     std::vector<int64_t> starts(chunks.size() + 1, 0);
     for (size_t i = 0; i < chunks.size(); ++i) {
@@ -96,54 +79,21 @@ class ConcatKernel final : public OpKernel {
                 });
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
-// kDynamic (DynamicSplit): the sizes come from input 1.
-template <bool kDynamic>
-class SplitKernel final : public OpKernel {
+// Split, and DynamicSplit, whose sizes come from input 1.
+template <absl::StatusOr<SplitAttrs> (*Parse)(const Node&)>
+class SplitKernel final : public LaunchKernel<SplitAttrs, Parse> {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    int64_t axis_attr = 0;
-    int64_t num_split = 0;
-    std::vector<int64_t> sizes;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    ASSIGN_OR_RETURN(a.axis_attr, node.attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(a.num_split, node.attrs().GetInt("num_split"));
-    if constexpr (!kDynamic) {
-      ASSIGN_OR_RETURN(a.sizes, node.attrs().GetIntList("sizes"));
-    }
-    return a;
-  }
-  SplitKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel<SplitAttrs, Parse>::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    const DataType t = attrs_.t;
-    RETURN_IF_ERROR(CheckDtype(x, t, "input value"));
-    const int64_t axis_attr = attrs_.axis_attr;
-    const int64_t num_split = attrs_.num_split;
-    std::vector<int64_t> sizes = attrs_.sizes;
-    if constexpr (kDynamic) {
-      ASSIGN_OR_RETURN(sizes, IntParamValues(ctx->input(1), "split"));
-    }
-    ASSIGN_OR_RETURN(std::vector<Shape> shapes,
-                     ::sluice::SplitShapes(x.shape(), axis_attr, num_split,
-                                           sizes));
-    if (static_cast<int>(shapes.size()) != ctx->num_outputs()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Split makes ", shapes.size(), " outputs but the node has ",
-          ctx->num_outputs()));
-    }
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
+    const DataType t = x.dtype();
+    ASSIGN_OR_RETURN(SplitPlan p, PlanSplit(this->attrs(), *ctx));
+    const std::vector<Shape>& shapes = p.out_shapes;
+    const int axis = p.axis;
     const int64_t outer = Outer(x.shape(), axis);
     const int64_t in_chunk = ChunkBytes(x.shape(), axis, t);
     const char* in = static_cast<const char*>(x.raw_data());
@@ -161,9 +111,6 @@ class SplitKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace
@@ -172,9 +119,9 @@ void RegisterConcatSplitKernels(KernelRegistry* r) {
   r->Register(CpuKernel("Concat", {{"T", CpuAllTypes()}},
                         MakeKernel<ConcatKernel>));
   r->Register(CpuKernel("Split", {{"T", CpuAllTypes()}},
-                        MakeKernel<SplitKernel<false>>));
+                        MakeKernel<SplitKernel<ParseSplitAttrs>>));
   r->Register(CpuKernel("DynamicSplit", {{"T", CpuAllTypes()}},
-                        MakeKernel<SplitKernel<true>>));
+                        MakeKernel<SplitKernel<ParseDynamicSplitAttrs>>));
 }
 
 }  // namespace sluice::cpu

@@ -20,32 +20,27 @@
 namespace sluice::cpu {
 namespace {
 
-class ConvNdKernel final : public OpKernel {
+class ConvNdKernel final : public LaunchKernel<ConvAttrs, ParseConvAttrs> {
  public:
-  using Attrs = ConvAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseConvAttrs(node, false);
-  }
-  ConvNdKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), a_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
     RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));  // float32 here
-    RETURN_IF_ERROR(CheckConvInputs(x, f, a_, false));
-    std::vector<int64_t> dims;
-    ASSIGN_OR_RETURN(WindowNd g, ConvWindow(x, f, a_, false, &dims));
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    const ConvAttrs& a = attrs();
+    ASSIGN_OR_RETURN(ConvPlan p, PlanConv(a, x, f));
+    const WindowNd& g = p.window;
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(p.out_dims)));
     if (y->NumElements() == 0) return absl::OkStatus();
     const int64_t k = g.channels * g.KernelSize(), spatial = g.OutSize();
-    const int64_t og = f.dim(0) / a_.group, in_size = g.InSize();
+    const int64_t og = f.dim(0) / a.group, in_size = g.InSize();
     ASSIGN_OR_RETURN(Tensor col,
                      ctx->allocate_temp(DT_FLOAT, Shape({k, spatial})));
     const auto* pool = ctx->device()->eigen_cpu_device();
     for (int64_t b = 0; b < x.dim(0); ++b) {
-      for (int64_t gi = 0; gi < a_.group; ++gi) {
+      for (int64_t gi = 0; gi < a.group; ++gi) {
         Im2ColNd(g,
                  x.data<float>() + (b * x.dim(1) + gi * g.channels) * in_size,
                  col.data<float>());
@@ -56,56 +51,45 @@ class ConvNdKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  const ConvAttrs a_;
 };
 
-class ConvTransposeKernel final : public OpKernel {
+class ConvTransposeKernel final : public LaunchKernel<ConvAttrs, ParseConvAttrs> {
  public:
-  using Attrs = ConvAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseConvAttrs(node, true);
-  }
-  ConvTransposeKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), a_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
     RETURN_IF_ERROR(CheckDtype(x, DT_FLOAT, "input"));  // float32 here
-    RETURN_IF_ERROR(CheckConvInputs(x, f, a_, true));
+    const ConvAttrs& a = attrs();
     // The output is the "image" of a window whose positions are the input.
-    std::vector<int64_t> dims;
-    ASSIGN_OR_RETURN(WindowNd g, ConvWindow(x, f, a_, true, &dims));
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
+    ASSIGN_OR_RETURN(ConvPlan p, PlanConv(a, x, f));
+    const WindowNd& g = p.window;
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(p.out_dims)));
     float* out = y->data<float>();
     for (int64_t i = 0; i < y->NumElements(); ++i) out[i] = 0;
     if (y->NumElements() == 0 || x.NumElements() == 0) {
       return absl::OkStatus();
     }
-    const int64_t cg = x.dim(1) / a_.group;
+    const int64_t cg = x.dim(1) / a.group;
     const int64_t rows = g.channels * g.KernelSize(), cols_n = g.OutSize();
     const int64_t out_size = g.InSize();
     ASSIGN_OR_RETURN(Tensor cols,
                      ctx->allocate_temp(DT_FLOAT, Shape({rows, cols_n})));
     const auto* pool = ctx->device()->eigen_cpu_device();
     for (int64_t b = 0; b < x.dim(0); ++b) {
-      for (int64_t gi = 0; gi < a_.group; ++gi) {
+      for (int64_t gi = 0; gi < a.group; ++gi) {
         // cols [M/g * K, IN] = W_g^T ([C/g, M/g * K]^T) x X_g [C/g, IN].
         Gemm<float>(pool, f.data<float>() + gi * cg * rows,
                     x.data<float>() + (b * x.dim(1) + gi * cg) * cols_n,
                     cols.data<float>(), rows, cols_n, cg, true, false);
         Col2ImNd(g, cols.data<float>(),
-                 out + (b * dims[1] + gi * g.channels) * out_size);
+                 out + (b * p.out_dims[1] + gi * g.channels) * out_size);
       }
     }
     return absl::OkStatus();
   }
-
- private:
-  const ConvAttrs a_;
 };
 
 class Col2ImKernel final : public LaunchKernel<Col2ImAttrs, ParseCol2ImAttrs> {

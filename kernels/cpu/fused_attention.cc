@@ -156,19 +156,11 @@ class FusedAttentionKernel final
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    const int n = attrs().has_mask ? 4 : 3;
-    static constexpr const char* kNames[] = {"q", "k", "v", "mask"};
-    for (int i = 0; i < n; ++i) {
-      RETURN_IF_ERROR(CheckDtype(ctx->input(i), attrs().t, kNames[i]));
-    }
+    ASSIGN_OR_RETURN(FusedAttentionDims d, PlanFusedAttention(attrs(), *ctx));
     const Tensor& q = ctx->input(0);
     const Tensor& k = ctx->input(1);
     const Tensor& v = ctx->input(2);
     const Tensor* mask = attrs().has_mask ? &ctx->input(3) : nullptr;
-    ASSIGN_OR_RETURN(FusedAttentionDims d,
-                     FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
-                                           mask ? &mask->shape() : nullptr,
-                                           attrs()));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, d.output_shape()));
     const int64_t rows = d.b * d.h * d.sq;
     if (rows == 0 || d.dv == 0) return absl::OkStatus();

@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/launch_kernel.h"
 #include "kernels/vision_params.h"
 
 namespace sluice::cpu {
@@ -37,18 +38,11 @@ int64_t SourceIndex(int64_t i, int64_t n, PadMode mode) {
   return -1;
 }
 
-class PadKernel final : public OpKernel {
+class PadKernel final : public LaunchKernel<PadMode, ParsePadMode> {
  public:
-  using Attrs = PadMode;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParsePadMode(node);
-  }
-  PadKernel(const Node& node, Attrs mode) : OpKernel(node), mode_(mode) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override;
-
- private:
-  const PadMode mode_;
 };
 
 absl::Status PadKernel::Compute(OpKernelContext* ctx) {
@@ -57,7 +51,7 @@ absl::Status PadKernel::Compute(OpKernelContext* ctx) {
   const Tensor& value = ctx->input(2);
   ASSIGN_OR_RETURN(std::vector<PadAxis> pad_axes,
                    PlanPad(x, ctx->input(1), value, ctx->input(3),
-                           mode_));
+                           attrs()));
   const int rank = x.rank();
   std::vector<int64_t> dims(rank);
   std::vector<std::vector<int64_t>> maps(rank);
@@ -66,7 +60,7 @@ absl::Status PadKernel::Compute(OpKernelContext* ctx) {
     dims[d] = a.out;
     maps[d].resize(dims[d]);
     for (int64_t o = 0; o < dims[d]; ++o) {
-      const int64_t s = SourceIndex(o - a.begin, a.len, mode_);
+      const int64_t s = SourceIndex(o - a.begin, a.len, attrs());
       maps[d][o] = s < 0 ? -1 : s + a.lo;
     }
   }

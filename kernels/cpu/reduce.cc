@@ -16,6 +16,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/type_visit.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/reduce_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -165,31 +167,12 @@ void RunReduceAs(const OpKernelContext& ctx, const ReducePlan& plan,
   }
 }
 
-// kDynamic (DynamicReduce*): the axes come from input 1, and empty axes
+// The Dynamic forms (DynamicReduce*) read the axes from input 1; empty axes
 // with noop_with_empty_axes pass the input through.
-template <ReduceKind kKind, bool kDynamic = false>
-class ReduceKernel final : public OpKernel {
+template <ReduceKind kKind>
+class ReduceKernel final : public LaunchKernel<ReduceAttrs, ParseReduceAttrs> {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    std::vector<int64_t> axes;
-    bool keepdims = false;
-    bool noop_with_empty_axes = false;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    if constexpr (kDynamic) {
-      ASSIGN_OR_RETURN(a.noop_with_empty_axes,
-                       node.attrs().GetBool("noop_with_empty_axes"));
-    } else {
-      ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
-    }
-    ASSIGN_OR_RETURN(a.keepdims, node.attrs().GetBool("keepdims"));
-    return a;
-  }
-  ReduceKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   template <typename T>
   static void RunReduce(const OpKernelContext& ctx, const ReducePlan& plan,
@@ -200,41 +183,16 @@ class ReduceKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    const DataType t = attrs_.t;
-    RETURN_IF_ERROR(CheckDtype(x, t, "input"));
-    std::vector<int64_t> axes = attrs_.axes;
-    if constexpr (kDynamic) {
-      ASSIGN_OR_RETURN(axes, IntParamValues(ctx->input(1), "axes"));
-      if (axes.empty() && attrs_.noop_with_empty_axes) {
-        ctx->set_output(0, x);
-        return absl::OkStatus();
-      }
+    const DataType t = x.dtype();
+    ASSIGN_OR_RETURN(ReducePlanning setup,
+                     PlanReduce(attrs(), x, attrs().dynamic ? &ctx->input(1) : nullptr));
+    if (setup.pass_through) {
+      ctx->set_output(0, x);
+      return absl::OkStatus();
     }
-    const bool keepdims = attrs_.keepdims;
-    std::vector<bool> is_reduced(x.rank(), axes.empty());
-    for (int64_t a : axes) {
-      ASSIGN_OR_RETURN(int axis, NormalizeAxis(a, x.rank()));
-      if (is_reduced[axis]) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("axis ", a, " is listed twice in axes"));
-      }
-      is_reduced[axis] = true;
-    }
-    Shape out_shape;
-    for (int d = 0; d < x.rank(); ++d) {
-      if (!is_reduced[d]) {
-        out_shape.AddDim(x.dim(d));
-      } else if (keepdims) {
-        out_shape.AddDim(1);
-      }
-    }
-    const ReducePlan plan = MakePlan(x.shape(), is_reduced);
+    const Shape& out_shape = setup.out_shape;
+    const ReducePlan plan = MakePlan(x.shape(), setup.reduced);
     const int64_t out_n = out_shape.num_elements();
-    if (plan.reduced_count == 0 && out_n > 0 && kKind == ReduceKind::kMean &&
-        IsInteger(t)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "integer ReduceMean over an empty axis of ", x.shape().DebugString()));
-    }
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, out_shape));
     auto run = [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
@@ -254,9 +212,6 @@ class ReduceKernel final : public OpKernel {
     if (t == DT_BOOL) return run(TypeTag<bool>{});
     return VisitOrdered(t, run);
   }
-
- private:
-  const Attrs attrs_;
 };
 
 template <ReduceKind kKind>
@@ -264,7 +219,7 @@ void Register(KernelRegistry* r, const std::string& op) {
   r->Register(CpuKernel(op, {{"T", ReduceTypes<kKind>()}},
                         MakeKernel<ReduceKernel<kKind>>));
   r->Register(CpuKernel("Dynamic" + op, {{"T", ReduceTypes<kKind>()}},
-                        MakeKernel<ReduceKernel<kKind, true>>));
+                        MakeKernel<ReduceKernel<kKind>>));
 }
 
 }  // namespace

@@ -4,12 +4,12 @@
 // and Size.
 // Any dtype.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
-#include "graph/runtime_params.h"
-#include "graph/shape_fns.h"
+#include "kernels/array_params.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/strided_copy.h"
@@ -19,177 +19,54 @@
 namespace sluice::cpu {
 namespace {
 
-enum class ViewKind { kReshape, kSqueeze, kUnsqueeze };
-
-// Ops whose output is the input's buffer with another shape. kDynamic: the
-// shape (ONNX semantics, with allowzero) or axes come from input 1.
-template <ViewKind kKind, bool kDynamic = false>
-class ViewKernel final : public OpKernel {
+// Ops whose output is the input's buffer with another shape; the Dynamic
+// forms read the shape (ONNX semantics, with allowzero) or axes from input 1.
+template <absl::StatusOr<ViewAttrs> (*Parse)(const Node&)>
+class ViewKernel final : public LaunchKernel<ViewAttrs, Parse> {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    std::vector<int64_t> dims;
-    std::vector<int64_t> axes;
-    bool allowzero = false;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    if constexpr (kDynamic) {
-      if constexpr (kKind == ViewKind::kReshape) {
-        ASSIGN_OR_RETURN(a.allowzero, node.attrs().GetBool("allowzero"));
-      }
-    } else if constexpr (kKind == ViewKind::kReshape) {
-      ASSIGN_OR_RETURN(a.dims, node.attrs().GetIntList("shape"));
-    } else {
-      ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
-    }
-    return a;
-  }
-  ViewKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel<ViewAttrs, Parse>::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    const DataType t = attrs_.t;
-    RETURN_IF_ERROR(CheckDtype(x, t, "input"));
-    Shape shape;
-    std::vector<int64_t> param;
-    if constexpr (kDynamic) {
-      ASSIGN_OR_RETURN(
-          param, IntParamValues(ctx->input(1),
-                                kKind == ViewKind::kReshape ? "shape" : "axes"));
-      if constexpr (kKind == ViewKind::kReshape) {
-        ASSIGN_OR_RETURN(param,
-                         OnnxReshapeDims(x.shape(), param, attrs_.allowzero));
-      }
-    }
-    if constexpr (kKind == ViewKind::kReshape) {
-      const std::vector<int64_t>& dims = kDynamic ? param : attrs_.dims;
-      ASSIGN_OR_RETURN(shape, ::sluice::ReshapeShape(x.shape(), dims));
-    } else {
-      const std::vector<int64_t>& axes = kDynamic ? param : attrs_.axes;
-      if constexpr (kKind == ViewKind::kSqueeze) {
-        ASSIGN_OR_RETURN(shape, ::sluice::SqueezeShape(x.shape(), axes));
-      } else {
-        ASSIGN_OR_RETURN(shape, ::sluice::UnsqueezeShape(x.shape(), axes));
-      }
-    }
-    // The shape functions guarantee this; a view must never outgrow its
-    // buffer, so check anyway.
-    if (!shape.IsFullyDefined() || shape.num_elements() != x.NumElements()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot view ", x.shape().DebugString(), " as ",
-          shape.DebugString()));
-    }
+    const ViewAttrs& a = this->attrs();
+    ASSIGN_OR_RETURN(Shape shape,
+                     PlanView(a, x.shape(), a.dynamic ? &ctx->input(1) : nullptr));
     ctx->set_output(0, x.Reshaped(shape));
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class TransposeKernel final : public OpKernel {
+// Transpose and Expand (and DynamicExpand): a strided copy of the input.
+template <typename A, absl::StatusOr<A> (*Parse)(const Node&)>
+class CopyKernel final : public LaunchKernel<A, Parse> {
  public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    std::vector<int64_t> perm;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    ASSIGN_OR_RETURN(a.perm, node.attrs().GetIntList("perm"));
-    return a;
-  }
-  TransposeKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel<A, Parse>::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& x = ctx->input(0);
-    const DataType t = attrs_.t;
-    RETURN_IF_ERROR(CheckDtype(x, t, "input x"));
-    std::vector<int64_t> perm = attrs_.perm;
-    ASSIGN_OR_RETURN(Shape shape, ::sluice::TransposeShape(x.shape(), perm));
-    const int r = x.rank();
-    if (perm.empty()) {
-      for (int d = r - 1; d >= 0; --d) perm.push_back(d);
-    }
-    const DimVector in_strides = RowMajorStrides(x.shape());
-    DimVector strides(r);
-    for (int d = 0; d < r; ++d) {
-      const int64_t p = perm[d] < 0 ? perm[d] + r : perm[d];
-      strides[d] = in_strides[p];
-    }
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
-    return VisitBySize(t, [&](auto tag) {
+    ASSIGN_OR_RETURN(CopyPlan p, Plan(ctx));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, p.out_shape));
+    return VisitBySize(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      StridedCopy<T>(*ctx, x.data<T>(), y->data<T>(), shape.dims(), strides);
+      StridedCopy<T>(*ctx, x.data<T>(), y->data<T>(), p.out_shape.dims(), p.in_strides);
       return absl::OkStatus();
     });
   }
 
  private:
-  const Attrs attrs_;
-};
-
-// kDynamic: the shape comes from input 1.
-template <bool kDynamic>
-class ExpandKernel final : public OpKernel {
- public:
-  struct Attrs {
-    DataType t = DT_INVALID;
-    std::vector<int64_t> dims;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.t, node.attrs().GetType("T"));
-    if constexpr (!kDynamic) {
-      ASSIGN_OR_RETURN(a.dims, node.attrs().GetIntList("shape"));
+  absl::StatusOr<CopyPlan> Plan(const OpKernelContext* ctx) const {
+    const Shape& x = ctx->input(0).shape();
+    if constexpr (std::is_same_v<A, TransposeAttrs>) {
+      return PlanTranspose(this->attrs(), x);
+    } else {
+      return PlanExpand(this->attrs(), x,
+                        this->attrs().dynamic ? &ctx->input(1) : nullptr);
     }
-    return a;
   }
-  ExpandKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    RETURN_IF_ERROR(CheckHostInputs(*ctx));
-    const Tensor& x = ctx->input(0);
-    const DataType t = attrs_.t;
-    RETURN_IF_ERROR(CheckDtype(x, t, "input"));
-    std::vector<int64_t> dims = attrs_.dims;
-    if constexpr (kDynamic) {
-      ASSIGN_OR_RETURN(dims, IntParamValues(ctx->input(1), "shape"));
-    }
-    ASSIGN_OR_RETURN(Shape shape, ::sluice::ExpandShape(x.shape(), dims));
-    // Input strides aligned on the right; 0 where the input stretches.
-    const int r = shape.rank();
-    const DimVector in_strides = RowMajorStrides(x.shape());
-    DimVector strides(r, 0);
-    for (int d = 0; d < r; ++d) {
-      const int id = d - (r - x.rank());
-      if (id >= 0 && x.dim(id) != 1) {
-        if (x.dim(id) != shape.dim(d)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "cannot expand ", x.shape().DebugString(), " to ",
-              shape.DebugString()));
-        }
-        strides[d] = in_strides[id];
-      }
-    }
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, shape));
-    return VisitBySize(t, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      StridedCopy<T>(*ctx, x.data<T>(), y->data<T>(), shape.dims(), strides);
-      return absl::OkStatus();
-    });
-  }
-
- private:
-  const Attrs attrs_;
 };
+using TransposeKernel = CopyKernel<TransposeAttrs, ParseTransposeAttrs>;
 
 // ONNX Shape: the input's dimensions [start, end) as int64. Reads only the
 // input's shape.
@@ -208,9 +85,7 @@ class ShapeKernel final : public LaunchKernel<ShapeAttrs, ParseShapeAttrs> {
 // ONNX Size: the input's number of elements as an int64 scalar.
 class SizeKernel final : public OpKernel {
  public:
-  struct Attrs {};
-  static absl::StatusOr<Attrs> ParseAttrs(const Node&) { return Attrs{}; }
-  SizeKernel(const Node& node, Attrs) : OpKernel(node) {}
+  using OpKernel::OpKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({})));
@@ -227,23 +102,23 @@ void RegisterShapeKernels(KernelRegistry* r) {
   r->Register(CpuKernel("Shape", {{"T", CpuAllTypes()}},
                         MakeKernel<ShapeKernel>));
   r->Register(CpuKernel("DynamicReshape", {{"T", CpuAllTypes()}},
-                        MakeKernel<ViewKernel<ViewKind::kReshape, true>>));
+                        MakeKernel<ViewKernel<ParseDynamicReshapeAttrs>>));
   r->Register(CpuKernel("DynamicSqueeze", {{"T", CpuAllTypes()}},
-                        MakeKernel<ViewKernel<ViewKind::kSqueeze, true>>));
+                        MakeKernel<ViewKernel<ParseDynamicSqueezeAttrs>>));
   r->Register(CpuKernel("DynamicUnsqueeze", {{"T", CpuAllTypes()}},
-                        MakeKernel<ViewKernel<ViewKind::kUnsqueeze, true>>));
+                        MakeKernel<ViewKernel<ParseDynamicUnsqueezeAttrs>>));
   r->Register(CpuKernel("DynamicExpand", {{"T", CpuAllTypes()}},
-                        MakeKernel<ExpandKernel<true>>));
+                        MakeKernel<CopyKernel<ExpandAttrs, ParseDynamicExpandAttrs>>));
   r->Register(CpuKernel("Reshape", {{"T", CpuAllTypes()}},
-                        MakeKernel<ViewKernel<ViewKind::kReshape>>));
+                        MakeKernel<ViewKernel<ParseReshapeAttrs>>));
   r->Register(CpuKernel("Squeeze", {{"T", CpuAllTypes()}},
-                        MakeKernel<ViewKernel<ViewKind::kSqueeze>>));
+                        MakeKernel<ViewKernel<ParseSqueezeAttrs>>));
   r->Register(CpuKernel("Unsqueeze", {{"T", CpuAllTypes()}},
-                        MakeKernel<ViewKernel<ViewKind::kUnsqueeze>>));
+                        MakeKernel<ViewKernel<ParseUnsqueezeAttrs>>));
   r->Register(CpuKernel("Transpose", {{"T", CpuAllTypes()}},
                         MakeKernel<TransposeKernel>));
   r->Register(CpuKernel("Expand", {{"T", CpuAllTypes()}},
-                        MakeKernel<ExpandKernel<false>>));
+                        MakeKernel<CopyKernel<ExpandAttrs, ParseExpandAttrs>>));
 }
 
 }  // namespace sluice::cpu

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/input_kernel.h"
 
 namespace sluice::cpu {
 namespace {
@@ -17,16 +18,6 @@ class ConstKernel final : public OpKernel {
     }
     ctx->set_output(0, *value);
     return absl::OkStatus();
-  }
-};
-
-class InputKernel final : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  absl::Status Compute(OpKernelContext* ctx) override {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "Input node '", node().name(),
-        "' must be fed by the caller; its kernel cannot compute a value"));
   }
 };
 

@@ -11,10 +11,13 @@
 #include "device/gpu_graph.h"
 #include "graph/runtime_params.h"
 #include "graph/shape_fns.h"
+#include "kernels/array_params.h"
 #include "kernels/cuda/copy.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/shape_copy.h"
+#include "kernels/input_kernel.h"
+#include "kernels/launch_kernel.h"
 
 namespace sluice::cuda {
 namespace {
@@ -49,199 +52,101 @@ class ConstKernel final : public OpKernel {
   }
 };
 
-class InputKernel final : public OpKernel {
+// Identity, Reshape, Squeeze, Unsqueeze and their Dynamic forms (whose
+// shape or axes arrive in host memory as input 1): the input's buffer,
+// reshaped.
+template <absl::StatusOr<ViewAttrs> (*Parse)(const Node&)>
+class ViewKernel final : public LaunchKernel<ViewAttrs, Parse> {
  public:
-  using OpKernel::OpKernel;
-  absl::Status Compute(OpKernelContext* ctx) override {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "Input node '", node().name(),
-        "' must be fed by the caller; its kernel cannot compute a value"));
-  }
-};
-
-// Identity, Reshape, Squeeze, Unsqueeze: the input's buffer, reshaped.
-class ReshapeLikeKernel final : public OpKernel {
- public:
-  // Reshape's "shape", or Squeeze's and Unsqueeze's "axes".
-  struct Attrs {
-    std::vector<int64_t> dims;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    const std::string& op = node.op();
-    if (op == "Reshape") {
-      ASSIGN_OR_RETURN(a.dims, node.attrs().GetIntList("shape"));
-    } else if (op == "Squeeze" || op == "Unsqueeze") {
-      ASSIGN_OR_RETURN(a.dims, IntList(node, "axes"));
-    }
-    return a;
-  }
-  ReshapeLikeKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel<ViewAttrs, Parse>::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
-    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    const Tensor& x = ctx->input(0);
-    Shape out = x.shape();
-    const std::string& op = node().op();
-    if (op == "Reshape") {
-      ASSIGN_OR_RETURN(out, ReshapeShape(x.shape(), attrs_.dims));
-    } else if (op == "Squeeze") {
-      ASSIGN_OR_RETURN(out, SqueezeShape(x.shape(), attrs_.dims));
-    } else if (op == "Unsqueeze") {
-      ASSIGN_OR_RETURN(out, UnsqueezeShape(x.shape(), attrs_.dims));
+    const ViewAttrs& a = this->attrs();
+    if (a.dynamic) {
+      RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1}));
+    } else {
+      RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     }
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(Shape out,
+                     PlanView(a, x.shape(), a.dynamic ? &ctx->input(1) : nullptr));
     ctx->set_output(0, x.Reshaped(out));
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
-class TransposeKernel final : public OpKernel {
+class TransposeKernel final : public LaunchKernel<TransposeAttrs, ParseTransposeAttrs> {
  public:
-  struct Attrs {
-    std::vector<int64_t> perm;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.perm, IntList(node, "perm"));
-    return a;
-  }
-  TransposeKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), perm_(std::move(attrs.perm)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    std::vector<int64_t> perm = perm_;
-    ASSIGN_OR_RETURN(Shape out, TransposeShape(x.shape(), perm));
-    if (perm.empty()) {
-      for (int i = x.rank() - 1; i >= 0; --i) perm.push_back(i);
-    }
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
-    std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
-    std::vector<int64_t> src(out.rank());
-    for (int i = 0; i < out.rank(); ++i) {
-      int p = static_cast<int>(perm[i]);
-      src[i] = in_strides[p < 0 ? p + x.rank() : p];
-    }
-    ASSIGN_OR_RETURN(IndexMap map, CopyMap(Dims(out), src, RowMajorStrides(out)));
+    ASSIGN_OR_RETURN(CopyPlan p, PlanTranspose(attrs(), x.shape()));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, p.out_shape, x.dtype()));
+    ASSIGN_OR_RETURN(IndexMap map, CopyMap(Dims(p.out_shape), p.in_strides,
+                                           RowMajorStrides(p.out_shape)));
     return LaunchStridedCopy(ElementBytes(x), x.raw_data(), 0, y->raw_data(),
                              0, map, gpu.stream);
   }
-
- private:
-  const std::vector<int64_t> perm_;
 };
 
-class ConcatKernel final : public OpKernel {
+class ConcatKernel final : public LaunchKernel<ConcatAttrs, ParseConcatAttrs> {
  public:
-  struct Attrs {
-    int64_t axis = 0;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    return a;
-  }
-  ConcatKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    const int64_t axis_attr = attrs_.axis;
-    std::vector<Shape> shapes;
-    for (int i = 0; i < ctx->num_inputs(); ++i) {
-      shapes.push_back(ctx->input(i).shape());
-      if (ctx->input(i).dtype() != ctx->input(0).dtype()) {
-        return absl::InvalidArgumentError("Concat inputs differ in dtype");
-      }
-    }
-    ASSIGN_OR_RETURN(Shape out, ConcatShape(shapes, axis_attr));
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, out.rank()));
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, ctx->input(0).dtype()));
-    const std::vector<int64_t> dst = RowMajorStrides(out);
+    ASSIGN_OR_RETURN(ConcatPlan p, PlanConcat(attrs(), *ctx));
+    ASSIGN_OR_RETURN(Tensor* y,
+                     ctx->allocate_output(0, p.out_shape, ctx->input(0).dtype()));
+    const std::vector<int64_t> dst = RowMajorStrides(p.out_shape);
     int64_t offset = 0;
     for (int i = 0; i < ctx->num_inputs(); ++i) {
       const Tensor& x = ctx->input(i);
       ASSIGN_OR_RETURN(IndexMap map,
                        CopyMap(Dims(x.shape()), RowMajorStrides(x.shape()), dst));
       RETURN_IF_ERROR(LaunchStridedCopy(ElementBytes(x), x.raw_data(), 0,
-                                        y->raw_data(), offset * dst[axis], map,
+                                        y->raw_data(), offset * dst[p.axis], map,
                                         gpu.stream));
-      offset += x.dim(axis);
+      offset += x.dim(p.axis);
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
-// Split, and DynamicSplit (kDynamic), whose sizes arrive in host memory as
-// input 1, checked as on the CPU (kernels/cpu/concat_split.cc).
-template <bool kDynamic>
-class SplitKernel final : public OpKernel {
+// Split, and DynamicSplit, whose sizes arrive in host memory as input 1.
+template <absl::StatusOr<SplitAttrs> (*Parse)(const Node&)>
+class SplitKernel final : public LaunchKernel<SplitAttrs, Parse> {
  public:
-  struct Attrs {
-    int64_t axis = 0;
-    int64_t num_split = 0;
-    std::vector<int64_t> sizes;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.axis, node.attrs().GetInt("axis"));
-    ASSIGN_OR_RETURN(a.num_split, node.attrs().GetInt("num_split"));
-    if constexpr (!kDynamic) {
-      ASSIGN_OR_RETURN(a.sizes, IntList(node, "sizes"));
-    }
-    return a;
-  }
-  SplitKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(std::move(attrs)) {}
+  using LaunchKernel<SplitAttrs, Parse>::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
-    std::vector<int64_t> sizes = attrs_.sizes;
-    if constexpr (kDynamic) {
+    if (this->attrs().dynamic) {
       RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1}));
-      ASSIGN_OR_RETURN(sizes, IntParamValues(ctx->input(1), "split"));
     } else {
       RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     }
     const Tensor& x = ctx->input(0);
-    const int64_t axis_attr = attrs_.axis;
-    ASSIGN_OR_RETURN(std::vector<Shape> outs,
-                     SplitShapes(x.shape(), axis_attr, attrs_.num_split,
-                                 sizes));
-    if (static_cast<int>(outs.size()) != ctx->num_outputs()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Split makes ", outs.size(), " outputs but the node has ",
-          ctx->num_outputs()));
-    }
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_attr, x.rank()));
+    ASSIGN_OR_RETURN(SplitPlan p, PlanSplit(this->attrs(), *ctx));
     const std::vector<int64_t> src = RowMajorStrides(x.shape());
     int64_t offset = 0;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(static_cast<int>(i),
-                                                       outs[i], x.dtype()));
-      ASSIGN_OR_RETURN(IndexMap map,
-                       CopyMap(Dims(outs[i]), src, RowMajorStrides(outs[i])));
+    for (size_t i = 0; i < p.out_shapes.size(); ++i) {
+      const Shape& out = p.out_shapes[i];
+      ASSIGN_OR_RETURN(Tensor* y,
+                       ctx->allocate_output(static_cast<int>(i), out, x.dtype()));
+      ASSIGN_OR_RETURN(IndexMap map, CopyMap(Dims(out), src, RowMajorStrides(out)));
       RETURN_IF_ERROR(LaunchStridedCopy(ElementBytes(x), x.raw_data(),
-                                        offset * src[axis], y->raw_data(), 0,
+                                        offset * src[p.axis], y->raw_data(), 0,
                                         map, gpu.stream));
-      offset += outs[i].dim(axis);
+      offset += out.dim(p.axis);
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
 class SliceKernel final : public OpKernel {
@@ -271,27 +176,30 @@ class SliceKernel final : public OpKernel {
   const Attrs attrs_;
 };
 
-class ExpandKernel final : public OpKernel {
+// Expand, and DynamicExpand, whose shape arrives in host memory as input 1.
+template <absl::StatusOr<ExpandAttrs> (*Parse)(const Node&)>
+class ExpandKernel final : public LaunchKernel<ExpandAttrs, Parse> {
  public:
-  struct Attrs {
-    std::vector<int64_t> shape;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.shape, node.attrs().GetIntList("shape"));
-    return a;
-  }
-  ExpandKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), shape_(std::move(attrs.shape)) {}
+  using LaunchKernel<ExpandAttrs, Parse>::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
-    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    return ExpandInto(ctx, gpu, ctx->input(0), shape_);
+    const ExpandAttrs& a = this->attrs();
+    if (a.dynamic) {
+      RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{1}));
+    } else {
+      RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    }
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(CopyPlan p,
+                     PlanExpand(a, x.shape(), a.dynamic ? &ctx->input(1) : nullptr));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, p.out_shape, x.dtype()));
+    if (y->NumElements() == 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(IndexMap map, CopyMap(Dims(p.out_shape), p.in_strides,
+                                           RowMajorStrides(p.out_shape)));
+    return LaunchStridedCopy(ElementBytes(x), x.raw_data(), 0, y->raw_data(), 0,
+                             map, gpu.stream);
   }
-
- private:
-  const std::vector<int64_t> shape_;
 };
 
 class GatherKernel final : public OpKernel {
@@ -414,24 +322,38 @@ class GatherKernel final : public OpKernel {
 void RegisterArrayKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "Const", {}, MakeKernel<ConstKernel>);
   RegisterGpu(registry, "Input", {}, MakeKernel<InputKernel>);
-  for (const char* op : {"Identity", "Reshape", "Squeeze", "Unsqueeze"}) {
-    RegisterGpu(registry, op, {{"T", GpuAllTypes()}},
-                MakeKernel<ReshapeLikeKernel>);
-  }
+  RegisterGpu(registry, "Identity", {{"T", GpuAllTypes()}},
+              MakeKernel<ViewKernel<ParseIdentityAttrs>>);
+  RegisterGpu(registry, "Reshape", {{"T", GpuAllTypes()}},
+              MakeKernel<ViewKernel<ParseReshapeAttrs>>);
+  RegisterGpu(registry, "Squeeze", {{"T", GpuAllTypes()}},
+              MakeKernel<ViewKernel<ParseSqueezeAttrs>>);
+  RegisterGpu(registry, "Unsqueeze", {{"T", GpuAllTypes()}},
+              MakeKernel<ViewKernel<ParseUnsqueezeAttrs>>);
+  RegisterGpu(registry, "DynamicReshape", {{"T", GpuAllTypes()}},
+              MakeKernel<ViewKernel<ParseDynamicReshapeAttrs>>, /*host_memory_inputs=*/{1});
+  RegisterGpu(registry, "DynamicSqueeze", {{"T", GpuAllTypes()}},
+              MakeKernel<ViewKernel<ParseDynamicSqueezeAttrs>>, /*host_memory_inputs=*/{1});
+  RegisterGpu(registry, "DynamicUnsqueeze", {{"T", GpuAllTypes()}},
+              MakeKernel<ViewKernel<ParseDynamicUnsqueezeAttrs>>,
+              /*host_memory_inputs=*/{1});
   // Strided copies index at most kMaxGpuDims dimensions.
   RegisterGpu(registry, "Transpose", {{"T", GpuAllTypes()}},
               MakeKernel<TransposeKernel>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Concat", {{"T", GpuAllTypes()}},
               MakeKernel<ConcatKernel>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Split", {{"T", GpuAllTypes()}},
-              MakeKernel<SplitKernel<false>>, {}, RanksAtMost(kMaxGpuDims));
+              MakeKernel<SplitKernel<ParseSplitAttrs>>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "DynamicSplit", {{"T", GpuAllTypes()}},
-              MakeKernel<SplitKernel<true>>, /*host_memory_inputs=*/{1},
+              MakeKernel<SplitKernel<ParseDynamicSplitAttrs>>, /*host_memory_inputs=*/{1},
               RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Slice", {{"T", GpuAllTypes()}},
               MakeKernel<SliceKernel>, {}, RanksAtMost(kMaxGpuDims));
   RegisterGpu(registry, "Expand", {{"T", GpuAllTypes()}},
-              MakeKernel<ExpandKernel>, {}, RanksAtMost(kMaxGpuDims));
+              MakeKernel<ExpandKernel<ParseExpandAttrs>>, {}, RanksAtMost(kMaxGpuDims));
+  RegisterGpu(registry, "DynamicExpand", {{"T", GpuAllTypes()}},
+              MakeKernel<ExpandKernel<ParseDynamicExpandAttrs>>, /*host_memory_inputs=*/{1},
+              RanksAtMost(kMaxGpuDims));
   // Indices in host memory when the executor can keep them there: checked
   // on the host, no GPU round trip.
   // A step recorded as a CUDA graph may give it its fed indices in GPU

@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "graph/shape_fns.h"
 #include "kernels/bitwise_params.h"
+#include "kernels/launch_kernel.h"
 #include "kernels/cuda/bitwise.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -50,24 +51,13 @@ class BitBinaryKernel final : public OpKernel {
   const BitOp op_;
 };
 
-class BitShiftKernel final : public OpKernel {
+class BitShiftKernel final : public LaunchKernel<BitShiftAttrs, ParseBitShiftAttrs> {
  public:
-  struct Attrs {
-    bool left = true;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    ASSIGN_OR_RETURN(bool left, ParseBitShiftLeft(node));
-    return Attrs{left};
-  }
-  BitShiftKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), left_(attrs.left) {}
+  using LaunchKernel::LaunchKernel;
   absl::Status Compute(OpKernelContext* ctx) override {
     return ComputeBitBinary(ctx,
-                            left_ ? BitOp::kShiftLeft : BitOp::kShiftRight);
+                            attrs().left ? BitOp::kShiftLeft : BitOp::kShiftRight);
   }
-
- private:
-  const bool left_;
 };
 
 class BitwiseNotKernel final : public OpKernel {
@@ -85,40 +75,25 @@ class BitwiseNotKernel final : public OpKernel {
 
 // The bytes of x as DstT, copied on the stream; to bool, a nonzero byte
 // becomes true (1), as on the CPU.
-class BitCastKernel final : public OpKernel {
+class BitCastKernel final : public LaunchKernel<BitCastAttrs, ParseBitCastAttrs> {
  public:
-  struct Attrs {
-    DataType dst = DT_INVALID;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(a.dst, node.attrs().GetType("DstT"));
-    return a;
-  }
-  BitCastKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), dst_(attrs.dst) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    RETURN_IF_ERROR(CheckBitCastWidths(x.dtype(), dst_));
-    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, x.shape(), dst_));
-    const int64_t n = x.NumElements();
-    if (dst_ == DT_BOOL) {
+    ASSIGN_OR_RETURN(BitCastPlan p, PlanBitCast(attrs(), x));
+    ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, p.out_shape, p.dst));
+    if (p.dst == DT_BOOL) {
       return LaunchBytesToBool(static_cast<const uint8_t*>(x.raw_data()),
-                               static_cast<bool*>(y->raw_data()), n,
-                               gpu.stream);
+                               static_cast<bool*>(y->raw_data()), p.bytes, gpu.stream);
     }
-    if (n == 0) return absl::OkStatus();
-    return CudaStatus(
-        cudaMemcpyAsync(y->raw_data(), x.raw_data(), n * DataTypeSize(dst_),
-                        cudaMemcpyDeviceToDevice, gpu.stream),
-        "BitCast copy");
+    if (p.bytes == 0) return absl::OkStatus();
+    return CudaStatus(cudaMemcpyAsync(y->raw_data(), x.raw_data(), p.bytes,
+                                      cudaMemcpyDeviceToDevice, gpu.stream),
+                      "BitCast copy");
   }
-
- private:
-  const DataType dst_;
 };
 
 // The integer dtypes the CPU bitwise kernels take (int8 to uint64).

@@ -56,25 +56,21 @@ absl::Status ConvSupports(const Node& node) {
 }
 
 template <bool kTranspose>
-class ConvKernel final : public OpKernel {
+class ConvKernel final : public LaunchKernel<ConvAttrs, ParseConvAttrs> {
  public:
-  using Attrs = ConvAttrs;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParseConvAttrs(node, kTranspose);
-  }
-  ConvKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), a_(std::move(attrs)) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
     const Tensor& f = ctx->input(1);
-    RETURN_IF_ERROR(CheckConvInputs(x, f, a_, kTranspose));
-    std::vector<int64_t> dims;
-    ASSIGN_OR_RETURN(cpu::WindowNd w, ConvWindow(x, f, a_, kTranspose, &dims));
+    const ConvAttrs& a = attrs();
+    ASSIGN_OR_RETURN(ConvPlan plan, PlanConv(a, x, f));
+    const cpu::WindowNd& w = plan.window;
+    const std::vector<int64_t>& dims = plan.out_dims;
     ASSIGN_OR_RETURN(WindowGeometry g, ToGeometry(w, x.dim(0)));
-    g.group = a_.group;
+    g.group = a.group;
     g.in_channels = x.dim(1);
     g.out_channels = dims[1];
     ASSIGN_OR_RETURN(Tensor * y,
@@ -109,9 +105,6 @@ class ConvKernel final : public OpKernel {
                           y->raw_data(), gpu.stream);
     }
   }
-
- private:
-  const ConvAttrs a_;
 };
 
 class Col2ImKernel final : public LaunchKernel<Col2ImAttrs, ParseCol2ImAttrs> {

@@ -1,6 +1,7 @@
 // FusedMatMul's cuBLASLt call (cublaslt_matmul.h): descriptors and the
 // heuristic's algorithms cached per problem in a per-device
-// LibraryHandleCache.
+// LibraryHandleCache; the device's AlgorithmCache times the algorithms once
+// per problem and keeps the fastest.
 #include "kernels/cuda/cublaslt_matmul.h"
 
 #include <algorithm>
@@ -12,12 +13,16 @@
 #include "core/status_macros.h"
 #include "cuda_runtime_api.h"
 #include "device/cuda/cublaslt_api.h"
+#include "kernels/algorithm.h"
+#include "kernels/algorithm_cache.h"
+#include "kernels/cuda/gpu_algorithm_cache.h"
 #include "kernels/cuda/library_handle_cache.h"
 
 namespace sluice::cuda {
 namespace {
 
 constexpr char kResourceKey[] = "cublaslt_matmul";
+constexpr char kLibrary[] = "cuBLASLt";  // the AlgorithmCache's library
 // The most workspace an algorithm may ask for (PyTorch gives cuBLASLt
 // 32 MiB on Hopper); the heuristic only offers algorithms within it.
 constexpr uint64_t kMaxWorkspaceBytes = uint64_t{32} << 20;
@@ -41,8 +46,6 @@ struct Entry {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> algorithms;  // best first
   std::string unsupported;
-  int64_t runs = 0;
-  int64_t last_workspace = 0;
 };
 
 // A device's settings of its cache.
@@ -196,6 +199,45 @@ absl::Status Prepare(const CublasLtState& st, const CublasLtMatmulProblem& p,
   return s;
 }
 
+// One call of RunCublasLtMatmul, as its algorithms see it.
+struct LtCall {
+  const CublasLtState* st;
+  const Entry* e;
+  const void* x;
+  const void* w;
+  const void* c;  // the residual, or y (beta 0)
+  void* y;
+  float beta;
+  cudaStream_t stream;
+};
+
+// The heuristic's algorithm `index` of the problem.
+class LtAlgorithm final : public Algorithm<LtCall> {
+ public:
+  explicit LtAlgorithm(int index) : index_(index) {}
+  std::string Name(const LtCall&) const override {
+    return absl::StrCat("heuristic #", index_);
+  }
+  absl::Status CanImplement(const LtCall&) const override { return absl::OkStatus(); }
+  int64_t WorkspaceBytes(const LtCall& call) const override {
+    return static_cast<int64_t>(call.e->algorithms[index_].workspaceSize);
+  }
+  // UNIMPLEMENTED (a refusal) where cuBLASLt refuses it at run time.
+  absl::Status Run(const LtCall& call, void* workspace) const override {
+    const float alpha = 1.0f;
+    const Entry& e = *call.e;
+    const cublasLtMatmulHeuristicResult_t& algo = e.algorithms[index_];
+    return CublasLtStatus(
+        call.st->api()->Matmul(call.st->handle(), e.desc, &alpha, call.w, e.a, call.x,
+                               e.b, &call.beta, call.c, e.c, call.y, e.c, &algo.algo,
+                               workspace, algo.workspaceSize, call.stream),
+        "cublasLtMatmul");
+  }
+
+ private:
+  const int index_;
+};
+
 }  // namespace
 
 absl::Status DisableCublasLtMatmulForTesting(GpuDevice* gpu, bool disabled) {
@@ -253,41 +295,24 @@ absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
   if (!e->unsupported.empty()) return refuse(e->unsupported);
   RETURN_IF_ERROR(SetDesc(**api, e->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                           bias, "CUBLASLT_MATMUL_DESC_BIAS_POINTER"));
-  const float alpha = 1.0f;
-  const float beta = residual != nullptr ? 1.0f : 0.0f;
-  const void* c = residual != nullptr ? residual : y;
-  auto stream = static_cast<cudaStream_t>(gpu->compute_stream());
-  absl::Status last_error;
-  for (const cublasLtMatmulHeuristicResult_t& algo : e->algorithms) {
-    Tensor ws;
-    if (algo.workspaceSize > 0) {
-      absl::StatusOr<Tensor> t = ctx->allocate_temp(
-          DT_UINT8, Shape({static_cast<int64_t>(algo.workspaceSize)}));
-      if (absl::IsResourceExhausted(t.status())) continue;
-      RETURN_IF_ERROR(t.status());
-      ws = *std::move(t);
-    }
-    absl::Status s = CublasLtStatus(
-        (*api)->Matmul(st->handle(), e->desc, &alpha, w, e->a, x, e->b, &beta,
-                       c, e->c, y, e->c, &algo.algo,
-                       algo.workspaceSize > 0 ? ws.raw_data() : nullptr,
-                       algo.workspaceSize, stream),
-        "cublasLtMatmul");
-    if (absl::IsUnimplemented(s)) {  // refused at run time: the next one
-      last_error = s;
-      continue;
-    }
-    RETURN_IF_ERROR(s);
-    ++e->runs;
-    e->last_workspace = static_cast<int64_t>(algo.workspaceSize);
-    return true;
+  const LtCall call{st, e, x, w, residual != nullptr ? residual : y, y,
+                    residual != nullptr ? 1.0f : 0.0f,
+                    static_cast<cudaStream_t>(gpu->compute_stream())};
+  std::vector<LtAlgorithm> algorithms;
+  for (size_t i = 0; i < e->algorithms.size(); ++i) {
+    algorithms.emplace_back(static_cast<int>(i));
   }
-  if (!last_error.ok()) {
-    return refuse(absl::StrCat("cuBLASLt refused every algorithm for ", key,
-                               "; the last: ", last_error.message()));
-  }
-  return refuse(absl::StrCat("no cuBLASLt algorithm for ", key, " fits: ",
-                             gpu->name(), " has no room for its workspace"));
+  std::vector<const Algorithm<LtCall>*> list;
+  for (const LtAlgorithm& a : algorithms) list.push_back(&a);
+  ASSIGN_OR_RETURN(AlgorithmCache * cache, GpuAlgorithmCache(gpu));
+  GpuAlgorithmDevice device(ctx, gpu);
+  AlgorithmCache::Options options;
+  options.library = kLibrary;
+  options.max_workspace_bytes = static_cast<int64_t>(kMaxWorkspaceBytes);
+  ASSIGN_OR_RETURN(AlgorithmCache::Ran ran,
+                   cache->Run<LtCall>(key, list, call, options, &device));
+  if (ran.index < 0) return refuse(ran.why_not);
+  return true;
 }
 
 std::vector<CublasLtMatmulCacheEntry> CublasLtMatmulCache(GpuDevice* gpu) {
@@ -295,14 +320,19 @@ std::vector<CublasLtMatmulCacheEntry> CublasLtMatmulCache(GpuDevice* gpu) {
   if (!LoadCublasLt().ok()) return out;
   absl::StatusOr<CublasLtState*> st = StateFor(gpu);
   if (!st.ok()) return out;
+  absl::StatusOr<AlgorithmCache*> cache = GpuAlgorithmCache(gpu);
+  if (!cache.ok()) return out;
   absl::MutexLock lock(&(*st)->mu());
   for (const auto& [key, e] : (*st)->cache()) {
+    const AlgorithmCache::Entry timed = (*cache)->Find(kLibrary, key);
     CublasLtMatmulCacheEntry c;
     c.key = key;
     c.algorithms = static_cast<int>(e->algorithms.size());
     c.unsupported = e->unsupported;
-    c.runs = e->runs;
-    c.last_workspace_bytes = e->last_workspace;
+    c.runs = timed.runs;
+    c.last_workspace_bytes = timed.last_workspace_bytes;
+    c.timed = timed.timed;
+    c.timings = timed.timings;
     out.push_back(std::move(c));
   }
   return out;

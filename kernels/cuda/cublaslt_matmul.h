@@ -19,10 +19,13 @@
 // Per device (a GpuDevice resource) it keeps a cuBLASLt handle and a cache
 // keyed by (shape, dtype, compute type, epilogue, residual, operand
 // alignment): the descriptors and the algorithms cublasLtMatmulAlgoGetHeuristic
-// returned, best first. A call runs the first algorithm whose workspace it
-// can allocate from the device's arena (ctx->allocate_temp, so it counts
-// against the memory limit). Nothing synchronises and nothing calls
-// cudaMalloc, so a step being recorded as a CUDA graph records the call.
+// returned. The device's AlgorithmCache (kernels/algorithm_cache.h, shared
+// with cuDNN's convolutions) times those algorithms on the first ordinary
+// call of a problem and keeps them fastest first; a call runs the first
+// whose workspace it can allocate from the device's arena
+// (ctx->allocate_temp, so it counts against the memory limit). While a
+// step is recorded as a CUDA graph nothing is timed (the heuristic's order
+// runs) and nothing calls cudaMalloc, so the graph records the call.
 // float32 uses TF32 tensor cores only when the device allows TF32
 // (CUBLAS_COMPUTE_32F_FAST_TF32), as MatMul does; float16 and bfloat16
 // accumulate in float32.
@@ -76,6 +79,8 @@ struct CublasLtMatmulCacheEntry {
   std::string unsupported;  // non-empty: cuBLASLt refused it; why
   int64_t runs = 0;
   int64_t last_workspace_bytes = 0;
+  bool timed = false;   // the algorithms were timed (AlgorithmCache)
+  std::string timings;  // what timing found: "heuristic #0 0.02 ms, ...: heuristic #1"
 };
 // The device's cache (empty when cuBLASLt was never used on it).
 std::vector<CublasLtMatmulCacheEntry> CublasLtMatmulCache(GpuDevice* gpu);

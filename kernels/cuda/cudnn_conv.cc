@@ -18,25 +18,27 @@
 #include "cuda_runtime_api.h"
 #include "device/cuda/cudnn_library.h"
 #include "device/gpu_graph.h"
-#include "kernels/cuda/conv_gemm.h"
+#include "kernels/algorithm_cache.h"
 #include "kernels/cuda/cudnn_conv_paths.h"
 #include "kernels/cuda/cudnn_graph_conv.h"
+#include "kernels/cuda/gpu_algorithm_cache.h"
 #include "kernels/cuda/library_handle_cache.h"
 
 namespace sluice::cuda {
 namespace {
 
 using cudnn_conv_internal::Candidate;
-using cudnn_conv_internal::ChoosePath;
+using cudnn_conv_internal::ConvAlgorithm;
+using cudnn_conv_internal::ConvAlgorithms;
 using cudnn_conv_internal::ConvCall;
-using cudnn_conv_internal::ConvPath;
-using cudnn_conv_internal::ConvPaths;
 using cudnn_conv_internal::CudnnConvState;
 using cudnn_conv_internal::EnsureEpilogueDescriptors;
 using cudnn_conv_internal::Entry;
 using cudnn_conv_internal::MakeGraph;
+using cudnn_conv_internal::MayFuse;
 
 constexpr char kResourceKey[] = "cudnn_conv";
+constexpr char kLibrary[] = "cuDNN";  // the AlgorithmCache's library
 // The workspace an algorithm may have: at most this, and at most an eighth
 // of the device's memory limit (TensorFlow's default cap is 4 GiB; ResNet-50's
 // convolutions want far less). Below kMinTryWorkspace the search for a
@@ -364,6 +366,22 @@ std::string CacheKey(const CudnnConvProblem& p, cudnnMathType_t math) {
                       " pad=", Join(p.pad_begin), " math=", static_cast<int>(math));
 }
 
+// After the ways of a problem were timed: where another way was kept, the
+// entry says why the fused call and the graph API's plans are not used.
+void ExplainChoice(const AlgorithmCache::Entry& timed, const ConvAlgorithms& algorithms,
+                   const ConvCall& call) {
+  if (timed.order.empty()) return;
+  const std::string kept = algorithms.at(timed.order[0]).Name(call);
+  const std::string why = absl::StrCat("a faster way was timed (", timed.timings, ")");
+  Entry* e = call.e;
+  if (MayFuse(call) && kept.rfind("fused", 0) != 0 && e->fused_refused.empty()) {
+    e->fused_refused = why;
+  }
+  if (e->graph != nullptr && kept.rfind("graph", 0) != 0 && e->graph_refused.empty()) {
+    e->graph_refused = why;
+  }
+}
+
 }  // namespace
 
 absl::Status CudnnCanExpress(const CudnnConvProblem& p) {
@@ -474,42 +492,47 @@ absl::StatusOr<bool> RunCudnnConv(OpKernelContext* ctx, GpuDevice* gpu,
                                    ? ""
                                    : " within the memory left for a workspace"));
   }
-  // The epilogue in the same call: float32 forward convolutions with Relu
-  // (cuDNN's legacy fused call supports every algorithm with Relu, only
-  // one without), unless cuDNN refused it for this problem before.
-  bool fuse = epilogue != nullptr && epilogue_done != nullptr &&
-              epilogue->relu && !p.transpose && p.dtype == DT_FLOAT &&
-              e->fused_refused.empty();
-  if (fuse) {
+  // With an epilogue, every algorithm applies it: cuDNN's fused call (where
+  // MayFuse, unless cuDNN refused it for this problem before), the others
+  // with sluice's epilogue kernel after.
+  ConvCall call{ctx, gpu, st, &p, x, w, y,
+                epilogue_done != nullptr ? epilogue : nullptr, e};
+  if (MayFuse(call) && e->fused_refused.empty()) {
     absl::Status s = EnsureEpilogueDescriptors(**api, p, e);
-    if (!s.ok()) {
-      e->fused_refused = std::string(s.message());
-      fuse = false;
-    }
+    if (!s.ok()) e->fused_refused = std::string(s.message());
   }
-  // Which paths may run: measured once per problem, or the device's policy.
+  // The graph API's plans are made where they may run: timed (kMeasure,
+  // outside recording) or forced (kGraph).
   const CudnnPathPolicy policy = st->options().policy;
-  const bool gemm_able = ConvIsGemm(p);
-  const bool graph_able = !p.transpose && p.image.size() >= 2 &&
-                          p.dtype != DT_DOUBLE && e->graph_refused.empty();
-  if (policy == CudnnPathPolicy::kMeasure && !e->path_measured && e->measured &&
-      !recording && (fuse || gemm_able || graph_able)) {
-    RETURN_IF_ERROR(ChoosePath(ctx, gpu, *st, p, x, w, y, epilogue, fuse,
-                               gemm_able, graph_able, e));
-    fuse = fuse && e->fused_refused.empty();
+  const bool graph_able = !p.transpose && p.image.size() >= 2 && p.dtype != DT_DOUBLE;
+  if (graph_able && (policy == CudnnPathPolicy::kGraph ||
+                     (policy == CudnnPathPolicy::kMeasure && e->measured && !recording))) {
+    MakeGraph(*st, p, gpu->allow_tf32(), e);
   }
-  if (policy == CudnnPathPolicy::kGraph && graph_able && e->graph_plan < 0 &&
-      MakeGraph(*st, p, gpu->allow_tf32(), e)) {
-    e->graph_plan = 0;
+  ASSIGN_OR_RETURN(AlgorithmCache * cache, GpuAlgorithmCache(gpu));
+  GpuAlgorithmDevice device(ctx, gpu);
+  AlgorithmCache::Options options;
+  options.library = kLibrary;
+  options.time = policy == CudnnPathPolicy::kMeasure;
+  const ConvAlgorithms algorithms(call, policy);
+  ASSIGN_OR_RETURN(AlgorithmCache::Ran ran,
+                   cache->Run<ConvCall>(key, algorithms.list(), call, options, &device));
+  if (ran.timed_now) ExplainChoice(cache->Find(kLibrary, key), algorithms, call);
+  if (ran.index < 0) {
+    if (MayFuse(call) && e->fused_refused.empty() && !e->fused_error.empty()) {
+      e->fused_refused = e->fused_error;
+    }
+    return refuse(ran.why_not);
   }
-  const ConvCall call{ctx, gpu, st, &p, x, w, y, epilogue, fuse, &key};
-  std::string why;
-  for (const ConvPath* path : ConvPaths()) {
-    if (!path->CanImplement(call, policy, *e)) continue;
-    ASSIGN_OR_RETURN(bool ran, path->Run(call, e, epilogue_done, &why));
-    if (ran) return true;
+  const ConvAlgorithm& chosen = algorithms.at(ran.index);
+  chosen.Count(e, ran.workspace_bytes);
+  // An untimed run whose fused call cuDNN refused: the plain calls from now on.
+  if (MayFuse(call) && e->fused_refused.empty() && !e->fused_error.empty() &&
+      chosen.Name(call).rfind("fused", 0) != 0) {
+    e->fused_refused = e->fused_error;
   }
-  return refuse(why);  // the legacy path, last, says why
+  if (epilogue_done != nullptr) *epilogue_done = call.epilogue != nullptr;
+  return true;
 }
 
 absl::Status SetCudnnPathPolicyForTesting(GpuDevice* gpu, CudnnPathPolicy policy) {
@@ -528,8 +551,11 @@ std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
   if (!GetCudnn().ok()) return out;
   absl::StatusOr<CudnnConvState*> st = StateFor(gpu);
   if (!st.ok()) return out;
+  absl::StatusOr<AlgorithmCache*> cache = GpuAlgorithmCache(gpu);
+  if (!cache.ok()) return out;
   absl::MutexLock lock(&(*st)->mu());
   for (const auto& [key, e] : (*st)->cache()) {
+    const AlgorithmCache::Entry timed = (*cache)->Find(kLibrary, key);
     CudnnConvCacheEntry c;
     c.key = key;
     for (const Candidate& a : e->candidates) {
@@ -544,8 +570,8 @@ std::vector<CudnnConvCacheEntry> CudnnConvCache(GpuDevice* gpu) {
     c.runs = e->runs;
     c.fused_runs = e->fused_runs;
     c.fused_refused = e->fused_refused;
-    c.path_measured = e->path_measured;
-    c.path_timings = e->path_timings;
+    c.path_measured = timed.timed;
+    c.path_timings = timed.timings;
     c.gemm_runs = e->gemm_runs;
     c.graph_runs = e->graph_runs;
     c.graph_engine = e->graph_plan >= 0 ? e->graph->engine(e->graph_plan) : -1;

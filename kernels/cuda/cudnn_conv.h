@@ -9,15 +9,17 @@
 //   if (!ran) RETURN_IF_ERROR(LaunchConvNd(...));   // our own kernel
 //
 // Per device (a GpuDevice resource, so per session) it keeps a cuDNN handle
-// on the compute stream and an algorithm cache: the first call for a
-// (shape, dtype, layout, window, math mode) measures every algorithm cuDNN
-// offers (cudnnFind*AlgorithmEx, as PyTorch's cudnn.benchmark does) and
-// keeps them fastest first. Each call then runs the fastest algorithm whose
-// workspace it can allocate from the device's arena, so workspaces count
-// against the device's memory limit and never exceed it; zero-workspace
-// algorithms are the last resort, and with none that fits the caller's own
-// kernel runs. float32 uses TF32 tensor cores only when the device allows
-// TF32 (cudnnSetConvolutionMathType), as MatMul does.
+// on the compute stream and per (shape, dtype, layout, window, math mode)
+// the descriptors and cuDNN's algorithms, measured on the first call
+// (cudnnFind*AlgorithmEx, as PyTorch's cudnn.benchmark does) and kept
+// fastest first. The ways a problem can run (cuDNN's plain calls, its fused
+// call, its graph API's plans, a cuBLAS GEMM for 1x1 convolutions) are
+// Algorithms (kernels/algorithm.h) that the device's AlgorithmCache times
+// once per problem; each call runs the fastest whose workspace it can
+// allocate from the device's arena, so workspaces count against the
+// device's memory limit and never exceed it; with none that fits the
+// caller's own kernel runs. float32 uses TF32 tensor cores only when the
+// device allows TF32 (cudnnSetConvolutionMathType), as MatMul does.
 //
 // Thread-safe: a device's cuDNN calls are serialised by its state's mutex
 // (a cuDNN handle must not be used by two threads at once).
@@ -76,10 +78,11 @@ absl::Status CudnnCanExpress(const CudnnConvProblem& p);
 // for it, or no algorithm's workspace fits in the memory left). Errors: a
 // cuDNN or CUDA failure while running.
 //
-// With `epilogue` (FusedConv2D), cuDNN may also apply y = relu(y + bias
-// (+ side)) in the same call (cudnnConvolutionBiasActivationForward: float32
-// forward convolutions with Relu); `*epilogue_done` says whether it did.
-// When it did not, the caller applies the epilogue itself.
+// With `epilogue` and `epilogue_done` (FusedConv2D), a true return has
+// applied y = relu(y + bias (+ side)) too (`*epilogue_done` true): in the
+// same call where cuDNN's fused call was timed fastest
+// (cudnnConvolutionBiasActivationForward: float32 forward convolutions
+// with Relu), else with sluice's epilogue kernel after the convolution.
 struct CudnnEpilogue {
   const void* bias = nullptr;  // [out_channels], p.dtype
   const void* side = nullptr;  // null, or y's shape and dtype
@@ -130,9 +133,10 @@ struct CudnnConvCacheEntry {
   int64_t fused_runs = 0;     // of `runs`, those with the epilogue fused
   std::string fused_refused;  // non-empty: why the fused call is not used
   bool path_measured = false;  // the ways were timed (kMeasure)
-  // What timing them found: "plain 0.1 ms, fused -, gemm 0.08 ms, graph
-  // 0.09 ms (engine 7 0.09 ms, 0 B workspace; ...): gemm" ("-": not timed
-  // or refused; after the colon, the path kept); empty until timed.
+  // What timing them found (AlgorithmCache::Entry::timings): "plain algo 1
+  // 0.1 ms, fused algo 1 0.2 ms, gemm 0.08 ms, graph engine 7 0.09 ms
+  // (1024 B workspace), ...: gemm" (after the colon, the way kept); empty
+  // until timed.
   std::string path_timings;
   int64_t gemm_runs = 0;       // of `runs`, those on cuBLAS (conv_gemm.h)
   // Of `runs`, those on a plan of cuDNN's graph API, and that plan's

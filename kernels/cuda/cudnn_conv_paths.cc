@@ -1,10 +1,10 @@
-// The paths of cuDNN convolutions (cudnn_conv_paths.h): cuDNN's legacy
-// calls (plain or with the epilogue fused), cuDNN's graph API, a cuBLAS
-// GEMM, and the timing that picks one per problem.
+// The algorithms of cuDNN convolutions (cudnn_conv_paths.h): cuDNN's legacy
+// calls (plain or with the epilogue fused), cuDNN's graph API's plans and a
+// cuBLAS GEMM.
 #include "kernels/cuda/cudnn_conv_paths.h"
 
 #include <algorithm>
-#include <functional>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -61,182 +61,156 @@ absl::Status RunOne(const CudnnConvState& st, const CudnnConvProblem& p,
       "cudnnConvolutionBackwardData");
 }
 
-// Milliseconds `run` takes on `stream`: one untimed call first (cuDNN and
-// CUDA load kernels lazily, on their first launch), then the mean of three.
-// Synchronises with the stream: never while a step is being recorded.
-absl::StatusOr<float> TimeOnStream(cudaStream_t stream,
-                                   const std::function<absl::Status()>& run) {
-  constexpr int kTimedRuns = 3;
-  RETURN_IF_ERROR(run());
-  cudaEvent_t start = nullptr, stop = nullptr;
-  RETURN_IF_CUDA_ERROR(cudaEventCreate(&start), "cudaEventCreate");
-  absl::Status s = CudaStatus(cudaEventCreate(&stop), "cudaEventCreate");
-  float ms = 0;
-  if (s.ok()) s = CudaStatus(cudaEventRecord(start, stream), "cudaEventRecord");
-  for (int i = 0; s.ok() && i < kTimedRuns; ++i) s = run();
-  if (s.ok()) s = CudaStatus(cudaEventRecord(stop, stream), "cudaEventRecord");
-  if (s.ok()) s = CudaStatus(cudaEventSynchronize(stop), "cudaEventSynchronize");
-  if (s.ok()) s = CudaStatus(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-  cudaEventDestroy(start);
-  if (stop != nullptr) cudaEventDestroy(stop);
-  RETURN_IF_ERROR(s);
-  return ms / kTimedRuns;
-}
-
-// Time of plan `i` of `g` (then `epilogue`), with its workspace from ctx.
-absl::StatusOr<float> TimeGraphPlan(OpKernelContext* ctx, cudaStream_t stream,
-                                    const CudnnGraphConv& g, int i, const void* x,
-                                    const void* w, void* y,
-                                    const std::function<absl::Status()>& epilogue) {
-  Tensor ws;
-  if (g.workspace_bytes(i) > 0) {
-    ASSIGN_OR_RETURN(ws, ctx->allocate_temp(DT_UINT8, Shape({g.workspace_bytes(i)})));
+// Applies call.epilogue (where there is one) to call.y: y = act(y + bias
+// (+ side)), channel innermost for NHWC.
+absl::Status ApplyEpilogue(const ConvCall& call) {
+  const CudnnEpilogue* ep = call.epilogue;
+  if (ep == nullptr) return absl::OkStatus();
+  const CudnnConvProblem& p = *call.p;
+  int64_t spatial = 1;
+  for (int64_t d : p.positions) spatial *= d;
+  cudaStream_t stream = static_cast<cudaStream_t>(call.gpu->compute_stream());
+  if (p.channels_last) {  // every element its own "plane" of one
+    return LaunchBiasActivation(ToGpuDtype(p.dtype), call.y, ep->bias, ep->side,
+                                p.batch * spatial * p.out_channels, p.out_channels,
+                                1, ep->relu, stream);
   }
-  void* ws_data = g.workspace_bytes(i) > 0 ? ws.raw_data() : nullptr;
-  return TimeOnStream(stream, [&]() -> absl::Status {
-    RETURN_IF_ERROR(g.Run(i, x, w, y, ws_data));
-    return epilogue();
-  });
+  return LaunchBiasActivation(ToGpuDtype(p.dtype), call.y, ep->bias, ep->side,
+                              p.batch * p.out_channels, p.out_channels, spatial,
+                              ep->relu, stream);
 }
 
-// Counts a run of `e` on `algo` (or kGemmAlgo, kGraphAlgo) with `workspace`
-// bytes; `path_runs` (when given) is the path's own counter.
-void CountRun(Entry* e, int algo, int64_t workspace, int64_t* path_runs) {
+// Counts a run on `algo` (a cuDNN algorithm, kGemmAlgo or kGraphAlgo).
+void CountRun(Entry* e, int algo, int64_t workspace) {
   e->last_algo = algo;
   e->last_workspace = workspace;
-  if (path_runs != nullptr) ++*path_runs;
   ++e->runs;
 }
 
-// The plan of cuDNN's graph API that measuring kept (kGraph: its first).
-class GraphPath final : public ConvPath {
+// Plan `plan` of cuDNN's graph API, then the epilogue kernel.
+class GraphPlanAlgorithm final : public ConvAlgorithm {
  public:
-  bool CanImplement(const ConvCall&, CudnnPathPolicy policy,
-                    const Entry& e) const override {
-    return e.graph_plan >= 0 && (policy == CudnnPathPolicy::kMeasure ||
-                                 policy == CudnnPathPolicy::kGraph);
+  explicit GraphPlanAlgorithm(int plan) : plan_(plan) {}
+  std::string Name(const ConvCall& call) const override {
+    return absl::StrCat("graph engine ", call.e->graph->engine(plan_));
   }
-  int64_t WorkspaceBytes(const Entry& e) const override {
-    return e.graph->workspace_bytes(e.graph_plan);
+  absl::Status CanImplement(const ConvCall&) const override { return absl::OkStatus(); }
+  int64_t WorkspaceBytes(const ConvCall& call) const override {
+    return call.e->graph->workspace_bytes(plan_);
   }
-  // False (the legacy calls run) when its workspace does not fit now or the
-  // plan refuses the tensors (misaligned).
-  absl::StatusOr<bool> Run(const ConvCall& call, Entry* e, bool*,
-                           std::string*) const override {
-    const int64_t ws_bytes = WorkspaceBytes(*e);
-    Tensor ws;
-    if (ws_bytes > 0) {
-      absl::StatusOr<Tensor> t = call.ctx->allocate_temp(DT_UINT8, Shape({ws_bytes}));
-      if (absl::IsResourceExhausted(t.status())) return false;
-      RETURN_IF_ERROR(t.status());
-      ws = *std::move(t);
-    }
-    absl::Status s = e->graph->Run(e->graph_plan, call.x, call.w, call.y,
-                                   ws_bytes > 0 ? ws.raw_data() : nullptr);
-    if (absl::IsFailedPrecondition(s)) return false;
-    RETURN_IF_ERROR(s);
-    CountRun(e, kGraphAlgo, ws_bytes, &e->graph_runs);
-    return true;  // the caller applies the epilogue
+  // FAILED_PRECONDITION (a refusal) where the plan refuses the tensors
+  // (misaligned).
+  absl::Status Run(const ConvCall& call, void* workspace) const override {
+    RETURN_IF_ERROR(call.e->graph->Run(plan_, call.x, call.w, call.y, workspace));
+    return ApplyEpilogue(call);
   }
+  void Count(Entry* e, int64_t workspace) const override {
+    CountRun(e, kGraphAlgo, workspace);
+    ++e->graph_runs;
+    e->graph_plan = plan_;
+  }
+
+ private:
+  const int plan_;
 };
 
-// A 1x1 convolution as one cuBLAS GEMM per batch (conv_gemm.h).
-class GemmPath final : public ConvPath {
+// A 1x1 convolution as one cuBLAS GEMM per batch (conv_gemm.h), then the
+// epilogue kernel.
+class GemmAlgorithm final : public ConvAlgorithm {
  public:
-  bool CanImplement(const ConvCall& call, CudnnPathPolicy policy,
-                    const Entry& e) const override {
-    return ConvIsGemm(*call.p) &&
-           (policy == CudnnPathPolicy::kGemm ||
-            (policy == CudnnPathPolicy::kMeasure && e.use_gemm));
+  std::string Name(const ConvCall&) const override { return "gemm"; }
+  absl::Status CanImplement(const ConvCall& call) const override {
+    if (ConvIsGemm(*call.p)) return absl::OkStatus();
+    return absl::UnimplementedError("not a 1x1 convolution cuBLAS can run");
   }
-  int64_t WorkspaceBytes(const Entry&) const override { return 0; }
-  absl::StatusOr<bool> Run(const ConvCall& call, Entry* e, bool*,
-                           std::string*) const override {
+  int64_t WorkspaceBytes(const ConvCall&) const override { return 0; }
+  absl::Status Run(const ConvCall& call, void*) const override {
     RETURN_IF_ERROR(RunConvAsGemm(call.gpu, *call.p, call.x, call.w, call.y));
-    CountRun(e, kGemmAlgo, 0, &e->gemm_runs);
-    return true;  // the caller applies the epilogue
+    return ApplyEpilogue(call);
+  }
+  void Count(Entry* e, int64_t workspace) const override {
+    CountRun(e, kGemmAlgo, workspace);
+    ++e->gemm_runs;
   }
 };
 
-// cuDNN's legacy calls: the fastest measured algorithm whose workspace the
-// memory limit allows now, with the fused call first where `call.fuse`
-// (its timed algorithm first, when one was timed).
-class LegacyPath final : public ConvPath {
+// cuDNN's legacy call with its measured algorithm `index`: plain (then the
+// epilogue kernel) or, `fused`, with the epilogue in the same call
+// (cudnnConvolutionBiasActivationForward). Any cuDNN failure is a refusal
+// (NOT_SUPPORTED, BAD_PARAM for this algorithm at run time): the next runs.
+class LegacyAlgorithm final : public ConvAlgorithm {
  public:
-  bool CanImplement(const ConvCall&, CudnnPathPolicy,
-                    const Entry& e) const override {
-    return !e.candidates.empty();
+  LegacyAlgorithm(int index, bool fused) : index_(index), fused_(fused) {}
+  std::string Name(const ConvCall& call) const override {
+    return absl::StrCat(fused_ ? "fused" : "plain", " algo ",
+                        call.e->candidates[index_].algo);
   }
-  int64_t WorkspaceBytes(const Entry& e) const override {
-    return static_cast<int64_t>(e.candidates.front().memory);
+  absl::Status CanImplement(const ConvCall& call) const override {
+    if (fused_ && !call.e->fused_refused.empty()) {
+      return absl::UnimplementedError(call.e->fused_refused);
+    }
+    return absl::OkStatus();
   }
-  absl::StatusOr<bool> Run(const ConvCall& call, Entry* e, bool* epilogue_done,
-                           std::string* why_not) const override {
-    const CudnnConvProblem& p = *call.p;
-    bool fuse = call.fuse;
-    std::vector<const Candidate*> order;
-    for (const Candidate& c : e->candidates) order.push_back(&c);
-    if (fuse && e->fused_algo >= 0) {
-      std::stable_partition(order.begin(), order.end(), [&](const Candidate* c) {
-        return c->algo == e->fused_algo;
-      });
-    }
-    absl::Status last_error;
-    for (const Candidate* candidate : order) {
-      const Candidate& c = *candidate;
-      Tensor ws;
-      if (c.memory > 0) {
-        absl::StatusOr<Tensor> t = call.ctx->allocate_temp(
-            DT_UINT8, Shape({static_cast<int64_t>(c.memory)}));
-        if (absl::IsResourceExhausted(t.status())) continue;
-        RETURN_IF_ERROR(t.status());
-        ws = *std::move(t);
-      }
-      void* ws_data = c.memory > 0 ? ws.raw_data() : nullptr;
-      if (fuse) {
-        absl::Status f = RunOne(*call.st, p, *e, c, call.x, call.w, call.y, ws_data,
-                                c.memory, call.epilogue);
-        if (f.ok()) {
-          *epilogue_done = true;
-          CountRun(e, c.algo, static_cast<int64_t>(c.memory), &e->fused_runs);
-          return true;
-        }
-        // Refused (NOT_SUPPORTED for this algorithm or problem): the plain
-        // call below, and the caller's epilogue, from now on.
-        e->fused_refused = std::string(f.message());
-        fuse = false;
-      }
-      absl::Status s =
-          RunOne(*call.st, p, *e, c, call.x, call.w, call.y, ws_data, c.memory);
-      if (!s.ok()) {  // refused at run time (NOT_SUPPORTED, BAD_PARAM): next
-        last_error = s;
-        continue;
-      }
-      CountRun(e, c.algo, static_cast<int64_t>(c.memory), nullptr);
-      return true;
-    }
-    const std::string& key = *call.key;
-    if (!last_error.ok()) {
-      *why_not = absl::StrCat("cuDNN refused every algorithm for ", key,
-                              "; the last: ", last_error.message());
-    } else {
-      *why_not = absl::StrCat("no cuDNN algorithm for ", key,
-                              " fits: the fastest needs ", WorkspaceBytes(*e),
-                              " bytes of workspace and ", call.gpu->name(),
-                              " has no room for any");
-    }
-    return false;
+  int64_t WorkspaceBytes(const ConvCall& call) const override {
+    return static_cast<int64_t>(call.e->candidates[index_].memory);
   }
+  // cudnnFind ranked the plain calls; the fused call runs other kernels
+  // (sometimes much slower ones), so each is timed.
+  int RankedGroup() const override { return fused_ ? -1 : 0; }
+  absl::Status Run(const ConvCall& call, void* workspace) const override {
+    const Candidate& c = call.e->candidates[index_];
+    absl::Status s = RunOne(*call.st, *call.p, *call.e, c, call.x, call.w, call.y,
+                            workspace, c.memory, fused_ ? call.epilogue : nullptr);
+    if (!s.ok()) {
+      if (fused_) call.e->fused_error = std::string(s.message());
+      return absl::UnimplementedError(s.message());
+    }
+    return fused_ ? absl::OkStatus() : ApplyEpilogue(call);
+  }
+  void Count(Entry* e, int64_t workspace) const override {
+    CountRun(e, e->candidates[index_].algo, workspace);
+    if (fused_) ++e->fused_runs;
+  }
+
+ private:
+  const int index_;
+  const bool fused_;
 };
 
 }  // namespace
 
-absl::Span<const ConvPath* const> ConvPaths() {
-  static const GraphPath* const kGraph = new GraphPath();
-  static const GemmPath* const kGemm = new GemmPath();
-  static const LegacyPath* const kLegacy = new LegacyPath();
-  static const ConvPath* const kPaths[] = {kGraph, kGemm, kLegacy};
-  return kPaths;
+bool MayFuse(const ConvCall& call) {
+  return call.epilogue != nullptr && call.epilogue->relu && !call.p->transpose &&
+         call.p->dtype == DT_FLOAT;
+}
+
+ConvAlgorithms::ConvAlgorithms(const ConvCall& call, CudnnPathPolicy policy) {
+  // The fused call is timed with the fastest few plain algorithms only.
+  constexpr int kFusedTries = 4;
+  const Entry& e = *call.e;
+  const int n = static_cast<int>(e.candidates.size());
+  auto add = [&](std::unique_ptr<ConvAlgorithm> a) {
+    list_.push_back(a.get());
+    owned_.push_back(std::move(a));
+  };
+  auto add_graph = [&](int plans) {
+    for (int i = 0; e.graph != nullptr && i < std::min(plans, e.graph->num_plans()); ++i) {
+      add(std::make_unique<GraphPlanAlgorithm>(i));
+    }
+  };
+  if (policy == CudnnPathPolicy::kGemm && ConvIsGemm(*call.p)) {
+    add(std::make_unique<GemmAlgorithm>());
+  }
+  if (policy == CudnnPathPolicy::kGraph) add_graph(1);
+  if (MayFuse(call)) {
+    const int fused = policy == CudnnPathPolicy::kMeasure ? std::min(n, kFusedTries) : n;
+    for (int i = 0; i < fused; ++i) add(std::make_unique<LegacyAlgorithm>(i, true));
+  }
+  for (int i = 0; i < n; ++i) add(std::make_unique<LegacyAlgorithm>(i, false));
+  if (policy == CudnnPathPolicy::kMeasure) {
+    if (ConvIsGemm(*call.p)) add(std::make_unique<GemmAlgorithm>());
+    add_graph(e.graph == nullptr ? 0 : e.graph->num_plans());
+  }
 }
 
 // The fused epilogue's descriptors (float32 bias [1, O, 1...] and Relu,
@@ -281,124 +255,6 @@ bool MakeGraph(const CudnnConvState& st, const CudnnConvProblem& p, bool allow_t
   }
   e->graph = *std::move(g);
   return true;
-}
-
-// Decides once per problem how it runs (CudnnPathPolicy::kMeasure): times
-// the fastest plain cuDNN call (followed by sluice's epilogue kernel where
-// there is an epilogue), with `try_fused` cuDNN's fused call for the
-// fastest few algorithms (it runs other kernels than the plain call for the
-// same algorithm, sometimes much slower ones), and with `try_gemm` the 1x1
-// convolution as a cuBLAS GEMM (then the epilogue kernel), and with
-// `try_graph` each plan of cuDNN's graph API (then the epilogue kernel).
-// All write y, which the step then writes for real. Sets e->fused_algo or
-// e->fused_refused (with try_fused), e->use_gemm, e->graph_plan or
-// e->graph_refused, and e->path_timings. REQUIRES: e measured, not
-// recording.
-absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
-                        const CudnnConvState& st, const CudnnConvProblem& p,
-                        const void* x, const void* w, void* y,
-                        const CudnnEpilogue* ep, bool try_fused, bool try_gemm,
-                        bool try_graph, Entry* e) {
-  constexpr size_t kFusedTries = 4;
-  e->path_measured = true;
-  cudaStream_t stream = static_cast<cudaStream_t>(gpu->compute_stream());
-  int64_t spatial = 1;
-  for (int64_t d : p.positions) spatial *= d;
-  auto epilogue = [&]() -> absl::Status {
-    if (ep == nullptr) return absl::OkStatus();
-    // NHWC: every element is its own "plane" of one, channel innermost.
-    if (p.channels_last) {
-      return LaunchBiasActivation(ToGpuDtype(p.dtype), y, ep->bias, ep->side,
-                                  p.batch * spatial * p.out_channels,
-                                  p.out_channels, 1, ep->relu, stream);
-    }
-    return LaunchBiasActivation(ToGpuDtype(p.dtype), y, ep->bias, ep->side,
-                                p.batch * p.out_channels, p.out_channels,
-                                spatial, ep->relu, stream);
-  };
-  float best_fused = -1, plain = -1, gemm = -1;
-  for (size_t i = 0; i < e->candidates.size(); ++i) {
-    const Candidate& c = e->candidates[i];
-    Tensor ws;
-    if (c.memory > 0) {
-      absl::StatusOr<Tensor> t =
-          ctx->allocate_temp(DT_UINT8, Shape({static_cast<int64_t>(c.memory)}));
-      if (!t.ok()) continue;
-      ws = *std::move(t);
-    }
-    void* ws_data = c.memory > 0 ? ws.raw_data() : nullptr;
-    if (plain < 0) {  // the fastest plain algorithm that runs
-      absl::StatusOr<float> t = TimeOnStream(stream, [&]() -> absl::Status {
-        RETURN_IF_ERROR(RunOne(st, p, *e, c, x, w, y, ws_data, c.memory));
-        return epilogue();
-      });
-      if (t.ok()) plain = *t;
-    }
-    if (!try_fused || i >= kFusedTries) {
-      if (plain >= 0) break;
-      continue;
-    }
-    absl::StatusOr<float> t = TimeOnStream(stream, [&]() {
-      return RunOne(st, p, *e, c, x, w, y, ws_data, c.memory, ep);
-    });
-    if (!t.ok()) continue;  // refused for this algorithm
-    if (best_fused < 0 || *t < best_fused) {
-      best_fused = *t;
-      e->fused_algo = c.algo;
-    }
-  }
-  if (try_gemm) {
-    absl::StatusOr<float> t = TimeOnStream(stream, [&]() -> absl::Status {
-      RETURN_IF_ERROR(RunConvAsGemm(gpu, p, x, w, y));
-      return epilogue();
-    });
-    if (t.ok()) gemm = *t;
-  }
-  float graph = -1;
-  std::string graph_times;  // per plan, for path_timings
-  if (try_graph && MakeGraph(st, p, gpu->allow_tf32(), e)) {
-    for (int i = 0; i < e->graph->num_plans(); ++i) {
-      absl::StatusOr<float> t = TimeGraphPlan(ctx, stream, *e->graph, i, x, w, y, epilogue);
-      absl::StrAppend(&graph_times, graph_times.empty() ? "" : "; ", "engine ",
-                      e->graph->engine(i), " ",
-                      t.ok() ? absl::StrCat(*t, " ms, ", e->graph->workspace_bytes(i),
-                                            " B workspace")
-                             : std::string(t.status().message()));
-      if (t.ok() && (graph < 0 || *t < graph)) {
-        graph = *t;
-        e->graph_plan = i;
-      }
-    }
-    if (e->graph_plan < 0) e->graph_refused = "no plan of cuDNN's graph API ran";
-  }
-  float cudnn = plain;
-  if (try_fused) {
-    if (best_fused < 0) {
-      e->fused_algo = -1;
-      e->fused_refused = "cuDNN refused the fused call for every algorithm tried";
-    } else if (plain >= 0 && plain < best_fused) {
-      e->fused_refused = absl::StrCat(
-          "the plain call and sluice's epilogue kernel are faster (", plain,
-          " ms against ", best_fused, " ms fused with algorithm ", e->fused_algo, ")");
-      e->fused_algo = -1;
-    } else {
-      cudnn = best_fused;
-    }
-  }
-  e->use_gemm = gemm >= 0 && (cudnn < 0 || gemm < cudnn);
-  const float legacy_best = e->use_gemm ? gemm : cudnn;
-  if (graph >= 0 && legacy_best >= 0 && legacy_best <= graph) {
-    e->graph_refused = absl::StrCat("the legacy calls are faster (", legacy_best,
-                                    " ms against ", graph, " ms)");
-    e->graph_plan = -1;
-  }
-  if (e->graph_plan >= 0) e->use_gemm = false;
-  auto ms = [](float t) { return t < 0 ? std::string("-") : absl::StrCat(t, " ms"); };
-  e->path_timings = absl::StrCat(
-      "plain ", ms(plain), ", fused ", ms(best_fused), ", gemm ", ms(gemm), ", graph ",
-      ms(graph), graph_times.empty() ? "" : absl::StrCat(" (", graph_times, ")"),
-      ": ", e->graph_plan >= 0 ? "graph" : e->use_gemm ? "gemm" : "cudnn");
-  return absl::OkStatus();
 }
 
 }  // namespace sluice::cuda::cudnn_conv_internal

@@ -1,19 +1,21 @@
-// The ways (paths) a cuDNN convolution runs, for kernels/cuda/cudnn_conv.cc
-// only: what the device's cache keeps per problem (Entry), the ConvPath
-// objects RunCudnnConv tries in order (the plan of cuDNN's graph API, a
-// cuBLAS GEMM for 1x1 convolutions, cuDNN's legacy calls, fused or plain),
-// and ChoosePath, which times them once per problem and keeps the fastest.
-// Not a public interface: kernels use cudnn_conv.h.
+// The ways (algorithms) a cuDNN convolution runs, for
+// kernels/cuda/cudnn_conv.cc only: what the device's library cache keeps
+// per problem (Entry: descriptors, cuDNN's measured algorithms, the graph
+// API's plans, counters), and the candidates RunCudnnConv hands the
+// device's AlgorithmCache (kernels/algorithm_cache.h), which times them
+// once per problem and keeps the fastest: cuDNN's legacy calls, plain (then
+// sluice's epilogue kernel) or fused, the plans of cuDNN's graph API, and a
+// cuBLAS GEMM for 1x1 convolutions. Not a public interface: kernels use
+// cudnn_conv.h.
 //
-//   for (const ConvPath* path : ConvPaths()) {
-//     if (!path->CanImplement(call, policy, *e)) continue;
-//     ASSIGN_OR_RETURN(bool ran, path->Run(call, e, epilogue_done, &why));
-//     if (ran) return true;
-//   }
+//   ConvAlgorithms algorithms(call, policy);
+//   ASSIGN_OR_RETURN(AlgorithmCache::Ran ran,
+//                    cache->Run(key, algorithms.list(), call, options, &device));
+//   if (ran.index >= 0) algorithms.list()[ran.index]->Count(e, ran.workspace_bytes);
 //
 // Thread-safety: an Entry and the cuDNN handle are used only under the
-// device's CudnnConvState mutex (the caller holds it); the paths are
-// stateless.
+// device's CudnnConvState mutex (the caller holds it); the algorithms hold
+// no state of their own.
 #ifndef SLUICE_KERNELS_CUDA_CUDNN_CONV_PATHS_H_
 #define SLUICE_KERNELS_CUDA_CUDNN_CONV_PATHS_H_
 
@@ -24,11 +26,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/types/span.h"
 #include "cudnn.h"
 #include "device/cuda/cudnn_library.h"
 #include "device/gpu_device.h"
 #include "kernels/cuda/cudnn_conv.h"
+#include "kernels/algorithm.h"
 #include "kernels/cuda/cudnn_graph_conv.h"
 #include "kernels/cuda/library_handle_cache.h"
 #include "kernels/kernel.h"
@@ -69,15 +71,13 @@ struct Entry {
   // For the fused epilogue, made on first use: bias [1, O, 1...], Relu.
   cudnnTensorDescriptor_t bias = nullptr;
   cudnnActivationDescriptor_t relu = nullptr;
-  std::string fused_refused;  // non-empty: the fused call is not used; why
+  // Non-empty: the fused call is not used (cuDNN refused it, or timing
+  // found a faster way); why.
+  std::string fused_refused;
+  std::string fused_error;  // the last refusal of the fused call
   int64_t fused_runs = 0;
-  // What ChoosePath found fastest: the fused call's algorithm (-1: the
-  // plain call is used), or the GEMM route.
-  bool path_measured = false;
-  int fused_algo = -1;
-  bool use_gemm = false;
   int64_t gemm_runs = 0;
-  // cuDNN's graph API (made when first measured) and the plan kept (-1:
+  // cuDNN's graph API (made when first timed), the plan that last ran (-1:
   // none), or why it is not used.
   std::unique_ptr<CudnnGraphConv> graph;
   int graph_plan = -1;
@@ -88,7 +88,6 @@ struct Entry {
   int64_t find_workspace = 0;
   bool measured = false;
   std::string unsupported;
-  std::string path_timings;  // what ChoosePath measured, for CudnnConvCache
   int last_algo = -1;
   int64_t last_workspace = 0;
   int64_t runs = 0;
@@ -102,7 +101,7 @@ struct CudnnConvOptions {
 using CudnnConvState =
     LibraryHandleCache<CudnnApi, cudnnHandle_t, Entry, CudnnConvOptions>;
 
-// One call of RunCudnnConv, as the paths see it.
+// One call of RunCudnnConv, as the algorithms see it.
 struct ConvCall {
   OpKernelContext* ctx;
   GpuDevice* gpu;
@@ -111,37 +110,45 @@ struct ConvCall {
   const void* x;
   const void* w;
   void* y;
-  const CudnnEpilogue* epilogue;  // null: none
-  bool fuse;  // the legacy path tries cuDNN's fused call (the epilogue) first
-  const std::string* key;  // CacheKey
+  // Null: none. Otherwise every algorithm applies it: the fused call in
+  // cuDNN, the others with sluice's epilogue kernel after.
+  const CudnnEpilogue* epilogue;
+  Entry* e;
 };
 
-// A way to run a convolution, as CUTLASS's operations are: whether it can
-// implement a call, the workspace its next run needs, and running it.
-// RunCudnnConv tries the paths in order (graph, GEMM, legacy) and the first
-// that runs wins. Which of them may run is decided once per problem, by
-// ChoosePath timing them (CudnnPathPolicy::kMeasure) or by the device's
-// policy. Stateless: what a problem learnt is in its Entry.
-class ConvPath {
+// One way to run a convolution; Count records a run in the entry's
+// counters (after the AlgorithmCache ran it: timing runs are not counted).
+class ConvAlgorithm : public Algorithm<ConvCall> {
  public:
-  virtual ~ConvPath() = default;
-  // Whether this path may run `call` under `policy`, given what `e` learnt.
-  virtual bool CanImplement(const ConvCall& call, CudnnPathPolicy policy,
-                            const Entry& e) const = 0;
-  // Bytes of workspace its next run asks the device's arena for.
-  // REQUIRES: CanImplement.
-  virtual int64_t WorkspaceBytes(const Entry& e) const = 0;
-  // Runs `call`: true when it is enqueued (e's counters updated,
-  // *epilogue_done set where the epilogue ran in the same call); false when
-  // the next path should run, with `why_not` set where this path has the
-  // last word. Errors: a cuDNN, cuBLAS or CUDA failure.
-  virtual absl::StatusOr<bool> Run(const ConvCall& call, Entry* e,
-                                   bool* epilogue_done,
-                                   std::string* why_not) const = 0;
+  virtual void Count(Entry* e, int64_t workspace_bytes) const = 0;
 };
 
-// The paths in the order RunCudnnConv tries them: graph, GEMM, legacy.
-absl::Span<const ConvPath* const> ConvPaths();
+// The candidates of one call, in the order they run untimed (while a CUDA
+// graph is recorded, or under a forced policy): under kMeasure the fused
+// call with the first few of cuDNN's measured algorithms (where the
+// epilogue can be fused), the plain calls with each (ranked: cudnnFind
+// timed them), the GEMM for a 1x1 convolution, the graph API's plans
+// (once e->graph is made); kFused, kGemm and kGraph put that path first
+// and the legacy calls after. The list depends only on the problem, the
+// policy and what the entry has made, so a timed choice stands.
+class ConvAlgorithms {
+ public:
+  ConvAlgorithms(const ConvCall& call, CudnnPathPolicy policy);
+  ConvAlgorithms(const ConvAlgorithms&) = delete;
+  ConvAlgorithms& operator=(const ConvAlgorithms&) = delete;
+
+  const std::vector<const Algorithm<ConvCall>*>& list() const { return list_; }
+  const ConvAlgorithm& at(int i) const { return *owned_[i]; }
+
+ private:
+  std::vector<std::unique_ptr<ConvAlgorithm>> owned_;
+  std::vector<const Algorithm<ConvCall>*> list_;
+};
+
+// Whether the fused call may be tried for `call` (float32 forward
+// convolutions with Relu: cuDNN's legacy fused call takes every algorithm
+// with Relu, only one without).
+bool MayFuse(const ConvCall& call);
 
 // The fused epilogue's descriptors (float32 bias [1, O, 1...] and Relu,
 // NaN propagated as the CPU kernel does), made once per entry.
@@ -152,23 +159,6 @@ absl::Status EnsureEpilogueDescriptors(const CudnnApi& api,
 // graph API has no usable plan for the problem.
 bool MakeGraph(const CudnnConvState& st, const CudnnConvProblem& p, bool allow_tf32,
                Entry* e);
-
-// Decides once per problem how it runs (CudnnPathPolicy::kMeasure): times
-// the fastest plain cuDNN call (followed by sluice's epilogue kernel where
-// there is an epilogue), with `try_fused` cuDNN's fused call for the
-// fastest few algorithms (it runs other kernels than the plain call for the
-// same algorithm, sometimes much slower ones), and with `try_gemm` the 1x1
-// convolution as a cuBLAS GEMM (then the epilogue kernel), and with
-// `try_graph` each plan of cuDNN's graph API (then the epilogue kernel).
-// All write y, which the step then writes for real. Sets e->fused_algo or
-// e->fused_refused (with try_fused), e->use_gemm, e->graph_plan or
-// e->graph_refused, and e->path_timings. REQUIRES: e measured, not
-// recording.
-absl::Status ChoosePath(OpKernelContext* ctx, GpuDevice* gpu,
-                        const CudnnConvState& st, const CudnnConvProblem& p,
-                        const void* x, const void* w, void* y,
-                        const CudnnEpilogue* ep, bool try_fused, bool try_gemm,
-                        bool try_graph, Entry* e);
 
 }  // namespace sluice::cuda::cudnn_conv_internal
 

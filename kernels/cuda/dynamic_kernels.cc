@@ -56,9 +56,7 @@ class ShapeKernel final : public LaunchKernel<ShapeAttrs, ParseShapeAttrs> {
 
 class SizeKernel final : public OpKernel {
  public:
-  struct Attrs {};
-  static absl::StatusOr<Attrs> ParseAttrs(const Node&) { return Attrs{}; }
-  SizeKernel(const Node& node, Attrs) : OpKernel(node) {}
+  using OpKernel::OpKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -68,51 +66,6 @@ class SizeKernel final : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({}), DT_INT64));
     return LaunchWriteInt64s(y->data<int64_t>(), n, gpu.stream);
   }
-};
-
-// DynamicReshape (ONNX rules, allowzero), DynamicSqueeze, DynamicUnsqueeze.
-class DynamicViewKernel final : public OpKernel {
- public:
-  struct Attrs {
-    bool allowzero = false;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    if (node.op() == "DynamicReshape") {
-      ASSIGN_OR_RETURN(a.allowzero, node.attrs().GetBool("allowzero"));
-    }
-    return a;
-  }
-  DynamicViewKernel(const Node& node, Attrs attrs)
-      : OpKernel(node), attrs_(attrs) {}
-
-  absl::Status Compute(OpKernelContext* ctx) override {
-    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
-    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, {1}));
-    const Tensor& x = ctx->input(0);
-    const std::string& op = node().op();
-    ASSIGN_OR_RETURN(
-        std::vector<int64_t> param,
-        IntParamValues(ctx->input(1), op == "DynamicReshape" ? "shape" : "axes"));
-    Shape out;
-    if (op == "DynamicReshape") {
-      ASSIGN_OR_RETURN(param, OnnxReshapeDims(x.shape(), param, attrs_.allowzero));
-      ASSIGN_OR_RETURN(out, ReshapeShape(x.shape(), param));
-    } else if (op == "DynamicSqueeze") {
-      ASSIGN_OR_RETURN(out, SqueezeShape(x.shape(), param));
-    } else {
-      ASSIGN_OR_RETURN(out, UnsqueezeShape(x.shape(), param));
-    }
-    if (!out.IsFullyDefined() || out.num_elements() != x.NumElements()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot view ", x.shape().DebugString(), " as ", out.DebugString()));
-    }
-    ctx->set_output(0, x.Reshaped(out));
-    return absl::OkStatus();
-  }
-
- private:
-  const Attrs attrs_;
 };
 
 class DynamicSliceKernel final : public OpKernel {
@@ -137,21 +90,19 @@ class DynamicSliceKernel final : public OpKernel {
   }
 };
 
-// DynamicExpand and Tile: a strided copy driven by input 1.
-template <bool kTile>
-class ParamCopyKernel final : public OpKernel {
+// Tile: a strided copy driven by input 1 (the repeats).
+class TileKernel final : public OpKernel {
  public:
   struct Attrs {};
   static absl::StatusOr<Attrs> ParseAttrs(const Node&) { return Attrs{}; }
-  ParamCopyKernel(const Node& node, Attrs) : OpKernel(node) {}
+  TileKernel(const Node& node, Attrs) : OpKernel(node) {}
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, {1}));
-    ASSIGN_OR_RETURN(std::vector<int64_t> param,
-                     IntParamValues(ctx->input(1), kTile ? "repeats" : "shape"));
-    if constexpr (kTile) return TileInto(ctx, gpu, ctx->input(0), param);
-    return ExpandInto(ctx, gpu, ctx->input(0), param);
+    ASSIGN_OR_RETURN(std::vector<int64_t> repeats,
+                     IntParamValues(ctx->input(1), "repeats"));
+    return TileInto(ctx, gpu, ctx->input(0), repeats);
   }
 };
 
@@ -204,20 +155,12 @@ void RegisterDynamicKernels(KernelRegistry* registry) {
               MakeKernel<ShapeKernel>, {}, ShapeKernel::Supports);
   RegisterGpu(registry, "Size", {{"T", GpuAllTypes()}},
               MakeKernel<SizeKernel>);
-  for (const char* op :
-       {"DynamicReshape", "DynamicSqueeze", "DynamicUnsqueeze"}) {
-    RegisterGpu(registry, op, {{"T", GpuAllTypes()}},
-                MakeKernel<DynamicViewKernel>, /*host_memory_inputs=*/{1});
-  }
   RegisterGpu(registry, "DynamicSlice", {{"T", GpuAllTypes()}},
               MakeKernel<DynamicSliceKernel>, {1, 2, 3, 4},
               RanksAtMost(kMaxGpuDims));
-  RegisterGpu(registry, "DynamicExpand", {{"T", GpuAllTypes()}},
-              MakeKernel<ParamCopyKernel<false>>, {1},
-              RanksAtMost(kMaxGpuDims));
   // Tile iterates [repeats, dim] pairs: twice the rank before merging.
   RegisterGpu(registry, "Tile", {{"T", GpuAllTypes()}},
-              MakeKernel<ParamCopyKernel<true>>, {1},
+              MakeKernel<TileKernel>, {1},
               RanksAtMost(kMaxGpuDims / 2));
   RegisterGpu(registry, "Fill", {{"dtype", GpuAllTypes()}},
               MakeKernel<FillKernel>, {0});

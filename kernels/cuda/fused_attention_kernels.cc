@@ -21,23 +21,11 @@ class FusedAttentionKernel final
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
-    const int n = attrs().has_mask ? 4 : 3;
-    for (int i = 0; i < n; ++i) {
-      if (ctx->input(i).dtype() != attrs().t) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "FusedAttention: input ", i, " is ",
-            DataTypeName(ctx->input(i).dtype()), ", expected ",
-            DataTypeName(attrs().t)));
-      }
-    }
+    ASSIGN_OR_RETURN(FusedAttentionDims d, PlanFusedAttention(attrs(), *ctx));
     const Tensor& q = ctx->input(0);
     const Tensor& k = ctx->input(1);
     const Tensor& v = ctx->input(2);
     const Tensor* mask = attrs().has_mask ? &ctx->input(3) : nullptr;
-    ASSIGN_OR_RETURN(FusedAttentionDims d,
-                     FusedAttentionDimsFor(q.shape(), k.shape(), v.shape(),
-                                           mask ? &mask->shape() : nullptr,
-                                           attrs()));
     ASSIGN_OR_RETURN(Tensor * y,
                      ctx->allocate_output(0, d.output_shape(), attrs().t));
     FusedAttentionLaunch l;

@@ -23,6 +23,7 @@
 #include "kernels/cuda/normalization.h"
 #include "kernels/cuda/reduce.h"
 #include "kernels/launch_kernel.h"
+#include "kernels/reduce_params.h"
 #include "kernels/normalization_params.h"
 
 namespace sluice::cuda {
@@ -117,23 +118,9 @@ int CountRuns(const Shape& in, const std::vector<bool>& reduced, bool which) {
 // memory as input 1 (empty with noop_with_empty_axes: the input as is).
 class ReduceKernel final : public OpKernel {
  public:
-  struct Attrs {
-    std::vector<int64_t> axes;
-    bool keepdims = false;
-    bool dynamic = false;
-    bool noop_with_empty_axes = false;
-  };
+  using Attrs = ReduceAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    a.dynamic = node.op().rfind("Dynamic", 0) == 0;
-    if (a.dynamic) {
-      ASSIGN_OR_RETURN(a.noop_with_empty_axes,
-                       node.attrs().GetBool("noop_with_empty_axes"));
-    } else {
-      ASSIGN_OR_RETURN(a.axes, node.attrs().GetIntList("axes"));
-    }
-    ASSIGN_OR_RETURN(a.keepdims, node.attrs().GetBool("keepdims"));
-    return a;
+    return ParseReduceAttrs(node);
   }
   ReduceKernel(const Node& node, ReduceOp op, Attrs attrs)
       : OpKernel(node), op_(op), attrs_(std::move(attrs)) {}
@@ -161,22 +148,18 @@ class ReduceKernel final : public OpKernel {
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     const Tensor& x = ctx->input(0);
-    std::vector<int64_t> axes = attrs_.axes;
     if (attrs_.dynamic) {
       RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, {1}));
-      ASSIGN_OR_RETURN(axes, IntParamValues(ctx->input(1), "axes"));
-      if (axes.empty() && attrs_.noop_with_empty_axes) {
-        ctx->set_output(0, x);
-        return absl::OkStatus();
-      }
     } else {
       RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     }
-    ASSIGN_OR_RETURN(Shape out, ReduceShape(x.shape(), axes, attrs_.keepdims));
-    std::vector<bool> reduced(x.rank(), axes.empty());
-    ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(axes, x.rank()));
-    for (int a : norm) reduced[a] = true;
-    return Run(ctx, gpu, x, out, reduced, op_);
+    ASSIGN_OR_RETURN(ReducePlanning p,
+                     PlanReduce(attrs_, x, attrs_.dynamic ? &ctx->input(1) : nullptr));
+    if (p.pass_through) {
+      ctx->set_output(0, x);
+      return absl::OkStatus();
+    }
+    return Run(ctx, gpu, x, p.out_shape, p.reduced, op_);
   }
 
   static absl::Status Run(OpKernelContext* ctx, const GpuContext& gpu,
@@ -186,14 +169,9 @@ class ReduceKernel final : public OpKernel {
         CountRuns(x.shape(), reduced, false) > kMaxGpuDims) {
       return absl::UnimplementedError("reduction pattern has too many dimensions");
     }
+    // Empty reductions give the identity, as on the CPU (PlanReduce refuses
+    // integer means of nothing).
     ReduceMap map = MakeReduceMap(x.shape(), reduced);
-    // Empty reductions give the identity, as on the CPU (reduce.h), except
-    // integer means, which the CPU refuses with this message.
-    if (map.reduced.num_elements == 0 && map.kept.num_elements > 0 &&
-        op == ReduceOp::kMean && !IsFloatingPoint(x.dtype())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "integer ReduceMean over an empty axis of ", x.shape().DebugString()));
-    }
     ASSIGN_OR_RETURN(Tensor* y, ctx->allocate_output(0, out, x.dtype()));
     return LaunchReduce(op, ToGpuDtype(x.dtype()), x.raw_data(), y->raw_data(),
                         map, gpu.stream);

@@ -95,90 +95,6 @@ static __global__ void PoolKernel(PoolGeometry g, const T* x, T* y,
   }
 }
 
-// grid_sample.cc's Reflect.
-__device__ double Reflect(double x, double lo, double hi) {
-  const double range = hi - lo;
-  if (range <= 0) return lo;
-  if (x < lo) {
-    const double dx = lo - x;
-    const int64_t n = static_cast<int64_t>(dx / range);
-    const double r = dx - static_cast<double>(n) * range;
-    return n % 2 == 0 ? lo + r : hi - r;
-  }
-  if (x > hi) {
-    const double dx = x - hi;
-    const int64_t n = static_cast<int64_t>(dx / range);
-    const double r = dx - static_cast<double>(n) * range;
-    return n % 2 == 0 ? hi - r : lo + r;
-  }
-  return x;
-}
-
-__device__ double GridCubic(double x) {
-  constexpr double a = -0.75;
-  x = fabs(x);
-  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
-  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-  return 0;
-}
-
-// Up to four taps of one axis (grid_sample.cc's AxisSampler).
-struct AxisTaps {
-  int count = 0;
-  int64_t index[4];  // -1: a zero
-  double weight[4];
-};
-
-__device__ int64_t Pixel(const GridSampleGeometry& g, int64_t len, double lo,
-                         double hi, int64_t i) {
-  if (i >= 0 && i < len) return i;
-  if (g.padding == GpuGridPadding::kZeros) return -1;
-  if (g.padding == GpuGridPadding::kBorder) {
-    return i < 0 ? 0 : len - 1;
-  }
-  int64_t r = static_cast<int64_t>(Reflect(static_cast<double>(i), lo, hi));
-  return r < 0 ? 0 : (r > len - 1 ? len - 1 : r);
-}
-
-__device__ void MakeAxisTaps(const GridSampleGeometry& g, int64_t len,
-                             double coord, AxisTaps* t) {
-  const double l = static_cast<double>(len);
-  const double lo = g.align_corners ? 0.0 : -0.5;
-  const double hi = g.align_corners ? l - 1 : l - 0.5;
-  double x = g.align_corners ? (coord + 1) / 2 * (l - 1)
-                             : ((coord + 1) * l - 1) / 2;
-  if (g.interp == GpuGridInterp::kNearest) x = rint(x);
-  if (x < lo || x > hi) {
-    if (g.padding == GpuGridPadding::kBorder) {
-      x = fmin(fmax(x, 0.0), l - 1);
-    } else if (g.padding == GpuGridPadding::kReflection) {
-      x = Reflect(x, lo, hi);
-    }
-  }
-  if (g.interp == GpuGridInterp::kNearest) {
-    t->count = 1;
-    t->index[0] = Pixel(g, len, lo, hi, static_cast<int64_t>(x));
-    t->weight[0] = 1.0;
-    return;
-  }
-  const double f = floor(x);
-  const int64_t x0 = static_cast<int64_t>(f);
-  const double frac = x - f;
-  if (g.interp == GpuGridInterp::kLinear) {
-    t->count = 2;
-    t->index[0] = Pixel(g, len, lo, hi, x0);
-    t->weight[0] = 1 - frac;
-    t->index[1] = Pixel(g, len, lo, hi, x0 + 1);
-    t->weight[1] = frac;
-    return;
-  }
-  t->count = 4;
-  for (int k = -1; k <= 2; ++k) {
-    t->index[k + 1] = Pixel(g, len, lo, hi, x0 + k);
-    t->weight[k + 1] = GridCubic(frac - k);
-  }
-}
-
 template <typename T>
 static __global__ void GridSampleKernel(GridSampleGeometry g, const T* x,
                                         const T* grid, T* y) {
@@ -196,30 +112,16 @@ static __global__ void GridSampleKernel(GridSampleGeometry g, const T* x,
     const int64_t nc = e / g.out_plane;
     const int64_t n = nc / g.channels;
     const T* coords = grid + (n * g.out_plane + p) * r;
-    AxisTaps taps[kMaxSpatialDims];
+    GridAxisTaps taps[kMaxSpatialDims];
     for (int d = 0; d < r; ++d) {
-      MakeAxisTaps(g, g.in[d], ToDouble(coords[r - 1 - d]), &taps[d]);
+      MakeGridAxisTaps(g.interp, g.padding, g.align_corners, g.in[d],
+                       ToDouble(coords[r - 1 - d]), &taps[d]);
     }
     const T* plane = x + nc * in_plane;
-    double acc = 0;
-    int pick[kMaxSpatialDims] = {};
-    while (true) {
-      double w = 1;
-      int64_t off = 0;
-      for (int d = 0; d < r && w != 0; ++d) {
-        const int64_t index = taps[d].index[pick[d]];
-        if (index < 0) w = 0;
-        w *= taps[d].weight[pick[d]];
-        off += index * in_strides[d];
-      }
-      if (w != 0) acc += w * ToDouble(plane[off]);
-      int d = r - 1;
-      for (; d >= 0; --d) {
-        if (++pick[d] < taps[d].count) break;
-        pick[d] = 0;
-      }
-      if (d < 0) break;
-    }
+    int pick[kMaxSpatialDims];
+    const double acc =
+        GridSampleSum(taps, r, in_strides, pick,
+                      [plane](int64_t off) { return ToDouble(plane[off]); });
     y[e] = FromDouble<T>(acc);
   }
 }
@@ -227,13 +129,6 @@ static __global__ void GridSampleKernel(GridSampleGeometry g, const T* x,
 struct AffineDims {
   int64_t d[3];
 };
-
-// affine_grid's GridCoord (kernels/cpu/vision_misc.cc).
-__device__ double GridCoord(int64_t i, int64_t size, bool align_corners) {
-  const double s = static_cast<double>(size);
-  if (align_corners) return size == 1 ? -1.0 : -1.0 + 2.0 * i / (s - 1);
-  return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / s;
-}
 
 template <typename T>
 static __global__ void AffineGridKernel(const T* theta, T* y, int64_t batch,
@@ -264,46 +159,6 @@ static __global__ void AffineGridKernel(const T* theta, T* y, int64_t batch,
   }
 }
 
-// One bilinear sample of RoiAlign (vision_misc.cc's Bilinear): four
-// offsets and weights, all 0 outside.
-struct RoiSample {
-  int64_t off[4] = {0, 0, 0, 0};
-  double w[4] = {0, 0, 0, 0};
-};
-
-__device__ RoiSample Bilinear(double y, double x, int64_t h, int64_t w) {
-  RoiSample s;
-  if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 ||
-      x > static_cast<double>(w)) {
-    return s;
-  }
-  y = fmax(y, 0.0);
-  x = fmax(x, 0.0);
-  int64_t y0 = static_cast<int64_t>(y), x0 = static_cast<int64_t>(x), y1, x1;
-  if (y0 >= h - 1) {
-    y0 = y1 = h - 1;
-    y = static_cast<double>(y0);
-  } else {
-    y1 = y0 + 1;
-  }
-  if (x0 >= w - 1) {
-    x0 = x1 = w - 1;
-    x = static_cast<double>(x0);
-  } else {
-    x1 = x0 + 1;
-  }
-  const double ly = y - y0, lx = x - x0, hy = 1 - ly, hx = 1 - lx;
-  s.off[0] = y0 * w + x0;
-  s.off[1] = y0 * w + x1;
-  s.off[2] = y1 * w + x0;
-  s.off[3] = y1 * w + x1;
-  s.w[0] = hy * hx;
-  s.w[1] = hy * lx;
-  s.w[2] = ly * hx;
-  s.w[3] = ly * lx;
-  return s;
-}
-
 // std::max(a, b).
 __device__ __forceinline__ double StdMax(double a, double b) {
   return a < b ? b : a;
@@ -315,32 +170,18 @@ static __global__ void RoiAlignKernel(RoiAlignGeometry g, const T* x,
                                       T* y) {
   const int64_t bins = g.out_h * g.out_w;
   const int64_t total = g.rois * g.channels * bins;
-  const double offset = g.half_pixel ? 0.5 : 0.0;
-  const double scale = g.spatial_scale;
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
        e += int64_t{gridDim.x} * blockDim.x) {
     const int64_t b = e % bins;
     const int64_t c = (e / bins) % g.channels;
     const int64_t n = e / (bins * g.channels);
-    const double x0 = ToDouble(rois[n * 4 + 0]) * scale - offset;
-    const double y0 = ToDouble(rois[n * 4 + 1]) * scale - offset;
-    const double x1 = ToDouble(rois[n * 4 + 2]) * scale - offset;
-    const double y1 = ToDouble(rois[n * 4 + 3]) * scale - offset;
-    double rw = x1 - x0, rh = y1 - y0;
-    if (!g.half_pixel) {
-      rw = StdMax(rw, 1.0);
-      rh = StdMax(rh, 1.0);
-    }
-    const double bh = rh / static_cast<double>(g.out_h);
-    const double bw = rw / static_cast<double>(g.out_w);
-    const int64_t gh = g.sampling_ratio > 0
-                           ? g.sampling_ratio
-                           : static_cast<int64_t>(ceil(rh / g.out_h));
-    const int64_t gw = g.sampling_ratio > 0
-                           ? g.sampling_ratio
-                           : static_cast<int64_t>(ceil(rw / g.out_w));
-    const int64_t cells = gh * gw;
-    const double count = static_cast<double>(cells > 1 ? cells : 1);
+    const double box[4] = {ToDouble(rois[n * 4 + 0]), ToDouble(rois[n * 4 + 1]),
+                           ToDouble(rois[n * 4 + 2]), ToDouble(rois[n * 4 + 3])};
+    const RoiBins roi = RoiBinsFor(box, g.spatial_scale, g.half_pixel,
+                                    g.sampling_ratio, g.out_h, g.out_w);
+    const double y0 = roi.y0, x0 = roi.x0, bh = roi.bh, bw = roi.bw;
+    const int64_t gh = roi.gh, gw = roi.gw;
+    const double count = roi.count;
     const int64_t ph = b / g.out_w, pw = b % g.out_w;
     const T* plane = x + (batch[n] * g.channels + c) * g.h * g.w;
     double acc = 0;
@@ -349,7 +190,7 @@ static __global__ void RoiAlignKernel(RoiAlignGeometry g, const T* x,
       const double yy = y0 + ph * bh + (iy + 0.5) * bh / gh;
       for (int64_t ix = 0; ix < gw; ++ix) {
         const double xx = x0 + pw * bw + (ix + 0.5) * bw / gw;
-        const RoiSample sm = Bilinear(yy, xx, g.h, g.w);
+        const RoiSample sm = RoiBilinear(yy, xx, g.h, g.w);
         if (g.max) {
           double v = sm.w[0] * ToDouble(plane[sm.off[0]]);
           for (int k = 1; k < 4; ++k) {

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "cuda_runtime_api.h"
 #include "kernels/cuda/launch_types.h"
+#include "kernels/grid_math.h"
 
 namespace sluice::cuda {
 
@@ -44,12 +45,10 @@ bool HasPoolKernel(GpuDtype dtype);
 absl::Status LaunchPool(GpuDtype dtype, const PoolGeometry& g, const void* x,
                         void* y, int64_t* indices, cudaStream_t stream);
 
-// GridSampleAttrs (kernels/vision_params.h) as numbers.
-enum class GpuGridInterp : int { kNearest, kLinear, kCubic };
-enum class GpuGridPadding : int { kZeros, kBorder, kReflection };
+// GridSampleAttrs (kernels/vision_params.h) and the sizes.
 struct GridSampleGeometry {
-  GpuGridInterp interp = GpuGridInterp::kLinear;
-  GpuGridPadding padding = GpuGridPadding::kZeros;
+  GridInterp interp = GridInterp::kLinear;
+  GridPadding padding = GridPadding::kZeros;
   bool align_corners = false;
   int r = 0;  // spatial dims
   int64_t batch = 0, channels = 0;

@@ -37,23 +37,6 @@ absl::Status SliceInto(OpKernelContext* ctx, const GpuContext& gpu,
                            gpu.stream);
 }
 
-absl::Status ExpandInto(OpKernelContext* ctx, const GpuContext& gpu,
-                        const Tensor& x, const std::vector<int64_t>& shape) {
-  ASSIGN_OR_RETURN(Shape out, ExpandShape(x.shape(), shape));
-  ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, out, x.dtype()));
-  if (y->NumElements() == 0) return absl::OkStatus();
-  const std::vector<int64_t> own = RowMajorStrides(x.shape());
-  std::vector<int64_t> src(out.rank(), 0);
-  const int shift = out.rank() - x.rank();
-  for (int d = 0; d < x.rank(); ++d) {
-    src[d + shift] = x.dim(d) == 1 ? 0 : own[d];
-  }
-  std::vector<int64_t> dims(out.dims().begin(), out.dims().end());
-  ASSIGN_OR_RETURN(IndexMap map, CopyMap(dims, src, RowMajorStrides(out)));
-  return LaunchStridedCopy(static_cast<int>(DataTypeSize(x.dtype())),
-                           x.raw_data(), 0, y->raw_data(), 0, map, gpu.stream);
-}
-
 absl::Status TileInto(OpKernelContext* ctx, const GpuContext& gpu,
                       const Tensor& x, const std::vector<int64_t>& repeats) {
   const int r = x.rank();

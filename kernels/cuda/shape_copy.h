@@ -1,4 +1,4 @@
-// The strided copies behind Slice and Expand on CUDA, shared by the
+// The strided copies behind Slice and Tile on CUDA, shared by the
 // attribute forms (array_kernels.cc) and the runtime-parameter forms
 // (dynamic_kernels.cc): each checks its parameters against the input,
 // allocates output 0 and launches the copy on the context's stream.
@@ -22,9 +22,6 @@ absl::Status SliceInto(OpKernelContext* ctx, const GpuContext& gpu,
                        const Tensor& x, const std::vector<int64_t>& begin,
                        const std::vector<int64_t>& end,
                        std::vector<int64_t> axes, std::vector<int64_t> steps);
-// ONNX Expand: x and `shape` broadcast against each other.
-absl::Status ExpandInto(OpKernelContext* ctx, const GpuContext& gpu,
-                        const Tensor& x, const std::vector<int64_t>& shape);
 // ONNX Tile: x repeated repeats[d] times along each dimension d.
 absl::Status TileInto(OpKernelContext* ctx, const GpuContext& gpu,
                       const Tensor& x, const std::vector<int64_t>& repeats);

@@ -129,13 +129,9 @@ class ResizeKernel final : public OpKernel {
   const Attrs a_;
 };
 
-class PadKernel final : public OpKernel {
+class PadKernel final : public LaunchKernel<PadMode, ParsePadMode> {
  public:
-  using Attrs = PadMode;
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    return ParsePadMode(node);
-  }
-  PadKernel(const Node& node, Attrs mode) : OpKernel(node), mode_(mode) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
@@ -144,7 +140,7 @@ class PadKernel final : public OpKernel {
     const Tensor& value = ctx->input(2);
     ASSIGN_OR_RETURN(std::vector<PadAxis> pad_axes,
                      PlanPad(x, ctx->input(1), value, ctx->input(3),
-                             mode_));
+                             attrs()));
     const int rank = x.rank();
     if (rank > kMaxGpuDims) {
       return absl::UnimplementedError(absl::StrCat(
@@ -152,7 +148,7 @@ class PadKernel final : public OpKernel {
           ": CUDA kernels index at most ", kMaxGpuDims, " dimensions"));
     }
     PadGeometry g;
-    g.mode = static_cast<GpuPadMode>(static_cast<int>(mode_));
+    g.mode = static_cast<GpuPadMode>(static_cast<int>(attrs()));
     g.rank = rank;
     const std::vector<int64_t> strides = RowMajorStrides(x.shape());
     std::vector<int64_t> dims(rank);
@@ -172,9 +168,6 @@ class PadKernel final : public OpKernel {
     if (value.NumElements() == 1) std::memcpy(&fill, value.raw_data(), bytes);
     return LaunchPad(bytes, g, x.raw_data(), fill, y->raw_data(), gpu.stream);
   }
-
- private:
-  const PadMode mode_;
 };
 
 // PoolND and MaxPoolWithIndices (the latter's attrs say indices).
@@ -262,8 +255,8 @@ class GridSampleKernel final
                        ": CUDA GridSample takes at most ", kMaxSpatialDims));
     }
     GridSampleGeometry g;
-    g.interp = static_cast<GpuGridInterp>(static_cast<int>(attrs().interp));
-    g.padding = static_cast<GpuGridPadding>(static_cast<int>(attrs().padding));
+    g.interp = attrs().interp;
+    g.padding = attrs().padding;
     g.align_corners = attrs().align_corners;
     g.r = r;
     g.batch = x.dim(0);
@@ -318,7 +311,6 @@ class MaxUnpoolKernel final
                      PlanMaxUnpool(attrs(), x, idx, ctx->input(2)));
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(dims)));
     const int64_t total = y->NumElements();
-    RETURN_IF_ERROR(CheckUnpoolIndices(idx, total));
     std::vector<int64_t> source(total, -1);
     const int64_t* where = idx.data<int64_t>();
     for (int64_t i = 0; i < x.NumElements(); ++i) source[where[i]] = i;
@@ -374,11 +366,6 @@ class RoiAlignKernel final
 // Enum values the launchers' copies must share.
 static_assert(static_cast<int>(PadMode::kWrap) ==
               static_cast<int>(GpuPadMode::kWrap));
-static_assert(static_cast<int>(GridInterp::kCubic) ==
-              static_cast<int>(GpuGridInterp::kCubic));
-static_assert(static_cast<int>(GridPadding::kReflection) ==
-              static_cast<int>(GpuGridPadding::kReflection));
-
 }  // namespace
 
 void RegisterVisionKernels(KernelRegistry* registry) {
