@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""torchvision's detection models as ONNX, exported the documented way.
+
+Each model is built with random weights from a fixed seed (weights=None,
+weights_backbone=None; its classification layers re-drawn at unit scale,
+`spread_scores`), at a small input size, with its score threshold at
+0 so that boxes survive non-maximum suppression, put in eval mode and
+exported with the TorchScript exporter (`torch.onnx.export(...,
+dynamo=False)`) at opset 17, the image's height and width symbolic. The
+graph input is "image" [3, H, W] (torchvision's list of images, one of
+them); the outputs are torchvision's: boxes [K, 4], labels [K], scores [K]
+(and masks [K, 1, H, W] for Mask R-CNN; `output_names` gives each model's
+order), K known only when the model runs.
+
+    python3 bench/models/detection.py --out DIR [--models NAME ...]
+        [--sizes 256x320 320x256]
+
+writes DIR/NAME.onnx and, per size, DIR/NAME_HxW_image.npy (a seeded image
+in [0, 1]). Needs torch and torchvision (/work/venv-zoo). The .onnx files
+are tens of MB: keep them out of git. bench/detection_check.py runs them on
+sluice and onnxruntime and compares the outputs.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+OPSET = 17
+SEED = 20261205
+
+# name -> (torchvision builder, keyword arguments). Every score threshold
+# is 0 so that the boxes NMS keeps reach the outputs; sizes are small so
+# that the CPU runs each model in about a second.
+MODELS = {
+    "fasterrcnn_mobilenet_v3_large_320_fpn": (
+        "fasterrcnn_mobilenet_v3_large_320_fpn",
+        dict(box_score_thresh=0.0, min_size=256, max_size=320)),
+    "ssdlite320_mobilenet_v3_large": (
+        "ssdlite320_mobilenet_v3_large", dict(score_thresh=0.0)),
+    "retinanet_resnet50_fpn": (
+        "retinanet_resnet50_fpn",
+        dict(score_thresh=0.0, min_size=256, max_size=320)),
+    # FCOS's head has GroupNorm, which the exporter writes as
+    # InstanceNormalization on a reshaped tensor.
+    "fcos_resnet50_fpn": (
+        "fcos_resnet50_fpn",
+        dict(score_thresh=0.0, min_size=256, max_size=320)),
+    "maskrcnn_resnet50_fpn": (
+        "maskrcnn_resnet50_fpn",
+        dict(box_score_thresh=0.0, min_size=256, max_size=320)),
+}
+
+
+def output_names(name):
+    """The outputs in the order of torchvision's result dict, which the
+    exporter keeps: R-CNNs say boxes, labels, scores (then masks);
+    RetinaNet, FCOS and SSD say boxes, scores, labels."""
+    if "rcnn" not in name:
+        return ["boxes", "scores", "labels"]
+    names = ["boxes", "labels", "scores"]
+    if name.startswith("maskrcnn"):
+        names.append("masks")
+    return names
+
+
+def spread_scores(model):
+    """Re-draws the classification layers (cls_logits, cls_score) at unit
+    scale, N(0, 1/fan_in), seeded.
+
+    torchvision initialises them at std 0.01 for training from scratch, so
+    that with random weights every anchor and box scores the same to within
+    a few float32 ulps (Faster R-CNN's 100 detections all score 0.0115125)
+    and which boxes survive top-k and NMS is decided by rounding. Scores
+    spread over (0, 1) make the comparison say something; box regression is
+    left as initialised (small deltas: boxes near their anchors)."""
+    import torch
+    gen = torch.Generator().manual_seed(SEED + 1)
+    for qualified, module in model.named_modules():
+        leaf = qualified.rsplit(".", 1)[-1]
+        if leaf not in ("cls_logits", "cls_score"):
+            continue
+        w = module.weight
+        fan_in = w[0].numel()
+        with torch.no_grad():
+            w.copy_(torch.randn(w.shape, generator=gen) / fan_in ** 0.5)
+
+
+def build(name):
+    import torch
+    import torchvision
+    torch.manual_seed(SEED)
+    builder, kwargs = MODELS[name]
+    model = getattr(torchvision.models.detection, builder)(
+        weights=None, weights_backbone=None, **kwargs)
+    spread_scores(model)
+    model.eval()
+    return model
+
+
+def image(height, width, seed=SEED):
+    rng = np.random.default_rng(seed + height * 1000 + width)
+    return rng.random((3, height, width), dtype=np.float32)
+
+
+def export(name, path, height, width):
+    import torch
+    model = build(name)
+    x = torch.from_numpy(image(height, width))
+    outs = output_names(name)
+    dynamic = {"image": {1: "height", 2: "width"}}
+    for o in outs:
+        dynamic[o] = {0: "detections"}
+    with torch.no_grad():
+        torch.onnx.export(model, ([x],), path, opset_version=OPSET,
+                          input_names=["image"], output_names=outs,
+                          dynamic_axes=dynamic, dynamo=False)
+
+
+def parse_size(text):
+    h, w = text.split("x")
+    return int(h), int(w)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--models", nargs="*", default=list(MODELS))
+    ap.add_argument("--sizes", nargs="*", default=["256x320", "320x256"])
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    sizes = [parse_size(s) for s in args.sizes]
+    for name in args.models:
+        if name not in MODELS:
+            sys.exit(f"unknown model {name}; known: {', '.join(MODELS)}")
+        path = os.path.join(args.out, name + ".onnx")
+        export(name, path, *sizes[0])
+        for h, w in sizes:
+            np.save(os.path.join(args.out, f"{name}_{h}x{w}_image.npy"),
+                    image(h, w))
+        print(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()
