@@ -2,8 +2,8 @@
 """torchvision's detection models as ONNX, exported the documented way.
 
 Each model is built with random weights from a fixed seed (weights=None,
-weights_backbone=None; its classification layers re-drawn at unit scale,
-`spread_scores`), at a small input size, with its score threshold at
+weights_backbone=None; its classification layers re-drawn so that
+their logits have unit spread, `spread_scores`), at a small input size, with its score threshold at
 0 so that boxes survive non-maximum suppression, put in eval mode and
 exported with the TorchScript exporter (`torch.onnx.export(...,
 dynamo=False)`) at opset 17, the image's height and width symbolic. The
@@ -64,26 +64,44 @@ def output_names(name):
     return names
 
 
-def spread_scores(model):
-    """Re-draws the classification layers (cls_logits, cls_score) at unit
-    scale, N(0, 1/fan_in), seeded.
+def spread_scores(model, x):
+    """Re-draws the classification layers (cls_logits, cls_score), seeded,
+    and scales each so that its logits on image `x` have unit standard
+    deviation.
 
     torchvision initialises them at std 0.01 for training from scratch, so
     that with random weights every anchor and box scores the same to within
-    a few float32 ulps (Faster R-CNN's 100 detections all score 0.0115125)
+    a few float32 ulps (Faster R-CNN's 100 detections all scored 0.0115125)
     and which boxes survive top-k and NMS is decided by rounding. Scores
-    spread over (0, 1) make the comparison say something; box regression is
+    spread over (0, 1) make the comparison say something. Box regression is
     left as initialised (small deltas: boxes near their anchors)."""
     import torch
     gen = torch.Generator().manual_seed(SEED + 1)
-    for qualified, module in model.named_modules():
-        leaf = qualified.rsplit(".", 1)[-1]
-        if leaf not in ("cls_logits", "cls_score"):
-            continue
-        w = module.weight
-        fan_in = w[0].numel()
+    layers = [m for q, m in model.named_modules()
+              if q.rsplit(".", 1)[-1] in ("cls_logits", "cls_score")]
+    for m in layers:
         with torch.no_grad():
-            w.copy_(torch.randn(w.shape, generator=gen) / fan_in ** 0.5)
+            m.weight.copy_(torch.randn(m.weight.shape, generator=gen))
+    # The logits' spread without the bias, measured on the image; twice,
+    # since the second stage sees the proposals the first one picks.
+    for _ in range(2):
+        spread = {}
+
+        def hook(module, inputs, output):
+            w_only = output - (module.bias.view(1, -1, *[1] * (output.dim() - 2))
+                               if module.bias is not None else 0)
+            spread[module] = max(spread.get(module, 0.0),
+                                 float(w_only.std()))
+
+        handles = [m.register_forward_hook(hook) for m in layers]
+        with torch.no_grad():
+            model([x])
+        for h in handles:
+            h.remove()
+        for m in layers:
+            if spread.get(m, 0.0) > 0:
+                with torch.no_grad():
+                    m.weight.mul_(1.0 / spread[m])
 
 
 def build(name):
@@ -93,8 +111,8 @@ def build(name):
     builder, kwargs = MODELS[name]
     model = getattr(torchvision.models.detection, builder)(
         weights=None, weights_backbone=None, **kwargs)
-    spread_scores(model)
     model.eval()
+    spread_scores(model, torch.from_numpy(image(256, 320)))
     return model
 
 
