@@ -7,12 +7,14 @@
 #include <type_traits>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/npy.h"
 #include "core/status_macros.h"
 #include "executor/runtime_config.h"
 #include "model/model_loader.h"
 #include "onnx/importer.h"
+#include "onnx/tensor_file.h"
 #include "optimizer/pipeline.h"
 #include "tools/cli_util.h"
 
@@ -116,7 +118,7 @@ absl::Status ReadInputs(const Graph& graph,
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--input '", spec, "': expected NAME=FILE.npy"));
+          "--input '", spec, "': expected NAME=FILE.npy or NAME=FILE.pb"));
     }
     const std::string name = spec.substr(0, eq);
     const std::string path = spec.substr(eq + 1);
@@ -129,7 +131,11 @@ absl::Status ReadInputs(const Graph& graph,
       return absl::InvalidArgumentError(
           absl::StrCat("--input ", name, " is given more than once"));
     }
-    absl::StatusOr<Tensor> t = ReadNpy(path);
+    // An ONNX TensorProto holds every dtype (.npy no bfloat16, float8 or
+    // 4-bit type); anything else is read as .npy.
+    absl::StatusOr<Tensor> t = absl::EndsWith(path, ".pb")
+                                   ? ReadOnnxTensorFile(path)
+                                   : ReadNpy(path);
     if (!t.ok()) {
       return absl::Status(t.status().code(),
                           absl::StrCat("input '", name, "': ",

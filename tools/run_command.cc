@@ -97,7 +97,9 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
       ->required()
       ->check(RegularFile());
   app->add_option("--input", options->inputs,
-                  "NAME=FILE.npy: a value for graph input NAME (repeatable)");
+                  "NAME=FILE.npy or NAME=FILE.pb: a value for graph input "
+                  "NAME (repeatable); .pb: an ONNX TensorProto, for dtypes "
+                  ".npy cannot hold (bfloat16, float8, 4-bit)");
   CLI::Option* random = app->add_flag(
       "--random-inputs", options->random_inputs,
       "Make random values for every input not given with --input (floats "

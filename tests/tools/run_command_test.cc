@@ -15,6 +15,9 @@
 #include "nlohmann/json.hpp"
 #include "tests/tools/tools_test_util.h"
 #include "tools/commands.h"
+#if SLUICE_HAVE_ONNX
+#include "onnx/onnx_pb.h"
+#endif
 
 namespace sluice {
 namespace {
@@ -220,6 +223,47 @@ TEST(RunCommandTest, BadNpyNamesTheInputAndFile) {
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("input 'x'"));
   EXPECT_THAT(r.err, HasSubstr("junk.npy"));
+}
+
+// A bfloat16 input, which .npy cannot name, given as an ONNX TensorProto.
+TEST(RunCommandTest, FeedsABfloat16InputFromAnOnnxTensorProto) {
+#if SLUICE_HAVE_ONNX
+  ScratchDir dir;
+  const std::string model = dir.Write("bf16.pbtxt", R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_BFLOAT16 } }
+           attr { key: "shape" value { shape { dim: 3 } } } }
+    node { name: "y" op: "Cast" input: "x"
+           attr { key: "DstT" value { type: DT_FLOAT } } }
+  )pb");
+  onnx::TensorProto proto;
+  proto.add_dims(3);
+  proto.set_data_type(onnx::TensorProto::BFLOAT16);
+  // 1.5, -2 and 0.1015625 as bfloat16 (the high halves of their float32
+  // bits), little-endian.
+  const uint16_t bits[] = {0x3fc0, 0xc000, 0x3dd0};
+  proto.set_raw_data(std::string(reinterpret_cast<const char*>(bits),
+                                 sizeof(bits)));
+  const std::string pb = dir.Write("x.pb", proto.SerializeAsString());
+  CommandResult r = RunCommand(
+      RunMain, {model, "--input", "x=" + pb, "--output-dir", dir.Path("out")});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  absl::StatusOr<Tensor> y = ReadNpy(dir.Path("out/y.npy"));
+  ASSERT_TRUE(y.ok()) << y.status();
+  ASSERT_EQ(y->shape(), Shape({3}));
+  EXPECT_EQ(y->flat<float>()[0], 1.5f);
+  EXPECT_EQ(y->flat<float>()[1], -2.0f);
+  EXPECT_EQ(y->flat<float>()[2], 0.1015625f);
+  // A .pb that is no TensorProto names the input and the file.
+  const std::string junk = dir.Write("junk.pb", "\xff\xff not a proto");
+  r = RunCommand(RunMain, {model, "--input", "x=" + junk, "--output-dir",
+                           dir.Path("out")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("input 'x'"));
+  EXPECT_THAT(r.err, HasSubstr("junk.pb"));
+#else
+  GTEST_SKIP() << "built without libonnx";
+#endif
 }
 
 TEST(RunCommandTest, MalformedInputFlagIsAnError) {
