@@ -119,6 +119,13 @@ def compare(got, want, size):
                 pairs.append((i, j))
     r["in_order"] = in_order
     r["matched"] = len(pairs)
+    # Where the orders differ: how many positions, and how far apart the
+    # two runs' scores at those positions are (near-equal scores swapped).
+    moved = [i for i, j in pairs if i != j]
+    r["moved"] = len(moved)
+    if moved:
+        r["moved_gap"] = float(np.abs(got["scores"][moved] -
+                                      want["scores"][moved]).max())
     gi = np.array([p[0] for p in pairs], int)
     wi = np.array([p[1] for p in pairs], int)
     if pairs:
@@ -161,8 +168,8 @@ def main():
     args = ap.parse_args()
     failed = False
     print("| model | input | detections (sluice / ort) | order | "
-          "max box diff | max score diff | max mask diff | sluice run s | "
-          "ort step s |")
+          "max box diff | max score diff | max mask diff | sluice load + step s"
+          " | ort step s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.models:
         model = os.path.join(args.dir, name + ".onnx")
@@ -183,6 +190,9 @@ def main():
             fmt = lambda k: f"{r[k]:.2e}" if k in r else "-"
             order = ("same" if r.get("in_order") else
                      f"{r.get('matched', 0)}/{r['k_sluice']} matched")
+            if r.get("moved"):
+                order += (f", {r['moved']} at other positions (scores there "
+                          f"within {r['moved_gap']:.1e})")
             if "unmatched_scores" in r:
                 order += (" (unmatched scores {:.4g}..{:.4g})"
                           .format(*r["unmatched_scores"]))

@@ -2,8 +2,9 @@
 """torchvision's detection models as ONNX, exported the documented way.
 
 Each model is built with random weights from a fixed seed (weights=None,
-weights_backbone=None; its classification layers re-drawn so that
-their logits have unit spread, `spread_scores`), at a small input size, with its score threshold at
+weights_backbone=None; BatchNorm statistics calibrated on the image,
+`calibrate_norms`, and the classification layers re-drawn so that their
+logits have unit spread, `spread_scores`), at a small input size, with its score threshold at
 0 so that boxes survive non-maximum suppression, put in eval mode and
 exported with the TorchScript exporter (`torch.onnx.export(...,
 dynamo=False)`) at opset 17, the image's height and width symbolic. The
@@ -64,6 +65,32 @@ def output_names(name):
     return names
 
 
+def calibrate_norms(model, x):
+    """Sets every BatchNorm's running mean and variance to the statistics of
+    its input on image `x` and three more of its size (one pass of the
+    backbone in training mode, as a batch: SSD's last maps are 1x1).
+
+    With random weights and the initial statistics (mean 0, variance 1)
+    the activations of MobileNetV3's backbone shrink layer by layer to
+    about 1e-9, so every box of Faster R-CNN's head sees the same features;
+    calibrated, each layer's output has unit scale, as in a trained model."""
+    import torch
+    norms = [m for m in model.modules()
+             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average: this pass's statistics
+        m.train()
+    with torch.no_grad():
+        batch = [x] + [torch.from_numpy(image(*x.shape[1:], seed=SEED + i))
+                       for i in (1, 2, 3)]
+        model.backbone(model.transform(batch)[0].tensors)
+    for m in norms:
+        m.eval()
+
+
 def spread_scores(model, x):
     """Re-draws the classification layers (cls_logits, cls_score), seeded,
     and scales each so that its logits on image `x` have unit standard
@@ -112,7 +139,9 @@ def build(name):
     model = getattr(torchvision.models.detection, builder)(
         weights=None, weights_backbone=None, **kwargs)
     model.eval()
-    spread_scores(model, torch.from_numpy(image(256, 320)))
+    x = torch.from_numpy(image(256, 320))
+    calibrate_norms(model, x)
+    spread_scores(model, x)
     return model
 
 
