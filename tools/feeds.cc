@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/npy.h"
+#include "core/npz.h"
 #include "core/status_macros.h"
 #include "executor/runtime_config.h"
 #include "model/model_loader.h"
@@ -116,9 +117,26 @@ absl::Status ReadInputs(const Graph& graph,
                         std::vector<std::string>* notes) {
   for (const std::string& spec : specs) {
     const size_t eq = spec.find('=');
+    if (eq == std::string::npos && absl::EndsWith(spec, ".npz")) {
+      // Every array of the archive feeds the input of its name.
+      if (absl::Status s = CheckRegularFile(spec); !s.ok()) {
+        return absl::Status(s.code(),
+                            absl::StrCat("--input ", spec, ": ", s.message()));
+      }
+      ASSIGN_OR_RETURN(std::vector<NamedTensor> arrays, ReadNpz(spec));
+      for (auto& [name, t] : arrays) {
+        if (!given->insert(name).second) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--input ", name, " is given more than once (", spec, ")"));
+        }
+        feeds->emplace_back(name, std::move(t));
+      }
+      continue;
+    }
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--input '", spec, "': expected NAME=FILE.npy or NAME=FILE.pb"));
+          "--input '", spec,
+          "': expected NAME=FILE.npy, NAME=FILE.pb or FILE.npz"));
     }
     const std::string name = spec.substr(0, eq);
     const std::string path = spec.substr(eq + 1);

@@ -266,6 +266,39 @@ TEST(RunCommandTest, FeedsABfloat16InputFromAnOnnxTensorProto) {
 #endif
 }
 
+// Several inputs in one np.savez archive, each by its name.
+TEST(RunCommandTest, FeedsEveryArrayOfAnNpzArchive) {
+  ScratchDir dir;
+  const std::string model = dir.Write("add.pbtxt", R"pb(
+    node { name: "a" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 2 dim: 3 } } } }
+    node { name: "b" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 3 } } } }
+    node { name: "y" op: "Add" input: "a" input: "b" }
+  )pb");
+  // testdata/add_inputs.npz: np.savez(a=[[1,2,3],[4,5,6]], b=[0.5,-1,10]).
+  CommandResult r = RunCommand(
+      RunMain, {model, "--input",
+                TestDataPath("tests/tools/testdata/add_inputs.npz"),
+                "--output-dir", dir.Path("out")});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  absl::StatusOr<Tensor> y = ReadNpy(dir.Path("out/y.npy"));
+  ASSERT_TRUE(y.ok()) << y.status();
+  ASSERT_EQ(y->shape(), Shape({2, 3}));
+  const std::vector<float> want = {1.5f, 1, 13, 4.5f, 4, 16};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y->flat<float>()[i], want[i]) << i;
+  // An archive naming an input twice with --input is refused.
+  r = RunCommand(RunMain,
+                 {model, "--input",
+                  TestDataPath("tests/tools/testdata/add_inputs.npz"),
+                  "--input", "b=" + dir.Path("out/y.npy"), "--output-dir",
+                  dir.Path("out")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("more than once"));
+}
+
 TEST(RunCommandTest, MalformedInputFlagIsAnError) {
   CommandResult r =
       RunCommand(RunMain, {ExampleFile("mlp.pbtxt"), "--input", "x"});
