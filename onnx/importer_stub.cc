@@ -38,4 +38,9 @@ absl::StatusOr<Tensor> ReadOnnxTensorFile(const std::string& path) {
   return NoOnnx(path);
 }
 
+absl::Status WriteOnnxTensorFile(const Tensor& t, const std::string& name,
+                                 const std::string& path) {
+  return NoOnnx(path);
+}
+
 }  // namespace sluice

@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/tools/tools_test_util.h"
 #include "tools/commands.h"
+#include "onnx/tensor_file.h"
 #if SLUICE_HAVE_ONNX
 #include "onnx/onnx_pb.h"
 #endif
@@ -254,6 +255,23 @@ TEST(RunCommandTest, FeedsABfloat16InputFromAnOnnxTensorProto) {
   EXPECT_EQ(y->flat<float>()[0], 1.5f);
   EXPECT_EQ(y->flat<float>()[1], -2.0f);
   EXPECT_EQ(y->flat<float>()[2], 0.1015625f);
+  // A bfloat16 output: NAME.npy widened to float32, NAME.pb exact.
+  const std::string same = dir.Write("bf16_out.pbtxt", R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_BFLOAT16 } }
+           attr { key: "shape" value { shape { dim: 3 } } } }
+    node { name: "y" op: "Neg" input: "x" }
+  )pb");
+  r = RunCommand(RunMain, {same, "--input", "x=" + pb, "--output-dir",
+                           dir.Path("out2")});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err + r.out, HasSubstr("y.pb"));
+  absl::StatusOr<Tensor> exact = ReadOnnxTensorFile(dir.Path("out2/y.pb"));
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  ASSERT_EQ(exact->dtype(), DT_BFLOAT16);
+  ASSERT_EQ(exact->shape(), Shape({3}));
+  EXPECT_EQ(static_cast<float>(exact->flat<bfloat16>()[0]), -1.5f);
+  EXPECT_EQ(static_cast<float>(exact->flat<bfloat16>()[2]), -0.1015625f);
   // A .pb that is no TensorProto names the input and the file.
   const std::string junk = dir.Write("junk.pb", "\xff\xff not a proto");
   r = RunCommand(RunMain, {model, "--input", "x=" + junk, "--output-dir",
