@@ -78,7 +78,8 @@ absl::StatusOr<std::vector<NamedTensor>> ParseNpz(absl::string_view b,
     const std::string member(b.substr(at + 46, name_len));
     // ZIP64 extra field (id 1): the 8-byte values whose 4-byte fields are
     // 0xffffffff, in the order uncompressed size, compressed size, offset.
-    for (uint64_t e = at + 46 + name_len; e + 4 <= at + 46 + name_len + extra_len;) {
+    const uint64_t extra_end = at + 46 + name_len + extra_len;
+    for (uint64_t e = at + 46 + name_len; e + 4 <= extra_end;) {
       const uint64_t id = Le(b, e, 2), len = Le(b, e + 2, 2);
       if (id == 1) {
         uint64_t f = e + 4;

@@ -297,9 +297,8 @@ absl::StatusOr<ValuePtr> EmitDynamicFlatten(const onnx::NodeProto& node,
     const char* what = i == 0 ? "outer" : "inner";
     AttrList bounds = {{"start", MakeIntAttr(i == 0 ? 0 : axis)}};
     if (i == 0) bounds["end"] = MakeIntAttr(axis);
-    ASSIGN_OR_RETURN(ValuePtr dims,
-                     em.Emit1("Shape", ctx.Hint(node, absl::StrCat(what, "_dims")),
-                              {x}, bounds));
+    const std::string hint = ctx.Hint(node, absl::StrCat(what, "_dims"));
+    ASSIGN_OR_RETURN(ValuePtr dims, em.Emit1("Shape", hint, {x}, bounds));
     // ReduceProd of no dims is 1 (axis 0 flattens to [1, n]).
     ASSIGN_OR_RETURN(side[i], em.Emit1("ReduceProd", ctx.Hint(node, what),
                                        {dims},

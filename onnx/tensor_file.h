@@ -5,7 +5,8 @@
 // `sluice run` and `sluice bench` read `--input NAME=FILE.pb` with it, and
 // `sluice run` writes NAME.pb beside NAME.npy for the dtypes .npy widens.
 //
-//   ASSIGN_OR_RETURN(Tensor x, ReadOnnxTensorFile("test_data_set_0/input_0.pb"));
+//   ASSIGN_OR_RETURN(Tensor x,
+//                    ReadOnnxTensorFile("test_data_set_0/input_0.pb"));
 //
 // Stateless; thread-safe.
 #ifndef SLUICE_ONNX_TENSOR_FILE_H_

@@ -60,7 +60,8 @@ TEST(DataDependentSessionTest, OutputSizeFollowsTheValuesStepByStep) {
   ASSERT_NE(s, nullptr);
   for (int64_t count : {5, 0, 20000, 5}) {
     SCOPED_TRACE(count);
-    absl::StatusOr<std::vector<Tensor>> out = s->Run({{"x", WithNonZeros(count)}});
+    absl::StatusOr<std::vector<Tensor>> out =
+        s->Run({{"x", WithNonZeros(count)}});
     ASSERT_TRUE(out.ok()) << out.status();
     ASSERT_EQ((*out)[0].shape(), Shape({3, count}));
     // Row 2 holds the last coordinate: i for i < 16384, then i - 16384.

@@ -102,7 +102,8 @@ onnx::ModelProto SymbolicModel(int opset, int rank, const std::string& op,
 }
 
 void AddAttrInt(onnx::ModelProto* m, const std::string& name, int64_t v) {
-  onnx::AttributeProto* a = m->mutable_graph()->mutable_node(0)->add_attribute();
+  onnx::AttributeProto* a =
+      m->mutable_graph()->mutable_node(0)->add_attribute();
   a->set_name(name);
   a->set_type(onnx::AttributeProto::INT);
   a->set_i(v);
@@ -232,7 +233,7 @@ TEST(DataDependentShapesTest, GroupNormalizationOfUnknownDimsRuns) {
   }
 }
 
-TEST(DataDependentShapesTest, AnErrorTheModelCertainlyHasIsStillReportedAtLoad) {
+TEST(DataDependentShapesTest, AnErrorTheModelSurelyHasIsReportedAtLoad) {
   // Rank 2 is known: InstanceNormalization needs rank >= 3, whatever the
   // dims turn out to be.
   onnx::ModelProto model =

@@ -40,7 +40,8 @@ TEST(OnnxTensorFileTest, RoundTripsDtypesNpyCannotHold) {
     absl::StatusOr<Tensor> t = Tensor::Create(c.dtype, Shape({n}));
     ASSERT_TRUE(t.ok()) << t.status();
     std::memcpy(t->raw_data(), c.bytes.data(), c.bytes.size());
-    const std::string path = TempPath(absl::StrCat(DataTypeName(c.dtype), ".pb"));
+    const std::string path =
+        TempPath(absl::StrCat(DataTypeName(c.dtype), ".pb"));
     absl::Status w = WriteOnnxTensorFile(*t, "v", path);
     ASSERT_TRUE(w.ok()) << w;
     absl::StatusOr<Tensor> back = ReadOnnxTensorFile(path);
