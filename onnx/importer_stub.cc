@@ -1,6 +1,7 @@
 // ImportOnnx for builds without libonnx: every call says how to get it.
 #include "absl/strings/str_cat.h"
 #include "onnx/importer.h"
+#include "onnx/tensor_file.h"
 
 namespace sluice {
 namespace {
@@ -32,5 +33,14 @@ absl::StatusOr<GraphDef> ImportOnnxBytes(absl::string_view bytes,
 }
 
 bool OnnxImportAvailable() { return false; }
+
+absl::StatusOr<Tensor> ReadOnnxTensorFile(const std::string& path) {
+  return NoOnnx(path);
+}
+
+absl::Status WriteOnnxTensorFile(const Tensor& t, const std::string& name,
+                                 const std::string& path) {
+  return NoOnnx(path);
+}
 
 }  // namespace sluice

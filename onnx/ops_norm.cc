@@ -4,12 +4,14 @@
 // InstanceNormalization and GroupNormalization (LayerNorm over the spatial
 // dims or the groups, then the per-channel scale and bias), Mean, Swish,
 // Shrink, and DepthToSpace/SpaceToDepth (reshape, transpose, reshape). Each
-// needs the input's rank (or shape) known at import.
+// needs the input's rank known at import (GroupNormalization its channels
+// too, DepthToSpace its shape); dims unknown there are read at run time.
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "core/tensor_proto.h"
 #include "graph/attr_map.h"
 #include "onnx/import_context.h"
 
@@ -154,19 +156,35 @@ absl::Status ConvertLpNorm(const onnx::NodeProto& node, ImportContext& ctx) {
 }
 
 // x normalised over dims [axis, rank) by LayerNorm with unit scale and zero
-// bias (x's shape known).
+// bias (x's rank known). The scale and bias are constants when those dims
+// are known at import, else Fills of x's trailing shape made at run time.
 absl::StatusOr<ValuePtr> Standardize(const onnx::NodeProto& node,
                                      ImportContext& ctx, ValuePtr x,
                                      int64_t axis, float eps) {
   std::vector<int64_t> dims(x->shape.dims().begin() + axis,
                             x->shape.dims().end());
+  const bool known = Shape(dims).IsFullyDefined();
+  ValuePtr trailing;
+  if (!known) {
+    ASSIGN_OR_RETURN(trailing,
+                     ctx.em().Emit1("Shape", ctx.Hint(node, "norm_dims"), {x},
+                                    {{"start", MakeIntAttr(axis)}}));
+  }
   ValuePtr unit[2];
   for (int i = 0; i < 2; ++i) {
     const Tensor v = ScalarTensor(x->dtype, i == 0 ? 1.0 : 0.0);
-    ASSIGN_OR_RETURN(unit[i], ctx.em().CreateConstant(
-                                  NodeLabel(node), x->dtype, Shape(dims),
-                                  [&](Tensor& t) { FillWith(v, t); },
-                                  ctx.Hint(node, i == 0 ? "ones" : "zeros")));
+    const std::string hint = ctx.Hint(node, i == 0 ? "ones" : "zeros");
+    if (known) {
+      ASSIGN_OR_RETURN(unit[i], ctx.em().CreateConstant(
+                                    NodeLabel(node), x->dtype, Shape(dims),
+                                    [&](Tensor& t) { FillWith(v, t); }, hint));
+    } else {
+      ASSIGN_OR_RETURN(
+          unit[i], ctx.em().Emit1("Fill", hint, {trailing},
+                                  {{"dtype", MakeTypeAttr(x->dtype)},
+                                   {"value",
+                                    MakeTensorAttr(TensorToProto(v))}}));
+    }
   }
   return ctx.em().Emit1("LayerNorm", ctx.Hint(node, "standardized"),
                         {x, unit[0], unit[1]},
@@ -194,10 +212,13 @@ absl::StatusOr<ValuePtr> ChannelAffine(const onnx::NodeProto& node,
 absl::Status ConvertInstanceNorm(const onnx::NodeProto& node,
                                  ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
-  if (!x->shape.IsFullyDefined() || x->shape.rank() < 3) {
-    return absl::UnimplementedError(absl::StrCat(
-        "needs a known input shape of rank >= 3, got ",
-        x->shape.DebugString()));
+  if (x->shape.unknown_rank()) {
+    return absl::UnimplementedError(
+        "needs the input's rank known at import time");
+  }
+  if (x->shape.rank() < 3) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "needs an input of rank >= 3, got ", x->shape.DebugString()));
   }
   ASSIGN_OR_RETURN(ValuePtr y, Standardize(node, ctx, x, 2,
                                            AttrFloat(node, "epsilon", 1e-5f)));
@@ -210,9 +231,9 @@ absl::Status ConvertGroupNorm(const onnx::NodeProto& node,
                               ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   const int64_t groups = AttrInt(node, "num_groups", 0);
-  if (!x->shape.IsFullyDefined() || x->shape.rank() < 3) {
+  if (x->shape.unknown_rank() || x->shape.rank() < 3 || x->shape.dim(1) < 0) {
     return absl::UnimplementedError(absl::StrCat(
-        "needs a known input shape of rank >= 3, got ",
+        "needs an input of known rank >= 3 with its channels known, got ",
         x->shape.DebugString()));
   }
   const int64_t n = x->shape.dim(0), c = x->shape.dim(1);
@@ -220,19 +241,39 @@ absl::Status ConvertGroupNorm(const onnx::NodeProto& node,
     return absl::InvalidArgumentError(absl::StrCat(
         "num_groups ", groups, " must divide the ", c, " channels"));
   }
+  const bool known = x->shape.IsFullyDefined();
   const DataType t = x->dtype;
   const bool widen = (t == DT_FLOAT16 || t == DT_BFLOAT16) &&
                      AttrInt(node, "stash_type", 1) == 1;
+  GraphEmitter& em = ctx.em();
   ValuePtr xs = x;
   if (widen) {
     ASSIGN_OR_RETURN(xs, EmitCastTo(ctx, ctx.Hint(node, "x32"), x, DT_FLOAT));
   }
-  ASSIGN_OR_RETURN(xs, EmitReshape(ctx, ctx.Hint(node, "grouped"), xs,
-                                   {n, groups, -1}));
+  if (known) {
+    ASSIGN_OR_RETURN(xs, EmitReshape(ctx, ctx.Hint(node, "grouped"), xs,
+                                     {n, groups, -1}));
+  } else {
+    // [N, groups, C/groups * spatial] with N copied at run time (ONNX's 0).
+    ValuePtr grouped = em.AddConstant(Int64Vector({0, groups, -1}),
+                                      ctx.Hint(node, "grouped_shape"));
+    ASSIGN_OR_RETURN(xs, em.Emit1("DynamicReshape", ctx.Hint(node, "grouped"),
+                                  {xs, grouped},
+                                  {{"allowzero", MakeBoolAttr(false)}}));
+  }
   ASSIGN_OR_RETURN(ValuePtr y, Standardize(node, ctx, xs, 2,
                                            AttrFloat(node, "epsilon", 1e-5f)));
-  std::vector<int64_t> dims(x->shape.dims().begin(), x->shape.dims().end());
-  ASSIGN_OR_RETURN(y, EmitReshape(ctx, ctx.Hint(node, "ungrouped"), y, dims));
+  if (known) {
+    std::vector<int64_t> dims(x->shape.dims().begin(), x->shape.dims().end());
+    ASSIGN_OR_RETURN(y, EmitReshape(ctx, ctx.Hint(node, "ungrouped"), y,
+                                    dims));
+  } else {
+    ASSIGN_OR_RETURN(ValuePtr dims,
+                     em.Emit1("Shape", ctx.Hint(node, "x_dims"), {x}));
+    ASSIGN_OR_RETURN(y, em.Emit1("DynamicReshape", ctx.Hint(node, "ungrouped"),
+                                 {y, dims},
+                                 {{"allowzero", MakeBoolAttr(true)}}));
+  }
   if (widen) {
     ASSIGN_OR_RETURN(y, EmitCastTo(ctx, ctx.Hint(node, "y16"), y, t));
   }

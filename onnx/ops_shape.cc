@@ -283,13 +283,43 @@ absl::Status ConvertReshape(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, y);
 }
 
+// Flatten when x's dims on both sides of `axis` are known only at run time:
+// [prod(shape[:axis]), prod(shape[axis:])] computed by Shape and
+// ReduceProd, then a DynamicReshape. Both products are computed rather
+// than one left as -1, so that an empty x (no detections) flattens too; a
+// negative axis counts from the end at run time, as Shape's bounds do.
+absl::StatusOr<ValuePtr> EmitDynamicFlatten(const onnx::NodeProto& node,
+                                            ImportContext& ctx, ValuePtr x,
+                                            int64_t axis) {
+  GraphEmitter& em = ctx.em();
+  ValuePtr side[2];
+  for (int i = 0; i < 2; ++i) {
+    const char* what = i == 0 ? "outer" : "inner";
+    AttrList bounds = {{"start", MakeIntAttr(i == 0 ? 0 : axis)}};
+    if (i == 0) bounds["end"] = MakeIntAttr(axis);
+    const std::string hint = ctx.Hint(node, absl::StrCat(what, "_dims"));
+    ASSIGN_OR_RETURN(ValuePtr dims, em.Emit1("Shape", hint, {x}, bounds));
+    // ReduceProd of no dims is 1 (axis 0 flattens to [1, n]).
+    ASSIGN_OR_RETURN(side[i], em.Emit1("ReduceProd", ctx.Hint(node, what),
+                                       {dims},
+                                       {{"axes", MakeIntListAttr({0})},
+                                        {"keepdims", MakeBoolAttr(true)}}));
+  }
+  ASSIGN_OR_RETURN(ValuePtr shape,
+                   em.Emit1("Concat", ctx.Hint(node, "shape"),
+                            {side[0], side[1]}, {{"axis", MakeIntAttr(0)}}));
+  return em.Emit1("DynamicReshape", ctx.Hint(node), {x, shape},
+                  {{"allowzero", MakeBoolAttr(true)}});
+}
+
 absl::Status ConvertFlatten(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  int64_t axis = AttrInt(node, "axis", 1);
   if (x->shape.unknown_rank()) {
-    return Bad(node, "the input's rank is not known at import time");
+    ASSIGN_OR_RETURN(ValuePtr y, EmitDynamicFlatten(node, ctx, x, axis));
+    return ctx.SetOutput(node, 0, y);
   }
   const int rank = x->shape.rank();
-  int64_t axis = AttrInt(node, "axis", 1);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis > rank) return Bad(node, "axis out of range");
   int64_t outer = 1, inner = 1;
@@ -304,9 +334,8 @@ absl::Status ConvertFlatten(const onnx::NodeProto& node, ImportContext& ctx) {
       prod *= d;
   }
   if (!outer_known && !inner_known) {
-    return Bad(node, absl::StrCat("cannot flatten ", x->shape.DebugString(),
-                                  ": unknown dimensions on both sides of "
-                                  "the axis; give the input shapes"));
+    ASSIGN_OR_RETURN(ValuePtr y, EmitDynamicFlatten(node, ctx, x, axis));
+    return ctx.SetOutput(node, 0, y);
   }
   ASSIGN_OR_RETURN(ValuePtr y, EmitReshape(ctx, ctx.Hint(node), x,
                                            {outer_known ? outer : -1,

@@ -60,7 +60,11 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
       ->required()
       ->check(RegularFile());
   app->add_option("--input", options->inputs,
-                  "NAME=FILE.npy: a value for graph input NAME (repeatable)");
+                  "NAME=FILE.npy or NAME=FILE.pb: a value for graph input "
+                  "NAME (repeatable); .pb: an ONNX TensorProto, for dtypes "
+                  ".npy cannot hold (bfloat16, float8, 4-bit); FILE.npz "
+                  "(np.savez): every array, each for the input of its "
+                  "name");
   CLI::Option* random = app->add_flag(
       "--random-inputs", options->random_inputs,
       "Random values for every input not given with --input");

@@ -7,12 +7,15 @@
 #include <type_traits>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/npy.h"
+#include "core/npz.h"
 #include "core/status_macros.h"
 #include "executor/runtime_config.h"
 #include "model/model_loader.h"
 #include "onnx/importer.h"
+#include "onnx/tensor_file.h"
 #include "optimizer/pipeline.h"
 #include "tools/cli_util.h"
 
@@ -114,9 +117,26 @@ absl::Status ReadInputs(const Graph& graph,
                         std::vector<std::string>* notes) {
   for (const std::string& spec : specs) {
     const size_t eq = spec.find('=');
+    if (eq == std::string::npos && absl::EndsWith(spec, ".npz")) {
+      // Every array of the archive feeds the input of its name.
+      if (absl::Status s = CheckRegularFile(spec); !s.ok()) {
+        return absl::Status(s.code(),
+                            absl::StrCat("--input ", spec, ": ", s.message()));
+      }
+      ASSIGN_OR_RETURN(std::vector<NamedTensor> arrays, ReadNpz(spec));
+      for (auto& [name, t] : arrays) {
+        if (!given->insert(name).second) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--input ", name, " is given more than once (", spec, ")"));
+        }
+        feeds->emplace_back(name, std::move(t));
+      }
+      continue;
+    }
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--input '", spec, "': expected NAME=FILE.npy"));
+          "--input '", spec,
+          "': expected NAME=FILE.npy, NAME=FILE.pb or FILE.npz"));
     }
     const std::string name = spec.substr(0, eq);
     const std::string path = spec.substr(eq + 1);
@@ -129,7 +149,11 @@ absl::Status ReadInputs(const Graph& graph,
       return absl::InvalidArgumentError(
           absl::StrCat("--input ", name, " is given more than once"));
     }
-    absl::StatusOr<Tensor> t = ReadNpy(path);
+    // An ONNX TensorProto holds every dtype (.npy no bfloat16, float8 or
+    // 4-bit type); anything else is read as .npy.
+    absl::StatusOr<Tensor> t = absl::EndsWith(path, ".pb")
+                                   ? ReadOnnxTensorFile(path)
+                                   : ReadNpy(path);
     if (!t.ok()) {
       return absl::Status(t.status().code(),
                           absl::StrCat("input '", name, "': ",

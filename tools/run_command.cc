@@ -31,6 +31,8 @@
 #include "executor/step_stats.h"
 #include "core/host_memory.h"
 #include "nlohmann/json.hpp"
+#include "onnx/importer.h"
+#include "onnx/tensor_file.h"
 #include "tools/cli_util.h"
 #include "tools/feeds.h"
 #include "tools/trace.h"
@@ -97,7 +99,11 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
       ->required()
       ->check(RegularFile());
   app->add_option("--input", options->inputs,
-                  "NAME=FILE.npy: a value for graph input NAME (repeatable)");
+                  "NAME=FILE.npy or NAME=FILE.pb: a value for graph input "
+                  "NAME (repeatable); .pb: an ONNX TensorProto, for dtypes "
+                  ".npy cannot hold (bfloat16, float8, 4-bit); FILE.npz "
+                  "(np.savez): every array, each for the input of its "
+                  "name");
   CLI::Option* random = app->add_flag(
       "--random-inputs", options->random_inputs,
       "Make random values for every input not given with --input (floats "
@@ -106,7 +112,9 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
       ->check(Uint64())
       ->needs(random);
   app->add_option("--output-dir", options->output_dir,
-                  "Where to write NAME.npy for each output")
+                  "Where to write NAME.npy for each output (and NAME.pb, an "
+                  "ONNX TensorProto, for a dtype .npy cannot hold: "
+                  "bfloat16, float8, 4-bit)")
       ->capture_default_str()
       ->check(NonEmpty());
   app->add_flag("--stats", options->stats,
@@ -220,9 +228,20 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
     if (absl::Status w = WriteNpy(t, path); !w.ok()) {
       return FailCommand(w, options.json, out, err);
     }
-    if (t.dtype() == DT_BFLOAT16) {
-      notes.push_back(absl::StrCat("output '", names[i],
-                                   "' is bfloat16: written as float32"));
+    if (NpyWrittenType(t.dtype()) != t.dtype()) {
+      // .npy widened it; NAME.pb beside it keeps the dtype, where this
+      // build reads ONNX.
+      std::string exact = path.substr(0, path.size() - 4) + ".pb";
+      const bool wrote = OnnxImportAvailable();
+      if (wrote) {
+        if (absl::Status w = WriteOnnxTensorFile(t, names[i], exact); !w.ok()) {
+          return FailCommand(w, options.json, out, err);
+        }
+      }
+      notes.push_back(absl::StrCat(
+          "output '", names[i], "' is ", DataTypeName(t.dtype()),
+          ": written as ", DataTypeName(NpyWrittenType(t.dtype())),
+          wrote ? absl::StrCat(", and exactly to ", exact) : ""));
     }
     json values;
     std::string text;

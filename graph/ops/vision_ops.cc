@@ -273,9 +273,30 @@ absl::Status RoiAlignFn(InferenceContext& c) {
   ASSIGN_OR_RETURN(int64_t w, c.attrs().GetInt("output_width"));
   const Shape& x = c.input_shape(0);
   const Shape& rois = c.input_shape(1);
+  const Shape& batch = c.input_shape(2);
+  // R, the number of boxes, is often known only at run time (the boxes a
+  // detector keeps); what is certain now is checked now, as the kernel
+  // checks the rest (kernels/vision_params.h).
+  if (!x.unknown_rank() && x.rank() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RoiAlign input must be [N,C,H,W], got ", x.DebugString()));
+  }
+  if ((!rois.unknown_rank() &&
+       (rois.rank() != 2 || (rois.dim(1) >= 0 && rois.dim(1) != 4))) ||
+      (!batch.unknown_rank() && batch.rank() != 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RoiAlign needs rois [R,4] and batch_indices [R]; got ",
+        rois.DebugString(), " and ", batch.DebugString()));
+  }
+  int64_t r = rois.unknown_rank() ? kUnknownDim : rois.dim(0);
+  const int64_t rb = batch.unknown_rank() ? kUnknownDim : batch.dim(0);
+  if (r >= 0 && rb >= 0 && r != rb) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RoiAlign has ", r, " rois but ", rb, " batch_indices"));
+  }
+  if (r < 0) r = rb;
   c.set_output_shape(
-      0, Shape({rois.unknown_rank() ? kUnknownDim : rois.dim(0),
-                x.unknown_rank() ? kUnknownDim : x.dim(1), h, w}));
+      0, Shape({r, x.unknown_rank() ? kUnknownDim : x.dim(1), h, w}));
   return absl::OkStatus();
 }
 

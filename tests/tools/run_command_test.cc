@@ -15,6 +15,10 @@
 #include "nlohmann/json.hpp"
 #include "tests/tools/tools_test_util.h"
 #include "tools/commands.h"
+#include "onnx/tensor_file.h"
+#if SLUICE_HAVE_ONNX
+#include "onnx/onnx_pb.h"
+#endif
 
 namespace sluice {
 namespace {
@@ -220,6 +224,97 @@ TEST(RunCommandTest, BadNpyNamesTheInputAndFile) {
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("input 'x'"));
   EXPECT_THAT(r.err, HasSubstr("junk.npy"));
+}
+
+// A bfloat16 input, which .npy cannot name, given as an ONNX TensorProto.
+TEST(RunCommandTest, FeedsABfloat16InputFromAnOnnxTensorProto) {
+#if SLUICE_HAVE_ONNX
+  ScratchDir dir;
+  const std::string model = dir.Write("bf16.pbtxt", R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_BFLOAT16 } }
+           attr { key: "shape" value { shape { dim: 3 } } } }
+    node { name: "y" op: "Cast" input: "x"
+           attr { key: "DstT" value { type: DT_FLOAT } } }
+  )pb");
+  onnx::TensorProto proto;
+  proto.add_dims(3);
+  proto.set_data_type(onnx::TensorProto::BFLOAT16);
+  // 1.5, -2 and 0.1015625 as bfloat16 (the high halves of their float32
+  // bits), little-endian.
+  const uint16_t bits[] = {0x3fc0, 0xc000, 0x3dd0};
+  proto.set_raw_data(std::string(reinterpret_cast<const char*>(bits),
+                                 sizeof(bits)));
+  const std::string pb = dir.Write("x.pb", proto.SerializeAsString());
+  CommandResult r = RunCommand(
+      RunMain, {model, "--input", "x=" + pb, "--output-dir", dir.Path("out")});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  absl::StatusOr<Tensor> y = ReadNpy(dir.Path("out/y.npy"));
+  ASSERT_TRUE(y.ok()) << y.status();
+  ASSERT_EQ(y->shape(), Shape({3}));
+  EXPECT_EQ(y->flat<float>()[0], 1.5f);
+  EXPECT_EQ(y->flat<float>()[1], -2.0f);
+  EXPECT_EQ(y->flat<float>()[2], 0.1015625f);
+  // A bfloat16 output: NAME.npy widened to float32, NAME.pb exact.
+  const std::string same = dir.Write("bf16_out.pbtxt", R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_BFLOAT16 } }
+           attr { key: "shape" value { shape { dim: 3 } } } }
+    node { name: "y" op: "Neg" input: "x" }
+  )pb");
+  r = RunCommand(RunMain, {same, "--input", "x=" + pb, "--output-dir",
+                           dir.Path("out2")});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err + r.out, HasSubstr("y.pb"));
+  absl::StatusOr<Tensor> exact = ReadOnnxTensorFile(dir.Path("out2/y.pb"));
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  ASSERT_EQ(exact->dtype(), DT_BFLOAT16);
+  ASSERT_EQ(exact->shape(), Shape({3}));
+  EXPECT_EQ(static_cast<float>(exact->flat<bfloat16>()[0]), -1.5f);
+  EXPECT_EQ(static_cast<float>(exact->flat<bfloat16>()[2]), -0.1015625f);
+  // A .pb that is no TensorProto names the input and the file.
+  const std::string junk = dir.Write("junk.pb", "\xff\xff not a proto");
+  r = RunCommand(RunMain, {model, "--input", "x=" + junk, "--output-dir",
+                           dir.Path("out")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("input 'x'"));
+  EXPECT_THAT(r.err, HasSubstr("junk.pb"));
+#else
+  GTEST_SKIP() << "built without libonnx";
+#endif
+}
+
+// Several inputs in one np.savez archive, each by its name.
+TEST(RunCommandTest, FeedsEveryArrayOfAnNpzArchive) {
+  ScratchDir dir;
+  const std::string model = dir.Write("add.pbtxt", R"pb(
+    node { name: "a" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 2 dim: 3 } } } }
+    node { name: "b" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 3 } } } }
+    node { name: "y" op: "Add" input: "a" input: "b" }
+  )pb");
+  // testdata/add_inputs.npz: np.savez(a=[[1,2,3],[4,5,6]], b=[0.5,-1,10]).
+  CommandResult r = RunCommand(
+      RunMain, {model, "--input",
+                TestDataPath("tests/tools/testdata/add_inputs.npz"),
+                "--output-dir", dir.Path("out")});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  absl::StatusOr<Tensor> y = ReadNpy(dir.Path("out/y.npy"));
+  ASSERT_TRUE(y.ok()) << y.status();
+  ASSERT_EQ(y->shape(), Shape({2, 3}));
+  const std::vector<float> want = {1.5f, 1, 13, 4.5f, 4, 16};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y->flat<float>()[i], want[i]) << i;
+  // An archive naming an input twice with --input is refused.
+  r = RunCommand(RunMain,
+                 {model, "--input",
+                  TestDataPath("tests/tools/testdata/add_inputs.npz"),
+                  "--input", "b=" + dir.Path("out/y.npy"), "--output-dir",
+                  dir.Path("out")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("more than once"));
 }
 
 TEST(RunCommandTest, MalformedInputFlagIsAnError) {
