@@ -142,7 +142,7 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     // threads on a loaded 2-core VM: 1,745 ms a step on a team, 17.6 ms
     // with the workers sleeping; bench/RESULTS.md, 2026-12-05).
     const bool team = threads > kMostPoolThreadsForSlices;
-    const std::vector<Slice> slices =
+    std::vector<Slice> slices =
         team ? std::vector<Slice>{Whole(x, *y)} : Slices(x, f, *y, threads);
     std::optional<OmpThreads> omp;
     if (team) {
@@ -151,10 +151,15 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
       SerialOnThisThread();
     }
     const int team_threads = team ? threads : 1;
-    std::vector<const Plan*> plans(slices.size());
-    std::vector<std::shared_ptr<const Weights>> weights(slices.size());
+    std::vector<const Plan*> plans;
+    std::vector<std::shared_ptr<const Weights>> weights;
     size_t scratch_bytes = 0;
-    try {
+    // Each slice's plan and filter; false where oneDNN declines one.
+    // Throws dnnl::error.
+    auto plan_slices = [&]() {
+      plans.assign(slices.size(), nullptr);
+      weights.assign(slices.size(), nullptr);
+      scratch_bytes = 0;
       for (size_t i = 0; i < slices.size(); ++i) {
         const Slice& sl = slices[i];
         const PlanKey key = {sl.n1 - sl.n0, x.dim(3), sl.in1 - sl.in0,
@@ -166,6 +171,16 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
         if (plans[i] == nullptr) return false;
         weights[i] = GetWeights(*plans[i], f);
         scratch_bytes = std::max(scratch_bytes, plans[i]->scratch.get_size());
+      }
+      return true;
+    };
+    try {
+      if (!plan_slices()) {
+        // oneDNN declines a band's shape (its padding) but may take the
+        // whole call: run that, serially.
+        if (slices.size() == 1) return false;
+        slices = {Whole(x, *y)};
+        if (!plan_slices()) return false;
       }
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("oneDNN convolution (NHWC): ",

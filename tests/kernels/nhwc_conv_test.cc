@@ -307,10 +307,10 @@ TEST(NhwcOneDnnBandsTest, TwoThreadsCutIntoBandsMatchTheLoops) {
                    {Shape({1, 32, 17, 15}), Shape({32, 32, 3, 3}), Shape({32}),
                     Shape({1, 32, 9, 8})},
                    strided});
-  Attrs dilated = Window({1, 1}, {4, 4, 4, 4}, {2, 2});
+  Attrs dilated = Window({1, 1}, {2, 2, 2, 2}, {2, 2});
   dilated["activation"] = StringAttr("relu6");
-  cases.push_back({"dilated_5x5_relu6", "FusedConv2D",
-                   {Shape({1, 16, 20, 20}), Shape({16, 16, 5, 5}), Shape({16})},
+  cases.push_back({"dilated_relu6", "FusedConv2D",
+                   {Shape({1, 32, 20, 20}), Shape({32, 32, 3, 3}), Shape({32})},
                    dilated});
   Attrs uneven = Window({1, 1}, {0, 1, 2, 1}, {1, 1});
   uneven["activation"] = StringAttr("silu");
