@@ -1,6 +1,10 @@
 // conv_activation_fusion: a convolution's epilogue as exporters leave it,
 // Conv2D -> Add(bias) [-> Add(side)] [-> Relu | -> Maximum(0) -> Minimum(6)
-// (ReLU6, an ONNX Clip(0, 6) as imported)], into one FusedConv2D that
+// (ReLU6, an ONNX Clip(0, 6) as imported)], and where the target's
+// kernels take them (PassOptions::fuse_conv_smooth_activations: the CPU)
+// also -> HardSwish, -> HardSigmoid(1/6, 0.5), -> Sigmoid, or SiLU as
+// exporters write it (Mul(v, Sigmoid(v)), v read by both), into one
+// FusedConv2D that
 // adds the bias (and the side input: a residual) and applies the
 // activation as the convolution's output is written, instead of three more
 // passes over memory. The bias must be a Const with one value per output
@@ -13,6 +17,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -61,12 +66,53 @@ bool IsClipAt(const Graph& g, int id, TensorRef ref, std::string_view op,
          t->NumElements() == 1 && t->data<float>()[0] == value;
 }
 
+// The smooth activation (FusedConv2D's "hardswish", "hardsigmoid",
+// "sigmoid" or "silu") that reads node `last` of `shape`, and the nodes it
+// is made of, where it is one; none of them in `used`.
+std::optional<std::pair<std::string, std::vector<int>>> SmoothActivation(
+    const Graph& g, int last, const Shape& shape, const std::set<int>& used) {
+  auto fresh = [&](int id) {
+    return id >= 0 && used.count(id) == 0 &&
+           g.node(id).output_shape(0) == shape;
+  };
+  const int act = SoleReader(g, last);
+  if (fresh(act)) {
+    const Node& n = g.node(act);
+    if (n.op() == "HardSwish") return std::make_pair("hardswish", std::vector<int>{act});
+    if (n.op() == "Sigmoid") return std::make_pair("sigmoid", std::vector<int>{act});
+    if (n.op() == "HardSigmoid" &&
+        n.attrs().GetFloat("alpha").value_or(0) == 1.0f / 6.0f &&
+        n.attrs().GetFloat("beta").value_or(0) == 0.5f) {
+      return std::make_pair("hardsigmoid", std::vector<int>{act});
+    }
+    return std::nullopt;
+  }
+  // SiLU: v read by a Sigmoid and by the Mul of v and that Sigmoid alone.
+  const Node& v = g.node(last);
+  if (v.num_outputs() != 1 || g.consumers(last, 0).size() != 2 ||
+      !g.control_consumers(last).empty() || IsGraphOutput(g, {last, 0})) {
+    return std::nullopt;
+  }
+  int sigmoid = -1, mul = -1;
+  for (const Consumer& c : g.consumers(last, 0)) {
+    const std::string& op = g.node(c.node).op();
+    if (op == "Sigmoid") sigmoid = c.node;
+    if (op == "Mul") mul = c.node;
+  }
+  if (!fresh(sigmoid) || !fresh(mul) || SoleReader(g, sigmoid) != mul) {
+    return std::nullopt;
+  }
+  const std::optional<TensorRef> other = OtherOperand(g.node(mul), {last, 0});
+  if (!other.has_value() || !(*other == TensorRef{sigmoid, 0})) return std::nullopt;
+  return std::make_pair("silu", std::vector<int>{sigmoid, mul});
+}
+
 class ConvActivationFusionPass final : public Pass {
  public:
   std::string_view name() const override { return "conv_activation_fusion"; }
 
   absl::StatusOr<PassOutput> Run(const Graph& g,
-                                 const PassOptions&) const override {
+                                 const PassOptions& options) const override {
     PassOutput out;
     GraphRewriter rw(g);
     // Nodes already in a pattern: the Add joining two branches (a ResNet
@@ -129,6 +175,13 @@ class ConvActivationFusionPass final : public Pass {
           pattern.push_back(act);
           pattern.push_back(upper);
           last = upper;
+        }
+      } else if (options.fuse_conv_smooth_activations) {
+        if (auto smooth = SmoothActivation(g, last, shape, used)) {
+          activation = smooth->first;
+          pattern.insert(pattern.end(), smooth->second.begin(),
+                         smooth->second.end());
+          last = pattern.back();
         }
       }
       if (!NoControlInputs(g, pattern)) continue;

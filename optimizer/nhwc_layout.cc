@@ -12,7 +12,8 @@
 // NHWC form of a tensor is made once and shared by every reader: a graph
 // input is transposed once. Layout-agnostic readers of NHWC values go
 // channels last too instead of taking the value back to NCHW: elementwise
-// ops (graph/elementwise_program.h's set) whose every input is an NHWC
+// ops (graph/elementwise_program.h's set, and the one-input activations
+// of kLayoutFreeActivations: HardSwish, HardSigmoid...) whose every input is an NHWC
 // value of rank 4, a Const (a scalar is kept; a broadcast Const such as
 // a bias [1, C, 1, 1] or [C, 1, 1] is made rank 4 and transposed: [1, 1,
 // 1, C]) or a computed [N, C, 1, 1] value (a squeeze-and-excitation gate,
@@ -25,12 +26,14 @@
 // it, so names keep meaning what the file says; an NHWC node is named
 // "<name>/nhwc". Nodes with control edges, and readers the rules above do
 // not cover, are left as they are (between transposes).
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -86,6 +89,20 @@ absl::StatusOr<Tensor> PermuteValue(const Tensor& t, const Perm& perm) {
 
 bool IsRank4(const Shape& s) { return !s.unknown_rank() && s.rank() == 4; }
 
+// One-input ops outside elementwise programs that map each element on its
+// own, whatever the layout (their attributes are scalars): MobileNetV3's
+// HardSwish and HardSigmoid would otherwise sit between two Transposes.
+constexpr std::array<std::string_view, 10> kLayoutFreeActivations = {
+    "HardSwish", "HardSigmoid", "Elu",  "Selu", "Celu",
+    "Softplus",  "Softsign",    "Mish", "Gelu", "ThresholdedRelu"};
+
+bool IsLayoutFreeActivation(const Node& n) {
+  return n.num_inputs() == 1 &&
+         std::find(kLayoutFreeActivations.begin(),
+                   kLayoutFreeActivations.end(),
+                   n.op()) != kLayoutFreeActivations.end();
+}
+
 class Rewrite {
  public:
   Rewrite(const Graph& g, GraphRewriter* rw, std::vector<std::string>* changes)
@@ -110,7 +127,9 @@ class Rewrite {
         op == "AvgPool") {
       return WindowOp(n);
     }
-    if (ElementwiseOpcodeOf(op).has_value()) return Elementwise(n);
+    if (ElementwiseOpcodeOf(op).has_value() || IsLayoutFreeActivation(n)) {
+      return Elementwise(n);
+    }
     if (op == "Concat") return Concat(n);
     if (op == "ReduceMean" || op == "GlobalAvgPool") return Mean(n);
     if (op == "Transpose") return TransposeOf(n);

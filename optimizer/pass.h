@@ -43,6 +43,10 @@ struct PassOptions {
   // kernels: docs/design.md decision 31). The CPU's oneDNN converts them:
   // MobileNetV2 ran 3.1x faster channels last there.
   bool keep_grouped_convs_nchw = false;
+  // Whether conv_activation_fusion also fuses HardSwish, HardSigmoid,
+  // Sigmoid and SiLU into FusedConv2D: set for a target whose kernels take
+  // them (the CPU provider's: PassOptionsFromConfig).
+  bool fuse_conv_smooth_activations = false;
 };
 
 struct PassOutput {

@@ -1,6 +1,9 @@
 // Schemas of the neural-network ops (docs/ops.md: Softmax, LayerNorm,
 // RMSNorm, Convolution and pooling).
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -103,10 +106,14 @@ absl::Status Conv2DFn(InferenceContext& c) {
 absl::Status FusedConv2DFn(InferenceContext& c) {
   RETURN_IF_ERROR(Conv2DFn(c));
   ASSIGN_OR_RETURN(std::string activation, c.attrs().GetString("activation"));
-  if (activation != "none" && activation != "relu" && activation != "relu6") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("activation must be \"none\", \"relu\" or \"relu6\", got \"",
-                     activation, "\""));
+  static constexpr std::string_view kActivations[] = {
+      "none", "relu", "relu6", "hardswish", "hardsigmoid", "sigmoid", "silu"};
+  if (std::find(std::begin(kActivations), std::end(kActivations),
+                activation) == std::end(kActivations)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "activation must be \"none\", \"relu\", \"relu6\", \"hardswish\", "
+        "\"hardsigmoid\", \"sigmoid\" or \"silu\", got \"",
+        activation, "\""));
   }
   const int args = c.num_inputs() - 2;
   if (args != 1 && args != 2) {
@@ -362,9 +369,13 @@ void RegisterNnOps(OpRegistry* r) {
                             "(+ side)): args are the bias [O] and optionally "
                             "a side input of the output's shape (a residual); "
                             "data_format as Conv2D's; "
-                            "activation \"none\", \"relu\" or \"relu6\" "
-                            "(min(max(v, 0), 6)). The optimizer's "
-                            "conv_activation_fusion makes it.")
+                            "activation \"none\", \"relu\", \"relu6\" "
+                            "(min(max(v, 0), 6)), and on the CPU also "
+                            "\"hardswish\" (v * clamp(v / 6 + 0.5, 0, 1)), "
+                            "\"hardsigmoid\" (clamp(v / 6 + 0.5, 0, 1)), "
+                            "\"sigmoid\" and \"silu\" (v * sigmoid(v)). "
+                            "The optimizer's conv_activation_fusion makes "
+                            "it.")
                        .Build());
   RegisterOrDie(r, OpDefBuilder("FusedAttention")
                        .Input("q", "T")

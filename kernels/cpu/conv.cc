@@ -26,6 +26,7 @@
 #include "graph/data_format.h"
 #include "graph/shape_fns.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/conv_activation.h"
 #include "kernels/cpu/cpu_provider.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
@@ -51,8 +52,7 @@ struct ConvGeometry {
 struct ConvEpilogue {
   const float* bias = nullptr;  // [O]
   const float* side = nullptr;  // the output's shape, or null
-  bool relu = false;
-  float relu_max = INFINITY;  // 6 for ReLU6: min(max(v, 0), relu_max)
+  ConvActivation activation = ConvActivation::kNone;
 
   // Applies it to output channel `channel`'s elements [begin, end) of the
   // plane at `offset` (in elements) of the output `y`.
@@ -64,7 +64,7 @@ struct ConvEpilogue {
     for (int64_t i = begin; i < end; ++i) {
       float v = row[i] + bv;
       if (zrow != nullptr) v += zrow[i];
-      row[i] = relu ? std::min(std::max(v, 0.0f), relu_max) : v;
+      row[i] = ApplyConvActivation(activation, v);
     }
   }
 };
@@ -356,8 +356,7 @@ absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
 struct ConvAttrs {
   Conv2DParams conv;
   DataFormat format = DataFormat::kNchw;
-  bool relu = false;   // FusedConv2D
-  bool relu6 = false;  // FusedConv2D: relu clipped at 6
+  ConvActivation activation = ConvActivation::kNone;  // FusedConv2D
 };
 
 absl::StatusOr<ConvAttrs> ReadConvAttrs(const AttrMap& attrs) {
@@ -561,8 +560,7 @@ class FusedConv2DKernel final : public OpKernel {
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(node.attrs()));
     ASSIGN_OR_RETURN(std::string act, node.attrs().GetString("activation"));
-    a.relu = act == "relu" || act == "relu6";
-    a.relu6 = act == "relu6";
+    ASSIGN_OR_RETURN(a.activation, ParseConvActivation(act));
     return a;
   }
   FusedConv2DKernel(const Node& node, Attrs attrs)
@@ -593,17 +591,13 @@ class FusedConv2DKernel final : public OpKernel {
     }
     ConvEpilogue epilogue;
     epilogue.bias = bias.data<float>();
-    epilogue.relu = attrs_.relu;
-    if (attrs_.relu6) epilogue.relu_max = 6.0f;
+    epilogue.activation = attrs_.activation;
     return ConvInto(ctx, attrs_, &epilogue, onednn_.get(), onednn_nhwc_.get(),
                     side);
   }
 
  private:
-  static ConvActivation Activation(const ConvAttrs& a) {
-    if (a.relu6) return ConvActivation::kRelu6;
-    return a.relu ? ConvActivation::kRelu : ConvActivation::kNone;
-  }
+  static ConvActivation Activation(const ConvAttrs& a) { return a.activation; }
 
   const ConvAttrs attrs_;
   // nullptr: the loops here (no oneDNN in this build, or switched off).

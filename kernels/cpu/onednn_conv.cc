@@ -172,10 +172,32 @@ bool OneDnnImplDeclined(const std::string& impl) {
 }
 
 void AppendActivation(ConvActivation activation, dnnl::post_ops* ops) {
-  if (activation == ConvActivation::kRelu) {
-    ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-  } else if (activation == ConvActivation::kRelu6) {
-    ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
+  using dnnl::algorithm;
+  switch (activation) {
+    case ConvActivation::kNone:
+      break;
+    case ConvActivation::kRelu:
+      ops->append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+      break;
+    case ConvActivation::kRelu6:
+      ops->append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 6.0f);
+      break;
+    case ConvActivation::kHardSwish:
+      // oneDNN 2.x ignores alpha and beta (v * relu6(v + 3) / 6); 3.x
+      // reads them as v * clamp(alpha * v + beta, 0, 1).
+      ops->append_eltwise(1.0f, algorithm::eltwise_hardswish, 1.0f / 6.0f,
+                          0.5f);
+      break;
+    case ConvActivation::kHardSigmoid:
+      ops->append_eltwise(1.0f, algorithm::eltwise_linear, 1.0f / 6.0f, 0.5f);
+      ops->append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 1.0f);
+      break;
+    case ConvActivation::kSigmoid:
+      ops->append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
+      break;
+    case ConvActivation::kSilu:
+      ops->append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);
+      break;
   }
 }
 

@@ -1,7 +1,7 @@
 // OneDnnConv: the fast CPU path of Conv2D and FusedConv2D for float32 on
 // oneDNN's convolution primitive (dnnl::convolution_forward, Debian's
 // libdnnl-dev), with the bias, a residual (oneDNN's `sum` post-op) and the
-// activation (eltwise relu, or clip to [0, 6] for ReLU6) inside the
+// activation (conv_activation.h, as eltwise post-ops) inside the
 // primitive. conv.cc's loops stay the reference and the fallback.
 //
 //   std::unique_ptr<OneDnnConv> conv = OneDnnConv::Create(params, act);
@@ -34,11 +34,10 @@
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
 #include "graph/shape_fns.h"
+#include "kernels/cpu/conv_activation.h"
 #include "kernels/kernel.h"
 
 namespace sluice::cpu {
-
-enum class ConvActivation { kNone, kRelu, kRelu6 };
 
 class OneDnnConv {
  public:

@@ -7,8 +7,10 @@
 #include <atomic>
 
 #if SLUICE_HAVE_ONEDNN_CONV
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -45,17 +47,75 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 
+// kH, kOh, kPadTop and kPadBottom are those of the slice the plan runs
+// (the whole call's where it is one slice).
 enum KeyField { kN, kC, kH, kW, kO, kKh, kKw, kOh, kOw, kThreads, kBias,
-                kSide, kKeyFields };
+                kSide, kPadTop, kPadBottom, kKeyFields };
 using PlanKey = std::array<int64_t, kKeyFields>;
 
 struct Plan {
   dnnl::convolution_forward conv;
   memory::desc src, dst, weights, user_weights, bias, scratch;
+  // Where user_weights starts in the filter, in floats: the first tap
+  // kept when taps that read only padding are dropped (LiveTaps).
+  int64_t weights_offset = 0;
+  // The plan whose reordered filter this one reads (itself, or an earlier
+  // slice's plan with the same filter layout and taps).
+  const Plan* weights_owner = this;
   // The residual: read in place by a binary add post-op, or (where the
   // primitive takes no such post-op) copied into y for a `sum` post-op.
   bool side_by_sum = false;
 };
+
+// The taps [first, last) of one spatial axis of a convolution that read
+// the image for some output position; the others read only padding (a
+// dilated convolution on a small image: DeepLabV3's ASPP at rates 24 and
+// 36 on 14 x 14 reads the centre tap alone), and the pads shrunk to
+// match. Dropping them leaves the output as it is: what they read is zero.
+struct Taps {
+  int64_t first, last, pad_begin, pad_end;
+};
+
+Taps LiveTaps(int64_t in, int64_t out, int64_t k, int64_t stride,
+              int64_t dilation, int64_t pad_begin, int64_t pad_end) {
+  // Tap t reads rows y * stride - pad_begin + t * dilation, y in [0, out).
+  auto live = [&](int64_t t) {
+    const int64_t lo = -pad_begin + t * dilation;
+    const int64_t hi = (out - 1) * stride - pad_begin + t * dilation;
+    return hi >= 0 && lo < in;
+  };
+  Taps taps{0, k, pad_begin, pad_end};
+  while (taps.first < k && !live(taps.first)) ++taps.first;
+  while (taps.last > taps.first && !live(taps.last - 1)) --taps.last;
+  if (taps.first == taps.last) return {0, k, pad_begin, pad_end};
+  taps.pad_begin = pad_begin - taps.first * dilation;
+  taps.pad_end = pad_end - (k - taps.last) * dilation;
+  // oneDNN takes no negative padding: keep every tap then.
+  if (taps.pad_begin < 0 || taps.pad_end < 0) return {0, k, pad_begin, pad_end};
+  return taps;
+}
+
+// A part of one call's work, its own primitive: images [n0, n1), their
+// output rows [out0, out1), reading input rows [in0, in1) with pad_top and
+// pad_bottom rows of zeros around them.
+struct Slice {
+  int64_t n0, n1, out0, out1, in0, in1, pad_top, pad_bottom;
+};
+
+// With at most this many pool threads a call is cut into slices for them
+// (Slices) instead of running on an OpenMP team.
+constexpr int kMostPoolThreadsForSlices = 2;
+
+// Copies `count` floats on up to `threads` of the pool.
+void CopyOnPool(const Eigen::ThreadPoolDevice* pool, int threads,
+                const float* from, float* to, int64_t count) {
+  const int64_t blocks =
+      std::max<int64_t>(1, std::min<int64_t>(threads, count >> 14));
+  RunBlocks(pool, blocks, [&](int64_t b) {
+    const int64_t b0 = count * b / blocks, b1 = count * (b + 1) / blocks;
+    std::memcpy(to + b0, from + b0, (b1 - b0) * sizeof(float));
+  });
+}
 
 // A filter reordered for one plan.
 struct Weights {
@@ -74,71 +134,174 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
                                const Tensor* side, Tensor* y) override {
     const auto* pool = ctx->device()->eigen_cpu_device();
     const int threads = PoolThreads(pool);
-    // Primitives are made and run with the team they will have: oneDNN
-    // blocks the work by its thread count.
-    OmpThreads omp(threads);
-    PlanKey key = {x.dim(0), x.dim(3), x.dim(1), x.dim(2), f.dim(0),
-                   f.dim(1), f.dim(2), y->dim(1), y->dim(2), threads,
-                   bias != nullptr, side != nullptr};
-    const Plan* plan = nullptr;
-    std::shared_ptr<const Weights> weights;
+    // Where the pool has more than two threads, the whole call is one
+    // primitive on an OpenMP team of the pool's size (decision 32); with
+    // two or fewer, slices on the pool's own threads, each primitive
+    // serial: a team's worker spins after the call and takes the core
+    // from the threads that run the next node (MobileNetV3-small at 2
+    // threads on a loaded 2-core VM: 1,745 ms a step on a team, 17.6 ms
+    // with the workers sleeping; bench/RESULTS.md, 2026-12-05).
+    const bool team = threads > kMostPoolThreadsForSlices;
+    std::vector<Slice> slices =
+        team ? std::vector<Slice>{Whole(x, *y)} : Slices(x, f, *y, threads);
+    std::optional<OmpThreads> omp;
+    if (team) {
+      omp.emplace(threads);  // primitives are made and run with their team
+    } else {
+      SerialOnThisThread();
+    }
+    const int team_threads = team ? threads : 1;
+    std::vector<const Plan*> plans;
+    std::vector<std::shared_ptr<const Weights>> weights;
+    size_t scratch_bytes = 0;
+    // Each slice's plan and filter; false where oneDNN declines one.
+    // Throws dnnl::error.
+    auto plan_slices = [&]() {
+      plans.assign(slices.size(), nullptr);
+      weights.assign(slices.size(), nullptr);
+      scratch_bytes = 0;
+      for (size_t i = 0; i < slices.size(); ++i) {
+        const Slice& sl = slices[i];
+        const PlanKey key = {sl.n1 - sl.n0, x.dim(3), sl.in1 - sl.in0,
+                             x.dim(2), f.dim(0), f.dim(1), f.dim(2),
+                             sl.out1 - sl.out0, y->dim(2), team_threads,
+                             bias != nullptr, side != nullptr, sl.pad_top,
+                             sl.pad_bottom};
+        plans[i] = GetPlan(key);
+        if (plans[i] == nullptr) return false;
+        weights[i] = GetWeights(*plans[i], f);
+        scratch_bytes = std::max(scratch_bytes, plans[i]->scratch.get_size());
+      }
+      return true;
+    };
     try {
-      plan = GetPlan(key);
-      if (plan == nullptr) return false;
-      weights = GetWeights(*plan, f);
+      if (!plan_slices()) {
+        // oneDNN declines a band's shape (its padding) but may take the
+        // whole call: run that, serially.
+        if (slices.size() == 1) return false;
+        slices = {Whole(x, *y)};
+        if (!plan_slices()) return false;
+      }
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("oneDNN convolution (NHWC): ",
                                               e.what(), " (status ", e.status,
                                               ")"));
     }
+    // One scratchpad per slice, 64-byte aligned.
+    const int64_t scratch_floats =
+        static_cast<int64_t>((scratch_bytes + 63) / 64 * 16);
     Tensor scratch;
-    if (plan->scratch.get_size() > 0) {
-      ASSIGN_OR_RETURN(
-          scratch,
-          ctx->allocate_temp(DT_FLOAT,
-                             Shape({static_cast<int64_t>(
-                                 (plan->scratch.get_size() + 63) / 64 * 16)})));
+    if (scratch_floats > 0) {
+      ASSIGN_OR_RETURN(scratch, ctx->allocate_temp(
+                                    DT_FLOAT, Shape({scratch_floats *
+                                                     static_cast<int64_t>(
+                                                         slices.size())})));
     }
-    if (side != nullptr && plan->side_by_sum) {
-      const float* from = side->data<float>();
-      float* to = y->data<float>();
-      const int64_t total = y->NumElements();
-      const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(
-                                                      threads, total >> 14));
-      RunBlocks(pool, blocks, [&](int64_t b) {
-        const int64_t b0 = total * b / blocks, b1 = total * (b + 1) / blocks;
-        std::memcpy(to + b0, from + b0, (b1 - b0) * sizeof(float));
-      });
+    const int64_t h = x.dim(1), w = x.dim(2), c = x.dim(3);
+    const int64_t oh = y->dim(1), ow = y->dim(2), o = y->dim(3);
+    absl::Mutex mu;
+    absl::Status status;
+    auto run = [&](int64_t i) {
+      const Slice& sl = slices[i];
+      const Plan& plan = *plans[i];
+      if (!team) SerialOnThisThread();
+      const float* src = x.data<float>() + (sl.n0 * h + sl.in0) * w * c;
+      const int64_t out_at = (sl.n0 * oh + sl.out0) * ow * o;
+      float* dst = y->data<float>() + out_at;
+      const float* res = side == nullptr ? nullptr : side->data<float>() + out_at;
+      if (res != nullptr && plan.side_by_sum) {
+        const int64_t count = (sl.n1 - sl.n0) * (sl.out1 - sl.out0) * ow * o;
+        if (team) {
+          CopyOnPool(pool, threads, res, dst, count);
+        } else {
+          std::memcpy(dst, res, count * sizeof(float));
+        }
+      }
+      try {
+        dnnl::engine& engine = OneDnnEngine();
+        std::unordered_map<int, memory> args = {
+            {DNNL_ARG_SRC, memory(plan.src, engine, const_cast<float*>(src))},
+            {DNNL_ARG_WEIGHTS, weights[i]->value},
+            {DNNL_ARG_DST, memory(plan.dst, engine, dst)}};
+        if (bias != nullptr) {
+          args.emplace(DNNL_ARG_BIAS, memory(plan.bias, engine,
+                                             const_cast<float*>(bias)));
+        }
+        if (res != nullptr && !plan.side_by_sum) {
+          args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                       memory(plan.dst, engine, const_cast<float*>(res)));
+        }
+        if (plan.scratch.get_size() > 0) {
+          args.emplace(DNNL_ARG_SCRATCHPAD,
+                       memory(plan.scratch, engine,
+                              scratch.data<float>() + i * scratch_floats));
+        }
+        plan.conv.execute(OneDnnThreadStream(), args);
+      } catch (const dnnl::error& e) {
+        absl::MutexLock lock(&mu);
+        status = absl::InternalError(absl::StrCat(
+            "oneDNN convolution (NHWC): ", e.what(), " (status ", e.status,
+            ")"));
+      }
+    };
+    if (team || slices.size() == 1) {
+      run(0);
+    } else {
+      RunBlocks(pool, static_cast<int64_t>(slices.size()), run);
     }
-    try {
-      dnnl::engine& engine = OneDnnEngine();
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, memory(plan->src, engine, x.data<float>())},
-          {DNNL_ARG_WEIGHTS, weights->value},
-          {DNNL_ARG_DST, memory(plan->dst, engine, y->data<float>())}};
-      if (bias != nullptr) {
-        args.emplace(DNNL_ARG_BIAS, memory(plan->bias, engine,
-                                           const_cast<float*>(bias)));
-      }
-      if (side != nullptr && !plan->side_by_sum) {
-        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                     memory(plan->dst, engine, side->data<float>()));
-      }
-      if (plan->scratch.get_size() > 0) {
-        args.emplace(DNNL_ARG_SCRATCHPAD,
-                     memory(plan->scratch, engine, scratch.data<float>()));
-      }
-      plan->conv.execute(OneDnnThreadStream(), args);
-    } catch (const dnnl::error& e) {
-      return absl::InternalError(absl::StrCat("oneDNN convolution (NHWC): ",
-                                              e.what(), " (status ", e.status,
-                                              ")"));
-    }
+    RETURN_IF_ERROR(status);
     nhwc_runs.fetch_add(1);
     return true;
   }
 
  private:
+  // The whole call as one slice.
+  Slice Whole(const Tensor& x, const Tensor& y) const {
+    return {0, x.dim(0), 0, y.dim(1), 0, x.dim(1), params_.pads[0],
+            params_.pads[2]};
+  }
+
+  // The call cut for `threads` pool threads: runs of whole images where
+  // the batch has at least as many, else bands of each image's output
+  // rows; no slice below kMinConvSliceMacs of work (one slice where the
+  // call has less). A band reads the input rows its window covers, padded
+  // where they pass the image's edge as the whole call pads it.
+  std::vector<Slice> Slices(const Tensor& x, const Tensor& f, const Tensor& y,
+                            int threads) const {
+    const Conv2DParams& p = params_;
+    const int64_t n = x.dim(0), h = x.dim(1), oh = y.dim(1);
+    // Per image; the filter is [O, KH, KW, C/group].
+    const int64_t macs =
+        oh * y.dim(2) * y.dim(3) * f.dim(1) * f.dim(2) * f.dim(3);
+    std::vector<Slice> out;
+    if (n >= threads) {
+      const int64_t parts = std::min<int64_t>(
+          threads, std::max<int64_t>(1, n * macs / kMinConvSliceMacs));
+      for (int64_t i = 0; i < parts; ++i) {
+        out.push_back({n * i / parts, n * (i + 1) / parts, 0, oh, 0, h,
+                       p.pads[0], p.pads[2]});
+      }
+      return out;
+    }
+    const int64_t bands = std::min<int64_t>(
+        {(threads + n - 1) / n, oh,
+         std::max<int64_t>(1, macs / kMinConvSliceMacs)});
+    if (bands == 1) return {Whole(x, y)};
+    const int64_t span = (f.dim(1) - 1) * p.dilations[0] + 1;
+    for (int64_t img = 0; img < n; ++img) {
+      for (int64_t b = 0; b < bands; ++b) {
+        const int64_t out0 = oh * b / bands, out1 = oh * (b + 1) / bands;
+        const int64_t r0 = out0 * p.strides[0] - p.pads[0];
+        const int64_t r1 = (out1 - 1) * p.strides[0] - p.pads[0] + span;
+        const int64_t in0 = std::max<int64_t>(0, r0);
+        const int64_t in1 = std::min(h, r1);
+        if (in1 <= in0) return {Whole(x, y)};  // a band of padding alone
+        out.push_back({img, img + 1, out0, out1, in0, in1, in0 - r0, r1 - in1});
+      }
+    }
+    return out;
+  }
+
   // The cached plan for `key`, made on first use; nullptr when oneDNN
   // declines the problem (also cached). Throws dnnl::error.
   const Plan* GetPlan(const PlanKey& key) {
@@ -148,6 +311,16 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     std::unique_ptr<Plan> plan = MakePlan(key, /*side_by_sum=*/false);
     if (plan == nullptr && key[kSide] != 0) {
       plan = MakePlan(key, /*side_by_sum=*/true);
+    }
+    if (plan != nullptr) {
+      for (const auto& [k, other] : plans_) {
+        if (other != nullptr && other->weights == plan->weights &&
+            other->user_weights == plan->user_weights &&
+            other->weights_offset == plan->weights_offset) {
+          plan->weights_owner = other->weights_owner;
+          break;
+        }
+      }
     }
     const Plan* result = plan.get();
     plans_[key] = std::move(plan);
@@ -159,22 +332,30 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
   std::unique_ptr<Plan> MakePlan(const PlanKey& key, bool side_by_sum) const {
     const Conv2DParams& p = params_;
     const int64_t groups = p.group, c = key[kC], o = key[kO];
-    const int64_t kh = key[kKh], kw = key[kKw];
+    const Taps rows = LiveTaps(key[kH], key[kOh], key[kKh], p.strides[0],
+                               p.dilations[0], key[kPadTop], key[kPadBottom]);
+    const Taps cols = LiveTaps(key[kW], key[kOw], key[kKw], p.strides[1],
+                               p.dilations[1], p.pads[1], p.pads[3]);
+    // The filter's own extent (its strides), and the taps the plan reads.
+    const int64_t fkw = key[kKw];
+    const int64_t kh = rows.last - rows.first, kw = cols.last - cols.first;
     const int64_t cg = c / groups, og = o / groups;
     auto plan = std::make_unique<Plan>();
     plan->side_by_sum = side_by_sum;
     plan->src = memory::desc({key[kN], c, key[kH], key[kW]}, kF32, Tag::nhwc);
     plan->dst =
         memory::desc({key[kN], o, key[kOh], key[kOw]}, kF32, Tag::nhwc);
-    // The filter as sluice holds it: [O, KH, KW, C/g].
+    // The filter as sluice holds it: [O, KH, KW, C/g], from its first
+    // live tap.
+    const int64_t fk = key[kKh] * fkw * cg;  // floats per output channel
+    plan->weights_offset = (rows.first * fkw + cols.first) * cg;
     const memory::dims w_dims = groups == 1
                                     ? memory::dims{o, c, kh, kw}
                                     : memory::dims{groups, og, cg, kh, kw};
     plan->user_weights =
         groups == 1
-            ? memory::desc(w_dims, kF32, {kh * kw * cg, 1, kw * cg, cg})
-            : memory::desc(w_dims, kF32,
-                           {og * kh * kw * cg, kh * kw * cg, 1, kw * cg, cg});
+            ? memory::desc(w_dims, kF32, {fk, 1, fkw * cg, cg})
+            : memory::desc(w_dims, kF32, {og * fk, fk, 1, fkw * cg, cg});
     plan->bias = memory::desc({o}, kF32, Tag::x);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -196,8 +377,8 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
           memory::desc(w_dims, kF32, Tag::any),
           key[kBias] != 0 ? plan->bias : memory::desc(), plan->dst,
           {p.strides[0], p.strides[1]},
-          {p.dilations[0] - 1, p.dilations[1] - 1}, {p.pads[0], p.pads[1]},
-          {p.pads[2], p.pads[3]});
+          {p.dilations[0] - 1, p.dilations[1] - 1},
+          {rows.pad_begin, cols.pad_begin}, {rows.pad_end, cols.pad_end});
       pd = dnnl::convolution_forward::primitive_desc(desc, attr,
                                                      OneDnnEngine());
     } catch (const dnnl::error&) {
@@ -215,11 +396,14 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
   std::shared_ptr<const Weights> GetWeights(const Plan& plan,
                                             const Tensor& f) {
     absl::MutexLock lock(&mu_);
-    if (auto found = weights_.Find(&plan, f.buffer().get())) return found;
+    if (auto found = weights_.Find(plan.weights_owner, f.buffer().get())) {
+      return found;
+    }
     auto w = std::make_shared<Weights>();
-    w->plan = &plan;
+    w->plan = plan.weights_owner;
     w->source = f.buffer();
-    memory user(plan.user_weights, OneDnnEngine(), f.data<float>());
+    memory user(plan.user_weights, OneDnnEngine(),
+                const_cast<float*>(f.data<float>()) + plan.weights_offset);
     w->value = memory(plan.weights, OneDnnEngine());
     dnnl::reorder(user, w->value)
         .execute(OneDnnThreadStream(), user, w->value);

@@ -3,24 +3,29 @@
 // reading and writing sluice's NHWC tensors where they are: no reorder of
 // the activations, the filter reordered once per filter buffer. Bias, a
 // residual (a binary add post-op reading the side tensor in place) and the
-// activation (relu, or clip to [0, 6]) run inside the primitive.
+// activation (conv_activation.h, as eltwise post-ops) run inside the
+// primitive.
 //
 //   std::unique_ptr<OneDnnConvNhwc> conv = OneDnnConvNhwc::Create(p, act);
 //   ASSIGN_OR_RETURN(bool ran, conv->Compute(ctx, x, f, bias, side, y));
 //   if (!ran) { /* declined: run the NCHW path between permutations */ }
 //
-// Threads: the whole batch is one primitive, run on oneDNN's OpenMP team
-// of the intra-op pool's size from the calling thread (OmpThreads in
-// onednn_runtime.h), which splits it over images, rows and channel blocks
-// as oneDNN's own kernels choose. Measured on the H200 host (16 cores,
-// 2026-12-04): ResNet-50's 53 batch-1 convolutions this way take 6.3 ms,
-// against 11.9 ms with NCHW activations reordered into channel blocks and
-// back around each call, and onnxruntime's whole step 9.4 ms
-// (bench/RESULTS.md).
-//
+// Threads: with more than two intra-op threads the whole batch is one
+// primitive, run on oneDNN's OpenMP team of the intra-op pool's size from
+// the calling thread (OmpThreads in onednn_runtime.h), which splits it
+// over images, rows and channel blocks as oneDNN's own kernels choose.
+// Measured on the H200 host (16 cores, 2026-12-04): ResNet-50's 53
+// batch-1 convolutions this way take 6.3 ms, against 11.9 ms with NCHW
+// activations reordered into channel blocks and back around each call,
+// and onnxruntime's whole step 9.4 ms (bench/RESULTS.md). With one or two,
+// the call is cut into slices for the pool's own threads (runs of images,
+// or bands of an image's output rows, each reading its rows in place),
+// each slice a serial primitive: a team's worker spins after each call,
+// and on a shared 2-core machine it took the cores from the pool threads
+// that run the next node (bench/RESULTS.md, 2026-12-05).
 // Thread-safe: Compute may run on several threads at once; plans (per
-// input shape and thread count) and reordered filters are cached under a
-// mutex.
+// slice shape and thread count) and reordered filters (shared by plans of
+// one layout) are cached under a mutex.
 #ifndef SLUICE_KERNELS_CPU_ONEDNN_CONV_NHWC_H_
 #define SLUICE_KERNELS_CPU_ONEDNN_CONV_NHWC_H_
 

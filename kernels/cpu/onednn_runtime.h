@@ -39,8 +39,9 @@ void SerialOnThisThread();
 // which the CPU kernels' own loops match.
 bool OneDnnImplDeclined(const std::string& impl);
 
-// Appends `activation` (eltwise relu, or clip to [0, 6] for ReLU6) to
-// `ops`; nothing for kNone.
+// Appends `activation` to `ops` as eltwise post-ops (relu; clip to [0, 6]
+// for ReLU6; hardswish; linear then clip to [0, 1] for hardsigmoid;
+// logistic; swish); nothing for kNone.
 void AppendActivation(ConvActivation activation, dnnl::post_ops* ops);
 
 // A kernel's latest filters reordered into its plans' layouts, by (plan,

@@ -5,6 +5,8 @@
 // along that axis (in double). Per axis and output index a Tap list holds the
 // input indices (clamped: the ONNX reference pads with edge values) and
 // their weights, computed as the reference's interpolate_1d_with_x does.
+// float32 resized along its last two axes only (an image's planes) runs the
+// same taps in float (ResizePlanesFloat).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -162,6 +164,74 @@ void ResizeAxis(const OpKernelContext& ctx, const std::vector<double>& in,
               });
 }
 
+// float32 resized along its last two axes alone (a segmentation head's
+// upsampling, NCHW): per plane, rows then columns, in float with the same
+// taps, the weights rounded to float. Returns false, having written
+// nothing, for any other problem (the double path above runs it).
+bool ResizePlanesFloat(const OpKernelContext& ctx, const ResizeAttrs& a,
+                       const ResizePlan& p, const Tensor& x, Tensor* y) {
+  const int rank = x.rank();
+  if (x.dtype() != DT_FLOAT || rank < 2) return false;
+  int64_t planes = 1;
+  for (int d = 0; d < rank - 2; ++d) {
+    if (p.in_dims[d] != p.out_dims[d] || p.scale[d] != 1.0) return false;
+    planes *= p.in_dims[d];
+  }
+  // Per axis: each output index's taps, at most kMax of them.
+  constexpr int kMax = 4;
+  struct Axis {
+    int64_t in = 0, out = 0;
+    std::vector<int64_t> index;  // out * kMax
+    std::vector<float> weight;   // out * kMax, 0 past the taps
+  } axes[2];
+  for (int k = 0; k < 2; ++k) {
+    const int d = rank - 2 + k;
+    Axis& ax = axes[k];
+    ax.in = p.in_dims[d];
+    ax.out = p.out_dims[d];
+    ax.index.assign(ax.out * kMax, 0);
+    ax.weight.assign(ax.out * kMax, 0.0f);
+    for (int64_t o = 0; o < ax.out; ++o) {
+      const Taps t = MakeTaps(a, o, p.scale[d], ax.in, ax.out, p.roi_start[d],
+                              p.roi_end[d]);
+      if (t.extrapolate || t.index.size() > kMax) return false;
+      for (size_t i = 0; i < t.index.size(); ++i) {
+        ax.index[o * kMax + i] = t.index[i];
+        ax.weight[o * kMax + i] = static_cast<float>(t.weight[i]);
+      }
+    }
+  }
+  const Axis& rows = axes[0];
+  const Axis& cols = axes[1];
+  const float* in = x.data<float>();
+  float* out = y->data<float>();
+  ParallelFor(ctx, planes * rows.out,
+              static_cast<double>(cols.in * kMax + cols.out * kMax),
+              [&](int64_t b, int64_t e) {
+                std::vector<float> row(cols.in);
+                for (int64_t r = b; r < e; ++r) {
+                  const int64_t plane = r / rows.out, oy = r % rows.out;
+                  const float* src = in + plane * rows.in * cols.in;
+                  std::fill(row.begin(), row.end(), 0.0f);
+                  for (int k = 0; k < kMax; ++k) {
+                    const float w = rows.weight[oy * kMax + k];
+                    if (w == 0.0f) continue;
+                    const float* s = src + rows.index[oy * kMax + k] * cols.in;
+                    for (int64_t i = 0; i < cols.in; ++i) row[i] += w * s[i];
+                  }
+                  float* dst = out + r * cols.out;
+                  for (int64_t ox = 0; ox < cols.out; ++ox) {
+                    const int64_t* idx = &cols.index[ox * kMax];
+                    const float* w = &cols.weight[ox * kMax];
+                    float v = 0.0f;
+                    for (int k = 0; k < kMax; ++k) v += w[k] * row[idx[k]];
+                    dst[ox] = v;
+                  }
+                }
+              });
+  return true;
+}
+
 class ResizeKernel final : public LaunchKernel<ResizeAttrs, ParseResizeAttrs> {
  public:
   using LaunchKernel::LaunchKernel;
@@ -182,6 +252,7 @@ absl::Status ResizeKernel::Compute(OpKernelContext* ctx) {
   const std::vector<double>& roi_end = p.roi_end;
   ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape(out_dims)));
   if (y->NumElements() == 0) return absl::OkStatus();
+  if (ResizePlanesFloat(*ctx, attrs(), p, x, y)) return absl::OkStatus();
   return VisitArith(x.dtype(), [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;
     std::vector<double> cur(x.NumElements()), next;

@@ -377,6 +377,12 @@ class FusedConv2DKernel final : public OpKernel {
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(node));
     ASSIGN_OR_RETURN(std::string act, node.attrs().GetString("activation"));
+    if (act != "none" && act != "relu" && act != "relu6") {
+      // The CPU provider's activations (hardswish, sigmoid...): the
+      // optimizer fuses them only for a CPU target.
+      return absl::UnimplementedError(absl::StrCat(
+          "FusedConv2D activation \"", act, "\" has no CUDA kernel"));
+    }
     a.relu = act == "relu";
     a.relu6 = act == "relu6";
     return a;

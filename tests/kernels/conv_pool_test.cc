@@ -1,6 +1,7 @@
 // Conv2D and the pools against naive direct loops and hand-computed values.
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -184,6 +185,68 @@ TEST(FusedConv2DKernelTest, Relu6ClipsAtSixOnAnyPool) {
     }
   }
   SetTestCpuConvolutions(CpuConvPath::kAuto);
+}
+
+// The activations the CPU's FusedConv2D also takes (hardswish,
+// hardsigmoid, sigmoid, silu: conv_activation.h), with a residual, against
+// their formulas in double on the naive convolution: on the loops and on
+// oneDNN's post-ops (NCHW), ungrouped, 1x1 and depthwise.
+TEST(FusedConv2DKernelTest, SmoothActivationsMatchTheirFormulas) {
+  const std::pair<const char*, double (*)(double)> acts[] = {
+      {"hardswish", [](double v) { return v * std::clamp(v / 6 + 0.5, 0.0, 1.0); }},
+      {"hardsigmoid", [](double v) { return std::clamp(v / 6 + 0.5, 0.0, 1.0); }},
+      {"sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }},
+      {"silu", [](double v) { return v / (1 + std::exp(-v)); }},
+  };
+  const ConvCase cases[] = {
+      {1, 33, 11, 9, 47, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+      {2, 64, 7, 5, 80, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},
+      {1, 24, 9, 9, 24, 5, 5, 24, 2, 2, 2, 2, 2, 2, 1, 1},  // depthwise
+  };
+  for (CpuConvPath path : {CpuConvPath::kLoops, CpuConvPath::kOneDnn}) {
+    SetTestCpuConvolutions(path);
+    for (const ConvCase& p : cases) {
+      auto x = Pattern(p.n * p.c * p.h * p.w, 9);
+      auto f = Pattern(p.o * (p.c / p.group) * p.kh * p.kw, 5);
+      int oh = 0, ow = 0;
+      const auto conv = NaiveConv(p, x, f, &oh, &ow);
+      const int plane = oh * ow;
+      auto bias = Pattern(p.o, 11);
+      auto side = Pattern(p.n * p.o * plane, 13);
+      for (const auto& [name, fn] : acts) {
+        SCOPED_TRACE(::testing::Message() << name << " path "
+                                          << static_cast<int>(path) << " o "
+                                          << p.o << " group " << p.group);
+        std::vector<double> want(conv.size());
+        for (size_t i = 0; i < conv.size(); ++i) {
+          want[i] = fn(conv[i] + bias[(i / plane) % p.o] + side[i]);
+        }
+        auto out = RunOp("FusedConv2D",
+                         {MakeTensor(DT_FLOAT, {p.n, p.c, p.h, p.w}, x),
+                          MakeTensor(DT_FLOAT, {p.o, p.c / p.group, p.kh, p.kw}, f),
+                          MakeTensor(DT_FLOAT, {p.o}, bias),
+                          MakeTensor(DT_FLOAT, {p.n, p.o, oh, ow}, side)},
+                         {{"strides", IntListAttr({p.sh, p.sw})},
+                          {"pads", IntListAttr({p.pt, p.pl, p.pb, p.pr})},
+                          {"dilations", IntListAttr({p.dh, p.dw})},
+                          {"group", IntAttr(p.group)},
+                          {"activation", StringAttr(name)}});
+        ASSERT_TRUE(out.ok()) << out.status();
+        ExpectTensor((*out)[0], {p.n, p.o, oh, ow}, want, 1e-3);
+      }
+    }
+  }
+  SetTestCpuConvolutions(CpuConvPath::kAuto);
+}
+
+TEST(FusedConv2DKernelTest, AnUnknownActivationIsAClearError) {
+  auto out = RunOp("FusedConv2D",
+                   {MakeTensor(DT_FLOAT, {1, 1, 2, 2}, {1, 2, 3, 4}),
+                    MakeTensor(DT_FLOAT, {1, 1, 1, 1}, {1}),
+                    MakeTensor(DT_FLOAT, {1}, {0})},
+                   {{"activation", StringAttr("gelu")}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), ::testing::HasSubstr("\"gelu\""));
 }
 
 // Stride-1 convolutions on images at least four times wider than the

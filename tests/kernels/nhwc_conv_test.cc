@@ -79,6 +79,14 @@ std::vector<NhwcCase> Cases() {
     c.push_back({"Conv2D_asymmetric_pads" + n, "Conv2D",
                  {Shape({b, 4, 9, 8}), Shape({6, 2, 3, 3})},
                  Window({2, 1}, {1, 1, 0, 2}, {1, 2}, 2)});
+    // Dilated past the image (DeepLabV3's ASPP): only the centre taps
+    // read it, on both axes, or on the rows alone.
+    c.push_back({"Conv2D_dilated_taps_in_padding" + n, "Conv2D",
+                 {Shape({b, 8, 5, 5}), Shape({16, 8, 3, 3})},
+                 Window({1, 1}, {6, 6, 6, 6}, {6, 6})});
+    c.push_back({"Conv2D_dilated_rows_in_padding" + n, "Conv2D",
+                 {Shape({b, 8, 5, 12}), Shape({16, 8, 3, 3})},
+                 Window({1, 1}, {6, 1, 6, 1}, {6, 1})});
     c.push_back({"Conv2D_depthwise" + n, "Conv2D",
                  {Shape({b, 16, 10, 10}), Shape({16, 1, 3, 3})},
                  Window({1, 1}, {1, 1, 1, 1}, {1, 1}, 16)});
@@ -112,6 +120,18 @@ std::vector<NhwcCase> Cases() {
                  {Shape({b, 24, 9, 7}), Shape({40, 24, 1, 1}), Shape({40}),
                   Shape({b, 40, 9, 7})},
                  one, /*one_by_one=*/true});
+    // MobileNetV3's and EfficientNet's activations (conv_activation.h).
+    for (const char* act : {"hardswish", "hardsigmoid", "sigmoid", "silu"}) {
+      Attrs dw = Window({1, 1}, {2, 2, 2, 2}, {1, 1}, 16);
+      dw["activation"] = StringAttr(act);
+      c.push_back({absl::StrCat("FusedConv2D_depthwise_", act, n), "FusedConv2D",
+                   {Shape({b, 16, 9, 9}), Shape({16, 1, 5, 5}), Shape({16})}, dw});
+      Attrs pw = {{"activation", StringAttr(act)}};
+      c.push_back({absl::StrCat("FusedConv2D_1x1_residual_", act, n), "FusedConv2D",
+                   {Shape({b, 24, 5, 7}), Shape({40, 24, 1, 1}), Shape({40}),
+                    Shape({b, 40, 5, 7})},
+                   pw, /*one_by_one=*/true});
+    }
     c.push_back({"MaxPool_3x3_s2" + n, "MaxPool", {Shape({b, 5, 9, 9})},
                  {{"kernel_shape", IntListAttr({3, 3})}, {"strides", IntListAttr({2, 2})},
                   {"pads", IntListAttr({1, 1, 1, 1})}}});
@@ -271,6 +291,54 @@ TEST_P(NhwcCpuTest, OneDnnChannelsLastMatchesTheLoops) {
   ExpectClose((*got)[0], want, want_shape, conv ? 1e-5 : 0.0, c.name);
 }
 
+// With two intra-op threads an NHWC call on oneDNN is cut into bands of
+// output rows for the pool (onednn_conv_nhwc.h; large enough problems:
+// each band at least kMinConvSliceMacs): strided, dilated and padded
+// windows, a residual and an activation, each band reading its rows in
+// place, match the NCHW loops at one thread.
+TEST(NhwcOneDnnBandsTest, TwoThreadsCutIntoBandsMatchTheLoops) {
+  if (!cpu::OneDnnConvolutionsBuiltIn()) {
+    GTEST_SKIP() << "this build has no oneDNN convolution";
+  }
+  std::vector<NhwcCase> cases;
+  Attrs strided = Window({2, 2}, {1, 1, 1, 1}, {1, 1});
+  strided["activation"] = StringAttr("hardswish");
+  cases.push_back({"strided_residual_hardswish", "FusedConv2D",
+                   {Shape({1, 32, 17, 15}), Shape({32, 32, 3, 3}), Shape({32}),
+                    Shape({1, 32, 9, 8})},
+                   strided});
+  Attrs dilated = Window({1, 1}, {2, 2, 2, 2}, {2, 2});
+  dilated["activation"] = StringAttr("relu6");
+  cases.push_back({"dilated_relu6", "FusedConv2D",
+                   {Shape({1, 32, 20, 20}), Shape({32, 32, 3, 3}), Shape({32})},
+                   dilated});
+  Attrs uneven = Window({1, 1}, {0, 1, 2, 1}, {1, 1});
+  uneven["activation"] = StringAttr("silu");
+  cases.push_back({"uneven_pads_silu", "FusedConv2D",
+                   {Shape({1, 32, 23, 16}), Shape({48, 32, 3, 3}), Shape({48})},
+                   uneven});
+  for (const NhwcCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<Tensor> nchw, nhwc;
+    MakeInputs(c, DT_FLOAT, &nchw, &nhwc);
+    SetTestCpuConvolutions(CpuConvPath::kLoops);
+    absl::StatusOr<std::vector<Tensor>> ref = RunOp(c.op, nchw, c.attrs);
+    SetTestCpuConvolutions(CpuConvPath::kAuto);
+    ASSERT_TRUE(ref.ok()) << ref.status();
+    const int64_t runs = cpu::OneDnnConvNhwcRuns();
+    ::sluice::testing::RunOptions two;
+    two.intra_op_threads = 2;
+    absl::StatusOr<std::vector<Tensor>> got =
+        RunOp(c.op, nhwc, WithNhwc(c.attrs), two);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(cpu::OneDnnConvNhwcRuns(), runs + 1);
+    Shape want_shape;
+    std::vector<double> want =
+        Permute(ToDoubles((*ref)[0]), (*ref)[0].shape(), kToNhwc, &want_shape);
+    ExpectClose((*got)[0], want, want_shape, 1e-5, c.name);
+  }
+}
+
 TEST(NhwcAttrTest, AnUnknownDataFormatIsAClearError) {
   const Tensor x = MakeTensor(DT_FLOAT, Shape({1, 4, 4, 2}), std::vector<double>(32, 1.0));
   const Tensor w = MakeTensor(DT_FLOAT, Shape({3, 1, 1, 2}), std::vector<double>(6, 1.0));
@@ -348,9 +416,16 @@ struct GpuCase {
   DataType dtype;
 };
 
+// The CPU's cases but those with an activation only the CPU's FusedConv2D
+// takes (the optimizer fuses them for a CPU target alone).
 std::vector<GpuCase> GpuCases() {
   std::vector<GpuCase> out;
   for (const NhwcCase& c : Cases()) {
+    auto act = c.attrs.find("activation");
+    if (act != c.attrs.end() && act->second.s() != "relu" &&
+        act->second.s() != "relu6" && act->second.s() != "none") {
+      continue;
+    }
     for (DataType t : {DT_FLOAT, DT_FLOAT16, DT_BFLOAT16}) out.push_back({c, t});
   }
   return out;

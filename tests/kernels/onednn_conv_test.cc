@@ -434,8 +434,10 @@ TEST(OneDnnConvConcurrencyTest, OneKernelFromFourThreadsMatchesTheLoops) {
   RunFromFourThreads(Cases()[12]);  // batch3
   // One channel block cut into two bands of rows: odd_channels' 13 with
   // AVX-512's 16-wide blocks, deep_pads_dilated's 8 with AVX2's.
+  // Held here: `banded` points into it after the loop.
+  const std::vector<Case> cases = Cases();
   const Case* banded = nullptr;
-  for (const Case& p : Cases()) {
+  for (const Case& p : cases) {
     if (banded == nullptr && p.n == 1 && ExpectRowBands(p, 2) == true) {
       banded = &p;
     }

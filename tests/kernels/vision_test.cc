@@ -80,6 +80,28 @@ TEST(ResizeKernelTest, NearestFromSizes) {
   ExpectTensor((*out)[0], {6}, {1, 1, 2, 2, 3, 3});
 }
 
+// float32 resized on its last two axes runs in float (ResizePlanesFloat);
+// float64 takes the general double path: the same result to float
+// rounding, for linear, cubic and nearest, up and down.
+TEST(ResizeKernelTest, FloatPlanesMatchTheDoublePath) {
+  std::vector<double> v(2 * 3 * 5 * 7);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37 * i) * 4;
+  for (const char* mode : {"linear", "cubic", "nearest"}) {
+    for (int64_t h : {20, 3}) {
+      SCOPED_TRACE(::testing::Message() << mode << " to " << h);
+      const Tensor sizes = I64({2, 3, h, 21}, {4});
+      const Attrs attrs = {{"mode", StringAttr(mode)}};
+      auto f32 = RunOp("Resize", {MakeTensor(DT_FLOAT, {2, 3, 5, 7}, v),
+                                  NoFloats(), NoFloats(), sizes}, attrs);
+      auto f64 = RunOp("Resize", {MakeTensor(DT_DOUBLE, {2, 3, 5, 7}, v),
+                                  NoFloats(), NoFloats(), sizes}, attrs);
+      ASSERT_TRUE(f32.ok()) << f32.status();
+      ASSERT_TRUE(f64.ok()) << f64.status();
+      ExpectTensor((*f32)[0], {2, 3, h, 21}, ToDoubles((*f64)[0]), 1e-5);
+    }
+  }
+}
+
 TEST(ResizeKernelTest, ScalesAndSizesTogetherAreAnError) {
   auto out = RunOp("Resize", {F32({1, 2, 3}, {3}), NoFloats(),
                               F32({2}, {1}), I64({6}, {1})});

@@ -1,3 +1,4 @@
+#include <map>
 #include <random>
 #include <utility>
 
@@ -196,6 +197,70 @@ TEST(ConvActivationFusionPassTest, TwoBranchesJoiningGiveTheJoinToOneOfThem) {
   EXPECT_EQ(out.graph->FindNode("y")->num_inputs(), 4);
   ExpectSameOutputs(*g, *out.graph,
                                     RandomFeeds(*g, 12));
+}
+
+// MobileNetV3's and EfficientNet's activations after conv + bias: fused
+// only where the target's kernels take them
+// (PassOptions::fuse_conv_smooth_activations); SiLU as exporters write
+// it, Mul(v, Sigmoid(v)).
+GraphMaker ConvSmooth(const std::string& act) {
+  GraphMaker m;
+  m.Input("x", {1, 3, 5, 5})
+      .Const("w", Values(4 * 3 * 3 * 3, 1, -1, 1), {4, 3, 3, 3})
+      .Const("b", Values(4, 2, -1, 1), {1, 4, 1, 1})
+      .Op("conv", "Conv2D", {"x", "w"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("bias", "Add", {"conv", "b"});
+  if (act == "silu") {
+    m.Op("s", "Sigmoid", {"bias"}).Op("y", "Mul", {"bias", "s"});
+  } else if (act == "hardsigmoid") {
+    m.Op("y", "HardSigmoid", {"bias"},
+         {{"alpha", MakeFloatAttr(1.0f / 6)}, {"beta", MakeFloatAttr(0.5f)}});
+  } else {
+    m.Op("y", act == "hardswish" ? "HardSwish" : "Sigmoid", {"bias"});
+  }
+  m.Output("y");
+  return m;
+}
+
+TEST(ConvActivationFusionPassTest, FusesSmoothActivationsWhereTheTargetTakesThem) {
+  PassOptions cpu;
+  cpu.fuse_conv_smooth_activations = true;
+  for (const std::string act : {"hardswish", "hardsigmoid", "sigmoid", "silu"}) {
+    SCOPED_TRACE(act);
+    auto g = ConvSmooth(act).Build();
+    PassOutput out = RunPass(*MakeConvActivationFusionPass(), *g, cpu);
+    ASSERT_NE(out.graph, nullptr);
+    EXPECT_EQ(OpOf(*out.graph, "y"), "FusedConv2D");
+    EXPECT_EQ(out.graph->FindNode("y")->attrs().GetString("activation").value(),
+              act);
+    // The convolution, its bias Add and the activation's nodes are one.
+    std::map<std::string, int> ops = OpCounts(*out.graph);
+    EXPECT_EQ(ops["FusedConv2D"], 1);
+    for (const char* gone : {"Conv2D", "Add", "HardSwish", "HardSigmoid",
+                             "Sigmoid", "Mul"}) {
+      EXPECT_EQ(ops[gone], 0) << gone;
+    }
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 14));
+    // Another target: the convolution takes the bias alone.
+    PassOutput other = RunPass(*MakeConvActivationFusionPass(), *g);
+    ASSERT_NE(other.graph, nullptr);
+    EXPECT_EQ(OpOf(*other.graph, "bias"), "FusedConv2D");
+    EXPECT_EQ(other.graph->FindNode("bias")->attrs().GetString("activation").value(),
+              "none");
+  }
+}
+
+TEST(ConvActivationFusionPassTest, ASiluWhoseInputIsReadElsewhereIsNotFused) {
+  PassOptions cpu;
+  cpu.fuse_conv_smooth_activations = true;
+  GraphMaker m = ConvSmooth("silu");
+  m.Op("other", "Neg", {"bias"}).Output("other");
+  auto g = m.Build();
+  PassOutput out = RunPass(*MakeConvActivationFusionPass(), *g, cpu);
+  ASSERT_NE(out.graph, nullptr);
+  EXPECT_EQ(OpOf(*out.graph, "y"), "Mul");
+  EXPECT_EQ(OpOf(*out.graph, "s"), "Sigmoid");
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 15));
 }
 
 }  // namespace

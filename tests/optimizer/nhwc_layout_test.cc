@@ -103,6 +103,28 @@ TEST(NhwcLayoutPassTest, AConvChainHasOneTransposeInAndOneOut) {
   ExpectSameOutputs(*g, *out, RandomFeeds(*g, 3));
 }
 
+TEST(NhwcLayoutPassTest, HardSwishAndHardSigmoidStayChannelsLast) {
+  // MobileNetV3's activations between convolutions: no Transpose around
+  // them (the chain has one in and one out).
+  GraphMaker m;
+  m.Input("x", {1, 3, 6, 6})
+      .Const("wa", Values(4 * 3 * 9, 7, -1, 1), {4, 3, 3, 3})
+      .Const("wb", Values(4 * 4, 8, -1, 1), {4, 4, 1, 1})
+      .Op("a", "Conv2D", {"x", "wa"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("hs", "HardSwish", {"a"})
+      .Op("b", "Conv2D", {"hs", "wb"})
+      .Op("y", "HardSigmoid", {"b"},
+          {{"alpha", MakeFloatAttr(1.0f / 6)}, {"beta", MakeFloatAttr(0.5f)}})
+      .Output("y");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(OpOf(*out, "hs/nhwc"), "HardSwish");
+  EXPECT_EQ(OpOf(*out, "y/nhwc"), "HardSigmoid");
+  EXPECT_EQ(LiveTransposes(*out), 2);
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 9));
+}
+
 TEST(NhwcLayoutPassTest, TransposedFilterValuesAreOhwi) {
   // One 1x1 output channel over 2 input channels of a 2x1 window.
   GraphMaker m;
