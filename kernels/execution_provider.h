@@ -51,6 +51,10 @@ struct OptimizationTarget {
   // the layout above is NHWC (cuDNN's channels-last depthwise kernels ran
   // slower: docs/design.md decision 31).
   bool grouped_convs_stay_nchw = false;
+  // Whether its FusedConv2D applies hardswish, hardsigmoid, sigmoid and
+  // silu itself, so the optimizer may fold them into the convolution
+  // (docs/design.md decision 40); relu and relu6 every provider takes.
+  bool convs_apply_smooth_activations = false;
 };
 
 class ExecutionProvider {

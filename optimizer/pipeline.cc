@@ -114,9 +114,7 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config,
   options.keep_grouped_convs_nchw = config.conv_layout() == CONV_LAYOUT_AUTO &&
                                     options.conv_layout == DataFormat::kNhwc &&
                                     target.grouped_convs_stay_nchw;
-  // The CPU provider's FusedConv2D applies them (kernels/cpu/
-  // conv_activation.h); CUDA's takes relu and relu6 alone.
-  options.fuse_conv_smooth_activations = target.provider == "cpu";
+  options.fuse_conv_smooth_activations = target.convs_apply_smooth_activations;
   return options;
 }
 

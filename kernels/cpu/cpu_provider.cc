@@ -38,6 +38,7 @@ bool CpuProvider::RunsNhwcConvolutionsOnOneDnn() const {
 OptimizationTarget CpuProvider::Target() const {
   OptimizationTarget target;
   target.provider = std::string(name());
+  target.convs_apply_smooth_activations = true;  // kernels/cpu/conv_activation.h
   // Float32 channels last where oneDNN runs it, grouped models too
   // (MobileNetV2 ran 3.1x faster so); 16-bit convolutions have no fast
   // path here, and stay NCHW.

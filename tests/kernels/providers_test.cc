@@ -26,6 +26,7 @@ TEST(CpuProviderTest, PrefersChannelsLastInFloat32WhereOneDnnRunsIt) {
                                        : DataFormat::kNchw);
   EXPECT_EQ(t.conv_layout_reduced, DataFormat::kNchw);
   EXPECT_FALSE(t.grouped_convs_stay_nchw);
+  EXPECT_TRUE(t.convs_apply_smooth_activations);
   const CpuProvider loops({.convolutions = CpuConvPath::kLoops});
   EXPECT_FALSE(loops.RunsNhwcConvolutionsOnOneDnn());
   EXPECT_EQ(loops.Target().conv_layout_float32, DataFormat::kNchw);
@@ -111,6 +112,7 @@ TEST(CudaProviderTest, PrefersChannelsLastFor16BitsOnCudnn) {
   EXPECT_EQ(t.conv_layout_float32, DataFormat::kNchw);
   EXPECT_EQ(t.conv_layout_reduced, DataFormat::kNhwc);
   EXPECT_TRUE(t.grouped_convs_stay_nchw);
+  EXPECT_FALSE(t.convs_apply_smooth_activations);  // relu and relu6 only
   // Without cuDNN (off, or not loadable) the direct kernels run: NCHW.
   EXPECT_EQ(CudaProvider({.use_cudnn = false, .cudnn_usable = true}).Target().conv_layout_reduced,
             DataFormat::kNchw);

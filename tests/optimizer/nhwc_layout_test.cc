@@ -489,6 +489,7 @@ OptimizationTarget OneDnnTarget() {
   OptimizationTarget t;
   t.provider = "cpu";
   t.conv_layout_float32 = DataFormat::kNhwc;
+  t.convs_apply_smooth_activations = true;
   return t;
 }
 
@@ -520,6 +521,10 @@ TEST(NhwcLayoutPipelineTest, GroupedConvolutionsStayNchwOnlyForCudnnsAuto) {
   RuntimeConfig cpu;
   EXPECT_EQ(PassOptionsFromConfig(cpu, OneDnnTarget()).conv_layout, DataFormat::kNhwc);
   EXPECT_FALSE(PassOptionsFromConfig(cpu, OneDnnTarget()).keep_grouped_convs_nchw);
+  // Smooth activations fold into convolutions only for a target whose
+  // FusedConv2D applies them (the CPU's), whatever its name.
+  EXPECT_TRUE(PassOptionsFromConfig(cpu, OneDnnTarget()).fuse_conv_smooth_activations);
+  EXPECT_FALSE(PassOptionsFromConfig(cpu, CudnnTarget()).fuse_conv_smooth_activations);
   // float32 on cuDNN: NCHW, so nothing to keep.
   EXPECT_EQ(PassOptionsFromConfig(cpu, CudnnTarget()).conv_layout, DataFormat::kNchw);
   EXPECT_FALSE(PassOptionsFromConfig(cpu, CudnnTarget()).keep_grouped_convs_nchw);
