@@ -2,6 +2,8 @@
 // the cuDNN sluice would use, every CUDA GPU, peer access between them)
 // and, with --config, the memory
 // limits and growth policy a session with that config would use.
+#include <unistd.h>
+
 #include <iomanip>
 #include <sstream>
 #include <string>
@@ -9,9 +11,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/status_macros.h"
 #include "device/cudnn_info.h"
 #include "device/discovery.h"
 #include "device/gpu_device.h"
+#include "distributed/process_group.h"
+#include "distributed/process_group_info.h"
 #include "executor/runtime_config.h"
 #include "nlohmann/json.hpp"
 #include "tools/cli_util.h"
@@ -214,6 +219,30 @@ void AddDevicesOptions(CLI::App* app, DevicesOptions* options) {
       ->check(RegularFile());
 }
 
+namespace {
+
+// Every rank's (hostname, report), flattened: [host0, report0, host1, ...].
+absl::StatusOr<std::vector<std::string>> GatherFromRanks(
+    const ProcessGroupInfo& info, const std::string& report) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ProcessGroup> group,
+                   ConnectProcessGroup(info, {FingerprintPart{"command",
+                                                              "devices"}}));
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  ASSIGN_OR_RETURN(std::vector<std::string> hosts,
+                   group->AllGather(host, absl::Minutes(1)));
+  ASSIGN_OR_RETURN(std::vector<std::string> reports,
+                   group->AllGather(report, absl::Minutes(1)));
+  std::vector<std::string> out;
+  for (size_t r = 0; r < reports.size(); ++r) {
+    out.push_back(hosts[r]);
+    out.push_back(reports[r]);
+  }
+  return out;
+}
+
+}  // namespace
+
 int RunDevices(const DevicesOptions& options, std::ostream& out,
                std::ostream& err) {
   const DeviceInventory inv = DiscoverDevices();
@@ -236,17 +265,52 @@ int RunDevices(const DevicesOptions& options, std::ostream& out,
     }
     specs = *std::move(planned);
   }
+  // This process's report; under a launcher of several processes, rank 0
+  // prints every rank's.
+  std::ostringstream mine;
+  json j = InventoryJson(inv);
   if (options.json) {
-    json j = InventoryJson(inv);
     if (!options.config_path.empty()) {
       j["config"] = ConfigJson(options.config_path, config, overrides, specs);
     }
-    out << DumpJson(j) << "\n";
+  } else {
+    PrintInventory(inv, mine);
+    if (!options.config_path.empty()) {
+      PrintConfig(options.config_path, config, overrides, specs, inv, mine);
+    }
+  }
+  absl::StatusOr<ProcessGroupInfo> info = DetectProcessGroup();
+  if (!info.ok()) {
+    PrintStatusLines(err, "error", info.status());
+    return kExitFailure;
+  }
+  if (info->world_size <= 1) {
+    out << (options.json ? DumpJson(j) + "\n" : mine.str());
     return kExitOk;
   }
-  PrintInventory(inv, out);
-  if (!options.config_path.empty()) {
-    PrintConfig(options.config_path, config, overrides, specs, inv, out);
+  absl::StatusOr<std::vector<std::string>> all = GatherFromRanks(
+      *info, options.json ? DumpJson(j) : mine.str());
+  if (!all.ok()) {
+    PrintStatusLines(err, "error", all.status());
+    return kExitFailure;
+  }
+  if (info->rank != 0) return kExitOk;
+  if (options.json) {
+    json ranks = json::array();
+    for (size_t r = 0; r < all->size(); r += 2) {
+      json one = json::parse((*all)[r + 1], nullptr, /*allow_exceptions=*/false);
+      one["rank"] = static_cast<int>(r / 2);
+      one["host"] = (*all)[r];
+      ranks.push_back(std::move(one));
+    }
+    out << DumpJson({{"world_size", info->world_size}, {"ranks", ranks}})
+        << "\n";
+    return kExitOk;
+  }
+  for (size_t r = 0; r < all->size(); r += 2) {
+    out << "rank " << r / 2 << " of " << info->world_size << " ("
+        << (*all)[r] << "):\n"
+        << (*all)[r + 1];
   }
   return kExitOk;
 }

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Two processes under mpirun run one graph (docs/design.md decision 36):
+# examples/mlp.pbtxt and examples/transformer_block.pb, each split over two
+# ranks on this machine's CPU by examples/cluster/*_2ranks.pbtxt, write
+# rank 0's outputs byte for byte equal to one process's; `sluice devices`
+# under mpirun lists both ranks. Skips (exit 77) only when mpirun is not
+# installed (scripts/setup.sh installs Open MPI, so CI runs it).
+#
+#   tests/distributed/mpi_examples.sh build/tools/sluice
+set -euo pipefail
+
+SLUICE=$(realpath "$1")
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+if ! command -v mpirun >/dev/null 2>&1; then
+  echo "skipped: mpirun is not installed (scripts/setup.sh installs openmpi-bin)"
+  exit 77
+fi
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$ROOT"
+
+# Root in CI containers; two ranks on two cores or fewer; shared memory
+# without ptrace (containers forbid CMA).
+MPIRUN=(mpirun -np 2 --oversubscribe --allow-run-as-root
+        --mca btl_vader_single_copy_mechanism none --bind-to none)
+
+run_pair() {
+  local name=$1 model=$2 input=$3
+  local config=examples/cluster/${name}_2ranks.pbtxt
+  "$SLUICE" run "$model" --input "$input" --output-dir "$WORK/$name.one" \
+    >"$WORK/$name.one.log"
+  if ! timeout 60 "${MPIRUN[@]}" "$SLUICE" run "$model" --input "$input" \
+      --config "$config" --output-dir "$WORK/$name.two" --stats \
+      >"$WORK/$name.two.log" 2>&1; then
+    echo "FAIL: $name under mpirun -np 2:"; cat "$WORK/$name.two.log"; exit 1
+  fi
+  # Both ranks ran nodes (the split happened).
+  for r in 0 1; do
+    if ! grep -Eq "cluster: rank $r has [1-9][0-9]* of" "$WORK/$name.two.log"; then
+      echo "FAIL: $name: rank $r ran no node:"; cat "$WORK/$name.two.log"; exit 1
+    fi
+  done
+  local n=0
+  for f in "$WORK/$name.one"/*.npy; do
+    if ! cmp -s "$f" "$WORK/$name.two/$(basename "$f")"; then
+      echo "FAIL: $name: $(basename "$f") differs between one and two processes"
+      exit 1
+    fi
+    n=$((n + 1))
+  done
+  ((n > 0)) || { echo "FAIL: $name wrote no output"; exit 1; }
+  echo "ok: $name over two ranks, $n outputs equal to one process's"
+}
+
+run_pair mlp examples/mlp.pbtxt x=examples/mlp_input.npy
+run_pair transformer_block examples/transformer_block.pb \
+  x=examples/transformer_block_input.npy
+
+timeout 60 "${MPIRUN[@]}" "$SLUICE" devices >"$WORK/devices.log" 2>&1 || {
+  echo "FAIL: sluice devices under mpirun:"; cat "$WORK/devices.log"; exit 1; }
+for r in 0 1; do
+  grep -q "^rank $r of 2 " "$WORK/devices.log" || {
+    echo "FAIL: sluice devices lists no rank $r:"; cat "$WORK/devices.log"; exit 1; }
+done
+echo "ok: sluice devices under mpirun lists both ranks"
