@@ -3,7 +3,9 @@
 # examples/mlp.pbtxt and examples/transformer_block.pb, each split over two
 # ranks on this machine's CPU by examples/cluster/*_2ranks.pbtxt, write
 # rank 0's outputs byte for byte equal to one process's; `sluice devices`
-# under mpirun lists both ranks. Skips (exit 77) only when mpirun is not
+# under mpirun lists both ranks; a step that fails on rank 1 (out of its
+# memory) and ranks that load different models fail on both ranks, naming
+# the rank, within seconds. Skips (exit 77) only when mpirun is not
 # installed (scripts/setup.sh installs Open MPI, so CI runs it).
 #
 #   tests/distributed/mpi_examples.sh build/tools/sluice
@@ -63,3 +65,38 @@ for r in 0 1; do
     echo "FAIL: sluice devices lists no rank $r:"; cat "$WORK/devices.log"; exit 1; }
 done
 echo "ok: sluice devices under mpirun lists both ranks"
+
+# expect_failure NAME PATTERN COMMAND...: fails (not by the timeout) and
+# prints PATTERN.
+expect_failure() {
+  local name=$1 pattern=$2
+  shift 2
+  local rc=0
+  timeout 60 "$@" >"$WORK/$name.log" 2>&1 || rc=$?
+  if ((rc == 0 || rc == 124)) || ! grep -q "$pattern" "$WORK/$name.log"; then
+    echo "FAIL: $name (exit $rc), wanted '$pattern':"; cat "$WORK/$name.log"
+    exit 1
+  fi
+  echo "ok: $name: $(grep -m1 "$pattern" "$WORK/$name.log")"
+}
+
+# Batch 26: rank 0's half fits its 4 KiB, rank 1's does not.
+python3 - "$WORK/x26.npy" <<'PY'
+import struct, sys
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (26, 16), }"
+header += " " * (63 - len(header) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
+    f.write(header.encode() + struct.pack("<416f", *[0.01 * i for i in range(416)]))
+PY
+expect_failure rank_out_of_memory "error: rank 1: node 'logits'" \
+  "${MPIRUN[@]}" "$SLUICE" run examples/mlp.pbtxt --input "x=$WORK/x26.npy" \
+  --config examples/cluster/mlp_2ranks.pbtxt --output-dir "$WORK/oom"
+expect_failure different_models "rank 1 (.*) runs another graph than rank 0" \
+  mpirun -np 1 --oversubscribe --allow-run-as-root \
+  --mca btl_vader_single_copy_mechanism none --bind-to none \
+  "$SLUICE" run examples/mlp.pbtxt --input x=examples/mlp_input.npy \
+  --config examples/cluster/mlp_2ranks.pbtxt --output-dir "$WORK/m" : \
+  -np 1 "$SLUICE" run examples/transformer_block.pb \
+  --input x=examples/transformer_block_input.npy \
+  --config examples/cluster/mlp_2ranks.pbtxt --output-dir "$WORK/m"
