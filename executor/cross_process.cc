@@ -81,9 +81,12 @@ absl::StatusOr<Shape> ShapeFromHeader(const TensorHeader& h, int src_rank) {
 }
 
 bool CrossProcessTransfers::GpuRoute(const Transfer& x) const {
+  // A GPU at either end: NCCL (one copy on the host end, where there is
+  // one); host memory at both: MPI, unless the job has no MPI messages.
   return gpu_ != nullptr &&
-         topology_->devices[x.src_device].type == DeviceType::kGpu &&
-         topology_->devices[x.dst_device].type == DeviceType::kGpu;
+         (topology_->devices[x.src_device].type == DeviceType::kGpu ||
+          topology_->devices[x.dst_device].type == DeviceType::kGpu ||
+          !group_->HasMessages());
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> CrossProcessTransfers::MakeKernel(

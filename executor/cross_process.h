@@ -3,9 +3,11 @@
 // (CrossProcessPlan in plan.h) gets one kernel per transfer with an end on
 // this rank: a send on the source's rank, a receive on the destination's.
 // Two routes:
-//   - GPU to GPU, when the job has a GpuTransport (NCCL between one GPU
-//     per rank: device/cuda/nccl_transport.h): on the GPUs' streams, the
-//     tensor's dtype and shape first, then its bytes;
+//   - with a GPU at either end, when the job has a GpuTransport (NCCL
+//     between one GPU per rank: device/nccl_communicator.h): on the GPUs'
+//     compute streams, the tensor's dtype and shape first, then its bytes;
+//     a host end (or another GPU of the rank) copies to or from the
+//     transport's GPU. Host to host too, when the job has no MPI;
 //   - otherwise through host memory, by the ProcessGroup's messages (MPI):
 //     a header (dtype, shape) then the bytes, tag = the transfer's index; a
 //     GPU end copies to or from this rank's host first.

@@ -15,6 +15,8 @@
 #include "device/cudnn_info.h"
 #include "device/discovery.h"
 #include "device/gpu_device.h"
+#include "device/nccl_communicator.h"
+#include "distributed/mpi_process_group.h"
 #include "distributed/process_group.h"
 #include "distributed/process_group_info.h"
 #include "executor/runtime_config.h"
@@ -78,6 +80,11 @@ void PrintInventory(const DeviceInventory& inv, std::ostream& out) {
   }
   out << ")\n";
   out << "cuDNN: " << CudnnLine(GetCudnnInfo()) << "\n";
+  // What a job of several processes would use (docs/design.md decision 36).
+  out << "NCCL: " << NcclDescription() << "\n";
+  out << "MPI: " << (BuiltWithMpi() ? MpiLibraryVersion()
+                                    : std::string("none (built without MPI)"))
+      << "\n";
   if (inv.gpus.empty()) {
     out << "no GPU listed: " << inv.no_gpu_reason << "\n";
     return;
@@ -172,6 +179,8 @@ json InventoryJson(const DeviceInventory& inv) {
                                 : CudnnVersionString(cudnn.version)},
                 {"library", cudnn.library},
                 {"reason", cudnn.reason}};
+  j["nccl"] = NcclDescription();
+  j["mpi"] = BuiltWithMpi() ? MpiLibraryVersion() : std::string();
   j["notes"] = inv.notes;
   return j;
 }
