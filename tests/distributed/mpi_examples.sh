@@ -5,7 +5,8 @@
 # rank 0's outputs byte for byte equal to one process's; `sluice devices`
 # under mpirun lists both ranks; a step that fails on rank 1 (out of its
 # memory) and ranks that load different models fail on both ranks, naming
-# the rank, within seconds. Skips (exit 77) only when mpirun is not
+# the rank, within seconds; sluice's own launcher refuses a CPU split (no
+# host tensors without MPI). Skips (exit 77) only when mpirun is not
 # installed (scripts/setup.sh installs Open MPI, so CI runs it).
 #
 #   tests/distributed/mpi_examples.sh build/tools/sluice
@@ -106,3 +107,18 @@ expect_failure different_models "rank 1 (.*) runs another graph than rank 0" \
   -np 1 "$SLUICE" run examples/transformer_block.pb \
   --input x=examples/transformer_block_input.npy \
   --config examples/cluster/mlp_2ranks.pbtxt --output-dir "$WORK/m"
+
+# sluice's own launcher carries no host tensors (decision 33): a CPU split
+# started by SLUICE_RANK is refused with what to do, and neither rank hangs.
+token=0123456789abcdef0123456789abcdef
+port=$((29500 + RANDOM % 2000))
+(SLUICE_RANK=1 SLUICE_WORLD_SIZE=2 SLUICE_COORDINATOR=127.0.0.1:$port \
+  SLUICE_JOB_TOKEN=$token timeout 60 "$SLUICE" run examples/mlp.pbtxt \
+  --input x=examples/mlp_input.npy --config examples/cluster/mlp_2ranks.pbtxt \
+  --output-dir "$WORK/b1" >"$WORK/bootstrap1.log" 2>&1) &
+expect_failure bootstrap_host_tensors "start the job with mpirun" \
+  env SLUICE_RANK=0 SLUICE_WORLD_SIZE=2 SLUICE_COORDINATOR=127.0.0.1:$port \
+  SLUICE_JOB_TOKEN=$token "$SLUICE" run examples/mlp.pbtxt \
+  --input x=examples/mlp_input.npy --config examples/cluster/mlp_2ranks.pbtxt \
+  --output-dir "$WORK/b0"
+wait
