@@ -339,6 +339,7 @@ absl::Status ClusterRuntime::FinishStep(const absl::Status& local,
   mine.set_error(std::string(local.message()));
   mine.set_nodes_run(nodes_run);
   for (int t : transfers_->sent()) mine.add_sent(t);
+  for (int r : transfers_->sent_to()) mine.add_sent_to(r);
   for (int t : transfers_->received()) mine.add_received(t);
   if (!local.ok() && local.code() != absl::StatusCode::kAborted) {
     // Peers waiting for this rank's tensors stop now, not at the timeout.
@@ -365,13 +366,10 @@ absl::Status ClusterRuntime::FinishStep(const absl::Status& local,
           absl::StrCat("rank ", r, "'s step report does not parse"));
     }
     if (r == rank()) continue;
-    for (int t : reports[r].sent()) {
-      const bool to_me =
-          parts == nullptr ||
-          (t >= 0 && t < static_cast<int>(parts->transfers.size()) &&
-           topology_.rank_of_device[parts->transfers[t].dst_device] ==
-               rank());
-      if (to_me) sent_to_me.emplace_back(r, t);
+    for (int i = 0; i < reports[r].sent_size(); ++i) {
+      if (i < reports[r].sent_to_size() && reports[r].sent_to(i) == rank()) {
+        sent_to_me.emplace_back(r, reports[r].sent(i));
+      }
     }
     if (reports[r].sent_abort()) {
       drained.Update(group_->DiscardAbort(r, step_, deadline));

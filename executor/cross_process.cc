@@ -119,6 +119,7 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CrossProcessTransfers::MakeKernel(
 void CrossProcessTransfers::BeginStep(uint64_t step) {
   step_ = step;
   sent_.clear();
+  sent_to_.clear();
   received_.clear();
   header_only_.clear();
 }
@@ -139,6 +140,7 @@ absl::Status CrossProcessTransfers::Send(int t, int dst_rank, bool gpu_route,
     keep_alive_.push_back(on_gpu);
     RETURN_IF_ERROR(gpu_->Send(header, on_gpu, gpu_->device(), dst_rank));
     sent_.push_back(t);
+    sent_to_.push_back(dst_rank);
     return absl::OkStatus();
   }
   Tensor on_host = value;
@@ -154,6 +156,7 @@ absl::Status CrossProcessTransfers::Send(int t, int dst_rank, bool gpu_route,
                                  static_cast<size_t>(on_host.bytes())));
   }
   sent_.push_back(t);
+  sent_to_.push_back(dst_rank);
   return absl::OkStatus();
 }
 

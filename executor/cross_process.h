@@ -115,6 +115,7 @@ class CrossProcessTransfers {
 
   // The transfers this rank sent and received (fully) in the step.
   const std::vector<int>& sent() const { return sent_; }
+  const std::vector<int>& sent_to() const { return sent_to_; }  // ranks
   const std::vector<int>& received() const { return received_; }
   // Whether transfer `x` goes by the GPU route.
   bool GpuRoute(const Transfer& x) const;
@@ -146,6 +147,7 @@ class CrossProcessTransfers {
 
   uint64_t step_ = 0;
   std::vector<int> sent_;
+  std::vector<int> sent_to_;
   std::vector<int> received_;
   // Transfers whose header arrived but not their bytes (an abort came in
   // between): EndStep reads only the bytes.
