@@ -190,10 +190,9 @@ absl::Status ProcessGroupBootstrap::Fail(absl::Status status) {
 }
 
 absl::StatusOr<BootstrapMessage> ProcessGroupBootstrap::ReceiveFromCoordinator(
-    absl::string_view what) {
+    absl::string_view what, absl::Time deadline) {
   absl::StatusOr<BootstrapMessage> m = ReceiveMessage(
-      coordinator_, options_.max_message_bytes,
-      absl::Now() + options_.collective_timeout, coordinator_name_);
+      coordinator_, options_.max_message_bytes, deadline, coordinator_name_);
   if (!m.ok()) {
     return Fail(absl::Status(m.status().code(),
                              absl::StrCat("rank ", rank(), " in ", what, ": ",
@@ -208,8 +207,9 @@ absl::StatusOr<BootstrapMessage> ProcessGroupBootstrap::ReceiveFromCoordinator(
 }
 
 absl::StatusOr<std::vector<std::string>> ProcessGroupBootstrap::AllGather(
-    absl::string_view blob) {
+    absl::string_view blob, absl::Duration timeout) {
   RETURN_IF_ERROR(CheckUsable());
+  const absl::Time deadline = absl::Now() + timeout;
   const uint32_t sequence = ++sequence_;
   const std::string what = absl::StrCat("all-gather ", sequence);
   // A blob's share of the result: its bytes and a length.
@@ -224,13 +224,13 @@ absl::StatusOr<std::vector<std::string>> ProcessGroupBootstrap::AllGather(
         coordinator_,
         GatherMessage{sequence, static_cast<uint32_t>(rank()),
                       std::string(blob)},
-        absl::Now() + options_.collective_timeout, coordinator_name_);
+        deadline, coordinator_name_);
     if (!sent.ok()) {
       return Fail(absl::Status(
           sent.code(),
           absl::StrCat("rank ", rank(), " in ", what, ": ", sent.message())));
     }
-    ASSIGN_OR_RETURN(BootstrapMessage m, ReceiveFromCoordinator(what));
+    ASSIGN_OR_RETURN(BootstrapMessage m, ReceiveFromCoordinator(what, deadline));
     auto* result = std::get_if<GatherResultMessage>(&m);
     if (result == nullptr || result->sequence != sequence ||
         result->blobs.size() != static_cast<size_t>(world_size())) {
@@ -245,7 +245,6 @@ absl::StatusOr<std::vector<std::string>> ProcessGroupBootstrap::AllGather(
     }
     return std::move(result->blobs);
   }
-  const absl::Time deadline = absl::Now() + options_.collective_timeout;
   std::vector<std::string> blobs(world_size());
   blobs[0] = std::string(blob);
   size_t total = 1 + 8 + 4 + blob.size();
@@ -290,12 +289,13 @@ absl::StatusOr<std::vector<std::string>> ProcessGroupBootstrap::AllGather(
 }
 
 absl::StatusOr<std::string> ProcessGroupBootstrap::Broadcast(
-    absl::string_view blob) {
+    absl::string_view blob, absl::Duration timeout) {
   RETURN_IF_ERROR(CheckUsable());
+  const absl::Time deadline = absl::Now() + timeout;
   const uint32_t sequence = ++sequence_;
   const std::string what = absl::StrCat("broadcast ", sequence);
   if (rank() != 0) {
-    ASSIGN_OR_RETURN(BootstrapMessage m, ReceiveFromCoordinator(what));
+    ASSIGN_OR_RETURN(BootstrapMessage m, ReceiveFromCoordinator(what, deadline));
     auto* b = std::get_if<BroadcastMessage>(&m);
     if (b == nullptr || b->sequence != sequence) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
@@ -313,7 +313,6 @@ absl::StatusOr<std::string> ProcessGroupBootstrap::Broadcast(
                      " bytes is above max_message_bytes (",
                      options_.max_message_bytes, ")")));
   }
-  const absl::Time deadline = absl::Now() + options_.collective_timeout;
   BroadcastMessage message{sequence, std::string(blob)};
   for (int r = 1; r < world_size(); ++r) {
     absl::Status s =

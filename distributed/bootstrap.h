@@ -94,9 +94,19 @@ class ProcessGroupBootstrap {
   int world_size() const { return options_.world_size; }
 
   // Every rank's `blob`, in rank order, on every rank.
-  absl::StatusOr<std::vector<std::string>> AllGather(absl::string_view blob);
+  absl::StatusOr<std::vector<std::string>> AllGather(absl::string_view blob) {
+    return AllGather(blob, options_.collective_timeout);
+  }
   // Rank 0's `blob` on every rank (other ranks' `blob` is ignored).
-  absl::StatusOr<std::string> Broadcast(absl::string_view blob);
+  absl::StatusOr<std::string> Broadcast(absl::string_view blob) {
+    return Broadcast(blob, options_.collective_timeout);
+  }
+  // The same with a timeout of their own instead of collective_timeout
+  // (absl::InfiniteDuration(): a worker waiting for the next step).
+  absl::StatusOr<std::vector<std::string>> AllGather(absl::string_view blob,
+                                                     absl::Duration timeout);
+  absl::StatusOr<std::string> Broadcast(absl::string_view blob,
+                                        absl::Duration timeout);
 
  private:
   friend class BootstrapCoordinator;
@@ -107,7 +117,7 @@ class ProcessGroupBootstrap {
 
   // Receives the coordinator's answer to collective `sequence` (rank > 0).
   absl::StatusOr<BootstrapMessage> ReceiveFromCoordinator(
-      absl::string_view what);
+      absl::string_view what, absl::Time deadline);
   // Records `status` as the group's failure, tells every peer (rank 0) and
   // closes the connections; returns `status`.
   absl::Status Fail(absl::Status status);

@@ -52,6 +52,16 @@ class PlanBuilder {
         transfer_of_input_[{c.node, c.input}] = t;
       }
       if (x.fetched) transfer_of_fetch_[{x.producer, x.dst_device}] = t;
+      if (cross_ != nullptr &&
+          Local(x.src_device) != Local(x.dst_device)) {
+        // One end here, the other on another rank: at the point of the
+        // run order where its value is made (fed values first).
+        if (x.fed) {
+          cross_fed_.push_back(t);
+        } else {
+          cross_after_[x.producer.node].push_back(t);
+        }
+      }
     }
 
     Device* io = options_.io != nullptr ? options_.io : options_.host;
@@ -61,6 +71,7 @@ class PlanBuilder {
           "the partitioning is for another set of feeds and fetches");
     }
     for (size_t i = 0; i < feeds.size(); ++i) {
+      if (!Local(parts_.feed_devices[i])) continue;  // another rank's feed
       ASSIGN_OR_RETURN(Device * at, EndpointDevice(parts_.feed_devices[i], io));
       plan_->feed_slots.push_back(NewSlot(at, -1));
       slot_of_[feeds[i]] = plan_->feed_slots.back();
@@ -71,10 +82,17 @@ class PlanBuilder {
         options_.order->size() == static_cast<size_t>(graph_.num_nodes())) {
       order = *options_.order;
     }
+    for (int t : cross_fed_) RETURN_IF_ERROR(AddCrossProcess(t));
     for (int id : order) {
-      if (needed[id]) RETURN_IF_ERROR(AddNode(graph_.node(id), fed));
+      const bool here =
+          cross_ == nullptr || (*options_.devices)[id] != nullptr;
+      if (needed[id] && here) RETURN_IF_ERROR(AddNode(graph_.node(id), fed));
+      auto after = cross_after_.find(id);
+      if (after == cross_after_.end()) continue;
+      for (int t : after->second) RETURN_IF_ERROR(AddCrossProcess(t));
     }
     for (size_t i = 0; i < fetches.size(); ++i) {
+      if (!Local(parts_.fetch_devices[i])) continue;  // another rank's fetch
       // The caller gets each fetch on its device (the host, or `io`, unless
       // the step asked for another): values elsewhere come through the
       // partitioning's copy; values on a logical CPU are host memory
@@ -82,11 +100,10 @@ class PlanBuilder {
       const TensorRef& f = fetches[i];
       ASSIGN_OR_RETURN(Device * want,
                        EndpointDevice(parts_.fetch_devices[i], io));
-      int slot = slot_of_.at(f);
       auto t = transfer_of_fetch_.find({f, parts_.fetch_devices[i]});
-      if (t != transfer_of_fetch_.end()) {
-        ASSIGN_OR_RETURN(slot, CopiedSlot(t->second, slot));
-      }
+      ASSIGN_OR_RETURN(
+          int slot,
+          ValueSlot(f, t != transfer_of_fetch_.end() ? t->second : -1));
       const bool both_host_memory =
           slot_device_[slot]->type() == DeviceType::kCpu &&
           want->type() == DeviceType::kCpu;
@@ -103,6 +120,78 @@ class PlanBuilder {
   }
 
  private:
+  // Whether topology device `d` is this process's (always, in a plan of
+  // one process).
+  bool Local(int d) const {
+    if (cross_ == nullptr) return true;
+    const std::vector<int>& ranks = *cross_->rank_of_device;
+    return d >= 0 && d < static_cast<int>(ranks.size()) &&
+           ranks[d] == cross_->rank;
+  }
+
+  // The slot that holds `value` where transfer `t` (-1: none) delivers it,
+  // or where it lives: a receive's output when `t` comes from another
+  // rank, else the value's own slot, through the copy of `t`.
+  absl::StatusOr<int> ValueSlot(const TensorRef& value, int t) {
+    if (t >= 0 && !Local(parts_.transfers[t].src_device)) {
+      auto received = received_slot_.find(t);
+      if (received == received_slot_.end()) {
+        return absl::InternalError(absl::StrCat(
+            "transfer of ", graph_.node(value.node).name(), ":", value.port,
+            " from another rank has no receive before its reader"));
+      }
+      return received->second;
+    }
+    auto it = slot_of_.find(value);
+    if (it == slot_of_.end()) {
+      return absl::InternalError(absl::StrCat(
+          "no value for ", graph_.node(value.node).name(), ":", value.port,
+          " on this rank and no transfer that brings it"));
+    }
+    if (t < 0) return it->second;
+    return CopiedSlot(t, it->second);
+  }
+
+  // The send or receive of transfer `t`, which has one end on this rank.
+  absl::Status AddCrossProcess(int t) {
+    const Transfer& x = parts_.transfers[t];
+    const bool send = Local(x.src_device);
+    const int here = send ? x.src_device : x.dst_device;
+    Device* local = (*options_.topology_devices)[here];
+    if (local == nullptr) {
+      return absl::InternalError(absl::StrCat(
+          "topology device ", here, " of this rank was not set up"));
+    }
+    const Node& producer = graph_.node(x.producer.node);
+    ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
+                     cross_->make_kernel(t, x, producer, local, send));
+    PlanNode pn;
+    pn.node = &producer;
+    pn.device = local;
+    pn.kernel = std::move(kernel);
+    pn.is_copy = true;
+    const int self = static_cast<int>(plan_->nodes.size());
+    if (send) {
+      auto it = slot_of_.find(x.producer);
+      if (it == slot_of_.end() || slot_device_[it->second] != local) {
+        return absl::InternalError(absl::StrCat(
+            "the send of ", producer.name(), ":", x.producer.port,
+            " finds no value on ", local->name()));
+      }
+      pn.input_slots.push_back(it->second);
+      ++reads_[it->second];
+      pn.output_slot = static_cast<int>(slot_device_.size());
+      pn.num_outputs = 0;
+    } else {
+      pn.num_outputs = 1;
+      pn.output_slot = NewSlot(local, self);
+      received_slot_[t] = pn.output_slot;
+    }
+    plan_->nodes.push_back(std::move(pn));
+    ++plan_->num_cross_process;
+    return absl::OkStatus();
+  }
+
   // The device behind topology index `d`; `fallback` for -1.
   absl::StatusOr<Device*> EndpointDevice(int d, Device* fallback) const {
     if (d < 0) return fallback;
@@ -164,13 +253,13 @@ class PlanBuilder {
     pn.num_outputs = n.num_outputs();
     const std::vector<int>& host_inputs = (*def)->host_memory_inputs;
     for (int i = 0; i < n.num_inputs(); ++i) {
-      int slot = slot_of_.at(n.input(i));
       bool on_host = std::find(host_inputs.begin(), host_inputs.end(), i) !=
                      host_inputs.end();
       auto t = transfer_of_input_.find({n.id(), i});
-      if (t != transfer_of_input_.end()) {
-        ASSIGN_OR_RETURN(slot, CopiedSlot(t->second, slot));
-      }
+      ASSIGN_OR_RETURN(
+          int slot,
+          ValueSlot(n.input(i),
+                    t != transfer_of_input_.end() ? t->second : -1));
       // Nothing crosses devices but the partitioning's transfers.
       Device* want = on_host ? options_.host : device;
       Device* have = slot_device_[slot];
@@ -262,13 +351,22 @@ class PlanBuilder {
     for (const PlanNode& pn : plan_->nodes) {
       if (pn.successors.size() > 1) chain = false;
     }
-    plan_->sequential = chain || !options_.allow_parallel;
+    // A rank of a job runs its nodes, sends and receives in the order
+    // they were added (CrossProcessPlan).
+    plan_->sequential = chain || !options_.allow_parallel ||
+                        plan_->num_cross_process > 0;
   }
 
   const Graph& graph_;
   const Partitioning& parts_;  // owned by plan_
   const PlanOptions& options_;
+  const CrossProcessPlan* const cross_ = options_.cross_process;
   std::unique_ptr<ExecutionPlan> plan_;
+  // Transfers crossing processes with an end here: fed ones, and the
+  // others by their producer's node id; and each receive's output slot.
+  std::vector<int> cross_fed_;
+  absl::flat_hash_map<int, std::vector<int>> cross_after_;
+  absl::flat_hash_map<int, int> received_slot_;
   absl::flat_hash_map<TensorRef, int> slot_of_;
   std::vector<Device*> slot_device_;
   std::vector<int> slot_producer_;  // plan index, or -1 (feed, constant)

@@ -52,6 +52,9 @@ struct ExecutionPlan {
   // which the plan was compiled from (what `sluice place` prints).
   int num_copies = 0;
   std::shared_ptr<const Partitioning> partitioning;
+  // Transfers that cross processes (a plan of one rank of a job,
+  // PlanOptions::cross_process): sends and receives this plan makes.
+  int num_cross_process = 0;
   // Plan indices with no predecessors.
   std::vector<int> roots;
   // True when no two nodes can ever run at once (a chain): the executor then
@@ -61,6 +64,28 @@ struct ExecutionPlan {
 
 // The device of each node, by node id.
 using DeviceAssignment = std::vector<Device*>;
+
+// A plan for one process of a job of several (executor/cluster.h): the
+// topology spans every rank's devices; this plan computes the nodes on its
+// own rank's and turns each transfer with one end here and the other on
+// another rank into one kernel, a send or a receive. Both ends of a
+// transfer sit at the same point of the placement's run order (just after
+// its producer; fed values first), and the plan then runs sequentially, so
+// every rank sends and receives in one global order (no two ranks wait on
+// each other: docs/design.md decision 41).
+struct CrossProcessPlan {
+  // The rank owning each topology device. Borrowed.
+  const std::vector<int>* rank_of_device = nullptr;
+  int rank = 0;
+  // The kernel that sends transfer `t` of the partitioning (`send`: this
+  // rank holds its source, `local` is that device) or receives it (this
+  // rank holds its destination, `local`). What it borrows must outlive the
+  // plan.
+  std::function<absl::StatusOr<std::unique_ptr<OpKernel>>(
+      int t, const Transfer& transfer, const Node& producer, Device* local,
+      bool send)>
+      make_kernel;
+};
 
 struct PlanOptions {
   // Where each node runs. Borrowed: the devices and the vector must outlive
@@ -89,6 +114,11 @@ struct PlanOptions {
   // A Const node's value on a device (the session caches device copies).
   // Unset: the host value is used, which is right for CPU devices only.
   std::function<absl::StatusOr<Tensor>(const Node&, Device*)> constant_on;
+  // Set: a plan of one rank of a job (see CrossProcessPlan); `devices`
+  // and `topology_devices` then hold null for other ranks' devices, and
+  // feeds and fetches are on the rank of the io device only (the others'
+  // plans take no feed and return no fetch). Borrowed.
+  const CrossProcessPlan* cross_process = nullptr;
 };
 
 // The inputs of `node` that its kernel on `type` reads in host memory

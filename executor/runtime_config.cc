@@ -241,6 +241,17 @@ absl::Status ValidateRuntimeConfig(const RuntimeConfig& config) {
         absl::StrCat("logical_cpus[", i, "].memory_limit"),
         /*required=*/false, /*allow_zero=*/true));
   }
+  for (const auto& [value, field] :
+       {std::pair{config.cluster().join_timeout_seconds(),
+                  "cluster.join_timeout_seconds"},
+        std::pair{config.cluster().step_timeout_seconds(),
+                  "cluster.step_timeout_seconds"}}) {
+    if (!(value >= 0) || value > 1e7) {
+      return Invalid(field, absl::StrCat("must be 0 (the default) or a number "
+                                         "of seconds up to 1e7, got ",
+                                         value));
+    }
+  }
   // Every enum field holds a value its enum declares (proto3 enums keep
   // unknown numbers from the binary format or from Python).
   RETURN_IF_ERROR(CheckEnumFields(config));

@@ -21,6 +21,7 @@
 #include "device/external_memory.h"
 #include "device/gpu_device.h"
 #include "device/pinned_memory.h"
+#include "executor/cluster.h"
 #include "executor/copy_kernel.h"
 #include "executor/executor.h"
 #include "executor/gpu_graph_runner.h"
@@ -60,6 +61,8 @@ class SessionImpl final : public Session {
   SessionImpl(std::unique_ptr<const Graph> graph, RuntimeConfig config)
       : graph_(std::move(graph)), config_(std::move(config)) {}
   ~SessionImpl() override {
+    // The other ranks of a job stop serving.
+    if (cluster_ != nullptr) cluster_->End();
     // Device work still queued may use tensors the plans hold.
     for (const auto& d : devices_) {
       if (d->type() == DeviceType::kGpu) {
@@ -77,7 +80,9 @@ class SessionImpl final : public Session {
     providers_ = std::make_unique<const ProviderSet>(
         ProvidersForMachine(config_));
     RETURN_IF_ERROR(Optimize());
-    RETURN_IF_ERROR(PlaceAndSetUpDevices());
+    if (config_.has_cluster()) RETURN_IF_ERROR(JoinCluster());
+    RETURN_IF_ERROR(cluster_ != nullptr ? PlaceOverCluster()
+                                        : PlaceAndSetUpDevices());
     int inter = ThreadCount(config_.inter_op_threads());
     // A provider whose kernels take every core themselves (the CPU's
     // convolutions channels last on oneDNN's OpenMP team) has the session
@@ -171,9 +176,38 @@ class SessionImpl final : public Session {
       absl::StrAppend(&key, ref.node, ":", ref.port, "@", fetch_devices[i],
                       ";");
     }
+    if (cluster_ != nullptr && cluster_->rank() != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "this is rank ", cluster_->rank(), " of a job of ",
+          cluster_->world_size(), ": rank 0 runs the steps, the others call "
+          "Serve"));
+    }
+    if (cluster_ != nullptr && on_gpu) {
+      return absl::InvalidArgumentError(
+          "a job of several processes takes its feeds and gives its fetches "
+          "in rank 0's host memory; GPU feeds and fetch_devices are for one "
+          "process");
+    }
     ASSIGN_OR_RETURN(CachedPlan cached,
                      GetPlan(key, feed_refs, fetch_refs, feed_devices,
                              fetch_devices, pinned_fetches));
+    if (cluster_ != nullptr) {
+      StepRequest request;
+      for (size_t i = 0; i < feeds.size(); ++i) {
+        StepFeed* f = request.add_feeds();
+        f->set_name(feeds[i].first);
+        f->set_dtype(feed_values[i].dtype());
+        for (int64_t d : feed_values[i].shape().dims()) f->add_dims(d);
+      }
+      for (const std::string& name : names) request.add_fetches(name);
+      absl::MutexLock lock(&cluster_mu_);
+      ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                       cluster_->RunStep(std::move(request), *cached.plan,
+                                         std::move(feed_values), scheduler_,
+                                         stats));
+      runs_.fetch_add(1, std::memory_order_relaxed);
+      return out;
+    }
     // A profiled step runs node by node; others replay the GPU graph where
     // there is one.
     // Recording a graph captures a GPU's compute stream, which every step of
@@ -294,6 +328,23 @@ class SessionImpl final : public Session {
     for (const auto& d : devices_) out.push_back(d.get());
     return out;
   }
+  int rank() const override {
+    return cluster_ != nullptr ? cluster_->rank() : 0;
+  }
+  int world_size() const override {
+    return cluster_ != nullptr ? cluster_->world_size() : 1;
+  }
+  absl::Status Serve() override {
+    if (cluster_ == nullptr) {
+      return absl::FailedPreconditionError(
+          "Serve is for the ranks other than 0 of a job of several "
+          "processes (a config with `cluster`); this session is one process");
+    }
+    return cluster_->Serve(
+        [this](const StepRequest& request) { return ServedPlan(request); },
+        scheduler_);
+  }
+
   Stats stats() const override {
     absl::MutexLock lock(&mu_);
     Stats s;
@@ -593,26 +644,45 @@ class SessionImpl final : public Session {
   }
 
   // The CPUs, and the GPUs the placement uses, in topology order.
+  // In a job of several processes, this rank's devices are a slice of the
+  // cluster's topology, from `offset` on; the others' stay null.
   absl::Status SetUpDevices() {
     const int intra = ThreadCount(config_.intra_op_threads());
-    topology_devices_.assign(machine_.topology.num_devices(), nullptr);
+    const int offset =
+        cluster_ != nullptr
+            ? cluster_->topology().first_device[cluster_->rank()]
+            : 0;
+    topology_devices_.assign(Topology().num_devices(), nullptr);
     for (int i = 0; i < machine_.num_cpus; ++i) {
       const int64_t limit = machine_.topology.devices[i].memory_limit;
       devices_.push_back(std::make_unique<CpuDevice>(i, limit, intra));
       devices_.back()->set_provider(&providers_->cpu());
-      topology_devices_[i] = devices_.back().get();
+      topology_devices_[offset + i] = devices_.back().get();
     }
     host_ = devices_[0].get();
-    std::vector<GpuDeviceSpec> used;
-    for (int n : machine_.UsedGpus(placement_)) {
-      used.push_back(machine_.gpu_specs[n]);
+    std::vector<int> used_gpus;
+    if (cluster_ == nullptr) {
+      used_gpus = machine_.UsedGpus(placement_);
+    } else {
+      absl::flat_hash_set<int> seen;
+      for (int d : placement_.device_of_node) {
+        const int local = d - offset - machine_.num_cpus;
+        if (local >= 0 && d - offset < machine_.topology.num_devices() &&
+            seen.insert(local).second) {
+          used_gpus.push_back(local);
+        }
+      }
+      std::sort(used_gpus.begin(), used_gpus.end());
     }
+    std::vector<GpuDeviceSpec> used;
+    for (int n : used_gpus) used.push_back(machine_.gpu_specs[n]);
     if (!used.empty()) {
       ASSIGN_OR_RETURN(std::vector<std::unique_ptr<GpuDevice>> gpus,
                        CreateGpuDevicesFromSpecs(config_, used));
       for (auto& gpu : gpus) {
         gpu->set_provider(providers_->cuda());
-        topology_devices_[machine_.gpu_device(gpu->index())] = gpu.get();
+        topology_devices_[offset + machine_.gpu_device(gpu->index())] =
+            gpu.get();
         devices_.push_back(std::move(gpu));
       }
     }
@@ -626,10 +696,11 @@ class SessionImpl final : public Session {
     }
     assignment_.resize(graph_->num_nodes());
     for (int id = 0; id < graph_->num_nodes(); ++id) {
-      assignment_[id] = topology_devices_[placement_.device_of_node[id]];
+      const int d = placement_.device_of_node[id];
+      assignment_[id] = topology_devices_[d];  // null: another rank's
       if (config_.log_placement()) {
         std::string line = absl::StrCat("placement: ", graph_->node(id).name(),
-                                        " -> ", assignment_[id]->name());
+                                        " -> ", Topology().devices[d].name);
         if (id < static_cast<int>(placement_.reason.size())) {
           absl::StrAppend(&line, " (", placement_.reason[id], ")");
         }
@@ -637,6 +708,98 @@ class SessionImpl final : public Session {
       }
     }
     return absl::OkStatus();
+  }
+
+  // The topology placed on: this machine's, or every rank's in a job.
+  const DeviceTopology& Topology() const {
+    return cluster_ != nullptr ? cluster_->topology().topology
+                               : machine_.topology;
+  }
+
+  // Joins the job the launcher started (config `cluster`); a job of one
+  // process runs as without it.
+  absl::Status JoinCluster() {
+    ASSIGN_OR_RETURN(std::unique_ptr<ClusterRuntime> cluster,
+                     ClusterRuntime::Join(config_, *graph_));
+    log_.push_back(absl::StrCat("cluster: rank ", cluster->rank(), " of ",
+                                cluster->world_size(), " over ",
+                                cluster->group()->Describe()));
+    if (cluster->world_size() > 1) cluster_ = std::move(cluster);
+    return absl::OkStatus();
+  }
+
+  // Every rank reports the devices its config and hardware give
+  // (PlanMachineDevices, as one process would use), rank 0 places the
+  // graph over all of them and sends the placement; each rank sets up its
+  // own devices (the GPUs with nodes) and compiles its plans with a send
+  // or receive per transfer that crosses ranks (executor/cluster.h).
+  absl::Status PlaceOverCluster() {
+    const bool use_gpu = !config_.has_use_gpu() || config_.use_gpu();
+    DeviceInventory inventory;
+    if (use_gpu) {
+      inventory = DiscoverDevices();
+    } else {
+      inventory.cpu = DiscoverCpu();
+    }
+    absl::StatusOr<MachineDevices> machine =
+        PlanMachineDevices(config_, inventory);
+    ASSIGN_OR_RETURN(const ClusterTopology* topo,
+                     cluster_->ExchangeDevices(
+                         machine.ok() ? machine->topology : DeviceTopology(),
+                         "", machine.status()));
+    machine_ = *std::move(machine);
+    PlacerOptions options = PlacerOptionsFromConfig(config_);
+    options.has_kernel = providers_->CapabilityQuery();
+    ASSIGN_OR_RETURN(placement_, cluster_->SharePlacement([&] {
+      return PlaceGraph(*graph_, topo->topology, options);
+    }));
+    RETURN_IF_ERROR(SetUpDevices());
+    cluster_->MakeTransfers(host_);
+    plan_options_.cross_process = cluster_->plan_options();
+    Device* gpu = nullptr;  // this rank's first GPU with nodes
+    for (Device* d : topology_devices_) {
+      if (d != nullptr && d->type() == DeviceType::kGpu) {
+        gpu = d;
+        break;
+      }
+    }
+    ASSIGN_OR_RETURN(std::string route, cluster_->SetUpGpuRoute(gpu));
+    log_.push_back(std::move(route));
+    std::vector<int> per_rank(cluster_->world_size(), 0);
+    for (int d : placement_.device_of_node) {
+      ++per_rank[topo->rank_of_device[d]];
+    }
+    for (int r = 0; r < cluster_->world_size(); ++r) {
+      log_.push_back(absl::StrCat("cluster: rank ", r, " has ", per_rank[r],
+                                  " of ", graph_->num_nodes(), " nodes"));
+    }
+    return absl::OkStatus();
+  }
+
+  // A worker's plan for rank 0's step `request` (the same signature rank
+  // 0 compiled: feeds and fetches in its order).
+  absl::StatusOr<std::shared_ptr<const ExecutionPlan>> ServedPlan(
+      const StepRequest& request) {
+    std::vector<TensorRef> feed_refs, fetch_refs;
+    std::string key;
+    for (const StepFeed& f : request.feeds()) {
+      ASSIGN_OR_RETURN(TensorRef ref, ResolveRef(f.name(), /*is_feed=*/true));
+      feed_refs.push_back(ref);
+      absl::StrAppend(&key, ref.node, ":", ref.port, "=",
+                      absl::StrJoin(f.dims(), ","), "@-1;");
+    }
+    key += "|";
+    for (const std::string& name : request.fetches()) {
+      ASSIGN_OR_RETURN(TensorRef ref, ResolveFetch(name));
+      fetch_refs.push_back(ref);
+      absl::StrAppend(&key, ref.node, ":", ref.port, "@-1;");
+    }
+    ASSIGN_OR_RETURN(
+        CachedPlan cached,
+        GetPlan(key, feed_refs, fetch_refs,
+                std::vector<int>(feed_refs.size(), -1),
+                std::vector<int>(fetch_refs.size(), -1), false));
+    return cached.plan;
   }
 
   // The first provider that asks for the nodes placed on its devices to
@@ -647,7 +810,9 @@ class SessionImpl final : public Session {
       if (provider == nullptr) continue;
       std::vector<int> nodes;
       for (int id = 0; id < graph_->num_nodes(); ++id) {
-        if (assignment_[id]->type() == type) nodes.push_back(id);
+        if (assignment_[id] != nullptr && assignment_[id]->type() == type) {
+          nodes.push_back(id);
+        }
       }
       if (provider->RunsNodesOneAtATime(*graph_, nodes)) return provider;
     }
@@ -715,7 +880,7 @@ class SessionImpl final : public Session {
     po.host_device = 0;
     po.host_memory_inputs = KernelHostMemoryInputs;
     ASSIGN_OR_RETURN(Partitioning parts,
-                     PartitionGraph(*graph_, machine_.topology, placement_, po));
+                     PartitionGraph(*graph_, Topology(), placement_, po));
     PlanOptions plan_options = plan_options_;
     if (pinned_fetches) plan_options.host_fetch_allocator = PinnedHostAllocator();
     ASSIGN_OR_RETURN(
@@ -728,7 +893,8 @@ class SessionImpl final : public Session {
     // A CUDA graph replays in memory of its own: GPU feeds are copied into
     // it before each launch and GPU fetches out of it after
     // (executor/gpu_graph_runner.h).
-    if (!config_.has_gpu_graphs() || config_.gpu_graphs()) {
+    if ((!config_.has_gpu_graphs() || config_.gpu_graphs()) &&
+        cluster_ == nullptr) {
       entry.graph_runner = GpuGraphRunner::ForPlan(entry.plan);
     }
     absl::MutexLock lock(&mu_);
@@ -800,6 +966,10 @@ class SessionImpl final : public Session {
   DeviceAssignment assignment_;
   std::unique_ptr<Eigen::ThreadPool> pool_;
   Scheduler scheduler_;
+  // A job of several processes (config `cluster`); null: one process.
+  // Its steps run one at a time (cluster_mu_).
+  std::unique_ptr<ClusterRuntime> cluster_;
+  absl::Mutex cluster_mu_;
   PlanOptions plan_options_;
 
   absl::Mutex constants_mu_;

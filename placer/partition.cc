@@ -358,6 +358,20 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
                                               : placement.device_of_node[r.node];
   };
   auto is_cpu = [&](int d) { return topo.devices[d].type == DeviceType::kCpu; };
+  // Host memory is shared by the CPUs of one host (a cluster's task), not
+  // across hosts.
+  auto same_host = [&](int a, int b) {
+    return topo.devices[a].host == topo.devices[b].host;
+  };
+  // Where a kernel on device `d` reads an input in host memory: the host
+  // device, or on another host of a cluster that host's first CPU.
+  auto host_of = [&](int d) {
+    if (host < 0 || same_host(d, host)) return host;
+    for (int c = 0; c < nd; ++c) {
+      if (is_cpu(c) && same_host(c, d)) return c;
+    }
+    return host;
+  };
 
   std::vector<int> part_of(nd, -1);
   auto use = [&](int d) { part_of[d] = 0; };  // numbered below
@@ -385,9 +399,10 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
           std::find(host_inputs.begin(), host_inputs.end(), i) !=
           host_inputs.end();
       const int have = home(r);
-      const int want = in_host_memory ? host : d;
+      const int want = in_host_memory ? host_of(d) : d;
       std::string name;
-      if (have == want || (in_host_memory && is_cpu(have))) {
+      if (have == want ||
+          (in_host_memory && is_cpu(have) && same_host(have, d))) {
         if (options.build_graph_defs) name = RefString(graph, r);
       } else {
         int t = index.Data(r, have, want, Consumer{v, i}, fed.contains(r));
@@ -415,7 +430,10 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
     const int have = home(f);
     const int dst = out.fetch_devices[i];
     use(have);
-    if (dst < 0 || have == dst || (is_cpu(have) && is_cpu(dst))) continue;
+    if (dst < 0 || have == dst ||
+        (is_cpu(have) && is_cpu(dst) && same_host(have, dst))) {
+      continue;
+    }
     int t = index.Fetch(f, have, dst, fed.contains(f));
     out.transfers[t].fetched = true;
     use(have);

@@ -14,12 +14,13 @@
 //     device), unless PartitionOptions::feed_devices puts it on a GPU; it
 //     is transferred to every other device that reads it;
 //   - an input a kernel reads in host memory (KernelDef::host_memory_inputs,
-//     Gather's indices on a GPU) is transferred to the host unless it is in
-//     host memory already (on any CPU);
+//     Gather's indices on a GPU) is transferred to the host (in a cluster,
+//     the first CPU of the reader's host) unless it is in host memory
+//     already (on any CPU of that host);
 //   - a fetched value is transferred to where the caller takes it: the
 //     host (or the io device), unless PartitionOptions::fetch_devices says
-//     another device; a value already there, or on a logical CPU when the
-//     caller takes it on the host, is not copied.
+//     another device; a value already there, or on a logical CPU of the
+//     caller's host when the caller takes it on the host, is not copied.
 // Control edges between devices become control transfers, one per
 // (producer, destination device); they order the step and move no bytes.
 //

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/byte_size.h"
+#include "device/nccl_communicator.h"
+#include "distributed/mpi_process_group.h"
 #include "executor/runtime_config.h"
 
 namespace sluice {
@@ -59,8 +61,8 @@ std::string CudnnLine(const CudnnInfo& cudnn) {
   return absl::StrCat("not used (", cudnn.reason, ")");
 }
 
-void PrintInventory(const DeviceInventory& inv, const CudnnInfo& cudnn,
-                    std::ostream& out) {
+void PrintInventory(const DeviceReport& report, std::ostream& out) {
+  const DeviceInventory& inv = report.inventory;
   const CpuInfo& cpu = inv.cpu;
   out << "CPU: " << cpu.model_name << " (" << cpu.cores << " cores, "
       << FormatBytes(cpu.memory_bytes) << " memory";
@@ -68,7 +70,11 @@ void PrintInventory(const DeviceInventory& inv, const CudnnInfo& cudnn,
     out << ", " << FormatBytes(cpu.available_bytes) << " available";
   }
   out << ")\n";
-  out << "cuDNN: " << CudnnLine(cudnn) << "\n";
+  out << "cuDNN: " << CudnnLine(report.cudnn) << "\n";
+  out << "NCCL: " << report.nccl << "\n";
+  out << "MPI: " << (report.mpi.empty() ? std::string("none (built without MPI)")
+                                        : report.mpi)
+      << "\n";
   if (inv.gpus.empty()) {
     out << "no GPU listed: " << inv.no_gpu_reason << "\n";
     return;
@@ -135,7 +141,9 @@ void PrintConfig(const std::string& path, const RuntimeConfig& config,
 
 // --- JSON --------------------------------------------------------------------
 
-json InventoryJson(const DeviceInventory& inv, const CudnnInfo& cudnn) {
+json InventoryJson(const DeviceReport& report) {
+  const DeviceInventory& inv = report.inventory;
+  const CudnnInfo& cudnn = report.cudnn;
   json j;
   j["cpu"] = {{"model_name", inv.cpu.model_name},
               {"cores", inv.cpu.cores},
@@ -162,6 +170,8 @@ json InventoryJson(const DeviceInventory& inv, const CudnnInfo& cudnn) {
                                 : CudnnVersionString(cudnn.version)},
                 {"library", cudnn.library},
                 {"reason", cudnn.reason}};
+  j["nccl"] = report.nccl;
+  j["mpi"] = report.mpi;
   j["notes"] = inv.notes;
   return j;
 }
@@ -202,6 +212,8 @@ DeviceReport BuildDeviceReport(DeviceInventory inventory) {
   DeviceReport report;
   report.inventory = std::move(inventory);
   report.cudnn = GetCudnnInfo();
+  report.nccl = NcclDescription();
+  report.mpi = BuiltWithMpi() ? MpiLibraryVersion() : std::string();
   return report;
 }
 
@@ -218,7 +230,7 @@ absl::Status AddConfigToDeviceReport(const std::string& path,
 }
 
 json DeviceReportJson(const DeviceReport& report) {
-  json j = InventoryJson(report.inventory, report.cudnn);
+  json j = InventoryJson(report);
   if (report.config.has_value()) {
     const DeviceReport::ConfigSection& c = *report.config;
     j["config"] = ConfigJson(c.path, c.config, c.overrides, c.gpus);
@@ -227,7 +239,7 @@ json DeviceReportJson(const DeviceReport& report) {
 }
 
 void PrintDeviceReport(const DeviceReport& report, std::ostream& out) {
-  PrintInventory(report.inventory, report.cudnn, out);
+  PrintInventory(report, out);
   if (report.config.has_value()) {
     const DeviceReport::ConfigSection& c = *report.config;
     PrintConfig(c.path, c.config, c.overrides, c.gpus, report.inventory, out);

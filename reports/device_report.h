@@ -30,6 +30,11 @@ namespace sluice {
 struct DeviceReport {
   DeviceInventory inventory;
   CudnnInfo cudnn;
+  // What a job of several processes would use (docs/design.md decision 41):
+  // the NCCL found ("not found (...)" otherwise) and the MPI library
+  // (empty when built without MPI).
+  std::string nccl;
+  std::string mpi;
   // What a session with a config would set up (AddConfigToDeviceReport).
   struct ConfigSection {
     std::string path;                    // the config's name in the report
@@ -40,7 +45,7 @@ struct DeviceReport {
   std::optional<ConfigSection> config;
 };
 
-// The inventory with the cuDNN sluice would load.
+// The inventory with the cuDNN, NCCL and MPI sluice would load.
 DeviceReport BuildDeviceReport(DeviceInventory inventory);
 
 // Adds what a session with `config` (validated, overrides applied, listed in
@@ -52,7 +57,7 @@ absl::Status AddConfigToDeviceReport(const std::string& path,
                                      DeviceReport* report);
 
 // {"cpu", "gpus", "peer_access", "no_gpu_reason" (without a GPU), "cudnn",
-// "notes", "config" (with a config section)}.
+// "nccl", "mpi", "notes", "config" (with a config section)}.
 nlohmann::json DeviceReportJson(const DeviceReport& report);
 
 // The text `sluice devices` prints.

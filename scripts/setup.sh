@@ -27,6 +27,9 @@ PACKAGES=(
   # The sanitizer and fuzzing build (scripts/sanitize.sh): clang, its
   # sanitizer and libFuzzer runtimes, llvm-symbolizer for readable reports.
   clang-14 libclang-rt-14-dev llvm-14
+  # Jobs of several processes (distributed/): Open MPI's mpirun and library;
+  # CI runs the two-process tests with them.
+  openmpi-bin libopenmpi-dev
 )
 
 install_packages() {

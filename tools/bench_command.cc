@@ -148,6 +148,13 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const double create_s =
       std::chrono::duration<double>(Clock::now() - t0).count();
+  // A job of several processes (config `cluster`): rank 0 measures, the
+  // others run their part of its steps.
+  if ((*session)->rank() != 0) {
+    absl::Status served = (*session)->Serve();
+    if (!served.ok()) return FailCommand(served, options.json, out, err);
+    return kExitOk;
+  }
 
   Feeds feeds;
   absl::Status s = MakeFeeds((*session)->graph(), options.inputs,

@@ -158,6 +158,13 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
       options.model_path, options.config, options.dims, &notes);
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
+  // A job of several processes (config `cluster`): the ranks other than 0
+  // run their part of rank 0's step and print nothing.
+  if ((*session)->rank() != 0) {
+    absl::Status served = (*session)->Serve();
+    if (!served.ok()) return FailCommand(served, options.json, out, err);
+    return 0;
+  }
   const Graph& graph = (*session)->graph();
 
   Feeds feeds;
@@ -265,6 +272,15 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
     lines.push_back(absl::StrCat("trace: ", options.trace_path, " (",
                                  absl::StrFormat("%.3f ms", step_stats.step_seconds * 1e3),
                                  " step; open in chrome://tracing or Perfetto)"));
+  }
+  if (options.stats && (*session)->world_size() > 1) {
+    // Which rank ran how many nodes (the session's "cluster:" notes).
+    result["cluster"] = json::array();
+    for (const std::string& line : (*session)->log()) {
+      if (line.rfind("cluster: ", 0) != 0) continue;
+      result["cluster"].push_back(line);
+      lines.push_back(line);
+    }
   }
   if (options.stats) {
     const HostMemoryUsage stepped = ReadHostMemoryUsage();

@@ -187,6 +187,19 @@ class Session {
   // memory.
   virtual absl::StatusOr<Tensor> AllocateHostTensor(DataType dtype,
                                                     const Shape& shape) = 0;
+  // A job of several processes (RuntimeConfig.cluster, started by mpirun
+  // or SLUICE_RANK...: docs/design.md decision 41): this process's rank
+  // and the number of processes; 0 and 1 for a session of one process.
+  // Rank 0 calls Run, which runs the step over every rank (feeds and
+  // fetches in its host memory); the others call Serve.
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  // Ranks other than 0: runs this rank's part of every step rank 0's
+  // session runs, until rank 0's session is destroyed (OK) or the job
+  // breaks (a rank stopped answering: its error). FAILED_PRECONDITION on
+  // rank 0 and in a session of one process.
+  virtual absl::Status Serve() = 0;
+
   // Names of the fetches Run({}, {}) returns: the graph's outputs.
   std::vector<std::string> DefaultFetchNames() const;
 

@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "placer/cluster_topology.h"
 #include "placer/device_spec.h"
 #include "placer/partition.h"
 #include "placer/placer.h"
@@ -39,6 +40,24 @@ TEST(ClusterSpecTest, HostsInParenthesesNameDevicesByTask) {
   EXPECT_EQ(t.link(7, 2).kind, LinkKind::kNetwork);
   EXPECT_EQ(LinkKindName(LinkKind::kNetwork), "network");
   EXPECT_GT(t.TransferSeconds(0, 4, 1 << 20), t.TransferSeconds(0, 3, 1 << 20));
+}
+
+TEST(ClusterSpecTest, RankTopologiesJoinAsTasksWithTheNetworkBetween) {
+  // What each rank of a job reports: its own CPUs and GPUs.
+  ASSERT_OK_AND_ASSIGN(DeviceTopology a, ParseDeviceSpecs("cpu,2xgpu:16GiB"));
+  ASSERT_OK_AND_ASSIGN(DeviceTopology b, ParseDeviceSpecs("cpu,gpu:40GiB"));
+  ClusterTopology c = JoinRankTopologies({a, b});
+  ASSERT_EQ(c.topology.num_devices(), 5);
+  EXPECT_EQ(c.topology.num_hosts, 2);
+  EXPECT_EQ(c.first_device, (std::vector<int>{0, 3}));
+  EXPECT_EQ(c.rank_of_device, (std::vector<int>{0, 0, 0, 1, 1}));
+  EXPECT_EQ(c.topology.devices[0].name, "/job:worker/task:0/cpu:0");
+  EXPECT_EQ(c.topology.devices[4].name, "/job:worker/task:1/gpu:0");
+  EXPECT_EQ(c.topology.devices[4].index, 2);  // GPUs counted over the job
+  EXPECT_EQ(c.topology.Find("/gpu:2"), 4);
+  EXPECT_EQ(c.topology.link(1, 2).kind, a.link(1, 2).kind);  // inside rank 0
+  EXPECT_EQ(c.topology.link(2, 4).kind, LinkKind::kNetwork);
+  EXPECT_EQ(c.topology.link(3, 4).kind, b.link(0, 1).kind);
 }
 
 TEST(ClusterSpecTest, HostsMayDifferAndHoldCpus) {

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Two processes under mpirun run one graph (docs/design.md decision 41):
+# examples/mlp.pbtxt and examples/transformer_block.pb, each split over two
+# ranks on this machine's CPU by examples/cluster/*_2ranks.pbtxt, write
+# rank 0's outputs byte for byte equal to one process's; `sluice devices`
+# under mpirun lists both ranks; a step that fails on rank 1 (out of its
+# memory) and ranks that load different models fail on both ranks, naming
+# the rank, within seconds; sluice's own launcher refuses a CPU split (no
+# host tensors without MPI). Skips (exit 77) only when mpirun is not
+# installed (scripts/setup.sh installs Open MPI, so CI runs it).
+#
+#   tests/distributed/mpi_examples.sh build/tools/sluice
+set -euo pipefail
+
+SLUICE=$(realpath "$1")
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+if ! command -v mpirun >/dev/null 2>&1; then
+  echo "skipped: mpirun is not installed (scripts/setup.sh installs openmpi-bin)"
+  exit 77
+fi
+# Under AddressSanitizer (scripts/sanitize.sh), Open MPI's own allocations
+# that it keeps until exit would count as leaks; sluice's leaks are checked
+# by every other test of that build.
+if grep -q __asan_init "$SLUICE"; then
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+fi
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$ROOT"
+
+# Root in CI containers; two ranks on two cores or fewer; shared memory
+# without ptrace (containers forbid CMA).
+MPIRUN=(mpirun -np 2 --oversubscribe --allow-run-as-root
+        --mca btl_vader_single_copy_mechanism none --bind-to none)
+
+run_pair() {
+  local name=$1 model=$2 input=$3
+  local config=examples/cluster/${name}_2ranks.pbtxt
+  "$SLUICE" run "$model" --input "$input" --output-dir "$WORK/$name.one" \
+    >"$WORK/$name.one.log"
+  if ! timeout 60 "${MPIRUN[@]}" "$SLUICE" run "$model" --input "$input" \
+      --config "$config" --output-dir "$WORK/$name.two" --stats \
+      >"$WORK/$name.two.log" 2>&1; then
+    echo "FAIL: $name under mpirun -np 2:"; cat "$WORK/$name.two.log"; exit 1
+  fi
+  # Both ranks ran nodes (the split happened).
+  for r in 0 1; do
+    if ! grep -Eq "cluster: rank $r has [1-9][0-9]* of" "$WORK/$name.two.log"; then
+      echo "FAIL: $name: rank $r ran no node:"; cat "$WORK/$name.two.log"; exit 1
+    fi
+  done
+  local n=0
+  for f in "$WORK/$name.one"/*.npy; do
+    if ! cmp -s "$f" "$WORK/$name.two/$(basename "$f")"; then
+      echo "FAIL: $name: $(basename "$f") differs between one and two processes"
+      exit 1
+    fi
+    n=$((n + 1))
+  done
+  ((n > 0)) || { echo "FAIL: $name wrote no output"; exit 1; }
+  echo "ok: $name over two ranks, $n outputs equal to one process's"
+}
+
+run_pair mlp examples/mlp.pbtxt x=examples/mlp_input.npy
+run_pair transformer_block examples/transformer_block.pb \
+  x=examples/transformer_block_input.npy
+
+timeout 60 "${MPIRUN[@]}" "$SLUICE" devices >"$WORK/devices.log" 2>&1 || {
+  echo "FAIL: sluice devices under mpirun:"; cat "$WORK/devices.log"; exit 1; }
+for r in 0 1; do
+  grep -q "^rank $r of 2 " "$WORK/devices.log" || {
+    echo "FAIL: sluice devices lists no rank $r:"; cat "$WORK/devices.log"; exit 1; }
+done
+echo "ok: sluice devices under mpirun lists both ranks"
+
+# expect_failure NAME PATTERN COMMAND...: fails (not by the timeout) and
+# prints PATTERN.
+expect_failure() {
+  local name=$1 pattern=$2
+  shift 2
+  local rc=0
+  timeout 60 "$@" >"$WORK/$name.log" 2>&1 || rc=$?
+  if ((rc == 0 || rc == 124)) || ! grep -q "$pattern" "$WORK/$name.log"; then
+    echo "FAIL: $name (exit $rc), wanted '$pattern':"; cat "$WORK/$name.log"
+    exit 1
+  fi
+  echo "ok: $name: $(grep -m1 "$pattern" "$WORK/$name.log")"
+}
+
+# Batch 26: rank 0's half fits its 4 KiB, rank 1's does not.
+python3 - "$WORK/x26.npy" <<'PY'
+import struct, sys
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (26, 16), }"
+header += " " * (63 - len(header) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
+    f.write(header.encode() + struct.pack("<416f", *[0.01 * i for i in range(416)]))
+PY
+expect_failure rank_out_of_memory "error: rank 1: node 'logits'" \
+  "${MPIRUN[@]}" "$SLUICE" run examples/mlp.pbtxt --input "x=$WORK/x26.npy" \
+  --config examples/cluster/mlp_2ranks.pbtxt --output-dir "$WORK/oom"
+expect_failure different_models "rank 1 (.*) runs another graph than rank 0" \
+  mpirun -np 1 --oversubscribe --allow-run-as-root \
+  --mca btl_vader_single_copy_mechanism none --bind-to none \
+  "$SLUICE" run examples/mlp.pbtxt --input x=examples/mlp_input.npy \
+  --config examples/cluster/mlp_2ranks.pbtxt --output-dir "$WORK/m" : \
+  -np 1 "$SLUICE" run examples/transformer_block.pb \
+  --input x=examples/transformer_block_input.npy \
+  --config examples/cluster/mlp_2ranks.pbtxt --output-dir "$WORK/m"
+
+# sluice's own launcher carries no host tensors (decision 33): a CPU split
+# started by SLUICE_RANK is refused with what to do, and neither rank hangs.
+token=0123456789abcdef0123456789abcdef
+port=$((29500 + RANDOM % 2000))
+(SLUICE_RANK=1 SLUICE_WORLD_SIZE=2 SLUICE_COORDINATOR=127.0.0.1:$port \
+  SLUICE_JOB_TOKEN=$token timeout 60 "$SLUICE" run examples/mlp.pbtxt \
+  --input x=examples/mlp_input.npy --config examples/cluster/mlp_2ranks.pbtxt \
+  --output-dir "$WORK/b1" >"$WORK/bootstrap1.log" 2>&1) &
+expect_failure bootstrap_host_tensors "start the job with mpirun" \
+  env SLUICE_RANK=0 SLUICE_WORLD_SIZE=2 SLUICE_COORDINATOR=127.0.0.1:$port \
+  SLUICE_JOB_TOKEN=$token "$SLUICE" run examples/mlp.pbtxt \
+  --input x=examples/mlp_input.npy --config examples/cluster/mlp_2ranks.pbtxt \
+  --output-dir "$WORK/b0"
+wait
