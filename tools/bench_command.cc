@@ -1,5 +1,5 @@
 // `sluice bench MODEL [--input NAME=FILE.npy]... [--random-inputs [--seed N]]
-// [--warmup N] [--runs N | --seconds S] [--config CFG] [--device DEV]
+// [--warmup N] [--runs N | --seconds S] [--timeout S] [--config CFG] [--device DEV]
 // [--top N] [--trace FILE.json] [--json]`: times session creation, the first
 // step, and then repeated steps, reporting latency min / p50 / p90 / p99 /
 // max, throughput and each GPU's peak memory; then one profiled step gives
@@ -172,6 +172,11 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
       ->check(FiniteAbove(0, kMaxSeconds))
       ->excludes(runs)
       ->capture_default_str();
+  app->add_option("--timeout", options->timeout,
+                  "Seconds each step may take (a decimal); a step past them "
+                  "stops before its next node and bench fails with "
+                  "DEADLINE_EXCEEDED")
+      ->check(FiniteAbove(0, kMaxSeconds));
   app->add_option("--top", options->top, "How many ops and nodes to list")
       ->check(IntegerIn(1, 1000000))
       ->capture_default_str();
@@ -262,9 +267,17 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   // CLI, which has done little else), then the first step's alone.
   const HostMemoryUsage created = ReadHostMemoryUsage();
   const bool peak_reset = ResetPeakHostMemory();
+  // Each step with its own deadline (--timeout).
+  auto limited = [&options](StepOptions o) {
+    if (options.timeout > 0) {
+      o.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(options.timeout));
+    }
+    return o;
+  };
   Clock::time_point start = Clock::now();
   absl::StatusOr<std::vector<Tensor>> first =
-      session.Run(step_feeds, {}, step);
+      session.Run(step_feeds, {}, limited(step));
   if (!first.ok()) {
     return WithFeedHint(first.status(), session.graph(), feeds,
                         options.random_inputs);
@@ -287,7 +300,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   }
   const double first_s = Seconds(start, Clock::now());
   for (int i = 0; i < options.warmup; ++i) {
-    RETURN_IF_ERROR(session.Run(step_feeds, {}, step).status());
+    RETURN_IF_ERROR(session.Run(step_feeds, {}, limited(step)).status());
   }
 
   Progress progress(options.progress && !options.json && isatty(STDERR_FILENO));
@@ -305,7 +318,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
       break;
     }
     start = Clock::now();
-    RETURN_IF_ERROR(session.Run(step_feeds, {}, step).status());
+    RETURN_IF_ERROR(session.Run(step_feeds, {}, limited(step)).status());
     latencies.push_back(Seconds(start, Clock::now()));
     progress.Show(options.runs > 0
                       ? static_cast<double>(latencies.size()) / options.runs
@@ -320,7 +333,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   StepStats stats;
   StepOptions profiled = step;
   profiled.stats = &stats;
-  RETURN_IF_ERROR(session.Run(step_feeds, {}, profiled).status());
+  RETURN_IF_ERROR(session.Run(step_feeds, {}, limited(profiled)).status());
   if (!options.trace_path.empty()) {
     RETURN_IF_ERROR(WriteChromeTrace(stats, options.trace_path));
   }
