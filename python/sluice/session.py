@@ -219,7 +219,8 @@ class Session:
 
     def run(self, fetches: Union[str, Sequence[str], None] = None,
             feeds: Optional[Mapping[str, Any]] = None, *,
-            output_device: Optional[str] = None) -> Any:
+            output_device: Optional[str] = None,
+            timeout: Optional[float] = None) -> Any:
         """Runs one step.
 
         Args:
@@ -235,6 +236,10 @@ class Session:
             a new capsule over the same memory,
             with no copy to the host (``torch.from_dlpack(out)`` shares
             it). The step's GPU work is finished when ``run`` returns.
+          timeout: seconds the step may take (None: no limit). Past them
+            the step stops before its next node and ``run`` raises
+            ``DeadlineExceededError`` naming that node; the session stays
+            usable.
 
         Returns:
           NumPy arrays or DLPack objects (see the module docstring for what
@@ -254,10 +259,13 @@ class Session:
         else:
             names, values = [], []
         device = "" if output_device is None else str(output_device)
+        if timeout is not None and not timeout > 0:
+            raise InvalidArgumentError(f"run: timeout must be > 0 seconds, not {timeout}")
+        seconds = 0.0 if timeout is None else float(timeout)
         if isinstance(fetches, str):
-            return self._run([fetches], names, values, device)[0]
+            return self._run([fetches], names, values, device, seconds)[0]
         return self._run([] if fetches is None else list(fetches), names,
-                         values, device)
+                         values, device, seconds)
 
     def placement(self) -> Report:
         """What ``sluice place --json --explain`` prints for this model on

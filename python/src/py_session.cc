@@ -218,7 +218,7 @@ class PySession {
   // DLPack objects over the results in that GPU's memory.
   nb::list Run(const std::vector<std::string>& fetches,
                const std::vector<std::string>& names, nb::sequence values,
-               const std::string& output_device) {
+               const std::string& output_device, double timeout) {
     const size_t n = names.size();
     if (nb::len(values) != n) {
       throw StatusError(absl::InvalidArgumentError(absl::StrCat(
@@ -232,6 +232,11 @@ class PySession {
     StepOptions options;
     GpuDevice* out_gpu = OutputGpu(output_device);
     if (out_gpu != nullptr) options.fetch_devices = {out_gpu->name()};
+    if (timeout > 0) {  // seconds; the step stops at a node boundary past it
+      options.deadline = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(timeout));
+    }
     absl::StatusOr<std::vector<Tensor>> result;
     {
       nb::gil_scoped_release release;
@@ -489,7 +494,8 @@ void BindSession(nb::module_& m) {
       .def("inputs", &PySession::Inputs)
       .def("outputs", &PySession::Outputs)
       .def("run", &PySession::Run, nb::arg("fetches"), nb::arg("names"),
-           nb::arg("values"), nb::arg("output_device") = "")
+           nb::arg("values"), nb::arg("output_device") = "",
+           nb::arg("timeout") = 0.0)
       .def("placement_json", &PySession::PlacementJson)
       .def("bench_json", &PySession::BenchJson, nb::arg("names"),
            nb::arg("values"), nb::arg("warmup"), nb::arg("runs"),
