@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from typing import (Any, Dict, List, Mapping, NamedTuple, Optional, Sequence,
                     Tuple, Union)
 
@@ -239,7 +240,8 @@ class Session:
           timeout: seconds the step may take (None: no limit). Past them
             the step stops before its next node and ``run`` raises
             ``DeadlineExceededError`` naming that node; the session stays
-            usable.
+            usable. Ctrl-C (SIGINT) on the main thread stops the step the
+            same way and raises ``KeyboardInterrupt``.
 
         Returns:
           NumPy arrays or DLPack objects (see the module docstring for what
@@ -262,10 +264,12 @@ class Session:
         if timeout is not None and not timeout > 0:
             raise InvalidArgumentError(f"run: timeout must be > 0 seconds, not {timeout}")
         seconds = 0.0 if timeout is None else float(timeout)
+        # Ctrl-C reaches Python's main thread only: there it stops the step.
+        interruptible = threading.current_thread() is threading.main_thread()
         if isinstance(fetches, str):
-            return self._run([fetches], names, values, device, seconds)[0]
+            return self._run([fetches], names, values, device, seconds, interruptible)[0]
         return self._run([] if fetches is None else list(fetches), names,
-                         values, device, seconds)
+                         values, device, seconds, interruptible)
 
     def placement(self) -> Report:
         """What ``sluice place --json --explain`` prints for this model on

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "nanobind/stl/vector.h"
 #include "python/src/model_source.h"
 #include "python/src/ndarray_tensor.h"
+#include "python/src/sigint_cancels.h"
 #include "python/src/status_error.h"
 #include "sluice/config.h"
 #include "tools/commands.h"
@@ -218,7 +220,8 @@ class PySession {
   // DLPack objects over the results in that GPU's memory.
   nb::list Run(const std::vector<std::string>& fetches,
                const std::vector<std::string>& names, nb::sequence values,
-               const std::string& output_device, double timeout) {
+               const std::string& output_device, double timeout,
+               bool interruptible) {
     const size_t n = names.size();
     if (nb::len(values) != n) {
       throw StatusError(absl::InvalidArgumentError(absl::StrCat(
@@ -238,10 +241,17 @@ class PySession {
                              std::chrono::duration<double>(timeout));
     }
     absl::StatusOr<std::vector<Tensor>> result;
+    // On Python's main thread, Ctrl-C stops the step at its next node
+    // (python/src/sigint_cancels.h), then raises KeyboardInterrupt.
+    StepCancellation cancel;
+    if (interruptible) options.cancellation = &cancel;
     {
+      std::optional<SigintCancels> sigint;
+      if (interruptible) sigint.emplace(&cancel);
       nb::gil_scoped_release release;
       result = session_->Run(feeds, fetches, options);
     }
+    if (cancel.cancelled() && PyErr_CheckSignals() != 0) throw nb::python_error();
     ThrowIfError(result.status());
     nb::list out;
     if (out_gpu != nullptr) {
@@ -495,7 +505,7 @@ void BindSession(nb::module_& m) {
       .def("outputs", &PySession::Outputs)
       .def("run", &PySession::Run, nb::arg("fetches"), nb::arg("names"),
            nb::arg("values"), nb::arg("output_device") = "",
-           nb::arg("timeout") = 0.0)
+           nb::arg("timeout") = 0.0, nb::arg("interruptible") = false)
       .def("placement_json", &PySession::PlacementJson)
       .def("bench_json", &PySession::BenchJson, nb::arg("names"),
            nb::arg("values"), nb::arg("warmup"), nb::arg("runs"),

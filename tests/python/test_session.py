@@ -1,5 +1,7 @@
 """sluice.Session: models from paths, bytes and onnx.ModelProto; run; errors."""
 
+import os
+import signal
 import threading
 import time
 
@@ -299,6 +301,26 @@ def test_timeout_stops_a_long_step_and_the_session_runs_on():
     np.testing.assert_array_equal(sess.run("y", {"x": x}, timeout=600), x)
     with pytest.raises(sluice.InvalidArgumentError, match="timeout"):
         sess.run("y", {"x": x}, timeout=0)
+
+
+def test_ctrl_c_stops_the_step_it_interrupts_and_the_session_runs_on():
+    # 4,000 Neg nodes on 4 Mi floats (16 MiB in, 16 MiB out each) take
+    # seconds on any machine; a SIGINT 50 ms in stops the step at its next
+    # node and raises KeyboardInterrupt (without the cancellation it would
+    # come only after the whole step).
+    sess = sluice.Session(identity_graph("float32", shape=(-1,), ops=("Neg",) * 4000),
+                          config=sluice.Config(optimization_level="none"))
+    x = np.ones(1 << 22, np.float32)
+    timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        sess.run("y", {"x": x})
+    elapsed = time.perf_counter() - start
+    timer.join()
+    assert elapsed < 1.0, elapsed
+    small = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(sess.run("y", {"x": small}), small)
 
 
 def test_device_argument_runs_on_the_cpu(mlp_path, mlp_input):
