@@ -281,20 +281,23 @@ def test_probe_sees_a_call_that_holds_the_gil():
 
 
 def test_gil_released_while_running():
-    # 2,000 Neg nodes on 64 Ki floats in one step: another Python thread
-    # must make progress in the middle of it.
+    # 2,000 Neg nodes on 64 Ki floats in one step on the CPU (a GPU would
+    # finish it too soon to tell): another Python thread must make progress
+    # in the middle of it.
     sess = sluice.Session(identity_graph("float32", shape=(65536,), ops=("Neg",) * 2000),
-                          config=sluice.Config(optimization_level="none"))
+                          config=sluice.Config(optimization_level="none"), device="cpu:0")
     x = np.ones(65536, np.float32)
     sess.run("y", {"x": x})  # plan and allocate outside the measured step
     assert _ticks_during(lambda: sess.run("y", {"x": x})) > 0
 
 
 def test_timeout_stops_a_long_step_and_the_session_runs_on():
-    # 300 Neg nodes on 64 Ki floats: a microsecond is spent before the first
-    # node (planning), so the step stops there; no timeout runs it whole.
+    # 300 Neg nodes on 64 Ki floats on the CPU (node by node; a GPU step
+    # replaying a CUDA graph is checked only before the replay): a
+    # microsecond is spent before the first node (planning), so the step
+    # stops there; no timeout runs it whole.
     sess = sluice.Session(identity_graph("float32", shape=(65536,), ops=("Neg",) * 300),
-                          config=sluice.Config(optimization_level="none"))
+                          config=sluice.Config(optimization_level="none"), device="cpu:0")
     x = np.ones(65536, np.float32)
     with pytest.raises(sluice.DeadlineExceededError, match="stopped before node 'n0' \\(Neg\\)"):
         sess.run("y", {"x": x}, timeout=1e-6)
@@ -307,9 +310,9 @@ def test_ctrl_c_stops_the_step_it_interrupts_and_the_session_runs_on():
     # 4,000 Neg nodes on 4 Mi floats (16 MiB in, 16 MiB out each) take
     # seconds on any machine; a SIGINT 50 ms in stops the step at its next
     # node and raises KeyboardInterrupt (without the cancellation it would
-    # come only after the whole step).
+    # come only after the whole step). On the CPU: a GPU runs it in ms.
     sess = sluice.Session(identity_graph("float32", shape=(-1,), ops=("Neg",) * 4000),
-                          config=sluice.Config(optimization_level="none"))
+                          config=sluice.Config(optimization_level="none"), device="cpu:0")
     x = np.ones(1 << 22, np.float32)
     timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
     start = time.perf_counter()
