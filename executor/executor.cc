@@ -19,9 +19,13 @@ absl::Status WithNode(const Node& node, const absl::Status& s) {
 }
 
 // Runs one node's kernel, reading its inputs from `values` and writing its
-// outputs there, timed when a timer is given. Does not release anything.
+// outputs there, timed when a timer is given; first stops the step if its
+// limits say so (executor/step_limits.h). Does not release anything.
 absl::Status RunNode(const PlanNode& pn, std::vector<Tensor>& values,
-                     StepTimer* timer) {
+                     StepTimer* timer, const StepLimits* limits) {
+  if (limits != nullptr) {
+    if (absl::Status s = limits->CheckBefore(*pn.node); !s.ok()) return s;
+  }
   if (timer == nullptr) return RunPlanNode(pn, values);
   return timer->Time(pn, values, [&] { return RunPlanNode(pn, values); });
 }
@@ -44,7 +48,8 @@ std::vector<Tensor> CollectFetches(const ExecutionPlan& plan,
 }
 
 absl::StatusOr<std::vector<Tensor>> RunSequential(
-    const ExecutionPlan& plan, std::vector<Tensor> feed_values, StepTimer* timer) {
+    const ExecutionPlan& plan, std::vector<Tensor> feed_values, StepTimer* timer,
+    const StepLimits* limits) {
   std::vector<Tensor> values;
   InitSlots(plan, feed_values, values);
   std::vector<int> reads = plan.slot_reads;
@@ -52,7 +57,7 @@ absl::StatusOr<std::vector<Tensor>> RunSequential(
     if (reads[slot] == 0) values[slot] = Tensor();
   };
   for (const PlanNode& pn : plan.nodes) {
-    absl::Status s = RunNode(pn, values, timer);
+    absl::Status s = RunNode(pn, values, timer, limits);
     if (!s.ok()) return s;
     for (int slot : pn.input_slots) {
       --reads[slot];
@@ -67,10 +72,12 @@ absl::StatusOr<std::vector<Tensor>> RunSequential(
 class ParallelStep {
  public:
   ParallelStep(const ExecutionPlan& plan, std::vector<Tensor> feed_values,
-               const Scheduler& scheduler, StepTimer* timer)
+               const Scheduler& scheduler, StepTimer* timer,
+               const StepLimits* limits)
       : plan_(plan),
         scheduler_(scheduler),
         timer_(timer),
+        limits_(limits),
         pending_(new std::atomic<int>[plan.nodes.size()]),
         reads_(new std::atomic<int>[plan.num_slots]),
         remaining_(static_cast<int>(plan.nodes.size())) {
@@ -104,7 +111,7 @@ class ParallelStep {
     while (index >= 0) {
       const PlanNode& pn = plan_.nodes[index];
       if (!failed_.load(std::memory_order_acquire)) {
-        absl::Status s = RunNode(pn, values_, timer_);
+        absl::Status s = RunNode(pn, values_, timer_, limits_);
         if (!s.ok()) {
           absl::MutexLock lock(&mu_);
           if (status_.ok()) status_ = s;
@@ -143,6 +150,7 @@ class ParallelStep {
   const ExecutionPlan& plan_;
   const Scheduler& scheduler_;
   StepTimer* const timer_;  // null: no stats
+  const StepLimits* const limits_;  // null: none
   std::vector<Tensor> values_;
   std::unique_ptr<std::atomic<int>[]> pending_;
   std::unique_ptr<std::atomic<int>[]> reads_;
@@ -177,7 +185,9 @@ absl::Status RunPlanNode(const PlanNode& pn, std::vector<Tensor>& values,
 absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
                                             std::vector<Tensor> feed_values,
                                             const Scheduler& scheduler,
-                                            StepStats* stats) {
+                                            StepStats* stats,
+                                            const StepLimits* limits) {
+  if (limits != nullptr && !limits->active()) limits = nullptr;
   std::unique_ptr<StepTimer> timer;
   if (stats != nullptr) {
     absl::StatusOr<std::unique_ptr<StepTimer>> started =
@@ -187,9 +197,10 @@ absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
   }
   absl::StatusOr<std::vector<Tensor>> out;
   if (plan.sequential || !scheduler) {
-    out = RunSequential(plan, std::move(feed_values), timer.get());
+    out = RunSequential(plan, std::move(feed_values), timer.get(), limits);
   } else {
-    ParallelStep step(plan, std::move(feed_values), scheduler, timer.get());
+    ParallelStep step(plan, std::move(feed_values), scheduler, timer.get(),
+                      limits);
     out = step.Run();
   }
   if (timer != nullptr && out.ok()) {

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
 #include "executor/plan.h"
+#include "executor/step_limits.h"
 #include "executor/step_stats.h"
 
 namespace sluice {
@@ -28,11 +29,14 @@ using Scheduler = std::function<void(std::function<void()>)>;
 // are skipped) and is returned with the node's name and op.
 // With `stats`, every node's host slice is recorded, and the GPU slice of
 // every node whose work runs on a GPU stream (see step_stats.h); a failure
-// to time the GPUs fails the step.
+// to time the GPUs fails the step. With `limits` (not owned), the step
+// stops before a node once its deadline has passed or it is cancelled, as
+// on a kernel error (executor/step_limits.h).
 absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
                                             std::vector<Tensor> feed_values,
                                             const Scheduler& scheduler,
-                                            StepStats* stats = nullptr);
+                                            StepStats* stats = nullptr,
+                                            const StepLimits* limits = nullptr);
 
 // Runs one node's kernel, reading its inputs from `values` (indexed by
 // slot) and writing its outputs there; the error names the node. With

@@ -224,6 +224,10 @@ class SessionImpl final : public Session {
     absl::StatusOr<std::vector<Tensor>> result;
     GpuGraphRunner* runner =
         stats == nullptr ? cached.graph_runner.get() : nullptr;
+    // A deadline or a cancellation flag: checked before each node, or once
+    // before a CUDA graph's replay (executor/step_limits.h).
+    const StepLimits limits = StepLimits::From(options);
+    if (runner != nullptr) RETURN_IF_ERROR(limits.CheckBeforeStep());
     if (runner != nullptr && runner->wants_to_record()) {
       absl::WriterMutexLock lock(&steps_mu_);
       result = runner->Run(std::move(feed_values), scheduler_,
@@ -234,7 +238,7 @@ class SessionImpl final : public Session {
                    ? runner->Run(std::move(feed_values), scheduler_,
                                  /*may_record=*/false)
                    : RunPlan(*cached.plan, std::move(feed_values), scheduler_,
-                             stats);
+                             stats, &limits);
     }
     ASSIGN_OR_RETURN(std::vector<Tensor> out, std::move(result));
     if (on_gpu) {

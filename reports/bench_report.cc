@@ -19,6 +19,16 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+// `step` with its own deadline from now, when the settings give one.
+StepOptions Limited(StepOptions step, const BenchSettings& settings) {
+  if (settings.step_timeout_s > 0) {
+    step.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(
+                                           settings.step_timeout_s));
+  }
+  return step;
+}
+
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -174,7 +184,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   r.first_step_peak_known = ResetPeakHostMemory();
   Clock::time_point start = Clock::now();
   absl::StatusOr<std::vector<Tensor>> first =
-      session.Run(step_feeds, {}, step);
+      session.Run(step_feeds, {}, Limited(step, settings));
   if (!first.ok()) {
     return settings.first_step_error ? settings.first_step_error(first.status())
                                      : first.status();
@@ -196,7 +206,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   }
   r.first_run_s = Seconds(start, Clock::now());
   for (int i = 0; i < settings.warmup; ++i) {
-    RETURN_IF_ERROR(session.Run(step_feeds, {}, step).status());
+    RETURN_IF_ERROR(session.Run(step_feeds, {}, Limited(step, settings)).status());
   }
 
   std::vector<double>& latencies = r.latencies_s;
@@ -213,7 +223,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
       break;
     }
     start = Clock::now();
-    RETURN_IF_ERROR(session.Run(step_feeds, {}, step).status());
+    RETURN_IF_ERROR(session.Run(step_feeds, {}, Limited(step, settings)).status());
     latencies.push_back(Seconds(start, Clock::now()));
     if (settings.progress) {
       settings.progress(settings.runs > 0
@@ -229,7 +239,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   r.profiled_step = std::make_shared<StepStats>();
   StepOptions profiled = step;
   profiled.stats = r.profiled_step.get();
-  RETURN_IF_ERROR(session.Run(step_feeds, {}, profiled).status());
+  RETURN_IF_ERROR(session.Run(step_feeds, {}, Limited(profiled, settings)).status());
   r.profiled_step_s = r.profiled_step->step_seconds;
   Summarize(*r.profiled_step, static_cast<size_t>(settings.top), &r);
   for (Device* d : session.devices()) {

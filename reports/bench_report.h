@@ -53,6 +53,9 @@ struct BenchSettings {
   // Feeds from page-locked host buffers made once, results into page-locked
   // memory (StepOptions::pinned_host_fetches). Excludes io_device.
   bool pinned = false;
+  // Each step's own deadline, in seconds from its start (StepOptions::
+  // deadline; `--timeout`); 0: none.
+  double step_timeout_s = 0;
   // Called with the fraction done after each timed step (a progress bar);
   // may be empty.
   std::function<void(double)> progress;

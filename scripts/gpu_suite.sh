@@ -8,12 +8,13 @@
 #   scripts/prepare_gpu.sh                     # here, on the dev machine
 #   OUT=/tmp/out scripts/gpu_suite.sh          # there; logs go to $OUT
 #
-# Steps: nvidia-smi; each test binary in full (GPU tests run, nothing should
-# skip for want of a GPU); compute-sanitizer memcheck on the GPU tests
-# (conformance suite, GPU device tests). Exit status: 0 when every step
+# Steps: nvidia-smi; each test binary in full (GPU tests run; a step fails
+# on any skip that tests/gpu_skips_allowed.txt does not list with a reason);
+# compute-sanitizer memcheck on the GPU tests (conformance suite, GPU device
+# tests); tests/python with torch. Exit status: 0 when every step
 # passed. Set SANITIZE=0 to skip memcheck, BENCH=0 to skip the benchmarks,
 # or PARTS to a subset of "tests sanitize replays examples cli bench onnx
-# cudnn cudnn-memcheck nhwc resnet precision cudakernel" (the default is all of
+# cudnn cudnn-memcheck nhwc resnet precision cudakernel python" (the default is all of
 # them; a 10-minute
 # device call does not fit them all). The cudnn part runs the convolution
 # tests (cuDNN and the fallback against the CPU, the memory-limit test, the
@@ -57,9 +58,44 @@ export PATH="/usr/local/cuda/bin:$PATH"
 # Tests read examples/ and tests/*/testdata from this checkout.
 export SLUICE_TEST_DATA_DIR="$PWD"
 
-want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx cudnn cudnn-memcheck nhwc resnet precision cudakernel} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx cudnn cudnn-memcheck nhwc resnet precision cudakernel python} " == *" $1 "* ]]; }
 
 status=0
+# Skips: on this machine a test may skip only when tests/gpu_skips_allowed.txt
+# lists it with a reason. check_skips NAME reads $OUT/NAME.log for
+# GoogleTest's "[  SKIPPED ] Suite.Test" and pytest -v's "file::test SKIPPED"
+# lines, writes them to $OUT/NAME.skips.txt and fails the step for each one
+# not on the list (and for a list line without a reason), and for any pytest
+# skip of a whole module.
+SKIPS_ALLOWED=tests/gpu_skips_allowed.txt
+check_skips() {
+  local name=$1 log="$OUT/$1.log" bad=0 test
+  { grep -oE '^\[  SKIPPED \] [^ ]+\.[^ ]+' "$log" | awk '{print $4}'
+    grep -oE '^[^ ]+::[^ ]+ SKIPPED' "$log" | awk '{print $1}'
+  } | sort -u >"$OUT/$name.skips.txt"
+  while read -r test; do
+    [[ -n "$test" ]] || continue
+    if awk -v t="$test" '!/^#/ && $1 == t && NF >= 2 {found=1} END {exit !found}' \
+        "$SKIPS_ALLOWED"; then
+      echo "    allowed skip: $test"
+    else
+      echo "    SKIP NOT ALLOWED: $test (not on $SKIPS_ALLOWED with a reason)"
+      bad=1
+    fi
+  done <"$OUT/$name.skips.txt"
+  # pytest skips of a whole module (importorskip at the top) have no
+  # file::test line: more skips in the summary than named ones fail.
+  local total named
+  total=$(grep -E '^=+ .* in [0-9.]+s' "$log" | tail -1 | grep -oE '[0-9]+ skipped' |
+          grep -oE '[0-9]+')
+  named=$(grep -cE '^[^ ]+::[^ ]+ SKIPPED' "$log")
+  if [[ -n "$total" && "$total" -gt "$named" ]]; then
+    echo "    SKIP NOT ALLOWED: $((total - named)) pytest module skip(s):" \
+      "$(grep -E '^SKIPPED \[' "$log" | tr '\n' ' ')"
+    bad=1
+  fi
+  return $bad
+}
 step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records failure
   local name=$1; shift
   echo "=== $name: $*"
@@ -67,6 +103,7 @@ step() {  # step NAME CMD...: runs CMD, logs to $OUT/NAME.log, records failure
   local rc=$?
   echo "--- $name: exit $rc ($(tail -n 3 "$OUT/$name.log" | tr '\n' ' '))"
   [[ $rc -eq 0 ]] || status=1
+  check_skips "$name" || status=1
 }
 
 if [[ ! -d .gpu/bin ]]; then
@@ -82,8 +119,6 @@ for bin in .gpu/bin/sluice_*_test; do
   want tests || break
   name=$(basename "$bin")
   step "$name" "$bin" --gtest_color=no
-  grep -h "Skipped\|no GPU" "$OUT/$name.log" | sort | uniq -c \
-    >"$OUT/$name.skips.txt" || true
 done
 
 # The four-thread example that once gave a wrong result in 16 while a replay
@@ -122,7 +157,7 @@ fi
 # cuDNN (kernels/cuda/cudnn_conv.h): the convolution cases and the
 # loader, plainly and under memcheck; the conformance suite's Conv cases
 # too (they run on cuDNN now). Nothing here may skip for want of a GPU or
-# of cuDNN: the skips file lists any that did.
+# of cuDNN: step fails on a skip not on tests/gpu_skips_allowed.txt.
 CONV_FILTER='Convolutions/*:CudnnConv*:CudnnCanExpress*:AllOps/*Conv*'
 if want cudnn && [[ -x .gpu/bin/sluice_kernels_test ]]; then
   step cudnn-loader .gpu/bin/sluice_device_test --gtest_filter='Cudnn*'
@@ -131,8 +166,6 @@ if want cudnn && [[ -x .gpu/bin/sluice_kernels_test ]]; then
   # Ordinary steps on four threads beside the plan's CUDA-graph replays.
   [[ -x .gpu/bin/sluice_examples_test ]] && step cudnn-cnn-four-threads-x10 \
     .gpu/bin/sluice_examples_test --gtest_filter='*Cnn*' --gtest_repeat=10
-  grep -h "SKIPPED\|Skipped\|not usable" "$OUT/cudnn-conv.log" | sort | uniq -c \
-    >"$OUT/cudnn-conv.skips.txt" || true
   # ResNet-50 end to end on /gpu:0 with cuDNN and with the fallback, the
   # outputs compared (bench/models/resnet50.py writes the model; numpy and
   # onnx are on the GPU machine).
@@ -168,8 +201,6 @@ fi
 NHWC_FILTER='Layouts/NhwcGpuTest.*:NhwcCudnnCanExpressTest.*:AllOps/*nhwc*'
 if want nhwc && [[ -x .gpu/bin/sluice_kernels_test ]]; then
   step nhwc-kernels .gpu/bin/sluice_kernels_test --gtest_filter="$NHWC_FILTER"
-  grep -h "SKIPPED\|Skipped\|not usable" "$OUT/nhwc-kernels.log" | sort | uniq -c \
-    >"$OUT/nhwc-kernels.skips.txt" || true
   command -v compute-sanitizer >/dev/null && step memcheck-nhwc-kernels \
     compute-sanitizer --tool memcheck --error-exitcode 1 \
     .gpu/bin/sluice_kernels_test --gtest_filter="$NHWC_FILTER"
@@ -226,14 +257,37 @@ if want precision && [[ -x .gpu/bin/sluice ]]; then
   done
 fi
 
+# tests/python on this machine's Python (3.12, with torch and CuPy) against
+# the extension in .gpu/python/sluice (scripts/python_ext_for.sh builds it,
+# PYEXT=... scripts/prepare_gpu.sh carries it): the GPU tests
+# (test_device_tensors.py, test_cuda_kernel.py) run here and nowhere else.
+# Missing pieces fail the step; a skip not on tests/gpu_skips_allowed.txt
+# fails it too.
+if want python; then
+  if [[ ! -d .gpu/python/sluice ]]; then
+    step python-tests bash -c 'echo "no .gpu/python/sluice: build the extension with scripts/python_ext_for.sh and carry it with PYEXT=... scripts/prepare_gpu.sh" >&2; exit 1'
+  else
+    # Not test_install.py: it checks a wheel installed in site-packages,
+    # which CI's scripts/python_test.sh covers; here the package is on
+    # PYTHONPATH.
+    PYTHONPATH="$PWD/.gpu/python" SLUICE_SOURCE_DIR="$PWD" step python-tests \
+      python3 -m pytest -v -rs -p no:cacheprovider tests/python \
+      --ignore=tests/python/test_install.py
+  fi
+fi
+
 # The CLI on the GPU: devices, and the examples on /gpu:0 with a memory
 # limit from a config file, with and without growth.
 if want onnx && [[ -x .gpu/bin/sluice_onnx_node_runner && -d .gpu/onnx_node_cases ]]; then
+  # Against the lists: a case that fails and is on neither, or a listed
+  # case that passes, fails the step (the runner exits 1).
   step onnx-node-suite-gpu .gpu/bin/sluice_onnx_node_runner \
     --cases .gpu/onnx_node_cases --device gpu:0 --json "$OUT/node_suite_gpu.json" \
-    --op-table "$OUT/node_suite_gpu_ops.md"
+    --op-table "$OUT/node_suite_gpu_ops.md" --xfail tests/onnx/node_suite_xfail.txt \
+    --xfail tests/onnx/node_suite_xfail_gpu.txt --quiet
   step onnx-node-suite-cpu .gpu/bin/sluice_onnx_node_runner \
-    --cases .gpu/onnx_node_cases --json "$OUT/node_suite_cpu.json"
+    --cases .gpu/onnx_node_cases --json "$OUT/node_suite_cpu.json" \
+    --xfail tests/onnx/node_suite_xfail.txt --quiet
   step memcheck-onnx-dynamic compute-sanitizer --tool memcheck --error-exitcode 1 \
     .gpu/bin/sluice_onnx_node_runner --cases .gpu/onnx_node_cases --device gpu:0 \
     --filter '^test_(reshape|slice|expand|squeeze|unsqueeze|split|reduce_sum|range|constantofshape|tile|shape|size)'

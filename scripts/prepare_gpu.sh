@@ -7,6 +7,8 @@
 #   scripts/prepare_gpu.sh              # builds build-cuda/ first if needed
 #   BUILD=build-cuda scripts/prepare_gpu.sh
 #   PACK="sluice sluice_kernels_test" BUILD=build scripts/prepare_gpu.sh
+#   PYEXT=build/py312/python/_sluice.cpython-312-x86_64-linux-gnu.so \
+#     scripts/prepare_gpu.sh            # also .gpu/python for tests/python
 #
 # PACK (binary names) also strips those binaries and packs them with
 # .gpu/lib into .gpupack/gpu.tgz, small enough for the device tool's 64 MiB
@@ -58,11 +60,20 @@ if [[ -x .venv-onnx/bin/python ]]; then
   cases="$(.venv-onnx/bin/python tests/onnx/node_suite.py --generate-only)"
   cp -r "$cases" .gpu/onnx_node_cases
 fi
+# The Python package for the python part of scripts/gpu_suite.sh: PYEXT names
+# the extension built for the GPU machine's Python (scripts/python_ext_for.sh
+# 3.12 ... writes BUILD/py312/python/_sluice.cpython-312-x86_64-linux-gnu.so).
+if [[ -n "${PYEXT:-}" ]]; then
+  mkdir -p .gpu/python
+  cp -r python/sluice .gpu/python/sluice
+  cp "$PYEXT" .gpu/python/sluice/
+fi
 echo "prepared .gpu/: $(ls .gpu/bin | wc -l) binaries, $(ls .gpu/lib | wc -l) libraries"
 ls .gpu/bin
 if [[ -n "${PACK:-}" ]]; then
   mkdir -p .gpupack
   files=(.gpu/lib)
+  [[ -d .gpu/python ]] && files+=(.gpu/python)
   for name in $PACK; do
     strip ".gpu/bin/$name"
     files+=(".gpu/bin/$name")

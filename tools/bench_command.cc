@@ -1,5 +1,5 @@
 // `sluice bench MODEL [--input NAME=FILE.npy]... [--random-inputs [--seed N]]
-// [--warmup N] [--runs N | --seconds S] [--config CFG] [--device DEV]
+// [--warmup N] [--runs N | --seconds S] [--timeout S] [--config CFG] [--device DEV]
 // [--top N] [--trace FILE.json] [--json]`: times session creation, the first
 // step, and then repeated steps, reporting latency min / p50 / p90 / p99 /
 // max, throughput and each GPU's peak memory; then one profiled step gives
@@ -83,6 +83,11 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
       ->check(FiniteAbove(0, kMaxBenchSeconds))
       ->excludes(runs)
       ->capture_default_str();
+  app->add_option("--timeout", options->timeout,
+                  "Seconds each step may take (a decimal); a step past them "
+                  "stops before its next node and bench fails with "
+                  "DEADLINE_EXCEEDED")
+      ->check(FiniteAbove(0, kMaxSeconds));
   app->add_option("--top", options->top, "How many ops and nodes to list")
       ->check(IntegerIn(1, 1000000))
       ->capture_default_str();
@@ -126,6 +131,7 @@ absl::StatusOr<BenchReport> BenchCommandSession(Session& session,
   settings.top = options.top;
   settings.io_device = options.io_device;
   settings.pinned = options.pinned;
+  settings.step_timeout_s = options.timeout;
   settings.progress = [&progress](double done) { progress.Show(done); };
   settings.first_step_error = [&](const absl::Status& status) {
     return WithFeedHint(status, session.graph(), feeds, options.random_inputs);

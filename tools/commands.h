@@ -84,6 +84,9 @@ struct RunOptions {
   std::vector<std::string> dims;
   bool stats = false;  // print each device's memory statistics after the run
   std::string trace_path;  // write the step as a Chrome trace (tools/trace.h)
+  // --timeout: the step's deadline in seconds (StepOptions::deadline); 0:
+  // none. A step past it stops with DEADLINE_EXCEEDED naming the node.
+  double timeout = 0;
   bool json = false;
 };
 inline constexpr ConfigFlagSet kRunConfigFlags =
@@ -102,6 +105,7 @@ struct BenchOptions {
   int warmup = 3;
   int runs = 0;          // 0: as many as `seconds` allows
   double seconds = 2.0;
+  double timeout = 0;    // --timeout: each step's deadline in seconds; 0: none
   ConfigFlagValues config;  // kBenchConfigFlags
   // "NAME=N": values of symbolic ONNX dimensions, fixed at import.
   std::vector<std::string> dims;

@@ -1,5 +1,6 @@
 // `sluice run MODEL [--input NAME=FILE.npy]... [--random-inputs [--seed N]]
 // [--output-dir DIR] [--config CFG] [--device DEV] [--stats] [--trace FILE]
+// [--timeout SECONDS]
 // [--json]`: runs one step through the Session API, prints each output's
 // name, dtype, shape and first values, and writes each output as
 // DIR/NAME.npy (DIR defaults to ./sluice_out); with --trace, the step also
@@ -9,6 +10,7 @@
 // bools fair coin flips, from a seeded generator whose sequence is the same
 // on every platform. Unknown dimensions become 1 (with a note).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -125,6 +127,10 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
                   "or Perfetto); it is the session's first step, so it "
                   "includes one-time costs such as loading GPU kernels")
       ->check(NonEmpty());
+  app->add_option("--timeout", options->timeout,
+                  "Seconds the step may take (a decimal); past them it stops "
+                  "before its next node with DEADLINE_EXCEEDED")
+      ->check(FiniteAbove(0, 86400));
   AddDimOption(app, &options->dims);
   AddConfigFlags(app, kRunConfigFlags, &options->config);
   app->add_flag("--json", options->json, "Print JSON instead of text");
@@ -208,10 +214,14 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   const HostMemoryUsage created = ReadHostMemoryUsage();
   const bool peak_reset = options.stats && ResetPeakHostMemory();
   StepStats step_stats;
-  absl::StatusOr<std::vector<Tensor>> outputs =
-      options.trace_path.empty()
-          ? (*session)->Run(feeds, names)
-          : (*session)->RunWithStats(feeds, names, &step_stats);
+  StepOptions step;
+  if (!options.trace_path.empty()) step.stats = &step_stats;
+  if (options.timeout > 0) {
+    step.deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(options.timeout));
+  }
+  absl::StatusOr<std::vector<Tensor>> outputs = (*session)->Run(feeds, names, step);
   if (!outputs.ok()) {
     absl::Status status =
         WithFeedHint(outputs.status(), graph, feeds, options.random_inputs);

@@ -33,6 +33,7 @@
 #ifndef SLUICE_SESSION_H_
 #define SLUICE_SESSION_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,6 +43,7 @@
 #include "absl/status/statusor.h"
 #include "sluice/config.h"
 #include "sluice/placement.h"
+#include "sluice/step_cancellation.h"
 #include "sluice/tensor.h"
 
 namespace sluice {
@@ -102,6 +104,16 @@ struct StepOptions {
   // RunWithStats does (copies included: a trace shows which transfers the
   // step made).
   StepStats* stats = nullptr;
+  // When the step must stop early. Past `deadline` the step stops before its
+  // next node with DEADLINE_EXCEEDED; once `cancellation` (not owned; it must
+  // outlive the call) is raised from any thread, with CANCELLED. Either
+  // error names the node the step stopped before, the step frees what it
+  // held, and the session stays usable. Checked between nodes on the CPU
+  // and before each GPU node is launched; a step that replays a CUDA graph
+  // is checked once, before the replay. time_point::max(): no deadline.
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::time_point::max();
+  const StepCancellation* cancellation = nullptr;
 };
 
 class Session {

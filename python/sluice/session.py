@@ -38,6 +38,7 @@ executes in parallel on one session.
 from __future__ import annotations
 
 import os
+import threading
 from typing import (Any, Dict, List, Mapping, NamedTuple, Optional, Sequence,
                     Tuple, Union)
 
@@ -220,7 +221,8 @@ class Session:
 
     def run(self, fetches: Union[str, Sequence[str], None] = None,
             feeds: Optional[Mapping[str, Any]] = None, *,
-            output_device: Optional[str] = None) -> Any:
+            output_device: Optional[str] = None,
+            timeout: Optional[float] = None) -> Any:
         """Runs one step.
 
         Args:
@@ -236,6 +238,11 @@ class Session:
             a new capsule over the same memory,
             with no copy to the host (``torch.from_dlpack(out)`` shares
             it). The step's GPU work is finished when ``run`` returns.
+          timeout: seconds the step may take (None: no limit). Past them
+            the step stops before its next node and ``run`` raises
+            ``DeadlineExceededError`` naming that node; the session stays
+            usable. Ctrl-C (SIGINT) on the main thread stops the step the
+            same way and raises ``KeyboardInterrupt``.
 
         Returns:
           NumPy arrays or DLPack objects (see the module docstring for what
@@ -255,10 +262,15 @@ class Session:
         else:
             names, values = [], []
         device = "" if output_device is None else str(output_device)
+        if timeout is not None and not timeout > 0:
+            raise InvalidArgumentError(f"run: timeout must be > 0 seconds, not {timeout}")
+        seconds = 0.0 if timeout is None else float(timeout)
+        # Ctrl-C reaches Python's main thread only: there it stops the step.
+        interruptible = threading.current_thread() is threading.main_thread()
         if isinstance(fetches, str):
-            return self._run([fetches], names, values, device)[0]
+            return self._run([fetches], names, values, device, seconds, interruptible)[0]
         return self._run([] if fetches is None else list(fetches), names,
-                         values, device)
+                         values, device, seconds, interruptible)
 
     def placement(self) -> Report:
         """What ``sluice place --json --explain`` prints for this model on

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "python/src/json_value.h"
 #include "python/src/model_source.h"
 #include "python/src/ndarray_tensor.h"
+#include "python/src/sigint_cancels.h"
 #include "python/src/status_error.h"
 #include "sluice/config.h"
 #include "reports/bench_report.h"
@@ -223,7 +225,8 @@ class PySession {
   // DLPack objects over the results in that GPU's memory.
   nb::list Run(const std::vector<std::string>& fetches,
                const std::vector<std::string>& names, nb::sequence values,
-               const std::string& output_device) {
+               const std::string& output_device, double timeout,
+               bool interruptible) {
     const size_t n = names.size();
     if (nb::len(values) != n) {
       throw StatusError(absl::InvalidArgumentError(absl::StrCat(
@@ -237,11 +240,23 @@ class PySession {
     StepOptions options;
     GpuDevice* out_gpu = OutputGpu(output_device);
     if (out_gpu != nullptr) options.fetch_devices = {out_gpu->name()};
+    if (timeout > 0) {  // seconds; the step stops at a node boundary past it
+      options.deadline = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(timeout));
+    }
     absl::StatusOr<std::vector<Tensor>> result;
+    // On Python's main thread, Ctrl-C stops the step at its next node
+    // (python/src/sigint_cancels.h), then raises KeyboardInterrupt.
+    StepCancellation cancel;
+    if (interruptible) options.cancellation = &cancel;
     {
+      std::optional<SigintCancels> sigint;
+      if (interruptible) sigint.emplace(&cancel);
       nb::gil_scoped_release release;
       result = session_->Run(feeds, fetches, options);
     }
+    if (cancel.cancelled() && PyErr_CheckSignals() != 0) throw nb::python_error();
     ThrowIfError(result.status());
     nb::list out;
     if (out_gpu != nullptr) {
@@ -520,7 +535,8 @@ void BindSession(nb::module_& m) {
       .def("inputs", &PySession::Inputs)
       .def("outputs", &PySession::Outputs)
       .def("run", &PySession::Run, nb::arg("fetches"), nb::arg("names"),
-           nb::arg("values"), nb::arg("output_device") = "")
+           nb::arg("values"), nb::arg("output_device") = "",
+           nb::arg("timeout") = 0.0, nb::arg("interruptible") = false)
       .def("placement", &PySession::Placement)
       .def("bench", &PySession::Bench, nb::arg("names"),
            nb::arg("values"), nb::arg("warmup"), nb::arg("runs"),

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/config.pb.h"
+#include "testing/gpu_required.h"
 
 namespace sluice {
 namespace {
@@ -23,7 +24,7 @@ TEST(GpuTimelineTest, MarksAroundATransferBracketItOnTheHostClock) {
   DeviceInventory inv = DiscoverDevices();
   bool usable = false;
   for (const GpuInfo& g : inv.gpus) usable = usable || g.usable;
-  if (!usable) GTEST_SKIP() << "no usable GPU: " << inv.no_gpu_reason;
+  if (!usable) SLUICE_GPU_UNAVAILABLE("no usable GPU: " + inv.no_gpu_reason);
   RuntimeConfig config;
   config.mutable_gpu_memory_limit()->set_bytes(int64_t{1} << 30);
   auto gpus = CreateGpuDevices(config);

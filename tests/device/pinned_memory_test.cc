@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/config.pb.h"
+#include "testing/gpu_required.h"
 
 namespace sluice {
 namespace {
@@ -35,7 +36,7 @@ using ::testing::HasSubstr;
 #define SKIP_WITHOUT_GPU()                                \
   do {                                                    \
     std::string why;                                      \
-    if (!GpuUsable(&why)) GTEST_SKIP() << "no usable GPU: " << why; \
+    if (!GpuUsable(&why)) SLUICE_GPU_UNAVAILABLE("no usable GPU: " + why); \
   } while (0)
 
 // A byte pattern that differs from position to position and from seed to

@@ -26,6 +26,7 @@
 #include "graph/loader.h"
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
+#include "testing/compare.h"
 
 namespace sluice {
 namespace {
@@ -53,7 +54,8 @@ constexpr Tolerance kCnnTolerance{1e-4, 0};
 constexpr Tolerance kTransformerTolerance{1e-4, 1e-3};
 
 // Whether `actual` is a float32 tensor of `expected`'s shape whose every
-// element is within atol + rtol * |expected| (NaN never is).
+// element matches by the tests' one comparator: within atol + rtol *
+// |expected|, NaN only against NaN, infinities by sign.
 ::testing::AssertionResult AllClose(const Tensor& actual,
                                     const Tensor& expected, Tolerance tol) {
   if (actual.dtype() != DT_FLOAT || expected.dtype() != DT_FLOAT) {
@@ -68,27 +70,13 @@ constexpr Tolerance kTransformerTolerance{1e-4, 1e-3};
   }
   absl::Span<const float> a = actual.flat<float>();
   absl::Span<const float> e = expected.flat<float>();
-  int64_t bad = 0, worst = -1;
-  double worst_excess = 0, max_abs_diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    double diff = std::fabs(static_cast<double>(a[i]) - e[i]);
-    double bound = tol.atol + tol.rtol * std::fabs(static_cast<double>(e[i]));
-    if (std::isnan(diff)) diff = INFINITY;
-    max_abs_diff = std::max(max_abs_diff, diff);
-    if (diff > bound) {
-      ++bad;
-      if (worst < 0 || diff - bound > worst_excess) {
-        worst = static_cast<int64_t>(i);
-        worst_excess = diff - bound;
-      }
-    }
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << bad << " of " << a.size() << " elements out of tolerance (atol "
-         << tol.atol << ", rtol " << tol.rtol << "); worst at flat index "
-         << worst << ": got " << a[worst] << ", want " << e[worst]
-         << "; max abs diff " << max_abs_diff;
+  // The tests' one comparator (testing/compare.h): NaN only against NaN,
+  // infinities by sign, the rest within atol + rtol * |expected|.
+  const std::string why = testing::CompareTyped(
+      std::vector<float>(a.begin(), a.end()), std::vector<float>(e.begin(), e.end()),
+      testing::Tolerance{tol.atol, tol.rtol}, 3);
+  if (why.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << why;
 }
 
 // A copy of rows [begin, end) of the first dimension.

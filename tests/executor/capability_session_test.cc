@@ -16,6 +16,7 @@
 #include "google/protobuf/text_format.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "testing/gpu_required.h"
 
 namespace sluice {
 namespace {
@@ -105,7 +106,7 @@ TEST(CapabilitySessionTest, NodeTheGpuKernelCannotRunRunsOnTheCpuAndSaysWhy) {
   DeviceInventory inv = DiscoverDevices();
   bool usable = false;
   for (const GpuInfo& gpu : inv.gpus) usable = usable || gpu.usable;
-  if (!usable) GTEST_SKIP() << "no usable GPU: " << inv.no_gpu_reason;
+  if (!usable) SLUICE_GPU_UNAVAILABLE("no usable GPU: " + inv.no_gpu_reason);
   absl::StatusOr<std::unique_ptr<const Graph>> g = BuildGraph(DeepTransposeDef());
   ASSERT_TRUE(g.ok()) << g.status();
   RuntimeConfig config;

@@ -14,6 +14,7 @@
 #include "graph/loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/compare.h"
 
 namespace sluice {
 namespace {
@@ -374,7 +375,7 @@ TEST(SessionTest, ConcurrentRunsFromManyThreadsGiveCorrectResults) {
         auto z = (*out)[0].flat<float>();
         for (int i = 0; i < n; ++i) {
           float want = std::exp(xs[i]) - xs[i] * xs[i];
-          if (std::abs(z[i] - want) > 1e-5f * (1 + std::abs(want))) {
+          if (!testing::Mismatch<float>(z[i], want, testing::RelativeAndAbsolute(1e-5)).empty()) {
             ++failures[t];
           }
         }

@@ -5,6 +5,8 @@
 // skip with the reason. Uses only CUDA-free headers (device/gpu_device.h).
 #include <cmath>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <ostream>
@@ -20,6 +22,7 @@
 #include "device/discovery.h"
 #include "device/gpu_device.h"
 #include "gmock/gmock.h"
+#include "core/tensor_proto.h"
 #include "graph/attr_map.h"
 #include "graph/loader.h"
 #include "graph/op_registry.h"
@@ -27,6 +30,9 @@
 #include "kernel_test_util.h"
 #include "kernels/kernel.h"
 #include "kernels/kernel_registry.h"
+#include "testing/compare.h"
+#include "testing/gpu_required.h"
+#include "test_data.h"
 
 namespace sluice {
 namespace {
@@ -341,6 +347,69 @@ void AddIndexCases(std::vector<Case>* cases) {
                     {{DT_BOOL, Shape({2, 2}), Range::kBool},
                      {DT_INT64, Shape({2, 2}), std::vector<double>{0, 1, 1, 0}},
                      {DT_BOOL, Shape({2}), Range::kBool}}});
+}
+
+// Fill, Size, Shape, Tile, Range and the Dynamic* ops whose parameters are
+// runtime int64 inputs (read in host memory): fixed parameters, random data.
+void AddDynamicGpuCases(std::vector<Case>* cases) {
+  using V = std::vector<double>;
+  auto fill_value = [](const Tensor& v) { return MakeTensorAttr(TensorToProto(v)); };
+  cases->push_back({"Fill_float", "Fill", {{DT_INT64, Shape({3}), V{2, 3, 4}}},
+                    {{"dtype", TypeAttr(DT_FLOAT)},
+                     {"value", fill_value(MakeTensor(DT_FLOAT, Shape({1}), V{-1.25}))}}});
+  cases->push_back({"Fill_int64_large", "Fill", {{DT_INT64, Shape({2}), V{70, 9}}},
+                    {{"dtype", TypeAttr(DT_INT64)},
+                     {"value", fill_value(MakeTensor(DT_INT64, Shape({1}), V{1099511627779}))}}});
+  cases->push_back({"Fill_bool_empty", "Fill", {{DT_INT64, Shape({2}), V{3, 0}}},
+                    {{"dtype", TypeAttr(DT_BOOL)},
+                     {"value", fill_value(MakeTensor(DT_BOOL, Shape({1}), V{1}))}}});
+  cases->push_back({"Size_float16", "Size", {{DT_FLOAT16, Shape({3, 5, 2})}}});
+  cases->push_back({"Size_empty_bool", "Size", {{DT_BOOL, Shape({4, 0}), Range::kBool}}});
+  cases->push_back({"Shape_int32_middle", "Shape", {{DT_INT32, Shape({2, 3, 4, 5})}},
+                    {{"start", IntAttr(1)}, {"end", IntAttr(-1)}}});
+  cases->push_back({"Tile_float", "Tile",
+                    {{DT_FLOAT, Shape({2, 3})}, {DT_INT64, Shape({2}), V{3, 2}}}});
+  cases->push_back({"Tile_bool_3d", "Tile",
+                    {{DT_BOOL, Shape({3, 1, 2}), Range::kBool},
+                     {DT_INT64, Shape({3}), V{1, 4, 2}}}});
+  cases->push_back({"Tile_int64_zero_repeat", "Tile",
+                    {{DT_INT64, Shape({2, 2})}, {DT_INT64, Shape({2}), V{0, 3}}}});
+  cases->push_back({"DynamicExpand", "DynamicExpand",
+                    {{DT_FLOAT, Shape({3, 1})}, {DT_INT64, Shape({3}), V{2, 1, 4}}}});
+  cases->push_back({"DynamicExpand_bfloat16", "DynamicExpand",
+                    {{DT_BFLOAT16, Shape({1, 4})}, {DT_INT64, Shape({2}), V{3, 1}}}});
+  cases->push_back({"DynamicReduceSum", "DynamicReduceSum",
+                    {{DT_FLOAT, Shape({4, 5, 6})}, {DT_INT64, Shape({2}), V{0, 2}}}});
+  cases->push_back({"DynamicReduceSum_int32_all", "DynamicReduceSum",
+                    {{DT_INT32, Shape({3, 4})}, {DT_INT64, Shape({0}), V{}}},
+                    {{"keepdims", BoolAttr(false)}}});
+  cases->push_back({"DynamicReduceMean_last", "DynamicReduceMean",
+                    {{DT_FLOAT, Shape({3, 8})}, {DT_INT64, Shape({1}), V{-1}}},
+                    {{"keepdims", BoolAttr(false)}}});
+  cases->push_back({"DynamicReduceMax_int32", "DynamicReduceMax",
+                    {{DT_INT32, Shape({5, 4})}, {DT_INT64, Shape({1}), V{0}}}});
+  cases->push_back({"DynamicReduceMax_float16", "DynamicReduceMax",
+                    {{DT_FLOAT16, Shape({2, 3, 4})}, {DT_INT64, Shape({2}), V{1, 2}}}});
+  cases->push_back({"DynamicReshape", "DynamicReshape",
+                    {{DT_FLOAT, Shape({2, 3, 4})}, {DT_INT64, Shape({3}), V{4, 0, -1}}}});
+  cases->push_back({"DynamicSlice_negative_step", "DynamicSlice",
+                    {{DT_FLOAT, Shape({6, 7})}, {DT_INT64, Shape({2}), V{-1, 1}},
+                     {DT_INT64, Shape({2}), V{-7, 6}}, {DT_INT64, Shape({2}), V{0, 1}},
+                     {DT_INT64, Shape({2}), V{-2, 2}}}});
+  cases->push_back({"DynamicSlice_one_axis_int8", "DynamicSlice",
+                    {{DT_INT8, Shape({4, 5, 3})}, {DT_INT64, Shape({1}), V{1}},
+                     {DT_INT64, Shape({1}), V{4}}, {DT_INT64, Shape({1}), V{1}},
+                     {DT_INT64, Shape({1}), V{1}}}});
+  cases->push_back({"DynamicSqueeze", "DynamicSqueeze",
+                    {{DT_FLOAT, Shape({3, 1, 4, 1})}, {DT_INT64, Shape({1}), V{1}}}});
+  cases->push_back({"DynamicUnsqueeze", "DynamicUnsqueeze",
+                    {{DT_FLOAT, Shape({3, 4})}, {DT_INT64, Shape({2}), V{0, 3}}}});
+  cases->push_back({"Range_float", "Range",
+                    {{DT_FLOAT, Shape(), V{0.5}}, {DT_FLOAT, Shape(), V{7.25}},
+                     {DT_FLOAT, Shape(), V{0.75}}}});
+  cases->push_back({"Range_int64_negative_delta", "Range",
+                    {{DT_INT64, Shape(), V{10}}, {DT_INT64, Shape(), V{-3}},
+                     {DT_INT64, Shape(), V{-4}}}});
 }
 
 // The GPU kernels of the reductions, selection and misc family: ReduceMin,
@@ -1520,6 +1589,7 @@ std::vector<Case> AllCases() {
   AddRecurrentGpuCases(&cases);
   AddLinearAttentionGpuCases(&cases);
   AddReduceSelectMiscGpuCases(&cases);
+  AddDynamicGpuCases(&cases);
   AddVisionGpuCases(&cases);
   AddElementwiseDtypesGpuCases(&cases);
   AddFusedElementwiseCases(&cases);
@@ -1531,22 +1601,19 @@ std::vector<Case> AllCases() {
 
 class ConformanceTest : public ::testing::TestWithParam<Case> {};
 
+// Through the tests' one comparator (testing/compare.h): integer and bool
+// outputs exactly, NaN only against NaN, infinities by sign (the float8
+// no-saturate Cast cases make them), finite values within
+// rtol * (1 + |cpu|).
 void ExpectClose(const Tensor& gpu, const Tensor& cpu, double rtol,
                  const std::string& what) {
   ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what;
   ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
-  std::vector<double> g = ToDoubles(gpu);
-  std::vector<double> c = ToDoubles(cpu);
-  int reported = 0;
-  for (size_t i = 0; i < c.size(); ++i) {
-    if (std::isnan(c[i]) && std::isnan(g[i])) continue;
-    if (c[i] == g[i]) continue;
-    const double diff = std::fabs(g[i] - c[i]);
-    if (diff <= rtol * (1.0 + std::fabs(c[i]))) continue;
-    ADD_FAILURE() << what << ": element " << i << ": gpu " << g[i] << ", cpu "
-                  << c[i] << " (diff " << diff << ", rtol " << rtol << ")";
-    if (++reported >= 5) return;
-  }
+  EXPECT_EQ(::sluice::testing::CompareValues(
+                ToDoubles(gpu), ToDoubles(cpu), cpu.dtype(),
+                ::sluice::testing::RelativeAndAbsolute(rtol)),
+            "")
+      << what << " (gpu against cpu)";
 }
 
 void ExpectNormClose(const Tensor& gpu, const Tensor& cpu, double tol,
@@ -1602,7 +1669,7 @@ TEST_P(ConformanceTest, GpuMatchesCpu) {
   ASSERT_TRUE(cpu.ok()) << "CPU reference failed: " << cpu.status();
 
   const Gpus& gpus = GetGpus();
-  if (gpus.plain.empty()) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.plain.empty()) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   GpuDevice* gpu = c.tf32 ? gpus.tf32[0].get() : gpus.plain[0].get();
   absl::StatusOr<std::vector<Tensor>> out = RunOpOnGpu(gpu, c.op, inputs, attrs);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -1629,6 +1696,21 @@ INSTANTIATE_TEST_SUITE_P(AllOps, ConformanceTest, ::testing::ValuesIn(AllCases()
                            return info.param.name;
                          });
 
+// GPU kernels checked by other tests instead of random cases here, each
+// with the test file that checks it on /gpu:0 against a reference. If, Loop
+// and Scan: tests/executor/control_flow_test.cc runs them on /gpu:0 against
+// the CPU (and so does the node suite). CudaKernel runs a user's source and
+// has no CPU reference: tests/kernels/cuda_kernel_test.cc checks it against
+// values computed on the host. ExemptionsAreCurrent keeps this list honest.
+const std::map<std::string, std::string>& CheckedElsewhere() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"If", "tests/executor/control_flow_test.cc"},
+      {"Loop", "tests/executor/control_flow_test.cc"},
+      {"Scan", "tests/executor/control_flow_test.cc"},
+      {"CudaKernel", "tests/kernels/cuda_kernel_test.cc"}};
+  return *m;
+}
+
 TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
 #ifndef SLUICE_WITH_CUDA
   GTEST_SKIP() << "this build of sluice has no CUDA support";
@@ -1638,21 +1720,8 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
   // only shrink: an op on it that gains a GPU kernel fails here.
   const std::set<std::string> cpu_only = {
       "Det", "NonMaxSuppression", "NonZero", "Unique"};
-  // GPU kernels whose parameters are runtime int64 inputs: checked against
-  // the ONNX reference outputs by the node suite on /gpu:0
-  // (tests/onnx/node_suite_runner, scripts/gpu_suite.sh) and by
-  // tests/onnx/dynamic_shapes_test.cc, not by random cases here.
-  // If, Loop and Scan: tests/executor/control_flow_test.cc runs them on
-  // /gpu:0 against the CPU, and so does the node suite. CudaKernel runs a
-  // user's source and has no CPU reference: tests/kernels/cuda_kernel_test.cc
-  // and tests/executor/cuda_kernel_session_test.cc check it against values
-  // computed on the host.
-  const std::set<std::string> checked_elsewhere = {
-      "If", "Loop", "Scan", "CudaKernel",
-      "DynamicExpand", "DynamicReduceMax", "DynamicReduceMean",
-      "DynamicReduceSum", "DynamicReshape", "DynamicSlice", "DynamicSqueeze",
-      "DynamicUnsqueeze", "Fill", "Range", "Shape", "Size", "Tile"};
-  std::set<std::string> tested = checked_elsewhere;
+  std::set<std::string> tested;
+  for (const auto& [op, file] : CheckedElsewhere()) tested.insert(op);
   for (const Case& c : AllCases()) tested.insert(c.op);
   for (const std::string& op : OpRegistry::Global()->OpNames()) {
     bool gpu = false;
@@ -1671,9 +1740,29 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
 #endif
 }
 
+// Every exemption is an op that exists, has no case here (else it is
+// checked here: drop it from the list), and whose named test file exists
+// and uses it by name.
+TEST(ConformanceCoverageTest, ExemptionsAreCurrent) {
+  std::set<std::string> here;
+  for (const Case& c : AllCases()) here.insert(c.op);
+  for (const auto& [op, file] : CheckedElsewhere()) {
+    EXPECT_NE(OpRegistry::Global()->Find(op), nullptr)
+        << op << " is no op: drop it from CheckedElsewhere";
+    EXPECT_EQ(here.count(op), 0u)
+        << op << " has conformance cases now: drop it from CheckedElsewhere";
+    std::ifstream in(TestDataPath(file));
+    ASSERT_TRUE(in) << op << "'s test " << file << " does not exist";
+    const std::string text((std::istreambuf_iterator<char>(in)),
+                           std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find(absl::StrCat("\"", op, "\"")), std::string::npos)
+        << file << " no longer uses " << op << ": it does not check it";
+  }
+}
+
 TEST(GpuKernelErrorTest, GatherReportsAnOutOfRangeIndex) {
   const Gpus& gpus = GetGpus();
-  if (gpus.plain.empty()) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.plain.empty()) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   Tensor params = MakeTensor(DT_FLOAT, Shape({4, 2}), std::vector<double>(8, 1.0));
   Tensor indices = MakeTensor(DT_INT64, Shape({3}), {0, 7, 1});
   absl::StatusOr<std::vector<Tensor>> out =
@@ -1690,7 +1779,7 @@ void ExpectCpuError(const std::string& op, const std::vector<Tensor>& inputs,
   ASSERT_FALSE(cpu.ok()) << op << " succeeded on the CPU";
   EXPECT_THAT(cpu.status().message(), ::testing::HasSubstr(substring));
   const Gpus& gpus = GetGpus();
-  if (gpus.plain.empty()) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.plain.empty()) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   absl::StatusOr<std::vector<Tensor>> gpu =
       RunOpOnGpu(gpus.plain[0].get(), op, inputs, attrs);
   ASSERT_FALSE(gpu.ok()) << op << " succeeded on the GPU";
@@ -1755,7 +1844,7 @@ TEST(GpuKernelErrorTest, ArgMaxOverAnEmptyAxisFailsAsTheCpuDoes) {
 
 TEST(GpuDeviceTest, CopiesRoundTripThroughStagingInSeveralChunks) {
   const Gpus& gpus = GetGpus();
-  if (gpus.plain.empty()) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.plain.empty()) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   GpuDevice* gpu = gpus.plain[0].get();
   const int64_t n = (int64_t{80} << 20) / 4 + 7;  // > 2 staging chunks
   std::vector<double> v(n);
@@ -1773,7 +1862,7 @@ TEST(GpuDeviceTest, CopiesRoundTripThroughStagingInSeveralChunks) {
 
 TEST(GpuDeviceTest, OutOfMemoryIsAnErrorAndTheDeviceStaysUsable) {
   const Gpus& gpus = GetGpus();
-  if (gpus.plain.empty()) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.plain.empty()) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   GpuDevice* gpu = gpus.plain[0].get();
   absl::StatusOr<Tensor> big =
       Tensor::Create(DT_FLOAT, Shape({int64_t{1} << 30}), gpu->allocator());
@@ -1787,7 +1876,7 @@ TEST(GpuDeviceTest, OutOfMemoryIsAnErrorAndTheDeviceStaysUsable) {
 
 TEST(GpuDeviceTest, LogicalGpusSplitOnePhysicalGpu) {
   const Gpus& gpus = GetGpus();
-  if (gpus.plain.empty()) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.plain.empty()) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   RuntimeConfig config;
   GpuConfig* g = config.add_gpu();
   g->set_index(0);

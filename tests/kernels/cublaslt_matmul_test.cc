@@ -20,6 +20,8 @@
 #include "device/gpu_device.h"
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
+#include "testing/compare.h"
+#include "testing/gpu_required.h"
 #ifdef SLUICE_WITH_CUDA
 #include "kernels/cuda/cublaslt_matmul.h"
 #endif
@@ -101,7 +103,8 @@ Run MakeRun(const Problem& p, uint32_t seed) {
   return r;
 }
 
-// GPU against CPU, per element: |gpu - cpu| <= tol * (1 + |cpu|).
+// GPU against CPU, per element: |gpu - cpu| <= tol * (1 + |cpu|), NaN and
+// infinities by class.
 void ExpectGpuMatchesCpu(GpuDevice* gpu, const Problem& p, uint32_t seed) {
   const Run r = MakeRun(p, seed);
   absl::StatusOr<std::vector<Tensor>> cpu = RunOp("FusedMatMul", r.inputs, r.attrs);
@@ -109,23 +112,19 @@ void ExpectGpuMatchesCpu(GpuDevice* gpu, const Problem& p, uint32_t seed) {
   absl::StatusOr<std::vector<Tensor>> out =
       RunOpOnGpu(gpu, "FusedMatMul", r.inputs, r.attrs);
   ASSERT_TRUE(out.ok()) << out.status();
-  const std::vector<double> want = ToDoubles((*cpu)[0]);
-  const std::vector<double> got = ToDoubles((*out)[0]);
-  ASSERT_EQ(want.size(), got.size());
-  int reported = 0;
   // float32: the rounding of a k-term sum grows with sqrt(k), and cuBLASLt
   // may split k where the workspace is small (on the H200 a 512-term sum
   // under a tight limit differed by 1.3e-5 at 0.079).
   const double tol =
       Tolerance(p.dtype) *
       (p.dtype == DT_FLOAT ? std::max(1.0, std::sqrt(static_cast<double>(p.k)) / 8.0) : 1.0);
-  for (size_t i = 0; i < want.size() && reported < 5; ++i) {
-    if (std::fabs(got[i] - want[i]) > tol * (1 + std::fabs(want[i]))) {
-      ADD_FAILURE() << Name(p) << ": element " << i << ": gpu " << got[i]
-                    << ", cpu " << want[i];
-      ++reported;
-    }
-  }
+  // Through the tests' one comparator (testing/compare.h): a NaN or an
+  // infinity the CPU did not produce fails, whatever the tolerance.
+  EXPECT_EQ(::sluice::testing::CompareValues(
+                ToDoubles((*out)[0]), ToDoubles((*cpu)[0]), p.dtype,
+                ::sluice::testing::RelativeAndAbsolute(tol)),
+            "")
+      << Name(p) << " (gpu against cpu)";
 }
 
 // cuBLASLt's runs so far for keys naming `dtype` and `activation`, and the
@@ -161,7 +160,7 @@ std::vector<Problem> EveryEpilogue() {
 TEST(CublasLtMatmulTest, EveryEpilogueAndDtypeRunsOnCublasLtAndMatchesTheCpu) {
   std::string skip;
   GpuDevice* gpu = SharedGpu(&skip);
-  if (gpu == nullptr) GTEST_SKIP() << skip;
+  if (gpu == nullptr) SLUICE_GPU_UNAVAILABLE(skip);
   uint32_t seed = 1;
   for (const Problem& p : EveryEpilogue()) {
     SCOPED_TRACE(Name(p));
@@ -176,7 +175,7 @@ TEST(CublasLtMatmulTest, EveryEpilogueAndDtypeRunsOnCublasLtAndMatchesTheCpu) {
 TEST(CublasLtMatmulTest, TheFallbackMatchesTheCpu) {
   std::string skip;
   GpuDevice* gpu = SharedGpu(&skip);
-  if (gpu == nullptr) GTEST_SKIP() << skip;
+  if (gpu == nullptr) SLUICE_GPU_UNAVAILABLE(skip);
   ASSERT_TRUE(cuda::DisableCublasLtMatmulForTesting(gpu, true).ok());
   uint32_t seed = 100;
   for (const Problem& p : EveryEpilogue()) {
@@ -193,7 +192,7 @@ TEST(CublasLtMatmulTest, ATransformerSizedProductMatchesTheCpu) {
   // BERT-base's FFN up-projection at batch 2, sequence 128.
   std::string skip;
   GpuDevice* gpu = SharedGpu(&skip);
-  if (gpu == nullptr) GTEST_SKIP() << skip;
+  if (gpu == nullptr) SLUICE_GPU_UNAVAILABLE(skip);
   ExpectGpuMatchesCpu(gpu, {DT_FLOAT16, "gelu_tanh", false, false, 256, 768, 3072}, 7);
 }
 
@@ -201,7 +200,7 @@ TEST(CublasLtMatmulTest, ATightMemoryLimitStillRuns) {
   // 8 MiB: the operands fit, a 32 MiB workspace does not; a smaller
   // algorithm or the fallback runs, with the same result.
   std::string skip;
-  if (SharedGpu(&skip) == nullptr) GTEST_SKIP() << skip;
+  if (SharedGpu(&skip) == nullptr) SLUICE_GPU_UNAVAILABLE(skip);
   absl::StatusOr<std::unique_ptr<GpuDevice>> tight = MakeGpu(int64_t{8} << 20);
   ASSERT_TRUE(tight.ok()) << tight.status();
   ExpectGpuMatchesCpu(tight->get(), {DT_FLOAT, "relu", true, false, 256, 512, 256}, 9);

@@ -18,6 +18,7 @@
 #include "kernel_test_util.h"
 #include "kernels/kernel_registry.h"
 
+#include "testing/gpu_required.h"
 #ifdef SLUICE_WITH_CUDA
 #include "device/cuda/nvrtc_library.h"
 #include "kernels/cuda/nvrtc_kernel_cache.h"
@@ -181,7 +182,7 @@ const TestGpu& GetTestGpu() {
 
 #define SKIP_WITHOUT_GPU()                                              \
   do {                                                                  \
-    if (GetTestGpu().gpu == nullptr) GTEST_SKIP() << GetTestGpu().skip_reason; \
+    if (GetTestGpu().gpu == nullptr) SLUICE_GPU_UNAVAILABLE(GetTestGpu().skip_reason); \
   } while (0)
 
 TEST(CudaKernelGpuTest, SaxpyMatchesTheHost) {

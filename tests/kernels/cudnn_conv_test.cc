@@ -27,6 +27,8 @@
 #include "kernel_test_util.h"
 #include "kernels/kernel.h"
 #include "kernels/kernel_registry.h"
+#include "testing/compare.h"
+#include "testing/gpu_required.h"
 #ifdef SLUICE_WITH_CUDA
 #include "kernels/cuda/cudnn_conv.h"
 #endif
@@ -229,19 +231,16 @@ std::vector<DtypeCase> AllCases() {
   return MakeTensor(dtype, s, v);
 }
 
-// |gpu - cpu| <= rtol * (1 + |cpu|) everywhere.
+// Through the tests' one comparator (testing/compare.h): NaN only against
+// NaN, infinities by sign, finite values within rtol * (1 + |cpu|).
 [[maybe_unused]] void ExpectClose(const Tensor& gpu, const std::vector<double>& cpu,
                  const Shape& shape, double rtol, const std::string& what) {
   ASSERT_EQ(gpu.shape(), shape) << what;
-  std::vector<double> g = ToDoubles(gpu);
-  int reported = 0;
-  for (size_t i = 0; i < cpu.size(); ++i) {
-    const double diff = std::fabs(g[i] - cpu[i]);
-    if (diff <= rtol * (1.0 + std::fabs(cpu[i]))) continue;
-    ADD_FAILURE() << what << ": element " << i << ": gpu " << g[i] << ", cpu "
-                  << cpu[i] << " (diff " << diff << ", rtol " << rtol << ")";
-    if (++reported >= 5) return;
-  }
+  EXPECT_EQ(::sluice::testing::CompareValues(
+                ToDoubles(gpu), cpu, gpu.dtype(),
+                ::sluice::testing::RelativeAndAbsolute(rtol)),
+            "")
+      << what << " (gpu against cpu)";
 }
 
 // Against a float32 CPU reference on the same (rounded) inputs: float32
@@ -317,7 +316,7 @@ TEST_P(CudnnConvTest, CudnnAndFallbackMatchTheCpu) {
   const Shape& shape = (*cpu)[0].shape();
 
   const Gpus& gpus = GetGpus();
-  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.cudnn == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   const CudnnInfo cudnn = GetCudnnInfo();
   const int64_t runs_before = CudnnRuns(gpus.cudnn.get());
   absl::StatusOr<Tensor> with = RunOnGpu(gpus.cudnn.get(), c.op, in, c.attrs);
@@ -360,7 +359,7 @@ INSTANTIATE_TEST_SUITE_P(
 // (||gpu - cpu|| / ||cpu||, as the conformance suite judges TF32 MatMul).
 TEST(CudnnConvTf32Test, Tf32ConvolutionIsCloseInNorm) {
   const Gpus& gpus = GetGpus();
-  if (gpus.tf32 == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.tf32 == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   ConvCase c{"tf32", "Conv2D", Shape({4, 32, 16, 16}), Shape({32, 32, 3, 3}),
              Window({1, 1}, {1, 1, 1, 1}, {1, 1})};
   std::vector<Tensor> in, in32;
@@ -441,7 +440,7 @@ absl::StatusOr<std::unique_ptr<GpuDevice>> TightGpu(const ConvCase& c,
 
 TEST(CudnnConvMemoryTest, ATightLimitRunsASmallerWorkspaceAndMatches) {
   const Gpus& gpus = GetGpus();
-  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.cudnn == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   absl::StatusOr<Hungry> hungry = FindHungryProblem(gpus.cudnn.get());
   if (absl::IsNotFound(hungry.status())) GTEST_SKIP() << hungry.status();
@@ -492,7 +491,7 @@ TEST(CudnnConvMemoryTest, ATightLimitRunsASmallerWorkspaceAndMatches) {
 // way the result is the CPU's, on cuDNN and on the fallback.
 TEST(CudnnFusedConvTest, BiasResidualReluMatchTheCpuInOneCall) {
   const Gpus& gpus = GetGpus();
-  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.cudnn == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   const Shape x_shape({2, 8, 12, 12}), w_shape({16, 8, 3, 3});
   const Shape y_shape({2, 16, 12, 12});
@@ -532,7 +531,7 @@ TEST(CudnnFusedConvTest, BiasResidualReluMatchTheCpuInOneCall) {
 // that cuDNN's graph API beat both).
 TEST(CudnnFusedConvTest, TheFasterOfFusedAndPlainIsMeasuredAndKept) {
   const Gpus& gpus = GetGpus();
-  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.cudnn == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   const Shape x_shape({1, 32, 10, 10}), w_shape({64, 32, 3, 3});
   const Shape y_shape({1, 64, 5, 5});
@@ -578,7 +577,7 @@ TEST(CudnnFusedConvTest, TheFasterOfFusedAndPlainIsMeasuredAndKept) {
 // device that does not use cuDNN has no policy to set.
 TEST(CudnnFusedConvTest, ThePathPolicyIsPerDevice) {
   const Gpus& gpus = GetGpus();
-  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.cudnn == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   absl::Status off = cuda::SetCudnnPathPolicyForTesting(gpus.fallback.get(),
                                                         cuda::CudnnPathPolicy::kGemm);
@@ -626,7 +625,7 @@ TEST(CudnnFusedConvTest, ThePathPolicyIsPerDevice) {
 // CPU's results at batch 1 and 3, in float32 and float16.
 TEST(CudnnConvGemmTest, OneByOneConvolutionsAsGemmMatchTheCpu) {
   const Gpus& gpus = GetGpus();
-  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.cudnn == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   std::mt19937 rng(5);
   auto random = [&](DataType dtype, const Shape& s) { return RandomTensor(rng, dtype, s); };
@@ -670,7 +669,7 @@ TEST(CudnnConvGemmTest, OneByOneConvolutionsAsGemmMatchTheCpu) {
 // fastest kept, whichever it is; the results are the CPU's each step.
 TEST(CudnnConvGemmTest, TheWayAOneByOneProblemRunsIsMeasuredOnce) {
   const Gpus& gpus = GetGpus();
-  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.cudnn == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   std::mt19937 rng(9);
   auto random = [&](const Shape& s) { return RandomTensor(rng, DT_FLOAT, s); };
@@ -711,7 +710,7 @@ TEST(CudnnConvGemmTest, TheWayAOneByOneProblemRunsIsMeasuredOnce) {
 // depthwise windows, and every problem did run there.
 TEST(CudnnConvGraphTest, ConvolutionsOnTheGraphApiMatchTheCpu) {
   const Gpus& gpus = GetGpus();
-  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.cudnn == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   struct Window {
     int64_t c, o, group, k, stride, pad, dilation;
@@ -785,7 +784,7 @@ TEST(CudnnConvGraphTest, ConvolutionsOnTheGraphApiMatchTheCpu) {
 // results.
 TEST(CudnnConvGraphTest, TheGraphApiIsTimedWithTheOtherWays) {
   const Gpus& gpus = GetGpus();
-  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.cudnn == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   if (!GetCudnnInfo().usable) GTEST_SKIP() << GetCudnnInfo().reason;
   std::mt19937 rng(12);
   const Shape x_shape({4, 64, 14, 14}), w_shape({64, 64, 3, 3});

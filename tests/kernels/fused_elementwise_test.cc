@@ -20,6 +20,7 @@
 #include "kernel_test_util.h"
 #include "kernels/cpu/fused_elementwise.h"
 #include "kernels/fused_elementwise_source.h"
+#include "testing/compare.h"
 
 #ifdef SLUICE_WITH_CUDA
 #include "device/cuda/nvrtc_library.h"
@@ -66,19 +67,18 @@ absl::StatusOr<Tensor> RunUnfused(const Program& p,
   return values.back();
 }
 
+// Through the tests' one comparator (testing/compare.h): integers exactly,
+// NaN only against NaN, infinities by sign, finite values within
+// rtol * (1 + |unfused|).
 void ExpectNear(const Tensor& got, const Tensor& want, double rtol,
                 const std::string& what) {
   ASSERT_EQ(got.dtype(), want.dtype()) << what;
   ASSERT_EQ(got.shape(), want.shape()) << what;
-  std::vector<double> g = ToDoubles(got), w = ToDoubles(want);
-  int bad = 0;
-  for (size_t i = 0; i < w.size() && bad < 5; ++i) {
-    if ((std::isnan(w[i]) && std::isnan(g[i])) || g[i] == w[i]) continue;
-    if (std::fabs(g[i] - w[i]) <= rtol * (1 + std::fabs(w[i]))) continue;
-    ADD_FAILURE() << what << ": element " << i << ": fused " << g[i]
-                  << ", unfused " << w[i];
-    ++bad;
-  }
+  EXPECT_EQ(::sluice::testing::CompareValues(
+                ToDoubles(got), ToDoubles(want), want.dtype(),
+                ::sluice::testing::RelativeAndAbsolute(rtol)),
+            "")
+      << what << " (fused against unfused)";
 }
 
 double Tolerance(DataType t) {

@@ -218,20 +218,16 @@ std::vector<double> ToDoubles(const Tensor& t) {
 }
 
 void ExpectTensor(const Tensor& t, const Shape& shape,
-                  const std::vector<double>& values, double tol) {
+                  const std::vector<double>& values, Tolerance tol) {
   ASSERT_TRUE(t.valid());
   ASSERT_EQ(t.shape(), shape) << "got " << t.shape().DebugString();
-  std::vector<double> got = ToDoubles(t);
-  ASSERT_EQ(got.size(), values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (std::isnan(values[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " = " << got[i];
-    } else if (std::isinf(values[i])) {
-      EXPECT_EQ(got[i], values[i]) << "element " << i;
-    } else {
-      EXPECT_NEAR(got[i], values[i], tol) << "element " << i;
-    }
-  }
+  EXPECT_EQ(CompareValues(ToDoubles(t), values, t.dtype(), tol), "")
+      << DataTypeName(t.dtype()) << " " << shape.DebugString();
+}
+
+void ExpectTensor(const Tensor& t, const Shape& shape,
+                  const std::vector<double>& values, double tol) {
+  ExpectTensor(t, shape, values, Tolerance{tol, 0});
 }
 
 }  // namespace sluice::testing

@@ -23,6 +23,7 @@
 #include "graph/graph.h"
 #include "gtest/gtest.h"
 #include "proto/graph.pb.h"
+#include "testing/compare.h"
 
 namespace sluice::testing {
 
@@ -94,7 +95,12 @@ Tensor Bool(const std::vector<bool>& v, const Shape& s);
 // A tensor's values as doubles (any host dtype).
 std::vector<double> ToDoubles(const Tensor& t);
 
-// Checks shape and values (absolute tolerance `tol`, NaN equals NaN).
+// Checks shape and values through the tests' one comparator
+// (testing/compare.h): integer and bool dtypes exactly, NaN only against
+// NaN, infinities by sign, finite values within `tol` (absolute in the
+// second form).
+void ExpectTensor(const Tensor& t, const Shape& shape,
+                  const std::vector<double>& values, Tolerance tol);
 void ExpectTensor(const Tensor& t, const Shape& shape,
                   const std::vector<double>& values, double tol = 0);
 

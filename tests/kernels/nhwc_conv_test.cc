@@ -30,6 +30,8 @@
 #include "kernel_test_util.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_conv_nhwc.h"
+#include "testing/compare.h"
+#include "testing/gpu_required.h"
 #ifdef SLUICE_WITH_CUDA
 #include "kernels/cuda/cudnn_conv.h"
 #endif
@@ -198,20 +200,16 @@ Attrs WithNhwc(Attrs a) {
   return a;
 }
 
-// |got - want| <= rtol * (1 + |want|) everywhere.
+// Through the tests' one comparator (testing/compare.h): NaN only against
+// NaN, infinities by sign, finite values within rtol * (1 + |want|).
 void ExpectClose(const Tensor& got, const std::vector<double>& want,
                  const Shape& shape, double rtol, const std::string& what) {
   ASSERT_EQ(got.shape(), shape) << what;
-  std::vector<double> g = ToDoubles(got);
-  ASSERT_EQ(g.size(), want.size()) << what;
-  int reported = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double diff = std::fabs(g[i] - want[i]);
-    if (diff <= rtol * (1.0 + std::fabs(want[i]))) continue;
-    ADD_FAILURE() << what << ": element " << i << ": got " << g[i] << ", want "
-                  << want[i] << " (diff " << diff << ", rtol " << rtol << ")";
-    if (++reported >= 5) return;
-  }
+  EXPECT_EQ(::sluice::testing::CompareValues(
+                ToDoubles(got), want, got.dtype(),
+                ::sluice::testing::RelativeAndAbsolute(rtol)),
+            "")
+      << what;
 }
 
 // The CPU kernels' own loops (CpuConvPath::kLoops): an NHWC convolution
@@ -446,7 +444,7 @@ TEST_P(NhwcGpuTest, EveryRouteMatchesTheCpu) {
   const NhwcCase& c = GetParam().conv;
   const DataType dtype = GetParam().dtype;
   const Gpus& gpus = GetGpus();
-  if (gpus.cudnn == nullptr) GTEST_SKIP() << gpus.skip_reason;
+  if (gpus.cudnn == nullptr) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
   std::vector<Tensor> nchw, nhwc;
   MakeInputs(c, dtype, &nchw, &nhwc);
   std::vector<Tensor> nhwc32;

@@ -42,6 +42,8 @@ namespace sluice {
 namespace {
 
 using ::sluice::testing::Attrs;
+using ::sluice::testing::CompareValues;
+using ::sluice::testing::RelativeAndAbsolute;
 using ::sluice::testing::IntAttr;
 using ::sluice::testing::IntListAttr;
 using ::sluice::testing::RunOp;
@@ -116,14 +118,13 @@ Attrs ConvAttrs(const Case& p) {
 // two paths sum in different orders.
 constexpr double kTolerance = 2e-4;
 
+// Through the tests' one comparator (testing/compare.h): a NaN or an
+// infinity fails (std::max over |g - w| / (1 + |w|) once dropped NaNs).
 void ExpectNear(const Tensor& got, const Tensor& want) {
   ASSERT_EQ(got.shape(), want.shape());
-  const std::vector<double> g = ToDoubles(got), w = ToDoubles(want);
-  double worst = 0;
-  for (size_t i = 0; i < g.size(); ++i) {
-    worst = std::max(worst, std::abs(g[i] - w[i]) / (1.0 + std::abs(w[i])));
-  }
-  EXPECT_LE(worst, kTolerance);
+  EXPECT_EQ(CompareValues(ToDoubles(got), ToDoubles(want), want.dtype(),
+                          RelativeAndAbsolute(kTolerance)),
+            "");
 }
 
 // The channel block oneDNN's direct convolutions use on this CPU (what

@@ -17,6 +17,7 @@
 #include "sluice/npy.h"
 #include "tests/onnx/onnx_test_util.h"
 #include "tests/test_data.h"
+#include "testing/gpu_required.h"
 
 namespace sluice {
 namespace {
@@ -72,7 +73,7 @@ TEST(DynamicShapesTest, TransformerRunsItsDynamicOpsOnTheGpu) {
   DeviceInventory inv = DiscoverDevices();
   bool usable = false;
   for (const GpuInfo& gpu : inv.gpus) usable = usable || gpu.usable;
-  if (!usable) GTEST_SKIP() << "no usable GPU: " << inv.no_gpu_reason;
+  if (!usable) SLUICE_GPU_UNAVAILABLE("no usable GPU: " + inv.no_gpu_reason);
   RuntimeConfig config;
   config.set_default_device("gpu:0");
   config.set_placement_strategy(PLACEMENT_MANUAL);

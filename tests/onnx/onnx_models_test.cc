@@ -16,6 +16,7 @@
 #include "onnx/importer.h"
 #include "model/model_loader.h"
 #include "tests/test_data.h"
+#include "testing/compare.h"
 
 namespace sluice {
 namespace {
@@ -79,16 +80,13 @@ void ExpectClose(const Tensor& got, const Tensor& want, double rtol,
     ASSERT_EQ(got.dtype(), DT_FLOAT) << what;
     auto g = got.flat<float>();
     auto w = want.flat<float>();
-    double worst = 0;
-    int64_t bad = 0;
-    for (size_t i = 0; i < w.size(); ++i) {
-      double err = std::abs(double(g[i]) - double(w[i]));
-      double tol = atol + rtol * std::abs(double(w[i]));
-      if (!(err <= tol)) ++bad;
-      worst = std::max(worst, err);
-    }
-    EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << w.size()
-                      << " values differ; largest difference " << worst;
+    // The tests' one comparator (testing/compare.h): NaN only against NaN,
+    // infinities by sign, the rest within atol + rtol * |want|.
+    EXPECT_EQ(testing::CompareTyped(std::vector<float>(g.begin(), g.end()),
+                                    std::vector<float>(w.begin(), w.end()),
+                                    testing::Tolerance{atol, rtol}),
+              "")
+        << what;
     return;
   }
   EXPECT_TRUE(TensorsEqual(got, want)) << what << ": got " << got.DebugString()

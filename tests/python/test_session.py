@@ -1,6 +1,9 @@
 """sluice.Session: models from paths, bytes and onnx.ModelProto; run; errors."""
 
+import os
+import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -245,28 +248,82 @@ def test_run_from_several_threads(mlp_path, mlp_input):
     assert sess.stats()["runs"] >= 8 * 100
 
 
-def test_gil_released_while_running():
-    # 2,000 Neg nodes on 64 Ki floats: a step long enough to see another
-    # Python thread make progress meanwhile.
-    sess = sluice.Session(identity_graph("float32", shape=(65536,), ops=("Neg",) * 300),
-                          config=sluice.Config(optimization_level="none"))
-    x = np.ones(65536, np.float32)
-    ticks = []
+def _ticks_during(call):
+    """Runs call() on this thread while another Python thread counts; returns
+    how many ticks landed in the middle half of the call. A call that holds
+    the GIL throughout lets none land there: the ticker runs only between
+    bytecodes, and there are none inside it."""
+    stamps = []
     stop = threading.Event()
 
     def ticker():
         while not stop.is_set():
-            ticks.append(1)
+            stamps.append(time.perf_counter())
 
     t = threading.Thread(target=ticker)
     t.start()
-    before = len(ticks)
-    for _ in range(5):
-        sess.run("y", {"x": x})
-    after = len(ticks)
+    while not stamps:  # the ticker is running before the call starts
+        time.sleep(0.001)
+    start = time.perf_counter()
+    call()
+    end = time.perf_counter()
     stop.set()
     t.join()
-    assert after > before
+    quarter = (end - start) / 4
+    assert quarter > 0.005, "the call is too short to tell (< 20 ms)"
+    return sum(1 for s in stamps if start + quarter <= s <= end - quarter)
+
+
+def test_probe_sees_a_call_that_holds_the_gil():
+    # sum over a range runs in C without a bytecode boundary, GIL held: the
+    # probe below must count nothing in its middle, or it proves nothing.
+    assert _ticks_during(lambda: sum(range(3_000_000))) == 0
+
+
+def test_gil_released_while_running():
+    # 2,000 Neg nodes on 64 Ki floats in one step on the CPU (a GPU would
+    # finish it too soon to tell): another Python thread must make progress
+    # in the middle of it.
+    sess = sluice.Session(identity_graph("float32", shape=(65536,), ops=("Neg",) * 2000),
+                          config=sluice.Config(optimization_level="none"), device="cpu:0")
+    x = np.ones(65536, np.float32)
+    sess.run("y", {"x": x})  # plan and allocate outside the measured step
+    assert _ticks_during(lambda: sess.run("y", {"x": x})) > 0
+
+
+def test_timeout_stops_a_long_step_and_the_session_runs_on():
+    # 300 Neg nodes on 64 Ki floats on the CPU (node by node; a GPU step
+    # replaying a CUDA graph is checked only before the replay): a
+    # microsecond is spent before the first node (planning), so the step
+    # stops there; no timeout runs it whole.
+    sess = sluice.Session(identity_graph("float32", shape=(65536,), ops=("Neg",) * 300),
+                          config=sluice.Config(optimization_level="none"), device="cpu:0")
+    x = np.ones(65536, np.float32)
+    with pytest.raises(sluice.DeadlineExceededError, match="stopped before node 'n0' \\(Neg\\)"):
+        sess.run("y", {"x": x}, timeout=1e-6)
+    np.testing.assert_array_equal(sess.run("y", {"x": x}, timeout=600), x)
+    with pytest.raises(sluice.InvalidArgumentError, match="timeout"):
+        sess.run("y", {"x": x}, timeout=0)
+
+
+def test_ctrl_c_stops_the_step_it_interrupts_and_the_session_runs_on():
+    # 4,000 Neg nodes on 4 Mi floats (16 MiB in, 16 MiB out each) take
+    # seconds on any machine; a SIGINT 50 ms in stops the step at its next
+    # node and raises KeyboardInterrupt (without the cancellation it would
+    # come only after the whole step). On the CPU: a GPU runs it in ms.
+    sess = sluice.Session(identity_graph("float32", shape=(-1,), ops=("Neg",) * 4000),
+                          config=sluice.Config(optimization_level="none"), device="cpu:0")
+    x = np.ones(1 << 22, np.float32)
+    timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        sess.run("y", {"x": x})
+    elapsed = time.perf_counter() - start
+    timer.join()
+    assert elapsed < 1.0, elapsed
+    small = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(sess.run("y", {"x": small}), small)
 
 
 def test_device_argument_runs_on_the_cpu(mlp_path, mlp_input):

@@ -2,6 +2,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -32,6 +33,25 @@ TEST(BenchCommandTest, ReportsLatencyPercentilesAsJson) {
   EXPECT_GT(j["session_create_s"].get<double>(), 0.0);
   EXPECT_GT(j["first_run_s"].get<double>(), 0.0);
   EXPECT_GT(j["steps_per_s"].get<double>(), 0.0);
+}
+
+// --timeout gives each step its deadline: one no step can meet (a
+// microsecond) stops the first step and bench with it; a generous one
+// times every run.
+TEST(BenchCommandTest, TimeoutIsEachStepsDeadline) {
+  const std::vector<std::string> args = {ExampleFile("mlp.pbtxt"), "--input",
+                                         "x=" + ExampleFile("mlp_input.npy"),
+                                         "--runs", "3", "--warmup", "0"};
+  std::vector<std::string> tight = args;
+  tight.insert(tight.end(), {"--timeout", "0.000001"});
+  CommandResult r = RunCommand(BenchMain, tight);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("the step's deadline passed; it stopped before "));
+  std::vector<std::string> loose = args;
+  loose.insert(loose.end(), {"--timeout", "600", "--json"});
+  r = RunCommand(BenchMain, loose);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["runs"].get<int>(), 3);
 }
 
 TEST(BenchCommandTest, PrintsTextWithRandomInputs) {

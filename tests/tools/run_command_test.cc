@@ -324,6 +324,26 @@ TEST(RunCommandTest, MalformedInputFlagIsAnError) {
   EXPECT_THAT(r.err, HasSubstr("NAME=FILE.npy"));
 }
 
+// --timeout: a deadline the step cannot meet (a microsecond, spent before
+// the first node on planning) stops it there; a generous one changes nothing.
+TEST(RunCommandTest, TimeoutStopsTheStepBeforeANode) {
+  ScratchDir dir;
+  const std::vector<std::string> args = {ExampleFile("mlp.pbtxt"), "--input",
+                                         "x=" + ExampleFile("mlp_input.npy"),
+                                         "--output-dir", dir.Path("out")};
+  std::vector<std::string> tight = args;
+  tight.insert(tight.end(), {"--timeout", "0.000001"});
+  CommandResult r = RunCommand(RunMain, tight);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("the step's deadline passed; it stopped before "));
+  std::vector<std::string> loose = args;
+  loose.insert(loose.end(), {"--timeout", "600"});
+  r = RunCommand(RunMain, loose);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(RunCommand(RunMain, {ExampleFile("mlp.pbtxt"), "--timeout", "0"}).code, 2);
+  EXPECT_EQ(RunCommand(RunMain, {ExampleFile("mlp.pbtxt"), "--timeout", "-1"}).code, 2);
+}
+
 TEST(RunCommandTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCommand(RunMain, {}).code, 2);
   EXPECT_EQ(RunCommand(RunMain, {"/no/such/model.pbtxt"}).code, 2);

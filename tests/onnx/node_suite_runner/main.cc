@@ -1,9 +1,10 @@
 // sluice_onnx_node_runner: runs the ONNX backend node test cases (as
 // tests/onnx/node_suite.py --generate writes them: CASE/model.onnx and
 // CASE/test_data_set_N/{input,output}_K.pb) through sluice's C++ API and
-// compares every output with the expected one: same dtype and shape, values
-// within rtol 1e-3 / atol 1e-5 (|got - want| <= atol + rtol * |want|), NaNs
-// equal. Inputs and outputs are read as ONNX TensorProtos, so every dtype
+// compares every output with the expected one through the tests' one
+// comparator (tests/testing/compare.h): same dtype and shape, integers and
+// bools exactly, NaN only against NaN, infinities by sign, other values
+// within rtol 1e-3 / atol 1e-5 (|got - want| <= atol + rtol * |want|). Inputs and outputs are read as ONNX TensorProtos, so every dtype
 // sluice has (bfloat16, float8, ...) is fed and compared exactly.
 //
 //   sluice_onnx_node_runner --cases out/onnx_node_cases-1.23.2
@@ -23,8 +24,10 @@
 // passing case, whether every node of the imported graph has a GPU kernel
 // that can run it, and prints the count and the ops that stand in the way:
 // what a --device gpu:0 run would count as gpu-all, known before one.
-// With --xfail, the exit status is 1 when a case not on the list does not
-// pass or a case on the list passes (the list may only shrink), else 0.
+// With --xfail (repeatable: the union of the lists; scripts/gpu_suite.sh
+// adds tests/onnx/node_suite_xfail_gpu.txt for /gpu:0), the exit status is 1
+// when a case not on the list does not pass or a case on the list passes
+// (the list may only shrink), else 0.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -55,6 +58,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_tensor.h"
 #include "onnx/op_versions.h"
+#include "testing/compare.h"
 
 namespace fs = std::filesystem;
 
@@ -65,7 +69,7 @@ struct Options {
   std::string cases;
   std::string device;
   std::string filter;
-  std::string xfail;
+  std::vector<std::string> xfail;  // --xfail FILE, repeatable: their union
   std::string json;
   std::string write_xfail;
   std::string op_table;
@@ -121,32 +125,48 @@ int DefaultOpset(const onnx::ModelProto& model) {
   return 0;
 }
 
-// Element i of a host tensor as a double; false for a dtype it cannot read.
-bool ElementsAsDoubles(const Tensor& t, std::vector<double>* out) {
+// One element into the list its kind compares in: integers and bools as
+// int64 / uint64 (exactly, beyond 2^53 too), the floating dtypes as doubles.
+// A template, so that `if constexpr` discards what T cannot compile.
+template <typename T>
+void AppendElement(const T& v, bool exact, std::vector<int64_t>* ints,
+                   std::vector<uint64_t>* uints, std::vector<double>* floats) {
+  if constexpr (std::is_same_v<T, uint64_t>) {
+    uints->push_back(v);
+  } else if constexpr (std::is_integral_v<T>) {
+    ints->push_back(static_cast<int64_t>(v));
+  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    floats->push_back(static_cast<double>(static_cast<float>(v)));
+  } else {
+    // int4 / uint4 / int2 / uint2 (exact), float8 / float4, float, double.
+    if (exact) {
+      ints->push_back(static_cast<int64_t>(static_cast<double>(v)));
+    } else {
+      floats->push_back(static_cast<double>(v));
+    }
+  }
+}
+
+// A host tensor's elements (AppendElement). False for a dtype it cannot read.
+bool ReadElements(const Tensor& t, std::vector<int64_t>* ints,
+                  std::vector<uint64_t>* uints, std::vector<double>* floats) {
   const int64_t n = t.NumElements();
-  out->resize(n);
+  const bool exact = testing::IsExactDtype(t.dtype());
   bool ok = true;
   SLUICE_SWITCH_DTYPE(
       t.dtype(),
       {
         const T* p = t.data<T>();
-        for (int64_t i = 0; i < n; ++i) {
-          if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-            (*out)[i] = static_cast<double>(static_cast<float>(p[i]));
-          } else {
-            (*out)[i] = static_cast<double>(p[i]);
-          }
-        }
+        for (int64_t i = 0; i < n; ++i) AppendElement<T>(p[i], exact, ints, uints, floats);
       },
       ok = false);
   return ok;
 }
 
-bool Close(double got, double want) {
-  if (std::isnan(want)) return std::isnan(got);
-  if (std::isinf(want)) return got == want;
-  return std::abs(got - want) <= 1e-5 + 1e-3 * std::abs(want);
-}
+// The tests' one comparator (tests/testing/compare.h): integers and bools
+// exactly, NaN only against NaN, infinities by sign, finite values within
+// atol 1e-5 + rtol 1e-3 * |want|.
+constexpr testing::Tolerance kTolerance = {1e-5, 1e-3};
 
 std::string Compare(const Tensor& got, const Tensor& want,
                     const std::string& name) {
@@ -160,18 +180,20 @@ std::string Compare(const Tensor& got, const Tensor& want,
                         got.shape().DebugString(), ", expected ",
                         want.shape().DebugString());
   }
-  std::vector<double> g, w;
-  if (!ElementsAsDoubles(got, &g) || !ElementsAsDoubles(want, &w)) {
+  std::vector<int64_t> gi, wi;
+  std::vector<uint64_t> gu, wu;
+  std::vector<double> gf, wf;
+  if (!ReadElements(got, &gi, &gu, &gf) || !ReadElements(want, &wi, &wu, &wf)) {
     return absl::StrCat("output '", name, "': cannot compare dtype ",
                         DataTypeName(want.dtype()));
   }
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (!Close(g[i], w[i])) {
-      return absl::StrCat("output '", name, "': element ", i, " is ", g[i],
-                          ", expected ", w[i]);
-    }
-  }
-  return "";
+  std::string why = testing::CompareTyped(gi, wi, testing::kExact, 1);
+  if (why.empty()) why = testing::CompareTyped(gu, wu, testing::kExact, 1);
+  if (why.empty()) why = testing::CompareTyped(gf, wf, kTolerance, 1);
+  if (why.empty()) return "";
+  // One line: the first differing element.
+  why = why.substr(0, why.find('\n'));
+  return absl::StrCat("output '", name, "': ", why);
 }
 
 std::vector<fs::path> SortedDirs(const fs::path& dir, const std::string& prefix) {
@@ -339,7 +361,7 @@ int Main(int argc, char** argv) {
     if (a == "--cases") value(&o.cases);
     else if (a == "--device") value(&o.device);
     else if (a == "--filter") value(&o.filter);
-    else if (a == "--xfail") value(&o.xfail);
+    else if (a == "--xfail") value(&o.xfail.emplace_back());
     else if (a == "--json") value(&o.json);
     else if (a == "--write-xfail") value(&o.write_xfail);
     else if (a == "--op-table") value(&o.op_table);
@@ -355,11 +377,11 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::map<std::string, std::string> xfail;
-  if (!o.xfail.empty()) {
+  for (const std::string& file : o.xfail) {
     bool ok = false;
-    xfail = ReadXfail(o.xfail, &ok);
+    xfail.merge(ReadXfail(file, &ok));
     if (!ok) {
-      std::cerr << "error: cannot read " << o.xfail << "\n";
+      std::cerr << "error: cannot read " << file << "\n";
       return 2;
     }
   }

@@ -1,0 +1,35 @@
+#include "executor/step_limits.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice {
+namespace {
+
+absl::Status Check(const StepLimits& limits, const std::string& where) {
+  if (limits.cancellation != nullptr && limits.cancellation->cancelled()) {
+    return absl::CancelledError(
+        absl::StrCat("the step was cancelled; it stopped before ", where));
+  }
+  if (limits.deadline != StepLimits::Clock::time_point::max() &&
+      StepLimits::Clock::now() >= limits.deadline) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("the step's deadline passed; it stopped before ", where));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status StepLimits::CheckBefore(const Node& node) const {
+  if (!active()) return absl::OkStatus();
+  return Check(*this, node.DebugName());
+}
+
+absl::Status StepLimits::CheckBeforeStep() const {
+  if (!active()) return absl::OkStatus();
+  return Check(*this, "its first node");
+}
+
+}  // namespace sluice
