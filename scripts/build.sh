@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
 # Configures and builds sluice into build/ (Ninja, Release). Extra arguments
-# go to CMake, e.g. scripts/build.sh -DSLUICE_WITH_CUDA=OFF.
+# go to CMake, e.g. scripts/build.sh -DSLUICE_WITH_CUDA=OFF; `--target T`
+# (repeatable) builds only T and what it needs (scripts/demo.sh: the CLI,
+# `--target sluice`), not everything (tests and benchmarks included).
 #
 #   scripts/build.sh
+#   scripts/build.sh --target sluice
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$ROOT/build"
 
+cmake_args=() targets=()
+while (($#)); do
+  case "$1" in
+    --target) targets+=(--target "$2"); shift 2 ;;
+    *) cmake_args+=("$1"); shift ;;
+  esac
+done
+
 # SLUICE_BUILD_PYTHON=OFF: scripts/python_test.sh builds the wheel in this
 # folder and turns it on; the normal build leaves the extension out.
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DSLUICE_BUILD_PYTHON=OFF "$@"
-cmake --build "$BUILD" --parallel "${SLUICE_JOBS:-$(nproc)}"
+  -DSLUICE_BUILD_PYTHON=OFF "${cmake_args[@]}"
+cmake --build "$BUILD" --parallel "${SLUICE_JOBS:-$(nproc)}" "${targets[@]}"
