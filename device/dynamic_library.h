@@ -52,8 +52,8 @@ class DynamicLibrary {
   static std::vector<std::string> PackageRoots();
   // The folders Open searches before the loader: root/nvidia/<package>/lib
   // for each root in order, packages in name order within a root (CUDA 13's
-  // packages share nvidia/cu13/lib; cuDNN and NCCL have nvidia/cudnn/lib and
-  // nvidia/nccl/lib). Read from the file system at each call.
+  // toolkit packages share nvidia/cu13/lib; cuDNN's is nvidia/cudnn/lib).
+  // Read from the file system at each call.
   static std::vector<std::string> PackageLibraryDirs();
 
   DynamicLibrary(DynamicLibrary&& other) noexcept;

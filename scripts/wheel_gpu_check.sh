@@ -40,6 +40,12 @@ logits, probs = sess.run(None, {"x": np.load(f"{root}/examples/mlp_input.npy")})
 want = np.load(f"{root}/examples/mlp_probs_expected.npy")
 print("gpu:0 MLP max |sluice - reference| =", float(np.abs(probs - want).max()))
 print("placed on:", sorted({n["device"] for n in sess.placement().nodes}))
+# A CNN: its convolutions load cuDNN (and cuDNN its sub-libraries, by bare
+# soname: the list below shows which folder each came from).
+cnn = sluice.Session(f"{root}/examples/cnn.pb", device="gpu:0")
+got = cnn.run(None, {cnn.inputs[0].name: np.load(f"{root}/examples/cnn_input.npy")})[0]
+want = np.load(f"{root}/examples/cnn_expected.npy")
+print("gpu:0 CNN max |sluice - reference| =", float(np.abs(got - want).max()))
 maps = open("/proc/self/maps").read().split()
 print("CUDA libraries mapped:", sorted({p for p in maps if p.startswith("/") and
       any(k in p for k in ("cublas", "cudnn", "nvrtc", "cudart"))}))
