@@ -5,14 +5,24 @@
 // *_library.h), so a binary starts without them; each loader is this class
 // plus its table of entry points and what it checks of the version.
 //
+// Where a library is looked for, as PyTorch does: first in NVIDIA's pip
+// packages (nvidia-cublas, nvidia-cudnn-cu13, nvidia-cuda-nvrtc, ...), whose
+// libraries sit in <site-packages>/nvidia/<package>/lib/, under each of the
+// package roots the Python package registers at import (its sys.path
+// entries that hold an nvidia/ folder); then where the dynamic loader looks
+// (LD_LIBRARY_PATH, the ld.so cache, the system folders). A program that
+// sets no roots (the CLI, a C++ program) goes straight to the loader.
+//
+//   DynamicLibrary::SetPackageRoots({"/venv/lib/python3.12/site-packages"});
 //   ASSIGN_OR_RETURN(DynamicLibrary lib,
 //                    DynamicLibrary::Open({"libnvrtc.so.13", "libnvrtc.so"}));
 //   lib.Bind("nvrtcVersion", &api.Version).Bind("nvrtcCompileProgram", &api.Compile);
 //   RETURN_IF_ERROR(lib.CheckAllBound());  // "<file> lacks nvrtcCompileProgram"
 //   api.dl_handle = lib.KeepOpen();        // the pointers outlive `lib`
 //
-// Not thread-safe: one thread opens and binds; the resolved pointers may
-// then be used from any thread (dlopen and dlsym themselves are).
+// One object is not thread-safe: one thread opens and binds; the resolved
+// pointers may then be used from any thread (dlopen and dlsym themselves
+// are). SetPackageRoots and Open may be called from any thread.
 #ifndef SLUICE_DEVICE_DYNAMIC_LIBRARY_H_
 #define SLUICE_DEVICE_DYNAMIC_LIBRARY_H_
 
@@ -27,11 +37,24 @@ namespace sluice {
 
 class DynamicLibrary {
  public:
-  // Opens the first of `names` (sonames or paths, looked up as dlopen does:
-  // RTLD_NOW | RTLD_LOCAL) that loads. NOT_FOUND naming every name tried
-  // and the loader's reason for each when none does. REQUIRES: `names` is
-  // not empty.
+  // Opens the first of `names` that loads (RTLD_NOW | RTLD_LOCAL): each
+  // bare file name (no '/') first from the package library folders
+  // (PackageLibraryDirs), in their order, then every name as dlopen looks it
+  // up. NOT_FOUND naming every name tried, the folders searched and the
+  // loader's reason for each name when none loads. REQUIRES: `names` is not
+  // empty.
   static absl::StatusOr<DynamicLibrary> Open(const std::vector<std::string>& names);
+
+  // Replaces the package roots (site-packages folders) whose nvidia/*/lib
+  // folders Open searches first; {} searches none. Libraries already opened
+  // stay as they are.
+  static void SetPackageRoots(std::vector<std::string> roots);
+  static std::vector<std::string> PackageRoots();
+  // The folders Open searches before the loader: root/nvidia/<package>/lib
+  // for each root in order, packages in name order within a root (CUDA 13's
+  // toolkit packages share nvidia/cu13/lib; cuDNN's is nvidia/cudnn/lib).
+  // Read from the file system at each call.
+  static std::vector<std::string> PackageLibraryDirs();
 
   DynamicLibrary(DynamicLibrary&& other) noexcept;
   DynamicLibrary& operator=(DynamicLibrary&& other) noexcept;

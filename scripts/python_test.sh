@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Builds the sluice wheel from this checkout with `pip wheel .` (the
-# project's CMake through scikit-build-core and nanobind, pinned in
-# .venv-python: scripts/setup.sh --python), installs it into a fresh virtual
-# environment, and runs the pytest suite tests/python from /tmp, so the
-# package under test is the installed wheel, not the source tree. CI runs
-# it from scripts/test.sh, after the normal build.
+# Builds the sluice wheel from this checkout with scripts/build_wheel.sh
+# (`pip wheel .`: the project's CMake through scikit-build-core and
+# nanobind, pinned in .venv-python: scripts/setup.sh --python; then
+# `auditwheel repair`, which puts protobuf, Abseil, libonnx_proto and oneDNN
+# inside it), installs that repaired wheel into a fresh virtual environment,
+# and runs the pytest suite tests/python from /tmp, so the package under
+# test is the installed wheel, not the source tree (tests/python/
+# test_wheel.py checks that it uses no library of the build machine's).
+# CI runs it from scripts/test.sh, after the normal build.
 #
 # Where the wheel is compiled: when the normal build (scripts/build.sh,
 # build/) exists, pip builds in that folder, so CMake compiles only the
@@ -20,10 +23,10 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv-python"
-WORK="$ROOT/build-python"   # wheel, build folder and test venv; ignored by git
+WORK="$ROOT/build-python"   # build folder and test venv; ignored by git (the wheel: dist/)
 
 "$ROOT/scripts/setup.sh" --python
-rm -rf "$WORK/dist" "$WORK/venv"
+rm -rf "$WORK/venv"
 mkdir -p "$WORK"
 
 if [[ "${SLUICE_PYTHON_FRESH:-0}" != "1" && -f "$ROOT/build/CMakeCache.txt" ]]; then
@@ -31,19 +34,16 @@ if [[ "${SLUICE_PYTHON_FRESH:-0}" != "1" && -f "$ROOT/build/CMakeCache.txt" ]]; 
   # them; pyproject.toml would turn them off); only the extension builds.
   # SLUICE_WHEEL_CCACHE=OFF: no compiler launcher added, which would
   # change every compile command and rebuild the whole tree.
-  where=(-C build-dir="$ROOT/build" -C cmake.define.SLUICE_BUILD_TESTS=ON
+  where=(--build-dir "$ROOT/build" -C cmake.define.SLUICE_BUILD_TESTS=ON
          -C cmake.define.SLUICE_BUILD_BENCH=ON
          -C cmake.define.SLUICE_WHEEL_CCACHE=OFF)
 else
-  where=(-C build-dir="$WORK/cmake" -C cmake.define.SLUICE_WITH_CUDA=OFF)
+  where=(--build-dir "$WORK/cmake" --cpu)
 fi
+where+=(--zip-level 1)  # tested, then thrown away
 start=$(date +%s)
-# No build isolation: the pinned build backend is already in .venv-python,
-# so nothing more is downloaded here.
-CMAKE_BUILD_PARALLEL_LEVEL="${SLUICE_JOBS:-$(nproc)}" \
-  "$VENV/bin/python" -m pip wheel "$ROOT" --no-build-isolation --no-deps \
-  --disable-pip-version-check --quiet -w "$WORK/dist" "${where[@]}"
-echo "python_test: wheel built in $(( $(date +%s) - start )) s: $(ls "$WORK/dist")"
+wheel=$("$ROOT/scripts/build_wheel.sh" "${where[@]}")
+echo "python_test: wheel built and repaired in $(( $(date +%s) - start )) s: $(basename "$wheel")"
 
 # A venv of its own, seeded with .venv-python's packages (numpy, pytest, ...)
 # but not its source tree: the wheel is the only sluice in it.
@@ -52,7 +52,7 @@ cat >"$WORK/venv/lib/$("$VENV/bin/python" -c 'import sys; print(f"python{sys.ver
 $("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 PTH
 "$WORK/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  --no-deps --no-index "$WORK"/dist/sluice-*.whl
+  --no-deps --no-index "$wheel"
 
 cd /tmp
 SLUICE_SOURCE_DIR="$ROOT" "$WORK/venv/bin/python" -m pytest -q \

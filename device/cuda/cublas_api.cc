@@ -23,8 +23,9 @@ absl::StatusOr<CublasApi> LoadOnce() {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot load cuBLAS (", CublasLibraryName(), "), which the GPU kernels "
         "need: ", lib.status().message(),
-        "; install the CUDA toolkit's cuBLAS or add its folder to "
-        "LD_LIBRARY_PATH"));
+        "; install it (pip install sluice[cuda], or nvidia-cublas, in this "
+        "Python environment; or the CUDA toolkit's cuBLAS, its folder on "
+        "LD_LIBRARY_PATH)"));
   }
   CublasApi a;
   lib->Bind("cublasCreate_v2", &a.Create)

@@ -18,8 +18,9 @@ absl::StatusOr<CublasLtApi> LoadOnce() {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot load cuBLASLt (", CublasLtLibraryName(), "), which the fused "
         "MatMul kernel needs: ", lib.status().message(),
-        "; install the CUDA toolkit's cuBLAS or add its folder to "
-        "LD_LIBRARY_PATH"));
+        "; install it (pip install sluice[cuda], or nvidia-cublas, in this "
+        "Python environment; or the CUDA toolkit's cuBLAS, its folder on "
+        "LD_LIBRARY_PATH)"));
   }
   CublasLtApi a;
   lib->Bind("cublasLtCreate", &a.Create)

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cuda_runtime_api.h"
+#include "device/cuda/cublas_api.h"
 #include "device/cuda/kernel_image_probe.h"
 #include "device/discovery.h"
 
@@ -134,6 +135,20 @@ void DiscoverCudaGpus(DeviceInventory* inv) {
   const bool restore = cudaGetDevice(&previous) == cudaSuccess;
   for (int i = 0; i < count; ++i) inv->gpus.push_back(Describe(i));
   if (restore) cudaSetDevice(previous);
+  // Every GPU kernel setup needs cuBLAS (GpuDevice loads it first thing): a
+  // GPU without it is listed, not used, and the session runs on the CPU.
+  // Loaded once per process, here only when some GPU is usable.
+  bool any_usable = false;
+  for (const GpuInfo& gpu : inv->gpus) any_usable = any_usable || gpu.usable;
+  if (any_usable) {
+    if (absl::StatusOr<const CublasApi*> cublas = LoadCublas(); !cublas.ok()) {
+      for (GpuInfo& gpu : inv->gpus) {
+        if (!gpu.usable) continue;
+        gpu.usable = false;
+        gpu.unusable_reason = std::string(cublas.status().message());
+      }
+    }
+  }
 
   inv->peer_access.assign(count, std::vector<bool>(count, false));
   for (int i = 0; i < count; ++i) {

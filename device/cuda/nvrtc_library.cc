@@ -71,8 +71,9 @@ absl::StatusOr<const NvrtcApi*> GetNvrtc() {
             "NVRTC (CUDA's run-time compiler, which compiles CudaKernel "
             "nodes) is not available: ",
             absl::StrJoin(tried, "; "),
-            ". Install the CUDA toolkit's NVRTC (the cuda-nvrtc package) "
-            "or add its lib64 folder to LD_LIBRARY_PATH")));
+            ". Install it: pip install sluice[cuda] (or nvidia-cuda-nvrtc) "
+            "in this Python environment, or the CUDA toolkit's NVRTC (the "
+            "cuda-nvrtc package) with its lib64 folder on LD_LIBRARY_PATH")));
   }();
   if (!kLoaded->ok()) return kLoaded->status();
   return kLoaded->value().get();

@@ -14,6 +14,10 @@ from sluice.errors import error_for_code as _error_for_code
 
 _sluice._set_error_factory(_error_for_code)
 
+from sluice import _libraries  # noqa: E402
+
+_libraries.register()  # CUDA libraries from nvidia-* pip packages first
+
 from sluice import config  # noqa: E402
 from sluice.config import Config  # noqa: E402
 from sluice.config import (LogicalDevice, LogicalDeviceConfiguration,  # noqa: E402

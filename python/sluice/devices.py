@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, List, NamedTuple, Optional
 
 from sluice import _sluice
@@ -39,7 +40,9 @@ def list_physical_devices(kind: Optional[str] = None) -> List[PhysicalDevice]:
     """The CPU and the usable GPUs, as TensorFlow's
     ``tf.config.list_physical_devices``; ``kind`` "cpu" or "gpu" (any case)
     keeps one kind. A GPU this build cannot use is left out (``devices()``
-    lists it with the reason)."""
+    lists it with the reason); when ``kind`` is "gpu" and none is usable, a
+    RuntimeWarning says why (no CUDA in this build, no driver, no cuBLAS:
+    ``pip install sluice[cuda]``), and sessions run on the CPU."""
     if kind is not None and kind.lower() not in ("cpu", "gpu"):
         raise InvalidArgumentError(f"kind '{kind}': expected 'cpu', 'gpu' or None")
     facts = devices()
@@ -52,7 +55,25 @@ def list_physical_devices(kind: Optional[str] = None) -> List[PhysicalDevice]:
                                         gpu))
     if kind is None:
         return found
-    return [d for d in found if d.device_type == kind.upper()]
+    kept = [d for d in found if d.device_type == kind.upper()]
+    if not kept and kind.upper() == "GPU":
+        warnings.warn(f"no usable GPU: {no_gpu_reason(facts)}", RuntimeWarning,
+                      stacklevel=2)
+    return kept
+
+
+def no_gpu_reason(facts: Optional[Dict[str, Any]] = None) -> str:
+    """Why sluice uses no GPU here, in one line ("" when some GPU is
+    usable): discovery's reason when no GPU is listed, else each listed
+    GPU's reason for not being usable."""
+    facts = devices() if facts is None else facts
+    gpus = facts["gpus"]
+    if any(g.get("usable", False) for g in gpus):
+        return ""
+    if not gpus:
+        return facts.get("no_gpu_reason", "no GPU found")
+    return "; ".join(f"gpu:{g['index']}: {g.get('unusable_reason', 'not usable')}"
+                     for g in gpus)
 
 
 __all__ = ["PhysicalDevice", "devices", "list_physical_devices"]

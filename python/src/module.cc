@@ -12,6 +12,7 @@
 #include "nanobind/stl/string.h"
 #include "nanobind/stl/vector.h"
 #include "device/discovery.h"
+#include "device/dynamic_library.h"
 #include "executor/runtime_config.h"
 #include "nanobind/stl/optional.h"
 #include "nanobind/stl/pair.h"
@@ -140,6 +141,12 @@ NB_MODULE(_sluice, m) {
   m.def("parse_memory_limit", &ParseLimit, nb::arg("text"),
         "(\"bytes\", n) or (\"fraction\", f) for \"4GiB\", \"512M\", \"0.5\".");
   m.def("dtype_names", &DtypeNames, "Every sluice dtype name, in enum order.");
+  m.def("set_package_roots", &sluice::DynamicLibrary::SetPackageRoots,
+        nb::arg("roots"),
+        "Folders whose nvidia/*/lib the CUDA libraries are loaded from first "
+        "(sluice/_libraries.py passes sys.path's).");
+  m.def("package_library_dirs", &sluice::DynamicLibrary::PackageLibraryDirs,
+        "The nvidia/*/lib folders searched before the system's.");
   m.attr("with_cuda") = HasCuda();
   m.attr("with_onnx") = sluice::OnnxImportAvailable();
 }
