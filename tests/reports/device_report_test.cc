@@ -32,10 +32,17 @@ TEST(DeviceReportTest, JsonAndTextTellTheSameInventory) {
   EXPECT_EQ(j["no_gpu_reason"], "no driver here");
   EXPECT_TRUE(j.contains("cudnn"));
   EXPECT_FALSE(j.contains("config"));
+  // What a job of several processes would use: the NCCL found (or why
+  // not) and the MPI library, in both forms.
+  EXPECT_EQ(j["nccl"], report.nccl);
+  EXPECT_FALSE(report.nccl.empty());
+  EXPECT_EQ(j["mpi"], report.mpi);
   std::ostringstream text;
   PrintDeviceReport(report, text);
   EXPECT_THAT(text.str(), HasSubstr("CPU: Test CPU (4 cores, 8.0 GiB memory)"));
   EXPECT_THAT(text.str(), HasSubstr("no GPU listed: no driver here"));
+  EXPECT_THAT(text.str(), HasSubstr("\nNCCL: " + report.nccl + "\n"));
+  EXPECT_THAT(text.str(), HasSubstr("\nMPI: "));
 }
 
 TEST(DeviceReportTest, AConfigAddsWhatEachDeviceWouldGet) {
