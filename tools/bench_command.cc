@@ -87,7 +87,7 @@ void AddBenchOptions(CLI::App* app, BenchOptions* options) {
                   "Seconds each step may take (a decimal); a step past them "
                   "stops before its next node and bench fails with "
                   "DEADLINE_EXCEEDED")
-      ->check(FiniteAbove(0, kMaxSeconds));
+      ->check(FiniteAbove(0, kMaxBenchSeconds));
   app->add_option("--top", options->top, "How many ops and nodes to list")
       ->check(IntegerIn(1, 1000000))
       ->capture_default_str();
