@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/element_values.h"
 
 namespace sluice {
 namespace {
@@ -296,27 +297,8 @@ std::vector<double> ExactValues(DataType dtype) {
   }
 }
 
-// Conversions of one element (templates, so that `if constexpr` discards
-// the branches other dtypes cannot compile).
-template <typename T>
-T FromDouble(double v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != 0;
-  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    return static_cast<T>(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-template <typename T>
-double ToDouble(T v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    return static_cast<float>(v);
-  } else {
-    return static_cast<double>(v);
-  }
-}
+using testing::FromDouble;
+using testing::ToDouble;
 
 Tensor FromDoubles(DataType dtype, const Shape& shape, const std::vector<double>& v) {
   absl::StatusOr<Tensor> t = Tensor::Create(dtype, shape);

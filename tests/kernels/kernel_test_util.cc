@@ -10,6 +10,7 @@
 #include "device/cpu_device.h"
 #include "graph/loader.h"
 #include "kernels/kernel.h"
+#include "testing/element_values.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice::testing {
@@ -157,25 +158,8 @@ absl::StatusOr<std::vector<Tensor>> RunOpOnGpu(GpuDevice* gpu,
 
 namespace {
 
-template <typename T>
-T FromDouble(double v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != 0;
-  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    return static_cast<T>(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-template <typename T>
-double ToDouble(T v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-    return static_cast<float>(v);
-  } else {
-    return static_cast<double>(v);
-  }
-}
+using testing::FromDouble;
+using testing::ToDouble;
 
 }  // namespace
 
