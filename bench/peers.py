@@ -40,7 +40,10 @@ resnet50_b1 / resnet50_b32 (bench/models/resnet50.py), mobilenet_v2_b1 /
 mobilenet_v2_b32 (bench/models/mobilenet_v2.py: depthwise convolutions,
 ReLU6 as Clip) and densenet121_b1 / densenet121_b32
 (bench/models/densenet121.py: Concat, AveragePool), each run in PyTorch
-node by node from the same ONNX file with torch.nn.functional, and, when
+node by node from the same ONNX file with torch.nn.functional; with
+`--only zoo` (or zoo_NAME_b1), torchvision's CNNs of bench/cpu_zoo.py
+(bench/models/torchvision_zoo.py), PyTorch running torchvision's module;
+and, when
 torchvision and transformers are importable and time allows,
 scripts/real_onnx_models.py's ResNet-18, small GPT-2 and small BERT. Without
 torch the PyTorch columns are skipped, without a GPU the GPU columns; every
@@ -65,6 +68,7 @@ import densenet121  # noqa: E402  (bench/models/densenet121.py)
 import encoder_layer  # noqa: E402  (bench/models/encoder_layer.py)
 import mobilenet_v2  # noqa: E402  (bench/models/mobilenet_v2.py)
 import resnet50  # noqa: E402  (bench/models/resnet50.py)
+import torchvision_zoo  # noqa: E402  (bench/models/torchvision_zoo.py)
 from bench_env import cpu_model, sluice_gpus, tool_env  # noqa: E402
 
 GPU_PEERS = ("torch_eager", "torch_graph", "torch_compiled")
@@ -264,6 +268,23 @@ def cnn_workload(work, model, batch, quick):
             "runs_gpu": 30 if quick else 100,
             "runs_cpu": (1 if quick else 3) if batch > 1 else (3 if quick else 10),
             "warmup_cpu": 1, "files": [paths["onnx"], paths["x"]]}
+
+
+def zoo_workload(work, model, quick):
+    """torchvision's `model` at batch 1 as bench/models/torchvision_zoo.py
+    exports it for cpu_zoo.py (random weights and BatchNormalization
+    statistics from its seed), PyTorch running torchvision's own module."""
+    paths = torchvision_zoo.write(os.path.join(work, "zoo"), model)
+
+    def make_torch(torch, device):
+        module = torchvision_zoo._module(model).to(device)
+        return lambda x: module(x)
+
+    return {"name": f"zoo_{model}_b1", "title": f"{model} (torchvision), 1x3x224x224",
+            "onnx": paths["onnx"], "feeds": {"x": np.load(paths["x"])},
+            "torch": make_torch, "runs_gpu": 30 if quick else 100,
+            "runs_cpu": 3 if quick else 10, "warmup_cpu": 1,
+            "files": [paths["onnx"], paths["x"]]}
 
 
 def resnet50_workload(work, batch, quick):
@@ -799,7 +820,8 @@ def main():
                     help="workloads to run (encoder_b1 encoder_b32 matmul_4096 "
                          "matmul_8192 neg_chain resnet50_b1 resnet50_b32 "
                          "mobilenet_v2_b1 mobilenet_v2_b32 densenet121_b1 "
-                         "densenet121_b32 real_models real_models_base: "
+                         "densenet121_b32 zoo (torchvision's CNNs of cpu_zoo.py, "
+                         "or one: zoo_mobilenet_v3_large_b1 ...) real_models real_models_base: "
                          "BERT-base b1/b8, GPT-2 124M and T5-small's encoder at sequence 128, or one of them: bert_base_b1 bert_base_b8 gpt2_b1 t5_encoder_b1)")
     ap.add_argument("--budget-s", type=float, default=200,
                     help="start no real model after this many seconds (default 200)")
@@ -880,6 +902,13 @@ def main():
                 (builders if model == "resnet50" else late).append(
                     (f"{model}_b{b}",
                      lambda m=model, b=b: cnn_workload(work, m, b, args.quick)))
+
+    # torchvision's zoo (cpu_zoo.py's models, issue 32), only when named:
+    # "zoo" for all of them or zoo_NAME_b1 for one; after the real models.
+    for model in torchvision_zoo.MODELS:
+        if "zoo" in only or f"zoo_{model}_b1" in only:
+            late.append((f"zoo_{model}_b1",
+                         lambda m=model: zoo_workload(work, m, args.quick)))
 
     workloads = []
 
