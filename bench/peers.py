@@ -922,6 +922,9 @@ def main():
                 continue
             workloads.append(run_workload(wl, ctx))
             cleanup(wl, args.keep)
+            # What is done so far, for a run cut off by a time limit.
+            with open(os.path.join(args.out, "peers.partial.json"), "w") as f:
+                json.dump(workloads, f, indent=1)
 
     run_builders(builders)
 
