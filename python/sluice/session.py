@@ -122,33 +122,57 @@ def _numpy_dtype(name: Optional[str]) -> Any:
     return None
 
 
-def _normalize_feed(value: Any, expected: Optional[str]) -> Tuple[np.ndarray, Optional[str]]:
-    """What the extension could not borrow as it is: a contiguous host
-    array, and the sluice dtype name when the array carries raw bits."""
+def _normalize_feed(value: Any, expected: Optional[str],
+                    feed: str = "") -> Tuple[np.ndarray, Optional[str]]:
+    """What the extension could not borrow as it is: a C-contiguous host
+    array in native byte order (of the same rank: a scalar stays 0-d), and
+    the sluice dtype name when the array carries raw bits. `feed` names
+    the feed in errors: InvalidArgumentError for a value NumPy cannot make
+    an array of, a DLPack export that fails, or a dtype sluice lacks."""
+    what = f"feed '{feed}'" if feed else "a value"
     if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
         device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
         if int(device[0]) not in (1, 3):  # kDLCPU, kDLCUDAHost
             # The extension takes CUDA memory itself and refuses other
             # devices; this is an object it could not read as an array.
             raise InvalidArgumentError(
-                f"a feed in device memory (DLPack device {tuple(device)}) "
+                f"{what}: in device memory (DLPack device {tuple(device)}) "
                 "that sluice cannot read in place; make it a C-contiguous "
                 "CUDA array, or copy it to the CPU (e.g. tensor.cpu())")
-        value = np.from_dlpack(value)
+        try:
+            value = np.from_dlpack(value)
+        except (TypeError, ValueError, BufferError) as e:
+            raise InvalidArgumentError(
+                f"{what}: its __dlpack__() gave no DLPack capsule NumPy can "
+                f"read ({type(e).__name__}: {e})") from e
     if isinstance(value, np.ndarray):
         array = value
     else:
-        array = np.asarray(value, dtype=_numpy_dtype(expected))
+        try:
+            array = np.asarray(value, dtype=_numpy_dtype(expected))
+        except (TypeError, ValueError, OverflowError) as e:
+            into = f" of {expected}" if expected else ""
+            raise InvalidArgumentError(
+                f"{what}: NumPy cannot make an array{into} of a "
+                f"{type(value).__name__} ({e})") from e
     name = None
-    if array.dtype.kind == "V" or type(array.dtype).__module__.startswith("ml_dtypes") \
-            or (array.dtype.name not in _NUMPY_NAMES):
+    if type(array.dtype).__module__.startswith("ml_dtypes") or \
+            array.dtype.name not in _NUMPY_NAMES:
         name = array.dtype.name
+        if name not in _ML_DTYPES_NAMES:
+            raise InvalidArgumentError(
+                f"{what}: an array of dtype {array.dtype} has no sluice dtype "
+                f"(sluice takes {', '.join(sorted(_NUMPY_NAMES | _ML_DTYPES_NAMES))})")
         array = array.view(np.dtype(f"u{array.dtype.itemsize}"))
-    return np.ascontiguousarray(array), name
+    elif not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    return np.asarray(array, order="C"), name
 
 
 _NUMPY_NAMES = {"float16", "float32", "float64", "int8", "int16", "int32",
                 "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
+# sluice dtypes NumPy lacks, which ml_dtypes names the same way.
+_ML_DTYPES_NAMES = set(_sluice.dtype_names()) - _NUMPY_NAMES
 
 
 def _view_result(array: np.ndarray, name: str) -> np.ndarray:
@@ -170,6 +194,29 @@ def _specs(raw: Sequence[Tuple[str, str, List[int], List[str], int]]) -> List[Te
                 d if d >= 0 else (n or None) for d, n in zip(dims, names))
         specs.append(TensorSpec(name, dtype, shape))
     return specs
+
+
+def _check_names(what: str, names: List[Any]) -> None:
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"run: a {what} must be a str, not {type(name).__name__} "
+                            f"({name!r:.40})")
+
+
+def _timeout_seconds(timeout: Any) -> float:
+    """run()'s timeout in seconds for the extension (0: none)."""
+    if timeout is None:
+        return 0.0
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer,
+                                                              np.floating)):
+        raise TypeError(f"run: timeout must be a number of seconds or None, "
+                        f"not {type(timeout).__name__}")
+    if not timeout > 0:
+        raise InvalidArgumentError(f"run: timeout must be > 0 seconds, not {timeout}")
+    try:
+        return float(timeout)
+    except OverflowError:  # an int past float's range: no limit, as inf
+        return float("inf")
 
 
 class Session:
@@ -257,20 +304,35 @@ class Session:
             memory.
         """
         if feeds:
+            if not isinstance(feeds, Mapping):
+                raise TypeError(f"run: feeds must be a mapping of feed names to values, "
+                                f"not {type(feeds).__name__}")
             names = list(feeds)
-            values = list(feeds.values())
+            values = [feeds[n] for n in names]
+            _check_names("feed name", names)
         else:
             names, values = [], []
-        device = "" if output_device is None else str(output_device)
-        if timeout is not None and not timeout > 0:
-            raise InvalidArgumentError(f"run: timeout must be > 0 seconds, not {timeout}")
-        seconds = 0.0 if timeout is None else float(timeout)
+        if output_device is None:
+            device = ""
+        elif isinstance(output_device, str):
+            device = output_device
+        else:
+            raise TypeError(f"run: output_device must be a device name such as 'gpu:0', "
+                            f"not {type(output_device).__name__}")
+        seconds = _timeout_seconds(timeout)
         # Ctrl-C reaches Python's main thread only: there it stops the step.
         interruptible = threading.current_thread() is threading.main_thread()
         if isinstance(fetches, str):
             return self._run([fetches], names, values, device, seconds, interruptible)[0]
-        return self._run([] if fetches is None else list(fetches), names,
-                         values, device, seconds, interruptible)
+        if fetches is None:
+            fetch_list: List[str] = []
+        elif hasattr(fetches, "__iter__") and not isinstance(fetches, (bytes, bytearray)):
+            fetch_list = list(fetches)
+            _check_names("fetch", fetch_list)
+        else:
+            raise TypeError(f"run: fetches must be a name, a list of names or None, "
+                            f"not {type(fetches).__name__}")
+        return self._run(fetch_list, names, values, device, seconds, interruptible)
 
     def placement(self) -> Report:
         """What ``sluice place --json --explain`` prints for this model on
