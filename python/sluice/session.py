@@ -300,8 +300,13 @@ class Session:
             feed, an unknown fetch (the message names it and the expected
             signature), a feed on a device sluice does not take or a GPU the
             session does not use, a strided CUDA feed, or an output_device
-            that is not the session's. ResourceExhaustedError: out of
-            memory.
+            that is not the session's; a feed NumPy cannot make an array
+            of, of a dtype sluice lacks (strings, objects, complex) or of
+            rank above 32, or a DLPack producer whose device or capsule is
+            unusable ("feed 'x': ..."). TypeError: feeds that are not a
+            mapping, a feed name or fetch that is not a str, an
+            output_device that is not a str, a timeout that is not a
+            number. ResourceExhaustedError: out of memory.
         """
         if feeds:
             if not isinstance(feeds, Mapping):

@@ -120,7 +120,8 @@ std::pair<int, int> DlpackDeviceOf(nb::handle value, const std::string& name) {
   int type = 0;
   int id = 0;
   if (!nb::try_cast(device, pair) || pair.size() != 2 ||
-      !nb::try_cast(pair[0], type) || !nb::try_cast(pair[1], id)) {
+      !nb::try_cast(pair[0], type, /*convert=*/false) ||
+      !nb::try_cast(pair[1], id, /*convert=*/false)) {
     throw StatusError(absl::InvalidArgumentError(absl::StrCat(
         "feed '", name, "': its __dlpack_device__() returned ",
         nb::cast<std::string>(nb::repr(device)),
