@@ -312,8 +312,9 @@ class Session:
             if not isinstance(feeds, Mapping):
                 raise TypeError(f"run: feeds must be a mapping of feed names to values, "
                                 f"not {type(feeds).__name__}")
-            names = list(feeds)
-            values = [feeds[n] for n in names]
+            items = list(feeds.items())  # one read: another thread may change it
+            names = [k for k, _ in items]
+            values = [v for _, v in items]
             _check_names("feed name", names)
         else:
             names, values = [], []
