@@ -196,17 +196,22 @@ def _specs(raw: Sequence[Tuple[str, str, List[int], List[str], int]]) -> List[Te
     return specs
 
 
-def _check_names(what: str, names: List[Any]) -> None:
-    for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"run: a {what} must be a str, not {type(name).__name__} "
-                            f"({name!r:.40})")
+def _explain_type_error(fetches: Sequence[Any], names: Sequence[Any],
+                        device: Any) -> None:
+    """After the extension refused run()'s arguments: a TypeError naming
+    the one of the wrong type; returns when all are right."""
+    for what, values in (("fetch", fetches), ("feed name", names)):
+        for value in values:
+            if not isinstance(value, str):
+                raise TypeError(f"run: a {what} must be a str, not "
+                                f"{type(value).__name__} ({value!r:.40})") from None
+    if not isinstance(device, str):
+        raise TypeError(f"run: output_device must be a device name such as "
+                        f"'gpu:0', not {type(device).__name__}") from None
 
 
 def _timeout_seconds(timeout: Any) -> float:
-    """run()'s timeout in seconds for the extension (0: none)."""
-    if timeout is None:
-        return 0.0
+    """run()'s timeout (not None) in seconds for the extension."""
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer,
                                                               np.floating)):
         raise TypeError(f"run: timeout must be a number of seconds or None, "
@@ -308,37 +313,37 @@ class Session:
             output_device that is not a str, a timeout that is not a
             number. ResourceExhaustedError: out of memory.
         """
+        # The fast path checks nothing the extension checks anyway: a
+        # TypeError from it is explained afterwards (_explain_type_error).
         if feeds:
-            if not isinstance(feeds, Mapping):
-                raise TypeError(f"run: feeds must be a mapping of feed names to values, "
-                                f"not {type(feeds).__name__}")
-            items = list(feeds.items())  # one read: another thread may change it
-            names = [k for k, _ in items]
-            values = [v for _, v in items]
-            _check_names("feed name", names)
+            try:  # one read of the items: another thread may change the dict
+                names, values = zip(*feeds.items())
+            except AttributeError:
+                raise TypeError(f"run: feeds must be a mapping of feed names to "
+                                f"values, not {type(feeds).__name__}") from None
         else:
-            names, values = [], []
-        if output_device is None:
-            device = ""
-        elif isinstance(output_device, str):
-            device = output_device
-        else:
-            raise TypeError(f"run: output_device must be a device name such as 'gpu:0', "
-                            f"not {type(output_device).__name__}")
-        seconds = _timeout_seconds(timeout)
+            names = values = ()
+        device = "" if output_device is None else output_device
+        seconds = 0.0 if timeout is None else _timeout_seconds(timeout)
         # Ctrl-C reaches Python's main thread only: there it stops the step.
         interruptible = threading.current_thread() is threading.main_thread()
-        if isinstance(fetches, str):
-            return self._run([fetches], names, values, device, seconds, interruptible)[0]
-        if fetches is None:
-            fetch_list: List[str] = []
-        elif hasattr(fetches, "__iter__") and not isinstance(fetches, (bytes, bytearray)):
-            fetch_list = list(fetches)
-            _check_names("fetch", fetch_list)
+        one = isinstance(fetches, str)
+        if one:
+            fetch_list = [fetches]
+        elif fetches is None:
+            fetch_list = []
         else:
-            raise TypeError(f"run: fetches must be a name, a list of names or None, "
-                            f"not {type(fetches).__name__}")
-        return self._run(fetch_list, names, values, device, seconds, interruptible)
+            try:
+                fetch_list = list(fetches)
+            except TypeError:
+                raise TypeError(f"run: fetches must be a name, a list of names or "
+                                f"None, not {type(fetches).__name__}") from None
+        try:
+            out = self._run(fetch_list, names, values, device, seconds, interruptible)
+        except TypeError:
+            _explain_type_error(fetch_list, names, device)
+            raise  # not an argument's type: the feed's own (a producer's) error
+        return out[0] if one else out
 
     def placement(self) -> Report:
         """What ``sluice place --json --explain`` prints for this model on
