@@ -129,7 +129,7 @@ def _normalize_feed(value: Any, expected: Optional[str],
     the sluice dtype name when the array carries raw bits. `feed` names
     the feed in errors: InvalidArgumentError for a value NumPy cannot make
     an array of, a DLPack export that fails, or a dtype sluice lacks."""
-    what = f"feed '{feed}'" if feed else "a value"
+    what = f"feed '{feed}'" if feed else "the value"
     if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
         device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
         if int(device[0]) not in (1, 3):  # kDLCPU, kDLCUDAHost
@@ -151,10 +151,10 @@ def _normalize_feed(value: Any, expected: Optional[str],
         try:
             array = np.asarray(value, dtype=_numpy_dtype(expected))
         except (TypeError, ValueError, OverflowError) as e:
-            into = f" of {expected}" if expected else ""
+            kind = f"a {expected} array" if expected else "an array"
             raise InvalidArgumentError(
-                f"{what}: NumPy cannot make an array{into} of a "
-                f"{type(value).__name__} ({e})") from e
+                f"{what}: NumPy cannot make {kind} of {type(value).__name__} "
+                f"{value!r:.40} ({e})") from e
     name = None
     if type(array.dtype).__module__.startswith("ml_dtypes") or \
             array.dtype.name not in _NUMPY_NAMES:
@@ -196,17 +196,29 @@ def _specs(raw: Sequence[Tuple[str, str, List[int], List[str], int]]) -> List[Te
     return specs
 
 
-def _explain_type_error(fetches: Sequence[Any], names: Sequence[Any],
+def _feed_lists(method: str, feeds: Any) -> Tuple[Sequence[Any], Sequence[Any]]:
+    """(names, values) of a feeds mapping, read once (another thread may
+    change the dict meanwhile)."""
+    if not feeds:
+        return (), ()
+    try:
+        return tuple(zip(*feeds.items()))  # type: ignore[return-value]
+    except AttributeError:
+        raise TypeError(f"{method}: feeds must be a mapping of feed names to "
+                        f"values, not {type(feeds).__name__}") from None
+
+
+def _explain_type_error(method: str, fetches: Sequence[Any], names: Sequence[Any],
                         device: Any) -> None:
-    """After the extension refused run()'s arguments: a TypeError naming
+    """After the extension refused `method`'s arguments: a TypeError naming
     the one of the wrong type; returns when all are right."""
     for what, values in (("fetch", fetches), ("feed name", names)):
         for value in values:
             if not isinstance(value, str):
-                raise TypeError(f"run: a {what} must be a str, not "
+                raise TypeError(f"{method}: a {what} must be a str, not "
                                 f"{type(value).__name__} ({value!r:.40})") from None
     if not isinstance(device, str):
-        raise TypeError(f"run: output_device must be a device name such as "
+        raise TypeError(f"{method}: output_device must be a device name such as "
                         f"'gpu:0', not {type(device).__name__}") from None
 
 
@@ -315,14 +327,7 @@ class Session:
         """
         # The fast path checks nothing the extension checks anyway: a
         # TypeError from it is explained afterwards (_explain_type_error).
-        if feeds:
-            try:  # one read of the items: another thread may change the dict
-                names, values = zip(*feeds.items())
-            except AttributeError:
-                raise TypeError(f"run: feeds must be a mapping of feed names to "
-                                f"values, not {type(feeds).__name__}") from None
-        else:
-            names = values = ()
+        names, values = _feed_lists("run", feeds)
         device = "" if output_device is None else output_device
         seconds = 0.0 if timeout is None else _timeout_seconds(timeout)
         # Ctrl-C reaches Python's main thread only: there it stops the step.
@@ -341,7 +346,7 @@ class Session:
         try:
             out = self._run(fetch_list, names, values, device, seconds, interruptible)
         except TypeError:
-            _explain_type_error(fetch_list, names, device)
+            _explain_type_error("run", fetch_list, names, device)
             raise  # not an argument's type: the feed's own (a producer's) error
         return out[0] if one else out
 
@@ -374,9 +379,13 @@ class Session:
         if warmup < 0 or (runs is not None and runs < 1) or seconds <= 0 or top < 1:
             raise InvalidArgumentError(
                 "bench: warmup >= 0, runs >= 1, seconds > 0 and top >= 1")
-        raw, text = self._s.bench(list(feeds), list(feeds.values()),
-                                  warmup, runs or 0, float(seconds), top,
-                                  trace or "", seed, io_device or "")
+        names, values = _feed_lists("bench", feeds)
+        try:
+            raw, text = self._s.bench(names, values, warmup, runs or 0, float(seconds),
+                                      top, trace or "", seed, io_device or "")
+        except TypeError:
+            _explain_type_error("bench", (), names, "")
+            raise
         report = Report.wrap(raw)
         report["text"] = text
         return report

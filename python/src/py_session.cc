@@ -104,11 +104,16 @@ nb::object CudaCapsule(nb::handle value, GpuDevice* gpu) {
   return value.attr("__dlpack__")();
 }
 
-// `t`, or its error with "feed 'NAME': " before the message.
+// How messages name a feed: "feed 'x'", or "the value" for copy_to's.
+std::string FeedLabel(const std::string& name) {
+  return name.empty() ? "the value" : absl::StrCat("feed '", name, "'");
+}
+
+// `t`, or its error with the feed's label before the message.
 absl::StatusOr<Tensor> Named(const std::string& name, absl::StatusOr<Tensor> t) {
   if (t.ok()) return t;
-  return absl::Status(t.status().code(),
-                      absl::StrCat("feed '", name, "': ", t.status().message()));
+  return absl::Status(t.status().code(), absl::StrCat(FeedLabel(name), ": ",
+                                                      t.status().message()));
 }
 
 // A DLPack producer's (device_type, device_id), from its
@@ -123,7 +128,7 @@ std::pair<int, int> DlpackDeviceOf(nb::handle value, const std::string& name) {
       !nb::try_cast(pair[0], type, /*convert=*/false) ||
       !nb::try_cast(pair[1], id, /*convert=*/false)) {
     throw StatusError(absl::InvalidArgumentError(absl::StrCat(
-        "feed '", name, "': its __dlpack_device__() returned ",
+        FeedLabel(name), ": its __dlpack_device__() returned ",
         nb::cast<std::string>(nb::repr(device)),
         ", not a tuple (device_type, device_id) of two ints")));
   }
@@ -132,8 +137,9 @@ std::pair<int, int> DlpackDeviceOf(nb::handle value, const std::string& name) {
 
 // One feed value as a Tensor, borrowed where it can be: host memory as it
 // is, CUDA memory as external GPU memory on the session's GPU. `name`
-// (the feed's) is for messages; `expected` is the graph input's dtype
-// name, empty for a feed that is not a graph input.
+// (the feed's; "" for a value that is not a feed) is for messages;
+// `expected` is the graph input's dtype name, empty for a feed that is not
+// a graph input.
 Tensor FeedTensor(const std::string& name, nb::handle value,
                   const std::string& expected, const Session& session) {
   nb::ndarray<nb::ro> array;
@@ -411,7 +417,7 @@ class PySession {
   // Session::CopyTo: a sluice.DeviceArray on a GPU of the session, a NumPy
   // array on the CPU. For IO binding (sluice/ort.py).
   nb::object CopyTo(nb::handle value, const std::string& device) {
-    Tensor t = FeedTensor("value", value, "", *session_);
+    Tensor t = FeedTensor("", value, "", *session_);
     GpuDevice* gpu = OutputGpu(device, "copy to device");
     absl::StatusOr<Tensor> copied;
     {

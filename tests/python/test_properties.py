@@ -385,7 +385,11 @@ def test_wrong_python_types_name_the_argument():
         sess.run(3, {"x": np.zeros(2, np.float32)})
     with pytest.raises(sluice.InvalidArgumentError, match="feed 'x': an array of dtype <U2"):
         sess.run("y", {"x": np.array(["ab"])})
-    with pytest.raises(sluice.InvalidArgumentError, match="feed 'x': NumPy cannot make an array"):
+    with pytest.raises(sluice.InvalidArgumentError, match="feed 'x': NumPy cannot make a float32 array of list"):
         sess.run("y", {"x": [[1.0], [2.0, 3.0]]})
+    with pytest.raises(TypeError, match="bench: feeds must be a mapping"):
+        sess.bench("x", runs=1, warmup=0)
+    with pytest.raises(sluice.InvalidArgumentError, match="feed 'x': NumPy cannot make"):
+        sess.bench({"x": object()}, runs=1, warmup=0)
     # No limit: an infinite timeout once overflowed the deadline's clock.
     np.testing.assert_array_equal(sess.run("y", {"x": [1.0]}, timeout=float("inf")), [1.0])
