@@ -45,8 +45,9 @@ using Clock = std::chrono::steady_clock;
 // years; steady_clock's nanoseconds run out after 292).
 constexpr double kNoDeadlineSeconds = 100.0 * 365 * 24 * 3600;
 
-// Set by sluice/session.py at import: normalize(value, dtype_name or None)
-// -> (contiguous host ndarray, dtype name or None), for what nanobind cannot
+// Set by sluice/session.py at import: normalize(value, dtype_name or None,
+// feed_name) -> (contiguous host ndarray, dtype name or None), raising
+// InvalidArgumentError naming the feed, for what nanobind cannot
 // borrow as it is (lists, strided views, ml_dtypes arrays); and
 // view(array, dtype_name) for results of dtypes NumPy lacks. Leaked on
 // purpose (no release after the interpreter has gone).
