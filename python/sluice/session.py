@@ -199,13 +199,16 @@ def _specs(raw: Sequence[Tuple[str, str, List[int], List[str], int]]) -> List[Te
 def _feed_lists(method: str, feeds: Any) -> Tuple[Sequence[Any], Sequence[Any]]:
     """(names, values) of a feeds mapping, read once (another thread may
     change the dict meanwhile)."""
-    if not feeds:
+    if feeds is None:
         return (), ()
     try:
-        return tuple(zip(*feeds.items()))  # type: ignore[return-value]
+        pairs = tuple(feeds.items())
     except AttributeError:
         raise TypeError(f"{method}: feeds must be a mapping of feed names to "
                         f"values, not {type(feeds).__name__}") from None
+    if not pairs:
+        return (), ()
+    return tuple(zip(*pairs))  # type: ignore[return-value]
 
 
 def _explain_type_error(method: str, fetches: Sequence[Any], names: Sequence[Any],
@@ -375,7 +378,6 @@ class Session:
         allows. ``io_device`` (e.g. ``"gpu:0"``, as ``sluice bench
         --io-device``): the feeds are copied there once, before timing, and
         the results stay there, so no step copies to or from the host."""
-        feeds = feeds or {}
         if warmup < 0 or (runs is not None and runs < 1) or seconds <= 0 or top < 1:
             raise InvalidArgumentError(
                 "bench: warmup >= 0, runs >= 1, seconds > 0 and top >= 1")

@@ -379,6 +379,8 @@ def test_wrong_python_types_name_the_argument():
     sess = session("float32")
     with pytest.raises(TypeError, match="feeds must be a mapping"):
         sess.run("y", [np.zeros(2, np.float32)])
+    with pytest.raises(TypeError, match="feeds must be a mapping"):
+        sess.run("y", np.array(["a", "bc"]))  # no truth value to test first
     with pytest.raises(TypeError, match="a feed name must be a str, not int"):
         sess.run("y", {0: np.zeros(2, np.float32)})
     with pytest.raises(TypeError, match="fetches must be a name"):
