@@ -266,8 +266,18 @@ class Session:
                  dims: Optional[Mapping[str, int]] = None,
                  format: Optional[str] = None) -> None:
         path, data, fmt = _model_source(model, format)
+        if config is not None and not isinstance(config, Config):
+            raise TypeError(f"Session: config must be a sluice.Config, not "
+                            f"{type(config).__name__}")
+        if dims is not None and not isinstance(dims, Mapping):
+            raise TypeError(f"Session: dims must be a mapping of dimension names to "
+                            f"sizes, not {type(dims).__name__}")
         text = _config.effective(config).to_text()
-        dim_flags = [f"{k}={int(v)}" for k, v in (dims or {}).items()]
+        try:
+            dim_flags = [f"{k}={int(v)}" for k, v in (dims or {}).items()]
+        except (TypeError, ValueError, OverflowError) as e:
+            raise InvalidArgumentError(f"Session: dims {dims!r:.60}: each size must "
+                                       f"be an int ({e})") from e
         device_name = "" if device is None else str(getattr(device, "name", device))
         self._s = _sluice._Session(path, data, fmt, text, device_name, dim_flags)
         _config.sessions_started += 1
