@@ -26,14 +26,14 @@
 // 2: it could not run) when no step failed, every output matched, and
 // neither the process's resident memory (/proc/self/statm) nor the bytes
 // in use in the session's GPU arenas grew by more than --memory-tolerance
-// (a fraction; 0.01 = 1%). Printed beside
-// them, to tell a leak from an allocator keeping pages: the resident
-// memory after malloc_trim(0) (anonymous: heap, stacks; file: code and
-// mapped weights), and malloc's bytes in use (mallinfo2; this counts
-// glibc's per-thread caches of freed blocks, up to a few hundred KiB a
-// thread: GLIBC_TUNABLES=glibc.malloc.tcache_count=0 leaves them out). A
-// line every --report-seconds shows progress (steps, steps/s, resident
-// memory, bytes in use, plans compiled and evicted).
+// (a fraction; 0.01 = 1%). Printed beside them, to tell a leak from an
+// allocator keeping pages: the resident memory after malloc_trim(0)
+// (anonymous: heap, stacks; file: code and mapped weights), and malloc's
+// bytes in use (mallinfo2; this counts glibc's per-thread caches of freed
+// blocks, up to a few hundred KiB a thread:
+// GLIBC_TUNABLES=glibc.malloc.tcache_count=0 leaves them out). A line
+// every --report-seconds shows progress (steps, steps/s, resident memory,
+// bytes in use, plans compiled and evicted).
 //
 // The steps run on --threads threads; the rest is single-threaded.
 #include <malloc.h>
