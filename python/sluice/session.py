@@ -122,33 +122,57 @@ def _numpy_dtype(name: Optional[str]) -> Any:
     return None
 
 
-def _normalize_feed(value: Any, expected: Optional[str]) -> Tuple[np.ndarray, Optional[str]]:
-    """What the extension could not borrow as it is: a contiguous host
-    array, and the sluice dtype name when the array carries raw bits."""
+def _normalize_feed(value: Any, expected: Optional[str],
+                    feed: str = "") -> Tuple[np.ndarray, Optional[str]]:
+    """What the extension could not borrow as it is: a C-contiguous host
+    array in native byte order (of the same rank: a scalar stays 0-d), and
+    the sluice dtype name when the array carries raw bits. `feed` names
+    the feed in errors: InvalidArgumentError for a value NumPy cannot make
+    an array of, a DLPack export that fails, or a dtype sluice lacks."""
+    what = f"feed '{feed}'" if feed else "the value"
     if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
         device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
         if int(device[0]) not in (1, 3):  # kDLCPU, kDLCUDAHost
             # The extension takes CUDA memory itself and refuses other
             # devices; this is an object it could not read as an array.
             raise InvalidArgumentError(
-                f"a feed in device memory (DLPack device {tuple(device)}) "
+                f"{what}: in device memory (DLPack device {tuple(device)}) "
                 "that sluice cannot read in place; make it a C-contiguous "
                 "CUDA array, or copy it to the CPU (e.g. tensor.cpu())")
-        value = np.from_dlpack(value)
+        try:
+            value = np.from_dlpack(value)
+        except (TypeError, ValueError, BufferError) as e:
+            raise InvalidArgumentError(
+                f"{what}: its __dlpack__() gave no DLPack capsule NumPy can "
+                f"read ({type(e).__name__}: {e})") from e
     if isinstance(value, np.ndarray):
         array = value
     else:
-        array = np.asarray(value, dtype=_numpy_dtype(expected))
+        try:
+            array = np.asarray(value, dtype=_numpy_dtype(expected))
+        except (TypeError, ValueError, OverflowError) as e:
+            kind = f"a {expected} array" if expected else "an array"
+            raise InvalidArgumentError(
+                f"{what}: NumPy cannot make {kind} of {type(value).__name__} "
+                f"{value!r:.40} ({e})") from e
     name = None
-    if array.dtype.kind == "V" or type(array.dtype).__module__.startswith("ml_dtypes") \
-            or (array.dtype.name not in _NUMPY_NAMES):
+    if type(array.dtype).__module__.startswith("ml_dtypes") or \
+            array.dtype.name not in _NUMPY_NAMES:
         name = array.dtype.name
+        if name not in _ML_DTYPES_NAMES:
+            raise InvalidArgumentError(
+                f"{what}: an array of dtype {array.dtype} has no sluice dtype "
+                f"(sluice takes {', '.join(sorted(_NUMPY_NAMES | _ML_DTYPES_NAMES))})")
         array = array.view(np.dtype(f"u{array.dtype.itemsize}"))
-    return np.ascontiguousarray(array), name
+    elif not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    return np.asarray(array, order="C"), name
 
 
 _NUMPY_NAMES = {"float16", "float32", "float64", "int8", "int16", "int32",
                 "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
+# sluice dtypes NumPy lacks, which ml_dtypes names the same way.
+_ML_DTYPES_NAMES = set(_sluice.dtype_names()) - _NUMPY_NAMES
 
 
 def _view_result(array: np.ndarray, name: str) -> np.ndarray:
@@ -170,6 +194,49 @@ def _specs(raw: Sequence[Tuple[str, str, List[int], List[str], int]]) -> List[Te
                 d if d >= 0 else (n or None) for d, n in zip(dims, names))
         specs.append(TensorSpec(name, dtype, shape))
     return specs
+
+
+def _feed_lists(method: str, feeds: Any) -> Tuple[Sequence[Any], Sequence[Any]]:
+    """(names, values) of a feeds mapping, read once (another thread may
+    change the dict meanwhile)."""
+    if feeds is None:
+        return (), ()
+    try:
+        pairs = tuple(feeds.items())
+    except AttributeError:
+        raise TypeError(f"{method}: feeds must be a mapping of feed names to "
+                        f"values, not {type(feeds).__name__}") from None
+    if not pairs:
+        return (), ()
+    return tuple(zip(*pairs))  # type: ignore[return-value]
+
+
+def _explain_type_error(method: str, fetches: Sequence[Any], names: Sequence[Any],
+                        device: Any) -> None:
+    """After the extension refused `method`'s arguments: a TypeError naming
+    the one of the wrong type; returns when all are right."""
+    for what, values in (("fetch", fetches), ("feed name", names)):
+        for value in values:
+            if not isinstance(value, str):
+                raise TypeError(f"{method}: a {what} must be a str, not "
+                                f"{type(value).__name__} ({value!r:.40})") from None
+    if not isinstance(device, str):
+        raise TypeError(f"{method}: output_device must be a device name such as "
+                        f"'gpu:0', not {type(device).__name__}") from None
+
+
+def _timeout_seconds(timeout: Any) -> float:
+    """run()'s timeout (not None) in seconds for the extension."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer,
+                                                              np.floating)):
+        raise TypeError(f"run: timeout must be a number of seconds or None, "
+                        f"not {type(timeout).__name__}")
+    if not timeout > 0:
+        raise InvalidArgumentError(f"run: timeout must be > 0 seconds, not {timeout}")
+    try:
+        return float(timeout)
+    except OverflowError:  # an int past float's range: no limit, as inf
+        return float("inf")
 
 
 class Session:
@@ -199,8 +266,18 @@ class Session:
                  dims: Optional[Mapping[str, int]] = None,
                  format: Optional[str] = None) -> None:
         path, data, fmt = _model_source(model, format)
+        if config is not None and not isinstance(config, Config):
+            raise TypeError(f"Session: config must be a sluice.Config, not "
+                            f"{type(config).__name__}")
+        if dims is not None and not isinstance(dims, Mapping):
+            raise TypeError(f"Session: dims must be a mapping of dimension names to "
+                            f"sizes, not {type(dims).__name__}")
         text = _config.effective(config).to_text()
-        dim_flags = [f"{k}={int(v)}" for k, v in (dims or {}).items()]
+        try:
+            dim_flags = [f"{k}={int(v)}" for k, v in (dims or {}).items()]
+        except (TypeError, ValueError, OverflowError) as e:
+            raise InvalidArgumentError(f"Session: dims {dims!r:.60}: each size must "
+                                       f"be an int ({e})") from e
         device_name = "" if device is None else str(getattr(device, "name", device))
         self._s = _sluice._Session(path, data, fmt, text, device_name, dim_flags)
         _config.sessions_started += 1
@@ -253,24 +330,38 @@ class Session:
             feed, an unknown fetch (the message names it and the expected
             signature), a feed on a device sluice does not take or a GPU the
             session does not use, a strided CUDA feed, or an output_device
-            that is not the session's. ResourceExhaustedError: out of
-            memory.
+            that is not the session's; a feed NumPy cannot make an array
+            of, of a dtype sluice lacks (strings, objects, complex) or of
+            rank above 32, or a DLPack producer whose device or capsule is
+            unusable ("feed 'x': ..."). TypeError: feeds that are not a
+            mapping, a feed name or fetch that is not a str, an
+            output_device that is not a str, a timeout that is not a
+            number. ResourceExhaustedError: out of memory.
         """
-        if feeds:
-            names = list(feeds)
-            values = list(feeds.values())
-        else:
-            names, values = [], []
-        device = "" if output_device is None else str(output_device)
-        if timeout is not None and not timeout > 0:
-            raise InvalidArgumentError(f"run: timeout must be > 0 seconds, not {timeout}")
-        seconds = 0.0 if timeout is None else float(timeout)
+        # The fast path checks nothing the extension checks anyway: a
+        # TypeError from it is explained afterwards (_explain_type_error).
+        names, values = _feed_lists("run", feeds)
+        device = "" if output_device is None else output_device
+        seconds = 0.0 if timeout is None else _timeout_seconds(timeout)
         # Ctrl-C reaches Python's main thread only: there it stops the step.
         interruptible = threading.current_thread() is threading.main_thread()
-        if isinstance(fetches, str):
-            return self._run([fetches], names, values, device, seconds, interruptible)[0]
-        return self._run([] if fetches is None else list(fetches), names,
-                         values, device, seconds, interruptible)
+        one = isinstance(fetches, str)
+        if one:
+            fetch_list = [fetches]
+        elif fetches is None:
+            fetch_list = []
+        else:
+            try:
+                fetch_list = list(fetches)
+            except TypeError:
+                raise TypeError(f"run: fetches must be a name, a list of names or "
+                                f"None, not {type(fetches).__name__}") from None
+        try:
+            out = self._run(fetch_list, names, values, device, seconds, interruptible)
+        except TypeError:
+            _explain_type_error("run", fetch_list, names, device)
+            raise  # not an argument's type: the feed's own (a producer's) error
+        return out[0] if one else out
 
     def placement(self) -> Report:
         """What ``sluice place --json --explain`` prints for this model on
@@ -297,13 +388,16 @@ class Session:
         allows. ``io_device`` (e.g. ``"gpu:0"``, as ``sluice bench
         --io-device``): the feeds are copied there once, before timing, and
         the results stay there, so no step copies to or from the host."""
-        feeds = feeds or {}
         if warmup < 0 or (runs is not None and runs < 1) or seconds <= 0 or top < 1:
             raise InvalidArgumentError(
                 "bench: warmup >= 0, runs >= 1, seconds > 0 and top >= 1")
-        raw, text = self._s.bench(list(feeds), list(feeds.values()),
-                                  warmup, runs or 0, float(seconds), top,
-                                  trace or "", seed, io_device or "")
+        names, values = _feed_lists("bench", feeds)
+        try:
+            raw, text = self._s.bench(names, values, warmup, runs or 0, float(seconds),
+                                      top, trace or "", seed, io_device or "")
+        except TypeError:
+            _explain_type_error("bench", (), names, "")
+            raise
         report = Report.wrap(raw)
         report["text"] = text
         return report

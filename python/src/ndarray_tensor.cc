@@ -194,6 +194,11 @@ absl::StatusOr<Tensor> BorrowNdarray(const nb::ndarray<nb::ro>& array,
           "a feed in CUDA memory is not aligned to its element size");
     }
   }
+  if (array.ndim() > static_cast<size_t>(kMaxRank)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "an array of rank ", array.ndim(), ": sluice tensors have at most ",
+        kMaxRank, " dimensions"));
+  }
   DimVector dims;
   for (size_t i = 0; i < array.ndim(); ++i) {
     dims.push_back(static_cast<int64_t>(array.shape(i)));
@@ -244,11 +249,13 @@ nb::object TensorToNumpy(const Tensor& tensor, std::string* view_dtype) {
     std::memcpy(copy.raw_data(), tensor.raw_data(), tensor.bytes());
     owned = std::move(copy);
   }
-  npy_intp dims[kMaxRank];
-  for (int i = 0; i < tensor.rank(); ++i) dims[i] = tensor.dim(i);
+  // Any rank a graph makes (a Reshape may exceed kMaxRank); NumPy refuses
+  // more than its own limit with a Python error.
+  const DimVector& shape = tensor.shape().dims();
+  std::vector<npy_intp> dims(shape.begin(), shape.end());
   auto* keep = new Tensor(std::move(owned));
   nb::capsule capsule(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
-  PyObject* array = PyArray_SimpleNewFromData(tensor.rank(), dims, type,
+  PyObject* array = PyArray_SimpleNewFromData(tensor.rank(), dims.data(), type,
                                               keep->raw_data());
   if (array == nullptr) throw nb::python_error();
   // The array owns the capsule (SetBaseObject steals the reference), and
@@ -299,8 +306,8 @@ void CheckDlpackExportable(DataType dtype) {
 nb::object TensorToDlpack(const Tensor& tensor, int cuda_device_id,
                           nb::handle keep_alive) {
   const nb::dlpack::dtype dtype = ValueOrThrow(DlpackDataType(tensor.dtype()));
-  size_t dims[kMaxRank];
-  for (int i = 0; i < tensor.rank(); ++i) dims[i] = tensor.dim(i);
+  const DimVector& shape = tensor.shape().dims();
+  std::vector<size_t> dims(shape.begin(), shape.end());
   // The capsule holds the Tensor and, after it (members go in reverse), the
   // object whose allocator the memory returns to. It is destroyed by
   // Python, with the GIL held.
@@ -312,7 +319,7 @@ nb::object TensorToDlpack(const Tensor& tensor, int cuda_device_id,
   nb::capsule owner(keep, [](void* p) noexcept {
     delete static_cast<Owner*>(p);
   });
-  nb::ndarray<> array(keep->tensor.raw_data(), tensor.rank(), dims, owner,
+  nb::ndarray<> array(keep->tensor.raw_data(), tensor.rank(), dims.data(), owner,
                       /*strides=*/nullptr, dtype, kDlpackCuda, cuda_device_id);
   return nb::cast(std::move(array));
 }

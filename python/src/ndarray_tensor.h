@@ -46,7 +46,8 @@ absl::Status CheckDlpackDevice(int device_type, int device_id);
 // (sluice/external_memory.h) on `gpu_device`, the session's name of its GPU
 // ("/gpu:0"; empty: the session does not use that GPU), with no copy; it
 // must be C-contiguous. Errors: INVALID_ARGUMENT for a dtype sluice lacks,
-// sizes that disagree, a DLPack device sluice does not take, or a CUDA
+// sizes that disagree, a rank above kMaxRank (NumPy allows 64), a DLPack
+// device sluice does not take, or a CUDA
 // array that is strided or on a GPU the session does not use. REQUIRES:
 // CanBorrow(array) for host arrays.
 absl::StatusOr<Tensor> BorrowNdarray(const nanobind::ndarray<nanobind::ro>& array,
@@ -82,7 +83,8 @@ nanobind::object TensorToDlpack(const Tensor& tensor, int cuda_device_id,
 // once, from the module's initialisation, before TensorToNumpy.
 bool InitNumpy();
 
-// A NumPy array of a host tensor (see the copy rule above). For dtypes NumPy
+// A NumPy array of a host tensor (see the copy rule above), of any rank
+// NumPy takes (a Python error past NumPy's 64). For dtypes NumPy
 // lacks (bfloat16, float8, 4- and 2-bit types) the array holds the raw
 // unsigned integers and `view_dtype` is set to the sluice dtype name, which
 // the Python side views through ml_dtypes; otherwise it is cleared.

@@ -41,8 +41,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Set by sluice/session.py at import: normalize(value, dtype_name or None)
-// -> (contiguous host ndarray, dtype name or None), for what nanobind cannot
+// A run() timeout of this many seconds or more sets no deadline (about 100
+// years; steady_clock's nanoseconds run out after 292).
+constexpr double kNoDeadlineSeconds = 100.0 * 365 * 24 * 3600;
+
+// Set by sluice/session.py at import: normalize(value, dtype_name or None,
+// feed_name) -> (contiguous host ndarray, dtype name or None), raising
+// InvalidArgumentError naming the feed, for what nanobind cannot
 // borrow as it is (lists, strided views, ml_dtypes arrays); and
 // view(array, dtype_name) for results of dtypes NumPy lacks. Leaked on
 // purpose (no release after the interpreter has gone).
@@ -100,10 +105,44 @@ nb::object CudaCapsule(nb::handle value, GpuDevice* gpu) {
   return value.attr("__dlpack__")();
 }
 
+// How messages name a feed: "feed 'x'", or "the value" for copy_to's.
+std::string FeedLabel(const std::string& name) {
+  return name.empty() ? "the value" : absl::StrCat("feed '", name, "'");
+}
+
+// `t`, or its error with the feed's label before the message.
+absl::StatusOr<Tensor> Named(const std::string& name, absl::StatusOr<Tensor> t) {
+  if (t.ok()) return t;
+  return absl::Status(t.status().code(), absl::StrCat(FeedLabel(name), ": ",
+                                                      t.status().message()));
+}
+
+// A DLPack producer's (device_type, device_id), from its
+// __dlpack_device__(); INVALID_ARGUMENT naming feed `name` when that is not
+// a tuple of two ints (the producer's own exception goes through as it is).
+std::pair<int, int> DlpackDeviceOf(nb::handle value, const std::string& name) {
+  nb::object device = value.attr("__dlpack_device__")();
+  nb::tuple pair;
+  int type = 0;
+  int id = 0;
+  if (!nb::try_cast(device, pair) || pair.size() != 2 ||
+      !nb::try_cast(pair[0], type, /*convert=*/false) ||
+      !nb::try_cast(pair[1], id, /*convert=*/false)) {
+    throw StatusError(absl::InvalidArgumentError(absl::StrCat(
+        FeedLabel(name), ": its __dlpack_device__() returned ",
+        nb::cast<std::string>(nb::repr(device)),
+        ", not a tuple (device_type, device_id) of two ints")));
+  }
+  return {type, id};
+}
+
 // One feed value as a Tensor, borrowed where it can be: host memory as it
-// is, CUDA memory as external GPU memory on the session's GPU.
-Tensor FeedTensor(nb::handle value, const std::string& expected,
-                  const Session& session) {
+// is, CUDA memory as external GPU memory on the session's GPU. `name`
+// (the feed's; "" for a value that is not a feed) is for messages;
+// `expected` is the graph input's dtype name, empty for a feed that is not
+// a graph input.
+Tensor FeedTensor(const std::string& name, nb::handle value,
+                  const std::string& expected, const Session& session) {
   nb::ndarray<nb::ro> array;
   DataType dtype = DT_INVALID;
   std::string gpu_name;
@@ -111,9 +150,7 @@ Tensor FeedTensor(nb::handle value, const std::string& expected,
   if (!nb::hasattr(value, "__array_interface__") &&
       nb::hasattr(value, "__dlpack_device__") &&
       nb::hasattr(value, "__dlpack__")) {
-    nb::tuple device = nb::cast<nb::tuple>(value.attr("__dlpack_device__")());
-    const int type = nb::cast<int>(device[0]);
-    const int id = nb::cast<int>(device[1]);
+    const auto [type, id] = DlpackDeviceOf(value, name);
     ThrowIfError(CheckDlpackDevice(type, id));
     if (type == 2) {  // kDLCUDA
       GpuDevice* gpu = SessionGpu(session, id);
@@ -130,7 +167,7 @@ Tensor FeedTensor(nb::handle value, const std::string& expected,
         throw StatusError(absl::InvalidArgumentError(
             "a CUDA feed's DLPack capsule could not be read"));
       }
-      return ValueOrThrow(BorrowNdarray(array, dtype, gpu_name));
+      return ValueOrThrow(Named(name, BorrowNdarray(array, dtype, gpu_name)));
     }
   }
   if (!nb::try_cast(value, array, /*convert=*/false) || !CanBorrow(array)) {
@@ -138,7 +175,7 @@ Tensor FeedTensor(nb::handle value, const std::string& expected,
       throw StatusError(absl::InternalError("sluice.session not imported"));
     }
     nb::tuple t = nb::cast<nb::tuple>((*normalize_feed)(
-        value, expected.empty() ? nb::none() : nb::cast(expected)));
+        value, expected.empty() ? nb::none() : nb::cast(expected), name));
     array = nb::cast<nb::ndarray<nb::ro>>(t[0]);
     if (!t[1].is_none()) {
       dtype = ValueOrThrow(ParseDataType(nb::cast<std::string>(t[1])));
@@ -149,7 +186,7 @@ Tensor FeedTensor(nb::handle value, const std::string& expected,
     GpuDevice* gpu = SessionGpu(session, array.device_id());
     if (gpu != nullptr) gpu_name = gpu->name();
   }
-  return ValueOrThrow(BorrowNdarray(array, dtype, gpu_name));
+  return ValueOrThrow(Named(name, BorrowNdarray(array, dtype, gpu_name)));
 }
 
 class PySession {
@@ -235,12 +272,16 @@ class PySession {
     Feeds feeds;
     feeds.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i]), *session_));
+      feeds.emplace_back(names[i], FeedTensor(names[i], values[i],
+                                              ExpectedDtype(names[i]), *session_));
     }
     StepOptions options;
     GpuDevice* out_gpu = OutputGpu(output_device);
     if (out_gpu != nullptr) options.fetch_devices = {out_gpu->name()};
-    if (timeout > 0) {  // seconds; the step stops at a node boundary past it
+    // Seconds; the step stops at a node boundary past them. More than a
+    // century (inf included) is no limit: the deadline would overflow the
+    // clock's 64-bit nanoseconds.
+    if (timeout > 0 && timeout < kNoDeadlineSeconds) {
       options.deadline = std::chrono::steady_clock::now() +
                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                              std::chrono::duration<double>(timeout));
@@ -308,7 +349,8 @@ class PySession {
       uint64_t seed, const std::string& io_device) {
     Feeds feeds;
     for (size_t i = 0; i < names.size(); ++i) {
-      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i]), *session_));
+      feeds.emplace_back(names[i], FeedTensor(names[i], values[i],
+                                              ExpectedDtype(names[i]), *session_));
     }
     if (!trace.empty()) ThrowIfError(CheckOutputFile(trace, "trace"));
     BenchSettings settings;
@@ -354,7 +396,8 @@ class PySession {
                        nb::sequence values, int iterations) {
     Feeds feeds;
     for (size_t i = 0; i < names.size(); ++i) {
-      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i]), *session_));
+      feeds.emplace_back(names[i], FeedTensor(names[i], values[i],
+                                              ExpectedDtype(names[i]), *session_));
     }
     absl::Status status = absl::OkStatus();
     Clock::time_point t0;
@@ -375,7 +418,7 @@ class PySession {
   // Session::CopyTo: a sluice.DeviceArray on a GPU of the session, a NumPy
   // array on the CPU. For IO binding (sluice/ort.py).
   nb::object CopyTo(nb::handle value, const std::string& device) {
-    Tensor t = FeedTensor(value, "", *session_);
+    Tensor t = FeedTensor("", value, "", *session_);
     GpuDevice* gpu = OutputGpu(device, "copy to device");
     absl::StatusOr<Tensor> copied;
     {

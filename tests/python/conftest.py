@@ -43,11 +43,15 @@ _ENUMS = {"float32": "DT_FLOAT", "float64": "DT_DOUBLE",
 
 
 def identity_graph(dtype, shape=(-1, 3), ops=("Identity",)):
-    """Text GraphDef: input x of `dtype` through `ops` to output y."""
+    """Text GraphDef: input x of `dtype` through `ops` to output y; `shape`
+    None: an input of unknown rank."""
     enum = _ENUMS.get(dtype, "DT_" + dtype.upper())
-    dims = ", ".join(str(d) for d in shape)
+    if shape is None:
+        shape_text = "unknown_rank: true"
+    else:
+        shape_text = "dim: [" + ", ".join(str(d) for d in shape) + "]"
     text = [f'node {{ name: "x" op: "Input" attr {{ key: "dtype" value {{ type: {enum} }} }} '
-            f'attr {{ key: "shape" value {{ shape {{ dim: [{dims}] }} }} }} }}']
+            f'attr {{ key: "shape" value {{ shape {{ {shape_text} }} }} }} }}']
     prev = "x"
     for i, op in enumerate(ops):
         text.append(f'node {{ name: "n{i}" op: "{op}" input: "{prev}" }}')
