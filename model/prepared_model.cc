@@ -24,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -42,6 +43,9 @@ constexpr char kMagic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'P', 'M'};
 constexpr size_t kPrefixBytes = 40;
 constexpr int64_t kWeightsAlignment = 4096;
 constexpr int64_t kConstAlignment = 64;
+// protobuf parses at most 2 GiB at once: the header's and the GraphDef's
+// sizes are checked against it before any arithmetic on them.
+constexpr uint64_t kMaxSectionBytes = std::numeric_limits<int>::max();
 
 int64_t RoundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
@@ -157,6 +161,9 @@ absl::StatusOr<PreparedModelHeader> ParsePrefixAndHeader(
         " (write it again with `sluice convert --optimized`)"));
   }
   const uint64_t header_bytes = GetU64(data + 16);
+  if (header_bytes > kMaxSectionBytes) {
+    return Corrupt(path, "its header size is not possible");
+  }
   if (header_bytes > size - kPrefixBytes) {
     return Corrupt(path, absl::StrCat("truncated: ", size,
                                       " bytes, its header alone needs ",
@@ -349,9 +356,15 @@ absl::StatusOr<PreparedModel> ReadPreparedModel(
         "prepared model ", path, " was prepared for another setup: ", diff));
   }
   const uint64_t header_bytes = GetU64(data + 16);
+  // Each size within the file before they are added up.
+  if (header.graph_bytes() < 0 ||
+      static_cast<uint64_t>(header.graph_bytes()) > kMaxSectionBytes ||
+      header.weights_bytes() < 0 ||
+      static_cast<uint64_t>(header.weights_bytes()) > size) {
+    return Corrupt(path, "its header's sizes are not possible");
+  }
   const int64_t weights_offset = WeightsOffset(header, header_bytes);
-  if (header.graph_bytes() < 0 || header.weights_bytes() < 0 ||
-      weights_offset + header.weights_bytes() != static_cast<int64_t>(size)) {
+  if (weights_offset + header.weights_bytes() != static_cast<int64_t>(size)) {
     return Corrupt(path, absl::StrCat(
         "the file is ", size, " bytes; its header says ",
         weights_offset + header.weights_bytes(),
@@ -361,6 +374,7 @@ absl::StatusOr<PreparedModel> ReadPreparedModel(
   uint64_t body = Fingerprint64(graph_data, header.graph_bytes());
   for (const PreparedConst& c : header.consts()) {
     if (c.offset() < 0 || c.length() < 0 || c.offset() % kConstAlignment ||
+        c.length() > header.weights_bytes() ||
         c.offset() > header.weights_bytes() - c.length()) {
       return Corrupt(path, absl::StrCat("constant '", c.node(),
                                         "' lies outside the weights"));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fingerprint.h"
 #include "core/tensor.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -174,6 +175,43 @@ TEST_F(PreparedModelTest, RefusesAChangedByteAnywhere) {
     EXPECT_EQ(m.status().code(), absl::StatusCode::kDataLoss) << at;
     EXPECT_THAT(m.status().message(), HasSubstr("fingerprint")) << at;
   }
+}
+
+TEST_F(PreparedModelTest, AHeaderChangedWithItsFingerprintIsRefusedOrReadRight) {
+  // Every header byte set to 0xff in turn, the header fingerprint made to
+  // match (as a careless writer would), read with the file's own key: each
+  // is refused with a status, or reads back the same weights (a change to
+  // a field the reader does not rely on, such as a pass's record).
+  const std::string bytes = Bytes();
+  uint64_t header_bytes = 0;
+  std::memcpy(&header_bytes, bytes.data() + 16, sizeof header_bytes);
+  int refused = 0;
+  for (size_t at = 40; at < 40 + header_bytes; ++at) {
+    std::string changed = bytes;
+    changed[at] = static_cast<char>(0xff);
+    const uint64_t f = Fingerprint64(changed.data() + 40, header_bytes);
+    std::memcpy(changed.data() + 24, &f, sizeof f);
+    Rewrite(changed);
+    absl::StatusOr<PreparedModelHeader> h = ReadPreparedModelHeader(path_);
+    if (!h.ok()) {
+      ++refused;
+      continue;
+    }
+    std::vector<PreparedKeyPart> key(h->key().begin(), h->key().end());
+    absl::StatusOr<PreparedModel> m = ReadPreparedModel(path_, key);
+    if (!m.ok()) {
+      ++refused;
+      continue;
+    }
+    for (const char* name : {"w", "b"}) {
+      const Node* n = m->graph->FindNode(name);
+      ASSERT_NE(n, nullptr) << "byte " << at;
+      EXPECT_TRUE(TensorsEqual(*n->const_value(),
+                               *graph_->FindNode(name)->const_value()))
+          << "byte " << at;
+    }
+  }
+  EXPECT_GT(refused, 0);
 }
 
 TEST_F(PreparedModelTest, RefusesAFileThatIsNoPreparedModel) {
