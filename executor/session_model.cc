@@ -56,14 +56,14 @@ absl::Status CheckSourceUnchanged(const PreparedModelHeader& h) {
   int64_t size = 0;
   absl::StatusOr<uint64_t> f = FingerprintFile(h.source_path(), &size);
   if (!f.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "its source model ", h.source_path(), " cannot be read: ",
-        f.status().message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("its source model ", h.source_path(),
+                     " cannot be read: ", f.status().message()));
   }
   if (size != h.source_size() || *f != h.source_fingerprint()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "its source model ", h.source_path(),
-        " has changed since it was prepared"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("its source model ", h.source_path(),
+                     " has changed since it was prepared"));
   }
   const std::filesystem::path dir =
       std::filesystem::path(h.source_path()).parent_path();
@@ -97,8 +97,7 @@ std::vector<PreparedKeyPart> PreparedModelKey(const RuntimeConfig& config,
   add("format", absl::StrCat(kPreparedModelFormatVersion));
   const std::string& build = SluiceBuildId();
   add("sluice build", build.empty() ? "none" : build);
-  add("optimization_level",
-      OptimizationLevelName(config.optimization_level()));
+  add("optimization_level", OptimizationLevelName(config.optimization_level()));
   add("precision", o.reduced_precision == DT_INVALID
                        ? "model"
                        : DataTypeName(o.reduced_precision));
@@ -134,23 +133,24 @@ absl::StatusOr<SessionModel> LoadSessionModel(const std::string& path,
     out.level = LevelFromName(prepared->header.optimization_level());
     out.removed_nodes.assign(prepared->header.removed_nodes().begin(),
                              prepared->header.removed_nodes().end());
-    out.log.push_back(absl::StrCat(
-        "optimizer: passes not run: ", path, " was prepared by `sluice "
-        "convert --optimized` for this setup (",
-        prepared->header.passes_size(), " passes, level ",
-        prepared->header.optimization_level(), ")"));
+    out.log.push_back(absl::StrCat("optimizer: passes not run: ", path,
+                                   " was prepared by `sluice "
+                                   "convert --optimized` for this setup (",
+                                   prepared->header.passes_size(),
+                                   " passes, level ",
+                                   prepared->header.optimization_level(), ")"));
     return out;
   }
   // Refused: its source instead, if it is still the same model.
   const absl::Status refusal = prepared.status();
   absl::StatusOr<PreparedModelHeader> header = ReadPreparedModelHeader(path);
-  absl::Status source = header.ok() ? CheckSourceUnchanged(*header)
-                                    : absl::FailedPreconditionError(
-                                          "its header cannot be read");
+  absl::Status source =
+      header.ok() ? CheckSourceUnchanged(*header)
+                  : absl::FailedPreconditionError("its header cannot be read");
   if (!source.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        refusal.message(), "; and it cannot fall back to its source: ",
-        source.message()));
+        refusal.message(),
+        "; and it cannot fall back to its source: ", source.message()));
   }
   out.log.push_back(absl::StrCat(refusal.message(), "; loading its source ",
                                  header->source_path(),

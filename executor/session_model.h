@@ -10,8 +10,8 @@
 // reasons (docs/design.md decision 44).
 //
 //   ProviderSet providers = ProvidersForMachine(config);
-//   ASSIGN_OR_RETURN(SessionModel m,
-//                    LoadSessionModel("resnet50.sluicemodel", config, providers));
+//   ASSIGN_OR_RETURN(SessionModel m, LoadSessionModel("resnet50.sluicemodel",
+//                                                     config, providers));
 //   if (!m.prepared) { /* run OptimizeGraph on m.graph */ }
 //
 // Stateless functions; thread-safe.

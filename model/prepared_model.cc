@@ -103,8 +103,8 @@ class FileMapping {
     auto m = std::shared_ptr<FileMapping>(new FileMapping());
     m->size_ = static_cast<size_t>(st.st_size);
     if (m->size_ > 0) {
-      void* base = mmap(nullptr, m->size_, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE, fd, 0);
+      void* base =
+          mmap(nullptr, m->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
       const int err = errno;
       if (base == MAP_FAILED) {
         close(fd);
@@ -133,8 +133,7 @@ class FileMapping {
 };
 
 absl::Status Corrupt(const std::string& path, const std::string& what) {
-  return absl::DataLossError(
-      absl::StrCat("prepared model ", path, ": ", what));
+  return absl::DataLossError(absl::StrCat("prepared model ", path, ": ", what));
 }
 
 // The prefix and header of a mapped file; `body_fingerprint` out. Without
@@ -143,8 +142,8 @@ absl::Status Corrupt(const std::string& path, const std::string& what) {
 // in every version (proto/prepared_model.proto), so that a session can
 // fall back from a file it refuses to that file's source.
 absl::StatusOr<PreparedModelHeader> ParsePrefixAndHeader(
-    const std::string& path, const char* data, size_t size,
-    bool check_version, uint64_t* body_fingerprint) {
+    const std::string& path, const char* data, size_t size, bool check_version,
+    uint64_t* body_fingerprint) {
   if (size < sizeof kMagic || std::memcmp(data, kMagic, sizeof kMagic) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, " is not a prepared model (no SLUICEPM magic at its start)"));
@@ -155,10 +154,10 @@ absl::StatusOr<PreparedModelHeader> ParsePrefixAndHeader(
   }
   const uint32_t version = GetU32(data + 8);
   if (check_version && version != kPreparedModelFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "prepared model ", path, " is in format ", version,
-        "; this sluice reads format ", kPreparedModelFormatVersion,
-        " (write it again with `sluice convert --optimized`)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("prepared model ", path, " is in format ", version,
+                     "; this sluice reads format ", kPreparedModelFormatVersion,
+                     " (write it again with `sluice convert --optimized`)"));
   }
   const uint64_t header_bytes = GetU64(data + 16);
   if (header_bytes > kMaxSectionBytes) {
@@ -181,10 +180,11 @@ absl::StatusOr<PreparedModelHeader> ParsePrefixAndHeader(
   return header;
 }
 
-int64_t WeightsOffset(const PreparedModelHeader& header, uint64_t header_bytes) {
-  return RoundUp(static_cast<int64_t>(kPrefixBytes + header_bytes) +
-                     header.graph_bytes(),
-                 kWeightsAlignment);
+int64_t WeightsOffset(const PreparedModelHeader& header,
+                      uint64_t header_bytes) {
+  return RoundUp(
+      static_cast<int64_t>(kPrefixBytes + header_bytes) + header.graph_bytes(),
+      kWeightsAlignment);
 }
 
 absl::Status WriteAll(std::ofstream& out, const void* data, size_t bytes,
@@ -208,8 +208,8 @@ absl::Status WriteFile(const std::string& tmp, const std::string& prefix,
   RETURN_IF_ERROR(WriteAll(out, prefix.data(), prefix.size(), tmp));
   RETURN_IF_ERROR(WriteAll(out, header.data(), header.size(), tmp));
   RETURN_IF_ERROR(WriteAll(out, graph.data(), graph.size(), tmp));
-  int64_t at = static_cast<int64_t>(prefix.size() + header.size() +
-                                    graph.size());
+  int64_t at =
+      static_cast<int64_t>(prefix.size() + header.size() + graph.size());
   const std::string zeros(kWeightsAlignment, '\0');
   auto pad_to = [&](int64_t to) -> absl::Status {
     while (at < to) {
@@ -250,8 +250,8 @@ std::string DescribeKeyDifference(absl::Span<const PreparedKeyPart> file,
   for (const PreparedKeyPart& p : mine) {
     auto it = theirs.find(p.name());
     if (it == theirs.end()) {
-      diffs.push_back(absl::StrCat(p.name(), ": not in the file, '",
-                                   p.value(), "' here"));
+      diffs.push_back(
+          absl::StrCat(p.name(), ": not in the file, '", p.value(), "' here"));
       continue;
     }
     if (it->second->value() != p.value()) {
@@ -280,9 +280,9 @@ absl::Status WritePreparedModel(const Graph& graph, PreparedModelHeader header,
     const Node* n = graph.FindNode(node.name());
     const Tensor* value = n == nullptr ? nullptr : n->const_value();
     if (value == nullptr || !value->on_host()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot prepare node '", node.name(),
-          "' (Const): its value is not made on the host"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot prepare node '", node.name(),
+                       "' (Const): its value is not made on the host"));
     }
     (*node.mutable_attr())["value"] =
         MakeTensorAttr(TensorDescriptionProto(*value));
@@ -307,7 +307,8 @@ absl::Status WritePreparedModel(const Graph& graph, PreparedModelHeader header,
     return absl::InternalError("cannot serialize the prepared model header");
   }
   uint64_t body = Fingerprint64(graph_bytes.data(), graph_bytes.size());
-  for (const Tensor* v : values) body = Fingerprint64(v->raw_data(), v->bytes(), body);
+  for (const Tensor* v : values)
+    body = Fingerprint64(v->raw_data(), v->bytes(), body);
   std::string prefix(kPrefixBytes, '\0');
   std::memcpy(prefix.data(), kMagic, sizeof kMagic);
   PutU32(prefix.data() + 8, kPreparedModelFormatVersion);
@@ -344,14 +345,13 @@ absl::StatusOr<PreparedModel> ReadPreparedModel(
   const char* data = file->data();
   const size_t size = file->size();
   uint64_t body_fingerprint = 0;
-  ASSIGN_OR_RETURN(PreparedModelHeader header,
-                   ParsePrefixAndHeader(path, data, size,
-                                        /*check_version=*/true,
-                                        &body_fingerprint));
+  ASSIGN_OR_RETURN(
+      PreparedModelHeader header,
+      ParsePrefixAndHeader(path, data, size,
+                           /*check_version=*/true, &body_fingerprint));
   const std::vector<PreparedKeyPart> file_key(header.key().begin(),
                                               header.key().end());
-  if (std::string diff = DescribeKeyDifference(file_key, key);
-      !diff.empty()) {
+  if (std::string diff = DescribeKeyDifference(file_key, key); !diff.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "prepared model ", path, " was prepared for another setup: ", diff));
   }
@@ -365,10 +365,10 @@ absl::StatusOr<PreparedModel> ReadPreparedModel(
   }
   const int64_t weights_offset = WeightsOffset(header, header_bytes);
   if (weights_offset + header.weights_bytes() != static_cast<int64_t>(size)) {
-    return Corrupt(path, absl::StrCat(
-        "the file is ", size, " bytes; its header says ",
-        weights_offset + header.weights_bytes(),
-        " (truncated, or written over)"));
+    return Corrupt(
+        path, absl::StrCat("the file is ", size, " bytes; its header says ",
+                           weights_offset + header.weights_bytes(),
+                           " (truncated, or written over)"));
   }
   const char* graph_data = data + kPrefixBytes + header_bytes;
   uint64_t body = Fingerprint64(graph_data, header.graph_bytes());
@@ -405,17 +405,20 @@ absl::StatusOr<PreparedModel> ReadPreparedModel(
                                         "' has no Const node in its graph"));
     }
     absl::StatusOr<Shape> shape = ShapeFromProto(attr->tensor().shape(), true);
-    if (!shape.ok()) return Corrupt(path, std::string(shape.status().message()));
+    if (!shape.ok())
+      return Corrupt(path, std::string(shape.status().message()));
     // A view of the mapping that keeps it alive.
     std::shared_ptr<Buffer> buffer(
-        new Buffer(PreparedAllocator(), file->data() + weights_offset + c.offset(),
+        new Buffer(PreparedAllocator(),
+                   file->data() + weights_offset + c.offset(),
                    static_cast<size_t>(c.length())),
         [file](Buffer* b) { delete b; });
     absl::StatusOr<Tensor> t =
         Tensor::FromBuffer(attr->tensor().dtype(), *shape, std::move(buffer));
     if (!t.ok() || static_cast<int64_t>(t->bytes()) != c.length()) {
-      return Corrupt(path, absl::StrCat("constant '", c.node(),
-                                        "' does not match its dtype and shape"));
+      return Corrupt(path,
+                     absl::StrCat("constant '", c.node(),
+                                  "' does not match its dtype and shape"));
     }
     values.emplace(c.node(), *std::move(t));
   }

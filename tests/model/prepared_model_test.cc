@@ -29,8 +29,10 @@ constexpr char kModel[] = R"pb(
          attr { key: "dtype" value { type: DT_FLOAT } }
          attr { key: "shape" value { shape { dim: -1 dim: 5 } } } }
   node { name: "w" op: "Const"
-         attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 5 dim: 3 }
-           float_val: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] } } } }
+         attr { key: "value" value { tensor {
+           dtype: DT_FLOAT shape { dim: 5 dim: 3 }
+           float_val: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+         } } } }
   node { name: "b" op: "Const"
          attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 3 }
            float_val: [0.5, -1, 2] } } } }
@@ -177,7 +179,7 @@ TEST_F(PreparedModelTest, RefusesAChangedByteAnywhere) {
   }
 }
 
-TEST_F(PreparedModelTest, AHeaderChangedWithItsFingerprintIsRefusedOrReadRight) {
+TEST_F(PreparedModelTest, HeaderChangedWithItsFingerprintIsRefusedOrReadRight) {
   // Every header byte set to 0xff in turn, the header fingerprint made to
   // match (as a careless writer would), read with the file's own key: each
   // is refused with a status, or reads back the same weights (a change to

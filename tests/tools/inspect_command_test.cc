@@ -84,8 +84,9 @@ TEST(InspectCommandTest, OptimizedShowsTheGraphAfterThePasses) {
   EXPECT_THAT(r.out, HasSubstr("Softmax        1"));
   EXPECT_THAT(r.out, HasSubstr("optimization level all: 8 -> 4 nodes, "));
   // Each pass's time.
-  EXPECT_THAT(r.out, ::testing::ContainsRegex(
-                         "constant_folding +[0-9]+ -> [0-9]+ nodes +[0-9.]+ ms"));
+  EXPECT_THAT(r.out,
+              ::testing::ContainsRegex(
+                  "constant_folding +[0-9]+ -> [0-9]+ nodes +[0-9.]+ ms"));
   EXPECT_THAT(r.out, HasSubstr("folded node 'a2' (Add)"));
   EXPECT_THAT(r.out, HasSubstr("removed node 'id' (Identity)"));
   EXPECT_THAT(r.out, HasSubstr("into Softmax 'probs'"));
