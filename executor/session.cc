@@ -27,6 +27,7 @@
 #include "executor/gpu_graph_runner.h"
 #include "executor/plan.h"
 #include "executor/runtime_config.h"
+#include "executor/session_model.h"
 #include "graph/data_format.h"
 #include "graph/loader.h"
 #include "kernels/kernel_registry.h"
@@ -60,6 +61,10 @@ class SessionImpl final : public Session {
  public:
   SessionImpl(std::unique_ptr<const Graph> graph, RuntimeConfig config)
       : graph_(std::move(graph)), config_(std::move(config)) {}
+  // Loads `model_path` in Init (LoadSessionModel: a prepared model is used
+  // as it is, passes not run).
+  SessionImpl(std::string model_path, RuntimeConfig config)
+      : config_(std::move(config)), model_path_(std::move(model_path)) {}
   ~SessionImpl() override {
     // The other ranks of a job stop serving.
     if (cluster_ != nullptr) cluster_->End();
@@ -79,7 +84,20 @@ class SessionImpl final : public Session {
     NoteDeprecatedFields(config_, &log_);
     providers_ = std::make_unique<const ProviderSet>(
         ProvidersForMachine(config_));
-    RETURN_IF_ERROR(Optimize());
+    bool prepared = false;
+    if (graph_ == nullptr) {
+      ASSIGN_OR_RETURN(SessionModel model,
+                       LoadSessionModel(model_path_, config_, *providers_));
+      graph_ = std::move(model.graph);
+      log_.insert(log_.end(), model.log.begin(), model.log.end());
+      prepared = model.prepared;
+      if (prepared) {
+        optimization_level_ = model.level;
+        removed_nodes_.insert(model.removed_nodes.begin(),
+                              model.removed_nodes.end());
+      }
+    }
+    if (!prepared) RETURN_IF_ERROR(Optimize());
     if (config_.has_cluster()) RETURN_IF_ERROR(JoinCluster());
     RETURN_IF_ERROR(cluster_ != nullptr ? PlaceOverCluster()
                                         : PlaceAndSetUpDevices());
@@ -956,6 +974,7 @@ class SessionImpl final : public Session {
   // Nodes of the loaded graph the passes removed, for fetch errors.
   absl::flat_hash_set<std::string> removed_nodes_;
   RuntimeConfig config_;  // with environment overrides applied
+  std::string model_path_;  // CreateFromFile's; "" for Create
   std::vector<std::string> log_;
   MachineDevices machine_;  // the topology placed on
   // The execution providers of this machine's devices, as the config sets
@@ -1015,13 +1034,11 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(
 
 absl::StatusOr<std::unique_ptr<Session>> Session::CreateFromFile(
     const std::string& path, const RuntimeConfig& config) {
-  // An ONNX model folds under the config's resource limits, as the
-  // optimizer does.
-  OnnxImportOptions onnx_options;
-  onnx_options.limits = EffectiveResourceLimits(config);
-  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
-                   LoadModelGraph(path, onnx_options));
-  return Create(std::move(graph), config);
+  // Loaded in Init, once the config's environment overrides and providers
+  // are known: a prepared model's key depends on them.
+  auto session = std::make_unique<SessionImpl>(path, config);
+  RETURN_IF_ERROR(session->Init());
+  return std::unique_ptr<Session>(std::move(session));
 }
 
 }  // namespace sluice

@@ -5,8 +5,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/builder.h"
+#include "model/prepared_model.h"
 
 namespace sluice {
 
@@ -31,10 +33,25 @@ GraphSource OnnxSource(const std::string& path,
   return source;
 }
 
+// A prepared model is no GraphDef: say what takes it.
+absl::Status NotAPreparedModel(const std::string& path) {
+  if (!IsPreparedModelFile(path)) return absl::OkStatus();
+  absl::StatusOr<PreparedModelHeader> h = ReadPreparedModelHeader(path);
+  return absl::InvalidArgumentError(absl::StrCat(
+      path,
+      " is a prepared model (`sluice convert --optimized`): `sluice run`, "
+      "`bench`, `inspect` and Session::CreateFromFile take it; give this "
+      "command its source model",
+      h.ok() && !h->source_path().empty()
+          ? absl::StrCat(", ", h->source_path())
+          : std::string()));
+}
+
 }  // namespace
 
 absl::StatusOr<LoadedGraphDef> LoadModel(
     const std::string& path, const OnnxImportOptions& onnx_options) {
+  RETURN_IF_ERROR(NotAPreparedModel(path));
   if (!IsOnnxPath(path)) return LoadGraphDef(path);
   LoadedGraphDef out;
   ASSIGN_OR_RETURN(out.def, ImportOnnx(path, onnx_options));
@@ -46,6 +63,7 @@ absl::StatusOr<LoadedGraphDef> LoadModel(
 
 absl::StatusOr<std::unique_ptr<const Graph>> LoadModelGraph(
     const std::string& path, const OnnxImportOptions& onnx_options) {
+  RETURN_IF_ERROR(NotAPreparedModel(path));
   if (!IsOnnxPath(path)) {
     ASSIGN_OR_RETURN(LoadedGraphDef model, LoadGraphDef(path));
     return BuildGraph(model.def, model.source);

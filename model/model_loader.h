@@ -34,7 +34,9 @@ absl::StatusOr<LoadedGraphDef> LoadModel(
     const std::string& path, const OnnxImportOptions& onnx_options = {});
 
 // LoadModel then BuildGraph; for .onnx, through ImportOnnxSharingValues,
-// so that the weights are held once, by the graph's Tensors.
+// so that the weights are held once, by the graph's Tensors. Both refuse a
+// prepared model (model/prepared_model.h; Session::CreateFromFile takes
+// it) with INVALID_ARGUMENT naming its source.
 absl::StatusOr<std::unique_ptr<const Graph>> LoadModelGraph(
     const std::string& path, const OnnxImportOptions& onnx_options = {});
 

@@ -158,12 +158,16 @@ absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
 std::vector<std::string> DescribeOptimization(const OptimizedGraph& opt,
                                               size_t max_changes) {
   std::vector<std::string> lines;
-  lines.push_back(absl::StrCat(
-      "optimization level ", OptimizationLevelName(opt.level), ": ",
-      opt.nodes_before, " -> ", opt.graph->num_nodes(), " nodes"));
+  double seconds = 0;
+  for (const PassRecord& r : opt.records) seconds += r.seconds;
+  lines.push_back(absl::StrFormat(
+      "optimization level %s: %d -> %d nodes, %.1f ms in the passes",
+      OptimizationLevelName(opt.level), opt.nodes_before,
+      opt.graph->num_nodes(), seconds * 1e3));
   for (const PassRecord& r : opt.records) {
-    std::string line = absl::StrFormat("  %-22s %d -> %d nodes", r.pass,
-                                       r.nodes_before, r.nodes_after);
+    std::string line =
+        absl::StrFormat("  %-22s %d -> %d nodes %9.2f ms", r.pass,
+                        r.nodes_before, r.nodes_after, r.seconds * 1e3);
     if (!r.error.empty()) {
       absl::StrAppend(&line, "  FAILED, skipped: ", r.error);
     } else if (r.changes.empty()) {

@@ -1,5 +1,6 @@
 // `sluice convert`: LoadModel (model/model_loader.h), BuildGraph to check the
-// result, SaveGraphDef.
+// result, SaveGraphDef; with --optimized, LoadModelGraph, OptimizeGraph and
+// WritePreparedModel.
 #include "tools/convert_command.h"
 
 #include <map>
@@ -7,8 +8,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "core/byte_size.h"
+#include "executor/runtime_config.h"
+#include "executor/session_model.h"
 #include "graph/loader.h"
+#include "kernels/providers.h"
 #include "model/model_loader.h"
+#include "model/prepared_model.h"
+#include "optimizer/pipeline.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 #include "tools/feeds.h"
@@ -19,22 +26,122 @@ void AddConvertOptions(CLI::App* app, ConvertOptions* options) {
   app->description(
       "Convert a model (.onnx, .pb or .pbtxt) to a sluice GraphDef (.pb or "
       ".pbtxt, by extension). ONNX shape computations are folded from the "
-      "input shapes: fix dynamic dims with --input-shape or --dim.");
+      "input shapes: fix dynamic dims with --input-shape or --dim. "
+      "--optimized writes a prepared model (OUT.sluicemodel): the graph after "
+      "the passes a session with these config flags would run on this "
+      "machine, weights in the layout its device wants, which `sluice run`, "
+      "`bench` and Session::CreateFromFile start from without running the "
+      "passes. It is keyed by the model's fingerprint, the config fields "
+      "that change the passes (level, precision, conv layout, resource "
+      "limits), the target provider, the versions of the libraries the "
+      "providers load (oneDNN, cuDNN) and sluice's build ID; a session whose "
+      "key differs, or a file truncated, corrupt or of an older format, is "
+      "refused with the reason and the session loads the source model "
+      "instead (when it is unchanged).");
   app->add_option("MODEL", options->model_path, "Model file to convert")
       ->required()
       ->check(RegularFile());
-  app->add_option("OUT", options->output_path, "Output file (.pb or .pbtxt)")
+  app->add_option("OUT", options->output_path,
+                  "Output file (.pb or .pbtxt; .sluicemodel with --optimized)")
       ->required();
   app->add_option("--input-shape", options->input_shapes,
                   "NAME=D0,D1,...: an ONNX input's shape (-1 keeps a dim)");
   app->add_option("--dim", options->dim_values,
                   "NAME=N: value of a symbolic ONNX dimension (e.g. batch=1)");
+  app->add_flag("--optimized", options->optimized,
+                "Write a prepared model: the graph after the passes, weights "
+                "in the device's layout (OUT.sluicemodel)");
+  AddConfigFlags(app, kConfigFileFlag | kDeviceFlag | kInspectConfigFlags,
+                 &options->config, "With --optimized: ");
 }
+
+namespace {
+
+// --optimized: the passes a session of the flags' config would run here.
+int RunConvertOptimized(const ConvertOptions& options,
+                        OnnxImportOptions onnx_options, std::ostream& out,
+                        std::ostream& err) {
+  std::vector<std::string> notes;
+  absl::StatusOr<RuntimeConfig> config =
+      LoadConfigWithFlags(options.config, &notes);
+  if (!config.ok()) {
+    PrintStatusLines(err, "error", config.status());
+    return kExitUsage;
+  }
+  for (const std::string& note : notes) err << "note: " << note << "\n";
+  if (IsPreparedModelFile(options.model_path)) {
+    err << "error: " << options.model_path
+        << " is a prepared model already; convert its source model\n";
+    return kExitUsage;
+  }
+  onnx_options.embed_external_data = false;  // the weights are copied out
+  onnx_options.limits = EffectiveResourceLimits(*config);
+  absl::StatusOr<std::unique_ptr<const Graph>> graph =
+      LoadModelGraph(options.model_path, onnx_options);
+  if (!graph.ok()) {
+    PrintStatusLines(err, "error", graph.status());
+    return kExitFailure;
+  }
+  const ProviderSet providers = ProvidersForMachine(*config);
+  absl::StatusOr<PreparedModelHeader> header =
+      PreparedSourceHeader(options.model_path, onnx_options, **graph,
+                           PreparedModelKey(*config, providers));
+  if (!header.ok()) {
+    PrintStatusLines(err, "error", header.status());
+    return kExitFailure;
+  }
+  absl::StatusOr<OptimizedGraph> opt = OptimizeGraph(
+      *std::move(graph), config->optimization_level(),
+      PassOptionsFromConfig(*config, providers.compute().Target()));
+  if (!opt.ok()) {
+    PrintStatusLines(err, "error", opt.status());
+    return kExitFailure;
+  }
+  RecordOptimization(*opt, &*header);
+  if (absl::Status s =
+          WritePreparedModel(*opt->graph, *header, options.output_path);
+      !s.ok()) {
+    PrintStatusLines(err, "error", s);
+    return kExitFailure;
+  }
+  int64_t weights = 0;
+  for (const Node& n : opt->graph->nodes()) {
+    if (n.const_value() != nullptr) {
+      weights += static_cast<int64_t>(n.const_value()->bytes());
+    }
+  }
+  out << "wrote " << options.output_path << ": prepared model, "
+      << opt->graph->num_nodes() << " nodes, " << FormatBytes(weights)
+      << " of weights\n";
+  out << "key:\n";
+  for (const PreparedKeyPart& p : header->key()) {
+    out << "  " << p.name() << ": " << p.value() << "\n";
+  }
+  // Each pass's nodes and time, a few of its changes (`sluice inspect
+  // --optimized` lists them all).
+  for (const std::string& line : DescribeOptimization(*opt, 3)) {
+    out << line << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 int RunConvert(const ConvertOptions& options, std::ostream& out,
                std::ostream& err) {
   const std::string lower = absl::AsciiStrToLower(options.output_path);
-  if (!absl::EndsWith(lower, ".pb") && !absl::EndsWith(lower, ".pbtxt")) {
+  if (options.optimized && !absl::EndsWith(lower, kPreparedModelExtension)) {
+    err << "error: with --optimized, OUT must end in "
+        << kPreparedModelExtension << ": " << options.output_path << "\n";
+    return kExitUsage;
+  }
+  if (!options.optimized && (!options.config.fields.empty() ||
+                            !options.config.config_path.empty())) {
+    err << "error: the config flags apply with --optimized only\n";
+    return kExitUsage;
+  }
+  if (!options.optimized && !absl::EndsWith(lower, ".pb") &&
+      !absl::EndsWith(lower, ".pbtxt")) {
     err << "error: OUT must end in .pb or .pbtxt: " << options.output_path
         << "\n";
     return kExitUsage;
@@ -61,6 +168,9 @@ int RunConvert(const ConvertOptions& options, std::ostream& out,
       PrintStatusLines(err, "error: --dim", s);
       return kExitUsage;
     }
+  }
+  if (options.optimized) {
+    return RunConvertOptimized(options, onnx_options, out, err);
   }
   absl::StatusOr<LoadedGraphDef> loaded =
       LoadModel(options.model_path, onnx_options);

@@ -1,10 +1,16 @@
 // `sluice convert MODEL OUT.pb|OUT.pbtxt [--input-shape NAME=D0,D1,...]...
 // [--dim NAME=N]...`: imports a model (ONNX or sluice), checks that it
 // builds as a sluice graph, and writes it as a binary or text GraphDef.
+// `sluice convert --optimized MODEL OUT.sluicemodel [--config CFG]
+// [--optimization-level L] [CFLAGS]`: runs the passes a session of that
+// config would run on this machine and writes the prepared model
+// (model/prepared_model.h), which a session then starts from.
 //
 //   std::ostringstream out, err;
 //   int code = ConvertMain({"model.onnx", "model.pb", "--dim", "batch=1"},
 //                          out, err);
+//   code = ConvertMain({"model.onnx", "model.sluicemodel", "--optimized"},
+//                      out, err);
 //
 // Same exit codes as the other subcommands (tools/commands.h): 0 written,
 // 1 the model could not be imported or is invalid, 2 usage error.
@@ -15,6 +21,8 @@
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "tools/config_flags.h"
 
 namespace CLI {
 class App;
@@ -27,6 +35,9 @@ struct ConvertOptions {
   std::string output_path;
   std::vector<std::string> input_shapes;  // "NAME=D0,D1,..."
   std::vector<std::string> dim_values;    // "DIM_NAME=N"
+  // Write a prepared model: the graph after the passes of `config`.
+  bool optimized = false;
+  ConfigFlagValues config;
 };
 void AddConvertOptions(CLI::App* app, ConvertOptions* options);
 int RunConvert(const ConvertOptions& options, std::ostream& out,

@@ -203,10 +203,16 @@ absl::StatusOr<std::unique_ptr<Session>> OpenSession(
         "--dim names symbolic dimensions of an ONNX model; this model is a "
         "sluice graph (give its input shapes in the graph)");
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
-                   LoadModelGraph(model_path, onnx_options));
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   Session::Create(std::move(graph), config));
+  std::unique_ptr<Session> session;
+  if (dims.empty()) {
+    // CreateFromFile: a prepared model (`sluice convert --optimized`) is
+    // used as it is when its key matches.
+    ASSIGN_OR_RETURN(session, Session::CreateFromFile(model_path, config));
+  } else {
+    ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
+                     LoadModelGraph(model_path, onnx_options));
+    ASSIGN_OR_RETURN(session, Session::Create(std::move(graph), config));
+  }
   // The session notes environment overrides again: keep each line once.
   for (const std::string& line : session->log()) {
     if (std::find(notes->begin(), notes->end(), line) == notes->end()) {

@@ -2,7 +2,10 @@
 // model's inputs and outputs (dtypes and shapes), a histogram of its ops,
 // its parameters (Const tensors: count and bytes) and every validation
 // error, one per line; with --optimized, all of that for the graph after
-// the optimisation passes (optimizer/pipeline.h), and what each pass did.
+// the optimisation passes (optimizer/pipeline.h), and what each pass did,
+// with its time. A prepared model (`sluice convert --optimized`): its key,
+// source and passes, and whether a session of the flags' config here would
+// use it (exit 1 when it would refuse it, with why).
 // Exit 0 for a valid model, 1 for an invalid or unreadable one, 2 for a
 // usage error.
 #include <map>
@@ -15,11 +18,14 @@
 #include "absl/strings/str_format.h"
 #include "core/dtype.h"
 #include "core/shape.h"
+#include "core/byte_size.h"
 #include "executor/runtime_config.h"
+#include "executor/session_model.h"
 #include "graph/loader.h"
 #include "kernels/providers.h"
 #include "nlohmann/json.hpp"
 #include "model/model_loader.h"
+#include "model/prepared_model.h"
 #include "optimizer/pipeline.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
@@ -258,6 +264,76 @@ void AddErrors(const absl::Status& status, std::vector<std::string>* errors) {
   }
 }
 
+// A prepared model (`sluice convert --optimized`): its header, and whether a
+// session of the flags' config on this machine would use it.
+int InspectPrepared(const InspectOptions& options, std::ostream& out,
+                    std::ostream& err) {
+  const std::string& path = options.model_path;
+  absl::StatusOr<PreparedModelHeader> h = ReadPreparedModelHeader(path);
+  if (!h.ok()) {
+    PrintStatusLines(err, "error", h.status());
+    return kExitFailure;
+  }
+  RuntimeConfig config;
+  if (absl::Status s = ApplyConfigFlags(options.config, &config); !s.ok()) {
+    PrintStatusLines(err, "error", s);
+    return kExitUsage;
+  }
+  // What a session here would do with it: the key, then every byte.
+  absl::StatusOr<PreparedModel> used = ReadPreparedModel(
+      path, PreparedModelKey(config, ProvidersForMachine(config)));
+  const std::string verdict =
+      used.ok() ? "used as it is, passes not run"
+                : absl::StrCat("refused: ", used.status().message());
+  if (options.json) {
+    json key = json::object();
+    for (const PreparedKeyPart& p : h->key()) key[p.name()] = p.value();
+    json passes = json::array();
+    for (const PreparedPass& p : h->passes()) {
+      passes.push_back({{"pass", p.pass()},
+                        {"nodes_before", p.nodes_before()},
+                        {"nodes_after", p.nodes_after()},
+                        {"changes", p.changes()},
+                        {"seconds", p.seconds()}});
+    }
+    out << DumpJson({{"model", path},
+                     {"prepared",
+                      {{"source", h->source_path()},
+                       {"key", key},
+                       {"weights_bytes", h->weights_bytes()},
+                       {"constants", h->consts_size()},
+                       {"level", h->optimization_level()},
+                       {"nodes_before", h->nodes_before()},
+                       {"passes", passes}}},
+                     {"valid", used.ok()},
+                     {"here", verdict}})
+        << "\n";
+    return used.ok() ? kExitOk : kExitFailure;
+  }
+  out << "prepared model: " << EscapeForTerminal(path) << " (from "
+      << EscapeForTerminal(h->source_path()) << ", "
+      << FormatBytes(h->weights_bytes()) << " of weights in "
+      << h->consts_size() << " constants)\n";
+  out << "key:\n";
+  for (const PreparedKeyPart& p : h->key()) {
+    out << "  " << EscapeForTerminal(p.name()) << ": "
+        << EscapeForTerminal(p.value()) << "\n";
+  }
+  double seconds = 0;
+  for (const PreparedPass& p : h->passes()) seconds += p.seconds();
+  out << absl::StrFormat("passes when prepared: level %s, from %d nodes, "
+                         "%.1f ms\n",
+                         h->optimization_level(), h->nodes_before(),
+                         seconds * 1e3);
+  for (const PreparedPass& p : h->passes()) {
+    out << absl::StrFormat("  %-22s %d -> %d nodes %9.2f ms  (%d changes)\n",
+                           p.pass(), p.nodes_before(), p.nodes_after(),
+                           p.seconds() * 1e3, p.changes());
+  }
+  out << "this machine and config: " << EscapeForTerminal(verdict) << "\n";
+  return used.ok() ? kExitOk : kExitFailure;
+}
+
 }  // namespace
 
 void AddInspectOptions(CLI::App* app, InspectOptions* options) {
@@ -279,6 +355,9 @@ void AddInspectOptions(CLI::App* app, InspectOptions* options) {
 
 int RunInspect(const InspectOptions& options, std::ostream& out,
                std::ostream& err) {
+  if (IsPreparedModelFile(options.model_path)) {
+    return InspectPrepared(options, out, err);
+  }
   absl::StatusOr<LoadedGraphDef> loaded = LoadModel(options.model_path);
   if (!loaded.ok()) {
     if (options.json) {

@@ -124,7 +124,11 @@ class Session {
   // cannot be set up, a graph some node of which has no kernel anywhere.
   static absl::StatusOr<std::unique_ptr<Session>> Create(
       std::unique_ptr<const Graph> graph, const RuntimeConfig& config = {});
-  // Loads a .pb, .pbtxt or .onnx model (model/model_loader.h), then Create.
+  // Loads a .pb, .pbtxt or .onnx model (model/model_loader.h), then Create;
+  // or a prepared model (`sluice convert --optimized`), whose graph is used
+  // without running the passes when it was prepared for this config, these
+  // providers and this build; otherwise its source model is loaded and log()
+  // says why (docs/design.md decision 44).
   static absl::StatusOr<std::unique_ptr<Session>> CreateFromFile(
       const std::string& path, const RuntimeConfig& config = {});
 

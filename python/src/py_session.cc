@@ -23,6 +23,7 @@
 #include "nanobind/stl/tuple.h"
 #include "nanobind/stl/vector.h"
 #include "python/src/json_value.h"
+#include "model/prepared_model.h"
 #include "python/src/model_source.h"
 #include "python/src/ndarray_tensor.h"
 #include "python/src/sigint_cancels.h"
@@ -203,9 +204,22 @@ class PySession {
     const Clock::time_point t0 = Clock::now();
     {
       nb::gil_scoped_release release;
+      // A prepared model (`sluice convert --optimized`) goes through
+      // CreateFromFile, which checks its key against this config.
+      const bool prepared =
+          !source_.path.empty() && IsPreparedModelFile(source_.path);
       absl::StatusOr<std::unique_ptr<const Graph>> graph =
-          LoadModelSource(source_, onnx_options_);
-      if (graph.ok()) {
+          prepared ? absl::StatusOr<std::unique_ptr<const Graph>>(nullptr)
+                   : LoadModelSource(source_, onnx_options_);
+      if (prepared) {
+        absl::StatusOr<std::unique_ptr<Session>> s =
+            Session::CreateFromFile(source_.path, config);
+        if (s.ok()) {
+          session_ = *std::move(s);
+        } else {
+          status_ = s.status();
+        }
+      } else if (graph.ok()) {
         absl::StatusOr<std::unique_ptr<Session>> s =
             Session::Create(*std::move(graph), config);
         if (s.ok()) {

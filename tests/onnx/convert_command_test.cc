@@ -1,12 +1,15 @@
 // `sluice convert` on the generated ONNX models: writes .pb and .pbtxt that
 // load as valid graphs, passes --dim and --input-shape through, and reports
-// import errors and bad output names with the right exit codes.
+// import errors and bad output names with the right exit codes; with
+// --optimized, writes a prepared model a session starts from (and falls back
+// from to the source, imported with the recorded --dim values).
 #include "tools/convert_command.h"
 
 #include <filesystem>
 #include <sstream>
 
 #include "gmock/gmock.h"
+#include "executor/session.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
@@ -15,6 +18,7 @@
 namespace sluice {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
 
 std::string Model(const std::string& name) {
@@ -70,6 +74,47 @@ TEST(ConvertCommandTest, BadOutputExtensionOrFlagIsAUsageError) {
             kExitUsage);
   EXPECT_EQ(ConvertMain({"/nonexistent.onnx", OutDir() + "/x.pb"}, out, err),
             kExitUsage);
+}
+
+TEST(ConvertCommandTest, OptimizedWritesAPreparedModelASessionStartsFrom) {
+  const std::string path = OutDir() + "/transformer.sluicemodel";
+  std::ostringstream out, err;
+  ASSERT_EQ(ConvertMain({Model("transformer.onnx"), path, "--optimized",
+                         "--dim", "batch=2", "--dim", "seq=8"},
+                        out, err),
+            kExitOk)
+      << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("prepared model"));
+  EXPECT_THAT(out.str(), HasSubstr("  provider: cpu"));
+  EXPECT_THAT(out.str(), HasSubstr("ms in the passes"));
+  RuntimeConfig config;
+  config.set_use_gpu(false);
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      Session::CreateFromFile(path, config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT((*s)->log(), Contains(HasSubstr("passes not run")));
+  // Refused for another level: the source is imported again with the
+  // --dim values the file recorded.
+  config.set_optimization_level(OPTIMIZATION_BASIC);
+  s = Session::CreateFromFile(path, config);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT((*s)->log(),
+              Contains(HasSubstr("optimization_level: 'all' in the file, "
+                                 "'basic' here")));
+  EXPECT_EQ((*s)->graph().inputs()[0].shape.DebugString(), "[2,8]");
+}
+
+TEST(ConvertCommandTest, OptimizedNeedsASluicemodelOutAndTheFlagsNeedIt) {
+  std::ostringstream out, err;
+  EXPECT_EQ(ConvertMain({Model("cnn.onnx"), OutDir() + "/x.pb", "--optimized"},
+                        out, err),
+            kExitUsage);
+  EXPECT_THAT(err.str(), HasSubstr("OUT must end in .sluicemodel"));
+  EXPECT_EQ(ConvertMain({Model("cnn.onnx"), OutDir() + "/x.pb", "--precision",
+                         "float16"},
+                        out, err),
+            kExitUsage);
+  EXPECT_THAT(err.str(), HasSubstr("apply with --optimized only"));
 }
 
 }  // namespace

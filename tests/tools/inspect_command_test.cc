@@ -7,6 +7,7 @@
 #include "tests/test_data.h"
 #include "tests/tools/tools_test_util.h"
 #include "tools/commands.h"
+#include "tools/convert_command.h"
 
 namespace sluice {
 namespace {
@@ -81,7 +82,11 @@ TEST(InspectCommandTest, OptimizedShowsTheGraphAfterThePasses) {
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("(format version 0, 4 nodes)"));
   EXPECT_THAT(r.out, HasSubstr("Softmax        1"));
-  EXPECT_THAT(r.out, HasSubstr("optimization level all: 8 -> 4 nodes"));
+  EXPECT_THAT(r.out, HasSubstr("optimization level all: 8 -> 4 nodes, "));
+  // Each pass's time.
+  EXPECT_THAT(r.out,
+              ::testing::ContainsRegex(
+                  "constant_folding +[0-9]+ -> [0-9]+ nodes +[0-9.]+ ms"));
   EXPECT_THAT(r.out, HasSubstr("folded node 'a2' (Add)"));
   EXPECT_THAT(r.out, HasSubstr("removed node 'id' (Identity)"));
   EXPECT_THAT(r.out, HasSubstr("into Softmax 'probs'"));
@@ -114,6 +119,30 @@ TEST(InspectCommandTest, OptimizedWithPrecisionShowsTheReducedGraph) {
   CommandResult bad = RunCommand(
       InspectMain, {path, "--optimized", "--precision", "int8"});
   EXPECT_EQ(bad.code, 2) << bad.out << bad.err;
+}
+
+TEST(InspectCommandTest, APreparedModelShowsItsKeyPassesAndWhetherItFits) {
+  ScratchDir dir;
+  const std::string path = dir.Path("cnn.sluicemodel");
+  CommandResult c = RunCommand(ConvertMain, {ExampleFile("cnn.pb"), path,
+                                             "--optimized", "--conv-layout",
+                                             "nhwc"});
+  ASSERT_EQ(c.code, 0) << c.out << c.err;
+  CommandResult r =
+      RunCommand(InspectMain, {path, "--conv-layout", "nhwc"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("prepared model: " + path));
+  EXPECT_THAT(r.out, HasSubstr("  conv_layout: NHWC"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex(
+                         "nhwc_layout +[0-9]+ -> [0-9]+ nodes +[0-9.]+ ms"));
+  EXPECT_THAT(r.out, HasSubstr("this machine and config: used as it is"));
+  CommandResult other =
+      RunCommand(InspectMain, {path, "--conv-layout", "nchw", "--json"});
+  EXPECT_EQ(other.code, 1) << other.out << other.err;
+  nlohmann::json j = nlohmann::json::parse(other.out);
+  EXPECT_EQ(j["prepared"]["key"]["conv_layout"], "NHWC");
+  EXPECT_THAT(j["here"].get<std::string>(),
+              HasSubstr("conv_layout: 'NHWC' in the file, 'NCHW' here"));
 }
 
 TEST(InspectCommandTest, EveryShippedExampleIsValid) {

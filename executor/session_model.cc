@@ -1,0 +1,223 @@
+// What a session starts from (executor/session_model.h).
+#include "executor/session_model.h"
+
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "core/build_id.h"
+#include "core/fingerprint.h"
+#include "core/resource_limits.h"
+#include "core/status_macros.h"
+#include "executor/runtime_config.h"
+#include "graph/data_format.h"
+#include "model/model_loader.h"
+
+namespace sluice {
+namespace {
+
+std::string YesNo(bool b) { return b ? "yes" : "no"; }
+
+void AddLibraries(const ExecutionProvider& p,
+                  std::vector<PreparedKeyPart>* key) {
+  for (const LibraryReport& lib : p.Libraries()) {
+    PreparedKeyPart part;
+    part.set_name(absl::StrCat(std::string(p.name()), " library ", lib.name));
+    // A missing library's reason may vary; only its absence matters.
+    part.set_value(lib.available ? lib.detail : "not available");
+    key->push_back(std::move(part));
+  }
+}
+
+OptimizationLevel LevelFromName(const std::string& name) {
+  if (name == "none") return OPTIMIZATION_NONE;
+  if (name == "basic") return OPTIMIZATION_BASIC;
+  return OPTIMIZATION_ALL;
+}
+
+// The ONNX import options a prepared model's source was imported with.
+OnnxImportOptions SourceImportOptions(const PreparedModelHeader& h,
+                                      const RuntimeConfig& config) {
+  OnnxImportOptions o;
+  o.limits = EffectiveResourceLimits(config);
+  for (const auto& [name, value] : h.dim_values()) o.dim_values[name] = value;
+  for (const PreparedInputShape& s : h.input_shapes()) {
+    o.input_shapes[s.input()].assign(s.dims().begin(), s.dims().end());
+  }
+  return o;
+}
+
+// OK when the source model and its weights files are the bytes the
+// prepared model was made from.
+absl::Status CheckSourceUnchanged(const PreparedModelHeader& h) {
+  if (h.source_path().empty()) {
+    return absl::FailedPreconditionError("the file names no source model");
+  }
+  int64_t size = 0;
+  absl::StatusOr<uint64_t> f = FingerprintFile(h.source_path(), &size);
+  if (!f.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("its source model ", h.source_path(),
+                     " cannot be read: ", f.status().message()));
+  }
+  if (size != h.source_size() || *f != h.source_fingerprint()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("its source model ", h.source_path(),
+                     " has changed since it was prepared"));
+  }
+  const std::filesystem::path dir =
+      std::filesystem::path(h.source_path()).parent_path();
+  for (const PreparedSourceFile& s : h.source_files()) {
+    const std::string file = (dir / s.path()).string();
+    int64_t n = 0;
+    absl::StatusOr<uint64_t> g = FingerprintFile(file, &n);
+    if (!g.ok() || n != s.size() || *g != s.fingerprint()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the weights file ", file, " of its source model ",
+          g.ok() ? "has changed since it was prepared"
+                 : absl::StrCat("cannot be read: ", g.status().message())));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<PreparedKeyPart> PreparedModelKey(const RuntimeConfig& config,
+                                              const ProviderSet& providers) {
+  const OptimizationTarget target = providers.compute().Target();
+  const PassOptions o = PassOptionsFromConfig(config, target);
+  std::vector<PreparedKeyPart> key;
+  auto add = [&key](std::string name, std::string value) {
+    PreparedKeyPart p;
+    p.set_name(std::move(name));
+    p.set_value(std::move(value));
+    key.push_back(std::move(p));
+  };
+  add("format", absl::StrCat(kPreparedModelFormatVersion));
+  const std::string& build = SluiceBuildId();
+  add("sluice build", build.empty() ? "none" : build);
+  add("optimization_level", OptimizationLevelName(config.optimization_level()));
+  add("precision", o.reduced_precision == DT_INVALID
+                       ? "model"
+                       : DataTypeName(o.reduced_precision));
+  add("conv_layout", DataFormatName(o.conv_layout));
+  add("grouped convolutions stay NCHW", YesNo(o.keep_grouped_convs_nchw));
+  add("smooth activations fused into convolutions",
+      YesNo(o.fuse_conv_smooth_activations));
+  add("resource_limits",
+      absl::StrCat("created ", o.limits.max_created_tensor_bytes,
+                   ", folded constant ", o.limits.max_folded_constant_bytes,
+                   ", folded ", o.limits.max_folded_bytes));
+  add("provider", target.provider);
+  AddLibraries(providers.cpu(), &key);
+  if (providers.cuda() != nullptr) AddLibraries(*providers.cuda(), &key);
+  return key;
+}
+
+absl::StatusOr<SessionModel> LoadSessionModel(const std::string& path,
+                                              const RuntimeConfig& config,
+                                              const ProviderSet& providers) {
+  SessionModel out;
+  OnnxImportOptions onnx_options;
+  onnx_options.limits = EffectiveResourceLimits(config);
+  if (!IsPreparedModelFile(path)) {
+    ASSIGN_OR_RETURN(out.graph, LoadModelGraph(path, onnx_options));
+    return out;
+  }
+  absl::StatusOr<PreparedModel> prepared =
+      ReadPreparedModel(path, PreparedModelKey(config, providers));
+  if (prepared.ok()) {
+    out.graph = std::move(prepared->graph);
+    out.prepared = true;
+    out.level = LevelFromName(prepared->header.optimization_level());
+    out.removed_nodes.assign(prepared->header.removed_nodes().begin(),
+                             prepared->header.removed_nodes().end());
+    out.log.push_back(absl::StrCat("optimizer: passes not run: ", path,
+                                   " was prepared by `sluice "
+                                   "convert --optimized` for this setup (",
+                                   prepared->header.passes_size(),
+                                   " passes, level ",
+                                   prepared->header.optimization_level(), ")"));
+    return out;
+  }
+  // Refused: its source instead, if it is still the same model.
+  const absl::Status refusal = prepared.status();
+  absl::StatusOr<PreparedModelHeader> header = ReadPreparedModelHeader(path);
+  absl::Status source =
+      header.ok() ? CheckSourceUnchanged(*header)
+                  : absl::FailedPreconditionError("its header cannot be read");
+  if (!source.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        refusal.message(),
+        "; and it cannot fall back to its source: ", source.message()));
+  }
+  out.log.push_back(absl::StrCat(refusal.message(), "; loading its source ",
+                                 header->source_path(),
+                                 " and running the passes instead"));
+  ASSIGN_OR_RETURN(out.graph,
+                   LoadModelGraph(header->source_path(),
+                                  SourceImportOptions(*header, config)));
+  return out;
+}
+
+absl::StatusOr<PreparedModelHeader> PreparedSourceHeader(
+    const std::string& source_path, const OnnxImportOptions& onnx_options,
+    const Graph& loaded, std::vector<PreparedKeyPart> key) {
+  PreparedModelHeader h;
+  for (PreparedKeyPart& p : key) *h.add_key() = std::move(p);
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(source_path, ec);
+  h.set_source_path(ec ? source_path : abs.lexically_normal().string());
+  int64_t size = 0;
+  ASSIGN_OR_RETURN(uint64_t f, FingerprintFile(source_path, &size));
+  h.set_source_size(size);
+  h.set_source_fingerprint(f);
+  // The weights files the loaded graph's constants were read from.
+  std::set<std::string> files;
+  for (const NodeDef& n : loaded.def().node()) {
+    if (n.op() != "Const") continue;
+    auto v = n.attr().find("value");
+    if (v == n.attr().end() || !v->second.has_tensor()) continue;
+    const TensorProto& t = v->second.tensor();
+    if (t.has_external() && !t.external().path().empty()) {
+      files.insert(t.external().path());
+    }
+  }
+  const std::filesystem::path dir =
+      std::filesystem::path(source_path).parent_path();
+  for (const std::string& file : files) {
+    PreparedSourceFile* s = h.add_source_files();
+    s->set_path(file);
+    int64_t n = 0;
+    ASSIGN_OR_RETURN(uint64_t g, FingerprintFile((dir / file).string(), &n));
+    s->set_size(n);
+    s->set_fingerprint(g);
+  }
+  for (const auto& [name, value] : onnx_options.dim_values) {
+    (*h.mutable_dim_values())[name] = value;
+  }
+  for (const auto& [input, dims] : onnx_options.input_shapes) {
+    PreparedInputShape* s = h.add_input_shapes();
+    s->set_input(input);
+    for (int64_t d : dims) s->add_dims(d);
+  }
+  return h;
+}
+
+void RecordOptimization(const OptimizedGraph& opt, PreparedModelHeader* h) {
+  h->set_optimization_level(OptimizationLevelName(opt.level));
+  h->set_nodes_before(opt.nodes_before);
+  for (const std::string& name : opt.removed_nodes) h->add_removed_nodes(name);
+  for (const PassRecord& r : opt.records) {
+    PreparedPass* p = h->add_passes();
+    p->set_pass(r.pass);
+    p->set_nodes_before(r.nodes_before);
+    p->set_nodes_after(r.nodes_after);
+    p->set_changes(static_cast<int32_t>(r.changes.size()));
+    p->set_seconds(r.seconds);
+    p->set_error(r.error);
+  }
+}
+
+}  // namespace sluice

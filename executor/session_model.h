@@ -1,0 +1,77 @@
+// SessionModel: the graph a session starts from, and whether the
+// optimisation passes already ran on it. A model file (.onnx, .pb, .pbtxt)
+// is loaded and the session runs the passes; a prepared model
+// (model/prepared_model.h, written by `sluice convert --optimized`) whose
+// key matches the session's is mapped and used as it is, passes not run. A
+// prepared model that is refused (another key, format version, a truncated
+// or corrupt file) is said so in `log`, and its source model is loaded
+// instead, when it is still the file the prepared model was made from
+// (same fingerprint); otherwise the session is not created, with both
+// reasons (docs/design.md decision 44).
+//
+//   ProviderSet providers = ProvidersForMachine(config);
+//   ASSIGN_OR_RETURN(SessionModel m, LoadSessionModel("resnet50.sluicemodel",
+//                                                     config, providers));
+//   if (!m.prepared) { /* run OptimizeGraph on m.graph */ }
+//
+// Stateless functions; thread-safe.
+#ifndef SLUICE_EXECUTOR_SESSION_MODEL_H_
+#define SLUICE_EXECUTOR_SESSION_MODEL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "kernels/providers.h"
+#include "model/prepared_model.h"
+#include "onnx/importer.h"
+#include "optimizer/pipeline.h"
+#include "proto/config.pb.h"
+
+namespace sluice {
+
+// The key a prepared model must have for a session of `config` (with
+// environment overrides applied) on `providers`, one part per input of the
+// passes: the file format and sluice's build ID; the optimisation level,
+// precision, resolved convolution layout and the target's other choices;
+// the resource limits folding obeys; the provider the optimizer targets
+// and the version of every library each provider loads (oneDNN, cuDNN).
+std::vector<PreparedKeyPart> PreparedModelKey(const RuntimeConfig& config,
+                                              const ProviderSet& providers);
+
+struct SessionModel {
+  std::unique_ptr<const Graph> graph;
+  // true: `graph` is a prepared model's, already optimised at `level`.
+  bool prepared = false;
+  OptimizationLevel level = OPTIMIZATION_NONE;
+  std::vector<std::string> removed_nodes;  // prepared: what the passes removed
+  // Lines for the session's log: the prepared model used, or why it was
+  // refused and what was loaded instead.
+  std::vector<std::string> log;
+};
+
+// Loads `path` for a session of `config` on `providers` (see above). A
+// model file's errors are LoadModelGraph's; a refused prepared model whose
+// source is gone or changed is FAILED_PRECONDITION naming both.
+absl::StatusOr<SessionModel> LoadSessionModel(const std::string& path,
+                                              const RuntimeConfig& config,
+                                              const ProviderSet& providers);
+
+// The header `sluice convert --optimized` writes, first part: the source
+// (`source_path` as imported with `onnx_options`; `loaded`, the graph
+// loaded from it before the passes, says which external weights files it
+// read, recorded with their fingerprints) and `key` (PreparedModelKey's).
+// Errors: a source or weights file that cannot be read.
+absl::StatusOr<PreparedModelHeader> PreparedSourceHeader(
+    const std::string& source_path, const OnnxImportOptions& onnx_options,
+    const Graph& loaded, std::vector<PreparedKeyPart> key);
+
+// Second part: what the passes did (`opt`: OptimizeGraph's result on that
+// graph): the level, the removed nodes and each pass's record.
+void RecordOptimization(const OptimizedGraph& opt, PreparedModelHeader* header);
+
+}  // namespace sluice
+
+#endif  // SLUICE_EXECUTOR_SESSION_MODEL_H_

@@ -1,0 +1,183 @@
+// Sessions from prepared models (executor/session_model.h): a prepared
+// model for the session's setup is used without running the passes and
+// gives the outputs a session from its source gives; one that is refused
+// (another setup, an older format, a truncated or corrupt file) says why in
+// the log and the session loads the source instead; when the source has
+// changed too, the session is not created.
+#include "executor/session_model.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "executor/session.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sluice/npy.h"
+#include "tests/test_data.h"
+#include "tools/convert_command.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+bool LogHas(const Session& s, const std::string& text) {
+  for (const std::string& line : s.log()) {
+    if (line.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+class PreparedSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           (std::string("sluice_prepared_session_") +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    // A copy, so that a test can change it.
+    source_ = (dir_ / "cnn.pb").string();
+    std::filesystem::copy_file(TestDataPath("examples/cnn.pb"), source_);
+    prepared_ = (dir_ / "cnn.sluicemodel").string();
+    absl::StatusOr<Tensor> x =
+        ReadNpy(TestDataPath("examples/cnn_input.npy"));
+    ASSERT_TRUE(x.ok()) << x.status();
+    input_ = *x;
+    config_.set_use_gpu(false);
+    config_.set_conv_layout(CONV_LAYOUT_NHWC);
+    std::ostringstream out, err;
+    ASSERT_EQ(ConvertMain({source_, prepared_, "--optimized", "--conv-layout",
+                           "nhwc"},
+                          out, err),
+              0)
+        << out.str() << err.str();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<Session> Open(const std::string& path,
+                                const RuntimeConfig& config) {
+    absl::StatusOr<std::unique_ptr<Session>> s =
+        Session::CreateFromFile(path, config);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? *std::move(s) : nullptr;
+  }
+  std::vector<Tensor> Run(Session& s) {
+    absl::StatusOr<std::vector<Tensor>> out = s.Run(
+        {{s.graph().inputs()[0].name, input_}}, s.DefaultFetchNames());
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : std::vector<Tensor>{};
+  }
+  // The outputs of `path` under `config` equal those of the source model
+  // loaded and optimised the usual way.
+  void ExpectSourceOutputs(Session& s, const RuntimeConfig& config) {
+    std::unique_ptr<Session> plain = Open(source_, config);
+    ASSERT_NE(plain, nullptr);
+    EXPECT_FALSE(LogHas(*plain, "passes not run"));
+    std::vector<Tensor> want = Run(*plain);
+    std::vector<Tensor> got = Run(s);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_FALSE(want.empty());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(TensorsEqual(got[i], want[i])) << i;
+    }
+  }
+  void ChangeBytes(size_t at, char value) {
+    std::fstream f(prepared_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(at));
+    f.put(value);
+  }
+
+  std::filesystem::path dir_;
+  std::string source_;
+  std::string prepared_;
+  Tensor input_;
+  RuntimeConfig config_;
+};
+
+TEST_F(PreparedSessionTest, UsesThePreparedGraphWithoutRunningThePasses) {
+  std::unique_ptr<Session> s = Open(prepared_, config_);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(LogHas(*s, "optimizer: passes not run: " + prepared_));
+  // The filters are already channels last (OHWI) in the file.
+  bool nhwc_conv = false;
+  for (const Node& n : s->graph().nodes()) {
+    const AttrValue* f = n.attrs().Find("data_format");
+    if (f != nullptr && f->s() == "NHWC") nhwc_conv = true;
+  }
+  EXPECT_TRUE(nhwc_conv);
+  ExpectSourceOutputs(*s, config_);
+}
+
+TEST_F(PreparedSessionTest, AFetchOfANodeThePassesRemovedSaysWhy) {
+  absl::StatusOr<PreparedModelHeader> h = ReadPreparedModelHeader(prepared_);
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_GT(h->removed_nodes_size(), 0);
+  std::unique_ptr<Session> s = Open(prepared_, config_);
+  ASSERT_NE(s, nullptr);
+  absl::StatusOr<std::vector<Tensor>> out =
+      s->Run({{s->graph().inputs()[0].name, input_}}, {h->removed_nodes(0)});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("not in the optimised graph"));
+}
+
+TEST_F(PreparedSessionTest, AnotherSetupIsRefusedAndTheSourceLoaded) {
+  RuntimeConfig nchw = config_;
+  nchw.set_conv_layout(CONV_LAYOUT_NCHW);
+  std::unique_ptr<Session> s = Open(prepared_, nchw);
+  ASSERT_NE(s, nullptr);
+  EXPECT_FALSE(LogHas(*s, "passes not run"));
+  EXPECT_TRUE(LogHas(*s, "conv_layout: 'NHWC' in the file, 'NCHW' here"));
+  EXPECT_TRUE(LogHas(*s, "loading its source " + source_));
+  ExpectSourceOutputs(*s, nchw);
+}
+
+TEST_F(PreparedSessionTest, AnOlderFormatIsRefusedAndTheSourceLoaded) {
+  ChangeBytes(8, 0);  // format version 0
+  std::unique_ptr<Session> s = Open(prepared_, config_);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(LogHas(*s, "is in format 0"));
+  ExpectSourceOutputs(*s, config_);
+}
+
+TEST_F(PreparedSessionTest, ACorruptFileIsRefusedAndTheSourceLoaded) {
+  const auto size = std::filesystem::file_size(prepared_);
+  ChangeBytes(size - 3, 0x5a);  // inside the last weight
+  std::unique_ptr<Session> s = Open(prepared_, config_);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(LogHas(*s, "the file is corrupt"));
+  ExpectSourceOutputs(*s, config_);
+}
+
+TEST_F(PreparedSessionTest, ATruncatedFileIsRefusedAndTheSourceLoaded) {
+  std::filesystem::resize_file(prepared_,
+                               std::filesystem::file_size(prepared_) - 100);
+  std::unique_ptr<Session> s = Open(prepared_, config_);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(LogHas(*s, "truncated"));
+  ExpectSourceOutputs(*s, config_);
+}
+
+TEST_F(PreparedSessionTest, ARefusedFileWhoseSourceChangedIsAnError) {
+  RuntimeConfig nchw = config_;
+  nchw.set_conv_layout(CONV_LAYOUT_NCHW);
+  std::filesystem::copy_file(TestDataPath("examples/transformer_block.pb"),
+                             source_,
+                             std::filesystem::copy_options::overwrite_existing);
+  absl::StatusOr<std::unique_ptr<Session>> s =
+      Session::CreateFromFile(prepared_, nchw);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.status().message(), HasSubstr("conv_layout"));
+  EXPECT_THAT(s.status().message(),
+              HasSubstr("has changed since it was prepared"));
+  // The file itself still serves the setup it was prepared for.
+  std::unique_ptr<Session> same = Open(prepared_, config_);
+  ASSERT_NE(same, nullptr);
+  EXPECT_TRUE(LogHas(*same, "passes not run"));
+}
+
+}  // namespace
+}  // namespace sluice
