@@ -8,9 +8,10 @@
 #
 #   scripts/fault_sweep.sh                    # build-cpu/, else build/
 #   scripts/fault_sweep.sh build-asan         # under ASan's leak checker
-#   scripts/fault_sweep.sh build --gpu        # the GPU sweep (H200)
+#   scripts/fault_sweep.sh .gpu --gpu         # the GPU sweep, on the H200
+#                                             # (.gpu/ from scripts/prepare_gpu.sh)
 #
-# The build folder must have sluice_executor_test built.
+# The build folder must have sluice_executor_test built (or, .gpu/, in bin/).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,6 +29,11 @@ if [[ "${2:-}" == "--gpu" ]]; then
   FILTER='Models/GpuFaultSweepTest.DISABLED_EveryNSurvives/*:Models/GpuFaultSweepTest.ReplayedStepsSurvive/*:GpuFaultInjectionTest.*'
 fi
 BIN="$BUILD/tests/sluice_executor_test"
+if [[ ! -x "$BIN" && -x "$BUILD/bin/sluice_executor_test" ]]; then
+  # .gpu/ made by scripts/prepare_gpu.sh: binaries in bin/, libraries in lib/.
+  BIN="$BUILD/bin/sluice_executor_test"
+  export LD_LIBRARY_PATH="$BUILD/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 if [[ ! -x "$BIN" ]]; then
   echo "fault_sweep: $BIN is not built (cmake --build $BUILD --target sluice_executor_test)" >&2
   exit 2
@@ -37,7 +43,7 @@ LOG="$(mktemp)"
 trap 'rm -f "$LOG"' EXIT
 echo "fault_sweep: $BIN --gtest_filter=$FILTER"
 echo "host: $(hostname), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 start=$(date +%s)
 status=0
 (cd "$ROOT" && SLUICE_TEST_DATA_DIR="$ROOT" "$BIN" --gtest_also_run_disabled_tests \
@@ -62,7 +68,10 @@ awk '
     print "| kind | calls per step (sum over models) | N tried | injected | failed with the error | recovered | survived |"
     print "|---|---:|---:|---:|---:|---:|---:|"
     bad = 0
-    for (k in kinds) {
+    n = split("allocation copy kernel_launch library_call scheduling", order, " ")
+    for (j = 1; j <= n; ++j) {
+      k = order[j]
+      if (!(k in kinds)) continue
       printf "| %s | %d | %d | %d | %d | %d | %d |\n", k, total[k, "calls"],
         total[k, "tried"], total[k, "injected"], total[k, "failed"],
         total[k, "recovered"], total[k, "survived"]
