@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -203,6 +204,36 @@ TEST(FaultInjectionTest, AFailedSchedulingNamesTheNodeAndTheStepDrains) {
   EXPECT_THAT(out.status().message(),
               HasSubstr("injected fault: scheduling 1 failed (inter-op thread pool)"));
   EXPECT_THAT(out.status().message(), HasSubstr("node '"));
+}
+
+// An injector belongs to its step: steps of the same session running at
+// the same time on other threads see none of its faults.
+TEST(FaultInjectionTest, ConcurrentStepsOfTheSessionAreUntouched) {
+  SweepModel m = Models()[3];  // the transformer block
+  absl::StatusOr<std::unique_ptr<Session>> s = MakeSession(m);
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<Feeds> feeds = MakeFeeds(m, **s);
+  ASSERT_TRUE(feeds.ok()) << feeds.status();
+  absl::StatusOr<std::vector<Tensor>> want = (*s)->Run(*feeds, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+  constexpr int kSteps = 20;
+  int clean_ok = 0, faulted_failed = 0;
+  std::thread clean([&] {
+    for (int i = 0; i < kSteps; ++i) {
+      absl::StatusOr<std::vector<Tensor>> out = (*s)->Run(*feeds, {});
+      if (out.ok() && testing::CompareOutputs(*out, *want, false).empty()) ++clean_ok;
+    }
+  });
+  for (int i = 0; i < kSteps; ++i) {
+    // The first to fifth allocation of the step fails, in turn.
+    FaultInjector faults(FaultBit(FaultKind::kAllocation), 1 + i % 5);
+    StepOptions options;
+    options.faults = &faults;
+    if (!(*s)->Run(*feeds, {}, options).ok()) ++faulted_failed;
+  }
+  clean.join();
+  EXPECT_EQ(clean_ok, kSteps);
+  EXPECT_EQ(faulted_failed, kSteps);
 }
 
 }  // namespace
