@@ -7,6 +7,7 @@
 // kind, and that a session with no injector runs as before.
 #include <filesystem>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +53,9 @@ struct SweepModel {
   // Nodes requested on /cpu:1 of two logical CPUs (copies between them).
   bool split = false;
 };
+
+// Test names and CTest's list show the model's name.
+void PrintTo(const SweepModel& m, std::ostream* os) { *os << m.name; }
 
 std::vector<SweepModel> Models() {
   return {

@@ -8,6 +8,7 @@
 // back to their level, and the next step is right. Needs a GPU: elsewhere
 // each test skips (SKIP_WITHOUT_GPU, testing/gpu_required.h).
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct GpuModel {
   std::string path;
   std::string input;  // .npy of the graph's first input
 };
+
+void PrintTo(const GpuModel& m, std::ostream* os) { *os << m.name; }
 
 std::vector<GpuModel> GpuModels() {
   return {{"mlp", "examples/mlp.pbtxt", "examples/mlp_input.npy"},
