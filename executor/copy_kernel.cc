@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "device/fault_injector.h"
 #include "device/gpu_device.h"
 
 namespace sluice {
@@ -12,9 +13,13 @@ absl::StatusOr<Tensor> CopyTensor(const Tensor& value, Device* src,
                                   Device* dst, Allocator* dst_allocator) {
   const bool src_gpu = src->type() == DeviceType::kGpu;
   const bool dst_gpu = dst->type() == DeviceType::kGpu;
+  // The boundary's two calls (device/fault_injector.h): the destination's
+  // buffer, then the copy (cudaMemcpyAsync or memcpy).
+  RETURN_IF_ERROR(InjectedFault(FaultKind::kAllocation, "copy's destination"));
   if (src_gpu && dst_gpu) {
     ASSIGN_OR_RETURN(Tensor out, Tensor::Create(value.dtype(), value.shape(),
                                                 dst->allocator()));
+    RETURN_IF_ERROR(InjectedFault(FaultKind::kCopy, "device to device"));
     RETURN_IF_ERROR(static_cast<GpuDevice*>(src)->CopyDeviceToDevice(
         value, static_cast<GpuDevice*>(dst), &out));
     return out;
@@ -22,6 +27,7 @@ absl::StatusOr<Tensor> CopyTensor(const Tensor& value, Device* src,
   if (dst_gpu) {
     ASSIGN_OR_RETURN(Tensor out, Tensor::Create(value.dtype(), value.shape(),
                                                 dst->allocator()));
+    RETURN_IF_ERROR(InjectedFault(FaultKind::kCopy, "host to device"));
     RETURN_IF_ERROR(static_cast<GpuDevice*>(dst)->CopyHostToDevice(value, &out));
     return out;
   }
@@ -29,6 +35,8 @@ absl::StatusOr<Tensor> CopyTensor(const Tensor& value, Device* src,
                    Tensor::Create(value.dtype(), value.shape(),
                                   dst_allocator != nullptr ? dst_allocator
                                                            : dst->allocator()));
+  RETURN_IF_ERROR(InjectedFault(FaultKind::kCopy, src_gpu ? "device to host"
+                                                          : "host to host"));
   if (src_gpu) {
     RETURN_IF_ERROR(static_cast<GpuDevice*>(src)->CopyDeviceToHost(value, &out));
   } else if (value.bytes() > 0) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "device/fault_injector.h"
 #include "executor/step_timer.h"
 
 namespace sluice {
@@ -23,11 +24,15 @@ absl::Status WithNode(const Node& node, const absl::Status& s) {
 // limits say so (executor/step_limits.h). Does not release anything.
 absl::Status RunNode(const PlanNode& pn, std::vector<Tensor>& values,
                      StepTimer* timer, const StepLimits* limits) {
+  FaultInjector* faults = nullptr;
   if (limits != nullptr) {
     if (absl::Status s = limits->CheckBefore(*pn.node); !s.ok()) return s;
+    faults = limits->faults;
   }
-  if (timer == nullptr) return RunPlanNode(pn, values);
-  return timer->Time(pn, values, [&] { return RunPlanNode(pn, values); });
+  if (timer == nullptr) return RunPlanNode(pn, values, nullptr, faults);
+  return timer->Time(pn, values, [&] {
+    return RunPlanNode(pn, values, nullptr, faults);
+  });
 }
 
 void InitSlots(const ExecutionPlan& plan, std::vector<Tensor>& feed_values,
@@ -93,10 +98,7 @@ class ParallelStep {
 
   absl::StatusOr<std::vector<Tensor>> Run() {
     if (plan_.nodes.empty()) return CollectFetches(plan_, values_);
-    for (size_t i = 1; i < plan_.roots.size(); ++i) {
-      int root = plan_.roots[i];
-      scheduler_([this, root] { Process(root); });
-    }
+    for (size_t i = 1; i < plan_.roots.size(); ++i) Schedule(plan_.roots[i]);
     if (!plan_.roots.empty()) Process(plan_.roots[0]);
     done_.WaitForNotification();
     absl::MutexLock lock(&mu_);
@@ -112,11 +114,7 @@ class ParallelStep {
       const PlanNode& pn = plan_.nodes[index];
       if (!failed_.load(std::memory_order_acquire)) {
         absl::Status s = RunNode(pn, values_, timer_, limits_);
-        if (!s.ok()) {
-          absl::MutexLock lock(&mu_);
-          if (status_.ok()) status_ = s;
-          failed_.store(true, std::memory_order_release);
-        }
+        if (!s.ok()) Fail(s);
       }
       for (int slot : pn.input_slots) Release(slot);
       for (int p = 0; p < pn.num_outputs; ++p) {
@@ -130,7 +128,7 @@ class ParallelStep {
           if (next < 0) {
             next = succ;
           } else {
-            scheduler_([this, succ] { Process(succ); });
+            Schedule(succ);
           }
         }
       }
@@ -139,6 +137,29 @@ class ParallelStep {
       }
       index = next;
     }
+  }
+
+  void Fail(const absl::Status& s) {
+    absl::MutexLock lock(&mu_);
+    if (status_.ok()) status_ = s;
+    failed_.store(true, std::memory_order_release);
+  }
+
+  // Hands node `index` to the scheduler. A scheduling the step's fault
+  // injector fails stops the step (naming the node), and the node is then
+  // processed here, skipped like every node after a failure, so that the
+  // step still drains.
+  void Schedule(int index) {
+    if (limits_ != nullptr && limits_->faults != nullptr) {
+      absl::Status s = limits_->faults->Check(FaultKind::kSchedule,
+                                              "inter-op thread pool");
+      if (!s.ok()) {
+        Fail(WithNode(*plan_.nodes[index].node, s));
+        Process(index);
+        return;
+      }
+    }
+    scheduler_([this, index] { Process(index); });
   }
 
   void Release(int slot) {
@@ -164,14 +185,24 @@ class ParallelStep {
 }  // namespace
 
 absl::Status RunPlanNode(const PlanNode& pn, std::vector<Tensor>& values,
-                         std::vector<Tensor>* keep_alive) {
+                         std::vector<Tensor>* keep_alive,
+                         FaultInjector* faults) {
   absl::InlinedVector<Tensor, 4> inputs;
   inputs.reserve(pn.input_slots.size());
   for (int slot : pn.input_slots) inputs.push_back(values[slot]);
   absl::Span<Tensor> outputs(values.data() + pn.output_slot, pn.num_outputs);
   OpKernelContext ctx(pn.node, pn.device, inputs, outputs);
   ctx.set_keep_alive(keep_alive);
-  absl::Status s = pn.kernel->Compute(&ctx);
+  absl::Status s;
+  if (faults == nullptr) {
+    s = pn.kernel->Compute(&ctx);
+  } else {
+    // The launch fails after the kernel ran, as a CUDA launch error is seen
+    // once the launch returns: its outputs exist and must be let go.
+    FaultScope scope(faults);
+    s = pn.kernel->Compute(&ctx);
+    if (s.ok()) s = faults->Check(FaultKind::kKernel, "kernel launch");
+  }
   if (!s.ok()) return WithNode(*pn.node, s);
   for (int p = 0; p < pn.num_outputs; ++p) {
     if (!outputs[p].valid()) {

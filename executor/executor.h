@@ -31,7 +31,9 @@ using Scheduler = std::function<void(std::function<void()>)>;
 // every node whose work runs on a GPU stream (see step_stats.h); a failure
 // to time the GPUs fails the step. With `limits` (not owned), the step
 // stops before a node once its deadline has passed or it is cancelled, as
-// on a kernel error (executor/step_limits.h).
+// on a kernel error, and its fault injector (tests) fails the call it chose
+// (executor/step_limits.h): a scheduling it fails stops the step as a
+// kernel error does, naming the node that was not scheduled.
 absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
                                             std::vector<Tensor> feed_values,
                                             const Scheduler& scheduler,
@@ -41,8 +43,12 @@ absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
 // Runs one node's kernel, reading its inputs from `values` (indexed by
 // slot) and writing its outputs there; the error names the node. With
 // `keep_alive`, the kernel's temps are also kept there (GPU graph capture).
+// With `faults` (tests; not owned), it is the thread's injector while the
+// kernel runs (device/fault_injector.h), and the kernel's launch is one of
+// its calls.
 absl::Status RunPlanNode(const PlanNode& pn, std::vector<Tensor>& values,
-                         std::vector<Tensor>* keep_alive = nullptr);
+                         std::vector<Tensor>* keep_alive = nullptr,
+                         FaultInjector* faults = nullptr);
 
 }  // namespace sluice
 

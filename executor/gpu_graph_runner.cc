@@ -246,17 +246,21 @@ std::string GpuGraphRunner::failure() const {
 
 absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Run(
     std::vector<Tensor> feed_values, const Scheduler& scheduler,
-    bool may_record) {
+    bool may_record, const StepLimits* limits) {
+  auto ordinary = [&](std::vector<Tensor> feeds) {
+    return RunPlan(*plan_, std::move(feeds), scheduler, nullptr, limits);
+  };
+  FaultInjector* const faults = limits != nullptr ? limits->faults : nullptr;
   if (!mu_.TryLock()) {  // another step is using the graph's buffers
-    return RunPlan(*plan_, std::move(feed_values), scheduler);
+    return ordinary(std::move(feed_values));
   }
   absl::StatusOr<std::vector<Tensor>> out;
   switch (state_) {
     case State::kOff:
       mu_.Unlock();
-      return RunPlan(*plan_, std::move(feed_values), scheduler);
+      return ordinary(std::move(feed_values));
     case State::kWarmUp:
-      out = RunPlan(*plan_, std::move(feed_values), scheduler);
+      out = ordinary(std::move(feed_values));
       if (out.ok()) {
         state_ = State::kRecord;
         wants_to_record_.store(true, std::memory_order_relaxed);
@@ -265,11 +269,11 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Run(
     case State::kRecord: {
       if (!may_record) {
         mu_.Unlock();
-        return RunPlan(*plan_, std::move(feed_values), scheduler);
+        return ordinary(std::move(feed_values));
       }
       wants_to_record_.store(false, std::memory_order_relaxed);
       std::vector<Tensor> again = feed_values;  // for an ordinary step
-      out = Record(std::move(feed_values));
+      out = Record(std::move(feed_values), faults);
       if (out.ok()) {
         state_ = State::kReplay;
         active_.store(true, std::memory_order_relaxed);
@@ -284,10 +288,10 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Run(
       DropRecording();
       state_ = State::kOff;
       mu_.Unlock();
-      return RunPlan(*plan_, std::move(again), scheduler);
+      return ordinary(std::move(again));
     }
     case State::kReplay:
-      out = Replay(std::move(feed_values));
+      out = Replay(std::move(feed_values), faults);
       if (out.ok()) replays_.fetch_add(1, std::memory_order_relaxed);
       break;
   }
@@ -296,7 +300,7 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Run(
 }
 
 absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
-    std::vector<Tensor> feed_values) {
+    std::vector<Tensor> feed_values, FaultInjector* faults) {
   const ExecutionPlan& plan = *plan_;
   // Everything the recording allocates on the GPU comes from a pool of the
   // runner's (device/arena.h), so values can be freed after their last
@@ -360,7 +364,7 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
     const PlanNode& pn = plan.nodes[kernels_[k]];
     // Temps go back to the pool when the kernel returns: later kernels of
     // the graph may reuse them, in stream order, as in an ordinary step.
-    s = RunPlanNode(pn, values_, by_lifetime ? nullptr : &temps_);
+    s = RunPlanNode(pn, values_, by_lifetime ? nullptr : &temps_, faults);
     if (!s.ok()) break;
     for (int slot : pn.input_slots) {
       --reads[slot];
@@ -375,11 +379,11 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
   graph_ = *std::move(graph);
   direct_ok_.assign(host_inputs_.size(), true);
   RETURN_IF_ERROR(graph_->Launch());
-  return FetchResults();
+  return FetchResults(faults);
 }
 
 absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Replay(
-    std::vector<Tensor> feed_values) {
+    std::vector<Tensor> feed_values, FaultInjector* faults) {
   // The last launch may still be reading the pinned inputs (when no result
   // was copied out after it).
   RETURN_IF_ERROR(graph_->Wait());
@@ -409,15 +413,19 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Replay(
     RETURN_IF_ERROR(gpu_->CopyDeviceToDevice(feed_values[in.feed], gpu_,
                                              &values_[in.slot]));
   }
+  if (faults != nullptr) {
+    RETURN_IF_ERROR(faults->Check(FaultKind::kKernel, "CUDA graph launch"));
+  }
   RETURN_IF_ERROR(graph_->Launch());
-  return FetchResults();
+  return FetchResults(faults);
 }
 
-absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::FetchResults() {
+absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::FetchResults(
+    FaultInjector* faults) {
   const ExecutionPlan& plan = *plan_;
   absl::Status s;
   for (int i : fetch_copies_) {
-    s = RunPlanNode(plan.nodes[i], values_);
+    s = RunPlanNode(plan.nodes[i], values_, nullptr, faults);
     if (!s.ok()) break;
   }
   // What the graph checked on the GPU (indices in range) comes first: a

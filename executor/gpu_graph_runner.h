@@ -85,10 +85,15 @@ class GpuGraphRunner {
   // that records the graph captures the GPU's compute stream, so nothing
   // else may enqueue work on that GPU meanwhile: it records only when
   // `may_record` says the caller holds the GPU alone (else the step runs
-  // the ordinary way and a later one records).
+  // the ordinary way and a later one records). `limits` (not owned; may be
+  // null) stop the steps run the ordinary way before each node, as RunPlan
+  // does; a fault injector among them (tests) also sees the recording's
+  // nodes and a replay's launch and result copies (device/fault_injector.h).
+  // A recording that fails is dropped and the step runs the ordinary way.
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> feed_values,
                                           const Scheduler& scheduler,
-                                          bool may_record);
+                                          bool may_record,
+                                          const StepLimits* limits = nullptr);
   // Whether the next step would record (so the caller should take the GPU
   // alone for it).
   bool wants_to_record() const {
@@ -127,13 +132,16 @@ class GpuGraphRunner {
   GpuGraphRunner(std::shared_ptr<const ExecutionPlan> plan, GpuDevice* gpu)
       : plan_(std::move(plan)), gpu_(gpu) {}
   // The recording step; on error nothing is kept.
-  absl::StatusOr<std::vector<Tensor>> Record(std::vector<Tensor> feed_values)
+  // `faults` (tests; may be null) as in Run.
+  absl::StatusOr<std::vector<Tensor>> Record(std::vector<Tensor> feed_values,
+                                             FaultInjector* faults)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::vector<Tensor>> Replay(std::vector<Tensor> feed_values)
+  absl::StatusOr<std::vector<Tensor>> Replay(std::vector<Tensor> feed_values,
+                                             FaultInjector* faults)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Copies the results out of values_, checks what the graph checked on
   // the GPU, and returns the fetches.
-  absl::StatusOr<std::vector<Tensor>> FetchResults()
+  absl::StatusOr<std::vector<Tensor>> FetchResults(FaultInjector* faults)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Lets go of the recording: the graph, the values and the pool.
   void DropRecording() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -249,12 +249,12 @@ class SessionImpl final : public Session {
     if (runner != nullptr && runner->wants_to_record()) {
       absl::WriterMutexLock lock(&steps_mu_);
       result = runner->Run(std::move(feed_values), scheduler_,
-                           /*may_record=*/true);
+                           /*may_record=*/true, &limits);
     } else {
       absl::ReaderMutexLock lock(&steps_mu_);
       result = runner != nullptr
                    ? runner->Run(std::move(feed_values), scheduler_,
-                                 /*may_record=*/false)
+                                 /*may_record=*/false, &limits)
                    : RunPlan(*cached.plan, std::move(feed_values), scheduler_,
                              stats, &limits);
     }

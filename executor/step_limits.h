@@ -3,6 +3,9 @@
 // executor (RunPlan) before each node: a step past its deadline stops with
 // DEADLINE_EXCEEDED, a cancelled one with CANCELLED, either naming the node
 // it stopped before; what the step held is freed as after a kernel error.
+// For tests, a fault injector (StepOptions::faults, device/fault_injector.h):
+// the executor makes it the current one of the thread running each node,
+// and a call it fails stops the step the same way.
 //
 //   StepLimits limits = StepLimits::From(options);
 //   RETURN_IF_ERROR(limits.CheckBefore(*pn.node));
@@ -14,6 +17,7 @@
 #include <chrono>
 
 #include "absl/status/status.h"
+#include "device/fault_injector.h"
 #include "graph/graph.h"
 #include "sluice/session.h"
 #include "sluice/step_cancellation.h"
@@ -25,17 +29,20 @@ struct StepLimits {
 
   Clock::time_point deadline = Clock::time_point::max();
   const StepCancellation* cancellation = nullptr;  // not owned
+  FaultInjector* faults = nullptr;                  // not owned; tests
 
   static StepLimits From(const StepOptions& options) {
     StepLimits limits;
     limits.deadline = options.deadline;
     limits.cancellation = options.cancellation;
+    limits.faults = options.faults;
     return limits;
   }
 
   // Whether there is anything to check.
   bool active() const {
-    return cancellation != nullptr || deadline != Clock::time_point::max();
+    return cancellation != nullptr || deadline != Clock::time_point::max() ||
+           faults != nullptr;
   }
 
   // OK, or why the step stops before `node`: CANCELLED when the flag is

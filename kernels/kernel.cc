@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "device/fault_injector.h"
 
 namespace sluice {
 
@@ -28,6 +29,7 @@ absl::StatusOr<Tensor*> OpKernelContext::allocate_output(int port,
         "allocate_output: port ", port, " out of range for ",
         node_->DebugName(), " with ", num_outputs(), " outputs"));
   }
+  RETURN_IF_ERROR(InjectedFault(FaultKind::kAllocation, "output allocation"));
   ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape, device_->allocator()));
   outputs_[port] = std::move(t);
   return &outputs_[port];
@@ -35,6 +37,7 @@ absl::StatusOr<Tensor*> OpKernelContext::allocate_output(int port,
 
 absl::StatusOr<Tensor> OpKernelContext::allocate_temp(DataType dtype,
                                                       const Shape& shape) {
+  RETURN_IF_ERROR(InjectedFault(FaultKind::kAllocation, "temporary allocation"));
   absl::StatusOr<Tensor> t = Tensor::Create(dtype, shape, device_->allocator());
   if (t.ok() && keep_alive_ != nullptr) keep_alive_->push_back(*t);
   return t;

@@ -49,8 +49,9 @@
 namespace sluice {
 
 // Defined in sluice's private headers (graph/graph.h, device/device.h,
-// executor/step_stats.h).
+// executor/step_stats.h, device/fault_injector.h).
 class Device;
+class FaultInjector;
 class Graph;
 struct StepStats;
 
@@ -114,6 +115,13 @@ struct StepOptions {
   std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::time_point::max();
   const StepCancellation* cancellation = nullptr;
+  // For tests: not owned; when set, the step's calls at the execution
+  // providers' boundary (allocations, copies, kernel launches, library
+  // calls, scheduling) are counted there and the one it chose fails, as a
+  // real failure of that call would (device/fault_injector.h). The step
+  // then ends with that error naming the node, frees what it held, and the
+  // session stays usable.
+  FaultInjector* faults = nullptr;
 };
 
 class Session {

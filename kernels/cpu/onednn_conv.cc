@@ -43,6 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
+#include "device/fault_injector.h"
 #include "kernels/cpu/onednn_runtime.h"
 #include "kernels/cpu/parallel.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -470,6 +471,7 @@ class OneDnnConvImpl final : public OneDnnConv {
                        ctx->allocate_temp(DT_FLOAT, Shape({n * slices *
                                                            scratch_floats})));
     }
+    RETURN_IF_ERROR(InjectedFault(FaultKind::kLibrary, "oneDNN convolution"));
     std::atomic<bool> failed{false};
     std::string error;  // written by the one task that sets `failed`
     auto guard = [&](auto&& fn) {

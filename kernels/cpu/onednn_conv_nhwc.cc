@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
+#include "device/fault_injector.h"
 #include "kernels/cpu/onednn_runtime.h"
 #include "kernels/cpu/parallel.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -197,6 +198,8 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
                                                      static_cast<int64_t>(
                                                          slices.size())})));
     }
+    RETURN_IF_ERROR(
+        InjectedFault(FaultKind::kLibrary, "oneDNN convolution (NHWC)"));
     const int64_t h = x.dim(1), w = x.dim(2), c = x.dim(3);
     const int64_t oh = y->dim(1), ow = y->dim(2), o = y->dim(3);
     absl::Mutex mu;

@@ -16,6 +16,7 @@
 #if SLUICE_HAVE_ONEDNN_SGEMM
 #include <omp.h>
 
+#include "device/fault_injector.h"
 #include "oneapi/dnnl/dnnl.h"
 
 namespace sluice::cpu {
@@ -87,8 +88,11 @@ void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
       return true;
     }();
     (void)serial;
-    // dnnl_sgemm is row-major; leading dimensions are at least 1.
+    // dnnl_sgemm is row-major; leading dimensions are at least 1. A call
+    // that fails (or that a test's fault injector fails,
+    // device/fault_injector.h) is redone on Eigen.
     auto call = [&](int64_t cols, const float* bp, float* cp) {
+      if (!InjectedFault(FaultKind::kLibrary, "dnnl_sgemm").ok()) return false;
       return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, cols, k, 1.0f, a,
                         std::max<int64_t>(lda, 1), bp,
                         std::max<int64_t>(ldb, 1), accumulate ? 1.0f : 0.0f,

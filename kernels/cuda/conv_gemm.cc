@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/cuda/cublas_api.h"
+#include "device/fault_injector.h"
 
 namespace sluice::cuda {
 
@@ -60,6 +61,7 @@ absl::Status RunConvAsGemm(GpuDevice* gpu, const CudnnConvProblem& p,
   const float one = 1.0f, zero = 0.0f;
   auto* handle = static_cast<cublasHandle_t>(gpu->cublas_handle());
   absl::MutexLock lock(&gpu->cublas_mutex());
+  RETURN_IF_ERROR(InjectedFault(FaultKind::kLibrary, "cuBLAS GEMM"));
   if (p.channels_last) {
     // Row-major y [N*HW, O] = x [N*HW, C] . w^T, w [O, C]: column-major
     // y^T (O x N*HW, ld O) = w^T (O x C: w read as C x O, ld C, transposed)

@@ -13,6 +13,7 @@
 #include "core/status_macros.h"
 #include "cuda_runtime_api.h"
 #include "device/cuda/cublaslt_api.h"
+#include "device/fault_injector.h"
 #include "kernels/algorithm.h"
 #include "kernels/algorithm_cache.h"
 #include "kernels/cuda/gpu_algorithm_cache.h"
@@ -227,6 +228,7 @@ class LtAlgorithm final : public Algorithm<LtCall> {
     const float alpha = 1.0f;
     const Entry& e = *call.e;
     const cublasLtMatmulHeuristicResult_t& algo = e.algorithms[index_];
+    RETURN_IF_ERROR(InjectedFault(FaultKind::kLibrary, "cublasLtMatmul"));
     return CublasLtStatus(
         call.st->api()->Matmul(call.st->handle(), e.desc, &alpha, call.w, e.a, call.x,
                                e.b, &call.beta, call.c, e.c, call.y, e.c, &algo.algo,

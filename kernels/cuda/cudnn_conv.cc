@@ -17,6 +17,7 @@
 #include "core/status_macros.h"
 #include "cuda_runtime_api.h"
 #include "device/cuda/cudnn_library.h"
+#include "device/fault_injector.h"
 #include "device/gpu_graph.h"
 #include "kernels/algorithm_cache.h"
 #include "kernels/cuda/cudnn_conv_paths.h"
@@ -290,6 +291,8 @@ absl::Status Measure(OpKernelContext* ctx, GpuDevice* gpu,
                                                   static_cast<int64_t>(hungriest))),
                        &ws_bytes));
   void* ws_ptr = ws_bytes > 0 ? ws.raw_data() : nullptr;
+  RETURN_IF_ERROR(
+      InjectedFault(FaultKind::kLibrary, "cuDNN algorithm search"));
   std::vector<Candidate> found;
   // Twice: the first pass launches each algorithm's kernels for the first
   // time, which loads them (CUDA and cuDNN load lazily) and makes whichever

@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "cuda_runtime_api.h"
 #include "device/cuda/cuda_status.h"
+#include "device/fault_injector.h"
 #include "kernels/cuda/bias_activation.h"
 #include "kernels/cuda/conv_gemm.h"
 #include "kernels/cuda/cuda_kernel_util.h"
@@ -35,6 +36,7 @@ absl::Status RunOne(const CudnnConvState& st, const CudnnConvProblem& p,
   const bool dbl = p.dtype == DT_DOUBLE;
   const void* alpha = dbl ? static_cast<const void*>(&one_d) : &one_f;
   const void* beta = dbl ? static_cast<const void*>(&zero_d) : &zero_f;
+  RETURN_IF_ERROR(InjectedFault(FaultKind::kLibrary, "cuDNN convolution"));
   if (ep != nullptr) {
     // y = relu(conv(x) + alpha2 * z + bias); z is y itself (alpha2 0)
     // when there is no side input.

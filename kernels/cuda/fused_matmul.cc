@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/cuda/cublas_api.h"
+#include "device/fault_injector.h"
 #include "graph/shape_fns.h"
 #include "kernels/cuda/bias_activation.h"
 #include "kernels/cuda/cublaslt_matmul.h"
@@ -151,6 +152,7 @@ class FusedMatMulKernel final : public OpKernel {
     ASSIGN_OR_RETURN(const CublasApi* cublas, LoadCublas());
     auto* handle = static_cast<cublasHandle_t>(gpu.device->cublas_handle());
     absl::MutexLock cublas_lock(&gpu.device->cublas_mutex());
+    RETURN_IF_ERROR(InjectedFault(FaultKind::kLibrary, "cuBLAS GEMM"));
     const float one = 1.0f, zero = 0.0f;
     const bool tb = attrs_.transpose_b;
     return CublasStatus(

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/cuda/cublas_api.h"
+#include "device/fault_injector.h"
 #include "graph/shape_fns.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -150,6 +151,7 @@ class MatMulKernel final : public OpKernel {
     auto* handle = static_cast<cublasHandle_t>(gpu.device->cublas_handle());
     ASSIGN_OR_RETURN(const CublasApi* cublas, LoadCublas());
     absl::MutexLock cublas_lock(&gpu.device->cublas_mutex());
+    RETURN_IF_ERROR(InjectedFault(FaultKind::kLibrary, "cuBLAS GEMM"));
 
     const double one_d = 1.0, zero_d = 0.0;
     const float one_f = 1.0f, zero_f = 0.0f;

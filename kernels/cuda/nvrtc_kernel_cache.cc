@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/cuda/nvrtc_library.h"
+#include "device/fault_injector.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 
 namespace sluice::cuda {
@@ -134,6 +135,7 @@ absl::StatusOr<const CompiledCudaKernel*> CompileCudaKernel(
   // Compiled outside the lock: NVRTC takes a while, and other kernels'
   // lookups need not wait. Two threads may compile the same key; the
   // first to finish is kept.
+  RETURN_IF_ERROR(InjectedFault(FaultKind::kLibrary, "NVRTC compile"));
   ASSIGN_OR_RETURN(NvrtcOutput cubin,
                    CompileToCubin(source, kernel_name, options, sm));
   ASSIGN_OR_RETURN(std::unique_ptr<CompiledCudaKernel> compiled,
