@@ -200,7 +200,7 @@ class SessionImpl final : public Session {
         for (int64_t d : feed_values[i].shape().dims()) f->add_dims(d);
       }
       for (const std::string& name : names) request.add_fetches(name);
-      absl::MutexLock lock(&cluster_mu_);
+      // Steps of several Run calls pipeline (executor/cluster.h).
       ASSIGN_OR_RETURN(std::vector<Tensor> out,
                        cluster_->RunStep(std::move(request), *cached.plan,
                                          std::move(feed_values), scheduler_,
@@ -971,9 +971,7 @@ class SessionImpl final : public Session {
   std::unique_ptr<Eigen::ThreadPool> pool_;
   Scheduler scheduler_;
   // A job of several processes (config `cluster`); null: one process.
-  // Its steps run one at a time (cluster_mu_).
   std::unique_ptr<ClusterRuntime> cluster_;
-  absl::Mutex cluster_mu_;
   PlanOptions plan_options_;
 
   absl::Mutex constants_mu_;

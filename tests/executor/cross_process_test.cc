@@ -1,8 +1,9 @@
 // Plans of one rank of a job (CrossProcessPlan) and their transfers
 // (CrossProcessTransfers), with two ranks as threads of this process over a
 // loopback ProcessGroup: the plans split the graph, both ends of a transfer
-// sit at the same point, the step gives one process's result, and a rank
-// that fails or goes silent ends its peer's receive with an error naming it.
+// sit at the same point, the step gives one process's result, steps in
+// flight at once keep their messages apart, and a rank that fails or goes
+// silent ends its peer's receive with an error naming it.
 #include <deque>
 #include <map>
 #include <thread>
@@ -78,7 +79,7 @@ class LoopbackGroup final : public ProcessGroup {
     memcpy(data, m.data(), m.size());
     return m.size();
   }
-  absl::Status WaitSends(absl::Time) override { return absl::OkStatus(); }
+  absl::Status WaitSends(uint64_t, absl::Time) override { return absl::OkStatus(); }
   absl::Status SendAbort(uint64_t) override {
     absl::MutexLock lock(&boxes_->mu);
     for (int r = 0; r < size_; ++r) {
@@ -210,13 +211,20 @@ TEST_F(CrossProcessTest, EachRankPlansItsNodesAndOneKernelPerCrossing) {
 }
 
 TEST_F(CrossProcessTest, TwoRanksGiveOneProcesssResult) {
-  for (Rank& k : ranks_) k.transfers->BeginStep(1);
+  CrossProcessStep step0(1), step1(1);
   absl::StatusOr<std::vector<Tensor>> worker;
-  std::thread rank1([&] { worker = RunPlan(*ranks_[1].plan, {}, nullptr); });
-  absl::StatusOr<std::vector<Tensor>> out = RunPlan(
-      *ranks_[0].plan,
-      {Tensor::FromVector(std::vector<float>{1.5f, -2.f, 3.f}, Shape({3}))},
-      nullptr);
+  std::thread rank1([&] {
+    ScopedCrossProcessStep scope(&step1);
+    worker = RunPlan(*ranks_[1].plan, {}, nullptr);
+  });
+  absl::StatusOr<std::vector<Tensor>> out;
+  {
+    ScopedCrossProcessStep scope(&step0);
+    out = RunPlan(
+        *ranks_[0].plan,
+        {Tensor::FromVector(std::vector<float>{1.5f, -2.f, 3.f}, Shape({3}))},
+        nullptr);
+  }
   rank1.join();
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_TRUE(worker.ok()) << worker.status();
@@ -225,13 +233,58 @@ TEST_F(CrossProcessTest, TwoRanksGiveOneProcesssResult) {
   EXPECT_EQ(y[0], 1.5f);  // four negations
   EXPECT_EQ(y[1], -2.f);
   EXPECT_EQ(y[2], 3.f);
-  EXPECT_EQ(ranks_[0].transfers->sent(), std::vector<int>{0});
-  EXPECT_EQ(ranks_[0].transfers->received(), std::vector<int>{1});
-  EXPECT_TRUE(ranks_[0].transfers->EndStep(parts_.get(), {}).ok());
+  EXPECT_EQ(step0.sent(), std::vector<int>{0});
+  EXPECT_EQ(step0.received(), std::vector<int>{1});
+  EXPECT_TRUE(ranks_[0].transfers->EndStep(&step0, parts_.get(), {}).ok());
+}
+
+TEST_F(CrossProcessTest, StepsInFlightAtOnceKeepTheirMessagesApart) {
+  // Rank 0 runs its part of steps 1, 2 and 3 at once (three Run calls);
+  // rank 1 serves them one after another, in order, as Serve does. Each
+  // step gets its own input back (four negations): no step reads
+  // another's message, although they share the plan and its transfers.
+  constexpr int kSteps = 3;
+  std::vector<absl::StatusOr<std::vector<Tensor>>> out(kSteps);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kSteps; ++i) {
+    callers.emplace_back([&, i] {
+      CrossProcessStep step(i + 1);
+      ScopedCrossProcessStep scope(&step);
+      out[i] = RunPlan(*ranks_[0].plan,
+                       {Tensor::FromVector(std::vector<float>{1.f * i, 2.f, 3.f},
+                                           Shape({3}))},
+                       nullptr);
+    });
+  }
+  // Rank 1 starts last, in the steps' order.
+  for (int i = 0; i < kSteps; ++i) {
+    CrossProcessStep step(i + 1);
+    ScopedCrossProcessStep scope(&step);
+    absl::StatusOr<std::vector<Tensor>> served =
+        RunPlan(*ranks_[1].plan, {}, nullptr);
+    ASSERT_TRUE(served.ok()) << served.status();
+    EXPECT_EQ(step.received(), std::vector<int>{0});
+  }
+  for (std::thread& t : callers) t.join();
+  for (int i = 0; i < kSteps; ++i) {
+    ASSERT_TRUE(out[i].ok()) << out[i].status();
+    EXPECT_EQ((*out[i])[0].data<float>()[0], 1.f * i) << "step " << i + 1;
+  }
+}
+
+TEST_F(CrossProcessTest, AKernelOutsideAStepIsAnInternalError) {
+  absl::StatusOr<std::vector<Tensor>> out = RunPlan(
+      *ranks_[0].plan,
+      {Tensor::FromVector(std::vector<float>{1.f, 2.f, 3.f}, Shape({3}))},
+      nullptr);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(out.status().message(), HasSubstr("outside a step"));
 }
 
 TEST_F(CrossProcessTest, AFailedRankEndsItsPeersReceiveNamingIt) {
-  for (Rank& k : ranks_) k.transfers->BeginStep(1);
+  CrossProcessStep step(1);
+  ScopedCrossProcessStep scope(&step);
   // Rank 1 fails before sending y back; rank 0 waits in that receive.
   ASSERT_TRUE(ranks_[1].group->SendAbort(1).ok());
   absl::StatusOr<std::vector<Tensor>> out = RunPlan(
@@ -244,7 +297,8 @@ TEST_F(CrossProcessTest, AFailedRankEndsItsPeersReceiveNamingIt) {
 }
 
 TEST_F(CrossProcessTest, ASilentRankIsADeadlineNamingIt) {
-  for (Rank& k : ranks_) k.transfers->BeginStep(1);
+  CrossProcessStep step(1);
+  ScopedCrossProcessStep scope(&step);
   const absl::Time start = absl::Now();
   absl::StatusOr<std::vector<Tensor>> out = RunPlan(
       *ranks_[0].plan,
