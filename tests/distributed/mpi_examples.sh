@@ -6,13 +6,18 @@
 # under mpirun lists both ranks; a step that fails on rank 1 (out of its
 # memory) and ranks that load different models fail on both ranks, naming
 # the rank, within seconds; sluice's own launcher refuses a CPU split (no
-# host tensors without MPI). Skips (exit 77) only when mpirun is not
-# installed (scripts/setup.sh installs Open MPI, so CI runs it).
+# host tensors without MPI). With the pipeline benchmark's path, also
+# several Run calls in flight over two pipeline stages, every step's output
+# equal to one step at a time's (bench/cluster_pipeline_bench.cc). Skips
+# (exit 77) only when mpirun is not installed (scripts/setup.sh installs
+# Open MPI, so CI runs it).
 #
-#   tests/distributed/mpi_examples.sh build/tools/sluice
+#   tests/distributed/mpi_examples.sh build/tools/sluice \
+#       [build/bench/cluster_pipeline_bench]
 set -euo pipefail
 
 SLUICE=$(realpath "$1")
+PIPELINE_BENCH=${2:+$(realpath "$2")}
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 if ! command -v mpirun >/dev/null 2>&1; then
   echo "skipped: mpirun is not installed (scripts/setup.sh installs openmpi-bin)"
@@ -122,3 +127,18 @@ expect_failure bootstrap_host_tensors "start the job with mpirun" \
   --input x=examples/mlp_input.npy --config examples/cluster/mlp_2ranks.pbtxt \
   --output-dir "$WORK/b0"
 wait
+
+# Steps in flight: 4 Run calls at once over two stages of a small chain
+# (under a second); the benchmark fails when a step's output differs.
+if [[ -n "$PIPELINE_BENCH" ]]; then
+  if ! timeout 60 "${MPIRUN[@]}" "$PIPELINE_BENCH" 4 64 2 32 4 1 \
+      >"$WORK/pipeline.log" 2>&1; then
+    echo "FAIL: steps in flight:"; cat "$WORK/pipeline.log"; exit 1
+  fi
+  for r in 0 1; do
+    grep -Eq "cluster: rank $r has [1-9][0-9]* of" "$WORK/pipeline.log" || {
+      echo "FAIL: steps in flight: rank $r ran no node:"
+      cat "$WORK/pipeline.log"; exit 1; }
+  done
+  echo "ok: steps in flight: $(grep -m1 'median' "$WORK/pipeline.log")"
+fi

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "device/cpu_device.h"
 #include "executor/cross_process.h"
 #include "executor/executor.h"
@@ -243,10 +244,22 @@ TEST_F(CrossProcessTest, StepsInFlightAtOnceKeepTheirMessagesApart) {
   // rank 1 serves them one after another, in order, as Serve does. Each
   // step gets its own input back (four negations): no step reads
   // another's message, although they share the plan and its transfers.
+  // The callers start last step first, each once the one before has sent
+  // its value, so rank 1's first receive would take step 3's value if the
+  // steps shared tags.
   constexpr int kSteps = 3;
   std::vector<absl::StatusOr<std::vector<Tensor>>> out(kSteps);
   std::vector<std::thread> callers;
-  for (int i = 0; i < kSteps; ++i) {
+  auto sent_by_rank0 = [&] {
+    absl::MutexLock lock(&boxes_.mu);
+    size_t n = 0;
+    for (const auto& [key, q] : boxes_.queues) {
+      if (std::get<0>(key) == 0) n += q.size();
+    }
+    return n;
+  };
+  for (int i = kSteps - 1; i >= 0; --i) {
+    const size_t before = sent_by_rank0();
     callers.emplace_back([&, i] {
       CrossProcessStep step(i + 1);
       ScopedCrossProcessStep scope(&step);
@@ -255,6 +268,7 @@ TEST_F(CrossProcessTest, StepsInFlightAtOnceKeepTheirMessagesApart) {
                                            Shape({3}))},
                        nullptr);
     });
+    while (sent_by_rank0() < before + 2) absl::SleepFor(absl::Milliseconds(1));
   }
   // Rank 1 starts last, in the steps' order.
   for (int i = 0; i < kSteps; ++i) {
