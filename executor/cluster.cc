@@ -484,16 +484,17 @@ absl::Status ClusterRuntime::Serve(const PlanFor& plan_for,
     ASSIGN_OR_RETURN(StepRequest request, NextStep());
     if (request.end()) return absl::OkStatus();
     CrossProcessStep step(request.step());
-    absl::StatusOr<std::shared_ptr<const ExecutionPlan>> plan =
-        plan_for(request);
-    absl::Status local = plan.status();
-    if (plan.ok()) {
+    absl::StatusOr<ServedStep> served = plan_for(request);
+    absl::Status local = served.status();
+    if (served.ok()) {
       ScopedCrossProcessStep scope(&step);
-      local = RunPlan(**plan, {}, scheduler, nullptr).status();
+      local = RunPlan(*served->plan, std::move(served->feeds), scheduler,
+                      nullptr)
+                  .status();
     }
     absl::Status all = FinishStep(
-        &step, local, plan.ok() ? (*plan)->partitioning.get() : nullptr,
-        plan.ok() ? static_cast<int>((*plan)->nodes.size()) : 0);
+        &step, local, served.ok() ? served->plan->partitioning.get() : nullptr,
+        served.ok() ? static_cast<int>(served->plan->nodes.size()) : 0);
     ++steps_served_;
     if (!all.ok()) ++steps_failed_;
     absl::MutexLock lock(&mu_);

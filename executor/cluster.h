@@ -134,11 +134,15 @@ class ClusterRuntime {
                                               const Scheduler& scheduler,
                                               StepStats* stats);
   // The other ranks: runs this rank's part of each step rank 0 starts,
-  // with the plan `plan_for` gives for it, until rank 0 ends the session
+  // with the plan and feeds `plan_for` gives for it, until rank 0 ends the session
   // (OK) or the job breaks (its error). A step that fails does not end
   // it: rank 0 reports the error, and the next step runs.
-  using PlanFor = std::function<absl::StatusOr<
-      std::shared_ptr<const ExecutionPlan>>(const StepRequest&)>;
+  struct ServedStep {
+    std::shared_ptr<const ExecutionPlan> plan;
+    std::vector<Tensor> feeds;  // this rank's, in the plan's feed order
+  };
+  using PlanFor =
+      std::function<absl::StatusOr<ServedStep>(const StepRequest&)>;
   absl::Status Serve(const PlanFor& plan_for, const Scheduler& scheduler);
   // Steps this rank served, and how many failed (on any rank).
   int64_t steps_served() const { return steps_served_; }

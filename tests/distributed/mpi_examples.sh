@@ -5,8 +5,8 @@
 # rank 0's outputs byte for byte equal to one process's; `sluice devices`
 # under mpirun lists both ranks; a step that fails on rank 1 (out of its
 # memory) and ranks that load different models fail on both ranks, naming
-# the rank, within seconds; sluice's own launcher refuses a CPU split (no
-# host tensors without MPI). With the pipeline benchmark's path, also
+# the rank, within seconds; a feed given on rank 1 enters there; sluice's
+# own launcher refuses a CPU split (no host tensors without MPI). With the pipeline benchmark's path, also
 # several Run calls in flight over two pipeline stages, every step's output
 # equal to one step at a time's (bench/cluster_pipeline_bench.cc). Skips
 # (exit 77) only when mpirun is not installed (scripts/setup.sh installs
@@ -112,6 +112,25 @@ expect_failure different_models "rank 1 (.*) runs another graph than rank 0" \
   -np 1 "$SLUICE" run examples/transformer_block.pb \
   --input x=examples/transformer_block_input.npy \
   --config examples/cluster/mlp_2ranks.pbtxt --output-dir "$WORK/m"
+
+# A feed given on rank 1 (--input-rank x=1): rank 0's command line has no
+# file for it (an MPMD job), the value enters at rank 1's host and the
+# outputs equal one process's; rank 1 given no value fails, naming itself.
+MPMD=(mpirun -np 1 --oversubscribe --allow-run-as-root
+      --mca btl_vader_single_copy_mechanism none --bind-to none)
+RUN_MLP=(run examples/mlp.pbtxt --config examples/cluster/mlp_2ranks.pbtxt
+         --input-rank x=1 --output-dir "$WORK/feed1")
+if ! timeout 60 "${MPMD[@]}" "$SLUICE" "${RUN_MLP[@]}" : -np 1 "$SLUICE" \
+    "${RUN_MLP[@]}" --input x=examples/mlp_input.npy >"$WORK/feed1.log" 2>&1; then
+  echo "FAIL: a feed on rank 1:"; cat "$WORK/feed1.log"; exit 1
+fi
+for f in "$WORK/mlp.one"/*.npy; do
+  cmp -s "$f" "$WORK/feed1/$(basename "$f")" || {
+    echo "FAIL: a feed on rank 1: $(basename "$f") differs"; exit 1; }
+done
+echo "ok: a feed given on rank 1, outputs equal to one process's"
+expect_failure feed_missing_on_rank_1 "rank 1: no feed 'x' was given" \
+  "${MPMD[@]}" "$SLUICE" "${RUN_MLP[@]}" : -np 1 "$SLUICE" "${RUN_MLP[@]}"
 
 # sluice's own launcher carries no host tensors (decision 33): a CPU split
 # started by SLUICE_RANK is refused with what to do, and neither rank hangs.
