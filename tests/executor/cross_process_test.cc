@@ -134,15 +134,24 @@ class CrossProcessTest : public ::testing::Test {
     cluster_ = JoinRankTopologies({one, one});
     placement_.run_order.assign(graph_->topological_order().begin(),
                                 graph_->topological_order().end());
-    placement_.device_of_node.assign(graph_->num_nodes(), 0);
-    for (const char* name : {"n2", "n3"}) {
-      placement_.device_of_node[graph_->FindNode(name)->id()] = 1;
-    }
     feeds_ = {TensorRef{graph_->FindNode("x")->id(), 0}};
     fetches_ = {TensorRef{graph_->FindNode("n3")->id(), 0}};
+    Split({"n2", "n3"}, /*feed_device=*/-1);
+  }
+
+  // Places the nodes `on_rank1` on rank 1, the others on rank 0, with the
+  // feed at topology device `feed_device` (-1: rank 0's host), and
+  // compiles both ranks' plans.
+  void Split(const std::vector<std::string>& on_rank1, int feed_device) {
+    placement_.device_of_node.assign(graph_->num_nodes(), 0);
+    for (const std::string& name : on_rank1) {
+      placement_.device_of_node[graph_->FindNode(name)->id()] = 1;
+    }
+    feed_devices_ = {feed_device};
     PartitionOptions po;
     po.feeds = &feeds_;
     po.fetches = &fetches_;
+    po.feed_devices = &feed_devices_;
     po.host_device = 0;
     po.host_memory_inputs = KernelHostMemoryInputs;
     absl::StatusOr<Partitioning> parts =
@@ -154,9 +163,11 @@ class CrossProcessTest : public ::testing::Test {
 
   void SetUpRank(int r) {
     Rank& k = ranks_[r];
+    k.plan.reset();
     k.cpu = std::make_unique<CpuDevice>(0, 0, 1);
     k.topology_devices.assign(2, nullptr);
     k.topology_devices[r] = k.cpu.get();
+    k.assignment.clear();
     for (int id = 0; id < graph_->num_nodes(); ++id) {
       k.assignment.push_back(k.topology_devices[placement_.device_of_node[id]]);
     }
@@ -188,6 +199,7 @@ class CrossProcessTest : public ::testing::Test {
   ClusterTopology cluster_;
   Placement placement_;
   std::vector<TensorRef> feeds_, fetches_;
+  std::vector<int> feed_devices_;
   std::shared_ptr<const Partitioning> parts_;
   Rank ranks_[2];
 };
@@ -284,6 +296,36 @@ TEST_F(CrossProcessTest, StepsInFlightAtOnceKeepTheirMessagesApart) {
     ASSERT_TRUE(out[i].ok()) << out[i].status();
     EXPECT_EQ((*out[i])[0].data<float>()[0], 1.f * i) << "step " << i + 1;
   }
+}
+
+TEST_F(CrossProcessTest, AFeedGivenOnRankOneIsReadThereWithoutATransfer) {
+  // Every node on rank 1 and x given there: the only transfer is y back to
+  // rank 0; x never passes through rank 0.
+  Split({"n0", "n1", "n2", "n3"}, /*feed_device=*/1);
+  ASSERT_EQ(parts_->transfers.size(), 1u);
+  EXPECT_EQ(parts_->transfers[0].producer.node, graph_->FindNode("n3")->id());
+  EXPECT_TRUE(ranks_[0].plan->feed_slots.empty());
+  EXPECT_EQ(ranks_[1].plan->feed_slots.size(), 1u);
+  CrossProcessStep step0(1), step1(1);
+  absl::StatusOr<std::vector<Tensor>> worker;
+  std::thread rank1([&] {
+    ScopedCrossProcessStep scope(&step1);
+    worker = RunPlan(
+        *ranks_[1].plan,
+        {Tensor::FromVector(std::vector<float>{4.f, 5.f, 6.f}, Shape({3}))},
+        nullptr);
+  });
+  absl::StatusOr<std::vector<Tensor>> out;
+  {
+    ScopedCrossProcessStep scope(&step0);
+    out = RunPlan(*ranks_[0].plan, {}, nullptr);
+  }
+  rank1.join();
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<float>()[2], 6.f);
+  EXPECT_TRUE(step0.sent().empty());
+  EXPECT_EQ(step1.sent(), std::vector<int>{0});
 }
 
 TEST_F(CrossProcessTest, AKernelOutsideAStepIsAnInternalError) {
