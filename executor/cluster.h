@@ -134,9 +134,9 @@ class ClusterRuntime {
                                               const Scheduler& scheduler,
                                               StepStats* stats);
   // The other ranks: runs this rank's part of each step rank 0 starts,
-  // with the plan and feeds `plan_for` gives for it, until rank 0 ends the session
-  // (OK) or the job breaks (its error). A step that fails does not end
-  // it: rank 0 reports the error, and the next step runs.
+  // with the plan and feeds `plan_for` gives for it, until rank 0 ends the
+  // session (OK) or the job breaks (its error). A step that fails does not
+  // end it: rank 0 reports the error, and the next step runs.
   struct ServedStep {
     std::shared_ptr<const ExecutionPlan> plan;
     std::vector<Tensor> feeds;  // this rank's, in the plan's feed order

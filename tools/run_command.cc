@@ -210,16 +210,19 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   const Graph& graph = (*session)->graph();
   absl::StatusOr<std::vector<std::pair<std::string, int>>> on_ranks =
       ParseInputRanks(options.input_ranks, (*session)->world_size());
-  if (!on_ranks.ok()) return FailCommand(on_ranks.status(), options.json, out, err);
+  if (!on_ranks.ok()) {
+    return FailCommand(on_ranks.status(), options.json, out, err);
+  }
   // A job of several processes (config `cluster`): the ranks other than 0
   // run their part of rank 0's step with the inputs --input-rank gives
   // them, and print nothing.
   const int rank = (*session)->rank();
   if (rank != 0) {
     Feeds mine;
-    absl::Status s = MakeFeeds(graph, InputsOfRank(options.inputs, *on_ranks, rank),
-                               /*random_inputs=*/false, 0, &mine, &notes,
-                               EffectiveResourceLimits((*session)->config()));
+    absl::Status s =
+        MakeFeeds(graph, InputsOfRank(options.inputs, *on_ranks, rank),
+                  /*random_inputs=*/false, 0, &mine, &notes,
+                  EffectiveResourceLimits((*session)->config()));
     if (!s.ok()) return FailCommand(s, options.json, out, err);
     absl::Status served = (*session)->Serve(mine);
     if (!served.ok()) return FailCommand(served, options.json, out, err);

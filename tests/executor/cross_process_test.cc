@@ -80,7 +80,9 @@ class LoopbackGroup final : public ProcessGroup {
     memcpy(data, m.data(), m.size());
     return m.size();
   }
-  absl::Status WaitSends(uint64_t, absl::Time) override { return absl::OkStatus(); }
+  absl::Status WaitSends(uint64_t, absl::Time) override {
+    return absl::OkStatus();
+  }
   absl::Status SendAbort(uint64_t) override {
     absl::MutexLock lock(&boxes_->mu);
     for (int r = 0; r < size_; ++r) {
@@ -275,10 +277,9 @@ TEST_F(CrossProcessTest, StepsInFlightAtOnceKeepTheirMessagesApart) {
     callers.emplace_back([&, i] {
       CrossProcessStep step(i + 1);
       ScopedCrossProcessStep scope(&step);
+      std::vector<float> x = {1.f * i, 2.f, 3.f};
       out[i] = RunPlan(*ranks_[0].plan,
-                       {Tensor::FromVector(std::vector<float>{1.f * i, 2.f, 3.f},
-                                           Shape({3}))},
-                       nullptr);
+                       {Tensor::FromVector(x, Shape({3}))}, nullptr);
     });
     while (sent_by_rank0() < before + 2) absl::SleepFor(absl::Milliseconds(1));
   }
