@@ -12,7 +12,7 @@
 // two stages use one core each.
 //
 //   mpirun -np 2 --oversubscribe build/bench/cluster_pipeline_bench
-//       [LAYERS=8 WIDTH=512 BATCH=16 STEPS=64 IN_FLIGHT=4 ROUNDS=5]
+//       [LAYERS=8 WIDTH=512 BATCH=16 STEPS=64 IN_FLIGHT=2 ROUNDS=5]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,7 +40,7 @@ struct Options {
   int width = 512;
   int batch = 16;
   int steps = 64;
-  int in_flight = 4;
+  int in_flight = 2;
   int rounds = 5;
 };
 
