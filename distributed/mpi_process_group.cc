@@ -20,8 +20,12 @@
 namespace sluice {
 namespace {
 
-// Above every tensor tag (process_group.h).
+// Above every tensor tag (process_group.h): one abort tag per step
+// channel, then the announcements (steps' requests).
 constexpr int kAbortTag = kMaxMessageTag + 1;
+constexpr int kAnnounceTag = kAbortTag + kStepChannels;
+
+int AbortTag(int channel) { return kAbortTag + channel; }
 
 std::string MpiErrorText(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -115,12 +119,20 @@ class MpiProcessGroup final : public ProcessGroup {
   MpiProcessGroup(MPI_Comm comm, int rank, int size, std::string library)
       : comm_(comm), rank_(rank), size_(size), library_(std::move(library)) {}
   ~MpiProcessGroup() override {
-    if (failure_.ok()) {
-      WaitSends(absl::Now() + absl::Seconds(10)).IgnoreError();
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    bool pending = false;
+    for (int c = 0; c < kStepChannels; ++c) {
+      if (Failure().ok()) WaitSends(c, deadline).IgnoreError();
+    }
+    if (Failure().ok()) WaitAnnouncements(deadline).IgnoreError();
+    {
+      absl::MutexLock lock(&mu_);
+      for (const auto& channel : sends_) pending = pending || !channel.empty();
+      pending = pending || !announce_sends_.empty();
     }
     // Requests still pending (a broken job) keep the communicator alive;
     // MPI_Finalize at exit deals with them.
-    if (sends_.empty() && failure_.ok()) MPI_Comm_free(&comm_);
+    if (!pending && Failure().ok()) MPI_Comm_free(&comm_);
   }
 
   int rank() const override { return rank_; }
@@ -131,7 +143,7 @@ class MpiProcessGroup final : public ProcessGroup {
 
   absl::StatusOr<std::vector<std::string>> AllGather(
       absl::string_view blob, absl::Duration timeout) override {
-    RETURN_IF_ERROR(failure_);
+    RETURN_IF_ERROR(Failure());
     const absl::Time deadline = absl::Now() + timeout;
     const std::string what = absl::StrCat("rank ", rank_, ": all-gather");
     int64_t mine = static_cast<int64_t>(blob.size());
@@ -170,7 +182,7 @@ class MpiProcessGroup final : public ProcessGroup {
 
   absl::StatusOr<std::string> Broadcast(absl::string_view blob,
                                         absl::Duration timeout) override {
-    RETURN_IF_ERROR(failure_);
+    RETURN_IF_ERROR(Failure());
     const absl::Time deadline = absl::Now() + timeout;
     const std::string what = absl::StrCat("rank ", rank_, ": broadcast");
     int64_t size = rank_ == 0 ? static_cast<int64_t>(blob.size()) : 0;
@@ -198,7 +210,7 @@ class MpiProcessGroup final : public ProcessGroup {
 
   absl::Status Send(int dst, int tag, const void* data,
                     size_t bytes) override {
-    RETURN_IF_ERROR(failure_);
+    RETURN_IF_ERROR(Failure());
     RETURN_IF_ERROR(CheckPeer(dst, tag));
     if (bytes > static_cast<size_t>(INT_MAX)) {
       return absl::UnimplementedError(absl::StrCat(
@@ -209,14 +221,16 @@ class MpiProcessGroup final : public ProcessGroup {
     SLUICE_MPI_CALL(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dst,
                               tag, comm_, &request),
                     absl::StrCat("send to rank ", dst));
-    sends_.push_back(request);
+    absl::MutexLock lock(&mu_);
+    sends_[tag / kTagsPerStep].push_back(request);
     return absl::OkStatus();
   }
 
   absl::StatusOr<size_t> Recv(int src, int tag, void* data, size_t capacity,
                               absl::Time deadline) override {
-    RETURN_IF_ERROR(failure_);
+    RETURN_IF_ERROR(Failure());
     RETURN_IF_ERROR(CheckPeer(src, tag));
+    const int abort_tag = AbortTag(tag / kTagsPerStep);
     const int count =
         static_cast<int>(std::min<size_t>(capacity, static_cast<size_t>(INT_MAX)));
     const std::string what =
@@ -230,7 +244,7 @@ class MpiProcessGroup final : public ProcessGroup {
       int flag = 0;
       MPI_Status probe;
       SLUICE_MPI_CALL(
-          MPI_Iprobe(MPI_ANY_SOURCE, kAbortTag, comm_, &flag, &probe), what);
+          MPI_Iprobe(MPI_ANY_SOURCE, abort_tag, comm_, &flag, &probe), what);
       if (flag) {
         aborted_by = probe.MPI_SOURCE;
         return absl::AbortedError("");
@@ -262,51 +276,64 @@ class MpiProcessGroup final : public ProcessGroup {
     return static_cast<size_t>(received);
   }
 
-  absl::Status WaitSends(absl::Time deadline) override {
-    if (sends_.empty()) return absl::OkStatus();
+  absl::Status WaitSends(uint64_t step, absl::Time deadline) override {
+    const int channel = StepChannel(step);
+    std::vector<MPI_Request> requests;
+    {
+      absl::MutexLock lock(&mu_);
+      requests.swap(sends_[channel]);
+    }
+    if (requests.empty()) return absl::OkStatus();
     const std::string what = absl::StrCat("rank ", rank_, ": sends");
     while (true) {
       int done = 0;
-      SLUICE_MPI_CALL(MPI_Testall(static_cast<int>(sends_.size()),
-                                  sends_.data(), &done, MPI_STATUSES_IGNORE),
+      SLUICE_MPI_CALL(MPI_Testall(static_cast<int>(requests.size()),
+                                  requests.data(), &done, MPI_STATUSES_IGNORE),
                       what);
       if (done) break;
       if (absl::Now() >= deadline) {
-        return Broken(absl::DeadlineExceededError(absl::StrCat(
-            what, ": ", sends_.size(),
-            " messages not delivered by the deadline")));
+        absl::MutexLock lock(&mu_);
+        const size_t n = requests.size();
+        // Kept, so that the communicator outlives them.
+        sends_[channel].insert(sends_[channel].end(), requests.begin(),
+                               requests.end());
+        return BrokenLocked(absl::DeadlineExceededError(absl::StrCat(
+            what, ": ", n, " messages not delivered by the deadline")));
       }
       std::this_thread::yield();
     }
-    sends_.clear();
-    abort_payloads_.clear();
+    absl::MutexLock lock(&mu_);
+    abort_payloads_[channel].clear();
     return absl::OkStatus();
   }
 
   absl::Status SendAbort(uint64_t step) override {
-    RETURN_IF_ERROR(failure_);
-    abort_payloads_.push_back(step);
+    RETURN_IF_ERROR(Failure());
+    const int channel = StepChannel(step);
+    absl::MutexLock lock(&mu_);
+    abort_payloads_[channel].push_back(step);
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
       MPI_Request request;
-      SLUICE_MPI_CALL(MPI_Isend(&abort_payloads_.back(), 1, MPI_UINT64_T, r,
-                                kAbortTag, comm_, &request),
+      SLUICE_MPI_CALL(MPI_Isend(&abort_payloads_[channel].back(), 1,
+                                MPI_UINT64_T, r, AbortTag(channel), comm_,
+                                &request),
                       absl::StrCat("abort to rank ", r));
-      sends_.push_back(request);
+      sends_[channel].push_back(request);
     }
     return absl::OkStatus();
   }
 
   absl::Status DiscardAbort(int src, uint64_t step,
                             absl::Time deadline) override {
-    RETURN_IF_ERROR(failure_);
+    RETURN_IF_ERROR(Failure());
     const std::string what = absl::StrCat("rank ", rank_,
                                           ": abort message of rank ", src);
     while (true) {
       uint64_t got = 0;
       MPI_Request request;
-      SLUICE_MPI_CALL(MPI_Irecv(&got, 1, MPI_UINT64_T, src, kAbortTag, comm_,
-                                &request),
+      SLUICE_MPI_CALL(MPI_Irecv(&got, 1, MPI_UINT64_T, src,
+                                AbortTag(StepChannel(step)), comm_, &request),
                       what);
       absl::Status s = PollRequest(&request, MPI_STATUS_IGNORE, deadline, what);
       if (!s.ok()) {
@@ -315,6 +342,68 @@ class MpiProcessGroup final : public ProcessGroup {
         return Broken(s);
       }
       if (got >= step) return absl::OkStatus();  // older ones: read on
+    }
+  }
+
+  absl::Status Announce(absl::string_view blob,
+                        absl::Duration timeout) override {
+    RETURN_IF_ERROR(Failure());
+    if (blob.size() > static_cast<size_t>(INT_MAX)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "rank ", rank_, ": an announcement of ", blob.size(), " bytes"));
+    }
+    absl::MutexLock lock(&mu_);
+    // What earlier announcements sent is let go once all of it arrived.
+    if (!announce_sends_.empty()) {
+      int done = 0;
+      SLUICE_MPI_CALL(MPI_Testall(static_cast<int>(announce_sends_.size()),
+                                  announce_sends_.data(), &done,
+                                  MPI_STATUSES_IGNORE),
+                      "announcement");
+      if (done) {
+        announce_sends_.clear();
+        announce_blobs_.clear();
+      }
+    }
+    announce_blobs_.emplace_back(blob);
+    const std::string& kept = announce_blobs_.back();
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      MPI_Request request;
+      SLUICE_MPI_CALL(MPI_Isend(kept.data(), static_cast<int>(kept.size()),
+                                MPI_BYTE, r, kAnnounceTag, comm_, &request),
+                      absl::StrCat("announcement to rank ", r));
+      announce_sends_.push_back(request);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> NextAnnouncement() override {
+    RETURN_IF_ERROR(Failure());
+    const std::string what =
+        absl::StrCat("rank ", rank_, ": waiting for rank 0's next step");
+    const absl::Time start = absl::Now();
+    while (true) {
+      int flag = 0;
+      MPI_Message message;
+      MPI_Status status;
+      SLUICE_MPI_CALL(
+          MPI_Improbe(0, kAnnounceTag, comm_, &flag, &message, &status), what);
+      if (flag) {
+        int count = 0;
+        MPI_Get_count(&status, MPI_BYTE, &count);
+        std::string blob(count, '\0');
+        SLUICE_MPI_CALL(MPI_Mrecv(blob.data(), count, MPI_BYTE, &message,
+                                  MPI_STATUS_IGNORE),
+                        what);
+        return blob;
+      }
+      // As PollRequest: yield at first, then sleep (an idle worker).
+      if (absl::Now() - start < absl::Milliseconds(100)) {
+        std::this_thread::yield();
+      } else {
+        absl::SleepFor(absl::Microseconds(200));
+      }
     }
   }
 
@@ -330,9 +419,43 @@ class MpiProcessGroup final : public ProcessGroup {
     return absl::OkStatus();
   }
 
+  // Waits for the announcements' sends (when the group goes away).
+  absl::Status WaitAnnouncements(absl::Time deadline) {
+    while (true) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (announce_sends_.empty()) return absl::OkStatus();
+        int done = 0;
+        SLUICE_MPI_CALL(MPI_Testall(static_cast<int>(announce_sends_.size()),
+                                    announce_sends_.data(), &done,
+                                    MPI_STATUSES_IGNORE),
+                        "announcement");
+        if (done) {
+          announce_sends_.clear();
+          announce_blobs_.clear();
+          return absl::OkStatus();
+        }
+      }
+      if (absl::Now() >= deadline) {
+        return absl::DeadlineExceededError("announcements not delivered");
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  absl::Status Failure() const {
+    absl::MutexLock lock(&mu_);
+    return failure_;
+  }
+
   // A collective or the sends that did not finish leave the group unusable:
   // the next call fails at once with the same error.
   absl::Status Broken(absl::Status s) {
+    absl::MutexLock lock(&mu_);
+    return BrokenLocked(std::move(s));
+  }
+  absl::Status BrokenLocked(absl::Status s)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!s.ok() && failure_.ok()) failure_ = s;
     return s;
   }
@@ -341,9 +464,14 @@ class MpiProcessGroup final : public ProcessGroup {
   const int rank_;
   const int size_;
   const std::string library_;
-  std::vector<MPI_Request> sends_;
-  std::deque<uint64_t> abort_payloads_;  // stable addresses for Isend
-  absl::Status failure_;
+  mutable absl::Mutex mu_;
+  // Per step channel: the sends not yet waited for, and the abort
+  // messages' payloads (stable addresses for Isend).
+  std::vector<MPI_Request> sends_[kStepChannels] ABSL_GUARDED_BY(mu_);
+  std::deque<uint64_t> abort_payloads_[kStepChannels] ABSL_GUARDED_BY(mu_);
+  std::vector<MPI_Request> announce_sends_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> announce_blobs_ ABSL_GUARDED_BY(mu_);
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -374,10 +502,10 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ConnectMpiProcessGroup(
   void* tag_ub = nullptr;
   int has_tag_ub = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &has_tag_ub);
-  if (has_tag_ub && *static_cast<int*>(tag_ub) < kAbortTag) {
+  if (has_tag_ub && *static_cast<int*>(tag_ub) < kAnnounceTag) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the MPI library's largest tag is ", *static_cast<int*>(tag_ub),
-        "; sluice needs ", kAbortTag));
+        "; sluice needs ", kAnnounceTag));
   }
   return std::unique_ptr<ProcessGroup>(
       new MpiProcessGroup(comm, rank, size, MpiLibraryVersion()));

@@ -46,7 +46,9 @@ class BootstrapProcessGroup final : public ProcessGroup {
   absl::StatusOr<size_t> Recv(int, int, void*, size_t, absl::Time) override {
     return NoMessages("sluice's bootstrap");
   }
-  absl::Status WaitSends(absl::Time) override { return absl::OkStatus(); }
+  absl::Status WaitSends(uint64_t, absl::Time) override {
+    return absl::OkStatus();
+  }
   // Without messages a failed rank has nothing to interrupt: its peers
   // wait in NCCL, which the session aborts, or in the status exchange.
   absl::Status SendAbort(uint64_t) override { return absl::OkStatus(); }
@@ -83,7 +85,9 @@ class SingleProcessGroup final : public ProcessGroup {
     return absl::InvalidArgumentError(
         absl::StrCat("rank ", src, " in a job of one process"));
   }
-  absl::Status WaitSends(absl::Time) override { return absl::OkStatus(); }
+  absl::Status WaitSends(uint64_t, absl::Time) override {
+    return absl::OkStatus();
+  }
   absl::Status SendAbort(uint64_t) override { return absl::OkStatus(); }
   absl::Status DiscardAbort(int, uint64_t, absl::Time) override {
     return absl::OkStatus();
@@ -91,6 +95,15 @@ class SingleProcessGroup final : public ProcessGroup {
 };
 
 }  // namespace
+
+absl::Status ProcessGroup::Announce(absl::string_view blob,
+                                    absl::Duration timeout) {
+  return Broadcast(blob, timeout).status();
+}
+
+absl::StatusOr<std::string> ProcessGroup::NextAnnouncement() {
+  return Broadcast("", absl::InfiniteDuration());
+}
 
 absl::StatusOr<std::unique_ptr<ProcessGroup>> ConnectProcessGroup(
     const ProcessGroupInfo& info, std::vector<FingerprintPart> fingerprint,

@@ -15,8 +15,15 @@
 // others with SendAbort, which ends their Recv at once (ABORTED, naming
 // it), so no rank waits for a peer that will not send.
 //
-// Thread safety: one thread at a time (a session runs one cross-process
-// step at a time).
+// Several steps may be in flight at once (rank 0 runs the first stage of
+// step i+1 while another rank runs the second stage of step i): each step
+// has a channel (StepChannel), its messages' tags and its abort, so the
+// messages and aborts of steps in flight never meet.
+//
+// Thread safety: where HasMessages(), Send, Recv, WaitSends, SendAbort,
+// DiscardAbort and Announce may be called from several threads at once
+// (one per step in flight); AllGather and Broadcast from one thread at a
+// time, in the same order on every rank.
 #ifndef SLUICE_DISTRIBUTED_PROCESS_GROUP_H_
 #define SLUICE_DISTRIBUTED_PROCESS_GROUP_H_
 
@@ -38,6 +45,17 @@ namespace sluice {
 // Tags of point-to-point messages are below this; the transports keep the
 // tags above it for their own control messages.
 inline constexpr int kMaxMessageTag = 1 << 24;
+// Steps in flight at once, at most: tags [c * kTagsPerStep, (c + 1) *
+// kTagsPerStep) belong to channel c, the step's number modulo this.
+inline constexpr int kStepChannels = 64;
+inline constexpr int kTagsPerStep = kMaxMessageTag / kStepChannels;
+inline int StepChannel(uint64_t step) {
+  return static_cast<int>(step % kStepChannels);
+}
+// The tag of message `t` (0 <= t < kTagsPerStep) of step `step`.
+inline int StepTag(uint64_t step, int t) {
+  return StepChannel(step) * kTagsPerStep + t;
+}
 
 class ProcessGroup {
  public:
@@ -67,21 +85,34 @@ class ProcessGroup {
                             size_t bytes) = 0;
   // Receives the next message from `src` with `tag` into `data` (at most
   // `capacity` bytes) and returns its size. Fails with ABORTED, naming the
-  // rank, as soon as some rank calls SendAbort; DEADLINE_EXCEEDED at
+  // rank, as soon as some rank calls SendAbort for a step of the tag's
+  // channel; DEADLINE_EXCEEDED at
   // `deadline`, naming `src`; INVALID_ARGUMENT when the message is larger
   // than `capacity`.
   virtual absl::StatusOr<size_t> Recv(int src, int tag, void* data,
                                       size_t capacity, absl::Time deadline) = 0;
-  // Waits until every Send so far has been delivered (its buffer may be
-  // reused). DEADLINE_EXCEEDED at `deadline`.
-  virtual absl::Status WaitSends(absl::Time deadline) = 0;
+  // Waits until every Send so far with a tag of `step`'s channel, and its
+  // SendAbort, has been delivered (the buffers may be reused).
+  // DEADLINE_EXCEEDED at `deadline`.
+  virtual absl::Status WaitSends(uint64_t step, absl::Time deadline) = 0;
   // Tells every other rank that this one failed step `step`: their Recv
-  // returns ABORTED naming this rank. Non-blocking.
+  // of a tag of the step's channel returns ABORTED naming this rank.
+  // Non-blocking.
   virtual absl::Status SendAbort(uint64_t step) = 0;
   // Consumes the abort message of step `step` that rank `src` sent (after
   // the step, so it does not end a Recv of a later one).
   virtual absl::Status DiscardAbort(int src, uint64_t step,
                                     absl::Time deadline) = 0;
+
+  // Rank 0: sends `blob` (a step's request) to every other rank, which
+  // reads rank 0's blobs in the order sent with NextAnnouncement. Where
+  // HasMessages() it returns without waiting for them, so step i+1's
+  // request can go out before step i's status exchange; otherwise it is
+  // Broadcast (a collective: whole steps then run one at a time).
+  virtual absl::Status Announce(absl::string_view blob,
+                                absl::Duration timeout);
+  // The other ranks: rank 0's next Announce, waiting as long as it takes.
+  virtual absl::StatusOr<std::string> NextAnnouncement();
 };
 
 struct ProcessGroupOptions {

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -303,20 +305,52 @@ absl::StatusOr<std::string> ClusterRuntime::SetUpGpuRoute(Device* local) {
                       NcclDescription(), " from ", local->name());
 }
 
-absl::Status ClusterRuntime::StartStep(StepRequest request) {
+bool ClusterRuntime::pipelined() const {
+  return group_->HasMessages() &&
+         (transfers_ == nullptr || transfers_->gpu_transport() == nullptr);
+}
+
+bool ClusterRuntime::broken() const {
+  absl::MutexLock lock(&mu_);
+  return !broken_.ok();
+}
+
+int ClusterRuntime::max_steps_in_flight() const {
+  absl::MutexLock lock(&mu_);
+  return max_in_flight_;
+}
+
+absl::StatusOr<uint64_t> ClusterRuntime::StartStep(StepRequest request) {
+  absl::MutexLock lock(&mu_);
+  // A step's channel (its tags) is free once the step kStepChannels
+  // before it has finished.
+  auto channel_free = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return step_ + 1 < finishing_ + kStepChannels || !broken_.ok();
+  };
+  mu_.Await(absl::Condition(&channel_free));
   RETURN_IF_ERROR(broken_);
-  request.set_step(++step_);
-  transfers_->BeginStep(step_);
-  absl::StatusOr<std::string> sent =
-      group_->Broadcast(request.SerializeAsString(), step_timeout_);
-  if (!sent.ok()) broken_ = sent.status();
-  return sent.status();
+  const uint64_t step = step_ + 1;
+  request.set_step(step);
+  // Under the lock: the requests go out in the steps' order.
+  absl::Status sent =
+      group_->Announce(request.SerializeAsString(), step_timeout_);
+  if (!sent.ok()) {
+    broken_ = sent;
+    return sent;
+  }
+  step_ = step;
+  max_in_flight_ =
+      std::max(max_in_flight_, static_cast<int>(step_ + 1 - finishing_));
+  return step;
 }
 
 absl::StatusOr<StepRequest> ClusterRuntime::NextStep() {
-  RETURN_IF_ERROR(broken_);
-  absl::StatusOr<std::string> blob =
-      group_->Broadcast("", absl::InfiniteDuration());
+  {
+    absl::MutexLock lock(&mu_);
+    RETURN_IF_ERROR(broken_);
+  }
+  absl::StatusOr<std::string> blob = group_->NextAnnouncement();
+  absl::MutexLock lock(&mu_);
   if (!blob.ok()) {
     broken_ = blob.status();
     return blob.status();
@@ -326,35 +360,62 @@ absl::StatusOr<StepRequest> ClusterRuntime::NextStep() {
     return absl::DataLossError("rank 0's step request does not parse");
   }
   step_ = request.step();
-  if (!request.end()) transfers_->BeginStep(step_);
+  finishing_ = step_;
   return request;
 }
 
-absl::Status ClusterRuntime::FinishStep(const absl::Status& local,
+absl::Status ClusterRuntime::FinishStep(CrossProcessStep* step,
+                                        const absl::Status& local,
                                         const Partitioning* parts,
                                         int nodes_run) {
-  RETURN_IF_ERROR(broken_);
+  const uint64_t n = step->step();
+  {
+    // Status exchanges (collectives) run in the steps' order.
+    absl::MutexLock lock(&mu_);
+    auto my_turn = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return finishing_ == n;
+    };
+    mu_.Await(absl::Condition(&my_turn));
+  }
+  absl::Status broken;
+  absl::Status all = ExchangeStatus(step, local, parts, nodes_run, &broken);
+  absl::MutexLock lock(&mu_);
+  if (!broken.ok() && broken_.ok()) broken_ = broken;
+  finishing_ = n + 1;
+  return all;
+}
+
+absl::Status ClusterRuntime::ExchangeStatus(CrossProcessStep* step,
+                                            const absl::Status& local,
+                                            const Partitioning* parts,
+                                            int nodes_run,
+                                            absl::Status* broken) {
+  {
+    absl::MutexLock lock(&mu_);
+    RETURN_IF_ERROR(broken_);
+  }
+  const uint64_t n = step->step();
   StepReport mine;
   mine.set_code(static_cast<int>(local.code()));
   mine.set_error(std::string(local.message()));
   mine.set_nodes_run(nodes_run);
-  for (int t : transfers_->sent()) mine.add_sent(t);
-  for (int r : transfers_->sent_to()) mine.add_sent_to(r);
-  for (int t : transfers_->received()) mine.add_received(t);
+  for (int t : step->sent()) mine.add_sent(t);
+  for (int r : step->sent_to()) mine.add_sent_to(r);
+  for (int t : step->received()) mine.add_received(t);
   if (!local.ok() && local.code() != absl::StatusCode::kAborted) {
     // Peers waiting for this rank's tensors stop now, not at the timeout.
-    absl::Status s = group_->SendAbort(step_);
+    absl::Status s = group_->SendAbort(n);
     mine.set_sent_abort(s.ok());
   }
   absl::StatusOr<std::vector<std::string>> blobs =
       group_->AllGather(mine.SerializeAsString(), step_timeout_);
   if (!blobs.ok()) {
-    broken_ = absl::Status(
+    *broken = absl::Status(
         blobs.status().code(),
         absl::StrCat("the job can run no more steps: a rank did not report "
-                     "how its part of step ", step_, " went: ",
+                     "how its part of step ", n, " went: ",
                      blobs.status().message()));
-    return broken_;
+    return *broken;
   }
   std::vector<StepReport> reports(blobs->size());
   std::vector<std::pair<int, int>> sent_to_me;
@@ -372,14 +433,14 @@ absl::Status ClusterRuntime::FinishStep(const absl::Status& local,
       }
     }
     if (reports[r].sent_abort()) {
-      drained.Update(group_->DiscardAbort(r, step_, deadline));
+      drained.Update(group_->DiscardAbort(r, n, deadline));
     }
   }
-  drained.Update(transfers_->EndStep(parts, sent_to_me));
+  drained.Update(transfers_->EndStep(step, parts, sent_to_me));
   if (!drained.ok()) {
-    broken_ = absl::Status(
+    *broken = absl::Status(
         drained.code(),
-        absl::StrCat("the job can run no more steps: ending step ", step_,
+        absl::StrCat("the job can run no more steps: ending step ", n,
                      " failed: ", drained.message()));
   }
   // The root cause first: an error that is not another rank's abort.
@@ -398,10 +459,17 @@ absl::Status ClusterRuntime::FinishStep(const absl::Status& local,
 absl::StatusOr<std::vector<Tensor>> ClusterRuntime::RunStep(
     StepRequest request, const ExecutionPlan& plan, std::vector<Tensor> feeds,
     const Scheduler& scheduler, StepStats* stats) {
-  RETURN_IF_ERROR(StartStep(std::move(request)));
-  absl::StatusOr<std::vector<Tensor>> out =
-      RunPlan(plan, std::move(feeds), scheduler, stats);
-  RETURN_IF_ERROR(FinishStep(out.status(), plan.partitioning.get(),
+  // Without pipelining whole steps run one at a time.
+  std::optional<absl::MutexLock> serial;
+  if (!pipelined()) serial.emplace(&serial_mu_);
+  ASSIGN_OR_RETURN(uint64_t n, StartStep(std::move(request)));
+  CrossProcessStep step(n);
+  absl::StatusOr<std::vector<Tensor>> out;
+  {
+    ScopedCrossProcessStep scope(&step);
+    out = RunPlan(plan, std::move(feeds), scheduler, stats);
+  }
+  RETURN_IF_ERROR(FinishStep(&step, out.status(), plan.partitioning.get(),
                              static_cast<int>(plan.nodes.size())));
   return out;
 }
@@ -415,25 +483,33 @@ absl::Status ClusterRuntime::Serve(const PlanFor& plan_for,
   while (true) {
     ASSIGN_OR_RETURN(StepRequest request, NextStep());
     if (request.end()) return absl::OkStatus();
-    absl::StatusOr<std::shared_ptr<const ExecutionPlan>> plan =
-        plan_for(request);
-    absl::Status local = plan.status();
-    if (plan.ok()) local = RunPlan(**plan, {}, scheduler, nullptr).status();
+    CrossProcessStep step(request.step());
+    absl::StatusOr<ServedStep> served = plan_for(request);
+    absl::Status local = served.status();
+    if (served.ok()) {
+      ScopedCrossProcessStep scope(&step);
+      local = RunPlan(*served->plan, std::move(served->feeds), scheduler,
+                      nullptr)
+                  .status();
+    }
     absl::Status all = FinishStep(
-        local, plan.ok() ? (*plan)->partitioning.get() : nullptr,
-        plan.ok() ? static_cast<int>((*plan)->nodes.size()) : 0);
+        &step, local, served.ok() ? served->plan->partitioning.get() : nullptr,
+        served.ok() ? static_cast<int>(served->plan->nodes.size()) : 0);
     ++steps_served_;
     if (!all.ok()) ++steps_failed_;
-    if (broken()) return broken_;
+    absl::MutexLock lock(&mu_);
+    if (!broken_.ok()) return broken_;
   }
 }
 
 void ClusterRuntime::End() {
-  if (rank() != 0 || !broken_.ok() || world_size() <= 1) return;
+  if (rank() != 0 || world_size() <= 1) return;
+  absl::MutexLock lock(&mu_);
+  if (!broken_.ok()) return;
   StepRequest end;
   end.set_end(true);
   end.set_step(++step_);
-  group_->Broadcast(end.SerializeAsString(), absl::Seconds(30)).IgnoreError();
+  group_->Announce(end.SerializeAsString(), absl::Seconds(30)).IgnoreError();
 }
 
 }  // namespace sluice

@@ -17,23 +17,35 @@
 //      transfers it sent, drops the messages nobody received, and waits for
 //      its sends; rank 0 returns the failing rank's error, "rank R: ...".
 // Every wait inside a step is bounded by cluster.step_timeout_seconds.
+// Steps pipeline: several Run calls may be in flight on rank 0 (each its
+// own thread), each rank runs its part of the steps in their order, and
+// rank 0 starts step i+1 as soon as its own part of step i is done (the
+// requests go point to point, each step's messages have their own tags),
+// so with a model split into stages step i+1's first stage runs while
+// step i's second one does. Status exchanges stay in step order. Over a
+// GPU transport (NCCL) or without MPI messages whole steps run one at a
+// time.
 //
 //   ASSIGN_OR_RETURN(auto cluster, ClusterRuntime::Join(config, graph));
 //   ASSIGN_OR_RETURN(const ClusterTopology* topo,
 //                    cluster->ExchangeDevices(machine.topology));
 //   ASSIGN_OR_RETURN(Placement p, cluster->SharePlacement(place_fn));
 //
-// Thread safety: one step at a time (the session holds a lock).
+// Thread safety: RunStep may be called from several threads at once (the
+// steps in flight); the rest from one thread, before steps (Join through
+// SetUpGpuRoute) or on the ranks other than 0 (Serve).
 #ifndef SLUICE_EXECUTOR_CLUSTER_H_
 #define SLUICE_EXECUTOR_CLUSTER_H_
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distributed/process_group.h"
 #include "executor/cross_process.h"
@@ -89,42 +101,62 @@ class ClusterRuntime {
   // What a plan of this rank needs (plan.h).
   const CrossProcessPlan* plan_options() const { return &plan_; }
 
-  // Rank 0: sends the step's signature to the others.
-  absl::Status StartStep(StepRequest request);
+  // Whether steps pipeline (see above): MPI messages and no GPU transport.
+  bool pipelined() const;
+
+  // Rank 0: numbers the step (waiting while kStepChannels steps are in
+  // flight) and sends its signature to the others. Returns the number.
+  absl::StatusOr<uint64_t> StartStep(StepRequest request);
   // Other ranks: waits (without a deadline) for rank 0's next step; a
   // request with `end` set when rank 0's session ends.
   absl::StatusOr<StepRequest> NextStep();
-  // Every rank, after running its part (`local`: how it went; `parts`:
-  // the partitioning it ran, null when it failed before having one): the
-  // status exchange of step 3 above. Returns OK when every rank succeeded,
-  // else the first rank's root error ("rank R: ..."), preferring errors
-  // that are not a consequence of another rank's failure (ABORTED).
-  absl::Status FinishStep(const absl::Status& local, const Partitioning* parts,
-                          int nodes_run);
-  // Rank 0: ends the others' Serve (the session is going away).
+  // Every rank, after running its part of `step` (`local`: how it went;
+  // `parts`: the partitioning it ran, null when it failed before having
+  // one): the status exchange of step 3 above, in step order (rank 0
+  // waits here for the steps before). Returns OK when every rank
+  // succeeded, else the first rank's root error ("rank R: ..."),
+  // preferring errors that are not a consequence of another rank's
+  // failure (ABORTED).
+  absl::Status FinishStep(CrossProcessStep* step, const absl::Status& local,
+                          const Partitioning* parts, int nodes_run);
+  // Rank 0: ends the others' Serve (the session is going away; no step in
+  // flight).
   void End();
   // True once the job can run no more steps (a rank stopped answering).
-  bool broken() const { return !broken_.ok(); }
+  bool broken() const;
 
   // Rank 0's step: StartStep(request), its own part of `plan` with
   // `feeds`, FinishStep. Returns the fetches, or the first rank's error.
+  // Several may run at once (pipelined()), else one at a time.
   absl::StatusOr<std::vector<Tensor>> RunStep(StepRequest request,
                                               const ExecutionPlan& plan,
                                               std::vector<Tensor> feeds,
                                               const Scheduler& scheduler,
                                               StepStats* stats);
   // The other ranks: runs this rank's part of each step rank 0 starts,
-  // with the plan `plan_for` gives for it, until rank 0 ends the session
-  // (OK) or the job breaks (its error). A step that fails does not end
-  // it: rank 0 reports the error, and the next step runs.
-  using PlanFor = std::function<absl::StatusOr<
-      std::shared_ptr<const ExecutionPlan>>(const StepRequest&)>;
+  // with the plan and feeds `plan_for` gives for it, until rank 0 ends the
+  // session (OK) or the job breaks (its error). A step that fails does not
+  // end it: rank 0 reports the error, and the next step runs.
+  struct ServedStep {
+    std::shared_ptr<const ExecutionPlan> plan;
+    std::vector<Tensor> feeds;  // this rank's, in the plan's feed order
+  };
+  using PlanFor =
+      std::function<absl::StatusOr<ServedStep>(const StepRequest&)>;
   absl::Status Serve(const PlanFor& plan_for, const Scheduler& scheduler);
   // Steps this rank served, and how many failed (on any rank).
   int64_t steps_served() const { return steps_served_; }
   int64_t steps_failed() const { return steps_failed_; }
+  // Rank 0: the most steps that were in flight at once (StartStep to the
+  // end of FinishStep).
+  int max_steps_in_flight() const;
 
  private:
+  // FinishStep's exchange; `broken` set when the job can run no more.
+  absl::Status ExchangeStatus(CrossProcessStep* step, const absl::Status& local,
+                              const Partitioning* parts, int nodes_run,
+                              absl::Status* broken);
+
   ClusterRuntime(std::unique_ptr<ProcessGroup> group, std::string digest,
                  absl::Duration step_timeout)
       : group_(std::move(group)), graph_digest_(std::move(digest)),
@@ -136,11 +168,19 @@ class ClusterRuntime {
   ClusterTopology topology_;
   std::unique_ptr<CrossProcessTransfers> transfers_;
   CrossProcessPlan plan_;
-  uint64_t step_ = 0;
-  int64_t steps_served_ = 0;
+  int64_t steps_served_ = 0;  // the ranks other than 0 (Serve's thread)
   int64_t steps_failed_ = 0;
+
+  // Whole steps, one at a time, where they do not pipeline.
+  absl::Mutex serial_mu_;
+  mutable absl::Mutex mu_;
+  // The last step started (rank 0) or received (the others).
+  uint64_t step_ ABSL_GUARDED_BY(mu_) = 0;
+  // The next step whose status exchange may run (they run in order).
+  uint64_t finishing_ ABSL_GUARDED_BY(mu_) = 1;
+  int max_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   // Set once a collective failed: the job can run no more steps.
-  absl::Status broken_;
+  absl::Status broken_ ABSL_GUARDED_BY(mu_);
 };
 
 // A digest of `graph` (its nodes' names, ops and inputs, in order), the

@@ -48,6 +48,18 @@ class CrossProcessRecvKernel final : public OpKernel {
   Device* const dst_;
 };
 
+// The step of the thread running a plan (ScopedCrossProcessStep).
+thread_local CrossProcessStep* current_step = nullptr;
+
+absl::StatusOr<CrossProcessStep*> CurrentStep() {
+  if (current_step == nullptr) {
+    return absl::InternalError(
+        "a cross-process transfer ran outside a step (no "
+        "ScopedCrossProcessStep on this thread)");
+  }
+  return current_step;
+}
+
 absl::StatusOr<TensorHeader> MakeHeader(const Tensor& value) {
   TensorHeader h;
   h.dtype = value.dtype();
@@ -62,6 +74,15 @@ absl::StatusOr<TensorHeader> MakeHeader(const Tensor& value) {
 }
 
 }  // namespace
+
+ScopedCrossProcessStep::ScopedCrossProcessStep(CrossProcessStep* step)
+    : previous_(current_step) {
+  current_step = step;
+}
+
+ScopedCrossProcessStep::~ScopedCrossProcessStep() {
+  current_step = previous_;
+}
 
 absl::StatusOr<Shape> ShapeFromHeader(const TensorHeader& h, int src_rank) {
   if (h.rank < 0 || h.rank > kMaxHeaderDims ||
@@ -96,9 +117,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CrossProcessTransfers::MakeKernel(
   const int src_rank = (*rank_of_device_)[x.src_device];
   const int dst_rank = (*rank_of_device_)[x.dst_device];
   const bool gpu_route = GpuRoute(x);
-  if (t >= kMaxMessageTag) {
+  if (t >= kTagsPerStep) {
     return absl::UnimplementedError(absl::StrCat(
-        "a step with more than ", kMaxMessageTag, " transfers"));
+        "a step with more than ", kTagsPerStep, " transfers"));
   }
   if (!gpu_route && !group_->HasMessages()) {
     return absl::UnimplementedError(absl::StrCat(
@@ -116,16 +137,9 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CrossProcessTransfers::MakeKernel(
       producer, this, t, src_rank, gpu_route, local));
 }
 
-void CrossProcessTransfers::BeginStep(uint64_t step) {
-  step_ = step;
-  sent_.clear();
-  sent_to_.clear();
-  received_.clear();
-  header_only_.clear();
-}
-
 absl::Status CrossProcessTransfers::Send(int t, int dst_rank, bool gpu_route,
                                          const Tensor& value, Device* src) {
+  ASSIGN_OR_RETURN(CrossProcessStep * step, CurrentStep());
   ASSIGN_OR_RETURN(TensorHeader header, MakeHeader(value));
   if (gpu_route) {
     if (gpu_aborted_) {
@@ -137,32 +151,34 @@ absl::Status CrossProcessTransfers::Send(int t, int dst_rank, bool gpu_route,
     if (src != gpu_->device()) {
       ASSIGN_OR_RETURN(on_gpu, CopyTensor(value, src, gpu_->device()));
     }
-    keep_alive_.push_back(on_gpu);
+    step->keep_alive_.push_back(on_gpu);
     RETURN_IF_ERROR(gpu_->Send(header, on_gpu, gpu_->device(), dst_rank));
-    sent_.push_back(t);
-    sent_to_.push_back(dst_rank);
+    step->sent_.push_back(t);
+    step->sent_to_.push_back(dst_rank);
     return absl::OkStatus();
   }
   Tensor on_host = value;
   if (src->type() != DeviceType::kCpu) {
     ASSIGN_OR_RETURN(on_host, CopyTensor(value, src, host_));
   }
-  headers_.push_back(header);
-  keep_alive_.push_back(on_host);
-  RETURN_IF_ERROR(
-      group_->Send(dst_rank, t, &headers_.back(), sizeof(TensorHeader)));
+  step->headers_.push_back(header);
+  step->keep_alive_.push_back(on_host);
+  const int tag = StepTag(step->step(), t);
+  RETURN_IF_ERROR(group_->Send(dst_rank, tag, &step->headers_.back(),
+                               sizeof(TensorHeader)));
   if (on_host.bytes() > 0) {
-    RETURN_IF_ERROR(group_->Send(dst_rank, t, on_host.raw_data(),
+    RETURN_IF_ERROR(group_->Send(dst_rank, tag, on_host.raw_data(),
                                  static_cast<size_t>(on_host.bytes())));
   }
-  sent_.push_back(t);
-  sent_to_.push_back(dst_rank);
+  step->sent_.push_back(t);
+  step->sent_to_.push_back(dst_rank);
   return absl::OkStatus();
 }
 
 absl::StatusOr<Tensor> CrossProcessTransfers::Receive(int t, int src_rank,
                                                       bool gpu_route,
                                                       Device* dst) {
+  ASSIGN_OR_RETURN(CrossProcessStep * step, CurrentStep());
   if (gpu_route) {
     if (gpu_aborted_) {
       return absl::FailedPreconditionError(
@@ -170,13 +186,14 @@ absl::StatusOr<Tensor> CrossProcessTransfers::Receive(int t, int src_rank,
           "create the session again");
     }
     ASSIGN_OR_RETURN(Tensor value, gpu_->Receive(gpu_->device(), src_rank));
-    received_.push_back(t);
+    step->received_.push_back(t);
     if (dst == gpu_->device()) return value;
     return CopyTensor(value, gpu_->device(), dst);
   }
   TensorHeader header;
+  const int tag = StepTag(step->step(), t);
   ASSIGN_OR_RETURN(size_t got,
-                   group_->Recv(src_rank, t, &header, sizeof(header),
+                   group_->Recv(src_rank, tag, &header, sizeof(header),
                                 absl::Now() + timeout_));
   if (got != sizeof(header)) {
     return absl::DataLossError(absl::StrCat(
@@ -188,16 +205,16 @@ absl::StatusOr<Tensor> CrossProcessTransfers::Receive(int t, int src_rank,
   absl::StatusOr<Tensor> value =
       Tensor::Create(dtype, shape, landing->allocator());
   if (!value.ok()) {
-    header_only_[t] = header;
+    step->header_only_[t] = header;
     return value.status();
   }
   if (value->bytes() > 0) {
     absl::StatusOr<size_t> bytes =
-        group_->Recv(src_rank, t, value->raw_data(),
+        group_->Recv(src_rank, tag, value->raw_data(),
                      static_cast<size_t>(value->bytes()),
                      absl::Now() + timeout_);
     if (!bytes.ok()) {
-      header_only_[t] = header;
+      step->header_only_[t] = header;
       return bytes.status();
     }
     if (*bytes != static_cast<size_t>(value->bytes())) {
@@ -206,15 +223,16 @@ absl::StatusOr<Tensor> CrossProcessTransfers::Receive(int t, int src_rank,
           value->bytes()));
     }
   }
-  received_.push_back(t);
+  step->received_.push_back(t);
   if (landing == dst) return *std::move(value);
   return CopyTensor(*value, host_, dst);
 }
 
 absl::Status CrossProcessTransfers::EndStep(
-    const Partitioning* parts,
+    CrossProcessStep* step, const Partitioning* parts,
     const std::vector<std::pair<int, int>>& sent_by_peers) {
-  const absl::flat_hash_set<int> got(received_.begin(), received_.end());
+  const absl::flat_hash_set<int> got(step->received_.begin(),
+                                     step->received_.end());
   const absl::Time deadline = absl::Now() + timeout_;
   absl::Status status;
   for (const auto& [src, t] : sent_by_peers) {
@@ -230,12 +248,13 @@ absl::Status CrossProcessTransfers::EndStep(
       continue;
     }
     TensorHeader header;
-    auto partial = header_only_.find(t);
-    if (partial != header_only_.end()) {
+    const int tag = StepTag(step->step(), t);
+    auto partial = step->header_only_.find(t);
+    if (partial != step->header_only_.end()) {
       header = partial->second;
     } else {
       absl::StatusOr<size_t> h =
-          group_->Recv(src, t, &header, sizeof(header), deadline);
+          group_->Recv(src, tag, &header, sizeof(header), deadline);
       if (!h.ok()) {
         status.Update(h.status());
         continue;
@@ -251,14 +270,14 @@ absl::Status CrossProcessTransfers::EndStep(
     if (bytes > 0) {
       std::vector<char> scratch(bytes);
       status.Update(
-          group_->Recv(src, t, scratch.data(), scratch.size(), deadline)
+          group_->Recv(src, tag, scratch.data(), scratch.size(), deadline)
               .status());
     }
   }
-  status.Update(group_->WaitSends(deadline));
-  keep_alive_.clear();
-  headers_.clear();
-  header_only_.clear();
+  status.Update(group_->WaitSends(step->step(), deadline));
+  step->keep_alive_.clear();
+  step->headers_.clear();
+  step->header_only_.clear();
   return status;
 }
 

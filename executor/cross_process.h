@@ -12,17 +12,26 @@
 //     a header (dtype, shape) then the bytes, tag = the transfer's index; a
 //     GPU end copies to or from this rank's host first.
 // Sends do not wait for their receiver; FinishStep waits for them once the
-// step is over on every rank.
+// step is over on every rank. Each step's messages have tags of their own
+// (StepTag: the step's channel), so several steps may be in flight.
 //
 //   CrossProcessTransfers transfers(group, host_cpu, &topology,
 //                                   &rank_of_device, timeout);
 //   cross_plan.make_kernel = ... transfers.MakeKernel(...) ...;
-//   transfers.BeginStep(step);
-//   absl::Status local = RunPlan(...).status();
-//   ... the status exchange (cluster.h), then transfers.EndStep(...)
+//   CrossProcessStep step(n);
+//   absl::Status local;
+//   {
+//     ScopedCrossProcessStep scope(&step);  // the kernels find it here
+//     local = RunPlan(...).status();
+//   }
+//   ... the status exchange (cluster.h), then transfers.EndStep(&step, ...)
 //
-// Thread safety: one step at a time (the plan runs sequentially, on one
-// thread; the session serialises a job's steps).
+// Thread safety: steps may run on several threads at once, each with its
+// own CrossProcessStep bound to the thread that runs its plan (a plan with
+// cross-process kernels runs sequentially, on the calling thread);
+// set_gpu_transport before the first step. The GPU route (NCCL matches
+// messages in the order issued) takes one step at a time: the caller
+// serialises steps when there is a GPU transport.
 #ifndef SLUICE_EXECUTOR_CROSS_PROCESS_H_
 #define SLUICE_EXECUTOR_CROSS_PROCESS_H_
 
@@ -80,6 +89,46 @@ class GpuTransport {
   virtual void Abort() = 0;
 };
 
+// What one step of this rank sends and receives across processes.
+class CrossProcessStep {
+ public:
+  explicit CrossProcessStep(uint64_t step) : step_(step) {}
+  CrossProcessStep(const CrossProcessStep&) = delete;
+  CrossProcessStep& operator=(const CrossProcessStep&) = delete;
+
+  uint64_t step() const { return step_; }
+  // The transfers this rank sent and received (fully) in the step.
+  const std::vector<int>& sent() const { return sent_; }
+  const std::vector<int>& sent_to() const { return sent_to_; }  // ranks
+  const std::vector<int>& received() const { return received_; }
+
+ private:
+  friend class CrossProcessTransfers;
+  const uint64_t step_;
+  std::vector<int> sent_;
+  std::vector<int> sent_to_;
+  std::vector<int> received_;
+  // Transfers whose header arrived but not their bytes (an abort came in
+  // between): EndStep reads only the bytes.
+  absl::flat_hash_map<int, TensorHeader> header_only_;
+  std::deque<TensorHeader> headers_;  // stable addresses for the sends
+  std::vector<Tensor> keep_alive_;    // what the sends read
+};
+
+// Binds `step` to the calling thread for its lifetime: the send and
+// receive kernels that run on this thread (shared by every step of a plan)
+// record and tag their messages as `step`'s. Not owned; scopes nest.
+class ScopedCrossProcessStep {
+ public:
+  explicit ScopedCrossProcessStep(CrossProcessStep* step);
+  ~ScopedCrossProcessStep();
+  ScopedCrossProcessStep(const ScopedCrossProcessStep&) = delete;
+  ScopedCrossProcessStep& operator=(const ScopedCrossProcessStep&) = delete;
+
+ private:
+  CrossProcessStep* const previous_;
+};
+
 class CrossProcessTransfers {
  public:
   // `group`, `host` (this rank's /cpu:0: GPU tensors are staged there),
@@ -106,31 +155,25 @@ class CrossProcessTransfers {
       int t, const Transfer& x, const Node& producer, Device* local,
       bool send);
 
-  void BeginStep(uint64_t step);
-  // Called by the kernels.
+  // Called by the kernels, for the step bound to the calling thread
+  // (ScopedCrossProcessStep; INTERNAL without one).
   absl::Status Send(int t, int dst_rank, bool gpu_route, const Tensor& value,
                     Device* src);
   absl::StatusOr<Tensor> Receive(int t, int src_rank, bool gpu_route,
                                  Device* dst);
 
-  // The transfers this rank sent and received (fully) in the step.
-  const std::vector<int>& sent() const { return sent_; }
-  const std::vector<int>& sent_to() const { return sent_to_; }  // ranks
-  const std::vector<int>& received() const { return received_; }
   // Whether transfer `x` goes by the GPU route.
   bool GpuRoute(const Transfer& x) const;
 
   // After every rank reported (cluster.h): reads and drops each message of
   // the step's partitioning `parts` (null: this rank failed before it had
   // one) that `sent_by_peers` holds for this rank (rank, transfer) and
-  // this rank did not receive, then waits for
-  // this rank's own sends and drops the tensors it kept for them. A GPU
-  // route message left unreceived cannot be drained: the GPU transport is
-  // aborted, and later steps that need it fail saying so.
-  absl::Status EndStep(const Partitioning* parts,
+  // `step` did not receive, then waits for the step's own sends and drops
+  // the tensors it kept for them. A GPU route message left unreceived
+  // cannot be drained: the GPU transport is aborted, and later steps that
+  // need it fail saying so.
+  absl::Status EndStep(CrossProcessStep* step, const Partitioning* parts,
                        const std::vector<std::pair<int, int>>& sent_by_peers);
-
-  uint64_t step() const { return step_; }
 
  private:
   bool RankHas(int device, int rank) const {
@@ -143,17 +186,9 @@ class CrossProcessTransfers {
   const std::vector<int>* const rank_of_device_;
   const absl::Duration timeout_;
   std::unique_ptr<GpuTransport> gpu_;
+  // Set by EndStep, read by the kernels: the GPU route runs one step at a
+  // time (see the thread safety note above).
   bool gpu_aborted_ = false;
-
-  uint64_t step_ = 0;
-  std::vector<int> sent_;
-  std::vector<int> sent_to_;
-  std::vector<int> received_;
-  // Transfers whose header arrived but not their bytes (an abort came in
-  // between): EndStep reads only the bytes.
-  absl::flat_hash_map<int, TensorHeader> header_only_;
-  std::deque<TensorHeader> headers_;  // stable addresses for the sends
-  std::vector<Tensor> keep_alive_;    // what the sends read
 };
 
 }  // namespace sluice

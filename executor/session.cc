@@ -203,8 +203,32 @@ class SessionImpl final : public Session {
     if (cluster_ != nullptr && on_gpu) {
       return absl::InvalidArgumentError(
           "a job of several processes takes its feeds and gives its fetches "
-          "in rank 0's host memory; GPU feeds and fetch_devices are for one "
-          "process");
+          "in host memory; GPU feeds and fetch_devices are for one process");
+    }
+    // Feeds given on other ranks: in the signature after Run's own, at that
+    // rank's host.
+    const size_t local_feeds = feed_refs.size();
+    for (const auto& [name, r] : options.feeds_on_ranks) {
+      if (cluster_ == nullptr || r <= 0 || r >= cluster_->world_size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "feeds_on_ranks: feed '", name, "' on rank ", r, ": ",
+            cluster_ == nullptr
+                ? "this session is one process (a config with `cluster` "
+                  "makes it one rank of a job)"
+                : absl::StrCat("ranks 1 to ", cluster_->world_size() - 1,
+                               " (rank 0's feeds go in Run's feeds)")));
+      }
+      ASSIGN_OR_RETURN(TensorRef ref, ResolveRef(name, /*is_feed=*/true));
+      for (const TensorRef& seen : feed_refs) {
+        if (seen == ref) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "feed '", name, "' is given more than once (Run's feeds and "
+              "feeds_on_ranks)"));
+        }
+      }
+      feed_refs.push_back(ref);
+      feed_devices.push_back(cluster_->topology().first_device[r]);
+      absl::StrAppend(&key, ref.node, ":", ref.port, "@rank", r, ";");
     }
     ASSIGN_OR_RETURN(CachedPlan cached,
                      GetPlan(key, feed_refs, fetch_refs, feed_devices,
@@ -217,8 +241,13 @@ class SessionImpl final : public Session {
         f->set_dtype(feed_values[i].dtype());
         for (int64_t d : feed_values[i].shape().dims()) f->add_dims(d);
       }
+      for (size_t i = local_feeds; i < feed_refs.size(); ++i) {
+        StepFeed* f = request.add_feeds();
+        f->set_name(options.feeds_on_ranks[i - local_feeds].first);
+        f->set_rank(options.feeds_on_ranks[i - local_feeds].second);
+      }
       for (const std::string& name : names) request.add_fetches(name);
-      absl::MutexLock lock(&cluster_mu_);
+      // Steps of several Run calls pipeline (executor/cluster.h).
       ASSIGN_OR_RETURN(std::vector<Tensor> out,
                        cluster_->RunStep(std::move(request), *cached.plan,
                                          std::move(feed_values), scheduler_,
@@ -356,14 +385,16 @@ class SessionImpl final : public Session {
   int world_size() const override {
     return cluster_ != nullptr ? cluster_->world_size() : 1;
   }
-  absl::Status Serve() override {
+  absl::Status Serve(const Feeds& feeds) override {
     if (cluster_ == nullptr) {
       return absl::FailedPreconditionError(
           "Serve is for the ranks other than 0 of a job of several "
           "processes (a config with `cluster`); this session is one process");
     }
     return cluster_->Serve(
-        [this](const StepRequest& request) { return ServedPlan(request); },
+        [this, &feeds](const StepRequest& request) {
+          return ServedPlan(request, feeds);
+        },
         scheduler_);
   }
 
@@ -799,16 +830,43 @@ class SessionImpl final : public Session {
   }
 
   // A worker's plan for rank 0's step `request` (the same signature rank
-  // 0 compiled: feeds and fetches in its order).
-  absl::StatusOr<std::shared_ptr<const ExecutionPlan>> ServedPlan(
-      const StepRequest& request) {
+  // 0 compiled: feeds and fetches in its order), and the values of the
+  // feeds given on this rank (from `mine`, Serve's).
+  absl::StatusOr<ClusterRuntime::ServedStep> ServedPlan(
+      const StepRequest& request, const Feeds& mine) {
     std::vector<TensorRef> feed_refs, fetch_refs;
+    std::vector<int> feed_devices;
+    ClusterRuntime::ServedStep served;
     std::string key;
     for (const StepFeed& f : request.feeds()) {
       ASSIGN_OR_RETURN(TensorRef ref, ResolveRef(f.name(), /*is_feed=*/true));
       feed_refs.push_back(ref);
-      absl::StrAppend(&key, ref.node, ":", ref.port, "=",
-                      absl::StrJoin(f.dims(), ","), "@-1;");
+      if (f.rank() == 0) {
+        feed_devices.push_back(-1);
+        absl::StrAppend(&key, ref.node, ":", ref.port, "=",
+                        absl::StrJoin(f.dims(), ","), "@-1;");
+        continue;
+      }
+      if (f.rank() < 0 || f.rank() >= cluster_->world_size()) {
+        return absl::DataLossError(absl::StrCat(
+            "rank 0's step names rank ", f.rank(), " for feed '", f.name(),
+            "'"));
+      }
+      feed_devices.push_back(cluster_->topology().first_device[f.rank()]);
+      absl::StrAppend(&key, ref.node, ":", ref.port, "@rank", f.rank(), ";");
+      if (f.rank() != cluster_->rank()) continue;
+      const Tensor* value = nullptr;
+      for (const auto& [name, v] : mine) {
+        if (name == f.name()) value = &v;
+      }
+      if (value == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "no feed '", f.name(), "' was given to this rank's Serve, and "
+            "rank 0's step expects it here (feeds_on_ranks)"));
+      }
+      ASSIGN_OR_RETURN(TensorRef checked, ResolveFeed(f.name(), *value));
+      (void)checked;
+      served.feeds.push_back(*value);
     }
     key += "|";
     for (const std::string& name : request.fetches()) {
@@ -818,10 +876,10 @@ class SessionImpl final : public Session {
     }
     ASSIGN_OR_RETURN(
         CachedPlan cached,
-        GetPlan(key, feed_refs, fetch_refs,
-                std::vector<int>(feed_refs.size(), -1),
+        GetPlan(key, feed_refs, fetch_refs, feed_devices,
                 std::vector<int>(fetch_refs.size(), -1), false));
-    return cached.plan;
+    served.plan = cached.plan;
+    return served;
   }
 
   // The first provider that asks for the nodes placed on its devices to
@@ -990,9 +1048,7 @@ class SessionImpl final : public Session {
   std::unique_ptr<Eigen::ThreadPool> pool_;
   Scheduler scheduler_;
   // A job of several processes (config `cluster`); null: one process.
-  // Its steps run one at a time (cluster_mu_).
   std::unique_ptr<ClusterRuntime> cluster_;
-  absl::Mutex cluster_mu_;
   PlanOptions plan_options_;
 
   absl::Mutex constants_mu_;

@@ -74,6 +74,9 @@ inline constexpr char kDefaultOutputDir[] = "sluice_out";
 struct RunOptions {
   std::string model_path;
   std::vector<std::string> inputs;  // "NAME=FILE.npy"
+  // "NAME=R": input NAME is read and enters the graph on rank R of a job
+  // (StepOptions::feeds_on_ranks); the others do not read it.
+  std::vector<std::string> input_ranks;
   bool random_inputs = false;
   uint64_t seed = 0;
   std::string output_dir = kDefaultOutputDir;

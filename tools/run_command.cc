@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -106,6 +107,10 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
                   ".npy cannot hold (bfloat16, float8, 4-bit); FILE.npz "
                   "(np.savez): every array, each for the input of its "
                   "name");
+  app->add_option("--input-rank", options->input_ranks,
+                  "NAME=R: in a job of several processes (config `cluster`), "
+                  "input NAME is read on rank R (from its --input) and "
+                  "enters the graph there, not through rank 0 (repeatable)");
   CLI::Option* random = app->add_flag(
       "--random-inputs", options->random_inputs,
       "Make random values for every input not given with --input (floats "
@@ -138,6 +143,44 @@ void AddRunOptions(CLI::App* app, RunOptions* options) {
 
 namespace {
 
+// --input-rank NAME=R values, checked against the job's size.
+absl::StatusOr<std::vector<std::pair<std::string, int>>> ParseInputRanks(
+    const std::vector<std::string>& specs, int world_size) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const std::string& spec : specs) {
+    std::vector<std::string> parts = absl::StrSplit(spec, '=');
+    int rank = 0;
+    if (parts.size() != 2 || parts[0].empty() ||
+        !absl::SimpleAtoi(parts[1], &rank) || rank < 1 ||
+        rank >= world_size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input-rank '", spec, "': expected NAME=R with R a rank from 1 "
+          "to ", world_size - 1, " of this job of ", world_size,
+          " processes"));
+    }
+    out.emplace_back(parts[0], rank);
+  }
+  return out;
+}
+
+// The --input specs rank `rank` reads: NAME=FILE for the names `on_ranks`
+// gives it (rank 0: every other, FILE.npz included).
+std::vector<std::string> InputsOfRank(
+    const std::vector<std::string>& specs,
+    const std::vector<std::pair<std::string, int>>& on_ranks, int rank) {
+  std::vector<std::string> out;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    const std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
+    int at = 0;
+    for (const auto& [n, r] : on_ranks) {
+      if (n == name) at = r;
+    }
+    if (at == rank) out.push_back(spec);
+  }
+  return out;
+}
+
 // "in use ..., peak ..." per GPU (CPU devices have no arena).
 std::vector<std::string> DeviceStats(const Session& session, json* out) {
   std::vector<std::string> lines;
@@ -164,20 +207,43 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
       options.model_path, options.config, options.dims, &notes);
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
+  const Graph& graph = (*session)->graph();
+  absl::StatusOr<std::vector<std::pair<std::string, int>>> on_ranks =
+      ParseInputRanks(options.input_ranks, (*session)->world_size());
+  if (!on_ranks.ok()) {
+    return FailCommand(on_ranks.status(), options.json, out, err);
+  }
   // A job of several processes (config `cluster`): the ranks other than 0
-  // run their part of rank 0's step and print nothing.
-  if ((*session)->rank() != 0) {
-    absl::Status served = (*session)->Serve();
+  // run their part of rank 0's step with the inputs --input-rank gives
+  // them, and print nothing.
+  const int rank = (*session)->rank();
+  if (rank != 0) {
+    Feeds mine;
+    absl::Status s =
+        MakeFeeds(graph, InputsOfRank(options.inputs, *on_ranks, rank),
+                  /*random_inputs=*/false, 0, &mine, &notes,
+                  EffectiveResourceLimits((*session)->config()));
+    if (!s.ok()) return FailCommand(s, options.json, out, err);
+    absl::Status served = (*session)->Serve(mine);
     if (!served.ok()) return FailCommand(served, options.json, out, err);
     return 0;
   }
-  const Graph& graph = (*session)->graph();
 
   Feeds feeds;
-  absl::Status s = MakeFeeds(graph, options.inputs, options.random_inputs,
-                             options.seed, &feeds, &notes,
+  absl::Status s = MakeFeeds(graph, InputsOfRank(options.inputs, *on_ranks, 0),
+                             options.random_inputs, options.seed, &feeds,
+                             &notes,
                              EffectiveResourceLimits((*session)->config()));
   if (!s.ok()) return FailCommand(s, options.json, out, err);
+  // Random values are not made here for inputs other ranks give.
+  feeds.erase(std::remove_if(feeds.begin(), feeds.end(),
+                             [&](const auto& feed) {
+                               for (const auto& [n, r] : *on_ranks) {
+                                 if (n == feed.first) return true;
+                               }
+                               return false;
+                             }),
+              feeds.end());
 
   const std::vector<std::string> names = (*session)->DefaultFetchNames();
   // Each output's file, checked before the step: two outputs whose names
@@ -215,6 +281,7 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   const bool peak_reset = options.stats && ResetPeakHostMemory();
   StepStats step_stats;
   StepOptions step;
+  step.feeds_on_ranks = *on_ranks;
   if (!options.trace_path.empty()) step.stats = &step_stats;
   if (options.timeout > 0) {
     step.deadline = std::chrono::steady_clock::now() +

@@ -105,6 +105,12 @@ struct StepOptions {
   // RunWithStats does (copies included: a trace shows which transfers the
   // step made).
   StepStats* stats = nullptr;
+  // A job of several processes (rank 0's Run): feeds given on another rank,
+  // by that rank's Serve(feeds): (feed name, rank). Such a value enters the
+  // graph in that rank's host memory and goes from there to the nodes that
+  // read it, not through rank 0; Run's own `feeds` hold the others. Part of
+  // the plan's signature. Empty: every feed at rank 0.
+  std::vector<std::pair<std::string, int>> feeds_on_ranks;
   // When the step must stop early. Past `deadline` the step stops before its
   // next node with DEADLINE_EXCEEDED; once `cancellation` (not owned; it must
   // outlive the call) is raised from any thread, with CANCELLED. Either
@@ -221,8 +227,12 @@ class Session {
   // Ranks other than 0: runs this rank's part of every step rank 0's
   // session runs, until rank 0's session is destroyed (OK) or the job
   // breaks (a rank stopped answering: its error). FAILED_PRECONDITION on
-  // rank 0 and in a session of one process.
-  virtual absl::Status Serve() = 0;
+  // rank 0 and in a session of one process. `feeds`: the values of the
+  // feeds rank 0's steps expect on this rank (StepOptions::feeds_on_ranks),
+  // the same for every step; a step expecting one that is missing fails,
+  // naming this rank and the feed.
+  virtual absl::Status Serve(const Feeds& feeds) = 0;
+  absl::Status Serve() { return Serve(Feeds()); }
 
   // Names of the fetches Run({}, {}) returns: the graph's outputs.
   std::vector<std::string> DefaultFetchNames() const;

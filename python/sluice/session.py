@@ -363,6 +363,32 @@ class Session:
             raise  # not an argument's type: the feed's own (a producer's) error
         return out[0] if one else out
 
+    @property
+    def rank(self) -> int:
+        """This process's rank in a job of several processes (a config
+        with ``cluster``, started by mpirun or SLUICE_RANK...); 0 alone."""
+        return self._s.rank()
+
+    @property
+    def world_size(self) -> int:
+        """The number of processes of the job; 1 alone."""
+        return self._s.world_size()
+
+    def serve(self, feeds: Optional[Mapping[str, Any]] = None) -> None:
+        """On the ranks other than 0 of a job: runs this rank's part of
+        every step rank 0's ``run`` starts, until rank 0's session goes
+        away (returns) or the job breaks (raises), as ``sluice run`` does
+        on those ranks. ``feeds``: values of the feeds rank 0's steps
+        expect on this rank (C++ ``StepOptions::feeds_on_ranks``), the same
+        for every step.
+
+        Raises:
+          FailedPreconditionError: on rank 0, or in a session of one
+            process. The job's errors (a rank that stopped answering).
+        """
+        feeds = feeds or {}
+        self._s.serve(list(feeds), list(feeds.values()))
+
     def placement(self) -> Report:
         """What ``sluice place --json --explain`` prints for this model on
         this machine with this session's config (after the environment

@@ -452,6 +452,32 @@ class PySession {
 
   std::vector<std::string> Log() const { return session_->log(); }
   std::string ConfigText() const { return sluice::ConfigText(session_->config()); }
+  int Rank() const { return session_->rank(); }
+  int WorldSize() const { return session_->world_size(); }
+
+  // The ranks other than 0 of a job (config `cluster`): runs this rank's
+  // part of each of rank 0's steps until rank 0's session ends
+  // (Session::Serve), the GIL released; `names`/`values`: the feeds given
+  // on this rank (StepOptions::feeds_on_ranks on rank 0).
+  void Serve(const std::vector<std::string>& names, nb::sequence values) {
+    const size_t n = names.size();
+    if (nb::len(values) != n) {
+      throw StatusError(absl::InvalidArgumentError(absl::StrCat(
+          n, " feed names but ", nb::len(values), " values")));
+    }
+    Feeds feeds;
+    feeds.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i]), *session_));
+    }
+    absl::Status served;
+    {
+      nb::gil_scoped_release release;
+      served = session_->Serve(feeds);
+    }
+    ThrowIfError(served);
+  }
+
   int64_t ReleaseUnusedMemory() {
     nb::gil_scoped_release release;
     return session_->ReleaseUnusedMemory();
@@ -605,6 +631,9 @@ void BindSession(nb::module_& m) {
       .def("log", &PySession::Log)
       .def("config_text", &PySession::ConfigText)
       .def("release_unused_memory", &PySession::ReleaseUnusedMemory)
+      .def("rank", &PySession::Rank)
+      .def("world_size", &PySession::WorldSize)
+      .def("serve", &PySession::Serve, nb::arg("names"), nb::arg("values"))
       .def("stats", &PySession::Stats)
       .def("devices", &PySession::Devices);
 }

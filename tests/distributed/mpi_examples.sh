@@ -5,14 +5,19 @@
 # rank 0's outputs byte for byte equal to one process's; `sluice devices`
 # under mpirun lists both ranks; a step that fails on rank 1 (out of its
 # memory) and ranks that load different models fail on both ranks, naming
-# the rank, within seconds; sluice's own launcher refuses a CPU split (no
-# host tensors without MPI). Skips (exit 77) only when mpirun is not
-# installed (scripts/setup.sh installs Open MPI, so CI runs it).
+# the rank, within seconds; a feed given on rank 1 enters there; sluice's
+# own launcher refuses a CPU split (no host tensors without MPI). With the pipeline benchmark's path, also
+# several Run calls in flight over two pipeline stages, every step's output
+# equal to one step at a time's (bench/cluster_pipeline_bench.cc). Skips
+# (exit 77) only when mpirun is not installed (scripts/setup.sh installs
+# Open MPI, so CI runs it).
 #
-#   tests/distributed/mpi_examples.sh build/tools/sluice
+#   tests/distributed/mpi_examples.sh build/tools/sluice \
+#       [build/bench/cluster_pipeline_bench]
 set -euo pipefail
 
 SLUICE=$(realpath "$1")
+PIPELINE_BENCH=${2:+$(realpath "$2")}
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 if ! command -v mpirun >/dev/null 2>&1; then
   echo "skipped: mpirun is not installed (scripts/setup.sh installs openmpi-bin)"
@@ -108,6 +113,25 @@ expect_failure different_models "rank 1 (.*) runs another graph than rank 0" \
   --input x=examples/transformer_block_input.npy \
   --config examples/cluster/mlp_2ranks.pbtxt --output-dir "$WORK/m"
 
+# A feed given on rank 1 (--input-rank x=1): rank 0's command line has no
+# file for it (an MPMD job), the value enters at rank 1's host and the
+# outputs equal one process's; rank 1 given no value fails, naming itself.
+MPMD=(mpirun -np 1 --oversubscribe --allow-run-as-root
+      --mca btl_vader_single_copy_mechanism none --bind-to none)
+RUN_MLP=(run examples/mlp.pbtxt --config examples/cluster/mlp_2ranks.pbtxt
+         --input-rank x=1 --output-dir "$WORK/feed1")
+if ! timeout 60 "${MPMD[@]}" "$SLUICE" "${RUN_MLP[@]}" : -np 1 "$SLUICE" \
+    "${RUN_MLP[@]}" --input x=examples/mlp_input.npy >"$WORK/feed1.log" 2>&1; then
+  echo "FAIL: a feed on rank 1:"; cat "$WORK/feed1.log"; exit 1
+fi
+for f in "$WORK/mlp.one"/*.npy; do
+  cmp -s "$f" "$WORK/feed1/$(basename "$f")" || {
+    echo "FAIL: a feed on rank 1: $(basename "$f") differs"; exit 1; }
+done
+echo "ok: a feed given on rank 1, outputs equal to one process's"
+expect_failure feed_missing_on_rank_1 "rank 1: no feed 'x' was given" \
+  "${MPMD[@]}" "$SLUICE" "${RUN_MLP[@]}" : -np 1 "$SLUICE" "${RUN_MLP[@]}"
+
 # sluice's own launcher carries no host tensors (decision 33): a CPU split
 # started by SLUICE_RANK is refused with what to do, and neither rank hangs.
 token=0123456789abcdef0123456789abcdef
@@ -122,3 +146,18 @@ expect_failure bootstrap_host_tensors "start the job with mpirun" \
   --input x=examples/mlp_input.npy --config examples/cluster/mlp_2ranks.pbtxt \
   --output-dir "$WORK/b0"
 wait
+
+# Steps in flight: 4 Run calls at once over two stages of a small chain
+# (under a second); the benchmark fails when a step's output differs.
+if [[ -n "$PIPELINE_BENCH" ]]; then
+  if ! timeout 60 "${MPIRUN[@]}" "$PIPELINE_BENCH" 4 64 2 32 4 1 \
+      >"$WORK/pipeline.log" 2>&1; then
+    echo "FAIL: steps in flight:"; cat "$WORK/pipeline.log"; exit 1
+  fi
+  for r in 0 1; do
+    grep -Eq "cluster: rank $r has [1-9][0-9]* of" "$WORK/pipeline.log" || {
+      echo "FAIL: steps in flight: rank $r ran no node:"
+      cat "$WORK/pipeline.log"; exit 1; }
+  done
+  echo "ok: steps in flight: $(grep -m1 'median' "$WORK/pipeline.log")"
+fi

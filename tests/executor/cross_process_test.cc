@@ -1,8 +1,9 @@
 // Plans of one rank of a job (CrossProcessPlan) and their transfers
 // (CrossProcessTransfers), with two ranks as threads of this process over a
 // loopback ProcessGroup: the plans split the graph, both ends of a transfer
-// sit at the same point, the step gives one process's result, and a rank
-// that fails or goes silent ends its peer's receive with an error naming it.
+// sit at the same point, the step gives one process's result, steps in
+// flight at once keep their messages apart, and a rank that fails or goes
+// silent ends its peer's receive with an error naming it.
 #include <deque>
 #include <map>
 #include <thread>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "device/cpu_device.h"
 #include "executor/cross_process.h"
 #include "executor/executor.h"
@@ -78,7 +80,9 @@ class LoopbackGroup final : public ProcessGroup {
     memcpy(data, m.data(), m.size());
     return m.size();
   }
-  absl::Status WaitSends(absl::Time) override { return absl::OkStatus(); }
+  absl::Status WaitSends(uint64_t, absl::Time) override {
+    return absl::OkStatus();
+  }
   absl::Status SendAbort(uint64_t) override {
     absl::MutexLock lock(&boxes_->mu);
     for (int r = 0; r < size_; ++r) {
@@ -132,15 +136,24 @@ class CrossProcessTest : public ::testing::Test {
     cluster_ = JoinRankTopologies({one, one});
     placement_.run_order.assign(graph_->topological_order().begin(),
                                 graph_->topological_order().end());
-    placement_.device_of_node.assign(graph_->num_nodes(), 0);
-    for (const char* name : {"n2", "n3"}) {
-      placement_.device_of_node[graph_->FindNode(name)->id()] = 1;
-    }
     feeds_ = {TensorRef{graph_->FindNode("x")->id(), 0}};
     fetches_ = {TensorRef{graph_->FindNode("n3")->id(), 0}};
+    Split({"n2", "n3"}, /*feed_device=*/-1);
+  }
+
+  // Places the nodes `on_rank1` on rank 1, the others on rank 0, with the
+  // feed at topology device `feed_device` (-1: rank 0's host), and
+  // compiles both ranks' plans.
+  void Split(const std::vector<std::string>& on_rank1, int feed_device) {
+    placement_.device_of_node.assign(graph_->num_nodes(), 0);
+    for (const std::string& name : on_rank1) {
+      placement_.device_of_node[graph_->FindNode(name)->id()] = 1;
+    }
+    feed_devices_ = {feed_device};
     PartitionOptions po;
     po.feeds = &feeds_;
     po.fetches = &fetches_;
+    po.feed_devices = &feed_devices_;
     po.host_device = 0;
     po.host_memory_inputs = KernelHostMemoryInputs;
     absl::StatusOr<Partitioning> parts =
@@ -152,9 +165,11 @@ class CrossProcessTest : public ::testing::Test {
 
   void SetUpRank(int r) {
     Rank& k = ranks_[r];
+    k.plan.reset();
     k.cpu = std::make_unique<CpuDevice>(0, 0, 1);
     k.topology_devices.assign(2, nullptr);
     k.topology_devices[r] = k.cpu.get();
+    k.assignment.clear();
     for (int id = 0; id < graph_->num_nodes(); ++id) {
       k.assignment.push_back(k.topology_devices[placement_.device_of_node[id]]);
     }
@@ -186,6 +201,7 @@ class CrossProcessTest : public ::testing::Test {
   ClusterTopology cluster_;
   Placement placement_;
   std::vector<TensorRef> feeds_, fetches_;
+  std::vector<int> feed_devices_;
   std::shared_ptr<const Partitioning> parts_;
   Rank ranks_[2];
 };
@@ -210,13 +226,20 @@ TEST_F(CrossProcessTest, EachRankPlansItsNodesAndOneKernelPerCrossing) {
 }
 
 TEST_F(CrossProcessTest, TwoRanksGiveOneProcesssResult) {
-  for (Rank& k : ranks_) k.transfers->BeginStep(1);
+  CrossProcessStep step0(1), step1(1);
   absl::StatusOr<std::vector<Tensor>> worker;
-  std::thread rank1([&] { worker = RunPlan(*ranks_[1].plan, {}, nullptr); });
-  absl::StatusOr<std::vector<Tensor>> out = RunPlan(
-      *ranks_[0].plan,
-      {Tensor::FromVector(std::vector<float>{1.5f, -2.f, 3.f}, Shape({3}))},
-      nullptr);
+  std::thread rank1([&] {
+    ScopedCrossProcessStep scope(&step1);
+    worker = RunPlan(*ranks_[1].plan, {}, nullptr);
+  });
+  absl::StatusOr<std::vector<Tensor>> out;
+  {
+    ScopedCrossProcessStep scope(&step0);
+    out = RunPlan(
+        *ranks_[0].plan,
+        {Tensor::FromVector(std::vector<float>{1.5f, -2.f, 3.f}, Shape({3}))},
+        nullptr);
+  }
   rank1.join();
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_TRUE(worker.ok()) << worker.status();
@@ -225,13 +248,100 @@ TEST_F(CrossProcessTest, TwoRanksGiveOneProcesssResult) {
   EXPECT_EQ(y[0], 1.5f);  // four negations
   EXPECT_EQ(y[1], -2.f);
   EXPECT_EQ(y[2], 3.f);
-  EXPECT_EQ(ranks_[0].transfers->sent(), std::vector<int>{0});
-  EXPECT_EQ(ranks_[0].transfers->received(), std::vector<int>{1});
-  EXPECT_TRUE(ranks_[0].transfers->EndStep(parts_.get(), {}).ok());
+  EXPECT_EQ(step0.sent(), std::vector<int>{0});
+  EXPECT_EQ(step0.received(), std::vector<int>{1});
+  EXPECT_TRUE(ranks_[0].transfers->EndStep(&step0, parts_.get(), {}).ok());
+}
+
+TEST_F(CrossProcessTest, StepsInFlightAtOnceKeepTheirMessagesApart) {
+  // Rank 0 runs its part of steps 1, 2 and 3 at once (three Run calls);
+  // rank 1 serves them one after another, in order, as Serve does. Each
+  // step gets its own input back (four negations): no step reads
+  // another's message, although they share the plan and its transfers.
+  // The callers start last step first, each once the one before has sent
+  // its value, so rank 1's first receive would take step 3's value if the
+  // steps shared tags.
+  constexpr int kSteps = 3;
+  std::vector<absl::StatusOr<std::vector<Tensor>>> out(kSteps);
+  std::vector<std::thread> callers;
+  auto sent_by_rank0 = [&] {
+    absl::MutexLock lock(&boxes_.mu);
+    size_t n = 0;
+    for (const auto& [key, q] : boxes_.queues) {
+      if (std::get<0>(key) == 0) n += q.size();
+    }
+    return n;
+  };
+  for (int i = kSteps - 1; i >= 0; --i) {
+    const size_t before = sent_by_rank0();
+    callers.emplace_back([&, i] {
+      CrossProcessStep step(i + 1);
+      ScopedCrossProcessStep scope(&step);
+      std::vector<float> x = {1.f * i, 2.f, 3.f};
+      out[i] = RunPlan(*ranks_[0].plan,
+                       {Tensor::FromVector(x, Shape({3}))}, nullptr);
+    });
+    while (sent_by_rank0() < before + 2) absl::SleepFor(absl::Milliseconds(1));
+  }
+  // Rank 1 starts last, in the steps' order.
+  for (int i = 0; i < kSteps; ++i) {
+    CrossProcessStep step(i + 1);
+    ScopedCrossProcessStep scope(&step);
+    absl::StatusOr<std::vector<Tensor>> served =
+        RunPlan(*ranks_[1].plan, {}, nullptr);
+    ASSERT_TRUE(served.ok()) << served.status();
+    EXPECT_EQ(step.received(), std::vector<int>{0});
+  }
+  for (std::thread& t : callers) t.join();
+  for (int i = 0; i < kSteps; ++i) {
+    ASSERT_TRUE(out[i].ok()) << out[i].status();
+    EXPECT_EQ((*out[i])[0].data<float>()[0], 1.f * i) << "step " << i + 1;
+  }
+}
+
+TEST_F(CrossProcessTest, AFeedGivenOnRankOneIsReadThereWithoutATransfer) {
+  // Every node on rank 1 and x given there: the only transfer is y back to
+  // rank 0; x never passes through rank 0.
+  Split({"n0", "n1", "n2", "n3"}, /*feed_device=*/1);
+  ASSERT_EQ(parts_->transfers.size(), 1u);
+  EXPECT_EQ(parts_->transfers[0].producer.node, graph_->FindNode("n3")->id());
+  EXPECT_TRUE(ranks_[0].plan->feed_slots.empty());
+  EXPECT_EQ(ranks_[1].plan->feed_slots.size(), 1u);
+  CrossProcessStep step0(1), step1(1);
+  absl::StatusOr<std::vector<Tensor>> worker;
+  std::thread rank1([&] {
+    ScopedCrossProcessStep scope(&step1);
+    worker = RunPlan(
+        *ranks_[1].plan,
+        {Tensor::FromVector(std::vector<float>{4.f, 5.f, 6.f}, Shape({3}))},
+        nullptr);
+  });
+  absl::StatusOr<std::vector<Tensor>> out;
+  {
+    ScopedCrossProcessStep scope(&step0);
+    out = RunPlan(*ranks_[0].plan, {}, nullptr);
+  }
+  rank1.join();
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<float>()[2], 6.f);
+  EXPECT_TRUE(step0.sent().empty());
+  EXPECT_EQ(step1.sent(), std::vector<int>{0});
+}
+
+TEST_F(CrossProcessTest, AKernelOutsideAStepIsAnInternalError) {
+  absl::StatusOr<std::vector<Tensor>> out = RunPlan(
+      *ranks_[0].plan,
+      {Tensor::FromVector(std::vector<float>{1.f, 2.f, 3.f}, Shape({3}))},
+      nullptr);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(out.status().message(), HasSubstr("outside a step"));
 }
 
 TEST_F(CrossProcessTest, AFailedRankEndsItsPeersReceiveNamingIt) {
-  for (Rank& k : ranks_) k.transfers->BeginStep(1);
+  CrossProcessStep step(1);
+  ScopedCrossProcessStep scope(&step);
   // Rank 1 fails before sending y back; rank 0 waits in that receive.
   ASSERT_TRUE(ranks_[1].group->SendAbort(1).ok());
   absl::StatusOr<std::vector<Tensor>> out = RunPlan(
@@ -244,7 +354,8 @@ TEST_F(CrossProcessTest, AFailedRankEndsItsPeersReceiveNamingIt) {
 }
 
 TEST_F(CrossProcessTest, ASilentRankIsADeadlineNamingIt) {
-  for (Rank& k : ranks_) k.transfers->BeginStep(1);
+  CrossProcessStep step(1);
+  ScopedCrossProcessStep scope(&step);
   const absl::Time start = absl::Now();
   absl::StatusOr<std::vector<Tensor>> out = RunPlan(
       *ranks_[0].plan,

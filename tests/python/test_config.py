@@ -232,3 +232,17 @@ def test_setters_after_a_session_say_what_they_affect(mlp_path):
         note = sluice.config.set_memory_growth("gpu", False)
     assert note == ("memory growth: changed for the sessions made from now on; "
                     "the session made before keeps its config")
+
+
+def test_cluster_config_keeps_an_empty_cluster_and_its_timeouts():
+    # `cluster {}` alone makes a session one rank of a job (docs/design.md
+    # decision 41), as in the CLI's config files: the empty message must
+    # survive the way to the library, and its fields round-trip.
+    assert "cluster { }" in sluice.Config(cluster={}).to_text()
+    assert "cluster" not in sluice.Config().to_text()
+    c = sluice.Config(cluster={"step_timeout_seconds": 5,
+                               "join_timeout_seconds": 30})
+    text = c.to_text()
+    assert "step_timeout_seconds: 5" in text
+    assert "join_timeout_seconds: 30" in text
+    assert sluice.Config.from_text(text) == c

@@ -338,3 +338,12 @@ def test_release_unused_memory_and_stats(mlp_path, mlp_input):
     assert sess.release_unused_memory() >= 0
     s = sess.stats()
     assert s["runs"] == 1 and s["plans_compiled"] == 1
+
+
+def test_serve_is_for_the_other_ranks_of_a_job(mlp_path):
+    # Alone, a session is rank 0 of 1, and serve (what the ranks other than
+    # 0 of an mpirun job call) says it is not for this session.
+    sess = sluice.Session(mlp_path)
+    assert (sess.rank, sess.world_size) == (0, 1)
+    with pytest.raises(sluice.FailedPreconditionError, match="one process"):
+        sess.serve()
