@@ -168,6 +168,7 @@ const std::vector<Handled>& HandledTable() {
       {"Mean", {8, 13}, "inputs of one shape without broadcasting"},
       {"Swish", {24}},
       {"Shrink", {9}},
+      {"LRN", {1, 13}},
       {"DepthToSpace", {1, 11, 13, 28}},
       {"SpaceToDepth", {1, 13, 28}},
       // Control flow (ops_control.cc); Scan 8 had a batch axis and

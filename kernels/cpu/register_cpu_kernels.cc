@@ -3,6 +3,7 @@
 #include "kernels/cpu/float32_fallback.h"
 #include "kernels/cpu/fused_attention.h"
 #include "kernels/cpu/fused_elementwise.h"
+#include "kernels/cpu/lrn.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -51,6 +52,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterSelectKernels(registry);
   cpu::RegisterEinsumKernels(registry);
   cpu::RegisterDetKernels(registry);
+  cpu::RegisterLrnKernels(registry);
   // Last: copies of the float32 kernels above for float16 / bfloat16.
   cpu::RegisterFloat32Fallbacks(registry);
 }

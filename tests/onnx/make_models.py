@@ -552,6 +552,16 @@ def rms_norm(rng):
          rtol=1e-4, atol=1e-5, numpy_check=check)
 
 
+def lrn(rng):
+    x = rng.standard_normal((2, 5, 3, 4)).astype(np.float32)
+    nodes = [helper.make_node("LRN", ["x"], ["odd"], size=3, alpha=2e-3,
+                              beta=0.6, bias=1.5),
+             helper.make_node("LRN", ["x"], ["default"], size=5),
+             helper.make_node("LRN", ["x"], ["wide"], size=9, alpha=0.5)]
+    save("lrn", nodes, [vi("x", F, [2, 5, 3, 4])],
+         [vi(o, F, None) for o in ("odd", "default", "wide")], [], {"x": x}, 13)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20240607)
@@ -572,6 +582,7 @@ def main():
     isnan_where(rng)
     gather_elements(rng)
     rms_norm(rng)
+    lrn(rng)
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump(MANIFEST, f, indent=1)
     print(f"wrote {len(MANIFEST)} models to {OUT}", file=sys.stderr)
