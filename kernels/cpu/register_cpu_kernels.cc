@@ -4,6 +4,7 @@
 #include "kernels/cpu/fused_attention.h"
 #include "kernels/cpu/fused_elementwise.h"
 #include "kernels/cpu/lrn.h"
+#include "kernels/cpu/tree_ensemble.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -53,6 +54,7 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterEinsumKernels(registry);
   cpu::RegisterDetKernels(registry);
   cpu::RegisterLrnKernels(registry);
+  cpu::RegisterTreeEnsembleKernels(registry);
   // Last: copies of the float32 kernels above for float16 / bfloat16.
   cpu::RegisterFloat32Fallbacks(registry);
 }
