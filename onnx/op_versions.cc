@@ -170,6 +170,7 @@ const std::vector<Handled>& HandledTable() {
       {"Swish", {24}},
       {"Shrink", {9}},
       {"LRN", {1, 13}},
+      {"DeformConv", {19, 22}},
       // The ai.onnx.ml domain (ops_ml.cc), versions of its own opsets.
       {"ai.onnx.ml.Binarizer", {1}},
       {"ai.onnx.ml.Scaler", {1}},

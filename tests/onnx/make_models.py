@@ -747,6 +747,30 @@ def tree_classifiers(rng):
          {"x": x}, None, ml_opset=3)
 
 
+def deform_conv(rng):
+    """DeformConv with groups, offset groups, strides, dilations, uneven
+    pads, a mask and a bias, and offsets up to two pixels (taps outside the
+    image)."""
+    x = rng.standard_normal((2, 4, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    # oH = (6 + 1 + 0 - 3) / 2 + 1 = 3, oW = (7 + 0 + 1 - 3) / 1 + 1 = 6.
+    offset = (rng.random((2, 2 * 2 * 6, 3, 6)) * 4 - 2).astype(np.float32)
+    mask = rng.random((2, 2 * 6, 3, 6)).astype(np.float32)
+    nodes = [helper.make_node("DeformConv", ["x", "w", "offset", "b", "mask"],
+                              ["y"], strides=[2, 1], dilations=[1, 2],
+                              pads=[1, 0, 0, 1], group=2, offset_group=2),
+             helper.make_node("DeformConv", ["x", "w", "offset"], ["plain"],
+                              strides=[2, 1], dilations=[1, 2],
+                              pads=[1, 0, 0, 1], group=2, offset_group=2)]
+    save("deform_conv", nodes,
+         [vi("x", F, [2, 4, 6, 7]), vi("offset", F, [2, 24, 3, 6]),
+          vi("mask", F, [2, 12, 3, 6])],
+         [vi("y", F, None), vi("plain", F, None)],
+         [init("w", w), init("b", b)],
+         {"x": x, "offset": offset, "mask": mask}, 19, rtol=1e-4)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20240607)
@@ -771,6 +795,7 @@ def main():
     ml(rng)
     trees(rng)
     tree_classifiers(rng)
+    deform_conv(rng)
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump(MANIFEST, f, indent=1)
     print(f"wrote {len(MANIFEST)} models to {OUT}", file=sys.stderr)
