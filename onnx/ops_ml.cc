@@ -34,7 +34,8 @@ ValuePtr FloatConst(ImportContext& ctx, const std::vector<float>& v,
 // the last axis).
 ValuePtr FeatureConst(ImportContext& ctx, const std::vector<float>& v,
                       absl::string_view hint) {
-  if (v.size() == 1) return ctx.em().AddConstant(Tensor::Scalar<float>(v[0]), hint);
+  if (v.size() == 1)
+    return ctx.em().AddConstant(Tensor::Scalar<float>(v[0]), hint);
   return FloatConst(ctx, v, Shape({static_cast<int64_t>(v.size())}), hint);
 }
 
@@ -45,17 +46,24 @@ absl::StatusOr<ValuePtr> FloatInput(const onnx::NodeProto& node,
   return EmitCastTo(ctx, ctx.Hint(node, "x_float"), x, DT_FLOAT);
 }
 
-// Binarizer: 1 where x > threshold, else 0, in x's dtype. (onnxruntime
-// refuses a NaN input; here NaN gives 0.)
+// Binarizer: 1 where x > threshold, else 0, in x's dtype (integers
+// compared in double, so a fractional threshold is not truncated).
+// (onnxruntime refuses a NaN input; here NaN gives 0.)
 absl::Status ConvertBinarizer(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   GraphEmitter& em = ctx.em();
+  ValuePtr xc = x;
+  if (x->dtype != DT_FLOAT && x->dtype != DT_DOUBLE) {
+    ASSIGN_OR_RETURN(xc,
+                     EmitCastTo(ctx, ctx.Hint(node, "x_double"), x, DT_DOUBLE));
+  }
   ValuePtr t = em.AddConstant(
-      ScalarTensor(x->dtype, AttrFloat(node, "threshold", 0.0f)),
+      ScalarTensor(xc->dtype, AttrFloat(node, "threshold", 0.0f)),
       ctx.Hint(node, "threshold"));
   ASSIGN_OR_RETURN(ValuePtr above,
-                   em.Emit1("Greater", ctx.Hint(node, "above"), {x, t}));
-  ASSIGN_OR_RETURN(ValuePtr y, EmitCastTo(ctx, ctx.Hint(node), above, x->dtype));
+                   em.Emit1("Greater", ctx.Hint(node, "above"), {xc, t}));
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   EmitCastTo(ctx, ctx.Hint(node), above, x->dtype));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -74,8 +82,8 @@ std::string CheckScaler(const onnx::NodeProto& node, int opset) {
 absl::Status ConvertScaler(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, FloatInput(node, ctx));
   GraphEmitter& em = ctx.em();
-  ValuePtr offset =
-      FeatureConst(ctx, AttrFloatList(node, "offset"), ctx.Hint(node, "offset"));
+  ValuePtr offset = FeatureConst(ctx, AttrFloatList(node, "offset"),
+                                 ctx.Hint(node, "offset"));
   ValuePtr scale =
       FeatureConst(ctx, AttrFloatList(node, "scale"), ctx.Hint(node, "scale"));
   ASSIGN_OR_RETURN(ValuePtr d,
@@ -104,18 +112,22 @@ absl::Status ConvertNormalizer(const onnx::NodeProto& node,
                          {"keepdims", MakeBoolAttr(true)}};
   ValuePtr d;
   if (norm == "MAX") {
-    ASSIGN_OR_RETURN(d, em.Emit1("ReduceMax", ctx.Hint(node, "max"), {x}, last));
+    ASSIGN_OR_RETURN(d,
+                     em.Emit1("ReduceMax", ctx.Hint(node, "max"), {x}, last));
   } else if (norm == "L1") {
     ASSIGN_OR_RETURN(ValuePtr a, em.Emit1("Abs", ctx.Hint(node, "abs"), {x}));
     ASSIGN_OR_RETURN(d, em.Emit1("ReduceSum", ctx.Hint(node, "l1"), {a}, last));
   } else {
-    ASSIGN_OR_RETURN(ValuePtr x2, em.Emit1("Mul", ctx.Hint(node, "x2"), {x, x}));
-    ASSIGN_OR_RETURN(ValuePtr s,
-                     em.Emit1("ReduceSum", ctx.Hint(node, "sum_x2"), {x2}, last));
+    ASSIGN_OR_RETURN(ValuePtr x2,
+                     em.Emit1("Mul", ctx.Hint(node, "x2"), {x, x}));
+    ASSIGN_OR_RETURN(ValuePtr s, em.Emit1("ReduceSum", ctx.Hint(node, "sum_x2"),
+                                          {x2}, last));
     ASSIGN_OR_RETURN(d, em.Emit1("Sqrt", ctx.Hint(node, "l2"), {s}));
   }
-  ValuePtr zero = em.AddConstant(Tensor::Scalar<float>(0), ctx.Hint(node, "zero"));
-  ValuePtr one = em.AddConstant(Tensor::Scalar<float>(1), ctx.Hint(node, "one"));
+  ValuePtr zero =
+      em.AddConstant(Tensor::Scalar<float>(0), ctx.Hint(node, "zero"));
+  ValuePtr one =
+      em.AddConstant(Tensor::Scalar<float>(1), ctx.Hint(node, "one"));
   ASSIGN_OR_RETURN(ValuePtr is_zero,
                    em.Emit1("Equal", ctx.Hint(node, "is_zero"), {d, zero}));
   ASSIGN_OR_RETURN(ValuePtr safe, em.Emit1("Where", ctx.Hint(node, "divisor"),
@@ -128,9 +140,9 @@ absl::Status ConvertNormalizer(const onnx::NodeProto& node,
 absl::StatusOr<ValuePtr> Rows(const onnx::NodeProto& node, ImportContext& ctx,
                               ValuePtr x) {
   if (x->shape.unknown_rank() || x->shape.rank() > 2 || x->shape.rank() == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        NodeLabel(node), ": needs an input [N, C] or [C], got ",
-        x->shape.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(NodeLabel(node), ": needs an input [N, C] or [C], got ",
+                     x->shape.DebugString()));
   }
   if (x->shape.rank() == 2) return x;
   return ctx.em().Emit1("Unsqueeze", ctx.Hint(node, "row"), {x},
@@ -157,17 +169,17 @@ std::string CheckLinearRegressor(const onnx::NodeProto& node, int opset) {
 
 // x [N, F] (or [F]) as float times coefficients [rows, F] transposed, plus
 // intercepts [rows] (none: 0): [N, rows].
-absl::StatusOr<ValuePtr> Affine(const onnx::NodeProto& node,
-                                ImportContext& ctx, int64_t rows) {
+absl::StatusOr<ValuePtr> Affine(const onnx::NodeProto& node, ImportContext& ctx,
+                                int64_t rows) {
   ASSIGN_OR_RETURN(ValuePtr x, FloatInput(node, ctx));
   ASSIGN_OR_RETURN(x, Rows(node, ctx, x));
   GraphEmitter& em = ctx.em();
   const std::vector<float> coefs = AttrFloatList(node, "coefficients");
   const int64_t features = static_cast<int64_t>(coefs.size()) / rows;
   if (x->shape.dim(1) >= 0 && x->shape.dim(1) != features) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        NodeLabel(node), ": input has ", x->shape.dim(1), " features, the ",
-        "coefficients ", features, " per row"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(NodeLabel(node), ": input has ", x->shape.dim(1),
+                     " features, the ", "coefficients ", features, " per row"));
   }
   std::vector<float> wt(coefs.size());  // [features, rows]
   for (int64_t t = 0; t < rows; ++t) {
@@ -179,8 +191,10 @@ absl::StatusOr<ValuePtr> Affine(const onnx::NodeProto& node,
                           ctx.Hint(node, "coefficients"));
   std::vector<float> b = AttrFloatList(node, "intercepts");
   if (b.empty()) b.assign(rows, 0.0f);
-  ASSIGN_OR_RETURN(ValuePtr xw, em.Emit1("MatMul", ctx.Hint(node, "xw"), {x, w}));
-  ValuePtr bias = FloatConst(ctx, b, Shape({rows}), ctx.Hint(node, "intercepts"));
+  ASSIGN_OR_RETURN(ValuePtr xw,
+                   em.Emit1("MatMul", ctx.Hint(node, "xw"), {x, w}));
+  ValuePtr bias =
+      FloatConst(ctx, b, Shape({rows}), ctx.Hint(node, "intercepts"));
   return em.Emit1("Add", ctx.Hint(node, "scores"), {xw, bias});
 }
 
@@ -212,8 +226,8 @@ std::string CheckLinearClassifier(const onnx::NodeProto& node, int opset) {
   const int64_t rows = ClassifierRows(node);
   const size_t coefs = AttrFloatList(node, "coefficients").size();
   if (rows < 1 || coefs == 0 || coefs % rows != 0) {
-    return absl::StrCat(coefs, " coefficients are not a multiple of the ",
-                        rows, " classes");
+    return absl::StrCat(coefs, " coefficients are not a multiple of the ", rows,
+                        " classes");
   }
   if (rows != static_cast<int64_t>(labels.size()) &&
       !(rows == 1 && labels.size() == 2)) {
@@ -243,27 +257,33 @@ absl::Status ConvertLinearClassifier(const onnx::NodeProto& node,
   ASSIGN_OR_RETURN(ValuePtr s, Affine(node, ctx, rows));
   GraphEmitter& em = ctx.em();
   const std::vector<int64_t> labels = *AttrInts(node, "classlabels_ints");
-  ValuePtr label_values = em.AddConstant(
-      Tensor::FromVector<int64_t>(labels,
-                                  Shape({static_cast<int64_t>(labels.size())})),
-      ctx.Hint(node, "labels"));
+  ValuePtr label_values =
+      em.AddConstant(Tensor::FromVector<int64_t>(
+                         labels, Shape({static_cast<int64_t>(labels.size())})),
+                     ctx.Hint(node, "labels"));
   const std::string post = AttrString(node, "post_transform", "NONE");
   ValuePtr idx, z;
   if (rows == 1) {
-    ValuePtr zero = em.AddConstant(Tensor::Scalar<float>(0), ctx.Hint(node, "zero"));
-    ASSIGN_OR_RETURN(ValuePtr pos, em.Emit1("Greater", ctx.Hint(node, "positive"),
-                                            {s, zero}));
-    ASSIGN_OR_RETURN(idx, EmitCastTo(ctx, ctx.Hint(node, "label_index"), pos,
-                                     DT_INT64));
-    ASSIGN_OR_RETURN(idx, EmitReshape(ctx, ctx.Hint(node, "label_rows"), idx, {-1}));
+    ValuePtr zero =
+        em.AddConstant(Tensor::Scalar<float>(0), ctx.Hint(node, "zero"));
+    ASSIGN_OR_RETURN(
+        ValuePtr pos,
+        em.Emit1("Greater", ctx.Hint(node, "positive"), {s, zero}));
+    ASSIGN_OR_RETURN(
+        idx, EmitCastTo(ctx, ctx.Hint(node, "label_index"), pos, DT_INT64));
+    ASSIGN_OR_RETURN(idx,
+                     EmitReshape(ctx, ctx.Hint(node, "label_rows"), idx, {-1}));
     ValuePtr p = s;
     if (post == "LOGISTIC") {
       ASSIGN_OR_RETURN(p, em.Emit1("Sigmoid", ctx.Hint(node, "p"), {s}));
     }
-    ValuePtr one = em.AddConstant(Tensor::Scalar<float>(1), ctx.Hint(node, "one"));
-    ASSIGN_OR_RETURN(ValuePtr q, em.Emit1("Sub", ctx.Hint(node, "q"), {one, p}));
-    ASSIGN_OR_RETURN(z, em.Emit1("Concat", ctx.Hint(node, "z"), {q, p},
-                                 {{"N", MakeIntAttr(2)}, {"axis", MakeIntAttr(1)}}));
+    ValuePtr one =
+        em.AddConstant(Tensor::Scalar<float>(1), ctx.Hint(node, "one"));
+    ASSIGN_OR_RETURN(ValuePtr q,
+                     em.Emit1("Sub", ctx.Hint(node, "q"), {one, p}));
+    ASSIGN_OR_RETURN(
+        z, em.Emit1("Concat", ctx.Hint(node, "z"), {q, p},
+                    {{"N", MakeIntAttr(2)}, {"axis", MakeIntAttr(1)}}));
   } else {
     ASSIGN_OR_RETURN(idx, em.Emit1("ArgMax", ctx.Hint(node, "argmax"), {s},
                                    {{"axis", MakeIntAttr(1)},
@@ -276,9 +296,9 @@ absl::Status ConvertLinearClassifier(const onnx::NodeProto& node,
                                    {{"axis", MakeIntAttr(-1)}}));
     }
   }
-  ASSIGN_OR_RETURN(ValuePtr y, em.Emit1("Gather", ctx.Hint(node, "label"),
-                                        {label_values, idx},
-                                        {{"axis", MakeIntAttr(0)}}));
+  ASSIGN_OR_RETURN(ValuePtr y,
+                   em.Emit1("Gather", ctx.Hint(node, "label"),
+                            {label_values, idx}, {{"axis", MakeIntAttr(0)}}));
   RETURN_IF_ERROR(ctx.SetOutput(node, 0, y));
   return ctx.SetOutput(node, 1, z);
 }
@@ -299,7 +319,8 @@ absl::Status ConvertArrayFeatureExtractor(const onnx::NodeProto& node,
                                  {{"axes", MakeIntListAttr({0})}}));
   }
   if (idx->shape.unknown_rank() || idx->shape.rank() != 1) {
-    ASSIGN_OR_RETURN(idx, EmitReshape(ctx, ctx.Hint(node, "indices"), idx, {-1}));
+    ASSIGN_OR_RETURN(idx,
+                     EmitReshape(ctx, ctx.Hint(node, "indices"), idx, {-1}));
   }
   ASSIGN_OR_RETURN(ValuePtr y,
                    em.Emit1("Gather", ctx.Hint(node), {x, idx},
@@ -332,9 +353,9 @@ absl::StatusOr<std::vector<double>> EncoderList(const onnx::NodeProto& node,
       } else if (tensor.dtype() == DT_FLOAT) {
         v.push_back(tensor.data<float>()[i]);
       } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            NodeLabel(node), ": ", what, "_tensor of ",
-            DataTypeName(tensor.dtype()), " is not supported"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(NodeLabel(node), ": ", what, "_tensor of ",
+                         DataTypeName(tensor.dtype()), " is not supported"));
       }
     }
   }
@@ -355,8 +376,8 @@ std::string CheckLabelEncoder(const onnx::NodeProto& node, int opset) {
   if (!keys.ok()) return std::string(keys.status().message());
   if (!values.ok()) return std::string(values.status().message());
   if (keys->empty() || keys->size() != values->size()) {
-    return absl::StrCat("needs as many keys as values (", keys->size(),
-                        " and ", values->size(), ")");
+    return absl::StrCat("needs as many keys as values (", keys->size(), " and ",
+                        values->size(), ")");
   }
   return "";
 }
@@ -380,33 +401,40 @@ absl::Status ConvertLabelEncoder(const onnx::NodeProto& node,
   GraphEmitter& em = ctx.em();
   DataType kd = DT_INVALID, vd = DT_INVALID, dd = DT_INVALID;
   ASSIGN_OR_RETURN(std::vector<double> keys, EncoderList(node, "keys", &kd));
-  ASSIGN_OR_RETURN(std::vector<double> values, EncoderList(node, "values", &vd));
+  ASSIGN_OR_RETURN(std::vector<double> values,
+                   EncoderList(node, "values", &vd));
   ASSIGN_OR_RETURN(std::vector<double> dflt, EncoderList(node, "default", &dd));
   if (kd != x->dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        NodeLabel(node), ": keys of ", DataTypeName(kd), " for an input of ",
-        DataTypeName(x->dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(NodeLabel(node), ": keys of ", DataTypeName(kd),
+                     " for an input of ", DataTypeName(x->dtype)));
   }
-  const double fallback = dflt.empty() ? (vd == DT_INT64 ? -1.0 : -0.0) : dflt[0];
-  ValuePtr key_values = em.AddConstant(EncoderTensor(kd, keys), ctx.Hint(node, "keys"));
+  const double fallback =
+      dflt.empty() ? (vd == DT_INT64 ? -1.0 : -0.0) : dflt[0];
+  ValuePtr key_values =
+      em.AddConstant(EncoderTensor(kd, keys), ctx.Hint(node, "keys"));
   ValuePtr value_values =
       em.AddConstant(EncoderTensor(vd, values), ctx.Hint(node, "values"));
-  ValuePtr default_value = em.AddConstant(ScalarTensor(vd, fallback),
-                                          ctx.Hint(node, "default"));
-  ASSIGN_OR_RETURN(ValuePtr col, em.Emit1("Unsqueeze", ctx.Hint(node, "col"), {x},
-                                          {{"axes", MakeIntListAttr({-1})}}));
-  ASSIGN_OR_RETURN(ValuePtr eq, em.Emit1("Equal", ctx.Hint(node, "eq"),
-                                         {col, key_values}));
-  ASSIGN_OR_RETURN(ValuePtr hits, EmitCastTo(ctx, ctx.Hint(node, "hits"), eq, DT_INT32));
-  const AttrList last = {{"axis", MakeIntAttr(-1)}, {"keepdims", MakeBoolAttr(false)}};
-  ASSIGN_OR_RETURN(ValuePtr idx, em.Emit1("ArgMax", ctx.Hint(node, "key"), {hits}, last));
+  ValuePtr default_value =
+      em.AddConstant(ScalarTensor(vd, fallback), ctx.Hint(node, "default"));
+  ASSIGN_OR_RETURN(ValuePtr col,
+                   em.Emit1("Unsqueeze", ctx.Hint(node, "col"), {x},
+                            {{"axes", MakeIntListAttr({-1})}}));
+  ASSIGN_OR_RETURN(ValuePtr eq,
+                   em.Emit1("Equal", ctx.Hint(node, "eq"), {col, key_values}));
+  ASSIGN_OR_RETURN(ValuePtr hits,
+                   EmitCastTo(ctx, ctx.Hint(node, "hits"), eq, DT_INT32));
+  const AttrList last = {{"axis", MakeIntAttr(-1)},
+                         {"keepdims", MakeBoolAttr(false)}};
+  ASSIGN_OR_RETURN(ValuePtr idx,
+                   em.Emit1("ArgMax", ctx.Hint(node, "key"), {hits}, last));
   ASSIGN_OR_RETURN(ValuePtr found,
                    em.Emit1("ReduceMax", ctx.Hint(node, "found"), {eq},
                             {{"axes", MakeIntListAttr({-1})},
                              {"keepdims", MakeBoolAttr(false)}}));
-  ASSIGN_OR_RETURN(ValuePtr mapped, em.Emit1("Gather", ctx.Hint(node, "mapped"),
-                                             {value_values, idx},
-                                             {{"axis", MakeIntAttr(0)}}));
+  ASSIGN_OR_RETURN(ValuePtr mapped,
+                   em.Emit1("Gather", ctx.Hint(node, "mapped"),
+                            {value_values, idx}, {{"axis", MakeIntAttr(0)}}));
   ASSIGN_OR_RETURN(ValuePtr y, em.Emit1("Where", ctx.Hint(node),
                                         {found, mapped, default_value}));
   return ctx.SetOutput(node, 0, y);

@@ -49,15 +49,25 @@ absl::StatusOr<std::vector<double>> Numbers(const onnx::NodeProto& node,
     const int64_t n = t.NumElements();
     for (int64_t i = 0; i < n; ++i) {
       switch (t.dtype()) {
-        case DT_FLOAT: v.push_back(t.data<float>()[i]); break;
-        case DT_DOUBLE: v.push_back(t.data<double>()[i]); break;
-        case DT_INT32: v.push_back(t.data<int32_t>()[i]); break;
-        case DT_INT64: v.push_back(static_cast<double>(t.data<int64_t>()[i])); break;
-        case DT_UINT8: v.push_back(t.data<uint8_t>()[i]); break;
+        case DT_FLOAT:
+          v.push_back(t.data<float>()[i]);
+          break;
+        case DT_DOUBLE:
+          v.push_back(t.data<double>()[i]);
+          break;
+        case DT_INT32:
+          v.push_back(t.data<int32_t>()[i]);
+          break;
+        case DT_INT64:
+          v.push_back(static_cast<double>(t.data<int64_t>()[i]));
+          break;
+        case DT_UINT8:
+          v.push_back(t.data<uint8_t>()[i]);
+          break;
         default:
-          return absl::InvalidArgumentError(absl::StrCat(
-              NodeLabel(node), ": attribute ", name, " has dtype ",
-              DataTypeName(t.dtype())));
+          return absl::InvalidArgumentError(
+              absl::StrCat(NodeLabel(node), ": attribute ", name, " has dtype ",
+                           DataTypeName(t.dtype())));
       }
     }
     return v;
@@ -112,12 +122,14 @@ absl::StatusOr<Trees> FromNodeLists(const onnx::NodeProto& node,
   if (node_ids.size() != n || features.size() != n || modes.size() != n ||
       trues.size() != n || falses.size() != n || values.size() != n ||
       (!missing.empty() && missing.size() != n)) {
-    return Bad(node, absl::StrCat(
-        "nodes_treeids, nodes_nodeids, nodes_featureids, nodes_modes, "
-        "nodes_truenodeids, nodes_falsenodeids and nodes_values must be as "
-        "long; got ", n, ", ", node_ids.size(), ", ", features.size(), ", ",
-        modes.size(), ", ", trues.size(), ", ", falses.size(), ", ",
-        values.size()));
+    return Bad(
+        node,
+        absl::StrCat(
+            "nodes_treeids, nodes_nodeids, nodes_featureids, nodes_modes, "
+            "nodes_truenodeids, nodes_falsenodeids and nodes_values must be as "
+            "long; got ",
+            n, ", ", node_ids.size(), ", ", features.size(), ", ", modes.size(),
+            ", ", trues.size(), ", ", falses.size(), ", ", values.size()));
   }
   // Each node's reference: a branch index, or -1 - its leaf index.
   std::map<std::pair<int64_t, int64_t>, int64_t> ref;
@@ -125,7 +137,8 @@ absl::StatusOr<Trees> FromNodeLists(const onnx::NodeProto& node,
   int64_t branches = 0, leaves = 0;
   for (size_t i = 0; i < n; ++i) {
     refs[i] = modes[i] == "LEAF" ? -1 - leaves++ : branches++;
-    if (!ref.emplace(std::make_pair(tree_ids[i], node_ids[i]), refs[i]).second) {
+    if (!ref.emplace(std::make_pair(tree_ids[i], node_ids[i]), refs[i])
+             .second) {
       return Bad(node, absl::StrCat("tree ", tree_ids[i], " has node ",
                                     node_ids[i], " twice"));
     }
@@ -175,17 +188,17 @@ absl::StatusOr<Trees> FromNodeLists(const onnx::NodeProto& node,
                    FloatsOrTensor(node, prefix + "weights"));
   if (w_nodes.size() != w_trees.size() || w_ids.size() != w_trees.size() ||
       weights.size() != w_trees.size()) {
-    return Bad(node, absl::StrCat(prefix, "treeids, ", prefix, "nodeids, ",
-                                  prefix, "ids and ", prefix,
-                                  "weights must be as long"));
+    return Bad(node,
+               absl::StrCat(prefix, "treeids, ", prefix, "nodeids, ", prefix,
+                            "ids and ", prefix, "weights must be as long"));
   }
   std::vector<std::vector<std::pair<int64_t, float>>> per_leaf(leaves);
   for (size_t k = 0; k < w_trees.size(); ++k) {
     auto it = ref.find({w_trees[k], w_nodes[k]});
     if (it == ref.end() || it->second >= 0) {
-      return Bad(node, absl::StrCat(prefix, "nodeids names node ", w_nodes[k],
-                                    " of tree ", w_trees[k],
-                                    ", which is not a leaf"));
+      return Bad(
+          node, absl::StrCat(prefix, "nodeids names node ", w_nodes[k],
+                             " of tree ", w_trees[k], ", which is not a leaf"));
     }
     per_leaf[-1 - it->second].emplace_back(w_ids[k],
                                            static_cast<float>(weights[k]));
@@ -197,7 +210,8 @@ absl::StatusOr<Trees> FromNodeLists(const onnx::NodeProto& node,
     }
     t.leaf_begin.push_back(static_cast<int64_t>(t.leaf_targets.size()));
   }
-  ASSIGN_OR_RETURN(std::vector<double> base, FloatsOrTensor(node, "base_values"));
+  ASSIGN_OR_RETURN(std::vector<double> base,
+                   FloatsOrTensor(node, "base_values"));
   for (double b : base) t.base_values.push_back(static_cast<float>(b));
   t.aggregate = AttrString(node, "aggregate_function", "SUM");
   return t;
@@ -206,8 +220,8 @@ absl::StatusOr<Trees> FromNodeLists(const onnx::NodeProto& node,
 // Version 5: branch nodes and leaves apart; children flagged as leaves.
 absl::StatusOr<Trees> FromVersion5(const onnx::NodeProto& node) {
   Trees t;
-  static const char* kModes[] = {"LEQ", "LT", "GTE", "GT", "EQ", "NEQ",
-                                 "MEMBER"};
+  static const char* kModes[] = {"LEQ", "LT",  "GTE",   "GT",
+                                 "EQ",  "NEQ", "MEMBER"};
   static const char* kAggregates[] = {"AVERAGE", "SUM", "MIN", "MAX"};
   const int64_t aggregate = AttrInt(node, "aggregate_function", 1);
   if (aggregate < 0 || aggregate > 3) {
@@ -240,7 +254,8 @@ absl::StatusOr<Trees> FromVersion5(const onnx::NodeProto& node) {
     t.true_child.push_back(true_leaf[i] ? -1 - trues[i] : trues[i]);
     t.false_child.push_back(false_leaf[i] ? -1 - falses[i] : falses[i]);
     if (m == 6) {  // the next NaN-terminated set of membership_values
-      while (next_member < members.size() && !std::isnan(members[next_member])) {
+      while (next_member < members.size() &&
+             !std::isnan(members[next_member])) {
         t.member_values.push_back(static_cast<float>(members[next_member++]));
       }
       ++next_member;  // the NaN
@@ -263,23 +278,22 @@ absl::StatusOr<Trees> FromVersion5(const onnx::NodeProto& node) {
 absl::StatusOr<ValuePtr> EmitTrees(const onnx::NodeProto& node,
                                    ImportContext& ctx, ValuePtr x,
                                    const Trees& t) {
-  return ctx.em().Emit1(
-      "TreeEnsemble", ctx.Hint(node, "trees"), {std::move(x)},
-      {{"n_targets", MakeIntAttr(t.n_targets)},
-       {"aggregate", MakeStringAttr(t.aggregate)},
-       {"base_values", MakeFloatListAttr(t.base_values)},
-       {"tree_roots", MakeIntListAttr(t.roots)},
-       {"node_features", MakeIntListAttr(t.features)},
-       {"node_thresholds", MakeFloatListAttr(t.thresholds)},
-       {"node_modes", MakeStringListAttr(t.modes)},
-       {"node_true", MakeIntListAttr(t.true_child)},
-       {"node_false", MakeIntListAttr(t.false_child)},
-       {"node_missing_true", MakeIntListAttr(t.missing)},
-       {"member_begin", MakeIntListAttr(t.member_begin)},
-       {"member_values", MakeFloatListAttr(t.member_values)},
-       {"leaf_begin", MakeIntListAttr(t.leaf_begin)},
-       {"leaf_targets", MakeIntListAttr(t.leaf_targets)},
-       {"leaf_weights", MakeFloatListAttr(t.leaf_weights)}});
+  return ctx.em().Emit1("TreeEnsemble", ctx.Hint(node, "trees"), {std::move(x)},
+                        {{"n_targets", MakeIntAttr(t.n_targets)},
+                         {"aggregate", MakeStringAttr(t.aggregate)},
+                         {"base_values", MakeFloatListAttr(t.base_values)},
+                         {"tree_roots", MakeIntListAttr(t.roots)},
+                         {"node_features", MakeIntListAttr(t.features)},
+                         {"node_thresholds", MakeFloatListAttr(t.thresholds)},
+                         {"node_modes", MakeStringListAttr(t.modes)},
+                         {"node_true", MakeIntListAttr(t.true_child)},
+                         {"node_false", MakeIntListAttr(t.false_child)},
+                         {"node_missing_true", MakeIntListAttr(t.missing)},
+                         {"member_begin", MakeIntListAttr(t.member_begin)},
+                         {"member_values", MakeFloatListAttr(t.member_values)},
+                         {"leaf_begin", MakeIntListAttr(t.leaf_begin)},
+                         {"leaf_targets", MakeIntListAttr(t.leaf_targets)},
+                         {"leaf_weights", MakeFloatListAttr(t.leaf_weights)}});
 }
 
 // The post transform over the scores' last axis. One target's score is
@@ -288,8 +302,8 @@ absl::StatusOr<ValuePtr> PostTransform(const onnx::NodeProto& node,
                                        ImportContext& ctx, ValuePtr s,
                                        const std::string& post) {
   GraphEmitter& em = ctx.em();
-  const bool one = !s->shape.unknown_rank() && s->shape.rank() == 2 &&
-                   s->shape.dim(1) == 1;
+  const bool one =
+      !s->shape.unknown_rank() && s->shape.rank() == 2 && s->shape.dim(1) == 1;
   if (post == "NONE" || one) return s;
   if (post == "LOGISTIC") return em.Emit1("Sigmoid", ctx.Hint(node), {s});
   if (post == "SOFTMAX") {
@@ -297,19 +311,23 @@ absl::StatusOr<ValuePtr> PostTransform(const onnx::NodeProto& node,
                     {{"axis", MakeIntAttr(-1)}});
   }
   // SOFTMAX_ZERO: a softmax over the nonzero scores; zeros stay 0.
-  ValuePtr zero = em.AddConstant(ScalarTensor(s->dtype, 0), ctx.Hint(node, "zero"));
-  ASSIGN_OR_RETURN(ValuePtr nz, em.Emit1("Equal", ctx.Hint(node, "is_zero"),
-                                         {s, zero}));
-  ASSIGN_OR_RETURN(ValuePtr mx, em.Emit1("ReduceMax", ctx.Hint(node, "max"), {s},
-                                         {{"axes", MakeIntListAttr({-1})},
-                                          {"keepdims", MakeBoolAttr(true)}}));
-  ASSIGN_OR_RETURN(ValuePtr d, em.Emit1("Sub", ctx.Hint(node, "shifted"), {s, mx}));
+  ValuePtr zero =
+      em.AddConstant(ScalarTensor(s->dtype, 0), ctx.Hint(node, "zero"));
+  ASSIGN_OR_RETURN(ValuePtr nz,
+                   em.Emit1("Equal", ctx.Hint(node, "is_zero"), {s, zero}));
+  ASSIGN_OR_RETURN(ValuePtr mx,
+                   em.Emit1("ReduceMax", ctx.Hint(node, "max"), {s},
+                            {{"axes", MakeIntListAttr({-1})},
+                             {"keepdims", MakeBoolAttr(true)}}));
+  ASSIGN_OR_RETURN(ValuePtr d,
+                   em.Emit1("Sub", ctx.Hint(node, "shifted"), {s, mx}));
   ASSIGN_OR_RETURN(ValuePtr e, em.Emit1("Exp", ctx.Hint(node, "exp"), {d}));
-  ASSIGN_OR_RETURN(e, em.Emit1("Where", ctx.Hint(node, "exp_nonzero"),
-                               {nz, zero, e}));
-  ASSIGN_OR_RETURN(ValuePtr sum, em.Emit1("ReduceSum", ctx.Hint(node, "sum"), {e},
-                                          {{"axes", MakeIntListAttr({-1})},
-                                           {"keepdims", MakeBoolAttr(true)}}));
+  ASSIGN_OR_RETURN(
+      e, em.Emit1("Where", ctx.Hint(node, "exp_nonzero"), {nz, zero, e}));
+  ASSIGN_OR_RETURN(ValuePtr sum,
+                   em.Emit1("ReduceSum", ctx.Hint(node, "sum"), {e},
+                            {{"axes", MakeIntListAttr({-1})},
+                             {"keepdims", MakeBoolAttr(true)}}));
   return em.Emit1("Div", ctx.Hint(node), {e, sum});
 }
 
@@ -326,8 +344,8 @@ std::string CheckRegressor(const onnx::NodeProto& node, int opset) {
 }
 
 std::string CheckVersion5(const onnx::NodeProto& node, int opset) {
-  static const char* kPosts[] = {"NONE", "SOFTMAX", "LOGISTIC",
-                                 "SOFTMAX_ZERO", "PROBIT"};
+  static const char* kPosts[] = {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO",
+                                 "PROBIT"};
   const int64_t post = AttrInt(node, "post_transform", 0);
   if (post < 0 || post > 4) return absl::StrCat("post_transform ", post);
   return CheckPost(kPosts[post]);
@@ -338,7 +356,8 @@ absl::StatusOr<ValuePtr> TreeInput(const onnx::NodeProto& node,
                                    ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   if (x->dtype != DT_DOUBLE) {
-    ASSIGN_OR_RETURN(x, EmitCastTo(ctx, ctx.Hint(node, "x_float"), x, DT_FLOAT));
+    ASSIGN_OR_RETURN(x,
+                     EmitCastTo(ctx, ctx.Hint(node, "x_float"), x, DT_FLOAT));
   }
   if (!x->shape.unknown_rank() && x->shape.rank() == 1) {
     ASSIGN_OR_RETURN(x, ctx.em().Emit1("Unsqueeze", ctx.Hint(node, "row"), {x},
@@ -353,9 +372,9 @@ absl::Status ConvertRegressor(const onnx::NodeProto& node, ImportContext& ctx) {
   t.n_targets = AttrInt(node, "n_targets", 1);
   ASSIGN_OR_RETURN(ValuePtr s, EmitTrees(node, ctx, x, t));
   ASSIGN_OR_RETURN(s, EmitCastTo(ctx, ctx.Hint(node, "float"), s, DT_FLOAT));
-  ASSIGN_OR_RETURN(ValuePtr y, PostTransform(node, ctx, s,
-                                             AttrString(node, "post_transform",
-                                                        "NONE")));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      PostTransform(node, ctx, s, AttrString(node, "post_transform", "NONE")));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -366,11 +385,11 @@ absl::Status ConvertVersion5(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr xt, TreeInput(node, ctx));
   ASSIGN_OR_RETURN(ValuePtr s, EmitTrees(node, ctx, xt, t));
   ASSIGN_OR_RETURN(s, EmitCastTo(ctx, ctx.Hint(node, "cast"), s, out));
-  static const char* kPosts[] = {"NONE", "SOFTMAX", "LOGISTIC",
-                                 "SOFTMAX_ZERO", "PROBIT"};
-  ASSIGN_OR_RETURN(ValuePtr y,
-                   PostTransform(node, ctx, s,
-                                 kPosts[AttrInt(node, "post_transform", 0)]));
+  static const char* kPosts[] = {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO",
+                                 "PROBIT"};
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      PostTransform(node, ctx, s, kPosts[AttrInt(node, "post_transform", 0)]));
   return ctx.SetOutput(node, 0, y);
 }
 
@@ -395,7 +414,8 @@ std::string CheckClassifier(const onnx::NodeProto& node, int opset) {
   const std::vector<int64_t> ids = Ints(node, "class_ids");
   const bool has1 = std::find(ids.begin(), ids.end(), 1) != ids.end();
   const bool has0 = std::find(ids.begin(), ids.end(), 0) != ids.end();
-  absl::StatusOr<std::vector<double>> base = FloatsOrTensor(node, "base_values");
+  absl::StatusOr<std::vector<double>> base =
+      FloatsOrTensor(node, "base_values");
   const size_t bases = base.ok() ? base->size() : 0;
   if (has1 && !(has0 && bases == 0)) {
     return "a two-class model with weights for class 1 needs weights for "
@@ -407,7 +427,8 @@ std::string CheckClassifier(const onnx::NodeProto& node, int opset) {
            "base value";
   }
   if (!has1 && post != "NONE" && post != "LOGISTIC") {
-    return absl::StrCat("post_transform ", post, " of a two-class model with "
+    return absl::StrCat("post_transform ", post,
+                        " of a two-class model with "
                         "one score is not supported");
   }
   return "";
@@ -420,10 +441,10 @@ absl::Status ConvertClassifier(const onnx::NodeProto& node,
   const std::vector<int64_t> labels = Ints(node, "classlabels_int64s");
   const std::string post = AttrString(node, "post_transform", "NONE");
   GraphEmitter& em = ctx.em();
-  ValuePtr label_values = em.AddConstant(
-      Tensor::FromVector<int64_t>(labels,
-                                  Shape({static_cast<int64_t>(labels.size())})),
-      ctx.Hint(node, "labels"));
+  ValuePtr label_values =
+      em.AddConstant(Tensor::FromVector<int64_t>(
+                         labels, Shape({static_cast<int64_t>(labels.size())})),
+                     ctx.Hint(node, "labels"));
   Binary bin;
   if (labels.size() == 2) {
     bin.both = std::find(t.leaf_targets.begin(), t.leaf_targets.end(), 1) !=
@@ -439,8 +460,9 @@ absl::Status ConvertClassifier(const onnx::NodeProto& node,
                      em.Emit1("ArgMax", ctx.Hint(node, "argmax"), {s},
                               {{"axis", MakeIntAttr(1)},
                                {"keepdims", MakeBoolAttr(false)}}));
-    ASSIGN_OR_RETURN(y, em.Emit1("Gather", ctx.Hint(node, "label"),
-                                 {label_values, idx}, {{"axis", MakeIntAttr(0)}}));
+    ASSIGN_OR_RETURN(
+        y, em.Emit1("Gather", ctx.Hint(node, "label"), {label_values, idx},
+                    {{"axis", MakeIntAttr(0)}}));
     ASSIGN_OR_RETURN(z, PostTransform(node, ctx, s, post));
   } else {
     // The label: class 1 where class 1's score passes 0, or where the one
@@ -456,19 +478,24 @@ absl::Status ConvertClassifier(const onnx::NodeProto& node,
     const bool half = bin.positive && !bin.both;
     ValuePtr thr = em.AddConstant(Tensor::Scalar<float>(half ? 0.5f : 0.0f),
                                   ctx.Hint(node, "threshold"));
-    ASSIGN_OR_RETURN(ValuePtr pos, em.Emit1("Greater", ctx.Hint(node, "positive"),
-                                            {s1, thr}));
-    ASSIGN_OR_RETURN(ValuePtr idx,
-                     EmitCastTo(ctx, ctx.Hint(node, "label_index"), pos, DT_INT64));
-    ASSIGN_OR_RETURN(idx, EmitReshape(ctx, ctx.Hint(node, "label_rows"), idx, {-1}));
-    ASSIGN_OR_RETURN(y, em.Emit1("Gather", ctx.Hint(node, "label"),
-                                 {label_values, idx}, {{"axis", MakeIntAttr(0)}}));
+    ASSIGN_OR_RETURN(
+        ValuePtr pos,
+        em.Emit1("Greater", ctx.Hint(node, "positive"), {s1, thr}));
+    ASSIGN_OR_RETURN(
+        ValuePtr idx,
+        EmitCastTo(ctx, ctx.Hint(node, "label_index"), pos, DT_INT64));
+    ASSIGN_OR_RETURN(idx,
+                     EmitReshape(ctx, ctx.Hint(node, "label_rows"), idx, {-1}));
+    ASSIGN_OR_RETURN(
+        y, em.Emit1("Gather", ctx.Hint(node, "label"), {label_values, idx},
+                    {{"axis", MakeIntAttr(0)}}));
     if (bin.both) {
       ASSIGN_OR_RETURN(z, PostTransform(node, ctx, s, post));
     } else {
       // One score s: [1 - s, s] (weights >= 0) or [-s, s]; LOGISTIC gives
       // [1 - sigmoid(s), sigmoid(s)].
-      ValuePtr one = em.AddConstant(Tensor::Scalar<float>(1), ctx.Hint(node, "one"));
+      ValuePtr one =
+          em.AddConstant(Tensor::Scalar<float>(1), ctx.Hint(node, "one"));
       ValuePtr p = s, q;
       if (post == "LOGISTIC") {
         ASSIGN_OR_RETURN(p, em.Emit1("Sigmoid", ctx.Hint(node, "p"), {s}));
@@ -478,8 +505,9 @@ absl::Status ConvertClassifier(const onnx::NodeProto& node,
       } else {
         ASSIGN_OR_RETURN(q, em.Emit1("Neg", ctx.Hint(node, "q"), {p}));
       }
-      ASSIGN_OR_RETURN(z, em.Emit1("Concat", ctx.Hint(node, "z"), {q, p},
-                                   {{"N", MakeIntAttr(2)}, {"axis", MakeIntAttr(1)}}));
+      ASSIGN_OR_RETURN(
+          z, em.Emit1("Concat", ctx.Hint(node, "z"), {q, p},
+                      {{"N", MakeIntAttr(2)}, {"axis", MakeIntAttr(1)}}));
     }
   }
   RETURN_IF_ERROR(ctx.SetOutput(node, 0, y));

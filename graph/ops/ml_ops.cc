@@ -36,38 +36,37 @@ absl::Status TreeEnsembleFn(InferenceContext& c) {
 
 void RegisterMlOps(OpRegistry* r) {
   RegisterOrDie(
-      r,
-      OpDefBuilder("TreeEnsemble")
-          .Input("x", "T")
-          .Output("scores", "T")
-          .TypeAttr("T", {DT_FLOAT, DT_DOUBLE})
-          .Attr("n_targets", AttrType::kInt)
-          .Attr("aggregate", AttrType::kString, MakeStringAttr("SUM"))
-          .Attr("base_values", AttrType::kListFloat, MakeFloatListAttr({}))
-          .Attr("tree_roots", AttrType::kListInt)
-          .Attr("node_features", AttrType::kListInt)
-          .Attr("node_thresholds", AttrType::kListFloat)
-          .Attr("node_modes", AttrType::kListString)
-          .Attr("node_true", AttrType::kListInt)
-          .Attr("node_false", AttrType::kListInt)
-          .Attr("node_missing_true", AttrType::kListInt, MakeIntListAttr({}))
-          .Attr("member_begin", AttrType::kListInt, MakeIntListAttr({}))
-          .Attr("member_values", AttrType::kListFloat, MakeFloatListAttr({}))
-          .Attr("leaf_begin", AttrType::kListInt)
-          .Attr("leaf_targets", AttrType::kListInt)
-          .Attr("leaf_weights", AttrType::kListFloat)
-          .ShapeFn(TreeEnsembleFn)
-          .Doc("Decision trees over the rows of x [N, F]: each tree walks "
-               "from its root (node_* per branch node: the feature, the "
-               "threshold, the mode LEQ, LT, GTE, GT, EQ, NEQ or MEMBER, "
-               "the children; a child or root >= 0 is a branch node, -1 - "
-               "k is leaf k) to a leaf, whose weights (leaf_begin[k] .. "
-               "leaf_begin[k + 1] of leaf_targets/leaf_weights) go to their "
-               "targets; the trees' weights per target are combined by "
-               "aggregate (SUM, AVERAGE, MIN, MAX) and base_values added: "
-               "scores [N, n_targets]. A NaN feature takes the true branch "
-               "where node_missing_true says so.")
-          .Build());
+      r, OpDefBuilder("TreeEnsemble")
+             .Input("x", "T")
+             .Output("scores", "T")
+             .TypeAttr("T", {DT_FLOAT, DT_DOUBLE})
+             .Attr("n_targets", AttrType::kInt)
+             .Attr("aggregate", AttrType::kString, MakeStringAttr("SUM"))
+             .Attr("base_values", AttrType::kListFloat, MakeFloatListAttr({}))
+             .Attr("tree_roots", AttrType::kListInt)
+             .Attr("node_features", AttrType::kListInt)
+             .Attr("node_thresholds", AttrType::kListFloat)
+             .Attr("node_modes", AttrType::kListString)
+             .Attr("node_true", AttrType::kListInt)
+             .Attr("node_false", AttrType::kListInt)
+             .Attr("node_missing_true", AttrType::kListInt, MakeIntListAttr({}))
+             .Attr("member_begin", AttrType::kListInt, MakeIntListAttr({}))
+             .Attr("member_values", AttrType::kListFloat, MakeFloatListAttr({}))
+             .Attr("leaf_begin", AttrType::kListInt)
+             .Attr("leaf_targets", AttrType::kListInt)
+             .Attr("leaf_weights", AttrType::kListFloat)
+             .ShapeFn(TreeEnsembleFn)
+             .Doc("Decision trees over the rows of x [N, F]: each tree walks "
+                  "from its root (node_* per branch node: the feature, the "
+                  "threshold, the mode LEQ, LT, GTE, GT, EQ, NEQ or MEMBER, "
+                  "the children; a child or root >= 0 is a branch node, -1 - "
+                  "k is leaf k) to a leaf, whose weights (leaf_begin[k] .. "
+                  "leaf_begin[k + 1] of leaf_targets/leaf_weights) go to their "
+                  "targets; the trees' weights per target are combined by "
+                  "aggregate (SUM, AVERAGE, MIN, MAX) and base_values added: "
+                  "scores [N, n_targets]. A NaN feature takes the true branch "
+                  "where node_missing_true says so.")
+             .Build());
 }
 
 }  // namespace sluice

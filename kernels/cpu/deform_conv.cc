@@ -66,11 +66,11 @@ class DeformConvKernel final : public OpKernel {
     const Tensor& b = ctx->input(3);
     const Tensor& mask = ctx->input(4);
     if (x.rank() != 4 || w.rank() != 4 || off.rank() != 4) {
-      return Bad(absl::StrCat("needs x [N,C,H,W], w [O,C/group,kH,kW] and "
-                              "offset [N,2*offset_group*kH*kW,oH,oW]; got ",
-                              x.shape().DebugString(), ", ",
-                              w.shape().DebugString(), ", ",
-                              off.shape().DebugString()));
+      return Bad(
+          absl::StrCat("needs x [N,C,H,W], w [O,C/group,kH,kW] and "
+                       "offset [N,2*offset_group*kH*kW,oH,oW]; got ",
+                       x.shape().DebugString(), ", ", w.shape().DebugString(),
+                       ", ", off.shape().DebugString()));
     }
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
     const int64_t o = w.dim(0), kh = w.dim(2), kw = w.dim(3), k = kh * kw;
@@ -80,10 +80,14 @@ class DeformConvKernel final : public OpKernel {
                               w.shape().DebugString(), ", group ", g,
                               ", offset_group ", og));
     }
-    const int64_t oh = (h + a_.pads[0] + a_.pads[2] -
-                        (a_.dilations[0] * (kh - 1) + 1)) / a_.strides[0] + 1;
-    const int64_t ow = (wd + a_.pads[1] + a_.pads[3] -
-                        (a_.dilations[1] * (kw - 1) + 1)) / a_.strides[1] + 1;
+    const int64_t oh =
+        (h + a_.pads[0] + a_.pads[2] - (a_.dilations[0] * (kh - 1) + 1)) /
+            a_.strides[0] +
+        1;
+    const int64_t ow =
+        (wd + a_.pads[1] + a_.pads[3] - (a_.dilations[1] * (kw - 1) + 1)) /
+            a_.strides[1] +
+        1;
     if (oh < 1 || ow < 1) return Bad("window larger than the padded input");
     if (off.shape() != Shape({n, og * 2 * k, oh, ow})) {
       return Bad(absl::StrCat("offset must be ",
@@ -100,39 +104,43 @@ class DeformConvKernel final : public OpKernel {
       return Bad(absl::StrCat("bias needs ", o, " values, got ",
                               b.shape().DebugString()));
     }
-    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({n, o, oh, ow})));
+    ASSIGN_OR_RETURN(Tensor * y,
+                     ctx->allocate_output(0, Shape({n, o, oh, ow})));
     auto run = [&](auto tag) {
       using T = typename decltype(tag)::type;
-      using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic,
-                                Eigen::RowMajor>;
+      using Mat =
+          Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
       const int64_t p = oh * ow, cg = c / g, per_og = c / og;
       std::vector<T> cols(c * k * p);
       for (int64_t img = 0; img < n; ++img) {
         const T* offs = off.data<T>() + img * og * 2 * k * p;
         const T* ms = one_mask ? nullptr : mask.data<T>() + img * og * k * p;
         const T m1 = one_mask ? mask.data<T>()[0] : T(1);
-        ParallelFor(*ctx, c, static_cast<double>(k * p) * 12,
-                    [&](int64_t c0, int64_t c1) {
-          for (int64_t ch = c0; ch < c1; ++ch) {
-            const T* plane = x.data<T>() + (img * c + ch) * h * wd;
-            const int64_t grp = ch / per_og;
-            for (int64_t t = 0; t < k; ++t) {
-              const int64_t i = t / kw, j = t % kw;
-              const T* dy = offs + (grp * 2 * k + 2 * t) * p;
-              const T* dx = dy + p;
-              T* col = cols.data() + (ch * k + t) * p;
-              for (int64_t q = 0; q < p; ++q) {
-                const int64_t r = q / ow, s = q % ow;
-                const T yy = static_cast<T>(r * a_.strides[0] - a_.pads[0] +
-                                            i * a_.dilations[0]) + dy[q];
-                const T xx = static_cast<T>(s * a_.strides[1] - a_.pads[1] +
-                                            j * a_.dilations[1]) + dx[q];
-                const T m = ms != nullptr ? ms[(grp * k + t) * p + q] : m1;
-                col[q] = m * Bilinear<T>(plane, h, wd, yy, xx);
+        ParallelFor(
+            *ctx, c, static_cast<double>(k * p) * 12,
+            [&](int64_t c0, int64_t c1) {
+              for (int64_t ch = c0; ch < c1; ++ch) {
+                const T* plane = x.data<T>() + (img * c + ch) * h * wd;
+                const int64_t grp = ch / per_og;
+                for (int64_t t = 0; t < k; ++t) {
+                  const int64_t i = t / kw, j = t % kw;
+                  const T* dy = offs + (grp * 2 * k + 2 * t) * p;
+                  const T* dx = dy + p;
+                  T* col = cols.data() + (ch * k + t) * p;
+                  for (int64_t q = 0; q < p; ++q) {
+                    const int64_t r = q / ow, s = q % ow;
+                    const T yy = static_cast<T>(r * a_.strides[0] - a_.pads[0] +
+                                                i * a_.dilations[0]) +
+                                 dy[q];
+                    const T xx = static_cast<T>(s * a_.strides[1] - a_.pads[1] +
+                                                j * a_.dilations[1]) +
+                                 dx[q];
+                    const T m = ms != nullptr ? ms[(grp * k + t) * p + q] : m1;
+                    col[q] = m * Bilinear<T>(plane, h, wd, yy, xx);
+                  }
+                }
               }
-            }
-          }
-        });
+            });
         for (int64_t gr = 0; gr < g; ++gr) {
           Eigen::Map<const Mat> wm(w.data<T>() + gr * (o / g) * cg * k, o / g,
                                    cg * k);

@@ -22,9 +22,9 @@ absl::Status Bad(absl::string_view what) {
 
 absl::StatusOr<Attrs::Mode> ParseMode(const std::string& m) {
   static const std::pair<const char*, Attrs::Mode> kModes[] = {
-      {"LEQ", Attrs::Mode::kLeq}, {"LT", Attrs::Mode::kLt},
-      {"GTE", Attrs::Mode::kGte}, {"GT", Attrs::Mode::kGt},
-      {"EQ", Attrs::Mode::kEq},   {"NEQ", Attrs::Mode::kNeq},
+      {"LEQ", Attrs::Mode::kLeq},      {"LT", Attrs::Mode::kLt},
+      {"GTE", Attrs::Mode::kGte},      {"GT", Attrs::Mode::kGt},
+      {"EQ", Attrs::Mode::kEq},        {"NEQ", Attrs::Mode::kNeq},
       {"MEMBER", Attrs::Mode::kMember}};
   for (const auto& [name, mode] : kModes) {
     if (m == name) return mode;
@@ -74,12 +74,18 @@ bool TakesTrue(const Attrs& a, int64_t n, T v) {
   }
   const T th = static_cast<T>(a.thresholds[n]);
   switch (a.modes[n]) {
-    case Attrs::Mode::kLeq: return v <= th;
-    case Attrs::Mode::kLt: return v < th;
-    case Attrs::Mode::kGte: return v >= th;
-    case Attrs::Mode::kGt: return v > th;
-    case Attrs::Mode::kEq: return v == th;
-    case Attrs::Mode::kNeq: return v != th;
+    case Attrs::Mode::kLeq:
+      return v <= th;
+    case Attrs::Mode::kLt:
+      return v < th;
+    case Attrs::Mode::kGte:
+      return v >= th;
+    case Attrs::Mode::kGt:
+      return v > th;
+    case Attrs::Mode::kEq:
+      return v == th;
+    case Attrs::Mode::kNeq:
+      return v != th;
     case Attrs::Mode::kMember: {
       for (int64_t i = a.member_begin[n]; i < a.member_begin[n + 1]; ++i) {
         if (v == static_cast<T>(a.member_values[i])) return true;
@@ -100,8 +106,8 @@ class TreeEnsembleKernel final
     const Tensor& x = ctx->input(0);
     const Attrs& a = attrs();
     if (x.rank() != 2) {
-      return Bad(absl::StrCat("needs an input [N, F], got ",
-                              x.shape().DebugString()));
+      return Bad(
+          absl::StrCat("needs an input [N, F], got ", x.shape().DebugString()));
     }
     const int64_t rows = x.dim(0), features = x.dim(1);
     if (a.max_feature >= features) {
@@ -125,8 +131,9 @@ class TreeEnsembleKernel final
           std::fill(hit.begin(), hit.end(), 0);
           for (int64_t ref : a.roots) {
             while (ref >= 0) {
-              ref = TakesTrue(a, ref, row[a.features[ref]]) ? a.true_child[ref]
-                                                           : a.false_child[ref];
+              ref = TakesTrue(a, ref, row[a.features[ref]])
+                        ? a.true_child[ref]
+                        : a.false_child[ref];
             }
             const int64_t leaf = -1 - ref;
             for (int64_t k = a.leaf_begin[leaf]; k < a.leaf_begin[leaf + 1];
@@ -135,7 +142,9 @@ class TreeEnsembleKernel final
               const double w = a.leaf_weights[k];
               switch (a.aggregate) {
                 case Attrs::Aggregate::kSum:
-                case Attrs::Aggregate::kAverage: acc[t] += w; break;
+                case Attrs::Aggregate::kAverage:
+                  acc[t] += w;
+                  break;
                 case Attrs::Aggregate::kMin:
                   acc[t] = hit[t] ? std::min(acc[t], w) : w;
                   break;
@@ -206,8 +215,7 @@ absl::StatusOr<TreeEnsembleAttrs> ParseTreeEnsembleAttrs(const Node& node) {
         "node_features, node_thresholds, node_modes, node_true, node_false "
         "(and node_missing_true if given) must be as long; got ",
         nodes, ", ", a.thresholds.size(), ", ", modes.size(), ", ",
-        a.true_child.size(), ", ", a.false_child.size(), ", ",
-        missing.size()));
+        a.true_child.size(), ", ", a.false_child.size(), ", ", missing.size()));
   }
   if (!a.base_values.empty() &&
       static_cast<int64_t>(a.base_values.size()) != a.n_targets) {
@@ -221,26 +229,26 @@ absl::StatusOr<TreeEnsembleAttrs> ParseTreeEnsembleAttrs(const Node& node) {
   for (int64_t v : missing) a.missing_true.push_back(v != 0 ? 1 : 0);
   const bool members = std::find(a.modes.begin(), a.modes.end(),
                                  Attrs::Mode::kMember) != a.modes.end();
-  if (members && (a.member_begin.size() != nodes + 1 ||
-                  a.member_begin.front() != 0 ||
-                  a.member_begin.back() !=
-                      static_cast<int64_t>(a.member_values.size()) ||
-                  !std::is_sorted(a.member_begin.begin(),
-                                  a.member_begin.end()))) {
-    return Bad("member_begin must be nodes + 1 ascending offsets into "
-               "member_values");
+  if (members &&
+      (a.member_begin.size() != nodes + 1 || a.member_begin.front() != 0 ||
+       a.member_begin.back() != static_cast<int64_t>(a.member_values.size()) ||
+       !std::is_sorted(a.member_begin.begin(), a.member_begin.end()))) {
+    return Bad(
+        "member_begin must be nodes + 1 ascending offsets into "
+        "member_values");
   }
   if (a.leaf_begin.empty() || a.leaf_begin.front() != 0 ||
       a.leaf_begin.back() != static_cast<int64_t>(a.leaf_targets.size()) ||
       a.leaf_weights.size() != a.leaf_targets.size() ||
       !std::is_sorted(a.leaf_begin.begin(), a.leaf_begin.end())) {
-    return Bad("leaf_begin must be leaves + 1 ascending offsets into "
-               "leaf_targets and leaf_weights (as long as each other)");
+    return Bad(
+        "leaf_begin must be leaves + 1 ascending offsets into "
+        "leaf_targets and leaf_weights (as long as each other)");
   }
   for (int64_t t : a.leaf_targets) {
     if (t < 0 || t >= a.n_targets) {
-      return Bad(absl::StrCat("leaf_targets has target ", t, " of ",
-                              a.n_targets));
+      return Bad(
+          absl::StrCat("leaf_targets has target ", t, " of ", a.n_targets));
     }
   }
   for (size_t n = 0; n < nodes; ++n) {

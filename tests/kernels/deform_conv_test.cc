@@ -24,8 +24,7 @@ TEST(DeformConvKernelTest, MovedTapsInterpolateAndZeroOutside) {
   const Tensor x = F32({1, 2, 3, 4}, {1, 1, 2, 2});
   const Tensor w = F32({1}, {1, 1, 1, 1});
   // dy = 0 everywhere, dx = 0.5 everywhere.
-  const Tensor offset = F32({0, 0, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f},
-                            {1, 2, 2, 2});
+  const Tensor offset = F32({0, 0, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f}, {1, 2, 2, 2});
   const Tensor bias = F32({1}, {1});
   const Tensor mask = F32({2}, {});
   auto y = RunOp("DeformConv", {x, w, offset, bias, mask}, Window());
@@ -38,10 +37,10 @@ TEST(DeformConvKernelTest, MovedTapsInterpolateAndZeroOutside) {
 TEST(DeformConvKernelTest, ZeroOffsetsAreAnOrdinaryConvolution) {
   const Tensor x = F32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
   const Tensor w = F32({1, 0, 0, -1}, {1, 1, 2, 2});
-  const Tensor offset = MakeTensor(DT_FLOAT, {1, 8, 2, 2},
-                                   std::vector<double>(32, 0.0));
-  auto y = RunOp("DeformConv",
-                 {x, w, offset, F32({0}, {1}), F32({1}, {})}, Window());
+  const Tensor offset =
+      MakeTensor(DT_FLOAT, {1, 8, 2, 2}, std::vector<double>(32, 0.0));
+  auto y = RunOp("DeformConv", {x, w, offset, F32({0}, {1}), F32({1}, {})},
+                 Window());
   ASSERT_TRUE(y.ok()) << y.status();
   ExpectTensor((*y)[0], {1, 1, 2, 2}, {-4, -4, -4, -4});
 }

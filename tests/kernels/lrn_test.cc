@@ -32,8 +32,8 @@ TEST(LrnKernelTest, EvenWindowReachesOneChannelFurtherUp) {
   // size 2: channels c and c + 1; alpha / size = 1, bias 0, beta 0.5.
   auto y = RunOp("LRN", {F32({1, 2, 3}, {1, 3})}, Lrn(2, 0.5f, 0, 2));
   ASSERT_TRUE(y.ok()) << y.status();
-  ExpectTensor((*y)[0], {1, 3},
-               {1 / std::sqrt(5.0), 2 / std::sqrt(13.0), 1.0}, 1e-6);
+  ExpectTensor((*y)[0], {1, 3}, {1 / std::sqrt(5.0), 2 / std::sqrt(13.0), 1.0},
+               1e-6);
 }
 
 TEST(LrnKernelTest, NormalisesEachBatchAndPositionApart) {
@@ -56,8 +56,9 @@ TEST(LrnKernelTest, HalfComputesInFloat) {
 TEST(LrnPlanTest, RefusesAnInputWithoutChannels) {
   absl::StatusOr<LrnPlan> p = PlanLrn(LrnAttrs{}, Shape({4}));
   EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(p.status().message(),
-              HasSubstr("LRN needs an input [N, C, ...] of rank >= 2, got [4]"));
+  EXPECT_THAT(
+      p.status().message(),
+      HasSubstr("LRN needs an input [N, C, ...] of rank >= 2, got [4]"));
 }
 
 TEST(LrnPlanTest, RefusesASizeBelowOne) {

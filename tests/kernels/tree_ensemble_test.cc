@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "graph/attr_map.h"
+#include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
 namespace sluice::testing {
@@ -49,32 +49,28 @@ Tensor Rows() {
 TEST(TreeEnsembleKernelTest, SumsEachTargetOverTheTreesPlusBase) {
   auto y = RunOp("TreeEnsemble", {Rows()}, TwoTrees("SUM"));
   ASSERT_TRUE(y.ok()) << y.status();
-  ExpectTensor((*y)[0], {4, 2},
-               {1.5, 3.5, 10.5, 1.5, 5.5, 2.5, 1.5, 3.5});
+  ExpectTensor((*y)[0], {4, 2}, {1.5, 3.5, 10.5, 1.5, 5.5, 2.5, 1.5, 3.5});
 }
 
 TEST(TreeEnsembleKernelTest, AverageDividesByTheTreeCount) {
   auto y = RunOp("TreeEnsemble", {Rows()}, TwoTrees("AVERAGE"));
   ASSERT_TRUE(y.ok()) << y.status();
-  ExpectTensor((*y)[0], {4, 2},
-               {1.0, 1.5, 5.5, 0.5, 3.0, 1.0, 1.0, 1.5}, 1e-6);
+  ExpectTensor((*y)[0], {4, 2}, {1.0, 1.5, 5.5, 0.5, 3.0, 1.0, 1.0, 1.5}, 1e-6);
 }
 
 TEST(TreeEnsembleKernelTest, MinAndMaxTakeTheLeavesThatReachATarget) {
   auto lo = RunOp("TreeEnsemble", {Rows()}, TwoTrees("MIN"));
   ASSERT_TRUE(lo.ok()) << lo.status();
   // Row 2 reaches t1 with -1 (tree 0) and 4 (tree 1).
-  ExpectTensor((*lo)[0], {4, 2},
-               {1.5, 3.5, 10.5, 1.5, 5.5, -1.5, 1.5, 3.5});
+  ExpectTensor((*lo)[0], {4, 2}, {1.5, 3.5, 10.5, 1.5, 5.5, -1.5, 1.5, 3.5});
   auto hi = RunOp("TreeEnsemble", {Rows()}, TwoTrees("MAX"));
   ASSERT_TRUE(hi.ok()) << hi.status();
-  ExpectTensor((*hi)[0], {4, 2},
-               {1.5, 3.5, 10.5, 1.5, 5.5, 3.5, 1.5, 3.5});
+  ExpectTensor((*hi)[0], {4, 2}, {1.5, 3.5, 10.5, 1.5, 5.5, 3.5, 1.5, 3.5});
 }
 
 TEST(TreeEnsembleKernelTest, DoubleInputGivesDoubleScores) {
-  auto y = RunOp("TreeEnsemble",
-                 {MakeTensor(DT_DOUBLE, {1, 2}, {2, 3})}, TwoTrees("SUM"));
+  auto y = RunOp("TreeEnsemble", {MakeTensor(DT_DOUBLE, {1, 2}, {2, 3})},
+                 TwoTrees("SUM"));
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ((*y)[0].dtype(), DT_DOUBLE);
   ExpectTensor((*y)[0], {1, 2}, {10.5, 1.5});
