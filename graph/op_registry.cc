@@ -77,6 +77,7 @@ const OpRegistry* OpRegistry::Global() {
     RegisterBitOps(r);
     RegisterSelectOps(r);
     RegisterLinalgOps(r);
+    RegisterMlOps(r);
     RegisterCudaKernelOps(r);
     return r;
   }();

@@ -59,6 +59,7 @@ void RegisterCudaKernelOps(OpRegistry* registry);  // ops/cuda_kernel_ops.cc:
                                                    // CudaKernel (NVRTC)
 void RegisterVisionOps(OpRegistry* registry);  // ops/vision_ops.cc: Resize,
                                                // Pad, GridSample, ConvND, ...
+void RegisterMlOps(OpRegistry* registry);      // ops/ml_ops.cc: TreeEnsemble
 
 }  // namespace sluice
 

@@ -90,4 +90,32 @@ absl::StatusOr<NormPlan> PlanRmsNorm(const NormAttrs& a, const Tensor& x,
   return PlanNorm("RMSNorm", a, x, scale, nullptr);
 }
 
+absl::StatusOr<LrnAttrs> ParseLrnAttrs(const Node& node) {
+  LrnAttrs a;
+  ASSIGN_OR_RETURN(a.alpha, node.attrs().GetFloat("alpha"));
+  ASSIGN_OR_RETURN(a.beta, node.attrs().GetFloat("beta"));
+  ASSIGN_OR_RETURN(a.bias, node.attrs().GetFloat("bias"));
+  ASSIGN_OR_RETURN(a.size, node.attrs().GetInt("size"));
+  if (a.size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("LRN size must be >= 1, got ", a.size));
+  }
+  return a;
+}
+
+absl::StatusOr<LrnPlan> PlanLrn(const LrnAttrs& a, const Shape& x) {
+  if (x.rank() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LRN needs an input [N, C, ...] of rank >= 2, got ", x.DebugString()));
+  }
+  LrnPlan p;
+  p.batch = x.dim(0);
+  p.channels = x.dim(1);
+  for (int d = 2; d < x.rank(); ++d) p.inner *= x.dim(d);
+  p.before = (a.size - 1) / 2;
+  p.after = a.size - 1 - p.before;
+  p.out_shape = x;
+  return p;
+}
+
 }  // namespace sluice

@@ -1,6 +1,6 @@
-// The setup of Softmax, LayerNorm and RMSNorm, written once for their CPU
-// kernels (kernels/cpu/softmax.cc, layer_norm.cc, rms_norm.cc) and CUDA
-// kernels (kernels/cuda/nn_kernels.cc): the attributes parsed when the
+// The setup of Softmax, LayerNorm, RMSNorm and LRN, written once for their
+// CPU kernels (kernels/cpu/softmax.cc, layer_norm.cc, rms_norm.cc, lrn.cc)
+// and CUDA kernels (kernels/cuda/nn_kernels.cc; LRN has none yet): the attributes parsed when the
 // kernel is made, the input shapes and dtypes checked each call, and what
 // a launch needs. Both devices accept and refuse the same inputs with the
 // same messages. Device-neutral (only shapes and dtypes are read).
@@ -62,6 +62,27 @@ absl::StatusOr<NormPlan> PlanLayerNorm(const NormAttrs& a, const Tensor& x,
 // RMSNorm: as LayerNorm without the bias.
 absl::StatusOr<NormPlan> PlanRmsNorm(const NormAttrs& a, const Tensor& x,
                                           const Tensor& scale);
+
+// LRN (ONNX's local response normalisation across channels):
+// y = x / (bias + alpha / size * sum of x^2 over the channels
+// [c - floor((size-1)/2), c + ceil((size-1)/2)])^beta.
+struct LrnAttrs {
+  float alpha = 1e-4f;
+  float beta = 0.75f;
+  float bias = 1.0f;
+  int64_t size = 0;
+};
+// NOT_FOUND without an attribute; INVALID_ARGUMENT for a size below 1.
+absl::StatusOr<LrnAttrs> ParseLrnAttrs(const Node& node);
+
+// x viewed as [batch, channels, inner].
+struct LrnPlan {
+  int64_t batch = 1, channels = 1, inner = 1;
+  int64_t before = 0, after = 0;  // the window: channels c-before .. c+after
+  Shape out_shape;                // x's
+};
+// INVALID_ARGUMENT for an input of rank below 2 (LRN needs [N, C, ...]).
+absl::StatusOr<LrnPlan> PlanLrn(const LrnAttrs& a, const Shape& x);
 
 }  // namespace sluice
 

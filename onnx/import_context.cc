@@ -1,6 +1,7 @@
 // ImportContext, ONNX attribute getters and the shared handler helpers.
 #include "onnx/import_context.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
@@ -181,9 +182,26 @@ const OnnxOpTable& GetOnnxOpTable() {
     AddBitwiseOps(t);
     AddSelectOps(t);
     AddLinalgOps(t);
+    AddMlOps(t);
+    AddMlTreeOps(t);
     return t;
   }();
   return *table;
+}
+
+std::string OnnxOpKey(const onnx::NodeProto& node) {
+  if (node.domain().empty() || node.domain() == "ai.onnx") {
+    return node.op_type();
+  }
+  return absl::StrCat(node.domain(), ".", node.op_type());
+}
+
+bool OnnxDomainHasOps(absl::string_view domain) {
+  const std::string prefix = absl::StrCat(domain, ".");
+  for (const auto& [key, spec] : GetOnnxOpTable()) {
+    if (absl::StartsWith(key, prefix)) return true;
+  }
+  return false;
 }
 
 }  // namespace sluice

@@ -122,8 +122,14 @@ struct OnnxOpSpec {
 };
 using OnnxOpTable = absl::flat_hash_map<std::string, OnnxOpSpec>;
 
-// The ONNX ops (default domain) the importer maps, by op_type.
+// The ONNX ops the importer maps, by OnnxOpKey.
 const OnnxOpTable& GetOnnxOpTable();
+// A node's key in the op table and the op histories (onnx/op_versions.h):
+// its op_type in the default domain, "domain.op_type" in another
+// ("ai.onnx.ml.Binarizer").
+std::string OnnxOpKey(const onnx::NodeProto& node);
+// Whether the op table has ops of `domain` (not the default one).
+bool OnnxDomainHasOps(absl::string_view domain);
 // Each family adds its ops (onnx/ops_*.cc).
 void AddElementwiseOps(OnnxOpTable* table);
 void AddShapeOps(OnnxOpTable* table);
@@ -147,6 +153,8 @@ absl::Status ConvertNodes(const onnx::GraphProto& graph, ImportContext& ctx);
 void AddBitwiseOps(OnnxOpTable* table);  // ops_bitwise.cc
 void AddSelectOps(OnnxOpTable* table);  // ops_select.cc
 void AddLinalgOps(OnnxOpTable* table);  // ops_linalg.cc
+void AddMlOps(OnnxOpTable* table);  // ops_ml.cc: the ai.onnx.ml domain
+void AddMlTreeOps(OnnxOpTable* table);  // ops_ml_trees.cc: its tree ensembles
 
 // Helpers shared by the handlers.
 // Emits x reshaped to `shape` (folded when x is a constant).

@@ -29,6 +29,9 @@ bool IsDefaultDomain(const std::string& domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+// The model's opset of the default domain. A model of other domains only
+// (an ai.onnx.ml pipeline) may import none; it gets the newest, which none of
+// its nodes reads.
 absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model,
                                  absl::string_view model_name) {
   for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
@@ -45,8 +48,14 @@ absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model,
     }
     return static_cast<int>(id.version());
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      model_name, ": the model imports no opset of the default ONNX domain"));
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    if (IsDefaultDomain(node.domain())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          model_name, ": the model imports no opset of the default ONNX domain",
+          " and node '", node.name(), "' (", node.op_type(), ") is of it"));
+    }
+  }
+  return NewestKnownOpset();
 }
 
 // Every node of `graph` and of its subgraphs (control flow) that the
@@ -65,24 +74,34 @@ void CollectUnsupported(const onnx::ModelProto& model,
     }
     std::string reason;
     std::string where = absl::StrCat("opset ", opset);
+    const std::string key = OnnxOpKey(node);
+    int node_opset = opset;  // of the node's domain
     if (!IsDefaultDomain(node.domain())) {
-      const int domain_opset = ImportedOpset(model, node.domain());
-      where = domain_opset > 0
-                  ? absl::StrCat(node.domain(), " opset ", domain_opset)
+      node_opset = ImportedOpset(model, node.domain());
+      where = node_opset > 0
+                  ? absl::StrCat(node.domain(), " opset ", node_opset)
                   : absl::StrCat(node.domain(), ", which the model imports "
                                                 "no opset of");
-      reason = absl::StrCat("domain '", node.domain(), "' is not supported");
-    } else {
-      auto it = table.find(node.op_type());
+      if (!OnnxDomainHasOps(node.domain())) {
+        reason = absl::StrCat("domain '", node.domain(), "' is not supported");
+      } else if (node_opset <= 0) {
+        reason = "import an opset of its domain";
+      }
+    }
+    if (reason.empty()) {
+      auto it = table.find(key);
       if (it == table.end()) {
-        reason = OnnxOpVersion(node.op_type(), opset) == 0
-                     ? absl::StrCat("op ", node.op_type(),
-                                    " is not an ONNX op at opset ", opset)
+        reason = OnnxOpVersion(key, node_opset) == 0
+                     ? absl::StrCat("op ", node.op_type(), " is not an ",
+                                    IsDefaultDomain(node.domain())
+                                        ? std::string("ONNX")
+                                        : node.domain(),
+                                    " op at opset ", node_opset)
                      : "op not supported";
       } else {
-        reason = UnhandledVersionReason(node.op_type(), opset);
+        reason = UnhandledVersionReason(key, node_opset);
         if (reason.empty() && it->second.check != nullptr) {
-          reason = it->second.check(node, opset);
+          reason = it->second.check(node, node_opset);
         }
       }
     }
@@ -366,7 +385,7 @@ absl::StatusOr<GraphDef> ImportModel(
 namespace {
 
 absl::Status ConvertNode(const onnx::NodeProto& node, ImportContext& ctx) {
-  absl::Status s = GetOnnxOpTable().at(node.op_type()).convert(node, ctx);
+  absl::Status s = GetOnnxOpTable().at(OnnxOpKey(node)).convert(node, ctx);
   if (s.ok()) return s;
   std::string msg(s.message());
   if (msg.find(NodeLabel(node)) == std::string::npos) {

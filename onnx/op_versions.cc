@@ -1,5 +1,6 @@
-// The op histories of the default ONNX domain and the versions of each op
-// that sluice's import handlers implement (onnx/ops_*.cc).
+// The op histories of the default ONNX domain and ai.onnx.ml, and the
+// versions of each op that sluice's import handlers implement
+// (onnx/ops_*.cc).
 #include "onnx/op_versions.h"
 
 #include <algorithm>
@@ -168,6 +169,19 @@ const std::vector<Handled>& HandledTable() {
       {"Mean", {8, 13}, "inputs of one shape without broadcasting"},
       {"Swish", {24}},
       {"Shrink", {9}},
+      {"LRN", {1, 13}},
+      {"DeformConv", {19, 22}},
+      // The ai.onnx.ml domain (ops_ml.cc), versions of its own opsets.
+      {"ai.onnx.ml.Binarizer", {1}},
+      {"ai.onnx.ml.Scaler", {1}},
+      {"ai.onnx.ml.Normalizer", {1}},
+      {"ai.onnx.ml.LinearRegressor", {1}},
+      {"ai.onnx.ml.ArrayFeatureExtractor", {1}},
+      {"ai.onnx.ml.LinearClassifier", {1}},
+      {"ai.onnx.ml.LabelEncoder", {2, 4}, "string classes (version 1)"},
+      {"ai.onnx.ml.TreeEnsembleRegressor", {1, 3}},
+      {"ai.onnx.ml.TreeEnsembleClassifier", {1, 3}},
+      {"ai.onnx.ml.TreeEnsemble", {5}},
       {"DepthToSpace", {1, 11, 13, 28}},
       {"SpaceToDepth", {1, 13, 28}},
       // Control flow (ops_control.cc); Scan 8 had a batch axis and

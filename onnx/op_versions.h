@@ -1,5 +1,7 @@
 // Which version of an ONNX op a model uses, and which versions sluice's
-// importer implements. A model's opset (of the default domain) selects, for
+// importer implements. Ops of ai.onnx.ml are named "ai.onnx.ml.Op" (the
+// importer's OnnxOpKey) and versioned by the model's opset of that domain.
+// A model's opset (of the op's domain) selects, for
 // each op, the newest version of that op's schema not newer than the opset
 // (ONNX's since_version rule); the importer accepts the node when its
 // handler implements that version, whatever the model's opset, and otherwise

@@ -1,6 +1,7 @@
 // ONNX normalisations and small compositions: RMSNormalization (sluice's
-// RMSNorm where it can say it, else composed), and, lowered to existing
-// sluice ops (no kernel of their own): LpNormalization,
+// RMSNorm where it can say it, else composed), LRN (sluice's LRN, a CPU
+// kernel), and, lowered to existing sluice ops (no kernel of their own):
+// LpNormalization,
 // InstanceNormalization and GroupNormalization (LayerNorm over the spatial
 // dims or the groups, then the per-channel scale and bias), Mean, Swish,
 // Shrink, and DepthToSpace/SpaceToDepth (reshape, transpose, reshape). Each
@@ -298,6 +299,24 @@ absl::Status ConvertMean(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, y);
 }
 
+// LRN -> sluice's LRN (a CPU kernel of its own).
+absl::Status ConvertLrn(const onnx::NodeProto& node, ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(
+      ValuePtr y,
+      ctx.em().Emit1("LRN", ctx.Hint(node), {x},
+                     {{"alpha", MakeFloatAttr(AttrFloat(node, "alpha", 1e-4f))},
+                      {"beta", MakeFloatAttr(AttrFloat(node, "beta", 0.75f))},
+                      {"bias", MakeFloatAttr(AttrFloat(node, "bias", 1.0f))},
+                      {"size", MakeIntAttr(AttrInt(node, "size", 0))}}));
+  return ctx.SetOutput(node, 0, y);
+}
+
+std::string CheckLrn(const onnx::NodeProto& node, int opset) {
+  if (AttrInt(node, "size", 0) < 1) return "needs a size attribute >= 1";
+  return "";
+}
+
 // Swish(x) = x * sigmoid(alpha * x).
 absl::Status ConvertSwish(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
@@ -390,6 +409,7 @@ void AddNormOps(OnnxOpTable* table) {
   (*table)["GroupNormalization"] = {ConvertGroupNorm, nullptr};
   (*table)["Mean"] = {ConvertMean, nullptr};
   (*table)["Swish"] = {ConvertSwish, nullptr};
+  (*table)["LRN"] = {ConvertLrn, CheckLrn};
   (*table)["Shrink"] = {ConvertShrink, nullptr};
   (*table)["DepthToSpace"] = {ConvertDepthSpace, nullptr};
   (*table)["SpaceToDepth"] = {ConvertDepthSpace, nullptr};

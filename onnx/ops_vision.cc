@@ -1,5 +1,5 @@
 // ONNX vision ops -> sluice's N-d ops (graph/ops/vision_ops.cc): Resize,
-// Pad, CenterCropPad, GridSample, ConvTranspose, Col2Im, LpPool,
+// Pad, CenterCropPad, GridSample, ConvTranspose, DeformConv, Col2Im, LpPool,
 // GlobalLpPool, and the 1-D / 3-D / dilated / uint8 / Indices forms of Conv,
 // MaxPool and AveragePool that the 2-D handlers of ops_nn.cc (Conv2D,
 // MaxPool, AvgPool, which have GPU kernels) do not take. Parameters ONNX
@@ -340,6 +340,43 @@ absl::Status ConvertConvNd(const onnx::NodeProto& node, ImportContext& ctx) {
   return ctx.SetOutput(node, 0, y);
 }
 
+// DeformConv (2-D) -> sluice's DeformConv, a CPU kernel; an absent bias is
+// zeros, an absent mask one 1.
+absl::Status ConvertDeformConv(const onnx::NodeProto& node,
+                               ImportContext& ctx) {
+  ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
+  ASSIGN_OR_RETURN(ValuePtr w, ctx.Input(node, 1));
+  ASSIGN_OR_RETURN(ValuePtr offset, ctx.Input(node, 2));
+  ASSIGN_OR_RETURN(ValuePtr b, ctx.OptionalInput(node, 3));
+  ASSIGN_OR_RETURN(ValuePtr mask, ctx.OptionalInput(node, 4));
+  if (w->shape.unknown_rank() || w->shape.rank() != 4 || w->shape.dim(0) < 0 ||
+      w->shape.dim(2) < 0 || w->shape.dim(3) < 0) {
+    return Bad(node, absl::StrCat("needs 2-D weights of known shape "
+                                  "[O, C/group, kH, kW], got ",
+                                  w->shape.DebugString()));
+  }
+  std::vector<int64_t> kernel = {w->shape.dim(2), w->shape.dim(3)};
+  if (AttrInts(node, "kernel_shape").value_or(kernel) != kernel) {
+    return Bad(node, "kernel_shape differs from the weights' window");
+  }
+  ASSIGN_OR_RETURN(NdWindow win, ResolveNd(node, x->shape, kernel));
+  AttrList attrs = WindowAttrs(win);
+  attrs["group"] = MakeIntAttr(AttrInt(node, "group", 1));
+  attrs["offset_group"] = MakeIntAttr(AttrInt(node, "offset_group", 1));
+  GraphEmitter& em = ctx.em();
+  if (b == nullptr) {
+    ASSIGN_OR_RETURN(Tensor zeros,
+                     Tensor::Zeros(x->dtype, Shape({w->shape.dim(0)})));
+    b = em.AddConstant(std::move(zeros), ctx.Hint(node, "bias"));
+  }
+  if (mask == nullptr) {
+    mask = em.AddConstant(ScalarTensor(x->dtype, 1), ctx.Hint(node, "mask"));
+  }
+  ASSIGN_OR_RETURN(ValuePtr y, em.Emit1("DeformConv", ctx.Hint(node),
+                                        {x, w, offset, b, mask}, attrs));
+  return ctx.SetOutput(node, 0, y);
+}
+
 absl::Status ConvertConvTranspose(const onnx::NodeProto& node,
                                   ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
@@ -578,6 +615,7 @@ void AddVisionOps(OnnxOpTable* table) {
   (*table)["AveragePool"] = {ConvertPoolNd, CheckWindowNd};
   (*table)["LpPool"] = {ConvertPoolNd, CheckWindowNd};
   (*table)["GlobalLpPool"] = {ConvertGlobalLpPool, nullptr};
+  (*table)["DeformConv"] = {ConvertDeformConv, nullptr};
   (*table)["ConvTranspose"] = {ConvertConvTranspose, CheckWindowNd};
   (*table)["Col2Im"] = {ConvertCol2Im, nullptr};
   (*table)["Resize"] = {ConvertResize, nullptr};

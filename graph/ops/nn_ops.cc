@@ -1,5 +1,5 @@
 // Schemas of the neural-network ops (docs/ops.md: Softmax, LayerNorm,
-// RMSNorm, Convolution and pooling).
+// RMSNorm, LRN, Convolution and pooling).
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -18,6 +18,21 @@ absl::Status SoftmaxFn(InferenceContext& c) {
   ASSIGN_OR_RETURN(int64_t axis, c.attrs().GetInt("axis"));
   const Shape& in = c.input_shape(0);
   if (!in.unknown_rank()) RETURN_IF_ERROR(NormalizeAxis(axis, in.rank()).status());
+  c.set_output_shape(0, in);
+  return absl::OkStatus();
+}
+
+absl::Status LrnFn(InferenceContext& c) {
+  ASSIGN_OR_RETURN(int64_t size, c.attrs().GetInt("size"));
+  if (size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("LRN size must be >= 1, got ", size));
+  }
+  const Shape& in = c.input_shape(0);
+  if (!in.unknown_rank() && in.rank() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LRN needs an input [N, C, ...] of rank >= 2, got ", in.DebugString()));
+  }
   c.set_output_shape(0, in);
   return absl::OkStatus();
 }
@@ -415,6 +430,20 @@ void RegisterNnOps(OpRegistry* r) {
                              MakeBoolAttr(false))
                        .Doc("Average pooling, NCHW or (data_format) NHWC.")
                        .Build());
+  RegisterOrDie(
+      r, OpDefBuilder("LRN")
+             .Input("x", "T")
+             .Output("y", "T")
+             .TypeAttr("T", kFloatTypes)
+             .Attr("alpha", AttrType::kFloat, MakeFloatAttr(1e-4f))
+             .Attr("beta", AttrType::kFloat, MakeFloatAttr(0.75f))
+             .Attr("bias", AttrType::kFloat, MakeFloatAttr(1.0f))
+             .Attr("size", AttrType::kInt)
+             .ShapeFn(LrnFn)
+             .Doc("Local response normalisation across channels of x [N, C, "
+                  "...]: x / (bias + alpha / size * sum of x^2 over the size "
+                  "channels around c)^beta (ONNX LRN).")
+             .Build());
   RegisterOrDie(r, OpDefBuilder("GlobalAvgPool")
                        .Input("input", "T")
                        .Output("output", "T")

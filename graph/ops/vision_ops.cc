@@ -395,6 +395,26 @@ void RegisterVisionOps(OpRegistry* r) {
                        .Doc("N-d convolution, [N,C,spatial...]; filter "
                             "[O, C/group, k...]; pads [begins..., ends...].")
                        .Build());
+  RegisterOrDie(r, WindowOp("DeformConv", false)
+                       .Input("input", "T")
+                       .Input("filter", "T")
+                       .Input("offset", "T")
+                       .Input("bias", "T")
+                       .Input("mask", "T")
+                       .Output("output", "T")
+                       .TypeAttr("T", {DT_FLOAT, DT_DOUBLE})
+                       .Attr("group", AttrType::kInt, MakeIntAttr(1))
+                       .Attr("offset_group", AttrType::kInt, MakeIntAttr(1))
+                       .ShapeFn([](InferenceContext& c) {
+                         return ConvFn(c, false);
+                       })
+                       .Doc("2-D deformable convolution (ONNX DeformConv): "
+                            "filter [O, C/group, kH, kW]; offset [N, "
+                            "offset_group*2*kH*kW, oH, oW] moves each tap "
+                            "(dy, dx; bilinear, 0 outside); mask [N, "
+                            "offset_group*kH*kW, oH, oW] (or one value) "
+                            "scales it; bias [O].")
+                       .Build());
   RegisterOrDie(r, WindowOp("ConvTranspose", false)
                        .Input("input", "T")
                        .Input("filter", "T")

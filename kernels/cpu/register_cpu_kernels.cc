@@ -1,8 +1,11 @@
 // RegisterCpuKernels: every CPU kernel family, registered once.
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/deform_conv.h"
 #include "kernels/cpu/float32_fallback.h"
 #include "kernels/cpu/fused_attention.h"
 #include "kernels/cpu/fused_elementwise.h"
+#include "kernels/cpu/lrn.h"
+#include "kernels/cpu/tree_ensemble.h"
 #include "kernels/kernel_registry.h"
 
 namespace sluice {
@@ -51,6 +54,9 @@ void RegisterCpuKernels(KernelRegistry* registry) {
   cpu::RegisterSelectKernels(registry);
   cpu::RegisterEinsumKernels(registry);
   cpu::RegisterDetKernels(registry);
+  cpu::RegisterLrnKernels(registry);
+  cpu::RegisterTreeEnsembleKernels(registry);
+  cpu::RegisterDeformConvKernels(registry);
   // Last: copies of the float32 kernels above for float16 / bfloat16.
   cpu::RegisterFloat32Fallbacks(registry);
 }

@@ -38,11 +38,14 @@ def const(name, array):
 
 def save(name, nodes, inputs, outputs, initializers, feeds, opset,
          dim_values=None, rtol=1e-5, atol=1e-5, numpy_check=None,
-         external=False):
+         external=False, ml_opset=None):
     used = {i for node in nodes for i in node.input}
     initializers = [t for t in initializers if t.name in used]
     graph = helper.make_graph(nodes, name, inputs, outputs, initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    opsets = [helper.make_opsetid("", opset)] if opset else []
+    if ml_opset:
+        opsets.append(helper.make_opsetid("ai.onnx.ml", ml_opset))
+    model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
     # Outputs are declared without shapes, which the checker rejects and
     # onnxruntime accepts; onnxruntime validates the rest.
@@ -552,6 +555,222 @@ def rms_norm(rng):
          rtol=1e-4, atol=1e-5, numpy_check=check)
 
 
+def lrn(rng):
+    x = rng.standard_normal((2, 5, 3, 4)).astype(np.float32)
+    nodes = [helper.make_node("LRN", ["x"], ["odd"], size=3, alpha=2e-3,
+                              beta=0.6, bias=1.5),
+             helper.make_node("LRN", ["x"], ["default"], size=5),
+             helper.make_node("LRN", ["x"], ["wide"], size=9, alpha=0.5)]
+    save("lrn", nodes, [vi("x", F, [2, 5, 3, 4])],
+         [vi(o, F, None) for o in ("odd", "default", "wide")], [], {"x": x}, 13)
+
+
+def ml(rng):
+    """The ai.onnx.ml ops sluice lowers (onnx/ops_ml.cc), in a model that
+    imports only that domain, on float, double and int64 inputs."""
+    ML = "ai.onnx.ml"
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    x[1] = 0  # a zero row: the Normalizer leaves it as it is
+    x[2] = -np.abs(x[2])  # MAX divides by a negative maximum
+    xd = rng.standard_normal((4, 3))
+    xi = rng.integers(-5, 6, (4, 3)).astype(np.int64)
+    idx = np.array([2, 0, 2], np.int64)
+    nodes = [
+        helper.make_node("Binarizer", ["x"], ["bin"], domain=ML,
+                         threshold=0.25),
+        helper.make_node("Scaler", ["x"], ["scaled"], domain=ML,
+                         offset=[0.5, -1.0, 2.0], scale=[2.0, 0.5, -1.0]),
+        helper.make_node("Scaler", ["xi"], ["scaled_int"], domain=ML,
+                         offset=[1.0], scale=[0.25]),
+        helper.make_node("Normalizer", ["x"], ["max"], domain=ML, norm="MAX"),
+        helper.make_node("Normalizer", ["x"], ["l1"], domain=ML, norm="L1"),
+        helper.make_node("Normalizer", ["xd"], ["l2"], domain=ML, norm="L2"),
+        helper.make_node("LinearRegressor", ["x"], ["linear"], domain=ML,
+                         coefficients=[0.5, -1.0, 2.0, 1.5, 0.25, -0.75],
+                         intercepts=[0.1, -0.2], targets=2),
+        helper.make_node("LinearRegressor", ["x"], ["linear1"], domain=ML,
+                         coefficients=[1.0, 2.0, 3.0]),
+        helper.make_node("ArrayFeatureExtractor", ["x", "idx"], ["picked"],
+                         domain=ML),
+    ]
+    # LinearClassifier: one score for two classes (scikit-learn's binary
+    # LogisticRegression), one per class.
+    coefs = [0.5, -1.0, 2.0, 1.5, 0.25, -0.75, -1.0, 0.5, 0.5]
+    lc_outs = []
+    for name, rows, labels, post in (("lc_binary", 1, [3, 7], "NONE"),
+                                     ("lc_binary_p", 1, [3, 7], "LOGISTIC"),
+                                     ("lc_two", 2, [0, 1], "NONE"),
+                                     ("lc_multi", 3, [2, 4, 6], "SOFTMAX"),
+                                     ("lc_ovr", 3, [2, 4, 6], "LOGISTIC")):
+        nodes.append(helper.make_node(
+            "LinearClassifier", ["x"], [name + "_label", name + "_scores"],
+            domain=ML, coefficients=coefs[:3 * rows],
+            intercepts=[0.25, -0.5, 0.1][:rows], classlabels_ints=labels,
+            post_transform=post))
+        lc_outs += [vi(name + "_label", I64, None),
+                    vi(name + "_scores", F, None)]
+    outs = [vi("bin", F, None)] + [
+        vi(o, F, None) for o in ("scaled", "scaled_int", "max", "l1", "l2",
+                                 "linear", "linear1", "picked")]
+    outs += lc_outs
+    # LabelEncoder on tensors: int64 -> float with a default, float -> int64
+    # with ONNX's default (-1).
+    nodes.append(helper.make_node("LabelEncoder", ["xi"], ["encoded"],
+                                  domain=ML, keys_int64s=[-2, 0, 3, 5],
+                                  values_floats=[0.5, 1.5, -2.0, 9.0],
+                                  default_float=7.0))
+    nodes.append(helper.make_node("LabelEncoder", ["picked"], ["decoded"],
+                                  domain=ML, keys_floats=[0.0, float(x[0, 2])],
+                                  values_int64s=[4, 8]))
+    outs += [vi("encoded", F, None), vi("decoded", I64, None)]
+    save("ml", nodes, [vi("x", F, [4, 3]),
+                       vi("xd", TensorProto.DOUBLE, [4, 3]),
+                       vi("xi", I64, [4, 3]), vi("idx", I64, [3])],
+         outs, [], {"x": x, "xd": xd, "xi": xi, "idx": idx}, None,
+         ml_opset=3)
+
+
+def random_trees(rng, n_trees, depth, n_features, n_targets):
+    """The nodes_* and target_* attributes of random full trees (ids
+    shuffled within each tree, every branch mode, NaN tracked both ways)."""
+    modes = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT"]
+    a = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_featureids",
+                         "nodes_values", "nodes_modes", "nodes_truenodeids",
+                         "nodes_falsenodeids",
+                         "nodes_missing_value_tracks_true", "target_treeids",
+                         "target_nodeids", "target_ids", "target_weights")}
+    for t in range(n_trees):
+        count = 2 ** (depth + 1) - 1
+        ids = rng.permutation(count)
+        for i in range(count):
+            a["nodes_treeids"].append(t)
+            a["nodes_nodeids"].append(int(ids[i]))
+            leaf = i >= 2 ** depth - 1
+            a["nodes_featureids"].append(0 if leaf else
+                                         int(rng.integers(n_features)))
+            a["nodes_values"].append(0.0 if leaf else
+                                     float(np.round(rng.normal(), 1)))
+            a["nodes_modes"].append("LEAF" if leaf else
+                                    modes[rng.integers(len(modes))])
+            a["nodes_truenodeids"].append(0 if leaf else int(ids[2 * i + 1]))
+            a["nodes_falsenodeids"].append(0 if leaf else int(ids[2 * i + 2]))
+            a["nodes_missing_value_tracks_true"].append(int(rng.integers(2)))
+            if leaf:
+                for target in range(n_targets):
+                    if rng.random() < 0.8:
+                        a["target_treeids"].append(t)
+                        a["target_nodeids"].append(int(ids[i]))
+                        a["target_ids"].append(target)
+                        a["target_weights"].append(float(rng.normal()))
+    return a
+
+
+def trees(rng):
+    """TreeEnsembleRegressor, as XGBoost, LightGBM and scikit-learn export
+    it: every aggregate, two post transforms, NaN inputs, and a single-leaf
+    tree."""
+    ML = "ai.onnx.ml"
+    x = np.round(rng.standard_normal((16, 4)), 1).astype(np.float32)
+    x[3, 1] = np.nan
+    x[7, 0] = np.nan
+    nodes = []
+    for agg in ("SUM", "AVERAGE", "MIN", "MAX"):
+        a = random_trees(rng, 3, 3, 4, 2)
+        nodes.append(helper.make_node(
+            "TreeEnsembleRegressor", ["x"], [agg.lower()], domain=ML,
+            n_targets=2, aggregate_function=agg, base_values=[0.5, -0.25],
+            **a))
+    a = random_trees(rng, 2, 2, 4, 3)
+    nodes.append(helper.make_node("TreeEnsembleRegressor", ["x"], ["softmax"],
+                                  domain=ML, n_targets=3,
+                                  post_transform="SOFTMAX", **a))
+    a = random_trees(rng, 2, 2, 4, 1)
+    a["nodes_treeids"].append(2)  # a tree that is one leaf
+    a["nodes_nodeids"].append(0)
+    for k, v in (("nodes_featureids", 0), ("nodes_values", 0.0),
+                 ("nodes_modes", "LEAF"), ("nodes_truenodeids", 0),
+                 ("nodes_falsenodeids", 0),
+                 ("nodes_missing_value_tracks_true", 0)):
+        a[k].append(v)
+    a["target_treeids"].append(2)
+    a["target_nodeids"].append(0)
+    a["target_ids"].append(0)
+    a["target_weights"].append(1.5)
+    nodes.append(helper.make_node("TreeEnsembleRegressor", ["x"], ["logistic"],
+                                  domain=ML, n_targets=1,
+                                  post_transform="LOGISTIC", **a))
+    outs = ["sum", "average", "min", "max", "softmax", "logistic"]
+    save("trees", nodes, [vi("x", F, [16, 4])], [vi(o, F, None) for o in outs],
+         [], {"x": x}, None, ml_opset=3)
+
+
+def tree_classifiers(rng):
+    """TreeEnsembleClassifier in the forms the exporters write: several
+    classes (SOFTMAX), XGBoost's and LightGBM's binary models (class 0's
+    score only, LOGISTIC, weights of both signs), one score of positive
+    weights, and both classes' scores (scikit-learn's forests)."""
+    ML = "ai.onnx.ml"
+    x = np.round(rng.standard_normal((16, 4)), 1).astype(np.float32)
+
+    def classifier(name, n_classes, ids, post, positive=False, base=None,
+                   first_label=10):
+        a = random_trees(rng, 3, 2, 4, n_classes)
+        keep = [k for k, c in enumerate(a["target_ids"]) if c in ids]
+        cls = {}
+        for key in ("treeids", "nodeids", "ids", "weights"):
+            cls["class_" + key] = [a["target_" + key][k] for k in keep]
+            del a["target_" + key]
+        if positive:
+            cls["class_weights"] = [abs(w) / 5 for w in cls["class_weights"]]
+        kw = dict(classlabels_int64s=list(range(first_label,
+                                                first_label + n_classes)),
+                  post_transform=post, **a, **cls)
+        if base is not None:
+            kw["base_values"] = base
+        return helper.make_node("TreeEnsembleClassifier", ["x"],
+                                [name + "_label", name + "_scores"],
+                                domain=ML, **kw)
+    nodes = [classifier("multi", 4, [0, 1, 2, 3], "SOFTMAX",
+                        base=[0.1, 0.2, 0.3, 0.4]),
+             classifier("multi_raw", 3, [0, 1, 2], "NONE"),
+             classifier("xgb", 2, [0], "LOGISTIC", base=[0.25]),
+             classifier("one_score", 2, [0], "NONE"),
+             classifier("one_positive", 2, [0], "NONE", positive=True),
+             # onnxruntime labels this form 0 or 1 whatever the labels are
+             # (sluice gives the labels): labels 0 and 1 agree.
+             classifier("forest", 2, [0, 1], "NONE", positive=True,
+                        first_label=0)]
+    outs = []
+    for node in nodes:
+        outs += [vi(node.output[0], I64, None), vi(node.output[1], F, None)]
+    save("tree_classifiers", nodes, [vi("x", F, [16, 4])], outs, [],
+         {"x": x}, None, ml_opset=3)
+
+
+def deform_conv(rng):
+    """DeformConv with groups, offset groups, strides, dilations, uneven
+    pads, a mask and a bias, and offsets up to two pixels (taps outside the
+    image)."""
+    x = rng.standard_normal((2, 4, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    # oH = (6 + 1 + 0 - 3) / 2 + 1 = 3, oW = (7 + 0 + 1 - 3) / 1 + 1 = 6.
+    offset = (rng.random((2, 2 * 2 * 6, 3, 6)) * 4 - 2).astype(np.float32)
+    mask = rng.random((2, 2 * 6, 3, 6)).astype(np.float32)
+    nodes = [helper.make_node("DeformConv", ["x", "w", "offset", "b", "mask"],
+                              ["y"], strides=[2, 1], dilations=[1, 2],
+                              pads=[1, 0, 0, 1], group=2, offset_group=2),
+             helper.make_node("DeformConv", ["x", "w", "offset"], ["plain"],
+                              strides=[2, 1], dilations=[1, 2],
+                              pads=[1, 0, 0, 1], group=2, offset_group=2)]
+    save("deform_conv", nodes,
+         [vi("x", F, [2, 4, 6, 7]), vi("offset", F, [2, 24, 3, 6]),
+          vi("mask", F, [2, 12, 3, 6])],
+         [vi("y", F, None), vi("plain", F, None)],
+         [init("w", w), init("b", b)],
+         {"x": x, "offset": offset, "mask": mask}, 19, rtol=1e-4)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20240607)
@@ -572,6 +791,11 @@ def main():
     isnan_where(rng)
     gather_elements(rng)
     rms_norm(rng)
+    lrn(rng)
+    ml(rng)
+    trees(rng)
+    tree_classifiers(rng)
+    deform_conv(rng)
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump(MANIFEST, f, indent=1)
     print(f"wrote {len(MANIFEST)} models to {OUT}", file=sys.stderr)

@@ -204,13 +204,60 @@ TEST(OnnxModelCheckTest, OpOfAnotherDomainIsReportedWithThatDomainsOpset) {
   ml->set_version(3);
   onnx::GraphProto* g = model.mutable_graph();
   AddInput(g, "x", {2});
-  AddNode(g, "Binarizer", {"x"}, {"y"}, "bin")->set_domain("ai.onnx.ml");
+  AddNode(g, "SVMRegressor", {"x"}, {"y"}, "svm")->set_domain("ai.onnx.ml");
   g->add_output()->set_name("y");
   absl::StatusOr<GraphDef> def = Import(model);
   EXPECT_EQ(def.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(def.status().message(),
-              HasSubstr("node 'bin' (Binarizer, ai.onnx.ml opset 3): domain "
-                        "'ai.onnx.ml' is not supported"));
+              HasSubstr("node 'svm' (SVMRegressor, ai.onnx.ml opset 3): op "
+                        "not supported"));
+}
+
+TEST(OnnxModelCheckTest, DomainWithoutOpsIsReportedAsUnsupported) {
+  onnx::ModelProto model = NewModel(17);
+  onnx::OperatorSetIdProto* other = model.add_opset_import();
+  other->set_domain("com.example");
+  other->set_version(1);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {2});
+  AddNode(g, "Frob", {"x"}, {"y"}, "frob")->set_domain("com.example");
+  g->add_output()->set_name("y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(def.status().message(),
+              HasSubstr("node 'frob' (Frob, com.example opset 1): domain "
+                        "'com.example' is not supported"));
+}
+
+TEST(OnnxModelCheckTest, ModelOfTheMlDomainAloneImports) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  onnx::OperatorSetIdProto* ml = model.add_opset_import();
+  ml->set_domain("ai.onnx.ml");
+  ml->set_version(3);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {2});
+  AddNode(g, "Binarizer", {"x"}, {"y"}, "bin")->set_domain("ai.onnx.ml");
+  g->add_output()->set_name("y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  EXPECT_TRUE(def.ok()) << def.status();
+}
+
+TEST(OnnxModelCheckTest, DefaultDomainNodeWithoutItsOpsetIsRefused) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  onnx::OperatorSetIdProto* ml = model.add_opset_import();
+  ml->set_domain("ai.onnx.ml");
+  ml->set_version(3);
+  onnx::GraphProto* g = model.mutable_graph();
+  AddInput(g, "x", {2});
+  AddNode(g, "Relu", {"x"}, {"y"}, "relu");
+  g->add_output()->set_name("y");
+  absl::StatusOr<GraphDef> def = Import(model);
+  EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(def.status().message(),
+              HasSubstr("imports no opset of the default ONNX domain and node "
+                        "'relu' (Relu) is of it"));
 }
 
 TEST(OnnxModelCheckTest, AttributesOfAnotherDomainAreCheckedAtItsOpset) {
