@@ -31,9 +31,21 @@
 //   - every node of the pattern but the last has no reader outside it, is
 //     no graph output and has no control inputs, and all ask for the same
 //     device (a node placed by hand is not merged into another's request).
-// The fused node takes the last node's name. Runs after gelu_fusion (which
+// The fused node takes the last node's name.
+//
+// For a target whose float32 GEMM runs slower on a [k, n] weight with rows
+// a multiple of 4096 bytes (PassOptions::transpose_4k_row_weights: the CPU
+// provider's, oneDNN's dnnl_sgemm ran BERT's 768->3072 FFN 2.8x slower so,
+// docs/design.md decision 47), a float32 weight Const [k, n] with n * 4 a
+// multiple of 4096, read by this MatMul alone and not transposed, is
+// replaced by a new Const "<matmul name>/weight_t" holding it transposed,
+// [n, k], which the FusedMatMul reads with transpose_b; the old Const then
+// has no reader, and dead_nodes removes it (no second copy stays alive).
+//
+// Runs after gelu_fusion (which
 // makes the Gelu nodes) and before elementwise_fusion (which would
 // otherwise take the bias and residual Adds into a FusedElementwise).
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -93,6 +105,40 @@ int64_t WeightColumns(const Graph& g, const Node& mm, bool transpose_b) {
   return w->dim(transpose_b ? 0 : 1);
 }
 
+// Whether the MatMul's weight should be stored transposed for the target
+// (PassOptions::transpose_4k_row_weights): a float32 Const [k, n], not yet
+// transposed, whose rows are a multiple of 4096 bytes, read by `mm` alone.
+bool TransposesWeight(const Graph& g, const Node& mm, bool transpose_b,
+                      const PassOptions& options) {
+  if (!options.transpose_4k_row_weights || transpose_b) return false;
+  const Tensor* w = ConstValueOf(g, mm.input(1));
+  if (w == nullptr || !w->on_host() || w->dtype() != DT_FLOAT ||
+      w->rank() != 2 || w->dim(1) <= 0 || w->dim(1) * 4 % 4096 != 0) {
+    return false;
+  }
+  return SoleReader(g, mm.input(1).node) == mm.id();
+}
+
+// `w` [k, n] as [n, k].
+absl::StatusOr<Tensor> Transposed(const Tensor& w) {
+  const int64_t k = w.dim(0), n = w.dim(1);
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(DT_FLOAT, Shape({n, k})));
+  const float* src = w.data<float>();
+  float* dst = t.data<float>();
+  // In 64 x 64 blocks, so that neither side strides through the cache.
+  constexpr int64_t kBlock = 64;
+  for (int64_t i0 = 0; i0 < k; i0 += kBlock) {
+    for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+      for (int64_t i = i0; i < std::min(k, i0 + kBlock); ++i) {
+        for (int64_t j = j0; j < std::min(n, j0 + kBlock); ++j) {
+          dst[j * k + i] = src[i * n + j];
+        }
+      }
+    }
+  }
+  return t;
+}
+
 // Moves the Reshape `reshape` (attribute form) after the fused node `last`:
 // the node `after` that read it (an activation or the residual Add, now in
 // the fused node) is replaced by the Reshape of `last`, under after's name.
@@ -119,7 +165,7 @@ class MatMulBiasFusionPass final : public Pass {
   std::string_view name() const override { return "matmul_bias_fusion"; }
 
   absl::StatusOr<PassOutput> Run(const Graph& g,
-                                 const PassOptions&) const override {
+                                 const PassOptions& options) const override {
     PassOutput out;
     GraphRewriter rw(g);
     // Nodes already in a pattern: an Add reading two MatMul branches is a
@@ -261,15 +307,32 @@ class MatMulBiasFusionPass final : public Pass {
                                   mm.source_line()));
         bias_input = bname;
       }
+      std::variant<TensorRef, std::string> weight_input = mm.input(1);
+      bool fused_transpose_b = transpose_b;
+      if (TransposesWeight(g, mm, transpose_b, options)) {
+        const Tensor* w = ConstValueOf(g, mm.input(1));
+        ASSIGN_OR_RETURN(Tensor wt, Transposed(*w));
+        const std::string wname =
+            rw.UniqueName(absl::StrCat(mm.name(), "/weight_t"));
+        rw.Add(mm.id(), ConstNode(wname, std::move(wt),
+                                  g.node(mm.input(1).node).requested_device(),
+                                  mm.source_line()));
+        out.changes.push_back(absl::StrCat(
+            "stored '", g.node(mm.input(1).node).name(), "' [", w->dim(0),
+            ", ", w->dim(1), "] transposed as '", wname,
+            "' (rows of 4096 bytes multiply slower on this target)"));
+        weight_input = wname;
+        fused_transpose_b = true;
+      }
       NewNode fused;
       fused.op = "FusedMatMul";
       fused.attrs["T"] = MakeTypeAttr(dtype);
-      fused.attrs["transpose_b"] = MakeBoolAttr(transpose_b);
+      fused.attrs["transpose_b"] = MakeBoolAttr(fused_transpose_b);
       fused.attrs["activation"] = MakeStringAttr(activation);
       const bool has_residual = residual.has_value() || !residual_name.empty();
       fused.attrs["num_args"] = MakeIntAttr(has_residual ? 2 : 1);
       fused.inputs.push_back(x);
-      fused.inputs.push_back(mm.input(1));
+      fused.inputs.push_back(weight_input);
       fused.inputs.push_back(bias_input);
       if (residual) fused.inputs.push_back(*residual);
       if (!residual_name.empty()) fused.inputs.push_back(residual_name);

@@ -115,6 +115,7 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config,
                                     options.conv_layout == DataFormat::kNhwc &&
                                     target.grouped_convs_stay_nchw;
   options.fuse_conv_smooth_activations = target.convs_apply_smooth_activations;
+  options.transpose_4k_row_weights = target.gemm_weights_transposed_at_4k_rows;
   return options;
 }
 

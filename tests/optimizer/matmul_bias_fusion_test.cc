@@ -1,8 +1,10 @@
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "optimizer/graph_rewriter.h"
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
@@ -363,6 +365,88 @@ TEST(MatMulBiasFusionPassTest, RunsBeforeElementwiseFusionInThePipeline) {
   EXPECT_EQ(OpOf(*opt->graph, "sum"), "FusedMatMul");
   EXPECT_EQ(OpCounts(*opt->graph)["FusedElementwise"], 0);
   ExpectSameOutputs(*g, *opt->graph, RandomFeeds(*g, 27));
+}
+
+// x [4, k] x w [k, n] + b [n]; `shared` adds a second reader of w.
+GraphMaker WideLinear(int64_t k, int64_t n, bool shared) {
+  GraphMaker m;
+  m.Input("x", {4, k})
+      .Const("w", Values(static_cast<int>(k * n), 3, -1, 1), {k, n})
+      .Const("b", Values(static_cast<int>(n), 4, -1, 1), {n})
+      .Op("mm", "MatMul", {"x", "w"})
+      .Op("bias", "Add", {"mm", "b"})
+      .Output("bias");
+  if (shared) m.Op("neg_w", "Neg", {"w"}).Output("neg_w");
+  return m;
+}
+
+PassOptions Transposing() {
+  PassOptions options;
+  options.transpose_4k_row_weights = true;
+  return options;
+}
+
+// The fused node's weight input: its Const's name and value.
+std::pair<std::string, const Tensor*> FusedWeight(const Graph& g) {
+  const Node* y = g.FindNode("bias");
+  if (y == nullptr || y->op() != "FusedMatMul") return {"", nullptr};
+  return {g.node(y->input(1).node).name(), ConstValueOf(g, y->input(1))};
+}
+
+TEST(MatMulBiasFusionPassTest, StoresAWeightWith4KiBRowsTransposed) {
+  auto g = WideLinear(768, 1024, false).Build();
+  PassOutput out = RunPass(*MakeMatMulBiasFusionPass(), *g, Transposing());
+  ASSERT_NE(out.graph, nullptr);
+  auto [name, wt] = FusedWeight(*out.graph);
+  EXPECT_EQ(name, "mm/weight_t");
+  ASSERT_NE(wt, nullptr);
+  ASSERT_EQ(wt->shape(), Shape({1024, 768}));
+  EXPECT_TRUE(out.graph->FindNode("bias")->attrs().GetBool("transpose_b").value());
+  const Tensor* w = ConstValueOf(*g, {g->FindNode("w")->id(), 0});
+  ASSERT_NE(w, nullptr);
+  for (int64_t i : {0, 1, 500, 767}) {
+    for (int64_t j : {0, 2, 777, 1023}) {
+      EXPECT_EQ(wt->data<float>()[j * 768 + i], w->data<float>()[i * 1024 + j])
+          << i << ", " << j;
+    }
+  }
+  // The old Const has no reader left, for dead_nodes.
+  const Node* old = out.graph->FindNode("w");
+  ASSERT_NE(old, nullptr);
+  EXPECT_EQ(SoleReader(*out.graph, old->id()), -1);
+  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 28));
+}
+
+TEST(MatMulBiasFusionPassTest, KeepsWeightsOfOtherRowsUnsharedOrOptionOffAsTheyAre) {
+  struct Case {
+    const char* what;
+    int64_t k, n;
+    bool shared, option;
+  };
+  for (const Case& c : {Case{"768-float rows", 1024, 768, false, true},
+                        Case{"option off", 768, 1024, false, false},
+                        Case{"second reader", 768, 1024, true, true}}) {
+    SCOPED_TRACE(c.what);
+    auto g = WideLinear(c.k, c.n, c.shared).Build();
+    PassOutput out = RunPass(*MakeMatMulBiasFusionPass(), *g,
+                             c.option ? Transposing() : PassOptions{});
+    ASSERT_NE(out.graph, nullptr);
+    auto [name, w] = FusedWeight(*out.graph);
+    EXPECT_EQ(name, "w");
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(w->shape(), Shape({c.k, c.n}));
+    EXPECT_FALSE(out.graph->FindNode("bias")->attrs().GetBool("transpose_b").value());
+  }
+}
+
+TEST(MatMulBiasFusionPassTest, PipelineDropsTheUntransposedWeight) {
+  auto g = WideLinear(768, 1024, false).Build();
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(Copy(*g), OPTIMIZATION_ALL, Transposing());
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  EXPECT_EQ(FusedWeight(*opt->graph).first, "mm/weight_t");
+  EXPECT_EQ(opt->graph->FindNode("w"), nullptr);
+  ExpectSameOutputs(*g, *opt->graph, RandomFeeds(*g, 29));
 }
 
 }  // namespace
