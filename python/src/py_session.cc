@@ -271,13 +271,10 @@ class PySession {
     return out;
   }
 
-  // Fetches (empty: every output) from feeds given as names and values.
-  // `output_device`: "" or a CPU for NumPy results, a GPU ("gpu:0") for
-  // DLPack objects over the results in that GPU's memory.
-  nb::list Run(const std::vector<std::string>& fetches,
-               const std::vector<std::string>& names, nb::sequence values,
-               const std::string& output_device, double timeout,
-               bool interruptible) {
+  // The feeds `names[i]` = `values[i]`, each converted (FeedTensor) to the
+  // dtype the session expects for it; as many values as names.
+  Feeds ToFeeds(const std::vector<std::string>& names,
+                nb::sequence values) const {
     const size_t n = names.size();
     if (nb::len(values) != n) {
       throw StatusError(absl::InvalidArgumentError(absl::StrCat(
@@ -289,6 +286,17 @@ class PySession {
       feeds.emplace_back(names[i], FeedTensor(names[i], values[i],
                                               ExpectedDtype(names[i]), *session_));
     }
+    return feeds;
+  }
+
+  // Fetches (empty: every output) from feeds given as names and values.
+  // `output_device`: "" or a CPU for NumPy results, a GPU ("gpu:0") for
+  // DLPack objects over the results in that GPU's memory.
+  nb::list Run(const std::vector<std::string>& fetches,
+               const std::vector<std::string>& names, nb::sequence values,
+               const std::string& output_device, double timeout,
+               bool interruptible) {
+    Feeds feeds = ToFeeds(names, values);
     StepOptions options;
     GpuDevice* out_gpu = OutputGpu(output_device);
     if (out_gpu != nullptr) options.fetch_devices = {out_gpu->name()};
@@ -361,11 +369,7 @@ class PySession {
       const std::vector<std::string>& names, nb::sequence values, int warmup,
       int runs, double seconds, int top, const std::string& trace,
       uint64_t seed, const std::string& io_device) {
-    Feeds feeds;
-    for (size_t i = 0; i < names.size(); ++i) {
-      feeds.emplace_back(names[i], FeedTensor(names[i], values[i],
-                                              ExpectedDtype(names[i]), *session_));
-    }
+    Feeds feeds = ToFeeds(names, values);
     if (!trace.empty()) ThrowIfError(CheckOutputFile(trace, "trace"));
     BenchSettings settings;
     settings.model_name = source_.name();
@@ -408,11 +412,7 @@ class PySession {
   // compares `run` from Python with.
   double TimeNativeRun(const std::vector<std::string>& names,
                        nb::sequence values, int iterations) {
-    Feeds feeds;
-    for (size_t i = 0; i < names.size(); ++i) {
-      feeds.emplace_back(names[i], FeedTensor(names[i], values[i],
-                                              ExpectedDtype(names[i]), *session_));
-    }
+    Feeds feeds = ToFeeds(names, values);
     absl::Status status = absl::OkStatus();
     Clock::time_point t0;
     Clock::time_point t1;
@@ -460,16 +460,7 @@ class PySession {
   // (Session::Serve), the GIL released; `names`/`values`: the feeds given
   // on this rank (StepOptions::feeds_on_ranks on rank 0).
   void Serve(const std::vector<std::string>& names, nb::sequence values) {
-    const size_t n = names.size();
-    if (nb::len(values) != n) {
-      throw StatusError(absl::InvalidArgumentError(absl::StrCat(
-          n, " feed names but ", nb::len(values), " values")));
-    }
-    Feeds feeds;
-    feeds.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      feeds.emplace_back(names[i], FeedTensor(values[i], ExpectedDtype(names[i]), *session_));
-    }
+    Feeds feeds = ToFeeds(names, values);
     absl::Status served;
     {
       nb::gil_scoped_release release;
