@@ -354,17 +354,7 @@ class MpiProcessGroup final : public ProcessGroup {
     }
     absl::MutexLock lock(&mu_);
     // What earlier announcements sent is let go once all of it arrived.
-    if (!announce_sends_.empty()) {
-      int done = 0;
-      SLUICE_MPI_CALL(MPI_Testall(static_cast<int>(announce_sends_.size()),
-                                  announce_sends_.data(), &done,
-                                  MPI_STATUSES_IGNORE),
-                      "announcement");
-      if (done) {
-        announce_sends_.clear();
-        announce_blobs_.clear();
-      }
-    }
+    RETURN_IF_ERROR(ReleaseDeliveredAnnouncements().status());
     announce_blobs_.emplace_back(blob);
     const std::string& kept = announce_blobs_.back();
     for (int r = 0; r < size_; ++r) {
@@ -424,17 +414,9 @@ class MpiProcessGroup final : public ProcessGroup {
     while (true) {
       {
         absl::MutexLock lock(&mu_);
-        if (announce_sends_.empty()) return absl::OkStatus();
-        int done = 0;
-        SLUICE_MPI_CALL(MPI_Testall(static_cast<int>(announce_sends_.size()),
-                                    announce_sends_.data(), &done,
-                                    MPI_STATUSES_IGNORE),
-                        "announcement");
-        if (done) {
-          announce_sends_.clear();
-          announce_blobs_.clear();
-          return absl::OkStatus();
-        }
+        ASSIGN_OR_RETURN(const bool all_delivered,
+                         ReleaseDeliveredAnnouncements());
+        if (all_delivered) return absl::OkStatus();
       }
       if (absl::Now() >= deadline) {
         return absl::DeadlineExceededError("announcements not delivered");
@@ -458,6 +440,23 @@ class MpiProcessGroup final : public ProcessGroup {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!s.ok() && failure_.ok()) failure_ = s;
     return s;
+  }
+
+  // Whether every announcement sent so far has arrived; if so, their
+  // requests and payloads are let go.
+  absl::StatusOr<bool> ReleaseDeliveredAnnouncements()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (announce_sends_.empty()) return true;
+    int done = 0;
+    SLUICE_MPI_CALL(MPI_Testall(static_cast<int>(announce_sends_.size()),
+                                announce_sends_.data(), &done,
+                                MPI_STATUSES_IGNORE),
+                    "announcement");
+    if (done) {
+      announce_sends_.clear();
+      announce_blobs_.clear();
+    }
+    return done != 0;
   }
 
   MPI_Comm comm_;

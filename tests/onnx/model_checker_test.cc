@@ -199,9 +199,7 @@ TEST(OnnxModelCheckTest, IrVersionOutsideTheKnownRangeIsRefused) {
 
 TEST(OnnxModelCheckTest, OpOfAnotherDomainIsReportedWithThatDomainsOpset) {
   onnx::ModelProto model = NewModel(17);
-  onnx::OperatorSetIdProto* ml = model.add_opset_import();
-  ml->set_domain("ai.onnx.ml");
-  ml->set_version(3);
+  AddOpset(&model, "ai.onnx.ml", 3);
   onnx::GraphProto* g = model.mutable_graph();
   AddInput(g, "x", {2});
   AddNode(g, "SVMRegressor", {"x"}, {"y"}, "svm")->set_domain("ai.onnx.ml");
@@ -215,9 +213,7 @@ TEST(OnnxModelCheckTest, OpOfAnotherDomainIsReportedWithThatDomainsOpset) {
 
 TEST(OnnxModelCheckTest, DomainWithoutOpsIsReportedAsUnsupported) {
   onnx::ModelProto model = NewModel(17);
-  onnx::OperatorSetIdProto* other = model.add_opset_import();
-  other->set_domain("com.example");
-  other->set_version(1);
+  AddOpset(&model, "com.example", 1);
   onnx::GraphProto* g = model.mutable_graph();
   AddInput(g, "x", {2});
   AddNode(g, "Frob", {"x"}, {"y"}, "frob")->set_domain("com.example");
@@ -232,9 +228,7 @@ TEST(OnnxModelCheckTest, DomainWithoutOpsIsReportedAsUnsupported) {
 TEST(OnnxModelCheckTest, ModelOfTheMlDomainAloneImports) {
   onnx::ModelProto model;
   model.set_ir_version(8);
-  onnx::OperatorSetIdProto* ml = model.add_opset_import();
-  ml->set_domain("ai.onnx.ml");
-  ml->set_version(3);
+  AddOpset(&model, "ai.onnx.ml", 3);
   onnx::GraphProto* g = model.mutable_graph();
   AddInput(g, "x", {2});
   AddNode(g, "Binarizer", {"x"}, {"y"}, "bin")->set_domain("ai.onnx.ml");
@@ -246,9 +240,7 @@ TEST(OnnxModelCheckTest, ModelOfTheMlDomainAloneImports) {
 TEST(OnnxModelCheckTest, DefaultDomainNodeWithoutItsOpsetIsRefused) {
   onnx::ModelProto model;
   model.set_ir_version(8);
-  onnx::OperatorSetIdProto* ml = model.add_opset_import();
-  ml->set_domain("ai.onnx.ml");
-  ml->set_version(3);
+  AddOpset(&model, "ai.onnx.ml", 3);
   onnx::GraphProto* g = model.mutable_graph();
   AddInput(g, "x", {2});
   AddNode(g, "Relu", {"x"}, {"y"}, "relu");
@@ -262,9 +254,7 @@ TEST(OnnxModelCheckTest, DefaultDomainNodeWithoutItsOpsetIsRefused) {
 
 TEST(OnnxModelCheckTest, AttributesOfAnotherDomainAreCheckedAtItsOpset) {
   onnx::ModelProto model = NewModel(17);
-  onnx::OperatorSetIdProto* ml = model.add_opset_import();
-  ml->set_domain("ai.onnx.ml");
-  ml->set_version(3);
+  AddOpset(&model, "ai.onnx.ml", 3);
   onnx::GraphProto* g = model.mutable_graph();
   AddInput(g, "x", {2});
   onnx::NodeProto* n = AddNode(g, "Binarizer", {"x"}, {"y"}, "bin");

@@ -24,13 +24,20 @@
 
 namespace sluice::onnx_test {
 
+// Makes `model` import `domain` ("" for the default ONNX domain) at
+// `version`.
+inline void AddOpset(onnx::ModelProto* model, const std::string& domain,
+                     int version) {
+  onnx::OperatorSetIdProto* id = model->add_opset_import();
+  id->set_domain(domain);
+  id->set_version(version);
+}
+
 // An empty model of IR version 8 importing the default domain at `opset`.
 inline onnx::ModelProto NewModel(int opset = 17) {
   onnx::ModelProto model;
   model.set_ir_version(8);
-  onnx::OperatorSetIdProto* id = model.add_opset_import();
-  id->set_domain("");
-  id->set_version(opset);
+  AddOpset(&model, "", opset);
   return model;
 }
 
