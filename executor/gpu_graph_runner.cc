@@ -378,7 +378,7 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Record(
   RETURN_IF_ERROR(graph.status());
   graph_ = *std::move(graph);
   direct_ok_.assign(host_inputs_.size(), true);
-  RETURN_IF_ERROR(graph_->Launch());
+  RETURN_IF_ERROR(InGraph(graph_->Launch()));
   return FetchResults(faults);
 }
 
@@ -414,10 +414,20 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Replay(
                                              &values_[in.slot]));
   }
   if (faults != nullptr) {
-    RETURN_IF_ERROR(faults->Check(FaultKind::kKernel, "CUDA graph launch"));
+    RETURN_IF_ERROR(InGraph(faults->Check(FaultKind::kKernel, "CUDA graph launch")));
   }
-  RETURN_IF_ERROR(graph_->Launch());
+  RETURN_IF_ERROR(InGraph(graph_->Launch()));
   return FetchResults(faults);
+}
+
+absl::Status GpuGraphRunner::InGraph(absl::Status s) const {
+  if (s.ok() || kernels_.empty()) return s;
+  const ExecutionPlan& plan = *plan_;
+  return absl::Status(
+      s.code(),
+      absl::StrCat("the step's CUDA graph (", kernels_.size(), " nodes, node '",
+                   plan.nodes[kernels_.front()].node->name(), "' to node '",
+                   plan.nodes[kernels_.back()].node->name(), "'): ", s.message()));
 }
 
 absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::FetchResults(

@@ -139,6 +139,9 @@ class GpuGraphRunner {
   absl::StatusOr<std::vector<Tensor>> Replay(std::vector<Tensor> feed_values,
                                              FaultInjector* faults)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `s` of a call for the whole recorded graph (its launch), which no one
+  // node made: the error names the span of nodes the graph holds.
+  absl::Status InGraph(absl::Status s) const;
   // Copies the results out of values_, checks what the graph checked on
   // the GPU, and returns the fetches.
   absl::StatusOr<std::vector<Tensor>> FetchResults(FaultInjector* faults)

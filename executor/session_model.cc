@@ -110,8 +110,10 @@ std::vector<PreparedKeyPart> PreparedModelKey(const RuntimeConfig& config,
                    ", folded constant ", o.limits.max_folded_constant_bytes,
                    ", folded ", o.limits.max_folded_bytes));
   add("provider", target.provider);
-  AddLibraries(providers.cpu(), &key);
-  if (providers.cuda() != nullptr) AddLibraries(*providers.cuda(), &key);
+  // The libraries whose presence and versions the target's choices follow
+  // (oneDNN's for the CPU's layout, cuDNN's for the GPUs'): those of the
+  // provider the passes ran for, not of every provider the machine has.
+  AddLibraries(providers.compute(), &key);
   return key;
 }
 

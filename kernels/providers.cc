@@ -2,13 +2,15 @@
 #include "kernels/providers.h"
 
 #include "absl/strings/str_cat.h"
+#include "device/device.h"
 #include "device/discovery.h"
 
 namespace sluice {
 
 ProviderSet::ProviderSet(CpuProviderOptions cpu,
-                         std::unique_ptr<const CudaProviderOptions> cuda)
-    : cpu_(std::make_unique<CpuProvider>(cpu)) {
+                         std::unique_ptr<const CudaProviderOptions> cuda,
+                         bool gpus_compute)
+    : cpu_(std::make_unique<CpuProvider>(cpu)), gpus_compute_(gpus_compute) {
   if (cuda != nullptr) cuda_ = std::make_unique<CudaProvider>(*cuda);
 }
 
@@ -18,8 +20,17 @@ const ExecutionProvider* ProviderSet::Get(DeviceType type) const {
 }
 
 const ExecutionProvider& ProviderSet::compute() const {
-  if (cuda_ != nullptr) return *cuda_;
+  if (cuda_ != nullptr && gpus_compute_) return *cuda_;
   return *cpu_;
+}
+
+bool ComputeOnGpus(const RuntimeConfig& config) {
+  if (config.placement_strategy() != PLACEMENT_MANUAL ||
+      config.default_device().empty()) {
+    return true;
+  }
+  absl::StatusOr<DeviceName> name = ParseDeviceName(config.default_device());
+  return !name.ok() || name->type != DeviceType::kCpu;
 }
 
 std::function<absl::Status(const Node& node, DeviceType type)>
@@ -44,7 +55,8 @@ ProviderSet ProvidersForMachine(const RuntimeConfig& config) {
       break;
     }
   }
-  return ProviderSet(CpuProviderOptionsFromConfig(config), std::move(cuda));
+  return ProviderSet(CpuProviderOptionsFromConfig(config), std::move(cuda),
+                     ComputeOnGpus(config));
 }
 
 ProviderSet ProvidersForPlan(const RuntimeConfig& config, bool gpus) {
@@ -53,7 +65,8 @@ ProviderSet ProvidersForPlan(const RuntimeConfig& config, bool gpus) {
     cuda = std::make_unique<CudaProviderOptions>(
         CudaProviderOptionsFromConfig(config, /*probe=*/false));
   }
-  return ProviderSet(CpuProviderOptionsFromConfig(config), std::move(cuda));
+  return ProviderSet(CpuProviderOptionsFromConfig(config), std::move(cuda),
+                     ComputeOnGpus(config));
 }
 
 }  // namespace sluice

@@ -25,9 +25,12 @@ namespace sluice {
 
 class ProviderSet {
  public:
-  // The CPU's provider, and the GPUs' when `cuda` is set.
+  // The CPU's provider, and the GPUs' when `cuda` is set; `gpus_compute`
+  // false keeps the optimizer on the CPU's preferences even so (a session
+  // that places its nodes on the CPU, ComputeOnGpus).
   ProviderSet(CpuProviderOptions cpu,
-              std::unique_ptr<const CudaProviderOptions> cuda);
+              std::unique_ptr<const CudaProviderOptions> cuda,
+              bool gpus_compute = true);
 
   const CpuProvider& cpu() const { return *cpu_; }
   // Null when the set has no GPUs.
@@ -35,7 +38,8 @@ class ProviderSet {
   // The provider of a device type; null for GPUs in a set without them.
   const ExecutionProvider* Get(DeviceType type) const;
   // The provider whose preferences the optimizer follows: the GPUs' when
-  // there are any (they run the compute-heavy nodes), else the CPU's.
+  // there are any and they compute (they run the compute-heavy nodes), else
+  // the CPU's.
   const ExecutionProvider& compute() const;
 
   // The placer's kernel query (PlacerOptions::has_kernel) over these
@@ -46,7 +50,14 @@ class ProviderSet {
  private:
   std::unique_ptr<const CpuProvider> cpu_;
   std::unique_ptr<const CudaProvider> cuda_;
+  bool gpus_compute_ = true;
 };
+
+// Whether a session with `config` computes on its GPUs, when it has any:
+// false when it places by hand with a CPU as the default device (`sluice
+// run --device cpu:0`), so that its passes follow the CPU's preferences
+// (layout, weight order) on a machine with GPUs as on one without.
+bool ComputeOnGpus(const RuntimeConfig& config);
 
 // The providers a session with `config` gets on this machine: the GPUs'
 // when use_gpu (unset is true) and DiscoverDevices() finds a usable GPU,

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <optional>
@@ -118,6 +119,22 @@ absl::StatusOr<Tensor> Named(const std::string& name, absl::StatusOr<Tensor> t) 
                                                       t.status().message()));
 }
 
+// `h` as an int when it is a Python int or of a subclass of int other than
+// bool (torch returns its DLDeviceType, an IntEnum); never converted from
+// a float or a str.
+bool IntOf(nb::handle h, int* out) {
+  if (!PyLong_Check(h.ptr()) || PyBool_Check(h.ptr())) return false;
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow != 0 || (v == -1 && PyErr_Occurred()) ||
+      v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+    PyErr_Clear();
+    return false;
+  }
+  *out = static_cast<int>(v);
+  return true;
+}
+
 // A DLPack producer's (device_type, device_id), from its
 // __dlpack_device__(); INVALID_ARGUMENT naming feed `name` when that is not
 // a tuple of two ints (the producer's own exception goes through as it is).
@@ -126,9 +143,8 @@ std::pair<int, int> DlpackDeviceOf(nb::handle value, const std::string& name) {
   nb::tuple pair;
   int type = 0;
   int id = 0;
-  if (!nb::try_cast(device, pair) || pair.size() != 2 ||
-      !nb::try_cast(pair[0], type, /*convert=*/false) ||
-      !nb::try_cast(pair[1], id, /*convert=*/false)) {
+  if (!nb::try_cast(device, pair) || pair.size() != 2 || !IntOf(pair[0], &type) ||
+      !IntOf(pair[1], &id)) {
     throw StatusError(absl::InvalidArgumentError(absl::StrCat(
         FeedLabel(name), ": its __dlpack_device__() returned ",
         nb::cast<std::string>(nb::repr(device)),

@@ -49,8 +49,10 @@ class PreparedSessionTest : public ::testing::Test {
     config_.set_use_gpu(false);
     config_.set_conv_layout(CONV_LAYOUT_NHWC);
     std::ostringstream out, err;
+    // For the CPU on any machine (a GPU's would be the target where there
+    // is one).
     ASSERT_EQ(ConvertMain({source_, prepared_, "--optimized", "--conv-layout",
-                           "nhwc"},
+                           "nhwc", "--device", "cpu:0"},
                           out, err),
               0)
         << out.str() << err.str();

@@ -148,6 +148,28 @@ TEST(ProviderSetTest, APlanWithGpusTargetsTheGpuProvider) {
   EXPECT_EQ(cpus.Get(DeviceType::kGpu), nullptr);
 }
 
+// `--device cpu:0` (manual placement, a CPU as the default device) on a
+// machine with GPUs: the GPUs stay for the nodes that ask for one, the
+// passes follow the CPU's preferences, as on a machine without GPUs.
+TEST(ProviderSetTest, ManualPlacementOnTheCpuTargetsTheCpuProvider) {
+  RuntimeConfig config;
+  config.set_placement_strategy(PLACEMENT_MANUAL);
+  config.set_default_device("/cpu:0");
+  EXPECT_FALSE(ComputeOnGpus(config));
+  const ProviderSet set = ProvidersForPlan(config, /*gpus=*/true);
+  ASSERT_NE(set.cuda(), nullptr);
+  EXPECT_EQ(&set.compute(), &set.cpu());
+  config.set_default_device("gpu:0");
+  EXPECT_TRUE(ComputeOnGpus(config));
+  const ProviderSet on_gpu = ProvidersForPlan(config, /*gpus=*/true);
+  EXPECT_EQ(&on_gpu.compute(), on_gpu.cuda());
+  // The default device alone places nothing by hand: the placer may still
+  // choose the GPUs.
+  config.set_default_device("/cpu:0");
+  config.set_placement_strategy(PLACEMENT_AUTO);
+  EXPECT_TRUE(ComputeOnGpus(config));
+}
+
 TEST(ProviderSetTest, ASessionWithoutGpusHasOnlyTheCpuProvider) {
   RuntimeConfig config;
   config.set_use_gpu(false);

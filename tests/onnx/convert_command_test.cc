@@ -79,8 +79,10 @@ TEST(ConvertCommandTest, BadOutputExtensionOrFlagIsAUsageError) {
 TEST(ConvertCommandTest, OptimizedWritesAPreparedModelASessionStartsFrom) {
   const std::string path = OutDir() + "/transformer.sluicemodel";
   std::ostringstream out, err;
+  // For the CPU, also on a machine with a GPU.
   ASSERT_EQ(ConvertMain({Model("transformer.onnx"), path, "--optimized",
-                         "--dim", "batch=2", "--dim", "seq=8"},
+                         "--device", "cpu:0", "--dim", "batch=2", "--dim",
+                         "seq=8"},
                         out, err),
             kExitOk)
       << err.str();

@@ -11,6 +11,7 @@ loaded 2-core CI machine is slow); sessions are made once per graph and
 reused. The whole file takes a few seconds.
 """
 
+import enum
 import threading
 
 import numpy as np
@@ -374,6 +375,21 @@ def test_a_dlpack_device_that_is_not_a_pair_of_ints_is_named():
     with pytest.raises(sluice.InvalidArgumentError,
                        match=r"feed 'x': its __dlpack_device__\(\) returned None"):
         session("float32").run("y", {"x": feed})
+
+
+class DLDeviceType(enum.IntEnum):
+    """As torch's __dlpack_device__ returns it (an IntEnum, not an int)."""
+    kDLCPU = 1
+    kDLCUDA = 2
+
+
+def test_a_dlpack_device_of_int_subclasses_is_read():
+    x = np.arange(4, dtype=np.float32)
+    feed = Producer(x, (DLDeviceType.kDLCPU, 0), "numpy", True)
+    same_bits(session("float32").run("y", {"x": feed}), x)
+    # bool is an int subclass too, but no device type.
+    with pytest.raises(sluice.InvalidArgumentError, match=r"returned \(True, 0\)"):
+        session("float32").run("y", {"x": Producer(x, (True, 0), "numpy", True)})
 
 
 def test_wrong_python_types_name_the_argument():

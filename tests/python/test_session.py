@@ -44,7 +44,9 @@ def test_binary_pb_and_bytes(examples):
     data = (examples / "cnn.pb").read_bytes()
     from_bytes = sluice.Session(data).run("logits", {"x": x})
     np.testing.assert_allclose(from_path, expected, atol=1e-4)
-    np.testing.assert_array_equal(from_path, from_bytes)
+    # The same model; on a GPU to rounding only, since each session picks
+    # its cuDNN and cuBLASLt algorithms by timing them.
+    np.testing.assert_allclose(from_bytes, from_path, rtol=1e-6, atol=1e-6)
     text = (examples / "mlp.pbtxt").read_bytes()
     assert sluice.Session(text).inputs[0].name == "x"
     assert sluice.Session(text, format="pbtxt").inputs[0].name == "x"
