@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <iterator>
 #include <list>
 #include <thread>
@@ -78,7 +79,8 @@ class SessionImpl final : public Session {
     plans_.clear();
   }
 
-  absl::Status Init() {
+  absl::Status Init(const CreateOptions& options) {
+    progress_ = options.progress;
     RETURN_IF_ERROR(ApplyEnvironmentOverrides(&config_, &log_));
     RETURN_IF_ERROR(ValidateRuntimeConfig(config_));
     NoteDeprecatedFields(config_, &log_);
@@ -86,6 +88,7 @@ class SessionImpl final : public Session {
         ProvidersForMachine(config_));
     bool prepared = false;
     if (graph_ == nullptr) {
+      Progress("loading the model");
       ASSIGN_OR_RETURN(SessionModel model,
                        LoadSessionModel(model_path_, config_, *providers_));
       graph_ = std::move(model.graph);
@@ -99,6 +102,7 @@ class SessionImpl final : public Session {
     }
     if (!prepared) RETURN_IF_ERROR(Optimize());
     if (config_.has_cluster()) RETURN_IF_ERROR(JoinCluster());
+    Progress("placing");
     RETURN_IF_ERROR(cluster_ != nullptr ? PlaceOverCluster()
                                         : PlaceAndSetUpDevices());
     int inter = ThreadCount(config_.inter_op_threads());
@@ -622,10 +626,16 @@ class SessionImpl final : public Session {
   absl::Status Optimize() {
     const PassOptions options =
         PassOptionsFromConfig(config_, providers_->compute().Target());
+    PassStartFn on_pass;
+    if (progress_) {
+      on_pass = [this](const std::string& pass, int done, int total) {
+        progress_({"optimizing", pass, done, total});
+      };
+    }
     ASSIGN_OR_RETURN(
         OptimizedGraph opt,
         OptimizeGraph(std::move(graph_), config_.optimization_level(),
-                      options));
+                      options, on_pass));
     graph_ = std::move(opt.graph);
     optimization_level_ = opt.level;
     removed_nodes_.insert(opt.removed_nodes.begin(), opt.removed_nodes.end());
@@ -700,6 +710,7 @@ class SessionImpl final : public Session {
   // In a job of several processes, this rank's devices are a slice of the
   // cluster's topology, from `offset` on; the others' stay null.
   absl::Status SetUpDevices() {
+    Progress("setting up devices");
     const int intra = ThreadCount(config_.intra_op_threads());
     const int offset =
         cluster_ != nullptr
@@ -1034,6 +1045,12 @@ class SessionImpl final : public Session {
   RuntimeConfig config_;  // with environment overrides applied
   std::string model_path_;  // CreateFromFile's; "" for Create
   std::vector<std::string> log_;
+  // CreateOptions::progress, for Init's stages (called on the creating
+  // thread only).
+  std::function<void(const CreationProgress&)> progress_;
+  void Progress(const std::string& stage) {
+    if (progress_) progress_({stage, "", 0, 0});
+  }
   MachineDevices machine_;  // the topology placed on
   // The execution providers of this machine's devices, as the config sets
   // them; declared before devices_, which point to them.
@@ -1080,20 +1097,32 @@ std::vector<std::string> Session::DefaultFetchNames() const {
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Create(
     std::unique_ptr<const Graph> graph, const RuntimeConfig& config) {
+  return Create(std::move(graph), config, CreateOptions());
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(
+    std::unique_ptr<const Graph> graph, const RuntimeConfig& config,
+    const CreateOptions& options) {
   if (graph == nullptr) {
     return absl::InvalidArgumentError("Session::Create needs a graph");
   }
   auto session = std::make_unique<SessionImpl>(std::move(graph), config);
-  RETURN_IF_ERROR(session->Init());
+  RETURN_IF_ERROR(session->Init(options));
   return std::unique_ptr<Session>(std::move(session));
 }
 
 absl::StatusOr<std::unique_ptr<Session>> Session::CreateFromFile(
     const std::string& path, const RuntimeConfig& config) {
+  return CreateFromFile(path, config, CreateOptions());
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::CreateFromFile(
+    const std::string& path, const RuntimeConfig& config,
+    const CreateOptions& options) {
   // Loaded in Init, once the config's environment overrides and providers
   // are known: a prepared model's key depends on them.
   auto session = std::make_unique<SessionImpl>(path, config);
-  RETURN_IF_ERROR(session->Init());
+  RETURN_IF_ERROR(session->Init(options));
   return std::unique_ptr<Session>(std::move(session));
 }
 

@@ -121,7 +121,8 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config,
 
 absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
                                              OptimizationLevel level,
-                                             const PassOptions& options) {
+                                             const PassOptions& options,
+                                             const PassStartFn& on_pass) {
   if (graph == nullptr) {
     return absl::InvalidArgumentError("OptimizeGraph needs a graph");
   }
@@ -130,10 +131,15 @@ absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
   out.nodes_before = graph->num_nodes();
   std::vector<std::string> original_names;
   for (const Node& n : graph->nodes()) original_names.push_back(n.name());
-  for (const std::unique_ptr<Pass>& pass :
-       PassesForLevel(level, options.reduced_precision, options.conv_layout)) {
+  const std::vector<std::unique_ptr<Pass>> passes =
+      PassesForLevel(level, options.reduced_precision, options.conv_layout);
+  for (const std::unique_ptr<Pass>& pass : passes) {
     PassRecord record;
     record.pass = std::string(pass->name());
+    if (on_pass) {
+      on_pass(record.pass, static_cast<int>(out.records.size()),
+              static_cast<int>(passes.size()));
+    }
     record.nodes_before = graph->num_nodes();
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<PassOutput> result = pass->Run(*graph, options);

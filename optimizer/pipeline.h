@@ -68,6 +68,7 @@
 #ifndef SLUICE_OPTIMIZER_PIPELINE_H_
 #define SLUICE_OPTIMIZER_PIPELINE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,12 +130,18 @@ DataFormat ResolveConvLayout(const RuntimeConfig& config,
 PassOptions PassOptionsFromConfig(const RuntimeConfig& config,
                                   const OptimizationTarget& target);
 
-// Runs the level's passes over `graph`. A pass that fails is recorded and
-// skipped; the result is always a valid graph (the input itself for
-// OPTIMIZATION_NONE). Errors only for a null graph.
+// Before each pass: its name, how many passes ran before it, and how many
+// the level runs.
+using PassStartFn = std::function<void(const std::string& pass, int done, int total)>;
+
+// Runs the level's passes over `graph`, calling `on_pass` (when set) before
+// each. A pass that fails is recorded and skipped; the result is always a
+// valid graph (the input itself for OPTIMIZATION_NONE). Errors only for a
+// null graph.
 absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
                                              OptimizationLevel level,
-                                             const PassOptions& options);
+                                             const PassOptions& options,
+                                             const PassStartFn& on_pass = {});
 
 // A first line with the level, the node counts and the passes' time, then
 // one line per pass: "  constant_folding   42 -> 30 nodes      1.25 ms",

@@ -5,13 +5,10 @@
 // max, throughput and each GPU's peak memory; then one profiled step gives
 // the top ops and nodes by time (GPU nodes by their time on the stream) and
 // the bytes copied per link, and with --trace is written as a Chrome trace
-// (tools/trace.h). A progress bar shows on a terminal and stays out of pipes
-// and --json.
-#include <unistd.h>
-
+// (tools/trace.h). A progress line (creation's stages, then the runs) shows
+// on a terminal and stays out of pipes and --json.
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +21,7 @@
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 #include "tools/feeds.h"
+#include "tools/progress_line.h"
 #include "tools/trace.h"
 
 namespace sluice {
@@ -31,23 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class Progress {
- public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
-  void Show(double fraction) {
-    if (!enabled_) return;
-    int filled = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 30);
-    std::fprintf(stderr, "\r[%-30s] %3d%%", std::string(filled, '#').c_str(),
-                 static_cast<int>(fraction * 100));
-    std::fflush(stderr);
-  }
-  ~Progress() {
-    if (enabled_) std::fprintf(stderr, "\r%40s\r", "");
-  }
-
- private:
-  bool enabled_;
-};
 
 }  // namespace
 
@@ -122,7 +103,8 @@ absl::StatusOr<BenchReport> BenchCommandSession(Session& session,
   if (!options.trace_path.empty()) {
     RETURN_IF_ERROR(CheckOutputFile(options.trace_path, "--trace"));
   }
-  Progress progress(options.progress && !options.json && isatty(STDERR_FILENO));
+  ProgressLine progress =
+      ProgressLine::ForStderr(options.progress && !options.json);
   BenchSettings settings;
   settings.model_name = options.model_path;
   settings.warmup = options.warmup;
@@ -132,7 +114,7 @@ absl::StatusOr<BenchReport> BenchCommandSession(Session& session,
   settings.io_device = options.io_device;
   settings.pinned = options.pinned;
   settings.step_timeout_s = options.timeout;
-  settings.progress = [&progress](double done) { progress.Show(done); };
+  settings.progress = [&progress](double done) { progress.Fraction(done); };
   settings.first_step_error = [&](const absl::Status& status) {
     return WithFeedHint(status, session.graph(), feeds, options.random_inputs);
   };
@@ -149,8 +131,16 @@ absl::StatusOr<BenchReport> BenchCommandSession(Session& session,
 int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> notes;
   const Clock::time_point t0 = Clock::now();
-  absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
-      options.model_path, options.config, options.dims, &notes);
+  // Created with a progress line on a terminal: a large model's import
+  // and passes take seconds.
+  absl::StatusOr<std::unique_ptr<Session>> session;
+  {
+    ProgressLine line = ProgressLine::ForStderr(options.progress && !options.json);
+    CreateOptions create;
+    create.progress = line.CreationCallback();
+    session = OpenSession(options.model_path, options.config, options.dims,
+                          &notes, create);
+  }
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const double create_s =
       std::chrono::duration<double>(Clock::now() - t0).count();

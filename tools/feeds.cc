@@ -187,7 +187,8 @@ absl::Status MakeFeeds(const Graph& graph,
 
 absl::StatusOr<std::unique_ptr<Session>> OpenSession(
     const std::string& model_path, const ConfigFlagValues& flags,
-    const std::vector<std::string>& dims, std::vector<std::string>* notes) {
+    const std::vector<std::string>& dims, std::vector<std::string>* notes,
+    const CreateOptions& create) {
   ASSIGN_OR_RETURN(RuntimeConfig config, LoadConfigWithFlags(flags, notes));
   OnnxImportOptions onnx_options;
   onnx_options.limits = EffectiveResourceLimits(config);
@@ -207,11 +208,14 @@ absl::StatusOr<std::unique_ptr<Session>> OpenSession(
   if (dims.empty()) {
     // CreateFromFile: a prepared model (`sluice convert --optimized`) is
     // used as it is when its key matches.
-    ASSIGN_OR_RETURN(session, Session::CreateFromFile(model_path, config));
+    ASSIGN_OR_RETURN(session,
+                     Session::CreateFromFile(model_path, config, create));
   } else {
+    if (create.progress) create.progress({"loading the model", "", 0, 0});
     ASSIGN_OR_RETURN(std::unique_ptr<const Graph> graph,
                      LoadModelGraph(model_path, onnx_options));
-    ASSIGN_OR_RETURN(session, Session::Create(std::move(graph), config));
+    ASSIGN_OR_RETURN(session,
+                     Session::Create(std::move(graph), config, create));
   }
   // The session notes environment overrides again: keep each line once.
   for (const std::string& line : session->log()) {

@@ -42,10 +42,11 @@ absl::Status MakeFeeds(const Graph& graph,
 // ("NAME=N" values of its symbolic dimensions, as --dim gives them;
 // INVALID_ARGUMENT naming the flag for a malformed one or a name no input
 // uses). The config's and the session's notes are appended to `notes`, each
-// line once.
+// line once. `create` as Session::Create takes it (a progress line).
 absl::StatusOr<std::unique_ptr<Session>> OpenSession(
     const std::string& model_path, const ConfigFlagValues& config,
-    const std::vector<std::string>& dims, std::vector<std::string>* notes);
+    const std::vector<std::string>& dims, std::vector<std::string>* notes,
+    const CreateOptions& create = {});
 
 // INVALID_ARGUMENT naming the flag and the value unless `flag` is NAME=N
 // with N an integer from 0 to 2^31-1.

@@ -38,6 +38,7 @@
 #include "onnx/tensor_file.h"
 #include "tools/cli_util.h"
 #include "tools/feeds.h"
+#include "tools/progress_line.h"
 #include "tools/trace.h"
 #include "tools/commands.h"
 
@@ -204,8 +205,15 @@ std::vector<std::string> DeviceStats(const Session& session, json* out) {
 
 int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<std::string> notes;
-  absl::StatusOr<std::unique_ptr<Session>> session = OpenSession(
-      options.model_path, options.config, options.dims, &notes);
+  absl::StatusOr<std::unique_ptr<Session>> session;
+  {
+    // On a terminal, where creation is (tools/progress_line.h).
+    ProgressLine line = ProgressLine::ForStderr(!options.json);
+    CreateOptions create;
+    create.progress = line.CreationCallback();
+    session = OpenSession(options.model_path, options.config, options.dims,
+                          &notes, create);
+  }
   if (!session.ok()) return FailCommand(session.status(), options.json, out, err);
   const Graph& graph = (*session)->graph();
   absl::StatusOr<std::vector<std::pair<std::string, int>>> on_ranks =

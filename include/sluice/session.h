@@ -35,6 +35,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -130,6 +131,25 @@ struct StepOptions {
   FaultInjector* faults = nullptr;
 };
 
+// Where creating a session is, for a progress line (`sluice run` and
+// `bench` print one on a terminal): `stage` is "loading the model",
+// "optimizing", "placing" or "setting up devices", in that order (a
+// prepared model skips "optimizing"); while optimizing, `detail` is the
+// pass about to run, `done` of `total` passes having run.
+struct CreationProgress {
+  std::string stage;
+  std::string detail;
+  int done = 0;
+  int total = 0;
+};
+
+// Options for creating a session, beside its RuntimeConfig.
+struct CreateOptions {
+  // Called on the creating thread as each stage (and each pass) starts;
+  // empty: not called.
+  std::function<void(const CreationProgress&)> progress;
+};
+
 class Session {
  public:
   virtual ~Session() = default;
@@ -145,6 +165,13 @@ class Session {
   // says why (docs/design.md decision 44).
   static absl::StatusOr<std::unique_ptr<Session>> CreateFromFile(
       const std::string& path, const RuntimeConfig& config = {});
+  // Create and CreateFromFile, reporting progress as `options` asks.
+  static absl::StatusOr<std::unique_ptr<Session>> Create(
+      std::unique_ptr<const Graph> graph, const RuntimeConfig& config,
+      const CreateOptions& options);
+  static absl::StatusOr<std::unique_ptr<Session>> CreateFromFile(
+      const std::string& path, const RuntimeConfig& config,
+      const CreateOptions& options);
 
   // Runs one step and returns the fetched tensors, in order, on the host
   // (feeds may be host or GPU tensors, see Feeds). Fetches are graph output names or "node[:port]"; empty means every graph

@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/compare.h"
+#include "tests/test_data.h"
 
 namespace sluice {
 namespace {
@@ -632,6 +633,34 @@ TEST(SessionStatsTest, StatsGiveShapesBytesAndCopySources) {
   std::sort(copies.begin(), copies.end());
   EXPECT_EQ(copies, (std::vector<std::string>{"/cpu:0 -> /cpu:1",
                                               "/cpu:1 -> /cpu:0"}));
+}
+
+// The stages CreateOptions::progress reports, in order: the model loaded,
+// each pass (numbered, named), placement, the devices; a prepared model
+// would skip the passes.
+TEST(SessionTest, CreationReportsItsStagesAndEachPass) {
+  std::vector<CreationProgress> seen;
+  CreateOptions options;
+  options.progress = [&](const CreationProgress& p) { seen.push_back(p); };
+  RuntimeConfig config;
+  config.set_use_gpu(false);
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::CreateFromFile(
+      TestDataPath("examples/mlp.pbtxt"), config, options);
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::vector<std::string> stages;
+  int passes = 0;
+  for (const CreationProgress& p : seen) {
+    if (stages.empty() || stages.back() != p.stage) stages.push_back(p.stage);
+    if (p.stage != "optimizing") continue;
+    EXPECT_EQ(p.done, passes) << p.detail;
+    EXPECT_FALSE(p.detail.empty());
+    EXPECT_GT(p.total, p.done);
+    ++passes;
+  }
+  EXPECT_EQ(stages, (std::vector<std::string>{"loading the model", "optimizing",
+                                              "placing", "setting up devices"}));
+  ASSERT_GT(passes, 0);
+  EXPECT_EQ(seen[1].total, passes);  // every pass the level runs
 }
 
 }  // namespace
