@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/fault_injector.h"
+#include "kernels/cpu/conv_tap_gemms.h"
 #include "kernels/cpu/onednn_runtime.h"
 #include "kernels/cpu/parallel.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -134,6 +135,16 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
                                const Tensor& f, const float* bias,
                                const Tensor* side, Tensor* y) override {
     const auto* pool = ctx->device()->eigen_cpu_device();
+    // A dilated window whose taps mostly read padding: one GEMM per tap
+    // over the positions it reads (conv_tap_gemms.h).
+    if (TapGemmsPay(params_, x.dim(1), x.dim(2), y->dim(1), y->dim(2),
+                    f.dim(1), f.dim(2))) {
+      RETURN_IF_ERROR(
+          InjectedFault(FaultKind::kLibrary, "oneDNN sgemm (tap GEMMs)"));
+      ConvTapGemmsNhwc(pool, params_, act_, x, f, bias, side, y);
+      nhwc_runs.fetch_add(1);
+      return true;
+    }
     const int threads = PoolThreads(pool);
     // Where the pool has more than two threads, the whole call is one
     // primitive on an OpenMP team of the pool's size (decision 32); with

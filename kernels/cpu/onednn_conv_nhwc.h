@@ -4,7 +4,8 @@
 // the activations, the filter reordered once per filter buffer. Bias, a
 // residual (a binary add post-op reading the side tensor in place) and the
 // activation (conv_activation.h, as eltwise post-ops) run inside the
-// primitive.
+// primitive. A dilated window whose taps mostly read padding (DeepLabV3's
+// ASPP) runs as one GEMM per tap instead (conv_tap_gemms.h).
 //
 //   std::unique_ptr<OneDnnConvNhwc> conv = OneDnnConvNhwc::Create(p, act);
 //   ASSIGN_OR_RETURN(bool ran, conv->Compute(ctx, x, f, bias, side, y));
