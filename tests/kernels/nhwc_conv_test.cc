@@ -290,10 +290,11 @@ TEST_P(NhwcCpuTest, OneDnnChannelsLastMatchesTheLoops) {
 }
 
 // With two intra-op threads an NHWC call on oneDNN is cut into bands of
-// output rows for the pool (onednn_conv_nhwc.h; large enough problems:
-// each band at least kMinConvSliceMacs): strided, dilated and padded
-// windows, a residual and an activation, each band reading its rows in
-// place, match the NCHW loops at one thread.
+// output rows, or runs of output channels where the filter outweighs the
+// output, for the pool (onednn_conv_nhwc.h; large enough problems: each
+// slice at least kMinConvSliceMacs): strided, dilated and padded windows,
+// a residual and an activation, each band reading its rows in place, match
+// the NCHW loops at one thread.
 TEST(NhwcOneDnnBandsTest, TwoThreadsCutIntoBandsMatchTheLoops) {
   if (!cpu::OneDnnConvolutionsBuiltIn()) {
     GTEST_SKIP() << "this build has no oneDNN convolution";
@@ -315,6 +316,20 @@ TEST(NhwcOneDnnBandsTest, TwoThreadsCutIntoBandsMatchTheLoops) {
   cases.push_back({"uneven_pads_silu", "FusedConv2D",
                    {Shape({1, 32, 23, 16}), Shape({48, 32, 3, 3}), Shape({48})},
                    uneven});
+  // A filter that outweighs the output (576 floats an output channel, 25
+  // positions): runs of output channels, each into a buffer of its own
+  // copied into y; with a residual the copy adds it and activates.
+  Attrs small = Window({1, 1}, {1, 1, 1, 1}, {1, 1});
+  small["activation"] = StringAttr("hardswish");
+  cases.push_back({"channel_runs_residual_hardswish", "FusedConv2D",
+                   {Shape({1, 64, 5, 5}), Shape({48, 64, 3, 3}), Shape({48}),
+                    Shape({1, 48, 5, 5})},
+                   small});
+  Attrs small_relu = Window({2, 2}, {0, 0, 0, 0}, {1, 1});
+  small_relu["activation"] = StringAttr("relu");
+  cases.push_back({"channel_runs_strided_1x1_relu", "FusedConv2D",
+                   {Shape({1, 512, 8, 8}), Shape({64, 512, 1, 1}), Shape({64})},
+                   small_relu});
   for (const NhwcCase& c : cases) {
     SCOPED_TRACE(c.name);
     std::vector<Tensor> nchw, nhwc;
