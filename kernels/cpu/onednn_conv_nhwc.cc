@@ -113,8 +113,19 @@ struct Slice {
 constexpr int kMostPoolThreadsForSlices = 2;
 
 // A slice of output channels is a multiple of this many (a vector block of
-// oneDNN's filter layouts with AVX2 and with AVX-512).
+// oneDNN's filter layouts with AVX2 and with AVX-512), and at least
+// kMinChannelRun wide.
 constexpr int64_t kChannelRun = 16;
+constexpr int64_t kMinChannelRun = 64;
+
+// Calls are cut into runs of output channels only where the filter has at
+// least this many bytes: twice a core's L2 on the 2-core EPYC VM, so that
+// every thread of a band would stream it from L3 or memory. Smaller
+// filters stay with bands of rows (DenseNet-121's 3 x 3s of 32 output
+// channels and 1 x 1s of at most 512 KB, RegNetY's): cut into runs of 16
+// channels, DenseNet-121 at two threads ran 36% slower (bench/RESULTS.md,
+// 2026-12-05).
+constexpr int64_t kMinChannelRunFilterBytes = int64_t{1} << 20;
 
 // Copies `count` floats on up to `threads` of the pool.
 void CopyOnPool(const Eigen::ThreadPoolDevice* pool, int threads,
@@ -357,13 +368,17 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
       return out;
     }
     // Where the filter outweighs the output (each output channel reads
-    // more filter floats than the image has output positions: ResNet-50
-    // from 28 x 28 down), runs of output channels, so that the threads
-    // share the filter's reads instead of each streaming all of it.
+    // more filter floats than the image has output positions) and is
+    // larger than a core's cache (ResNet-50's layers 3 and 4), runs of
+    // output channels, so that the threads share the filter's reads
+    // instead of each streaming all of it.
     const int64_t o = y.dim(3);
-    if (p.group == 1 && f.dim(1) * f.dim(2) * f.dim(3) > oh * y.dim(2)) {
+    const int64_t per_channel = f.dim(1) * f.dim(2) * f.dim(3);
+    if (p.group == 1 && per_channel > oh * y.dim(2) &&
+        o * per_channel * static_cast<int64_t>(sizeof(float)) >=
+            kMinChannelRunFilterBytes) {
       const int64_t parts = std::min<int64_t>(
-          {(threads + n - 1) / n, o / kChannelRun,
+          {(threads + n - 1) / n, o / kMinChannelRun,
            std::max<int64_t>(1, macs / kMinConvSliceMacs)});
       if (parts > 1) {
         for (int64_t img = 0; img < n; ++img) {
