@@ -112,6 +112,7 @@ void ConvTapGemmsNhwc(const Eigen::ThreadPoolDevice* pool,
       }
     }
     const float* image = xd + img * h * w * c;
+    std::vector<float> gathered, product;
     for (int64_t i = 0; i < kh; ++i) {
       const TapRange r = rows[i];
       if (r.hi == r.lo) continue;
@@ -129,11 +130,28 @@ void ConvTapGemmsNhwc(const Eigen::ThreadPoolDevice* pool,
                 out + r.lo * ow * o, o, /*accumulate=*/true);
           continue;
         }
+        // A rectangle: its input pixels gathered into one matrix, one
+        // product (a product per row would stream the tap's filter rows
+        // once per row), added into the rectangle of y.
+        const int64_t rows_in = r.hi - r.lo;
+        gathered.resize(rows_in * m * c);
+        product.resize(rows_in * m * width);
         for (int64_t q = r.lo; q < r.hi; ++q) {
-          const int64_t in_row = q * sh - p.pads[0] + i * dh;
-          Sgemm(false, true, m, width, c, image + (in_row * w + in_col) * c,
-                sw * c, tap, per_channel, out + (q * ow + cr.lo) * o, o,
-                /*accumulate=*/true);
+          const float* from =
+              image + ((q * sh - p.pads[0] + i * dh) * w + in_col) * c;
+          float* to = gathered.data() + (q - r.lo) * m * c;
+          for (int64_t px = 0; px < m; ++px) {
+            std::copy(from + px * sw * c, from + px * sw * c + c, to + px * c);
+          }
+        }
+        Sgemm(false, true, rows_in * m, width, c, gathered.data(), c, tap,
+              per_channel, product.data(), width);
+        for (int64_t q = r.lo; q < r.hi; ++q) {
+          for (int64_t px = 0; px < m; ++px) {
+            const float* from = product.data() + ((q - r.lo) * m + px) * width;
+            float* to = out + (q * ow + cr.lo + px) * o;
+            for (int64_t jj = 0; jj < width; ++jj) to[jj] += from[jj];
+          }
         }
       }
     }
