@@ -86,10 +86,9 @@ void ConvTapGemmsNhwc(const Eigen::ThreadPoolDevice* pool,
   const int threads = PoolThreads(pool);
   int64_t parts = 1;
   if (n < threads) {
-    parts = std::min<int64_t>({(threads + n - 1) / n,
-                               std::max<int64_t>(1, o / 8),
-                               std::max<int64_t>(1, image_macs /
-                                                        kMinConvSliceMacs)});
+    parts = std::min<int64_t>(
+        {(threads + n - 1) / n, std::max<int64_t>(1, o / 8),
+         std::max<int64_t>(1, image_macs / kMinConvSliceMacs)});
   }
   const float* xd = x.data<float>();
   const float* fd = f.data<float>();

@@ -17,9 +17,9 @@
 // Each tap's product is one Sgemm (oneDNN's sgemm kernel where built with
 // it) on the calling thread, over the tap's rectangle of input pixels
 // gathered into one matrix unless they are whole rows already (a product
-// per row would stream the tap's filter rows once per row); the pool's threads take runs of output channels
-// (or of images), so no two write the same output. Thread-safe: calls on
-// different outputs are independent.
+// per row would stream the tap's filter rows once per row); the pool's
+// threads take runs of output channels (or of images), so no two write the
+// same output. Thread-safe: calls on different outputs are independent.
 #ifndef SLUICE_KERNELS_CPU_CONV_TAP_GEMMS_H_
 #define SLUICE_KERNELS_CPU_CONV_TAP_GEMMS_H_
 

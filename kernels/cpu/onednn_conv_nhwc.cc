@@ -240,7 +240,8 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
       const Slice& sl = slices[i];
       if (sl.o1 - sl.o0 == o) continue;
       part_at[i] = part_floats;
-      part_floats += (sl.n1 - sl.n0) * (sl.out1 - sl.out0) * ow * (sl.o1 - sl.o0);
+      part_floats +=
+          (sl.n1 - sl.n0) * (sl.out1 - sl.out0) * ow * (sl.o1 - sl.o0);
     }
     Tensor parts;
     if (part_floats > 0) {
@@ -318,7 +319,7 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
  private:
   // The whole call as one slice.
   Slice Whole(const Tensor& x, const Tensor& y) const {
-    return {0,         x.dim(0), 0, y.dim(1), 0, x.dim(1), params_.pads[0],
+    return {0, x.dim(0), 0, y.dim(1), 0, x.dim(1), params_.pads[0],
             params_.pads[2], 0, y.dim(3)};
   }
 
@@ -461,7 +462,8 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     // The filter as sluice holds it: [O, KH, KW, C/g], from its first
     // live tap.
     const int64_t fk = key[kKh] * fkw * cg;  // floats per output channel
-    plan->weights_offset = key[kO0] * fk + (rows.first * fkw + cols.first) * cg;
+    plan->weights_offset =
+        key[kO0] * fk + (rows.first * fkw + cols.first) * cg;
     const memory::dims w_dims = groups == 1
                                     ? memory::dims{o, c, kh, kw}
                                     : memory::dims{groups, og, cg, kh, kw};

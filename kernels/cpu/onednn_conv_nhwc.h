@@ -23,9 +23,10 @@
 // runs of output channels where the filter outweighs the output, each
 // written into a buffer of its own and copied into y, so that the threads
 // share the filter's reads; else bands of an image's output rows, each
-// reading its rows in place), each slice a serial primitive: a team's worker spins after each call,
-// and on a shared 2-core machine it took the cores from the pool threads
-// that run the next node (bench/RESULTS.md, 2026-12-05).
+// reading its rows in place), each slice a serial primitive: a team's
+// worker spins after each call, and on a shared 2-core machine it took the
+// cores from the pool threads that run the next node (bench/RESULTS.md,
+// 2026-12-05).
 // Thread-safe: Compute may run on several threads at once; plans (per
 // slice shape and thread count) and reordered filters (shared by plans of
 // one layout) are cached under a mutex.

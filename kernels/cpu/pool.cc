@@ -213,7 +213,9 @@ class PoolKernel final : public OpKernel {
           for (int64_t iy = ys; iy < ye && ch0 < c; ++iy) {
             for (int64_t ix = xs; ix < xe; ++ix) {
               const float* v = image + (iy * w + ix) * c;
-              for (int64_t ch = ch0; ch < c; ++ch) acc[ch] = Step(acc[ch], v[ch]);
+              for (int64_t ch = ch0; ch < c; ++ch) {
+                acc[ch] = Step(acc[ch], v[ch]);
+              }
             }
           }
           if constexpr (kKind == PoolKind::kAvg) {

@@ -50,14 +50,14 @@ TEST(TapGemmsPayTest, LeavesWindowsThatMostlyReadTheImage) {
                                 28, 28, 3, 3));
   // Rate 24 on 14 x 14: only the centre tap reads the image, which the
   // direct path runs as a 1 x 1 convolution (LiveTaps).
-  EXPECT_FALSE(cpu::TapGemmsPay(Params({1, 1}, {24, 24, 24, 24}, {24, 24}),
-                                14, 14, 14, 14, 3, 3));
+  EXPECT_FALSE(cpu::TapGemmsPay(Params({1, 1}, {24, 24, 24, 24}, {24, 24}), 14,
+                                14, 14, 14, 3, 3));
 }
 
 TEST(TapGemmsPayTest, LeavesGroupedConvolutions) {
-  EXPECT_FALSE(cpu::TapGemmsPay(
-      Params({1, 1}, {12, 12, 12, 12}, {12, 12}, /*group=*/4), 14, 14, 14, 14,
-      3, 3));
+  EXPECT_FALSE(
+      cpu::TapGemmsPay(Params({1, 1}, {12, 12, 12, 12}, {12, 12}, /*group=*/4),
+                       14, 14, 14, 14, 3, 3));
 }
 
 struct TapCase {
@@ -114,16 +114,16 @@ TEST(ConvTapGemmsTest, MatchesTheLoopsAtOneAndTwoThreads) {
     SCOPED_TRACE(c.name);
     const Shape& x = c.nhwc[0];
     const Shape& f = c.nhwc[1];
-    const int64_t oh =
-        (x.dim(1) + c.params.pads[0] + c.params.pads[2] -
-         (f.dim(1) - 1) * c.params.dilations[0] - 1) /
-            c.params.strides[0] + 1;
-    const int64_t ow =
-        (x.dim(2) + c.params.pads[1] + c.params.pads[3] -
-         (f.dim(2) - 1) * c.params.dilations[1] - 1) /
-            c.params.strides[1] + 1;
-    ASSERT_TRUE(cpu::TapGemmsPay(c.params, x.dim(1), x.dim(2), oh, ow,
-                                 f.dim(1), f.dim(2)));
+    const int64_t oh = (x.dim(1) + c.params.pads[0] + c.params.pads[2] -
+                        (f.dim(1) - 1) * c.params.dilations[0] - 1) /
+                           c.params.strides[0] +
+                       1;
+    const int64_t ow = (x.dim(2) + c.params.pads[1] + c.params.pads[3] -
+                        (f.dim(2) - 1) * c.params.dilations[1] - 1) /
+                           c.params.strides[1] +
+                       1;
+    ASSERT_TRUE(cpu::TapGemmsPay(c.params, x.dim(1), x.dim(2), oh, ow, f.dim(1),
+                                 f.dim(2)));
     const std::vector<Tensor> in = Inputs(c);
     SetTestCpuConvolutions(CpuConvPath::kLoops);
     absl::StatusOr<std::vector<Tensor>> want =
