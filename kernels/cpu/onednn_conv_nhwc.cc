@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/fault_injector.h"
+#include "kernels/cpu/conv_tap_gemms.h"
 #include "kernels/cpu/onednn_runtime.h"
 #include "kernels/cpu/parallel.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -49,9 +50,11 @@ using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 
 // kH, kOh, kPadTop and kPadBottom are those of the slice the plan runs
-// (the whole call's where it is one slice).
+// (the whole call's where it is one slice); kO and kO0 its output channels
+// [kO0, kO0 + kO); kAct whether the primitive applies the activation (a
+// slice of channels with a residual adds it and activates as it copies).
 enum KeyField { kN, kC, kH, kW, kO, kKh, kKw, kOh, kOw, kThreads, kBias,
-                kSide, kPadTop, kPadBottom, kKeyFields };
+                kSide, kPadTop, kPadBottom, kO0, kAct, kKeyFields };
 using PlanKey = std::array<int64_t, kKeyFields>;
 
 struct Plan {
@@ -98,14 +101,31 @@ Taps LiveTaps(int64_t in, int64_t out, int64_t k, int64_t stride,
 
 // A part of one call's work, its own primitive: images [n0, n1), their
 // output rows [out0, out1), reading input rows [in0, in1) with pad_top and
-// pad_bottom rows of zeros around them.
+// pad_bottom rows of zeros around them, output channels [o0, o1). A slice
+// of some of the channels writes a buffer of its own (oneDNN's direct
+// kernels take no strided destination), copied into its channels of y.
 struct Slice {
-  int64_t n0, n1, out0, out1, in0, in1, pad_top, pad_bottom;
+  int64_t n0, n1, out0, out1, in0, in1, pad_top, pad_bottom, o0, o1;
 };
 
 // With at most this many pool threads a call is cut into slices for them
 // (Slices) instead of running on an OpenMP team.
 constexpr int kMostPoolThreadsForSlices = 2;
+
+// A slice of output channels is a multiple of this many (a vector block of
+// oneDNN's filter layouts with AVX2 and with AVX-512), and at least
+// kMinChannelRun wide.
+constexpr int64_t kChannelRun = 16;
+constexpr int64_t kMinChannelRun = 64;
+
+// Calls are cut into runs of output channels only where the filter has at
+// least this many bytes: twice a core's L2 on the 2-core EPYC VM, so that
+// every thread of a band would stream it from L3 or memory. Smaller
+// filters stay with bands of rows (DenseNet-121's 3 x 3s of 32 output
+// channels and 1 x 1s of at most 512 KB, RegNetY's): cut into runs of 16
+// channels, DenseNet-121 at two threads ran 36% slower (bench/RESULTS.md,
+// 2026-12-05).
+constexpr int64_t kMinChannelRunFilterBytes = int64_t{1} << 20;
 
 // Copies `count` floats on up to `threads` of the pool.
 void CopyOnPool(const Eigen::ThreadPoolDevice* pool, int threads,
@@ -134,6 +154,16 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
                                const Tensor& f, const float* bias,
                                const Tensor* side, Tensor* y) override {
     const auto* pool = ctx->device()->eigen_cpu_device();
+    // A dilated window whose taps mostly read padding: one GEMM per tap
+    // over the positions it reads (conv_tap_gemms.h).
+    if (TapGemmsPay(params_, x.dim(1), x.dim(2), y->dim(1), y->dim(2),
+                    f.dim(1), f.dim(2))) {
+      RETURN_IF_ERROR(
+          InjectedFault(FaultKind::kLibrary, "oneDNN sgemm (tap GEMMs)"));
+      ConvTapGemmsNhwc(pool, params_, act_, x, f, bias, side, y);
+      nhwc_runs.fetch_add(1);
+      return true;
+    }
     const int threads = PoolThreads(pool);
     // Where the pool has more than two threads, the whole call is one
     // primitive on an OpenMP team of the pool's size (decision 32); with
@@ -163,11 +193,13 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
       scratch_bytes = 0;
       for (size_t i = 0; i < slices.size(); ++i) {
         const Slice& sl = slices[i];
+        const bool part = sl.o1 - sl.o0 != f.dim(0);
         const PlanKey key = {sl.n1 - sl.n0, x.dim(3), sl.in1 - sl.in0,
-                             x.dim(2), f.dim(0), f.dim(1), f.dim(2),
+                             x.dim(2), sl.o1 - sl.o0, f.dim(1), f.dim(2),
                              sl.out1 - sl.out0, y->dim(2), team_threads,
-                             bias != nullptr, side != nullptr, sl.pad_top,
-                             sl.pad_bottom};
+                             bias != nullptr, side != nullptr && !part,
+                             sl.pad_top, sl.pad_bottom, sl.o0,
+                             !(part && side != nullptr)};
         plans[i] = GetPlan(key);
         if (plans[i] == nullptr) return false;
         weights[i] = GetWeights(*plans[i], f);
@@ -198,10 +230,26 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
                                                      static_cast<int64_t>(
                                                          slices.size())})));
     }
-    RETURN_IF_ERROR(
-        InjectedFault(FaultKind::kLibrary, "oneDNN convolution (NHWC)"));
     const int64_t h = x.dim(1), w = x.dim(2), c = x.dim(3);
     const int64_t oh = y->dim(1), ow = y->dim(2), o = y->dim(3);
+    // Where each slice of some of the channels writes: its own run of one
+    // buffer, [images, rows, ow, channels].
+    std::vector<int64_t> part_at(slices.size(), -1);
+    int64_t part_floats = 0;
+    for (size_t i = 0; i < slices.size(); ++i) {
+      const Slice& sl = slices[i];
+      if (sl.o1 - sl.o0 == o) continue;
+      part_at[i] = part_floats;
+      part_floats +=
+          (sl.n1 - sl.n0) * (sl.out1 - sl.out0) * ow * (sl.o1 - sl.o0);
+    }
+    Tensor parts;
+    if (part_floats > 0) {
+      ASSIGN_OR_RETURN(parts,
+                       ctx->allocate_temp(DT_FLOAT, Shape({part_floats})));
+    }
+    RETURN_IF_ERROR(
+        InjectedFault(FaultKind::kLibrary, "oneDNN convolution (NHWC)"));
     absl::Mutex mu;
     absl::Status status;
     auto run = [&](int64_t i) {
@@ -210,8 +258,12 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
       if (!team) SerialOnThisThread();
       const float* src = x.data<float>() + (sl.n0 * h + sl.in0) * w * c;
       const int64_t out_at = (sl.n0 * oh + sl.out0) * ow * o;
-      float* dst = y->data<float>() + out_at;
-      const float* res = side == nullptr ? nullptr : side->data<float>() + out_at;
+      const bool part = part_at[i] >= 0;
+      float* dst =
+          part ? parts.data<float>() + part_at[i] : y->data<float>() + out_at;
+      const float* res = side == nullptr || part
+                             ? nullptr
+                             : side->data<float>() + out_at;
       if (res != nullptr && plan.side_by_sum) {
         const int64_t count = (sl.n1 - sl.n0) * (sl.out1 - sl.out0) * ow * o;
         if (team) {
@@ -228,7 +280,7 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
             {DNNL_ARG_DST, memory(plan.dst, engine, dst)}};
         if (bias != nullptr) {
           args.emplace(DNNL_ARG_BIAS, memory(plan.bias, engine,
-                                             const_cast<float*>(bias)));
+                                             const_cast<float*>(bias) + sl.o0));
         }
         if (res != nullptr && !plan.side_by_sum) {
           args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
@@ -245,6 +297,13 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
         status = absl::InternalError(absl::StrCat(
             "oneDNN convolution (NHWC): ", e.what(), " (status ", e.status,
             ")"));
+        return;
+      }
+      if (part) {
+        CopyChannelsInto(sl, dst, side == nullptr
+                                      ? nullptr
+                                      : side->data<float>() + out_at,
+                         y->data<float>() + out_at, ow, o);
       }
     };
     if (team || slices.size() == 1) {
@@ -261,7 +320,30 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
   // The whole call as one slice.
   Slice Whole(const Tensor& x, const Tensor& y) const {
     return {0, x.dim(0), 0, y.dim(1), 0, x.dim(1), params_.pads[0],
-            params_.pads[2]};
+            params_.pads[2], 0, y.dim(3)};
+  }
+
+  // A slice of channels [o0, o1) computed into `part` ([pixels, o1 - o0])
+  // goes into its channels of `out` (the slice's first pixel of y, o
+  // channels a pixel); with a residual (`res`, laid out as `out`) it is
+  // added and the activation applied here, the primitive having done the
+  // bias alone.
+  void CopyChannelsInto(const Slice& sl, const float* part, const float* res,
+                        float* out, int64_t ow, int64_t o) const {
+    const int64_t width = sl.o1 - sl.o0;
+    const int64_t pixels = (sl.n1 - sl.n0) * (sl.out1 - sl.out0) * ow;
+    for (int64_t q = 0; q < pixels; ++q) {
+      const float* from = part + q * width;
+      float* to = out + q * o + sl.o0;
+      if (res == nullptr) {
+        std::memcpy(to, from, width * sizeof(float));
+        continue;
+      }
+      const float* r = res + q * o + sl.o0;
+      for (int64_t j = 0; j < width; ++j) {
+        to[j] = ApplyConvActivation(act_, from[j] + r[j]);
+      }
+    }
   }
 
   // The call cut for `threads` pool threads: runs of whole images where
@@ -282,9 +364,37 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
           threads, std::max<int64_t>(1, n * macs / kMinConvSliceMacs));
       for (int64_t i = 0; i < parts; ++i) {
         out.push_back({n * i / parts, n * (i + 1) / parts, 0, oh, 0, h,
-                       p.pads[0], p.pads[2]});
+                       p.pads[0], p.pads[2], 0, y.dim(3)});
       }
       return out;
+    }
+    // Where the filter outweighs the output (each output channel reads
+    // more filter floats than the image has output positions) and is
+    // larger than a core's cache (ResNet-50's layers 3 and 4), runs of
+    // output channels, so that the threads share the filter's reads
+    // instead of each streaming all of it.
+    const int64_t o = y.dim(3);
+    const int64_t per_channel = f.dim(1) * f.dim(2) * f.dim(3);
+    if (p.group == 1 && per_channel > oh * y.dim(2) &&
+        o * per_channel * static_cast<int64_t>(sizeof(float)) >=
+            kMinChannelRunFilterBytes) {
+      const int64_t parts = std::min<int64_t>(
+          {(threads + n - 1) / n, o / kMinChannelRun,
+           std::max<int64_t>(1, macs / kMinConvSliceMacs)});
+      if (parts > 1) {
+        for (int64_t img = 0; img < n; ++img) {
+          for (int64_t i = 0; i < parts; ++i) {
+            const int64_t o0 = o * i / parts / kChannelRun * kChannelRun;
+            const int64_t o1 = i + 1 == parts
+                                   ? o
+                                   : o * (i + 1) / parts / kChannelRun *
+                                         kChannelRun;
+            out.push_back({img, img + 1, 0, oh, 0, h, p.pads[0], p.pads[2],
+                           o0, o1});
+          }
+        }
+        return out;
+      }
     }
     const int64_t bands = std::min<int64_t>(
         {(threads + n - 1) / n, oh,
@@ -299,7 +409,8 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
         const int64_t in0 = std::max<int64_t>(0, r0);
         const int64_t in1 = std::min(h, r1);
         if (in1 <= in0) return {Whole(x, y)};  // a band of padding alone
-        out.push_back({img, img + 1, out0, out1, in0, in1, in0 - r0, r1 - in1});
+        out.push_back({img, img + 1, out0, out1, in0, in1, in0 - r0, r1 - in1,
+                       0, y.dim(3)});
       }
     }
     return out;
@@ -351,7 +462,8 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     // The filter as sluice holds it: [O, KH, KW, C/g], from its first
     // live tap.
     const int64_t fk = key[kKh] * fkw * cg;  // floats per output channel
-    plan->weights_offset = (rows.first * fkw + cols.first) * cg;
+    plan->weights_offset =
+        key[kO0] * fk + (rows.first * fkw + cols.first) * cg;
     const memory::dims w_dims = groups == 1
                                     ? memory::dims{o, c, kh, kw}
                                     : memory::dims{groups, og, cg, kh, kw};
@@ -370,7 +482,7 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
         ops.append_binary(dnnl::algorithm::binary_add, plan->dst);
       }
     }
-    AppendActivation(act_, &ops);
+    if (key[kAct] != 0) AppendActivation(act_, &ops);
     attr.set_post_ops(ops);
     dnnl::convolution_forward::primitive_desc pd;
     try {

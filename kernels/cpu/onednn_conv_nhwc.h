@@ -4,7 +4,8 @@
 // the activations, the filter reordered once per filter buffer. Bias, a
 // residual (a binary add post-op reading the side tensor in place) and the
 // activation (conv_activation.h, as eltwise post-ops) run inside the
-// primitive.
+// primitive. A dilated window whose taps mostly read padding (DeepLabV3's
+// ASPP) runs as one GEMM per tap instead (conv_tap_gemms.h).
 //
 //   std::unique_ptr<OneDnnConvNhwc> conv = OneDnnConvNhwc::Create(p, act);
 //   ASSIGN_OR_RETURN(bool ran, conv->Compute(ctx, x, f, bias, side, y));
@@ -18,11 +19,14 @@
 // batch-1 convolutions this way take 6.3 ms, against 11.9 ms with NCHW
 // activations reordered into channel blocks and back around each call,
 // and onnxruntime's whole step 9.4 ms (bench/RESULTS.md). With one or two,
-// the call is cut into slices for the pool's own threads (runs of images,
-// or bands of an image's output rows, each reading its rows in place),
-// each slice a serial primitive: a team's worker spins after each call,
-// and on a shared 2-core machine it took the cores from the pool threads
-// that run the next node (bench/RESULTS.md, 2026-12-05).
+// the call is cut into slices for the pool's own threads (runs of images;
+// runs of output channels where the filter outweighs the output, each
+// written into a buffer of its own and copied into y, so that the threads
+// share the filter's reads; else bands of an image's output rows, each
+// reading its rows in place), each slice a serial primitive: a team's
+// worker spins after each call, and on a shared 2-core machine it took the
+// cores from the pool threads that run the next node (bench/RESULTS.md,
+// 2026-12-05).
 // Thread-safe: Compute may run on several threads at once; plans (per
 // slice shape and thread count) and reordered filters (shared by plans of
 // one layout) are cached under a mutex.

@@ -153,10 +153,22 @@ class PoolKernel final : public OpKernel {
   }
 
  private:
+  // Channels an NHWC window accumulates in registers at a time.
+  static constexpr int kRun = 32;
+  static constexpr float kInit = kKind == PoolKind::kMax ? -INFINITY : 0.0f;
+  // One window cell's value v into the running max (NaN propagates) or sum.
+  static float Step(float acc, float v) {
+    if constexpr (kKind == PoolKind::kMax) {
+      return (v > acc || v != v) ? v : acc;
+    } else {
+      return acc + v;
+    }
+  }
+
   // NHWC x pooled into y (allocated, [N,OH,OW,C]): one task per output
-  // row; each output cell accumulates its window's cells a channel vector
-  // at a time (C contiguous floats, a loop the compiler vectorises), in the
-  // same order as PoolPlane, so the result is PoolNchw's bit for bit.
+  // row; each output cell accumulates its window's cells kRun channels at a
+  // time (contiguous floats, a loop the compiler vectorises), in the same
+  // order as PoolPlane, so the result is PoolNchw's bit for bit.
   void PoolNhwc(const OpKernelContext& ctx, const Tensor& x, Tensor* y) const {
     const std::vector<int64_t>& kernel = attrs_.kernel;
     const Conv2DParams& p = attrs_.window;
@@ -180,21 +192,29 @@ class PoolKernel final : public OpKernel {
         const int64_t y1 = std::min(y0 + kh, h + pb);
         for (int64_t ox = 0; ox < ow; ++ox) {
           float* acc = out + (row * ow + ox) * c;
-          std::fill(acc, acc + c,
-                    kKind == PoolKind::kMax ? -INFINITY : 0.0f);
           const int64_t x0 = ox * sw - pl;
           const int64_t xs = std::max<int64_t>(x0, 0);
           const int64_t xe = std::min(x0 + kw, w);
-          for (int64_t iy = ys; iy < ye; ++iy) {
+          // Runs of kRun channels held in registers across the window's
+          // cells (one store a run, not one a cell); the rest one by one.
+          int64_t ch0 = 0;
+          for (; ch0 + kRun <= c; ch0 += kRun) {
+            float run[kRun];
+            for (int j = 0; j < kRun; ++j) run[j] = kInit;
+            for (int64_t iy = ys; iy < ye; ++iy) {
+              for (int64_t ix = xs; ix < xe; ++ix) {
+                const float* v = image + (iy * w + ix) * c + ch0;
+                for (int j = 0; j < kRun; ++j) run[j] = Step(run[j], v[j]);
+              }
+            }
+            std::copy(run, run + kRun, acc + ch0);
+          }
+          std::fill(acc + ch0, acc + c, kInit);
+          for (int64_t iy = ys; iy < ye && ch0 < c; ++iy) {
             for (int64_t ix = xs; ix < xe; ++ix) {
               const float* v = image + (iy * w + ix) * c;
-              for (int64_t ch = 0; ch < c; ++ch) {
-                if constexpr (kKind == PoolKind::kMax) {
-                  acc[ch] = (v[ch] > acc[ch] || v[ch] != v[ch]) ? v[ch]
-                                                                : acc[ch];
-                } else {
-                  acc[ch] += v[ch];
-                }
+              for (int64_t ch = ch0; ch < c; ++ch) {
+                acc[ch] = Step(acc[ch], v[ch]);
               }
             }
           }

@@ -181,6 +181,7 @@ bool ResizePlanesFloat(const OpKernelContext& ctx, const ResizeAttrs& a,
   constexpr int kMax = 4;
   struct Axis {
     int64_t in = 0, out = 0;
+    int taps = 0;                // the most taps of any output index
     std::vector<int64_t> index;  // out * kMax
     std::vector<float> weight;   // out * kMax, 0 past the taps
   } axes[2];
@@ -195,6 +196,7 @@ bool ResizePlanesFloat(const OpKernelContext& ctx, const ResizeAttrs& a,
       const Taps t = MakeTaps(a, o, p.scale[d], ax.in, ax.out, p.roi_start[d],
                               p.roi_end[d]);
       if (t.extrapolate || t.index.size() > kMax) return false;
+      ax.taps = std::max(ax.taps, static_cast<int>(t.index.size()));
       for (size_t i = 0; i < t.index.size(); ++i) {
         ax.index[o * kMax + i] = t.index[i];
         ax.weight[o * kMax + i] = static_cast<float>(t.weight[i]);
@@ -223,8 +225,10 @@ bool ResizePlanesFloat(const OpKernelContext& ctx, const ResizeAttrs& a,
                   for (int64_t ox = 0; ox < cols.out; ++ox) {
                     const int64_t* idx = &cols.index[ox * kMax];
                     const float* w = &cols.weight[ox * kMax];
+                    // Only the taps some index has (2 for linear): the
+                    // rest are zero weights.
                     float v = 0.0f;
-                    for (int k = 0; k < kMax; ++k) v += w[k] * row[idx[k]];
+                    for (int k = 0; k < cols.taps; ++k) v += w[k] * row[idx[k]];
                     dst[ox] = v;
                   }
                 }
