@@ -81,7 +81,53 @@ absl::Status CheckSourceUnchanged(const PreparedModelHeader& h) {
   return absl::OkStatus();
 }
 
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+// The prepared model in the cache for `source`, when its key is the
+// session's and the source is the file it was prepared from; else why not.
+absl::StatusOr<PreparedModel> ReadCachedModel(
+    const std::string& source, const std::string& cache,
+    const RuntimeConfig& config, const ProviderSet& providers) {
+  ASSIGN_OR_RETURN(PreparedModel cached,
+                   ReadPreparedModel(cache, PreparedModelKey(config, providers)));
+  if (cached.header.source_path() != AbsolutePath(source)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("prepared model ", cache, " was made from ",
+                     cached.header.source_path(), ", not from ",
+                     AbsolutePath(source)));
+  }
+  // Import options a session does not set (`sluice convert --dim`).
+  if (cached.header.dim_values_size() > 0 ||
+      cached.header.input_shapes_size() > 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "prepared model ", cache,
+        " was imported with fixed dimensions (--dim, --input-shape)"));
+  }
+  if (absl::Status s = CheckSourceUnchanged(cached.header); !s.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("prepared model ", cache, ": ", s.message()));
+  }
+  return cached;
+}
+
 }  // namespace
+
+std::string PreparedModelCachePath(const std::string& source_path,
+                                   const RuntimeConfig& config) {
+  if (config.prepared_model_cache_dir().empty()) return "";
+  const std::string abs = AbsolutePath(source_path);
+  const std::string name =
+      std::filesystem::path(source_path).filename().string();
+  return (std::filesystem::path(config.prepared_model_cache_dir()) /
+          absl::StrCat(name, "-", FingerprintHex(Fingerprint64(abs.data(),
+                                                               abs.size())),
+                       kPreparedModelExtension))
+      .string();
+}
 
 std::vector<PreparedKeyPart> PreparedModelKey(const RuntimeConfig& config,
                                               const ProviderSet& providers) {
@@ -122,7 +168,46 @@ absl::StatusOr<SessionModel> LoadSessionModel(const std::string& path,
   OnnxImportOptions onnx_options;
   onnx_options.limits = EffectiveResourceLimits(config);
   if (!IsPreparedModelFile(path)) {
+    const std::string cache = PreparedModelCachePath(path, config);
+    if (!cache.empty()) {
+      std::error_code ec;
+      if (std::filesystem::exists(cache, ec)) {
+        absl::StatusOr<PreparedModel> cached =
+            ReadCachedModel(path, cache, config, providers);
+        if (cached.ok()) {
+          out.graph = std::move(cached->graph);
+          out.prepared = true;
+          out.level = LevelFromName(cached->header.optimization_level());
+          out.removed_nodes.assign(cached->header.removed_nodes().begin(),
+                                   cached->header.removed_nodes().end());
+          out.log.push_back(absl::StrCat(
+              "optimizer: passes not run: started from the prepared-model "
+              "cache ", cache, " (", cached->header.passes_size(),
+              " passes, level ", cached->header.optimization_level(), ")"));
+          return out;
+        }
+        out.log.push_back(absl::StrCat(
+            "prepared-model cache: ", cached.status().message(),
+            "; loading ", path, ", running the passes and writing the "
+            "cache again"));
+      } else {
+        out.log.push_back(absl::StrCat(
+            "prepared-model cache: no prepared model of ", path, " yet; ",
+            cache, " is written after the passes"));
+      }
+    }
     ASSIGN_OR_RETURN(out.graph, LoadModelGraph(path, onnx_options));
+    if (!cache.empty()) {
+      absl::StatusOr<PreparedModelHeader> header = PreparedSourceHeader(
+          path, onnx_options, *out.graph, PreparedModelKey(config, providers));
+      if (header.ok()) {
+        out.cache_path = cache;
+        out.cache_header = *std::move(header);
+      } else {
+        out.log.push_back(absl::StrCat("prepared-model cache: not written: ",
+                                       header.status().message()));
+      }
+    }
     return out;
   }
   absl::StatusOr<PreparedModel> prepared =
@@ -166,9 +251,7 @@ absl::StatusOr<PreparedModelHeader> PreparedSourceHeader(
     const Graph& loaded, std::vector<PreparedKeyPart> key) {
   PreparedModelHeader h;
   for (PreparedKeyPart& p : key) *h.add_key() = std::move(p);
-  std::error_code ec;
-  const std::filesystem::path abs = std::filesystem::absolute(source_path, ec);
-  h.set_source_path(ec ? source_path : abs.lexically_normal().string());
+  h.set_source_path(AbsolutePath(source_path));
   int64_t size = 0;
   ASSIGN_OR_RETURN(uint64_t f, FingerprintFile(source_path, &size));
   h.set_source_size(size);
@@ -203,6 +286,23 @@ absl::StatusOr<PreparedModelHeader> PreparedSourceHeader(
     for (int64_t d : dims) s->add_dims(d);
   }
   return h;
+}
+
+std::string WritePreparedModelCache(const Graph& graph,
+                                    const SessionModel& model) {
+  const std::filesystem::path path(model.cache_path);
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  absl::Status s =
+      ec ? absl::PermissionDeniedError(
+               absl::StrCat("cannot create ", path.parent_path().string(),
+                            ": ", ec.message()))
+         : WritePreparedModel(graph, model.cache_header, model.cache_path);
+  if (!s.ok()) {
+    return absl::StrCat("prepared-model cache: not written: ", s.message());
+  }
+  return absl::StrCat("prepared-model cache: wrote ", model.cache_path,
+                      " (the next session of this setup starts from it)");
 }
 
 void RecordOptimization(const OptimizedGraph& opt, PreparedModelHeader* h) {
