@@ -1,6 +1,11 @@
 // What a session starts from (executor/session_model.h).
 #include "executor/session_model.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <set>
 
@@ -47,12 +52,58 @@ OnnxImportOptions SourceImportOptions(const PreparedModelHeader& h,
   return o;
 }
 
+absl::Status CheckSourceBytes(const PreparedModelHeader& h);
+
+bool SameStat(const PreparedFileStat& a, const PreparedFileStat& b) {
+  return a.size() == b.size() && a.mtime_ns() == b.mtime_ns() &&
+         a.ctime_ns() == b.ctime_ns() && a.inode() == b.inode() &&
+         a.device() == b.device();
+}
+
+// `path`'s fingerprint and size, and in `stat` its stat when the bytes did
+// not change while they were read (else inode 0: nothing recorded).
+absl::StatusOr<uint64_t> FingerprintAndStat(const std::string& path,
+                                            int64_t* size,
+                                            PreparedFileStat* stat) {
+  absl::StatusOr<PreparedFileStat> before = StatSourceFile(path);
+  ASSIGN_OR_RETURN(uint64_t f, FingerprintFile(path, size));
+  absl::StatusOr<PreparedFileStat> after = StatSourceFile(path);
+  stat->Clear();
+  if (before.ok() && after.ok() && SameStat(*before, *after) &&
+      before->size() == *size) {
+    *stat = *before;
+  }
+  return f;
+}
+
 // OK when the source model and its weights files are the bytes the
-// prepared model was made from.
+// prepared model was made from: by an unchanged stat, else by reading.
 absl::Status CheckSourceUnchanged(const PreparedModelHeader& h) {
   if (h.source_path().empty()) {
     return absl::FailedPreconditionError("the file names no source model");
   }
+  if (!SourceUnchangedByStat(h.source_path(), h.source_stat())) {
+    RETURN_IF_ERROR(CheckSourceBytes(h));
+  }
+  const std::filesystem::path dir =
+      std::filesystem::path(h.source_path()).parent_path();
+  for (const PreparedSourceFile& s : h.source_files()) {
+    const std::string file = (dir / s.path()).string();
+    if (SourceUnchangedByStat(file, s.stat())) continue;
+    int64_t n = 0;
+    absl::StatusOr<uint64_t> g = FingerprintFile(file, &n);
+    if (!g.ok() || n != s.size() || *g != s.fingerprint()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the weights file ", file, " of its source model ",
+          g.ok() ? "has changed since it was prepared"
+                 : absl::StrCat("cannot be read: ", g.status().message())));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The source model's own bytes against the recorded size and fingerprint.
+absl::Status CheckSourceBytes(const PreparedModelHeader& h) {
   int64_t size = 0;
   absl::StatusOr<uint64_t> f = FingerprintFile(h.source_path(), &size);
   if (!f.ok()) {
@@ -64,19 +115,6 @@ absl::Status CheckSourceUnchanged(const PreparedModelHeader& h) {
     return absl::FailedPreconditionError(
         absl::StrCat("its source model ", h.source_path(),
                      " has changed since it was prepared"));
-  }
-  const std::filesystem::path dir =
-      std::filesystem::path(h.source_path()).parent_path();
-  for (const PreparedSourceFile& s : h.source_files()) {
-    const std::string file = (dir / s.path()).string();
-    int64_t n = 0;
-    absl::StatusOr<uint64_t> g = FingerprintFile(file, &n);
-    if (!g.ok() || n != s.size() || *g != s.fingerprint()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the weights file ", file, " of its source model ",
-          g.ok() ? "has changed since it was prepared"
-                 : absl::StrCat("cannot be read: ", g.status().message())));
-    }
   }
   return absl::OkStatus();
 }
@@ -115,6 +153,39 @@ absl::StatusOr<PreparedModel> ReadCachedModel(
 }
 
 }  // namespace
+
+absl::StatusOr<PreparedFileStat> StatSourceFile(const std::string& path) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("cannot stat ", path, ": ",
+                                            std::strerror(errno)));
+  }
+  auto ns = [](const struct timespec& t) {
+    return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  };
+  PreparedFileStat out;
+  out.set_size(static_cast<int64_t>(st.st_size));
+  out.set_mtime_ns(ns(st.st_mtim));
+  out.set_ctime_ns(ns(st.st_ctim));
+  out.set_inode(static_cast<uint64_t>(st.st_ino));
+  out.set_device(static_cast<uint64_t>(st.st_dev));
+  out.set_taken_ns(ns(now));
+  return out;
+}
+
+bool SourceUnchangedByStat(const std::string& path,
+                           const PreparedFileStat& recorded,
+                           int64_t racy_margin_ns) {
+  if (recorded.inode() == 0) return false;
+  const int64_t settled = recorded.taken_ns() - racy_margin_ns;
+  if (recorded.mtime_ns() >= settled || recorded.ctime_ns() >= settled) {
+    return false;
+  }
+  absl::StatusOr<PreparedFileStat> now = StatSourceFile(path);
+  return now.ok() && SameStat(*now, recorded);
+}
 
 std::string PreparedModelCachePath(const std::string& source_path,
                                    const RuntimeConfig& config) {
@@ -253,7 +324,8 @@ absl::StatusOr<PreparedModelHeader> PreparedSourceHeader(
   for (PreparedKeyPart& p : key) *h.add_key() = std::move(p);
   h.set_source_path(AbsolutePath(source_path));
   int64_t size = 0;
-  ASSIGN_OR_RETURN(uint64_t f, FingerprintFile(source_path, &size));
+  ASSIGN_OR_RETURN(uint64_t f, FingerprintAndStat(source_path, &size,
+                                                  h.mutable_source_stat()));
   h.set_source_size(size);
   h.set_source_fingerprint(f);
   // The weights files the loaded graph's constants were read from.
@@ -273,7 +345,8 @@ absl::StatusOr<PreparedModelHeader> PreparedSourceHeader(
     PreparedSourceFile* s = h.add_source_files();
     s->set_path(file);
     int64_t n = 0;
-    ASSIGN_OR_RETURN(uint64_t g, FingerprintFile((dir / file).string(), &n));
+    ASSIGN_OR_RETURN(uint64_t g, FingerprintAndStat((dir / file).string(), &n,
+                                                    s->mutable_stat()));
     s->set_size(n);
     s->set_fingerprint(g);
   }

@@ -6,7 +6,7 @@
 // prepared model that is refused (another key, format version, a truncated
 // or corrupt file) is said so in `log`, and its source model is loaded
 // instead, when it is still the file the prepared model was made from
-// (same fingerprint); otherwise the session is not created, with both
+// (same fingerprint, or an unchanged stat: SourceUnchangedByStat); otherwise the session is not created, with both
 // reasons (docs/design.md decision 44). With the config's
 // prepared_model_cache_dir set, a model file's prepared model is looked for
 // there first (PreparedModelCachePath) and used under the same key, when
@@ -60,6 +60,26 @@ struct SessionModel {
   std::string cache_path;
   PreparedModelHeader cache_header;
 };
+
+// What stat(2) says of `path` now (size, mtime, ctime, inode, device) and
+// the time it was asked (CLOCK_REALTIME). NOT_FOUND when it cannot be.
+absl::StatusOr<PreparedFileStat> StatSourceFile(const std::string& path);
+
+// How long before a stat a file's last change must lie for the stat to be
+// trusted: a change within a clock tick (or a second, on filesystems that
+// keep seconds) of the stat could be followed by another with the same
+// times.
+inline constexpr int64_t kRacyStatMarginNs = 2'000'000'000;
+
+// Whether `path` is, by its stat alone, the file `recorded` describes: the
+// same size, mtime, ctime, inode and device, and recorded times older than
+// `racy_margin_ns` before `recorded` was taken. false: unknown, read it
+// (also when nothing was recorded). Writing a file's bytes changes its
+// ctime, which no call can set back, so an unchanged stat means unchanged
+// bytes (as git's index and make assume, with git's "racy" rule).
+bool SourceUnchangedByStat(const std::string& path,
+                           const PreparedFileStat& recorded,
+                           int64_t racy_margin_ns = kRacyStatMarginNs);
 
 // The file in config.prepared_model_cache_dir() that holds the prepared
 // model of the model file `source_path`: DIR/<file name>-<16 hex digits of

@@ -6,9 +6,14 @@
 // changed too, the session is not created.
 #include "executor/session_model.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "executor/runtime_config.h"
@@ -278,6 +283,40 @@ TEST_F(PreparedCacheTest, ACacheThatCannotBeWrittenIsLoggedNotAnError) {
   EXPECT_TRUE(LogHas(*s, "prepared-model cache: not written: cannot create " +
                              cache_dir_));
   ExpectSourceOutputs(*s, NoCache(config_));
+}
+
+// The stat a session may trust instead of reading a source again.
+TEST_F(PreparedCacheTest, AnUntouchedSourceIsKnownByItsStatOnceSettled) {
+  absl::StatusOr<PreparedFileStat> st = StatSourceFile(source_);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_NE(st->inode(), 0u);
+  EXPECT_TRUE(SourceUnchangedByStat(source_, *st, /*racy_margin_ns=*/0));
+  // Copied into place just now: a change in the same clock tick could
+  // carry the same times, so the default margin reads it.
+  EXPECT_FALSE(SourceUnchangedByStat(source_, *st));
+  EXPECT_FALSE(SourceUnchangedByStat(source_, PreparedFileStat(), 0));
+  EXPECT_FALSE(SourceUnchangedByStat((dir_ / "gone.pb").string(), *st, 0));
+}
+
+TEST_F(PreparedCacheTest, NewBytesWithTheOldSizeAndMtimeAreNotTrusted) {
+  absl::StatusOr<PreparedFileStat> st = StatSourceFile(source_);
+  ASSERT_TRUE(st.ok()) << st.status();
+  // Past the filesystem clock's tick, so that the write's ctime differs.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    std::fstream f(source_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(10);
+    f.put('\x5a');
+  }
+  struct timespec times[2];
+  times[0].tv_sec = times[1].tv_sec = st->mtime_ns() / 1'000'000'000;
+  times[0].tv_nsec = times[1].tv_nsec = st->mtime_ns() % 1'000'000'000;
+  ASSERT_EQ(utimensat(AT_FDCWD, source_.c_str(), times, 0), 0);
+  absl::StatusOr<PreparedFileStat> now = StatSourceFile(source_);
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->size(), st->size());
+  EXPECT_EQ(now->mtime_ns(), st->mtime_ns());
+  EXPECT_FALSE(SourceUnchangedByStat(source_, *st, 0));  // its ctime moved
 }
 
 TEST_F(PreparedCacheTest, TheFieldIsReadFromAConfigFile) {
