@@ -130,8 +130,9 @@ std::string AbsolutePath(const std::string& path) {
 absl::StatusOr<PreparedModel> ReadCachedModel(
     const std::string& source, const std::string& cache,
     const RuntimeConfig& config, const ProviderSet& providers) {
-  ASSIGN_OR_RETURN(PreparedModel cached,
-                   ReadPreparedModel(cache, PreparedModelKey(config, providers)));
+  ASSIGN_OR_RETURN(
+      PreparedModel cached,
+      ReadPreparedModel(cache, PreparedModelKey(config, providers)));
   if (cached.header.source_path() != AbsolutePath(source)) {
     return absl::FailedPreconditionError(
         absl::StrCat("prepared model ", cache, " was made from ",

@@ -6,8 +6,9 @@
 // prepared model that is refused (another key, format version, a truncated
 // or corrupt file) is said so in `log`, and its source model is loaded
 // instead, when it is still the file the prepared model was made from
-// (same fingerprint, or an unchanged stat: SourceUnchangedByStat); otherwise the session is not created, with both
-// reasons (docs/design.md decision 44). With the config's
+// (same fingerprint, or an unchanged stat: SourceUnchangedByStat);
+// otherwise the session is not created, with both reasons
+// (docs/design.md decision 44). With the config's
 // prepared_model_cache_dir set, a model file's prepared model is looked for
 // there first (PreparedModelCachePath) and used under the same key, when
 // its source is still the file it was prepared from; else the model file
