@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -74,22 +75,38 @@ std::string DataTypeName(DataType dtype) {
   return d == nullptr ? "invalid" : d->name;
 }
 
+namespace {
+
+// Every accepted spelling, canonical, to its dtype: built once (the op
+// registry parses thousands of type names while it starts, and building
+// each candidate's canonical spelling per call was most of its time).
+const absl::flat_hash_map<std::string, DataType>& CanonicalNames() {
+  static const auto* names = [] {
+    auto* m = new absl::flat_hash_map<std::string, DataType>();
+    m->emplace("float", DT_FLOAT);
+    m->emplace("half", DT_FLOAT16);
+    m->emplace("double", DT_DOUBLE);
+    // ONNX spells these without the trailing "fnu" / "fn".
+    m->emplace("float8e8m0", DT_FLOAT8_E8M0);
+    m->emplace("float4e2m1", DT_FLOAT4_E2M1);
+    for (const DtypeInfo& d : kDtypes) m->emplace(Canonical(d.name), d.dtype);
+    // The enum spelling, e.g. DT_FLOAT8_E4M3FN.
+    for (const DtypeInfo& d : kDtypes) {
+      m->emplace(Canonical(DataType_Name(d.dtype)), d.dtype);
+    }
+    return m;
+  }();
+  return *names;
+}
+
+}  // namespace
+
 absl::StatusOr<DataType> ParseDataType(std::string_view name_view) {
   // Debian's Abseil has its own string_view, not std::string_view.
   const std::string name(name_view);
-  const std::string n = Canonical(name);
-  if (n == "float") return DT_FLOAT;
-  if (n == "half") return DT_FLOAT16;
-  if (n == "double") return DT_DOUBLE;
-  // ONNX spells these without the trailing "fnu" / "fn".
-  if (n == "float8e8m0") return DT_FLOAT8_E8M0;
-  if (n == "float4e2m1") return DT_FLOAT4_E2M1;
-  for (const DtypeInfo& d : kDtypes) {
-    if (n == Canonical(d.name)) return d.dtype;
-  }
-  // The enum spelling, e.g. DT_FLOAT8_E4M3FN.
-  for (const DtypeInfo& d : kDtypes) {
-    if (n == Canonical(DataType_Name(d.dtype))) return d.dtype;
+  const auto& names = CanonicalNames();
+  if (auto it = names.find(Canonical(name)); it != names.end()) {
+    return it->second;
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown dtype '", name,

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -45,27 +46,37 @@ inline uint64_t Avalanche(uint64_t h) {
   return h;
 }
 
-}  // namespace
+// The four lanes' state between pieces of one input (FingerprintFile feeds
+// a mapping window by window).
+struct Lanes {
+  uint64_t v1, v2, v3, v4;
+};
 
-uint64_t Fingerprint64(const void* data, size_t bytes, uint64_t seed) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  const unsigned char* const end = p + bytes;
+Lanes StartLanes(uint64_t seed) {
+  return {seed + kMulA + kMulB, seed + kMulB, seed, seed - kMulA};
+}
+
+// The lane rounds over `blocks` 32-byte blocks at `p`.
+void RunLanes(Lanes* l, const unsigned char* p, size_t blocks) {
+  uint64_t v1 = l->v1, v2 = l->v2, v3 = l->v3, v4 = l->v4;
+  for (size_t i = 0; i < blocks; ++i, p += 32) {
+    v1 = Round(v1, Load64(p));
+    v2 = Round(v2, Load64(p + 8));
+    v3 = Round(v3, Load64(p + 16));
+    v4 = Round(v4, Load64(p + 24));
+  }
+  *l = {v1, v2, v3, v4};
+}
+
+// The fingerprint of `bytes` bytes whose bytes / 32 whole blocks went
+// through `lanes` (null when there are none) and whose tail is [p, end).
+uint64_t Finish(const Lanes* lanes, uint64_t seed, size_t bytes,
+                const unsigned char* p, const unsigned char* end) {
   uint64_t h;
-  if (bytes >= 32) {
-    uint64_t v1 = seed + kMulA + kMulB;
-    uint64_t v2 = seed + kMulB;
-    uint64_t v3 = seed;
-    uint64_t v4 = seed - kMulA;
-    const unsigned char* const last_block = end - 32;
-    do {
-      v1 = Round(v1, Load64(p));
-      v2 = Round(v2, Load64(p + 8));
-      v3 = Round(v3, Load64(p + 16));
-      v4 = Round(v4, Load64(p + 24));
-      p += 32;
-    } while (p <= last_block);
-    h = Rotl(v1, 1) + Rotl(v2, 7) + Rotl(v3, 12) + Rotl(v4, 18);
-    for (uint64_t v : {v1, v2, v3, v4}) {
+  if (lanes != nullptr) {
+    h = Rotl(lanes->v1, 1) + Rotl(lanes->v2, 7) + Rotl(lanes->v3, 12) +
+        Rotl(lanes->v4, 18);
+    for (uint64_t v : {lanes->v1, lanes->v2, lanes->v3, lanes->v4}) {
       h = (h ^ Round(0, v)) * kMulA + kMulC;
     }
   } else {
@@ -79,6 +90,22 @@ uint64_t Fingerprint64(const void* data, size_t bytes, uint64_t seed) {
     h = Rotl(h ^ (static_cast<uint64_t>(*p) * kMulC), 11) * kMulA;
   }
   return Avalanche(h);
+}
+
+// FingerprintFile hashes a mapping this many bytes at a time (a multiple of
+// 32 and of the page size) and drops each window's pages from the process
+// after it: a file's fingerprint costs no resident memory of its size.
+constexpr size_t kFileWindowBytes = size_t{8} << 20;
+
+}  // namespace
+
+uint64_t Fingerprint64(const void* data, size_t bytes, uint64_t seed) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  if (bytes < 32) return Finish(nullptr, seed, bytes, p, p + bytes);
+  Lanes lanes = StartLanes(seed);
+  const size_t blocks = bytes / 32;
+  RunLanes(&lanes, p, blocks);
+  return Finish(&lanes, seed, bytes, p + blocks * 32, p + bytes);
 }
 
 absl::StatusOr<uint64_t> FingerprintFile(const std::string& path,
@@ -112,7 +139,27 @@ absl::StatusOr<uint64_t> FingerprintFile(const std::string& path,
         absl::StrCat("cannot map ", path, ": ", std::strerror(err)));
   }
   madvise(base, bytes, MADV_SEQUENTIAL);
-  const uint64_t h = Fingerprint64(base, bytes);
+  // Fingerprint64's value, window by window: each window's pages leave
+  // this process's resident set (they stay in the page cache) once hashed.
+  const auto* p = static_cast<const unsigned char*>(base);
+  uint64_t h;
+  if (bytes < 32) {
+    h = Finish(nullptr, 0, bytes, p, p + bytes);
+  } else {
+    Lanes lanes = StartLanes(0);
+    const size_t blocks = bytes / 32;
+    const size_t window_blocks = kFileWindowBytes / 32;
+    for (size_t done = 0; done < blocks;) {
+      const size_t n = std::min(window_blocks, blocks - done);
+      RunLanes(&lanes, p + done * 32, n);
+      if (n == window_blocks) {
+        madvise(const_cast<unsigned char*>(p) + done * 32, n * 32,
+                MADV_DONTNEED);
+      }
+      done += n;
+    }
+    h = Finish(&lanes, 0, bytes, p + blocks * 32, p + bytes);
+  }
   munmap(base, bytes);
   return h;
 }

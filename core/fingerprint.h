@@ -25,8 +25,10 @@ namespace sluice {
 // lanes over 32-byte blocks, so it runs at memory speed (several GB/s).
 uint64_t Fingerprint64(const void* data, size_t bytes, uint64_t seed = 0);
 
-// The fingerprint of a whole file's bytes, read through a read-only mapping
-// (no copy). NOT_FOUND for a missing file, PERMISSION_DENIED for an
+// The fingerprint of a whole file's bytes (Fingerprint64's value), read
+// through a read-only mapping (no copy) 8 MiB at a time, each window's pages
+// dropped from the process once hashed: the file's size never becomes
+// resident memory of the caller (it stays in the page cache). NOT_FOUND for a missing file, PERMISSION_DENIED for an
 // unreadable one, DATA_LOSS when it cannot be read; each names the path.
 // The size is returned through `size` when it is not null.
 absl::StatusOr<uint64_t> FingerprintFile(const std::string& path,

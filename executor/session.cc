@@ -87,9 +87,10 @@ class SessionImpl final : public Session {
     providers_ = std::make_unique<const ProviderSet>(
         ProvidersForMachine(config_));
     bool prepared = false;
+    SessionModel model;
     if (graph_ == nullptr) {
       Progress("loading the model");
-      ASSIGN_OR_RETURN(SessionModel model,
+      ASSIGN_OR_RETURN(model,
                        LoadSessionModel(model_path_, config_, *providers_));
       graph_ = std::move(model.graph);
       log_.insert(log_.end(), model.log.begin(), model.log.end());
@@ -100,7 +101,15 @@ class SessionImpl final : public Session {
                               model.removed_nodes.end());
       }
     }
-    if (!prepared) RETURN_IF_ERROR(Optimize());
+    if (!prepared) {
+      RETURN_IF_ERROR(Optimize(
+          model.cache_path.empty() ? nullptr : &model.cache_header));
+      // The config's prepared_model_cache_dir: the next session of this
+      // setup starts from what the passes made.
+      if (!model.cache_path.empty()) {
+        log_.push_back(WritePreparedModelCache(*graph_, model));
+      }
+    }
     if (config_.has_cluster()) RETURN_IF_ERROR(JoinCluster());
     Progress("placing");
     RETURN_IF_ERROR(cluster_ != nullptr ? PlaceOverCluster()
@@ -623,7 +632,9 @@ class SessionImpl final : public Session {
   // Runs the optimisation passes the config asks for (optimizer/pipeline.h)
   // and keeps their graph; placement and every step use it. A pass that
   // failed is skipped, and said so in the log.
-  absl::Status Optimize() {
+  // Runs the passes on graph_; `record` (when not null) gets what they did,
+  // for a prepared model's header.
+  absl::Status Optimize(PreparedModelHeader* record) {
     const PassOptions options =
         PassOptionsFromConfig(config_, providers_->compute().Target());
     PassStartFn on_pass;
@@ -636,6 +647,7 @@ class SessionImpl final : public Session {
         OptimizedGraph opt,
         OptimizeGraph(std::move(graph_), config_.optimization_level(),
                       options, on_pass));
+    if (record != nullptr) RecordOptimization(opt, record);
     graph_ = std::move(opt.graph);
     optimization_level_ = opt.level;
     removed_nodes_.insert(opt.removed_nodes.begin(), opt.removed_nodes.end());

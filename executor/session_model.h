@@ -6,8 +6,14 @@
 // prepared model that is refused (another key, format version, a truncated
 // or corrupt file) is said so in `log`, and its source model is loaded
 // instead, when it is still the file the prepared model was made from
-// (same fingerprint); otherwise the session is not created, with both
-// reasons (docs/design.md decision 44).
+// (same fingerprint, or an unchanged stat: SourceUnchangedByStat);
+// otherwise the session is not created, with both reasons
+// (docs/design.md decision 44). With the config's
+// prepared_model_cache_dir set, a model file's prepared model is looked for
+// there first (PreparedModelCachePath) and used under the same key, when
+// its source is still the file it was prepared from; else the model file
+// is loaded and the session writes the cache after the passes
+// (WritePreparedModelCache; decision 49).
 //
 //   ProviderSet providers = ProvidersForMachine(config);
 //   ASSIGN_OR_RETURN(SessionModel m, LoadSessionModel("resnet50.sluicemodel",
@@ -50,7 +56,39 @@ struct SessionModel {
   // Lines for the session's log: the prepared model used, or why it was
   // refused and what was loaded instead.
   std::vector<std::string> log;
+  // Not empty: the prepared-model cache file to write once the passes ran
+  // on `graph` (WritePreparedModelCache), and its header's source and key.
+  std::string cache_path;
+  PreparedModelHeader cache_header;
 };
+
+// What stat(2) says of `path` now (size, mtime, ctime, inode, device) and
+// the time it was asked (CLOCK_REALTIME). NOT_FOUND when it cannot be.
+absl::StatusOr<PreparedFileStat> StatSourceFile(const std::string& path);
+
+// How long before a stat a file's last change must lie for the stat to be
+// trusted: a change within a clock tick (or a second, on filesystems that
+// keep seconds) of the stat could be followed by another with the same
+// times.
+inline constexpr int64_t kRacyStatMarginNs = 2'000'000'000;
+
+// Whether `path` is, by its stat alone, the file `recorded` describes: the
+// same size, mtime, ctime, inode and device, and recorded times older than
+// `racy_margin_ns` before `recorded` was taken. false: unknown, read it
+// (also when nothing was recorded). Writing a file's bytes changes its
+// ctime, which no call can set back, so an unchanged stat means unchanged
+// bytes (as git's index and make assume, with git's "racy" rule).
+bool SourceUnchangedByStat(const std::string& path,
+                           const PreparedFileStat& recorded,
+                           int64_t racy_margin_ns = kRacyStatMarginNs);
+
+// The file in config.prepared_model_cache_dir() that holds the prepared
+// model of the model file `source_path`: DIR/<file name>-<16 hex digits of
+// the fingerprint of its absolute path>.sluicemodel, so that two models of
+// one name in different folders do not share one. "" when the field is
+// empty.
+std::string PreparedModelCachePath(const std::string& source_path,
+                                   const RuntimeConfig& config);
 
 // Loads `path` for a session of `config` on `providers` (see above). A
 // model file's errors are LoadModelGraph's; a refused prepared model whose
@@ -67,6 +105,13 @@ absl::StatusOr<SessionModel> LoadSessionModel(const std::string& path,
 absl::StatusOr<PreparedModelHeader> PreparedSourceHeader(
     const std::string& source_path, const OnnxImportOptions& onnx_options,
     const Graph& loaded, std::vector<PreparedKeyPart> key);
+
+// Writes the prepared model of `graph` (the passes' result, recorded in
+// model.cache_header by RecordOptimization) to model.cache_path, creating
+// its folder. Returns the log line: what was written, or why it could not
+// be (a cache that cannot be written is not an error).
+std::string WritePreparedModelCache(const Graph& graph,
+                                    const SessionModel& model);
 
 // Second part: what the passes did (`opt`: OptimizeGraph's result on that
 // graph): the level, the removed nodes and each pass's record.

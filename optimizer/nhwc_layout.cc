@@ -61,28 +61,63 @@ AttrValue PermAttr(const Perm& p) {
   return MakeIntListAttr(std::vector<int64_t>(p.begin(), p.end()));
 }
 
-// A rank-4 host tensor's value permuted (any dtype, by element size).
+// dst[a][b][c][d] = src[a * st[0] + b * st[1] + c * st[2] + d * st[3]]
+// over the output dims `o`, for elements of type T (by size: any dtype).
+template <typename T>
+void Permute4(const T* src, T* dst, const int64_t o[4], const int64_t st[4]) {
+  for (int64_t a = 0; a < o[0]; ++a) {
+    for (int64_t b = 0; b < o[1]; ++b) {
+      for (int64_t c = 0; c < o[2]; ++c) {
+        const T* from = src + a * st[0] + b * st[1] + c * st[2];
+        for (int64_t d = 0; d < o[3]; ++d) *dst++ = from[d * st[3]];
+      }
+    }
+  }
+}
+
+// A rank-4 host tensor's value permuted (any dtype, by element size): one
+// typed copy per element, so that a filter (OIHW -> OHWI) is permuted at
+// about memory speed rather than a memcpy call per element.
 absl::StatusOr<Tensor> PermuteValue(const Tensor& t, const Perm& perm) {
   const Shape& s = t.shape();
   const Shape o({s.dim(perm[0]), s.dim(perm[1]), s.dim(perm[2]), s.dim(perm[3])});
   ASSIGN_OR_RETURN(Tensor out, Tensor::Create(t.dtype(), o));
-  const size_t size = DataTypeSize(t.dtype());
   int64_t stride[4];
   stride[3] = 1;
   for (int d = 2; d >= 0; --d) stride[d] = stride[d + 1] * s.dim(d + 1);
-  const char* src = static_cast<const char*>(t.raw_data());
-  char* dst = static_cast<char*>(out.raw_data());
-  int64_t k = 0;
-  for (int64_t a = 0; a < o.dim(0); ++a) {
-    for (int64_t b = 0; b < o.dim(1); ++b) {
-      for (int64_t c = 0; c < o.dim(2); ++c) {
-        for (int64_t d = 0; d < o.dim(3); ++d, ++k) {
-          const int64_t from = a * stride[perm[0]] + b * stride[perm[1]] +
-                               c * stride[perm[2]] + d * stride[perm[3]];
-          std::memcpy(dst + k * size, src + from * size, size);
-        }
-      }
+  const int64_t dims[4] = {o.dim(0), o.dim(1), o.dim(2), o.dim(3)};
+  const int64_t st[4] = {stride[perm[0]], stride[perm[1]], stride[perm[2]],
+                         stride[perm[3]]};
+  const void* src = t.raw_data();
+  void* dst = out.raw_data();
+  switch (DataTypeSize(t.dtype())) {
+    case 1:
+      Permute4(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst),
+               dims, st);
+      break;
+    case 2:
+      Permute4(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst),
+               dims, st);
+      break;
+    case 4:
+      Permute4(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst),
+               dims, st);
+      break;
+    case 8:
+      Permute4(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst),
+               dims, st);
+      break;
+    case 16: {
+      struct Bytes16 {
+        uint64_t lo, hi;
+      };
+      Permute4(static_cast<const Bytes16*>(src), static_cast<Bytes16*>(dst),
+               dims, st);
+      break;
     }
+    default:
+      return absl::UnimplementedError(absl::StrCat(
+          "cannot permute a constant of ", DataTypeName(t.dtype())));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "core/host_memory.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -69,6 +70,26 @@ TEST(FingerprintTest, AFileIsFingerprintedByItsBytes) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(),
               ::testing::HasSubstr("sluice_fingerprint_test.bin"));
+}
+
+// A file of several of FingerprintFile's 8 MiB windows and a tail has the
+// fingerprint of its bytes in one piece, and hashing it leaves no more than
+// a window or two of it resident (the mapping's pages are dropped behind).
+TEST(FingerprintTest, ALargeFileIsHashedWindowByWindowAndNotHeldResident) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "sluice_fingerprint_large.bin";
+  const std::string s = Bytes((size_t{40} << 20) + 37);
+  std::ofstream(path, std::ios::binary) << s;
+  const bool reset = ResetPeakHostMemory();
+  const int64_t before = ReadHostMemoryUsage().peak_rss_bytes;
+  absl::StatusOr<uint64_t> f = FingerprintFile(path.string());
+  const int64_t peak = ReadHostMemoryUsage().peak_rss_bytes;
+  std::filesystem::remove(path);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(*f, Fingerprint64(s.data(), s.size()));
+  if (reset && before > 0) {
+    EXPECT_LT(peak - before, int64_t{24} << 20);
+  }
 }
 
 }  // namespace

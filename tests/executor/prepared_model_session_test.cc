@@ -6,11 +6,17 @@
 // changed too, the session is not created.
 #include "executor/session_model.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "executor/runtime_config.h"
 #include "executor/session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -179,6 +185,149 @@ TEST_F(PreparedSessionTest, ARefusedFileWhoseSourceChangedIsAnError) {
   std::unique_ptr<Session> same = Open(prepared_, config_);
   ASSERT_NE(same, nullptr);
   EXPECT_TRUE(LogHas(*same, "passes not run"));
+}
+
+// The config's prepared_model_cache_dir (decision 49): the first session
+// of a model file writes its prepared model there, the next starts from it;
+// one of another setup, a corrupt one or one of a changed source is refused
+// with the reason, the source loaded and the cache written again.
+class PreparedCacheTest : public PreparedSessionTest {
+ protected:
+  void SetUp() override {
+    PreparedSessionTest::SetUp();
+    cache_dir_ = (dir_ / "cache").string();
+    config_.set_prepared_model_cache_dir(cache_dir_);
+    cached_ = PreparedModelCachePath(source_, config_);
+  }
+  // `config` less the cache, for the reference session.
+  static RuntimeConfig NoCache(RuntimeConfig config) {
+    config.clear_prepared_model_cache_dir();
+    return config;
+  }
+  std::string cache_dir_;
+  std::string cached_;
+};
+
+TEST_F(PreparedCacheTest, TheFirstSessionWritesItAndTheNextStartsFromIt) {
+  EXPECT_THAT(cached_, HasSubstr(cache_dir_ + "/cnn.pb-"));
+  EXPECT_FALSE(std::filesystem::exists(cached_));
+  std::unique_ptr<Session> first = Open(source_, config_);
+  ASSERT_NE(first, nullptr);
+  EXPECT_FALSE(LogHas(*first, "passes not run"));
+  EXPECT_TRUE(LogHas(*first, "no prepared model of " + source_ + " yet"));
+  EXPECT_TRUE(LogHas(*first, "prepared-model cache: wrote " + cached_));
+  ASSERT_TRUE(IsPreparedModelFile(cached_));
+  std::unique_ptr<Session> next = Open(source_, config_);
+  ASSERT_NE(next, nullptr);
+  EXPECT_TRUE(LogHas(*next, "passes not run: started from the prepared-model "
+                            "cache " + cached_));
+  EXPECT_FALSE(LogHas(*next, "wrote"));
+  ExpectSourceOutputs(*next, NoCache(config_));
+}
+
+TEST_F(PreparedCacheTest, AnotherSetupIsRefusedAndTheCacheWrittenForIt) {
+  ASSERT_NE(Open(source_, config_), nullptr);
+  RuntimeConfig nchw = config_;
+  nchw.set_conv_layout(CONV_LAYOUT_NCHW);
+  std::unique_ptr<Session> s = Open(source_, nchw);
+  ASSERT_NE(s, nullptr);
+  EXPECT_FALSE(LogHas(*s, "passes not run"));
+  EXPECT_TRUE(LogHas(*s, "conv_layout: 'NHWC' in the file, 'NCHW' here"));
+  EXPECT_TRUE(LogHas(*s, "writing the cache again"));
+  EXPECT_TRUE(LogHas(*s, "prepared-model cache: wrote " + cached_));
+  ExpectSourceOutputs(*s, NoCache(nchw));
+  std::unique_ptr<Session> again = Open(source_, nchw);
+  ASSERT_NE(again, nullptr);
+  EXPECT_TRUE(LogHas(*again, "passes not run"));
+}
+
+TEST_F(PreparedCacheTest, ACorruptCacheFileIsRefusedAndWrittenAgain) {
+  ASSERT_NE(Open(source_, config_), nullptr);
+  prepared_ = cached_;  // ChangeBytes writes into the cache file
+  ChangeBytes(std::filesystem::file_size(cached_) - 3, 0x5a);
+  std::unique_ptr<Session> s = Open(source_, config_);
+  ASSERT_NE(s, nullptr);
+  EXPECT_FALSE(LogHas(*s, "passes not run"));
+  EXPECT_TRUE(LogHas(*s, "the file is corrupt"));
+  EXPECT_TRUE(LogHas(*s, "prepared-model cache: wrote " + cached_));
+  ExpectSourceOutputs(*s, NoCache(config_));
+  std::unique_ptr<Session> again = Open(source_, config_);
+  ASSERT_NE(again, nullptr);
+  EXPECT_TRUE(LogHas(*again, "passes not run"));
+}
+
+TEST_F(PreparedCacheTest, AChangedSourceIsLoadedNotTheStaleCache) {
+  ASSERT_NE(Open(source_, config_), nullptr);
+  std::filesystem::copy_file(TestDataPath("examples/transformer_block.pb"),
+                             source_,
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(TestDataPath("examples/transformer_block.weights"),
+                             dir_ / "transformer_block.weights");
+  std::unique_ptr<Session> s = Open(source_, config_);
+  ASSERT_NE(s, nullptr);
+  EXPECT_FALSE(LogHas(*s, "passes not run"));
+  EXPECT_TRUE(LogHas(*s, "has changed since it was prepared"));
+  // The transformer block's graph, not the CNN's.
+  absl::StatusOr<std::unique_ptr<Session>> plain = Session::CreateFromFile(
+      TestDataPath("examples/transformer_block.pb"), NoCache(config_));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(s->graph().num_nodes(), (*plain)->graph().num_nodes());
+  for (const Node& n : s->graph().nodes()) {
+    EXPECT_EQ(n.op().find("Conv"), std::string::npos) << n.name();
+  }
+}
+
+TEST_F(PreparedCacheTest, ACacheThatCannotBeWrittenIsLoggedNotAnError) {
+  // The cache folder's place is taken by a file.
+  std::ofstream(cache_dir_) << "not a folder";
+  std::unique_ptr<Session> s = Open(source_, config_);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(LogHas(*s, "prepared-model cache: not written: cannot create " +
+                             cache_dir_));
+  ExpectSourceOutputs(*s, NoCache(config_));
+}
+
+// The stat a session may trust instead of reading a source again.
+TEST_F(PreparedCacheTest, AnUntouchedSourceIsKnownByItsStatOnceSettled) {
+  absl::StatusOr<PreparedFileStat> st = StatSourceFile(source_);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_NE(st->inode(), 0u);
+  EXPECT_TRUE(SourceUnchangedByStat(source_, *st, /*racy_margin_ns=*/0));
+  // Copied into place just now: a change in the same clock tick could
+  // carry the same times, so the default margin reads it.
+  EXPECT_FALSE(SourceUnchangedByStat(source_, *st));
+  EXPECT_FALSE(SourceUnchangedByStat(source_, PreparedFileStat(), 0));
+  EXPECT_FALSE(SourceUnchangedByStat((dir_ / "gone.pb").string(), *st, 0));
+}
+
+TEST_F(PreparedCacheTest, NewBytesWithTheOldSizeAndMtimeAreNotTrusted) {
+  absl::StatusOr<PreparedFileStat> st = StatSourceFile(source_);
+  ASSERT_TRUE(st.ok()) << st.status();
+  // Past the filesystem clock's tick, so that the write's ctime differs.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    std::fstream f(source_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(10);
+    f.put('\x5a');
+  }
+  struct timespec times[2];
+  times[0].tv_sec = times[1].tv_sec = st->mtime_ns() / 1'000'000'000;
+  times[0].tv_nsec = times[1].tv_nsec = st->mtime_ns() % 1'000'000'000;
+  ASSERT_EQ(utimensat(AT_FDCWD, source_.c_str(), times, 0), 0);
+  absl::StatusOr<PreparedFileStat> now = StatSourceFile(source_);
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->size(), st->size());
+  EXPECT_EQ(now->mtime_ns(), st->mtime_ns());
+  EXPECT_FALSE(SourceUnchangedByStat(source_, *st, 0));  // its ctime moved
+}
+
+TEST_F(PreparedCacheTest, TheFieldIsReadFromAConfigFile) {
+  const std::string path = (dir_ / "run.pbtxt").string();
+  std::ofstream(path) << "use_gpu: false\nprepared_model_cache_dir: \""
+                      << cache_dir_ << "\"\n";
+  absl::StatusOr<RuntimeConfig> c = LoadRuntimeConfig(path);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->prepared_model_cache_dir(), cache_dir_);
 }
 
 }  // namespace

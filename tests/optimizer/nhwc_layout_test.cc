@@ -7,6 +7,8 @@
 // name), the pipeline's placement of it with the fusions and reduced
 // precision, and the same outputs as the NCHW graph on seeded inputs
 // throughout.
+#include <cstring>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -142,6 +144,75 @@ TEST(NhwcLayoutPassTest, TransposedFilterValuesAreOhwi) {
   // OIHW [0][i][h][0] = 1 + 2i + h; OHWI [0][h][0][i] the same value.
   EXPECT_EQ(std::vector<float>(v, v + 4), std::vector<float>({1, 3, 2, 4}));
   ExpectSameOutputs(*g, *out, RandomFeeds(*g, 4));
+}
+
+// Every element of a filter with several output and input channels and a
+// non-square window lands at its OHWI place, for 4- and 2-byte elements
+// (compared as bits: a half's bits here are its index).
+template <typename Bits>
+void ExpectOhwiPlaces(DataType dtype) {
+  constexpr int64_t kO = 3, kI = 4, kH = 2, kW = 3;
+  absl::StatusOr<Tensor> w = Tensor::Create(dtype, Shape({kO, kI, kH, kW}));
+  ASSERT_TRUE(w.ok()) << w.status();
+  for (int64_t i = 0; i < w->NumElements(); ++i) {
+    Bits bits = static_cast<Bits>(i);
+    if constexpr (sizeof(Bits) == 4) {
+      const float f = static_cast<float>(i);
+      std::memcpy(&bits, &f, sizeof f);
+    }
+    std::memcpy(static_cast<char*>(w->raw_data()) + i * sizeof(Bits), &bits,
+                sizeof bits);
+  }
+  GraphMaker m;
+  m.Input("x", {1, kI, 5, 5}, dtype)
+      .ConstTensor("w", *w)
+      .Op("y", "Conv2D", {"x", "w"})
+      .Output("y");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  const Node& nw = out->node(out->FindNode("y/nhwc")->input(1).node);
+  ASSERT_NE(nw.const_value(), nullptr);
+  ASSERT_EQ(nw.output_shape(0), Shape({kO, kH, kW, kI}));
+  const auto* src = static_cast<const Bits*>(w->raw_data());
+  const auto* got = static_cast<const Bits*>(nw.const_value()->raw_data());
+  for (int64_t o = 0; o < kO; ++o) {
+    for (int64_t h = 0; h < kH; ++h) {
+      for (int64_t x = 0; x < kW; ++x) {
+        for (int64_t i = 0; i < kI; ++i) {
+          EXPECT_EQ(got[((o * kH + h) * kW + x) * kI + i],
+                    src[((o * kI + i) * kH + h) * kW + x])
+              << o << " " << h << " " << x << " " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(NhwcLayoutPassTest, EveryFilterElementLandsAtItsOhwiPlace) {
+  ExpectOhwiPlaces<uint32_t>(DT_FLOAT);
+  ExpectOhwiPlaces<uint16_t>(DT_FLOAT16);
+}
+
+// The NCHW filter the pass replaced is freed once the pipeline's graph no
+// longer reads it: the optimised graph holds the OHWI copy alone.
+TEST(NhwcLayoutPipelineTest, TheReplacedNchwFilterIsFreed) {
+  GraphMaker m;
+  m.Input("x", {1, 2, 4, 4})
+      .Const("w", std::vector<float>(3 * 2 * 3 * 3, 0.5f), {3, 2, 3, 3})
+      .Op("y", "Conv2D", {"x", "w"})
+      .Output("y");
+  auto g = m.Build();
+  const Node* w = g->FindNode("w");
+  ASSERT_NE(w, nullptr);
+  ASSERT_NE(w->const_value(), nullptr);
+  std::weak_ptr<Buffer> nchw = w->const_value()->buffer();
+  ASSERT_FALSE(nchw.expired());
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(std::move(g), OPTIMIZATION_ALL, Nhwc());
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  EXPECT_EQ(CountNhwc(*opt->graph, "Conv2D"), 1);
+  EXPECT_TRUE(nchw.expired());
 }
 
 TEST(NhwcLayoutPassTest, AResidualAddStaysChannelsLast) {
