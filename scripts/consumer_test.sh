@@ -29,14 +29,19 @@ for f in lib/libsluice.so lib/libsluice.a lib/cmake/sluice/sluice-config.cmake \
 done
 
 # Public headers must stand alone: only the installed tree, Abseil, protobuf
-# and the standard library.
+# and the standard library. One compiler per core (SLUICE_JOBS, default all):
+# each header is a separate compile of a few seconds.
 mkdir -p "$WORK"
-for h in "$PREFIX"/include/sluice/*.h; do
-  name="sluice/$(basename "$h")"
-  echo "#include \"$name\"" |
-    c++ -std=c++20 -fsyntax-only -Wall -Wextra -Werror -x c++ - -I "$PREFIX/include" ||
-    fail "$name does not compile on its own against the installed headers"
-done
+check_header() {
+  echo "#include \"sluice/$(basename "$1")\"" |
+    c++ -std=c++20 -fsyntax-only -Wall -Wextra -Werror -x c++ - -I "$2/include" ||
+    { echo "consumer_test: FAILED: sluice/$(basename "$1") does not compile on its own" \
+        "against the installed headers" >&2; return 1; }
+}
+export -f check_header
+printf '%s\0' "$PREFIX"/include/sluice/*.h |
+  xargs -0 -n 1 -P "${SLUICE_JOBS:-$(nproc)}" bash -c 'check_header "$2" "$1"' _ "$PREFIX" ||
+  fail "public headers that do not compile on their own (above)"
 echo "consumer_test: $(ls "$PREFIX"/include/sluice/*.h | wc -l) public headers compile on their own"
 
 for kind in shared static; do

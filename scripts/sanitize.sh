@@ -2,15 +2,17 @@
 # The sanitizer build, run by CI after the normal build (scripts/test.sh):
 # clang with AddressSanitizer (with LeakSanitizer) and UndefinedBehavior-
 # Sanitizer, where any report aborts the process, and -Wthread-safety as an
-# error; CPU only (-DSLUICE_WITH_CUDA=OFF), -O1 with assertions on, into
-# build-asan/. It builds everything, including the libFuzzer targets
-# (-DSLUICE_FUZZ=ON), runs the whole CTest suite of that build, then each
-# fuzz target (tests/fuzz/*_fuzz.cc) for SLUICE_FUZZ_SECONDS seconds
-# (default 20) from its seed corpus (tests/fuzz/corpus/NAME; new inputs go
-# to build-asan/fuzz/NAME, never into the source tree). Any test failure,
-# sanitizer report or fuzzer finding (crash, leak, timeout of more than 2 s
-# on one input, more than 2 GiB of memory) exits non-zero; a finding's input
-# is kept as build-asan/fuzz/NAME-crash-... for tests/fuzz/README.md's steps.
+# error; CPU only (-DSLUICE_WITH_CUDA=OFF), -O1 with assertions on (most
+# test files at -O0: tests/CMakeLists.txt), into build-asan/. It builds
+# everything, including the libFuzzer targets (-DSLUICE_FUZZ=ON), runs the
+# whole CTest suite of that build, then each fuzz target
+# (tests/fuzz/*_fuzz.cc; one per core at a time) for SLUICE_FUZZ_SECONDS
+# seconds (default 20) from its seed corpus (tests/fuzz/corpus/NAME; new
+# inputs go to build-asan/fuzz/NAME, never into the source tree). Any test
+# failure, sanitizer report or fuzzer finding (crash, leak, timeout of more
+# than 2 s on one input, more than 2 GiB of memory) exits non-zero; a
+# finding's input is kept as build-asan/fuzz/NAME-crash-... for
+# tests/fuzz/README.md's steps.
 #
 #   scripts/sanitize.sh                        # build, test, fuzz
 #   SLUICE_FUZZ_SECONDS=0 scripts/sanitize.sh  # build and test only
@@ -79,20 +81,34 @@ if has_step test; then
 fi
 
 if has_step fuzz && ((FUZZ_SECONDS > 0)); then
+  # The targets run JOBS at a time (each libFuzzer process uses one core),
+  # each for its full FUZZ_SECONDS: on CI's two cores the seven take four
+  # rounds of 20 s instead of seven.
   mkdir -p "$BUILD/fuzz"
-  failed=()
+  names=()
   for seeds in "$ROOT"/tests/fuzz/corpus/*/; do
     name="$(basename "$seeds")"
     fuzzer="$BUILD/tests/fuzz/$name"
     [[ -x "$fuzzer" ]] || { echo "sanitize: no fuzz target $fuzzer" >&2; exit 1; }
     mkdir -p "$BUILD/fuzz/$name"
+    rm -f "$BUILD/fuzz/$name.rc"
+    while (($(jobs -rp | wc -l) >= JOBS)); do sleep 0.2; done
     echo "sanitize: fuzzing $name for ${FUZZ_SECONDS}s"
-    if ! "$fuzzer" -max_total_time="$FUZZ_SECONDS" -timeout=2 -rss_limit_mb=2048 \
+    ( rc=0
+      "$fuzzer" -max_total_time="$FUZZ_SECONDS" -timeout=2 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$BUILD/fuzz/$name-" \
-        "$BUILD/fuzz/$name" "$seeds" >"$BUILD/fuzz/$name.log" 2>&1; then
+        "$BUILD/fuzz/$name" "$seeds" >"$BUILD/fuzz/$name.log" 2>&1 || rc=$?
+      echo "$rc" >"$BUILD/fuzz/$name.rc" ) &
+    names+=("$name")
+  done
+  wait
+  failed=()
+  for name in "${names[@]}"; do
+    if [[ "$(cat "$BUILD/fuzz/$name.rc" 2>/dev/null)" != "0" ]]; then
       tail -n 60 "$BUILD/fuzz/$name.log" >&2
       failed+=("$name")
     else
+      echo "sanitize: $name:"
       grep -E "^stat::number_of_executed_units|^Done" "$BUILD/fuzz/$name.log" || true
     fi
   done

@@ -15,13 +15,34 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-"$ROOT/scripts/setup.sh" --onnx
+# Debian packages and .venv first; then the Python environments the tests
+# need (.venv-onnx for CTest's ONNX node cases and model checks, .venv-python
+# for the wheel and pytest) are made while the build compiles: pip is mostly
+# downloading and unpacking, the build is CPU-bound (about a minute of CI).
+# Their log is printed when they are waited for.
+"$ROOT/scripts/setup.sh"
+venvs=(--onnx)
+if [[ "${SLUICE_SKIP_PYTHON:-0}" != "1" ]]; then venvs+=(--python); fi
+venv_log="$(mktemp)"
+"$ROOT/scripts/setup.sh" "${venvs[@]}" >"$venv_log" 2>&1 &
+venv_pid=$!
+wait_for_venvs() {
+  local rc=0
+  wait "$venv_pid" || rc=$?
+  cat "$venv_log"
+  rm -f "$venv_log"
+  if ((rc != 0)); then
+    echo "test: scripts/setup.sh ${venvs[*]} failed (exit $rc)" >&2
+    exit "$rc"
+  fi
+}
 # Device code for one GPU generation (sm_90, the H200's): a sixth of the
 # device-code work of a release build's five. kernels/CMakeLists.txt still
 # compiles the one architecture-dependent file (fused_attention_tc.cu,
 # whose tensor-core path needs sm_80) for sm_75 too, so both sides of its
 # check are compiled. The tests run on the CPU here and on the H200.
-"$ROOT/scripts/build.sh" "-DCMAKE_CUDA_ARCHITECTURES=90-real"
+"$ROOT/scripts/build.sh" "-DCMAKE_CUDA_ARCHITECTURES=90-real" || { wait_for_venvs; exit 1; }
+wait_for_venvs
 ctest --test-dir "$ROOT/build" --output-on-failure -j2
 "$ROOT/scripts/consumer_test.sh" "$ROOT/build"
 if [[ "${SLUICE_SKIP_PYTHON:-0}" != "1" ]]; then
