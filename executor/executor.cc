@@ -29,9 +29,9 @@ absl::Status RunNode(const PlanNode& pn, std::vector<Tensor>& values,
     if (absl::Status s = limits->CheckBefore(*pn.node); !s.ok()) return s;
     faults = limits->faults;
   }
-  if (timer == nullptr) return RunPlanNode(pn, values, nullptr, faults);
+  if (timer == nullptr) return RunPlanNode(pn, values, nullptr, faults, limits);
   return timer->Time(pn, values, [&] {
-    return RunPlanNode(pn, values, nullptr, faults);
+    return RunPlanNode(pn, values, nullptr, faults, limits);
   });
 }
 
@@ -186,13 +186,14 @@ class ParallelStep {
 
 absl::Status RunPlanNode(const PlanNode& pn, std::vector<Tensor>& values,
                          std::vector<Tensor>* keep_alive,
-                         FaultInjector* faults) {
+                         FaultInjector* faults, const StepLimits* limits) {
   absl::InlinedVector<Tensor, 4> inputs;
   inputs.reserve(pn.input_slots.size());
   for (int slot : pn.input_slots) inputs.push_back(values[slot]);
   absl::Span<Tensor> outputs(values.data() + pn.output_slot, pn.num_outputs);
   OpKernelContext ctx(pn.node, pn.device, inputs, outputs);
   ctx.set_keep_alive(keep_alive);
+  ctx.set_step_limits(limits);
   absl::Status s;
   if (faults == nullptr) {
     s = pn.kernel->Compute(&ctx);

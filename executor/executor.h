@@ -45,10 +45,13 @@ absl::StatusOr<std::vector<Tensor>> RunPlan(const ExecutionPlan& plan,
 // `keep_alive`, the kernel's temps are also kept there (GPU graph capture).
 // With `faults` (tests; not owned), it is the thread's injector while the
 // kernel runs (device/fault_injector.h), and the kernel's launch is one of
-// its calls.
+// its calls. `limits` (not owned; null: none) are the step's, handed to the
+// kernel (OpKernelContext::step_limits) for the subgraphs it runs; this
+// function checks nothing of them (RunPlan does, before each node).
 absl::Status RunPlanNode(const PlanNode& pn, std::vector<Tensor>& values,
                          std::vector<Tensor>* keep_alive = nullptr,
-                         FaultInjector* faults = nullptr);
+                         FaultInjector* faults = nullptr,
+                         const StepLimits* limits = nullptr);
 
 }  // namespace sluice
 

@@ -31,10 +31,14 @@ absl::Status StepLimits::CheckBefore(const Node& node) const {
 }
 
 absl::Status StepLimits::CheckBeforeStep() const {
+  return CheckBefore("its first node");
+}
+
+absl::Status StepLimits::CheckBefore(absl::string_view what) const {
   if (cancellation == nullptr && deadline == Clock::time_point::max()) {
     return absl::OkStatus();
   }
-  return Check(*this, "its first node");
+  return Check(*this, std::string(what));
 }
 
 }  // namespace sluice

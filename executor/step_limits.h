@@ -17,6 +17,7 @@
 #include <chrono>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "device/fault_injector.h"
 #include "graph/graph.h"
 #include "sluice/session.h"
@@ -51,6 +52,8 @@ struct StepLimits {
   // The same before the step's first node, for steps that do not run node
   // by node (a replayed CUDA graph).
   absl::Status CheckBeforeStep() const;
+  // The same before `what` ("the outputs of a subgraph with no nodes").
+  absl::Status CheckBefore(absl::string_view what) const;
 };
 
 }  // namespace sluice

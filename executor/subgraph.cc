@@ -83,15 +83,23 @@ class PlannedSubgraph : public CompiledSubgraph {
   }
 
   absl::StatusOr<std::vector<Tensor>> Run(
-      std::vector<Tensor> inputs) const override {
+      std::vector<Tensor> inputs, const StepLimits* limits) const override {
     if (inputs.size() != feeds_.size()) {
       return absl::InternalError(
           absl::StrCat("the subgraph takes ", feeds_.size(), " inputs, got ",
                        inputs.size()));
     }
+    // A subgraph with no nodes (its outputs are its inputs) has no node
+    // boundary to stop at: a Loop of many trips over one still stops.
+    if (limits != nullptr && plan_->nodes.empty()) {
+      RETURN_IF_ERROR(
+          limits->CheckBefore("the outputs of a subgraph with no nodes"));
+    }
     // No scheduler: the nodes run in plan order on this thread (the
-    // control-flow kernel is itself running on a step's thread).
-    return RunPlan(*plan_, std::move(inputs), Scheduler());
+    // control-flow kernel is itself running on a step's thread), each
+    // checked against the step's limits first (RunPlan).
+    return RunPlan(*plan_, std::move(inputs), Scheduler(), /*stats=*/nullptr,
+                   limits);
   }
 
  private:

@@ -7,7 +7,8 @@
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<CompiledSubgraph> body,
 //                    CompileSubgraph(*node.subgraph("body"), gpu, host));
-//   ASSIGN_OR_RETURN(std::vector<Tensor> outs, body->Run(std::move(ins)));
+//   ASSIGN_OR_RETURN(std::vector<Tensor> outs,
+//                    body->Run(std::move(ins), ctx->step_limits()));
 //
 // Every node of the subgraph runs on `device`, the device of the
 // control-flow node. On a GPU the subgraph's inputs and outputs are in that
@@ -16,7 +17,9 @@
 // `host`, the session's CPU. The GPU control-flow kernels take only
 // subgraphs whose every node has a GPU kernel (kernels/cuda/
 // control_flow_kernels.cc). The result is immutable; Run is thread-safe and
-// runs the nodes in order on the calling thread.
+// runs the nodes in order on the calling thread, each checked against the
+// calling step's limits first (a deadline, a cancellation: the subgraph
+// stops before the node, as a step does) and with its fault injector.
 #ifndef SLUICE_EXECUTOR_SUBGRAPH_H_
 #define SLUICE_EXECUTOR_SUBGRAPH_H_
 

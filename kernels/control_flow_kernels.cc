@@ -51,12 +51,15 @@ absl::StatusOr<bool> ReadBool(OpKernelContext* ctx,
   return value;
 }
 
-// Runs `graph` on `inputs` and checks it gave `dtypes.size()` outputs of
-// those dtypes. `what` names the subgraph (and iteration) in errors.
+// Runs `graph` on `inputs`, under the limits of `ctx`'s step, and checks it
+// gave `dtypes.size()` outputs of those dtypes. `what` names the subgraph
+// (and iteration) in errors, a cancelled or expired step's included.
 absl::StatusOr<std::vector<Tensor>> RunChecked(
-    const CompiledSubgraph& graph, std::vector<Tensor> inputs,
-    const std::vector<DataType>& dtypes, const std::string& what) {
-  absl::StatusOr<std::vector<Tensor>> outs = graph.Run(std::move(inputs));
+    OpKernelContext* ctx, const CompiledSubgraph& graph,
+    std::vector<Tensor> inputs, const std::vector<DataType>& dtypes,
+    const std::string& what) {
+  absl::StatusOr<std::vector<Tensor>> outs =
+      graph.Run(std::move(inputs), ctx->step_limits());
   if (!outs.ok()) {
     return absl::Status(outs.status().code(),
                         absl::StrCat(what, ": ", outs.status().message()));
@@ -167,7 +170,7 @@ class IfKernel final : public SubgraphKernel {
     }
     ASSIGN_OR_RETURN(
         std::vector<Tensor> outs,
-        RunChecked(cond ? *then_ : *else_, std::move(inputs),
+        RunChecked(ctx, cond ? *then_ : *else_, std::move(inputs),
                    OutputDtypes(node(), 0),
                    cond ? "then_branch" : "else_branch"));
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -237,7 +240,7 @@ class LoopKernel final : public SubgraphKernel {
         feeds.push_back(ctx->input(j));
       }
       ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                       RunChecked(*body_, std::move(feeds), dtypes,
+                       RunChecked(ctx, *body_, std::move(feeds), dtypes,
                                   absl::StrCat("body, iteration ", i)));
       if (attrs_.has_cond) {
         ASSIGN_OR_RETURN(cond, ReadBool(ctx, memory_, outs[0],
@@ -333,7 +336,7 @@ class ScanKernel final : public SubgraphKernel {
         feeds.push_back(ctx->input(j));
       }
       ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                       RunChecked(*body_, std::move(feeds), dtypes,
+                       RunChecked(ctx, *body_, std::move(feeds), dtypes,
                                   absl::StrCat("body, step ", t)));
       states.assign(outs.begin(), outs.begin() + n);
       for (int s = 0; s < scans; ++s) {

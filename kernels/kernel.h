@@ -38,6 +38,11 @@
 
 namespace sluice {
 
+// A step's deadline, cancellation flag and fault injector
+// (executor/step_limits.h). Kernels only hand it on, to the subgraphs they
+// run (kernels/subgraph_kernel.h); the executor checks it.
+struct StepLimits;
+
 // What one Compute call sees: its inputs, and where its outputs go.
 class OpKernelContext {
  public:
@@ -75,6 +80,13 @@ class OpKernelContext {
   // makes float32 where the node declares one of those two.
   void set_reduced_outputs_in_float32(bool on) { reduced_in_float32_ = on; }
 
+  // The limits of the step this Compute belongs to (borrowed; null: none).
+  // A kernel that runs subgraphs (If, Loop, Scan) passes them to
+  // CompiledSubgraph::Run, so that a deadline, a cancellation or an
+  // injected fault stops the step inside the subgraph too.
+  void set_step_limits(const StepLimits* limits) { step_limits_ = limits; }
+  const StepLimits* step_limits() const { return step_limits_; }
+
  private:
   const Node* node_;
   Device* device_;
@@ -82,6 +94,7 @@ class OpKernelContext {
   absl::Span<Tensor> outputs_;
   std::vector<Tensor>* keep_alive_ = nullptr;
   bool reduced_in_float32_ = false;
+  const StepLimits* step_limits_ = nullptr;
 };
 
 class OpKernel {

@@ -9,7 +9,8 @@
 //     return absl::OkStatus();
 //   }
 //   ... in Compute: ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-//                                    body_->Run(std::move(inputs)));
+//                                    body_->Run(std::move(inputs),
+//                                               ctx->step_limits()));
 //
 // A CompiledSubgraph is immutable once made; Run may be called from several
 // threads at once.
@@ -32,9 +33,14 @@ class CompiledSubgraph {
  public:
   virtual ~CompiledSubgraph() = default;
   // `inputs` in the order of the subgraph's signature inputs; returns its
-  // outputs in signature order. A node's error names that node.
+  // outputs in signature order. A node's error names that node. `limits`
+  // (borrowed; null: none) are the limits of the step that runs the
+  // subgraph (OpKernelContext::step_limits): the subgraph stops before any
+  // of its nodes once the step's deadline has passed or it is cancelled,
+  // with DEADLINE_EXCEEDED or CANCELLED naming that node, and the step's
+  // fault injector sees the subgraph's calls.
   virtual absl::StatusOr<std::vector<Tensor>> Run(
-      std::vector<Tensor> inputs) const = 0;
+      std::vector<Tensor> inputs, const StepLimits* limits) const = 0;
 };
 
 // Compiles a validated subgraph (Node::subgraph) for the kernel's device.

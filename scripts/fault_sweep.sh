@@ -65,16 +65,16 @@ awk '
   }
   END {
     print ""
-    print "| kind | calls per step (sum over models) | N tried | injected | failed with the error | recovered | survived |"
-    print "|---|---:|---:|---:|---:|---:|---:|"
+    print "| kind | calls per step (sum over models) | N tried | injected | failed with the error | of which inside a subgraph | recovered | survived |"
+    print "|---|---:|---:|---:|---:|---:|---:|---:|"
     bad = 0
     n = split("allocation copy kernel_launch library_call scheduling", order, " ")
     for (j = 1; j <= n; ++j) {
       k = order[j]
       if (!(k in kinds)) continue
-      printf "| %s | %d | %d | %d | %d | %d | %d |\n", k, total[k, "calls"],
+      printf "| %s | %d | %d | %d | %d | %d | %d | %d |\n", k, total[k, "calls"],
         total[k, "tried"], total[k, "injected"], total[k, "failed"],
-        total[k, "recovered"], total[k, "survived"]
+        total[k, "in_subgraph"], total[k, "recovered"], total[k, "survived"]
       all_i += total[k, "injected"]; all_s += total[k, "survived"]
       if (total[k, "survived"] != total[k, "injected"]) bad = 1
     }

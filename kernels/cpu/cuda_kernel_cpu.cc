@@ -45,7 +45,8 @@ class CudaKernelFallback final : public SubgraphKernel {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     std::vector<Tensor> inputs;
     for (int i = 0; i < ctx->num_inputs(); ++i) inputs.push_back(ctx->input(i));
-    ASSIGN_OR_RETURN(std::vector<Tensor> outputs, fallback_->Run(std::move(inputs)));
+    ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
+                     fallback_->Run(std::move(inputs), ctx->step_limits()));
     if (static_cast<int>(outputs.size()) != ctx->num_outputs()) {
       return absl::InternalError(absl::StrCat("cpu_fallback gave ", outputs.size(),
                                               " outputs for ", ctx->num_outputs()));

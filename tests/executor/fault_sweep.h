@@ -32,6 +32,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "device/fault_injector.h"
 #include "device/gpu_device.h"
 #include "device/limited_allocator.h"
@@ -51,13 +52,27 @@ struct SweepCounts {
   int64_t recovered = 0;  // ... that the provider recovered from
   int64_t survived = 0;   // fired steps that passed every check
   int64_t not_reached = 0;  // N <= calls that did not fire (a count that varies)
+  // Failed steps whose fault was inside a control-flow subgraph (If's
+  // branch, Loop's or Scan's body: the error names it).
+  int64_t in_subgraph = 0;
 };
+
+// Whether an error names a control-flow subgraph it came from
+// (kernels/control_flow_kernels.cc: "body, iteration 3: node ...").
+inline bool InsideSubgraph(absl::string_view message) {
+  for (absl::string_view where :
+       {"body, iteration ", "body, step ", "then_branch: ", "else_branch: "}) {
+    if (absl::StrContains(message, where)) return true;
+  }
+  return false;
+}
 
 struct SweepReport {
   std::array<SweepCounts, kNumFaultKinds> by_kind{};
 
   // One line per kind with calls, for scripts/fault_sweep.sh:
-  // "fault sweep: model=mlp kind=allocation calls=12 tried=13 injected=12 ..."
+  // "fault sweep: model=mlp kind=allocation calls=12 tried=13 injected=12 ...
+  // in_subgraph=0"
   void Print(const std::string& model) const {
     for (int k = 0; k < kNumFaultKinds; ++k) {
       const SweepCounts& c = by_kind[k];
@@ -66,12 +81,14 @@ struct SweepReport {
       std::replace(kind.begin(), kind.end(), ' ', '_');
       std::printf(
           "fault sweep: model=%s kind=%s calls=%lld tried=%lld injected=%lld "
-          "failed=%lld recovered=%lld survived=%lld not_reached=%lld\n",
+          "failed=%lld recovered=%lld survived=%lld not_reached=%lld "
+          "in_subgraph=%lld\n",
           model.c_str(), kind.c_str(), static_cast<long long>(c.calls),
           static_cast<long long>(c.tried), static_cast<long long>(c.injected),
           static_cast<long long>(c.failed), static_cast<long long>(c.recovered),
           static_cast<long long>(c.survived),
-          static_cast<long long>(c.not_reached));
+          static_cast<long long>(c.not_reached),
+          static_cast<long long>(c.in_subgraph));
     }
     std::fflush(stdout);
   }
@@ -196,6 +213,7 @@ inline void SweepFaults(Session& s, const Feeds& feeds,
         } else {
           ++counts.failed;
           const std::string message(out.status().message());
+          if (InsideSubgraph(message)) ++counts.in_subgraph;
           EXPECT_THAT(message, ::testing::HasSubstr("injected fault: "));
           EXPECT_THAT(message, ::testing::HasSubstr("node '"));
           ok = absl::StrContains(message, "injected fault: ") &&
