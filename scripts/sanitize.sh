@@ -53,7 +53,7 @@ if has_step build; then
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DSLUICE_WITH_CUDA=OFF -DSLUICE_BUILD_BENCH=OFF \
-    -DSLUICE_SANITIZE=address,undefined -DSLUICE_FUZZ=ON \
+    -DSLUICE_SANITIZE=address,undefined -DSLUICE_FUZZ=ON -DSLUICE_TEST_SHARDS=4 \
     "${launcher[@]}" "$@"
   cmake --build "$BUILD" --parallel "$JOBS" ${SLUICE_NINJA_ARGS:+-- $SLUICE_NINJA_ARGS}
 
