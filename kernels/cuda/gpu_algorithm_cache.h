@@ -3,8 +3,9 @@
 // cuBLASLt's matrix products (cublaslt_matmul.cc), and the
 // AlgorithmCache::Device its candidates run on: workspace from the
 // device's arena (ctx->allocate_temp, so it counts against the memory
-// limit), timing with CUDA events on the compute stream, and no timing
-// while this thread records a CUDA graph (timing waits for the GPU).
+// limit), timing with CUDA events on the compute stream from a cold L2
+// cache, and no timing while this thread records a CUDA graph (timing
+// waits for the GPU).
 // CUDA-free header.
 //
 //   ASSIGN_OR_RETURN(AlgorithmCache* cache, GpuAlgorithmCache(gpu));
@@ -38,8 +39,10 @@ class GpuAlgorithmDevice final : public AlgorithmCache::Device {
   absl::StatusOr<Tensor> Workspace(int64_t bytes) override;
   bool CanTime() const override;
   // One untimed run first (CUDA and the libraries load kernels lazily, on
-  // their first launch), then the mean of three. Synchronises with the
-  // compute stream.
+  // their first launch), then the mean of three, each started with the L2
+  // cache written over (a temp of the L2's size, where the arena has room),
+  // so that no candidate finds its operands there as the step would not.
+  // Synchronises with the compute stream.
   absl::StatusOr<float> Time(const std::function<absl::Status()>& run) override;
 
  private:
