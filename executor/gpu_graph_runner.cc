@@ -292,7 +292,16 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Run(
     }
     case State::kReplay:
       out = Replay(std::move(feed_values), faults);
-      if (out.ok()) replays_.fetch_add(1, std::memory_order_relaxed);
+      if (out.ok()) {
+        replays_.fetch_add(1, std::memory_order_relaxed);
+        // A cancellation or deadline that came while the graph ran is seen
+        // when it ends, the replay's one synchronisation.
+        if (limits != nullptr && limits->watches_the_clock_or_a_flag()) {
+          absl::Status s = graph_->Wait();
+          if (s.ok()) s = limits->CheckAfter(Span());
+          if (!s.ok()) out = s;
+        }
+      }
       break;
   }
   mu_.Unlock();
@@ -420,14 +429,17 @@ absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::Replay(
   return FetchResults(faults);
 }
 
+std::string GpuGraphRunner::Span() const {
+  if (kernels_.empty()) return "the step's CUDA graph";
+  const ExecutionPlan& plan = *plan_;
+  return absl::StrCat("the step's CUDA graph (", kernels_.size(), " nodes, node '",
+                      plan.nodes[kernels_.front()].node->name(), "' to node '",
+                      plan.nodes[kernels_.back()].node->name(), "')");
+}
+
 absl::Status GpuGraphRunner::InGraph(absl::Status s) const {
   if (s.ok() || kernels_.empty()) return s;
-  const ExecutionPlan& plan = *plan_;
-  return absl::Status(
-      s.code(),
-      absl::StrCat("the step's CUDA graph (", kernels_.size(), " nodes, node '",
-                   plan.nodes[kernels_.front()].node->name(), "' to node '",
-                   plan.nodes[kernels_.back()].node->name(), "'): ", s.message()));
+  return absl::Status(s.code(), absl::StrCat(Span(), ": ", s.message()));
 }
 
 absl::StatusOr<std::vector<Tensor>> GpuGraphRunner::FetchResults(

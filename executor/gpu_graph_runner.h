@@ -87,8 +87,10 @@ class GpuGraphRunner {
   // `may_record` says the caller holds the GPU alone (else the step runs
   // the ordinary way and a later one records). `limits` (not owned; may be
   // null) stop the steps run the ordinary way before each node, as RunPlan
-  // does; a fault injector among them (tests) also sees the recording's
-  // nodes and a replay's launch and result copies (device/fault_injector.h).
+  // does, and a replay once it has ended (CANCELLED or DEADLINE_EXCEEDED
+  // naming the graph's span; the results are dropped); a fault injector
+  // among them (tests) also sees the recording's nodes and a replay's
+  // launch and result copies (device/fault_injector.h).
   // A recording that fails is dropped and the step runs the ordinary way.
   absl::StatusOr<std::vector<Tensor>> Run(std::vector<Tensor> feed_values,
                                           const Scheduler& scheduler,
@@ -139,6 +141,8 @@ class GpuGraphRunner {
   absl::StatusOr<std::vector<Tensor>> Replay(std::vector<Tensor> feed_values,
                                              FaultInjector* faults)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // "the step's CUDA graph (N nodes, node 'a' to node 'z')".
+  std::string Span() const;
   // `s` of a call for the whole recorded graph (its launch), which no one
   // node made: the error names the span of nodes the graph holds.
   absl::Status InGraph(absl::Status s) const;

@@ -284,8 +284,8 @@ class SessionImpl final : public Session {
     absl::StatusOr<std::vector<Tensor>> result;
     GpuGraphRunner* runner =
         stats == nullptr ? cached.graph_runner.get() : nullptr;
-    // A deadline or a cancellation flag: checked before each node, or once
-    // before a CUDA graph's replay (executor/step_limits.h).
+    // A deadline or a cancellation flag: checked before each node, or
+    // before and after a CUDA graph's replay (executor/step_limits.h).
     const StepLimits limits = StepLimits::From(options);
     if (runner != nullptr) RETURN_IF_ERROR(limits.CheckBeforeStep());
     if (runner != nullptr && runner->wants_to_record()) {

@@ -7,15 +7,16 @@
 namespace sluice {
 namespace {
 
+// `where`: "before node 'x' (Op)", "after the step's CUDA graph (...)".
 absl::Status Check(const StepLimits& limits, const std::string& where) {
   if (limits.cancellation != nullptr && limits.cancellation->cancelled()) {
     return absl::CancelledError(
-        absl::StrCat("the step was cancelled; it stopped before ", where));
+        absl::StrCat("the step was cancelled; it stopped ", where));
   }
   if (limits.deadline != StepLimits::Clock::time_point::max() &&
       StepLimits::Clock::now() >= limits.deadline) {
     return absl::DeadlineExceededError(
-        absl::StrCat("the step's deadline passed; it stopped before ", where));
+        absl::StrCat("the step's deadline passed; it stopped ", where));
   }
   return absl::OkStatus();
 }
@@ -27,7 +28,7 @@ absl::Status StepLimits::CheckBefore(const Node& node) const {
   if (cancellation == nullptr && deadline == Clock::time_point::max()) {
     return absl::OkStatus();
   }
-  return Check(*this, node.DebugName());
+  return Check(*this, absl::StrCat("before ", node.DebugName()));
 }
 
 absl::Status StepLimits::CheckBeforeStep() const {
@@ -38,7 +39,14 @@ absl::Status StepLimits::CheckBefore(absl::string_view what) const {
   if (cancellation == nullptr && deadline == Clock::time_point::max()) {
     return absl::OkStatus();
   }
-  return Check(*this, std::string(what));
+  return Check(*this, absl::StrCat("before ", what));
+}
+
+absl::Status StepLimits::CheckAfter(absl::string_view what) const {
+  if (cancellation == nullptr && deadline == Clock::time_point::max()) {
+    return absl::OkStatus();
+  }
+  return Check(*this, absl::StrCat("after ", what));
 }
 
 }  // namespace sluice

@@ -40,6 +40,11 @@ struct StepLimits {
     return limits;
   }
 
+  // Whether a deadline or a cancellation flag is set.
+  bool watches_the_clock_or_a_flag() const {
+    return cancellation != nullptr || deadline != Clock::time_point::max();
+  }
+
   // Whether there is anything to check.
   bool active() const {
     return cancellation != nullptr || deadline != Clock::time_point::max() ||
@@ -54,6 +59,10 @@ struct StepLimits {
   absl::Status CheckBeforeStep() const;
   // The same before `what` ("the outputs of a subgraph with no nodes").
   absl::Status CheckBefore(absl::string_view what) const;
+  // The same once `what` has run (a replayed CUDA graph, which has no node
+  // boundaries: a cancellation or deadline that came while it ran is seen
+  // when it ends, and the step's results are dropped).
+  absl::Status CheckAfter(absl::string_view what) const;
 };
 
 }  // namespace sluice
