@@ -56,8 +56,19 @@ if [[ "$("$python" -c 'import sys; print(sys.prefix)')" != "$("$VENV/bin/python"
   if [[ ! -x "$build_venv/bin/python" ]]; then
     "$python" -m venv "$build_venv" >&2
   fi
-  "$build_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    $(grep -E '^(scikit-build-core|nanobind|numpy)==' "$ROOT/tests/python/requirements.txt") >&2
+  # pip 23.1 or newer: `pip wheel -C` (an older Python's venv has an older pip).
+  pins="pip>=23.1 $(grep -E '^(scikit-build-core|nanobind)==' "$ROOT/tests/python/requirements.txt")"
+  numpy_pin=$(grep -E '^numpy==' "$ROOT/tests/python/requirements.txt")
+  pip_install=("$build_venv/bin/python" -m pip install --quiet --disable-pip-version-check)
+  # The pinned NumPy where this Python has it; an older Python (3.10: NumPy
+  # 2.2 is its last) builds against the newest 2.x it has, as pyproject.toml
+  # allows (numpy>=2.0): a wheel built on NumPy 2 runs on 1.24 and later.
+  # shellcheck disable=SC2086
+  if ! "${pip_install[@]}" $pins "$numpy_pin" >&2 2>/dev/null; then
+    echo "build_wheel: no $numpy_pin for $tag; building against numpy>=2.0" >&2
+    # shellcheck disable=SC2086
+    "${pip_install[@]}" $pins "numpy>=2.0" >&2
+  fi
   python="$build_venv/bin/python"
 fi
 

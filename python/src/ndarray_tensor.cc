@@ -89,6 +89,19 @@ int NumpyType(DataType dtype, bool* native) {
 
 DataType DataTypeFromDlpack(nb::dlpack::dtype dtype) {
   if (dtype.lanes != 1) return DT_INVALID;
+  // DLPack 1.1's float8 codes (dlpack.h's DLDataTypeCode), which nanobind's
+  // dtype_code does not name; NumPy 2.5 with ml_dtypes 0.7 exports float8
+  // arrays with them.
+  if (dtype.bits == 8) {
+    switch (dtype.code) {
+      case 10: return DT_FLOAT8_E4M3FN;    // kDLFloat8_e4m3fn
+      case 11: return DT_FLOAT8_E4M3FNUZ;  // kDLFloat8_e4m3fnuz
+      case 12: return DT_FLOAT8_E5M2;      // kDLFloat8_e5m2
+      case 13: return DT_FLOAT8_E5M2FNUZ;  // kDLFloat8_e5m2fnuz
+      case 14: return DT_FLOAT8_E8M0;      // kDLFloat8_e8m0fnu
+      default: break;
+    }
+  }
   switch (static_cast<dtype_code>(dtype.code)) {
     case dtype_code::Float:
       if (dtype.bits == 16) return DT_FLOAT16;
