@@ -7,16 +7,19 @@
 namespace sluice {
 namespace {
 
-// `where`: "before node 'x' (Op)", "after the step's CUDA graph (...)".
-absl::Status Check(const StepLimits& limits, const std::string& where) {
+// Why the step stops, if it does: "...; it stopped <when> <what>" (when:
+// "before", "after"). The message is built only then: this runs before
+// every node of a step with limits.
+template <typename What>
+absl::Status Check(const StepLimits& limits, absl::string_view when, const What& what) {
   if (limits.cancellation != nullptr && limits.cancellation->cancelled()) {
     return absl::CancelledError(
-        absl::StrCat("the step was cancelled; it stopped ", where));
+        absl::StrCat("the step was cancelled; it stopped ", when, " ", what()));
   }
   if (limits.deadline != StepLimits::Clock::time_point::max() &&
       StepLimits::Clock::now() >= limits.deadline) {
     return absl::DeadlineExceededError(
-        absl::StrCat("the step's deadline passed; it stopped ", where));
+        absl::StrCat("the step's deadline passed; it stopped ", when, " ", what()));
   }
   return absl::OkStatus();
 }
@@ -25,10 +28,8 @@ absl::Status Check(const StepLimits& limits, const std::string& where) {
 
 absl::Status StepLimits::CheckBefore(const Node& node) const {
   // A step with only a fault injector has nothing to check here.
-  if (cancellation == nullptr && deadline == Clock::time_point::max()) {
-    return absl::OkStatus();
-  }
-  return Check(*this, absl::StrCat("before ", node.DebugName()));
+  if (!watches_the_clock_or_a_flag()) return absl::OkStatus();
+  return Check(*this, "before", [&] { return node.DebugName(); });
 }
 
 absl::Status StepLimits::CheckBeforeStep() const {
@@ -36,17 +37,13 @@ absl::Status StepLimits::CheckBeforeStep() const {
 }
 
 absl::Status StepLimits::CheckBefore(absl::string_view what) const {
-  if (cancellation == nullptr && deadline == Clock::time_point::max()) {
-    return absl::OkStatus();
-  }
-  return Check(*this, absl::StrCat("before ", what));
+  if (!watches_the_clock_or_a_flag()) return absl::OkStatus();
+  return Check(*this, "before", [&] { return what; });
 }
 
 absl::Status StepLimits::CheckAfter(absl::string_view what) const {
-  if (cancellation == nullptr && deadline == Clock::time_point::max()) {
-    return absl::OkStatus();
-  }
-  return Check(*this, absl::StrCat("after ", what));
+  if (!watches_the_clock_or_a_flag()) return absl::OkStatus();
+  return Check(*this, "after", [&] { return what; });
 }
 
 }  // namespace sluice

@@ -46,10 +46,7 @@ struct StepLimits {
   }
 
   // Whether there is anything to check.
-  bool active() const {
-    return cancellation != nullptr || deadline != Clock::time_point::max() ||
-           faults != nullptr;
-  }
+  bool active() const { return watches_the_clock_or_a_flag() || faults != nullptr; }
 
   // OK, or why the step stops before `node`: CANCELLED when the flag is
   // raised (checked first), DEADLINE_EXCEEDED when the deadline has passed.

@@ -28,7 +28,6 @@
 // not cover, are left as they are (between transposes).
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <set>

@@ -63,12 +63,17 @@ if [[ "$("$python" -c 'import sys; print(sys.prefix)')" != "$("$VENV/bin/python"
   # The pinned NumPy where this Python has it; an older Python (3.10: NumPy
   # 2.2 is its last) builds against the newest 2.x it has, as pyproject.toml
   # allows (numpy>=2.0): a wheel built on NumPy 2 runs on 1.24 and later.
+  pip_log=$(mktemp)
   # shellcheck disable=SC2086
-  if ! "${pip_install[@]}" $pins "$numpy_pin" >&2 2>/dev/null; then
+  if ! "${pip_install[@]}" $pins "$numpy_pin" >"$pip_log" 2>&1; then
+    if ! grep -q "No matching distribution found for ${numpy_pin}" "$pip_log"; then
+      cat "$pip_log" >&2; rm -f "$pip_log"; exit 1
+    fi
     echo "build_wheel: no $numpy_pin for $tag; building against numpy>=2.0" >&2
     # shellcheck disable=SC2086
     "${pip_install[@]}" $pins "numpy>=2.0" >&2
   fi
+  rm -f "$pip_log"
   python="$build_venv/bin/python"
 fi
 

@@ -41,7 +41,7 @@ wait_for_venvs() {
 # compiles the one architecture-dependent file (fused_attention_tc.cu,
 # whose tensor-core path needs sm_80) for sm_75 too, so both sides of its
 # check are compiled. The tests run on the CPU here and on the H200.
-"$ROOT/scripts/build.sh" "-DCMAKE_CUDA_ARCHITECTURES=90-real" -DSLUICE_TEST_SHARDS=4 || { wait_for_venvs; exit 1; }
+"$ROOT/scripts/build.sh" "-DCMAKE_CUDA_ARCHITECTURES=90-real" -DSLUICE_TEST_SHARDS=4 || { rc=$?; wait_for_venvs; exit "$rc"; }
 wait_for_venvs
 ctest --test-dir "$ROOT/build" --output-on-failure -j2
 "$ROOT/scripts/consumer_test.sh" "$ROOT/build"

@@ -7,7 +7,6 @@
 // the bytes copied per link, and with --trace is written as a Chrome trace
 // (tools/trace.h). A progress line (creation's stages, then the runs) shows
 // on a terminal and stays out of pipes and --json.
-#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>

@@ -14,6 +14,7 @@ namespace sluice::cpu {
 namespace {
 
 std::atomic<int64_t> tap_runs{0};
+std::atomic<int64_t> channel_split_runs{0};
 
 // Output positions [lo, hi) of one axis where a tap reads the image.
 struct TapRange {
@@ -82,14 +83,15 @@ void ConvTapGemmsNhwc(const Eigen::ThreadPoolDevice* pool,
   Live(cols, &live_cols, &col_taps);
   const int64_t image_macs = live_rows * live_cols * c * o;
   // Runs of output channels (whole vectors of 8) where the batch has fewer
-  // images than the pool threads, none under kMinConvSliceMacs.
+  // images than the pool threads, none under MinConvSliceMacs().
   const int threads = PoolThreads(pool);
   int64_t parts = 1;
   if (n < threads) {
     parts = std::min<int64_t>(
         {(threads + n - 1) / n, std::max<int64_t>(1, o / 8),
-         std::max<int64_t>(1, image_macs / kMinConvSliceMacs)});
+         std::max<int64_t>(1, image_macs / MinConvSliceMacs())});
   }
+  if (parts > 1) channel_split_runs.fetch_add(1);
   const float* xd = x.data<float>();
   const float* fd = f.data<float>();
   const float* sd = side == nullptr ? nullptr : side->data<float>();
@@ -166,5 +168,7 @@ void ConvTapGemmsNhwc(const Eigen::ThreadPoolDevice* pool,
 }
 
 int64_t ConvTapGemmsRuns() { return tap_runs.load(); }
+
+int64_t ConvTapGemmsChannelSplitRuns() { return channel_split_runs.load(); }
 
 }  // namespace sluice::cpu

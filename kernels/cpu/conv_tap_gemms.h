@@ -56,6 +56,9 @@ void ConvTapGemmsNhwc(const Eigen::ThreadPoolDevice* pool,
 // How many ConvTapGemmsNhwc calls ran since the process started (tests
 // check that the path they mean to test was taken). Thread-safe.
 int64_t ConvTapGemmsRuns();
+// How many of them cut each image's output channels into runs for the
+// pool's threads.
+int64_t ConvTapGemmsChannelSplitRuns();
 
 }  // namespace sluice::cpu
 

@@ -62,11 +62,6 @@ constexpr int64_t kSliceOverheadMacs = int64_t{1} << 14;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-[[maybe_unused]] int64_t MinSliceMacs() {  // unused without oneDNN
-  const int64_t m = min_slice_macs.load();
-  return m > 0 ? m : kMinConvSliceMacs;
-}
-
 // The channel block of oneDNN's direct convolutions on this CPU: 16 floats
 // with AVX-512, else 8 (without oneDNN: 16). Defined below.
 int BlockWidth();
@@ -96,6 +91,11 @@ int64_t OneDnnConvRuns() { return onednn_runs.load(); }
 int64_t OneDnnConvRowSlicedRuns() { return row_sliced_runs.load(); }
 
 void SetMinConvSliceMacs(int64_t macs) { min_slice_macs.store(macs); }
+
+int64_t MinConvSliceMacs() {
+  const int64_t m = min_slice_macs.load();
+  return m > 0 ? m : kMinConvSliceMacs;
+}
 
 ConvSlicing PlanConvSlicing(int64_t units, int64_t rows, int64_t macs,
                             int64_t batch, int threads,
@@ -439,7 +439,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     key[kBatch] = std::min<int64_t>(n, threads);
     key[kBias] = bias != nullptr;
     key[kSide] = side != nullptr;
-    key[kMinMacs] = MinSliceMacs();
+    key[kMinMacs] = MinConvSliceMacs();
     const Plan* plan = nullptr;
     std::shared_ptr<const Weights> weights;
     try {

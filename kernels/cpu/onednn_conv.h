@@ -120,6 +120,9 @@ inline constexpr int64_t kMinConvSliceMacs = int64_t{1} << 18;
 // small problems are cut into bands); 0 restores kMinConvSliceMacs.
 // Thread-safe (an atomic).
 void SetMinConvSliceMacs(int64_t macs);
+// The least work a slice is given now: SetMinConvSliceMacs's value, else
+// kMinConvSliceMacs. Thread-safe.
+int64_t MinConvSliceMacs();
 
 }  // namespace sluice::cpu
 

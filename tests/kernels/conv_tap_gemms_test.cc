@@ -93,8 +93,11 @@ TEST(ConvTapGemmsTest, MatchesTheLoopsAtOneAndTwoThreads) {
     GTEST_SKIP() << "the NHWC fast path needs this build's oneDNN";
   }
   // The least work per channel run lowered so that two threads cut even
-  // these small problems.
+  // these small problems (restored however the test ends).
   cpu::SetMinConvSliceMacs(1);
+  struct Restore {
+    ~Restore() { cpu::SetMinConvSliceMacs(0); }
+  } restore;
   const std::vector<TapCase> cases = {
       {"aspp_like_residual_relu",
        {Shape({1, 7, 7, 16}), Shape({24, 3, 3, 16}), Shape({24}),
@@ -133,18 +136,21 @@ TEST(ConvTapGemmsTest, MatchesTheLoopsAtOneAndTwoThreads) {
     for (int threads : {1, 2}) {
       SCOPED_TRACE(threads);
       const int64_t runs = cpu::ConvTapGemmsRuns();
+      const int64_t splits = cpu::ConvTapGemmsChannelSplitRuns();
       ::sluice::testing::RunOptions options;
       options.intra_op_threads = threads;
       absl::StatusOr<std::vector<Tensor>> got =
           RunOp("FusedConv2D", in, NodeAttrs(c), options);
       ASSERT_TRUE(got.ok()) << got.status();
       EXPECT_EQ(cpu::ConvTapGemmsRuns(), runs + 1);
+      // One image and two threads: its output channels are cut in two.
+      const bool split = threads == 2 && x.dim(0) == 1;
+      EXPECT_EQ(cpu::ConvTapGemmsChannelSplitRuns(), splits + (split ? 1 : 0));
       ::sluice::testing::ExpectTensor(
           (*got)[0], (*want)[0].shape(), ToDoubles((*want)[0]),
           ::sluice::testing::RelativeAndAbsolute(1e-5));
     }
   }
-  cpu::SetMinConvSliceMacs(0);
 }
 
 }  // namespace

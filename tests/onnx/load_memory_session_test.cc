@@ -15,7 +15,6 @@
 #include "core/host_memory.h"
 #include "executor/session.h"
 #include "gtest/gtest.h"
-#include "testing/sanitizers.h"
 #include "tests/onnx/large_model_writer.h"
 
 namespace sluice {
@@ -30,7 +29,6 @@ using LoadMemorySessionTest = onnx_test::LargeModelTest;
 TEST_P(LoadMemorySessionTest, CreateAndFirstStepPeakRssStaysNearTheWeights) {
   const bool external = GetParam();
   const std::string path = LargeModelWriter(dir_).Write(external);
-  if (testing::kThreadSanitizer) GTEST_SKIP() << testing::kTsanRssReason;
   if (!ResetPeakHostMemory()) {
     GTEST_SKIP() << "this kernel cannot reset the peak RSS "
                     "(/proc/self/clear_refs)";

@@ -18,7 +18,6 @@
 #include "core/host_memory.h"
 #include "gtest/gtest.h"
 #include "model/model_loader.h"
-#include "testing/sanitizers.h"
 #include "tests/onnx/large_model_writer.h"
 
 namespace sluice {
@@ -34,7 +33,6 @@ using LoadMemoryTest = onnx_test::LargeModelTest;
 TEST_P(LoadMemoryTest, GraphPeakRssStaysNearTheWeights) {
   const bool external = GetParam();
   const std::string path = LargeModelWriter(dir_).Write(external);
-  if (testing::kThreadSanitizer) GTEST_SKIP() << testing::kTsanRssReason;
   if (!ResetPeakHostMemory()) {
     GTEST_SKIP() << "this kernel cannot reset the peak RSS "
                     "(/proc/self/clear_refs)";
