@@ -30,7 +30,8 @@ if(SLUICE_HAVE_ONEDNN)
   list(APPEND sluice_external_deps ${SLUICE_ONEDNN_LIBRARIES})
 endif()
 if(SLUICE_HAVE_MPI)
-  list(APPEND sluice_external_deps MPI::MPI_CXX)
+  # MPI itself is opened at run time through the shim (decision 52).
+  list(APPEND sluice_external_deps ${CMAKE_DL_LIBS})
 endif()
 
 foreach(kind shared static)
@@ -71,6 +72,11 @@ install(TARGETS sluice_shared sluice_static EXPORT sluice-targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The MPI shim, beside libsluice (and in ../lib from bin/sluice), where
+# sluice looks for it when a job is started by mpirun.
+if(SLUICE_HAVE_MPI)
+  install(TARGETS sluice_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/sluice
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 # The generated protobuf headers include each other as "proto/x.pb.h" (the
@@ -114,10 +120,7 @@ if(SLUICE_HAVE_CUDA)
 endif()
 file(RELATIVE_PATH sluice_pc_to_prefix /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 if(SLUICE_HAVE_MPI)
-  # MPI's C library, as FindMPI found it.
-  foreach(lib ${MPI_CXX_LIBRARIES})
-    string(APPEND sluice_pc_libs_private " ${lib}")
-  endforeach()
+  string(APPEND sluice_pc_libs_private " -ldl")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/sluice.pc.in ${PROJECT_BINARY_DIR}/sluice.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -77,6 +77,13 @@ std::vector<std::string> DynamicLibrary::PackageLibraryDirs() {
 
 absl::StatusOr<DynamicLibrary> DynamicLibrary::Open(
     const std::vector<std::string>& names) {
+  return Open(names, Scope::kLocal);
+}
+
+absl::StatusOr<DynamicLibrary> DynamicLibrary::Open(
+    const std::vector<std::string>& names, Scope scope) {
+  const int flags =
+      RTLD_NOW | (scope == Scope::kGlobal ? RTLD_GLOBAL : RTLD_LOCAL);
   // NVIDIA's pip packages first, as bare names' full paths there.
   const std::vector<std::string> dirs = PackageLibraryDirs();
   std::vector<std::string> passed_over;  // copies there that did not load
@@ -87,7 +94,7 @@ absl::StatusOr<DynamicLibrary> DynamicLibrary::Open(
       std::error_code ec;
       if (!std::filesystem::exists(path, ec)) continue;
       dlerror();
-      if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      if (void* handle = dlopen(path.c_str(), flags)) {
         return DynamicLibrary(handle, name, LoadedPath(handle, path));
       }
       // A copy that does not load (wrong architecture, missing
@@ -98,7 +105,7 @@ absl::StatusOr<DynamicLibrary> DynamicLibrary::Open(
   std::vector<std::string> tried;
   for (const std::string& name : names) {
     dlerror();
-    void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    void* handle = dlopen(name.c_str(), flags);
     if (handle != nullptr) {
       return DynamicLibrary(handle, name, LoadedPath(handle, name));
     }

@@ -45,6 +45,14 @@ class DynamicLibrary {
   // empty.
   static absl::StatusOr<DynamicLibrary> Open(const std::vector<std::string>& names);
 
+  // Whose symbol lookups see the library's symbols and its dependencies':
+  // its own users' only (RTLD_LOCAL, the default), or every library loaded
+  // later too (RTLD_GLOBAL: MPI, whose plugins, opened by MPI itself, take
+  // their symbols from the libmpi already loaded).
+  enum class Scope { kLocal, kGlobal };
+  static absl::StatusOr<DynamicLibrary> Open(const std::vector<std::string>& names,
+                                             Scope scope);
+
   // Replaces the package roots (site-packages folders) whose nvidia/*/lib
   // folders Open searches first; {} searches none. Libraries already opened
   // stay as they are.

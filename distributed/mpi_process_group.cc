@@ -1,8 +1,6 @@
 // The MPI process group: non-blocking MPI calls polled against deadlines.
 #include "distributed/mpi_process_group.h"
 
-#include <mpi.h>
-
 #include <climits>
 #include <cstdlib>
 #include <algorithm>
@@ -16,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
+#include "distributed/mpi_library.h"
 
 namespace sluice {
 namespace {
@@ -27,10 +26,14 @@ constexpr int kAnnounceTag = kAbortTag + kStepChannels;
 
 int AbortTag(int channel) { return kAbortTag + channel; }
 
+// MPI's entry points. REQUIRES: LoadMpi() succeeded (InitMpiOnce and
+// MpiLibraryVersion check it first).
+const MpiApi& Mpi() { return **LoadMpi(); }
+
 std::string MpiErrorText(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) {
+  if (Mpi().Error_string(code, text, &length) != MPI_SUCCESS) {
     return absl::StrCat("MPI error ", code);
   }
   return std::string(text, length);
@@ -50,8 +53,8 @@ absl::Status MpiError(int code, absl::string_view what) {
 
 void FinalizeMpi() {
   int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  Mpi().Finalized(&finalized);
+  if (!finalized) Mpi().Finalize();
 }
 
 // Initialises MPI once per process (unless someone else did: mpi4py, the
@@ -59,13 +62,21 @@ void FinalizeMpi() {
 // when sluice initialised it.
 absl::Status InitMpiOnce() {
   static const absl::Status* status = [] {
+    if (absl::StatusOr<const MpiApi*> api = LoadMpi(); !api.ok()) {
+      return new absl::Status(absl::FailedPreconditionError(absl::StrCat(
+          "this process was started by an MPI launcher, but sluice cannot "
+          "load MPI: ", api.status().message(), ". Install the MPI whose "
+          "mpirun started the job (Open MPI 4 or later), or start the "
+          "processes with SLUICE_RANK, SLUICE_WORLD_SIZE, SLUICE_COORDINATOR "
+          "and SLUICE_JOB_TOKEN instead")));
+    }
     int initialized = 0;
-    MPI_Initialized(&initialized);
+    Mpi().Initialized(&initialized);
     int provided = MPI_THREAD_SINGLE;
     if (initialized) {
-      MPI_Query_thread(&provided);
+      Mpi().Query_thread(&provided);
     } else {
-      int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE,
+      int rc = Mpi().Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE,
                                &provided);
       if (rc != MPI_SUCCESS) {
         return new absl::Status(MpiError(rc, "MPI_Init_thread"));
@@ -92,7 +103,7 @@ absl::Status PollRequest(MPI_Request* request, MPI_Status* status,
   const absl::Time start = absl::Now();
   while (true) {
     int done = 0;
-    SLUICE_MPI_CALL(MPI_Test(request, &done, status), what);
+    SLUICE_MPI_CALL(Mpi().Test(request, &done, status), what);
     if (done) return absl::OkStatus();
     if (between) RETURN_IF_ERROR(between());
     const absl::Time now = absl::Now();
@@ -132,7 +143,7 @@ class MpiProcessGroup final : public ProcessGroup {
     }
     // Requests still pending (a broken job) keep the communicator alive;
     // MPI_Finalize at exit deals with them.
-    if (!pending && Failure().ok()) MPI_Comm_free(&comm_);
+    if (!pending && Failure().ok()) Mpi().Comm_free(&comm_);
   }
 
   int rank() const override { return rank_; }
@@ -149,8 +160,8 @@ class MpiProcessGroup final : public ProcessGroup {
     int64_t mine = static_cast<int64_t>(blob.size());
     std::vector<int64_t> sizes(size_);
     MPI_Request request;
-    SLUICE_MPI_CALL(MPI_Iallgather(&mine, 1, MPI_INT64_T, sizes.data(), 1,
-                                   MPI_INT64_T, comm_, &request),
+    SLUICE_MPI_CALL(Mpi().Iallgather(&mine, 1, Mpi().int64, sizes.data(), 1,
+                                   Mpi().int64, comm_, &request),
                     what);
     RETURN_IF_ERROR(Broken(PollRequest(&request, MPI_STATUS_IGNORE, deadline,
                                        what)));
@@ -167,9 +178,9 @@ class MpiProcessGroup final : public ProcessGroup {
     }
     std::string all(total, '\0');
     SLUICE_MPI_CALL(
-        MPI_Iallgatherv(blob.data(), static_cast<int>(mine), MPI_BYTE,
+        Mpi().Iallgatherv(blob.data(), static_cast<int>(mine), Mpi().byte,
                         all.data(), counts.data(), displacements.data(),
-                        MPI_BYTE, comm_, &request),
+                        Mpi().byte, comm_, &request),
         what);
     RETURN_IF_ERROR(Broken(PollRequest(&request, MPI_STATUS_IGNORE, deadline,
                                        what)));
@@ -191,13 +202,13 @@ class MpiProcessGroup final : public ProcessGroup {
           absl::StrCat(what, ": ", size, " bytes is above ", INT_MAX));
     }
     MPI_Request request;
-    SLUICE_MPI_CALL(MPI_Ibcast(&size, 1, MPI_INT64_T, 0, comm_, &request),
+    SLUICE_MPI_CALL(Mpi().Ibcast(&size, 1, Mpi().int64, 0, comm_, &request),
                     what);
     RETURN_IF_ERROR(Broken(PollRequest(&request, MPI_STATUS_IGNORE, deadline,
                                        what)));
     std::string out = rank_ == 0 ? std::string(blob) : std::string(size, '\0');
     if (size > 0) {
-      SLUICE_MPI_CALL(MPI_Ibcast(out.data(), static_cast<int>(size), MPI_BYTE,
+      SLUICE_MPI_CALL(Mpi().Ibcast(out.data(), static_cast<int>(size), Mpi().byte,
                                  0, comm_, &request),
                       what);
       RETURN_IF_ERROR(Broken(PollRequest(&request, MPI_STATUS_IGNORE,
@@ -218,7 +229,7 @@ class MpiProcessGroup final : public ProcessGroup {
           ": MPI messages are limited to ", INT_MAX, " bytes here"));
     }
     MPI_Request request;
-    SLUICE_MPI_CALL(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dst,
+    SLUICE_MPI_CALL(Mpi().Isend(data, static_cast<int>(bytes), Mpi().byte, dst,
                               tag, comm_, &request),
                     absl::StrCat("send to rank ", dst));
     absl::MutexLock lock(&mu_);
@@ -237,14 +248,14 @@ class MpiProcessGroup final : public ProcessGroup {
         absl::StrCat("rank ", rank_, ": receive from rank ", src);
     MPI_Request request;
     SLUICE_MPI_CALL(
-        MPI_Irecv(data, count, MPI_BYTE, src, tag, comm_, &request), what);
+        Mpi().Irecv(data, count, Mpi().byte, src, tag, comm_, &request), what);
     MPI_Status status;
     int aborted_by = -1;
     absl::Status s = PollRequest(&request, &status, deadline, what, [&] {
       int flag = 0;
       MPI_Status probe;
       SLUICE_MPI_CALL(
-          MPI_Iprobe(MPI_ANY_SOURCE, abort_tag, comm_, &flag, &probe), what);
+          Mpi().Iprobe(MPI_ANY_SOURCE, abort_tag, comm_, &flag, &probe), what);
       if (flag) {
         aborted_by = probe.MPI_SOURCE;
         return absl::AbortedError("");
@@ -257,10 +268,10 @@ class MpiProcessGroup final : public ProcessGroup {
     }
     if (!s.ok()) {
       // Cancel the receive; a message that arrived meanwhile is kept.
-      MPI_Cancel(&request);
-      MPI_Wait(&request, &status);
+      Mpi().Cancel(&request);
+      Mpi().Wait(&request, &status);
       int cancelled = 0;
-      MPI_Test_cancelled(&status, &cancelled);
+      Mpi().Test_cancelled(&status, &cancelled);
       if (cancelled && aborted_by >= 0) {
         return absl::AbortedError(
             absl::StrCat(what, ": rank ", aborted_by, " failed the step"));
@@ -272,7 +283,7 @@ class MpiProcessGroup final : public ProcessGroup {
       }
     }
     int received = 0;
-    MPI_Get_count(&status, MPI_BYTE, &received);
+    Mpi().Get_count(&status, Mpi().byte, &received);
     return static_cast<size_t>(received);
   }
 
@@ -287,7 +298,7 @@ class MpiProcessGroup final : public ProcessGroup {
     const std::string what = absl::StrCat("rank ", rank_, ": sends");
     while (true) {
       int done = 0;
-      SLUICE_MPI_CALL(MPI_Testall(static_cast<int>(requests.size()),
+      SLUICE_MPI_CALL(Mpi().Testall(static_cast<int>(requests.size()),
                                   requests.data(), &done, MPI_STATUSES_IGNORE),
                       what);
       if (done) break;
@@ -315,8 +326,8 @@ class MpiProcessGroup final : public ProcessGroup {
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
       MPI_Request request;
-      SLUICE_MPI_CALL(MPI_Isend(&abort_payloads_[channel].back(), 1,
-                                MPI_UINT64_T, r, AbortTag(channel), comm_,
+      SLUICE_MPI_CALL(Mpi().Isend(&abort_payloads_[channel].back(), 1,
+                                Mpi().uint64, r, AbortTag(channel), comm_,
                                 &request),
                       absl::StrCat("abort to rank ", r));
       sends_[channel].push_back(request);
@@ -332,13 +343,13 @@ class MpiProcessGroup final : public ProcessGroup {
     while (true) {
       uint64_t got = 0;
       MPI_Request request;
-      SLUICE_MPI_CALL(MPI_Irecv(&got, 1, MPI_UINT64_T, src,
+      SLUICE_MPI_CALL(Mpi().Irecv(&got, 1, Mpi().uint64, src,
                                 AbortTag(StepChannel(step)), comm_, &request),
                       what);
       absl::Status s = PollRequest(&request, MPI_STATUS_IGNORE, deadline, what);
       if (!s.ok()) {
-        MPI_Cancel(&request);
-        MPI_Wait(&request, MPI_STATUS_IGNORE);
+        Mpi().Cancel(&request);
+        Mpi().Wait(&request, MPI_STATUS_IGNORE);
         return Broken(s);
       }
       if (got >= step) return absl::OkStatus();  // older ones: read on
@@ -360,8 +371,8 @@ class MpiProcessGroup final : public ProcessGroup {
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
       MPI_Request request;
-      SLUICE_MPI_CALL(MPI_Isend(kept.data(), static_cast<int>(kept.size()),
-                                MPI_BYTE, r, kAnnounceTag, comm_, &request),
+      SLUICE_MPI_CALL(Mpi().Isend(kept.data(), static_cast<int>(kept.size()),
+                                Mpi().byte, r, kAnnounceTag, comm_, &request),
                       absl::StrCat("announcement to rank ", r));
       announce_sends_.push_back(request);
     }
@@ -378,12 +389,12 @@ class MpiProcessGroup final : public ProcessGroup {
       MPI_Message message;
       MPI_Status status;
       SLUICE_MPI_CALL(
-          MPI_Improbe(0, kAnnounceTag, comm_, &flag, &message, &status), what);
+          Mpi().Improbe(0, kAnnounceTag, comm_, &flag, &message, &status), what);
       if (flag) {
         int count = 0;
-        MPI_Get_count(&status, MPI_BYTE, &count);
+        Mpi().Get_count(&status, Mpi().byte, &count);
         std::string blob(count, '\0');
-        SLUICE_MPI_CALL(MPI_Mrecv(blob.data(), count, MPI_BYTE, &message,
+        SLUICE_MPI_CALL(Mpi().Mrecv(blob.data(), count, Mpi().byte, &message,
                                   MPI_STATUS_IGNORE),
                         what);
         return blob;
@@ -448,7 +459,7 @@ class MpiProcessGroup final : public ProcessGroup {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (announce_sends_.empty()) return true;
     int done = 0;
-    SLUICE_MPI_CALL(MPI_Testall(static_cast<int>(announce_sends_.size()),
+    SLUICE_MPI_CALL(Mpi().Testall(static_cast<int>(announce_sends_.size()),
                                 announce_sends_.data(), &done,
                                 MPI_STATUSES_IGNORE),
                     "announcement");
@@ -478,9 +489,12 @@ class MpiProcessGroup final : public ProcessGroup {
 bool BuiltWithMpi() { return true; }
 
 std::string MpiLibraryVersion() {
+  if (absl::StatusOr<const MpiApi*> api = LoadMpi(); !api.ok()) {
+    return absl::StrCat("none: ", api.status().message());
+  }
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int length = 0;
-  if (MPI_Get_library_version(version, &length) != MPI_SUCCESS) {
+  if (Mpi().Get_library_version(version, &length) != MPI_SUCCESS) {
     return "unknown MPI";
   }
   std::vector<std::string> lines =
@@ -492,15 +506,15 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ConnectMpiProcessGroup(
     const ProcessGroupOptions& options) {
   RETURN_IF_ERROR(InitMpiOnce());
   MPI_Comm comm;
-  SLUICE_MPI_CALL(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
-  SLUICE_MPI_CALL(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
+  SLUICE_MPI_CALL(Mpi().Comm_dup(Mpi().comm_world, &comm), "MPI_Comm_dup");
+  SLUICE_MPI_CALL(Mpi().Comm_set_errhandler(comm, Mpi().errors_return),
                   "MPI_Comm_set_errhandler");
   int rank = 0, size = 1;
-  SLUICE_MPI_CALL(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  SLUICE_MPI_CALL(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  SLUICE_MPI_CALL(Mpi().Comm_rank(comm, &rank), "MPI_Comm_rank");
+  SLUICE_MPI_CALL(Mpi().Comm_size(comm, &size), "MPI_Comm_size");
   void* tag_ub = nullptr;
   int has_tag_ub = 0;
-  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &has_tag_ub);
+  Mpi().Comm_get_attr(Mpi().comm_world, MPI_TAG_UB, &tag_ub, &has_tag_ub);
   if (has_tag_ub && *static_cast<int*>(tag_ub) < kAnnounceTag) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the MPI library's largest tag is ", *static_cast<int*>(tag_ub),

@@ -6,9 +6,12 @@
 # oneDNN and its libgomp and libOpenCL, the CUDA runtime in a CUDA build)
 # into the wheel under names of their own (sluice.libs/libprotobuf-<hash>.so)
 # and tags it manylinux_2_X for the newest glibc symbol the build uses
-# (manylinux_2_35 on Debian 12). cuBLAS, cuDNN and NVRTC are not in it: they
+# (manylinux_2_34 on Debian 12). cuBLAS, cuDNN and NVRTC are not in it: they
 # are opened at run time, from the nvidia-* pip packages (`sluice[cuda]`)
-# first, then the system's (device/dynamic_library.h).
+# first, then the system's (device/dynamic_library.h). Nor is MPI: the
+# wheel carries the shim sluice/libsluice_mpi.so, which a job under mpirun
+# opens, and the shim takes libmpi from the machine, the one that belongs
+# to its mpirun (decision 52).
 #
 # The wheel is for the Python that builds it: Python 3.12 or newer makes a
 # stable-ABI wheel (cp312-abi3: 3.12, 3.13 and later), 3.9 to 3.11 one for
@@ -102,7 +105,7 @@ built=$(date +%s)
 name=$(basename "$(ls "$raw"/sluice-*.whl)" | sed -E 's/-linux_x86_64\.whl$//')
 rm -f "$DIST/$name"-*.whl
 PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" repair "${zip_level[@]}" \
-  --wheel-dir "$DIST" "$raw"/sluice-*.whl 2>&1 | { grep -vE "^INFO:" >&2 || true; }
+  --exclude 'libmpi.so*' --wheel-dir "$DIST" "$raw"/sluice-*.whl 2>&1 | { grep -vE "^INFO:" >&2 || true; }
 wheel=$(ls "$DIST/$name"-*manylinux*.whl)
 echo "build_wheel: compiled in $((built - start)) s, repaired in" \
   "$(( $(date +%s) - built )) s: $(du -h "$wheel" | cut -f1)" >&2

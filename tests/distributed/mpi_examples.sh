@@ -6,7 +6,8 @@
 # under mpirun lists both ranks; a step that fails on rank 1 (out of its
 # memory) and ranks that load different models fail on both ranks, naming
 # the rank, within seconds; a feed given on rank 1 enters there; sluice's
-# own launcher refuses a CPU split (no host tensors without MPI). With the pipeline benchmark's path, also
+# own launcher refuses a CPU split (no host tensors without MPI); the
+# command links no MPI (the shim opens it). With the pipeline benchmark's path, also
 # several Run calls in flight over two pipeline stages, every step's output
 # equal to one step at a time's (bench/cluster_pipeline_bench.cc). Skips
 # (exit 77) only when mpirun is not installed (scripts/setup.sh installs
@@ -37,6 +38,15 @@ cd "$ROOT"
 # without ptrace (containers forbid CMA).
 MPIRUN=(mpirun -np 2 --oversubscribe --allow-run-as-root
         --mca btl_vader_single_copy_mechanism none --bind-to none)
+
+# The command links no MPI: it opens the shim (libsluice_mpi.so) and
+# through it libmpi when mpirun starts it (decision 52).
+if ldd "$SLUICE" | grep -q 'libmpi\.so'; then
+  echo "FAIL: $SLUICE links libmpi; only libsluice_mpi.so should" >&2
+  ldd "$SLUICE" >&2
+  exit 1
+fi
+echo "ok: sluice links no MPI; MPI is opened at run time"
 
 run_pair() {
   local name=$1 model=$2 input=$3
@@ -146,6 +156,23 @@ expect_failure bootstrap_host_tensors "start the job with mpirun" \
   --input x=examples/mlp_input.npy --config examples/cluster/mlp_2ranks.pbtxt \
   --output-dir "$WORK/b0"
 wait
+
+# A machine without libmpi (the wheel on a machine without Open MPI): a
+# process that a launcher's variables say is rank 0 of 2 ends with an error
+# that says MPI could not be loaded and what to do, not a crash. Needs a
+# private mount namespace to hide libmpi (root, as in CI); skipped otherwise.
+libmpi=$(ldd "$(dirname "$SLUICE")/../lib/libsluice_mpi.so" 2>/dev/null |
+         awk '/libmpi\.so/ {print $3}')
+if [[ -n "$libmpi" && $(id -u) == 0 ]] && unshare -m true 2>/dev/null; then
+  expect_failure no_libmpi "sluice cannot load MPI: .*libmpi.* Install the MPI" \
+    unshare -m --propagation private sh -c \
+    "mount --bind /dev/null $(realpath "$libmpi") &&
+     exec env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_LOCAL_RANK=0 \
+       \"$SLUICE\" run examples/mlp.pbtxt --input x=examples/mlp_input.npy \
+       --config examples/cluster/mlp_2ranks.pbtxt --output-dir \"$WORK/nompi\""
+else
+  echo "skipped: no_libmpi (needs root and unshare to hide libmpi)"
+fi
 
 # Steps in flight: 4 Run calls at once over two stages of a small chain
 # (under a second); the benchmark fails when a step's output differs.

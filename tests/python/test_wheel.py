@@ -56,6 +56,28 @@ def test_extension_links_protobuf_abseil_and_onnx_only_from_the_wheel():
         assert pathlib.Path(path).resolve().parent == WHEEL_LIBS, (name, path)
 
 
+def test_mpi_is_not_in_the_wheel_and_the_shim_takes_the_machines():
+    """MPI must match the mpirun that starts a job, so the wheel carries only
+    the shim (sluice/libsluice_mpi.so, decision 52), never a libmpi."""
+    assert not [p for p in WHEEL_LIBS.iterdir()
+                if re.match(r"lib(mpi|open-pal|open-rte|hwloc|event)", p.name)]
+    assert not any(n.startswith("libmpi") for n in ldd(EXTENSION))
+    shim = EXTENSION.parent / "libsluice_mpi.so"
+    if not shim.exists():
+        return  # a build without MPI
+    deps = ldd(shim)
+    mpi = [n for n in deps if n.startswith("libmpi")]
+    assert mpi, deps
+    report = subprocess.run([sys.executable, "-m", "sluice", "devices"],
+                            capture_output=True, text=True, timeout=60)
+    assert report.returncode == 0, report.stderr
+    line = next(l for l in report.stdout.splitlines() if l.startswith("MPI:"))
+    if deps[mpi[0]] == "not found":
+        assert "none: cannot open" in line, line
+    else:
+        assert "MPI v" in line or "MPICH" in line, line
+
+
 SESSION = textwrap.dedent("""
     import sys, numpy as np, sluice
     sess = sluice.Session(sys.argv[1])
