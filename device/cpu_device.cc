@@ -1,6 +1,8 @@
 // CpuDevice: the host allocator (optionally budgeted) and an Eigen pool.
 #include "device/cpu_device.h"
 
+#include <utility>
+
 #define EIGEN_USE_THREADS
 #include "unsupported/Eigen/CXX11/Tensor"
 #include "unsupported/Eigen/CXX11/ThreadPool"
@@ -32,7 +34,7 @@ CpuDevice::CpuDevice(int index, int64_t memory_limit, int intra_op_threads)
   if (intra_op_threads_ > 1) pool_ = std::make_unique<Pool>(intra_op_threads_);
 }
 
-CpuDevice::~CpuDevice() = default;
+CpuDevice::~CpuDevice() { LimitedAllocator::Retire(std::move(limited_)); }
 
 const Eigen::ThreadPoolDevice* CpuDevice::eigen_cpu_device() const {
   return pool_ ? &pool_->device : nullptr;

@@ -19,6 +19,8 @@
 
 namespace sluice {
 
+class LimitedAllocator;
+
 class CpuDevice final : public Device {
  public:
   // `intra_op_threads` <= 1 means no pool: kernels run inline. Otherwise
@@ -38,7 +40,9 @@ class CpuDevice final : public Device {
 
   // Fixed at construction.
   const int intra_op_threads_;
-  std::unique_ptr<Allocator> limited_;  // set when memory_limit > 0
+  // Set when memory_limit > 0; retired, not deleted, with the device, so
+  // tensors it allocated may outlive it (LimitedAllocator::Retire).
+  std::unique_ptr<LimitedAllocator> limited_;
   Allocator* allocator_;                // limited_ or CpuAllocator()
   std::unique_ptr<Pool> pool_;          // null when intra_op_threads <= 1
 };

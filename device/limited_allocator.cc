@@ -38,8 +38,25 @@ absl::StatusOr<void*> LimitedAllocator::Allocate(size_t bytes) {
 
 void LimitedAllocator::Deallocate(void* ptr, size_t bytes) {
   base_->Deallocate(ptr, bytes);
-  absl::MutexLock lock(&mu_);
-  in_use_ -= static_cast<int64_t>(bytes);
+  bool last = false;
+  {
+    absl::MutexLock lock(&mu_);
+    in_use_ -= static_cast<int64_t>(bytes);
+    last = retired_ && in_use_ == 0;
+  }
+  if (last) delete this;
+}
+
+void LimitedAllocator::Retire(std::unique_ptr<LimitedAllocator> allocator) {
+  if (allocator == nullptr) return;
+  LimitedAllocator* a = allocator.release();
+  bool now = false;
+  {
+    absl::MutexLock lock(&a->mu_);
+    a->retired_ = true;
+    now = a->in_use_ == 0;
+  }
+  if (now) delete a;
 }
 
 int64_t LimitedAllocator::bytes_in_use() const {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -37,6 +38,14 @@ class LimitedAllocator final : public Allocator {
   int64_t bytes_in_use() const;
   int64_t peak_bytes_in_use() const;
 
+  // Gives up the owner's hold: the allocator is deleted now when nothing it
+  // allocated is in use, else by the Deallocate that returns its last
+  // bytes. A device retires its allocator instead of deleting it, so that
+  // tensors it handed out (a session's host fetches on a logical CPU with
+  // a budget) may outlive the device and the session, as fetches from an
+  // unbudgeted CPU do. No Allocate may follow.
+  static void Retire(std::unique_ptr<LimitedAllocator> allocator);
+
  private:
   // Fixed at construction.
   Allocator* const base_;
@@ -46,6 +55,7 @@ class LimitedAllocator final : public Allocator {
   mutable absl::Mutex mu_;
   int64_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t peak_ ABSL_GUARDED_BY(mu_) = 0;
+  bool retired_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace sluice

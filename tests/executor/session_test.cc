@@ -215,6 +215,25 @@ TEST(SessionTest, PeakMemoryFollowsTheLiveSetNotTheGraph) {
   EXPECT_EQ((*out)[0].flat<float>()[7], 2.5f);  // 12 negations
 }
 
+TEST(SessionTest, FetchesFromABudgetedCpuOutliveTheSession) {
+  // A logical CPU with a budget allocates through its own allocator; its
+  // results must stay readable, and be freed safely, after the session is
+  // gone (Python frees them whenever its garbage collector gets to them).
+  RuntimeConfig config;
+  config.add_logical_cpus()->mutable_memory_limit()->set_bytes(1 << 20);
+  auto s = MakeSession(kSmallModel, config);
+  ASSERT_NE(s, nullptr);
+  Tensor x = Tensor::FromVector<float>({1, 2, -1, 0}, Shape({2, 2}));
+  auto out = s->Run({{"x", x}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  Tensor y = (*out)[0];
+  out->clear();
+  EXPECT_NE(y.allocator(), CpuAllocator());  // the budgeted CPU's own
+  s.reset();
+  EXPECT_THAT(Values(y), ::testing::ElementsAre(5.5f, 0.f, 0.f, 0.f));
+  y = Tensor();  // the last release, after the session (ASan: no error)
+}
+
 TEST(SessionTest, PlanCacheEvictsTheLeastRecentlyUsedPlan) {
   RuntimeConfig config;
   config.set_plan_cache_max_plans(2);

@@ -62,16 +62,18 @@ def test_mpi_is_not_in_the_wheel_and_the_shim_takes_the_machines():
     assert not [p for p in WHEEL_LIBS.iterdir()
                 if re.match(r"lib(mpi|open-pal|open-rte|hwloc|event)", p.name)]
     assert not any(n.startswith("libmpi") for n in ldd(EXTENSION))
-    shim = EXTENSION.parent / "libsluice_mpi.so"
-    if not shim.exists():
-        return  # a build without MPI
-    deps = ldd(shim)
-    mpi = [n for n in deps if n.startswith("libmpi")]
-    assert mpi, deps
     report = subprocess.run([sys.executable, "-m", "sluice", "devices"],
                             capture_output=True, text=True, timeout=60)
     assert report.returncode == 0, report.stderr
     line = next(l for l in report.stdout.splitlines() if l.startswith("MPI:"))
+    shim = EXTENSION.parent / "libsluice_mpi.so"
+    if "built without MPI" in line:
+        assert not shim.exists()
+        return
+    assert shim.exists(), f"a build with MPI ({line}) must ship {shim}"
+    deps = ldd(shim)
+    mpi = [n for n in deps if n.startswith("libmpi")]
+    assert mpi, deps
     if deps[mpi[0]] == "not found":
         assert "none: cannot open" in line, line
     else:
