@@ -1,5 +1,6 @@
 // Reductions and the shape and indexing kernels: Reshape, Transpose,
 // Concat, Split, Slice, Gather, Expand, Squeeze, Unsqueeze, Identity.
+#include <cmath>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -121,6 +122,63 @@ TEST(TransposeKernelTest, ThreeDimsAgainstNaive) {
     for (int c = 0; c < 4; ++c)
       for (int a = 0; a < 2; ++a) want.push_back(x[(a * 3 + b) * 4 + c]);
   ExpectTensor((*out)[0], {3, 4, 2}, want);
+}
+
+// The permutations that move the input's innermost axis (NCHW <-> NHWC, a
+// channel shuffle inside each pixel, a matrix transpose under batch axes),
+// which StridedCopy runs as a tiled transpose, against the index formula,
+// at sizes that are and are not multiples of its tiles and bands, on one
+// thread and on pools that split the tiles.
+TEST(TransposeKernelTest, InnermostAxisMovesMatchTheIndexFormulaOnEveryPoolSize) {
+  struct Case {
+    std::vector<int64_t> dims, perm;
+  };
+  const std::vector<Case> cases = {
+      {{1, 3, 7, 9}, {0, 2, 3, 1}},        // NCHW -> NHWC, 3 channels
+      {{2, 40, 5, 6}, {0, 2, 3, 1}},       // two images, 40 channels
+      {{1, 5, 6, 40}, {0, 3, 1, 2}},       // NHWC -> NCHW
+      {{1, 4, 4, 2, 29}, {0, 1, 2, 4, 3}}, // a shuffle of 2 x 29 per pixel
+      {{3, 17, 300}, {0, 2, 1}},           // rows past a band of columns
+      {{300, 17}, {1, 0}},
+      {{1, 1, 33}, {2, 0, 1}},             // size-1 axes dropped
+      {{2, 3, 4, 5, 6}, {4, 0, 3, 1, 2}},
+  };
+  for (const Case& c : cases) {
+    int64_t n = 1;
+    for (int64_t d : c.dims) n *= d;
+    std::vector<double> x(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<double>(i);
+    const int r = static_cast<int>(c.dims.size());
+    std::vector<int64_t> in_strides(r, 1), out_dims(r);
+    for (int d = r - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * c.dims[d + 1];
+    for (int d = 0; d < r; ++d) out_dims[d] = c.dims[c.perm[d]];
+    std::vector<double> want(n);
+    std::vector<int64_t> idx(r, 0);
+    for (int64_t o = 0; o < n; ++o) {
+      int64_t at = 0;
+      for (int d = 0; d < r; ++d) at += idx[d] * in_strides[c.perm[d]];
+      want[o] = x[at];
+      for (int d = r - 1; d >= 0 && ++idx[d] == out_dims[d]; --d) idx[d] = 0;
+    }
+    for (int threads : {1, 2, 3, 8}) {
+      SCOPED_TRACE(::testing::Message() << "dims " << ::testing::PrintToString(c.dims)
+                                        << " perm " << ::testing::PrintToString(c.perm)
+                                        << " threads " << threads);
+      RunOptions options;
+      options.intra_op_threads = threads;
+      for (DataType t : {DT_FLOAT, DT_INT64, DT_UINT8}) {
+        std::vector<double> xs = x, ws = want;
+        if (t == DT_UINT8) {
+          for (double& v : xs) v = std::fmod(v, 251.0);
+          for (double& v : ws) v = std::fmod(v, 251.0);
+        }
+        auto out = RunOp("Transpose", {MakeTensor(t, Shape(c.dims), xs)},
+                         {{"perm", IntListAttr(c.perm)}}, options);
+        ASSERT_TRUE(out.ok()) << out.status();
+        ExpectTensor((*out)[0], Shape(out_dims), ws);
+      }
+    }
+  }
 }
 
 TEST(TransposeKernelTest, BadPermIsAnError) {
