@@ -17,12 +17,16 @@ size_t RoundUp(size_t bytes) {
 }  // namespace
 
 CachingHostAllocator::CachingHostAllocator(std::unique_ptr<Allocator> base,
-                                           int64_t max_cached_bytes)
-    : base_(std::move(base)), max_cached_bytes_(max_cached_bytes) {}
+                                           int64_t max_cached_bytes,
+                                           size_t min_cached_bytes)
+    : base_(std::move(base)),
+      max_cached_bytes_(max_cached_bytes),
+      min_cached_bytes_(min_cached_bytes) {}
 
 CachingHostAllocator::~CachingHostAllocator() { ReleaseCached(); }
 
 absl::StatusOr<void*> CachingHostAllocator::Allocate(size_t bytes) {
+  if (bytes < min_cached_bytes_) return base_->Allocate(bytes);
   const size_t size = RoundUp(bytes);
   {
     absl::MutexLock lock(&mu_);
@@ -53,7 +57,11 @@ absl::StatusOr<void*> CachingHostAllocator::Allocate(size_t bytes) {
   return *p;
 }
 
-void CachingHostAllocator::Deallocate(void* ptr, size_t /*bytes*/) {
+void CachingHostAllocator::Deallocate(void* ptr, size_t bytes) {
+  if (bytes < min_cached_bytes_) {
+    base_->Deallocate(ptr, bytes);
+    return;
+  }
   size_t block = 0;
   {
     absl::MutexLock lock(&mu_);
@@ -63,7 +71,10 @@ void CachingHostAllocator::Deallocate(void* ptr, size_t /*bytes*/) {
     in_use_.erase(it);
     stats_.bytes_in_use -= static_cast<int64_t>(block);
     if (stats_.bytes_cached + static_cast<int64_t>(block) <= max_cached_bytes_) {
-      free_.emplace(block, ptr);
+      // Before the blocks of its size: the next request of that size takes
+      // the one freed last, still in the cache, as the C library's own
+      // free lists would.
+      free_.emplace_hint(free_.lower_bound(block), block, ptr);
       stats_.bytes_cached += static_cast<int64_t>(block);
       return;
     }

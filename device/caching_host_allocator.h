@@ -14,10 +14,13 @@
 //   cache.ReleaseCached();                 // what is kept goes back to base
 //
 // Sizes are rounded up to 4 KiB; a request takes the smallest kept block of
-// at least its rounded size and at most twice it, else a new one. A freed
+// at least its rounded size and at most twice it (of one size, the one
+// freed last), else a new one. A freed
 // block is kept while the kept bytes stay within max_cached_bytes, and
-// handed back to the base otherwise. Thread-safe; the base is called
-// without the lock held.
+// handed back to the base otherwise. Requests below min_cached_bytes go to
+// the base as they are, neither rounded nor kept (device/cpu_memory.h: the
+// C library serves small host blocks from its heap without new pages).
+// Thread-safe; the base is called without the lock held.
 #ifndef SLUICE_DEVICE_CACHING_HOST_ALLOCATOR_H_
 #define SLUICE_DEVICE_CACHING_HOST_ALLOCATOR_H_
 
@@ -38,7 +41,7 @@ class CachingHostAllocator final : public Allocator {
  public:
   // REQUIRES: base != nullptr, max_cached_bytes >= 0.
   CachingHostAllocator(std::unique_ptr<Allocator> base,
-                       int64_t max_cached_bytes);
+                       int64_t max_cached_bytes, size_t min_cached_bytes = 0);
   // Hands the kept blocks back to the base. Blocks still in use at
   // destruction are not tracked further (the base must outlive them).
   ~CachingHostAllocator() override;
@@ -63,6 +66,7 @@ class CachingHostAllocator final : public Allocator {
  private:
   const std::unique_ptr<Allocator> base_;
   const int64_t max_cached_bytes_;
+  const size_t min_cached_bytes_;
 
   mutable absl::Mutex mu_;
   std::multimap<size_t, void*> free_ ABSL_GUARDED_BY(mu_);  // size -> block

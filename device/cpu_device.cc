@@ -7,6 +7,7 @@
 #include "unsupported/Eigen/CXX11/Tensor"
 #include "unsupported/Eigen/CXX11/ThreadPool"
 
+#include "device/cpu_memory.h"
 #include "device/limited_allocator.h"
 #include "device/spinning_thread_pool.h"
 
@@ -21,15 +22,16 @@ struct CpuDevice::Pool {
   Eigen::ThreadPoolDevice device;
 };
 
-CpuDevice::CpuDevice(int index, int64_t memory_limit, int intra_op_threads)
+CpuDevice::CpuDevice(int index, int64_t memory_limit, int intra_op_threads,
+                     bool reuse_blocks)
     : Device(DeviceType::kCpu, index, memory_limit),
       intra_op_threads_(intra_op_threads < 1 ? 1 : intra_op_threads) {
+  Allocator* host = reuse_blocks ? CachedCpuAllocator() : CpuAllocator();
   if (memory_limit > 0) {
-    limited_ = std::make_unique<LimitedAllocator>(CpuAllocator(), name(),
-                                                  memory_limit);
+    limited_ = std::make_unique<LimitedAllocator>(host, name(), memory_limit);
     allocator_ = limited_.get();
   } else {
-    allocator_ = CpuAllocator();
+    allocator_ = host;
   }
   if (intra_op_threads_ > 1) pool_ = std::make_unique<Pool>(intra_op_threads_);
 }

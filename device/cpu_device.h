@@ -27,8 +27,11 @@ class CpuDevice final : public Device {
   // the pool has intra_op_threads - 1 workers and eigen_cpu_device() says
   // intra_op_threads: a kernel's own thread is the last one.
   // `memory_limit` 0 means unlimited; otherwise allocations beyond it fail
-  // with RESOURCE_EXHAUSTED.
-  CpuDevice(int index, int64_t memory_limit, int intra_op_threads);
+  // with RESOURCE_EXHAUSTED. `reuse_blocks`: tensors come from
+  // CachedCpuAllocator() (device/cpu_memory.h: a session's steps reuse the
+  // blocks earlier steps freed), else from CpuAllocator().
+  CpuDevice(int index, int64_t memory_limit, int intra_op_threads,
+            bool reuse_blocks = false);
   ~CpuDevice() override;
 
   Allocator* allocator() override { return allocator_; }
@@ -43,7 +46,7 @@ class CpuDevice final : public Device {
   // Set when memory_limit > 0; retired, not deleted, with the device, so
   // tensors it allocated may outlive it (LimitedAllocator::Retire).
   std::unique_ptr<LimitedAllocator> limited_;
-  Allocator* allocator_;                // limited_ or CpuAllocator()
+  Allocator* allocator_;  // limited_, CachedCpuAllocator() or CpuAllocator()
   std::unique_ptr<Pool> pool_;          // null when intra_op_threads <= 1
 };
 

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/cpu_device.h"
+#include "device/cpu_memory.h"
 #include "device/discovery.h"
 #include "device/external_memory.h"
 #include "device/gpu_device.h"
@@ -321,7 +322,7 @@ class SessionImpl final : public Session {
   const DeviceAssignment& assignment() const override { return assignment_; }
   const Placement& placement() const override { return placement_; }
   int64_t ReleaseUnusedMemory() override {
-    int64_t released = 0;
+    int64_t released = ReleaseCachedCpuMemory();
     for (const auto& d : devices_) {
       if (d->type() == DeviceType::kGpu) {
         released += static_cast<GpuDevice*>(d.get())->ReleaseUnusedMemory();
@@ -731,7 +732,8 @@ class SessionImpl final : public Session {
     topology_devices_.assign(Topology().num_devices(), nullptr);
     for (int i = 0; i < machine_.num_cpus; ++i) {
       const int64_t limit = machine_.topology.devices[i].memory_limit;
-      devices_.push_back(std::make_unique<CpuDevice>(i, limit, intra));
+      devices_.push_back(std::make_unique<CpuDevice>(i, limit, intra,
+                                                     /*reuse_blocks=*/true));
       devices_.back()->set_provider(&providers_->cpu());
       topology_devices_[offset + i] = devices_.back().get();
     }
@@ -1049,6 +1051,13 @@ class SessionImpl final : public Session {
   }
 
 
+  // Declared first, so destroyed last: what the session's CPU devices kept
+  // for reuse goes back to the C library once its tensors are gone
+  // (device/cpu_memory.h).
+  struct ReleasesKeptHostBlocks {
+    ~ReleasesKeptHostBlocks() { ReleaseCachedCpuMemory(); }
+  } releases_kept_host_blocks_;
+
   // Fixed after Init(): the graph after the optimisation passes.
   std::unique_ptr<const Graph> graph_;
   OptimizationLevel optimization_level_ = OPTIMIZATION_NONE;
@@ -1120,6 +1129,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(
   }
   auto session = std::make_unique<SessionImpl>(std::move(graph), config);
   RETURN_IF_ERROR(session->Init(options));
+  // Blocks freed while the session was made (weights reordered, folded)
+  // are not its steps' sizes: given back, not kept.
+  ReleaseCachedCpuMemory();
   return std::unique_ptr<Session>(std::move(session));
 }
 
@@ -1135,6 +1147,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::CreateFromFile(
   // are known: a prepared model's key depends on them.
   auto session = std::make_unique<SessionImpl>(path, config);
   RETURN_IF_ERROR(session->Init(options));
+  // Blocks freed while the session was made (weights reordered, folded)
+  // are not its steps' sizes: given back, not kept.
+  ReleaseCachedCpuMemory();
   return std::unique_ptr<Session>(std::move(session));
 }
 

@@ -213,9 +213,12 @@ class Session {
   // The devices this session uses (not owned by the caller).
   virtual std::vector<Device*> devices() const = 0;
   // Hands the GPU memory this session reserved but holds no tensor in back
-  // to the driver (as PyTorch's torch.cuda.empty_cache); returns the bytes.
-  // Memory that cached plans' CUDA graphs keep stays (see the plan cache
-  // bounds in proto/config.proto). Safe to call while steps run.
+  // to the driver (as PyTorch's torch.cuda.empty_cache), and the host
+  // blocks of 64 KiB and more that CPU steps freed and sluice keeps for the
+  // next steps (up to 1 GiB a process; also given back when a session is
+  // destroyed) to the C library; returns the bytes. Memory that cached
+  // plans' CUDA graphs keep stays (see the plan cache bounds in
+  // proto/config.proto). Safe to call while steps run.
   virtual int64_t ReleaseUnusedMemory() = 0;
   // A copy of `tensor` (host memory, or a GPU of this session) on `device`
   // ("/cpu:0", or "/gpu:N" this session uses), finished when it returns:

@@ -452,7 +452,8 @@ class Session:
         return self._s.stats()
 
     def release_unused_memory(self) -> int:
-        """Gives GPU memory that holds no tensor back; returns the bytes."""
+        """Gives GPU memory that holds no tensor back, and the host blocks
+        kept for the next CPU steps; returns the bytes."""
         return self._s.release_unused_memory()
 
     def __repr__(self) -> str:

@@ -69,6 +69,25 @@ TEST(CachingHostAllocatorTest, StepsOfOneSizeReuseOneBlock) {
   EXPECT_EQ(counts.live_bytes, 0);
 }
 
+TEST(CachingHostAllocatorTest, BlocksBelowTheMinimumGoStraightToTheBase) {
+  CountingBase::Counts counts;
+  CachingHostAllocator cache(std::make_unique<CountingBase>(&counts),
+                             int64_t{1} << 30, /*min_cached_bytes=*/64 << 10);
+  for (int step = 0; step < 3; ++step) {
+    void* small = *cache.Allocate(1000);       // neither rounded nor kept
+    void* large = *cache.Allocate(100 << 10);  // kept
+    cache.Deallocate(small, 1000);
+    cache.Deallocate(large, 100 << 10);
+  }
+  EXPECT_EQ(counts.allocations, 3 + 1);
+  EXPECT_EQ(counts.frees, 3);
+  EXPECT_EQ(counts.live_bytes, 100 << 10);  // the one kept block
+  const CachingHostAllocator::Stats s = cache.GetStats();
+  EXPECT_EQ(s.misses, 1);
+  EXPECT_EQ(s.hits, 2);
+  EXPECT_EQ(s.bytes_cached, 100 << 10);
+}
+
 TEST(CachingHostAllocatorTest, ABlockMoreThanTwiceTheRequestIsNotTaken) {
   CountingBase::Counts counts;
   CachingHostAllocator cache(std::make_unique<CountingBase>(&counts),
