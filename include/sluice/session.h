@@ -214,7 +214,7 @@ class Session {
   virtual std::vector<Device*> devices() const = 0;
   // Hands the GPU memory this session reserved but holds no tensor in back
   // to the driver (as PyTorch's torch.cuda.empty_cache), and the host
-  // blocks of 64 KiB and more that CPU steps freed and sluice keeps for the
+  // blocks of 1 MiB and more that CPU steps freed and sluice keeps for the
   // next steps (up to 1 GiB a process; also given back when a session is
   // destroyed) to the C library; returns the bytes. Memory that cached
   // plans' CUDA graphs keep stays (see the plan cache bounds in
