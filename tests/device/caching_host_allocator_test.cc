@@ -11,41 +11,12 @@
 #include "absl/status/status.h"
 #include "core/tensor.h"
 #include "gtest/gtest.h"
+#include "testing/counting_allocator.h"
 
 namespace sluice {
 namespace {
 
-// Host memory that counts what it hands out and can be told to fail past
-// a number of bytes.
-class CountingBase final : public Allocator {
- public:
-  struct Counts {
-    int allocations = 0;
-    int frees = 0;
-    int64_t live_bytes = 0;
-  };
-  explicit CountingBase(Counts* counts, int64_t limit = 0)
-      : counts_(counts), limit_(limit) {}
-  std::string Name() const override { return "counting host memory"; }
-  bool host_accessible() const override { return true; }
-  absl::StatusOr<void*> Allocate(size_t bytes) override {
-    if (limit_ > 0 && counts_->live_bytes + static_cast<int64_t>(bytes) > limit_) {
-      return absl::ResourceExhaustedError("counting base: over its limit");
-    }
-    ++counts_->allocations;
-    counts_->live_bytes += static_cast<int64_t>(bytes);
-    return CpuAllocator()->Allocate(bytes);
-  }
-  void Deallocate(void* p, size_t bytes) override {
-    ++counts_->frees;
-    counts_->live_bytes -= static_cast<int64_t>(bytes);
-    CpuAllocator()->Deallocate(p, bytes);
-  }
-
- private:
-  Counts* const counts_;
-  const int64_t limit_;
-};
+using CountingBase = ::sluice::testing::CountingAllocator;
 
 TEST(CachingHostAllocatorTest, StepsOfOneSizeReuseOneBlock) {
   CountingBase::Counts counts;

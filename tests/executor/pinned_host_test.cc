@@ -22,6 +22,7 @@
 #include "google/protobuf/text_format.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "testing/counting_allocator.h"
 #include "tests/executor/gpu_test_util.h"
 
 namespace sluice {
@@ -168,29 +169,15 @@ TEST(PinnedHostTest, HostTensorsAndPinnedFetchesOutliveTheSession) {
 // A fetched value copied to the host lands in the allocator the step
 // asks for (the plan's fetch copies, CopyKernel): shown here between two
 // logical CPUs, where no GPU is needed.
-class CountingAllocator final : public Allocator {
- public:
-  std::string Name() const override { return "counting"; }
-  bool host_accessible() const override { return true; }
-  absl::StatusOr<void*> Allocate(size_t bytes) override {
-    ++allocations;
-    return CpuAllocator()->Allocate(bytes);
-  }
-  void Deallocate(void* p, size_t bytes) override {
-    CpuAllocator()->Deallocate(p, bytes);
-  }
-  int allocations = 0;
-};
-
 TEST(PinnedHostTest, CopyTensorToACpuAllocatesWhereAsked) {
   CpuDevice host(0, 0, 1);
   CpuDevice other(1, int64_t{1} << 20, 1);
-  CountingAllocator counting;
+  testing::CountingAllocator counting;
   Tensor value = Tensor::FromVector<float>({1, 2, 3}, Shape({3}));
   absl::StatusOr<Tensor> there = CopyTensor(value, &host, &other, &counting);
   ASSERT_TRUE(there.ok()) << there.status();
   EXPECT_EQ(there->allocator(), &counting);
-  EXPECT_EQ(counting.allocations, 1);
+  EXPECT_EQ(counting.counts().allocations, 1);
   EXPECT_TRUE(TensorsEqual(*there, value));
   absl::StatusOr<Tensor> own = CopyTensor(value, &host, &other);
   ASSERT_TRUE(own.ok()) << own.status();

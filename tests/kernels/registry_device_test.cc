@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 #include "kernels/kernel_registry.h"
+#include "testing/counting_allocator.h"
 
 namespace sluice::testing {
 namespace {
@@ -138,25 +139,8 @@ TEST(LimitedAllocatorTest, CountsAndReleases) {
   a.Deallocate(*r, 100);
 }
 
-// Counts what reaches the base allocator, to see a retired allocator's
-// memory go back.
-class CountingAllocator final : public Allocator {
- public:
-  std::string Name() const override { return "counting"; }
-  bool host_accessible() const override { return true; }
-  absl::StatusOr<void*> Allocate(size_t bytes) override {
-    ++allocations;
-    return CpuAllocator()->Allocate(bytes);
-  }
-  void Deallocate(void* ptr, size_t bytes) override {
-    ++deallocations;
-    CpuAllocator()->Deallocate(ptr, bytes);
-  }
-  int allocations = 0, deallocations = 0;
-};
-
 TEST(LimitedAllocatorTest, ARetiredAllocatorServesTheBuffersItHandedOut) {
-  CountingAllocator base;
+  CountingAllocator base;  // its memory going back shows the retirement
   auto a = std::make_unique<LimitedAllocator>(&base, "/cpu:0", 1 << 20);
   Allocator* raw = a.get();
   absl::StatusOr<Tensor> kept = Tensor::Create(DT_FLOAT, Shape({4}), raw);
@@ -165,12 +149,12 @@ TEST(LimitedAllocatorTest, ARetiredAllocatorServesTheBuffersItHandedOut) {
   // The owner (a CpuDevice going away with its session) lets go first.
   LimitedAllocator::Retire(std::move(a));
   EXPECT_EQ(kept->flat<float>()[3], 7.0f);
-  EXPECT_EQ(base.deallocations, 0);
+  EXPECT_EQ(base.counts().frees, 0);
   // The last buffer's release returns its bytes and deletes the allocator
   // (ASan's builds: a use after free or a leak here fails the test).
   *kept = Tensor();
-  EXPECT_EQ(base.allocations, 1);
-  EXPECT_EQ(base.deallocations, 1);
+  EXPECT_EQ(base.counts().allocations, 1);
+  EXPECT_EQ(base.counts().frees, 1);
   // An idle allocator retires at once.
   LimitedAllocator::Retire(std::make_unique<LimitedAllocator>(&base, "/cpu:1", 64));
 }
