@@ -20,8 +20,8 @@ CachingHostAllocator::CachingHostAllocator(std::unique_ptr<Allocator> base,
                                            int64_t max_cached_bytes,
                                            size_t min_cached_bytes)
     : base_(std::move(base)),
-      max_cached_bytes_(max_cached_bytes),
-      min_cached_bytes_(min_cached_bytes) {}
+      min_cached_bytes_(min_cached_bytes),
+      max_cached_bytes_(max_cached_bytes) {}
 
 CachingHostAllocator::~CachingHostAllocator() { ReleaseCached(); }
 
@@ -95,6 +95,11 @@ int64_t CachingHostAllocator::ReleaseCached() {
     bytes += static_cast<int64_t>(size);
   }
   return bytes;
+}
+
+void CachingHostAllocator::SetMaxCachedBytes(int64_t max_cached_bytes) {
+  absl::MutexLock lock(&mu_);
+  max_cached_bytes_ = max_cached_bytes;
 }
 
 CachingHostAllocator::Stats CachingHostAllocator::GetStats() const {

@@ -54,6 +54,9 @@ class CachingHostAllocator final : public Allocator {
 
   // Hands every kept block back to the base; returns their bytes.
   int64_t ReleaseCached();
+  // Changes the cap for blocks freed from now on (what is kept stays until
+  // ReleaseCached).
+  void SetMaxCachedBytes(int64_t max_cached_bytes);
 
   struct Stats {
     int64_t bytes_in_use = 0;   // blocks handed out, rounded sizes
@@ -65,10 +68,10 @@ class CachingHostAllocator final : public Allocator {
 
  private:
   const std::unique_ptr<Allocator> base_;
-  const int64_t max_cached_bytes_;
   const size_t min_cached_bytes_;
 
   mutable absl::Mutex mu_;
+  int64_t max_cached_bytes_ ABSL_GUARDED_BY(mu_);
   std::multimap<size_t, void*> free_ ABSL_GUARDED_BY(mu_);  // size -> block
   absl::flat_hash_map<void*, size_t> in_use_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "absl/base/config.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace sluice {
 namespace {
@@ -28,14 +30,40 @@ constexpr int64_t kMaxCachedBytes = 0;
 constexpr int64_t kMaxCachedBytes = int64_t{1} << 30;
 #endif
 
+// Nothing is kept until a session says it uses the cache.
 CachingHostAllocator* Cache() {
   static CachingHostAllocator* const cache = new CachingHostAllocator(
-      std::make_unique<ProcessCpuAllocator>(), kMaxCachedBytes,
+      std::make_unique<ProcessCpuAllocator>(), /*max_cached_bytes=*/0,
       kMinCachedCpuBlock);
   return cache;
 }
 
+struct Users {
+  absl::Mutex mu;
+  int count ABSL_GUARDED_BY(mu) = 0;
+};
+
+Users& CacheUsers() {
+  static Users* const users = new Users();
+  return *users;
+}
+
 }  // namespace
+
+CpuMemoryUse::CpuMemoryUse() {
+  Users& u = CacheUsers();
+  absl::MutexLock lock(&u.mu);
+  if (u.count++ == 0) Cache()->SetMaxCachedBytes(kMaxCachedBytes);
+}
+
+CpuMemoryUse::~CpuMemoryUse() {
+  Users& u = CacheUsers();
+  absl::MutexLock lock(&u.mu);
+  if (--u.count == 0) {
+    Cache()->SetMaxCachedBytes(0);
+    Cache()->ReleaseCached();
+  }
+}
 
 Allocator* CachedCpuAllocator() { return Cache(); }
 

@@ -10,13 +10,19 @@
 // better left to the C library, which reuses a freed range for any size:
 // kept at 64 KiB and more, MobileNetV3-small was about 4% slower.
 //
-// What is kept goes back to the C library when a session is destroyed or
-// its ReleaseUnusedMemory is called (ReleaseCachedCpuMemory). In builds with
-// AddressSanitizer nothing is kept, so that a use after free still meets
-// freed memory. Loading and the graph passes use CpuAllocator() directly.
+// Blocks are kept only while a session is alive (CpuMemoryUse, one per
+// session); when the last one goes, what is kept goes back to the C library,
+// and ReleaseCachedCpuMemory (Session::ReleaseUnusedMemory) gives it back at
+// any time. It is one cache for the process: every session's steps reuse
+// it. A logical CPU's budget (LimitedAllocator over this) counts the bytes
+// its tensors ask for, not the rounding of a reused block (up to twice the
+// size) nor what is kept. In builds with AddressSanitizer nothing is kept,
+// so that a use after free still meets freed memory. Loading and the graph
+// passes use CpuAllocator() directly.
 //
-//   Allocator* a = CachedCpuAllocator();   // what CpuDevice hands kernels
-//   ReleaseCachedCpuMemory();              // after a session goes away
+//   CpuMemoryUse use;                      // a session's member
+//   Allocator* a = CachedCpuAllocator();   // what its CpuDevices hand kernels
+//   ReleaseCachedCpuMemory();              // ReleaseUnusedMemory
 #ifndef SLUICE_DEVICE_CPU_MEMORY_H_
 #define SLUICE_DEVICE_CPU_MEMORY_H_
 
@@ -35,6 +41,16 @@ Allocator* CachedCpuAllocator();
 
 // Hands every kept block back; returns their bytes.
 int64_t ReleaseCachedCpuMemory();
+
+// While one is alive, blocks freed are kept; the last one's destruction
+// hands them back. Thread-safe.
+class CpuMemoryUse {
+ public:
+  CpuMemoryUse();
+  ~CpuMemoryUse();
+  CpuMemoryUse(const CpuMemoryUse&) = delete;
+  CpuMemoryUse& operator=(const CpuMemoryUse&) = delete;
+};
 
 // Its counters (bytes in use and kept, hits and misses).
 CachingHostAllocator::Stats CachedCpuMemoryStats();

@@ -26,12 +26,14 @@ absl::StatusOr<void*> LimitedAllocator::Allocate(size_t bytes) {
           " bytes, ", in_use_, " in use"));
     }
     in_use_ += asked;  // reserve before allocating, release on failure
+    ++live_;
     if (in_use_ > peak_) peak_ = in_use_;
   }
   absl::StatusOr<void*> p = base_->Allocate(bytes);
   if (!p.ok()) {
     absl::MutexLock lock(&mu_);
     in_use_ -= asked;
+    --live_;
   }
   return p;
 }
@@ -42,7 +44,8 @@ void LimitedAllocator::Deallocate(void* ptr, size_t bytes) {
   {
     absl::MutexLock lock(&mu_);
     in_use_ -= static_cast<int64_t>(bytes);
-    last = retired_ && in_use_ == 0;
+    --live_;
+    last = retired_ && live_ == 0;
   }
   if (last) delete this;
 }
@@ -54,7 +57,7 @@ void LimitedAllocator::Retire(std::unique_ptr<LimitedAllocator> allocator) {
   {
     absl::MutexLock lock(&a->mu_);
     a->retired_ = true;
-    now = a->in_use_ == 0;
+    now = a->live_ == 0;
   }
   if (now) delete a;
 }

@@ -39,8 +39,8 @@ class LimitedAllocator final : public Allocator {
   int64_t peak_bytes_in_use() const;
 
   // Gives up the owner's hold: the allocator is deleted now when nothing it
-  // allocated is in use, else by the Deallocate that returns its last
-  // bytes. A device retires its allocator instead of deleting it, so that
+  // allocated is in use, else by the Deallocate of its last allocation
+  // (empty ones count). A device retires its allocator instead of deleting it, so that
   // tensors it handed out (a session's host fetches on a logical CPU with
   // a budget) may outlive the device and the session, as fetches from an
   // unbudgeted CPU do. No Allocate may follow.
@@ -55,6 +55,9 @@ class LimitedAllocator final : public Allocator {
   mutable absl::Mutex mu_;
   int64_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t peak_ ABSL_GUARDED_BY(mu_) = 0;
+  // Allocations not yet deallocated, empty ones included (an empty
+  // tensor's buffer is freed like any other): retirement ends at zero.
+  int64_t live_ ABSL_GUARDED_BY(mu_) = 0;
   bool retired_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -6,20 +6,26 @@
 #include <filesystem>
 #include <system_error>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "device/dynamic_library.h"
 
 namespace sluice {
 namespace {
 
-// The folder of the file that holds this code: the executable when sluice
-// is linked into it, else libsluice.so or the Python extension.
+// The folder of the file that holds this code: libsluice.so or the Python
+// extension when it is a shared library, else the executable. (For code in
+// the executable dladdr gives argv[0], which may be a bare name or relative
+// to another folder: /proc/self/exe is the file.)
 std::filesystem::path OwnFolder() {
   std::error_code ec;
   Dl_info info;
   if (dladdr(reinterpret_cast<const void*>(&MpiShimCandidates), &info) != 0 &&
-      info.dli_fname != nullptr && info.dli_fname[0] != '\0') {
+      info.dli_fname != nullptr &&
+      absl::StrContains(std::filesystem::path(info.dli_fname).filename().string(),
+                        ".so")) {
     std::filesystem::path file = std::filesystem::canonical(info.dli_fname, ec);
     if (!ec) return file.parent_path();
   }
@@ -34,7 +40,13 @@ std::vector<std::string> MpiShimCandidates() {
   const std::filesystem::path folder = OwnFolder();
   if (!folder.empty()) {
     out.push_back((folder / kMpiShimName).string());
+    // bin/ and lib/ of an install (lib64/ where CMake installs there),
+    // tools/ and lib/ of a build folder.
     out.push_back((folder.parent_path() / "lib" / kMpiShimName).string());
+    if (std::string(SLUICE_INSTALL_LIBDIR) != "lib") {
+      out.push_back(
+          (folder.parent_path() / SLUICE_INSTALL_LIBDIR / kMpiShimName).string());
+    }
   }
   out.push_back(kMpiShimName);
   return out;
@@ -42,8 +54,28 @@ std::vector<std::string> MpiShimCandidates() {
 
 absl::StatusOr<const MpiApi*> LoadMpiFrom(
     const std::vector<std::string>& candidates) {
-  ASSIGN_OR_RETURN(DynamicLibrary lib,
-                   DynamicLibrary::Open(candidates, DynamicLibrary::Scope::kGlobal));
+  // A shim that is there but does not load is the answer (its libmpi is
+  // missing, most likely): its own error, not the other places'.
+  std::vector<std::string> names;
+  for (const std::string& c : candidates) {
+    std::error_code ec;
+    if (c.find('/') == std::string::npos || std::filesystem::exists(c, ec)) {
+      names.push_back(c);
+    }
+  }
+  if (names.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "no ", kMpiShimName, " in ", absl::StrJoin(candidates, ", ")));
+  }
+  absl::StatusOr<DynamicLibrary> opened = DynamicLibrary::Open(
+      {names.front()}, DynamicLibrary::Scope::kGlobal);
+  if (!opened.ok() && names.front().find('/') == std::string::npos) {
+    return absl::NotFoundError(absl::StrCat(
+        "no ", kMpiShimName, " beside sluice (", absl::StrJoin(candidates, ", "),
+        ") nor where the dynamic loader looks"));
+  }
+  if (!opened.ok()) return opened.status();
+  DynamicLibrary lib = *std::move(opened);
   using Entry = const MpiApi* (*)(int);
   Entry entry = nullptr;
   lib.Bind("sluice_mpi_api", &entry);
@@ -59,7 +91,7 @@ absl::StatusOr<const MpiApi*> LoadMpiFrom(
   return api;
 }
 
-absl::StatusOr<const MpiApi*> LoadMpi() {
+const absl::StatusOr<const MpiApi*>& LoadMpi() {
   static const absl::StatusOr<const MpiApi*>* const loaded =
       new absl::StatusOr<const MpiApi*>(LoadMpiFrom(MpiShimCandidates()));
   return *loaded;

@@ -62,7 +62,7 @@ void FinalizeMpi() {
 // when sluice initialised it.
 absl::Status InitMpiOnce() {
   static const absl::Status* status = [] {
-    if (absl::StatusOr<const MpiApi*> api = LoadMpi(); !api.ok()) {
+    if (const absl::StatusOr<const MpiApi*>& api = LoadMpi(); !api.ok()) {
       return new absl::Status(absl::FailedPreconditionError(absl::StrCat(
           "this process was started by an MPI launcher, but sluice cannot "
           "load MPI: ", api.status().message(), ". Install the MPI whose "
@@ -488,18 +488,16 @@ class MpiProcessGroup final : public ProcessGroup {
 
 bool BuiltWithMpi() { return true; }
 
-std::string MpiLibraryVersion() {
-  if (absl::StatusOr<const MpiApi*> api = LoadMpi(); !api.ok()) {
-    return absl::StrCat("none: ", api.status().message());
-  }
+absl::StatusOr<std::string> MpiLibraryVersion() {
+  RETURN_IF_ERROR(LoadMpi().status());
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int length = 0;
   if (Mpi().Get_library_version(version, &length) != MPI_SUCCESS) {
-    return "unknown MPI";
+    return std::string("unknown MPI");
   }
   std::vector<std::string> lines =
       absl::StrSplit(std::string(version, length), absl::ByAnyChar("\n,"));
-  return lines.empty() ? "unknown MPI" : lines[0];
+  return lines.empty() ? std::string("unknown MPI") : lines[0];
 }
 
 absl::StatusOr<std::unique_ptr<ProcessGroup>> ConnectMpiProcessGroup(
@@ -521,7 +519,8 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ConnectMpiProcessGroup(
         "; sluice needs ", kAnnounceTag));
   }
   return std::unique_ptr<ProcessGroup>(
-      new MpiProcessGroup(comm, rank, size, MpiLibraryVersion()));
+      new MpiProcessGroup(comm, rank, size,
+                          MpiLibraryVersion().value_or("unknown MPI")));
 }
 
 }  // namespace sluice

@@ -26,8 +26,10 @@ namespace sluice {
 // Whether this build of sluice has MPI (CMake found it).
 bool BuiltWithMpi();
 
-// "Open MPI v4.1.4, ..." (MPI_Get_library_version), or why there is none.
-std::string MpiLibraryVersion();
+// "Open MPI v4.1.4" (MPI_Get_library_version's first line). Errors: why
+// there is none (UNIMPLEMENTED in a build without MPI; the loader's reason
+// when the shim or its libmpi does not load here: mpi_library.h).
+absl::StatusOr<std::string> MpiLibraryVersion();
 
 // Joins every process of MPI_COMM_WORLD (a collective: every rank calls
 // it, in the same order as its other MPI group creations). Errors:

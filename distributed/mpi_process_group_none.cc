@@ -6,9 +6,10 @@ namespace sluice {
 
 bool BuiltWithMpi() { return false; }
 
-std::string MpiLibraryVersion() {
-  return "none: sluice was built without MPI (install libopenmpi-dev, "
-         "scripts/setup.sh does, and build again)";
+absl::StatusOr<std::string> MpiLibraryVersion() {
+  return absl::UnimplementedError(
+      "sluice was built without MPI (install libopenmpi-dev, scripts/setup.sh "
+      "does, and build again)");
 }
 
 absl::StatusOr<std::unique_ptr<ProcessGroup>> ConnectMpiProcessGroup(

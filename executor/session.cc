@@ -1051,12 +1051,10 @@ class SessionImpl final : public Session {
   }
 
 
-  // Declared first, so destroyed last: what the session's CPU devices kept
-  // for reuse goes back to the C library once its tensors are gone
-  // (device/cpu_memory.h).
-  struct ReleasesKeptHostBlocks {
-    ~ReleasesKeptHostBlocks() { ReleaseCachedCpuMemory(); }
-  } releases_kept_host_blocks_;
+  // Declared first, so destroyed last: host blocks the steps free are kept
+  // for reuse while a session lives; after the last one, once its tensors
+  // are gone, they go back to the C library (device/cpu_memory.h).
+  CpuMemoryUse cpu_memory_use_;
 
   // Fixed after Init(): the graph after the optimisation passes.
   std::unique_ptr<const Graph> graph_;
@@ -1129,9 +1127,6 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(
   }
   auto session = std::make_unique<SessionImpl>(std::move(graph), config);
   RETURN_IF_ERROR(session->Init(options));
-  // Blocks freed while the session was made (weights reordered, folded)
-  // are not its steps' sizes: given back, not kept.
-  ReleaseCachedCpuMemory();
   return std::unique_ptr<Session>(std::move(session));
 }
 
@@ -1147,9 +1142,6 @@ absl::StatusOr<std::unique_ptr<Session>> Session::CreateFromFile(
   // are known: a prepared model's key depends on them.
   auto session = std::make_unique<SessionImpl>(path, config);
   RETURN_IF_ERROR(session->Init(options));
-  // Blocks freed while the session was made (weights reordered, folded)
-  // are not its steps' sizes: given back, not kept.
-  ReleaseCachedCpuMemory();
   return std::unique_ptr<Session>(std::move(session));
 }
 

@@ -72,9 +72,16 @@ void PrintInventory(const DeviceReport& report, std::ostream& out) {
   out << ")\n";
   out << "cuDNN: " << CudnnLine(report.cudnn) << "\n";
   out << "NCCL: " << report.nccl << "\n";
-  out << "MPI: " << (report.mpi.empty() ? std::string("none (built without MPI)")
-                                        : report.mpi)
-      << "\n";
+  out << "MPI: ";
+  if (!report.mpi.empty()) {
+    out << report.mpi;
+  } else if (!report.mpi_unavailable.empty()) {
+    out << "not available here (needed only for jobs under mpirun): "
+        << report.mpi_unavailable;
+  } else {
+    out << "none (built without MPI)";
+  }
+  out << "\n";
   if (inv.gpus.empty()) {
     out << "no GPU listed: " << inv.no_gpu_reason << "\n";
     return;
@@ -172,6 +179,7 @@ json InventoryJson(const DeviceReport& report) {
                 {"reason", cudnn.reason}};
   j["nccl"] = report.nccl;
   j["mpi"] = report.mpi;
+  j["mpi_unavailable"] = report.mpi_unavailable;
   j["notes"] = inv.notes;
   return j;
 }
@@ -213,7 +221,14 @@ DeviceReport BuildDeviceReport(DeviceInventory inventory) {
   report.inventory = std::move(inventory);
   report.cudnn = GetCudnnInfo();
   report.nccl = NcclDescription();
-  report.mpi = BuiltWithMpi() ? MpiLibraryVersion() : std::string();
+  if (BuiltWithMpi()) {
+    absl::StatusOr<std::string> mpi = MpiLibraryVersion();
+    if (mpi.ok()) {
+      report.mpi = *mpi;
+    } else {
+      report.mpi_unavailable = std::string(mpi.status().message());
+    }
+  }
   return report;
 }
 

@@ -32,9 +32,11 @@ struct DeviceReport {
   CudnnInfo cudnn;
   // What a job of several processes would use (docs/design.md decision 41):
   // the NCCL found ("not found (...)" otherwise) and the MPI library
-  // (empty when built without MPI).
+  // (empty when there is none; then `mpi_unavailable` says why, where this
+  // build has MPI but cannot load it here).
   std::string nccl;
   std::string mpi;
+  std::string mpi_unavailable;
   // What a session with a config would set up (AddConfigToDeviceReport).
   struct ConfigSection {
     std::string path;                    // the config's name in the report
@@ -57,7 +59,8 @@ absl::Status AddConfigToDeviceReport(const std::string& path,
                                      DeviceReport* report);
 
 // {"cpu", "gpus", "peer_access", "no_gpu_reason" (without a GPU), "cudnn",
-// "nccl", "mpi", "notes", "config" (with a config section)}.
+// "nccl", "mpi", "mpi_unavailable", "notes", "config" (with a config
+// section)}.
 nlohmann::json DeviceReportJson(const DeviceReport& report);
 
 // The text `sluice devices` prints.

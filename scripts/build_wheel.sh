@@ -5,8 +5,9 @@
 # links that no Linux is sure to have (protobuf, Abseil, libonnx_proto,
 # oneDNN and its libgomp and libOpenCL, the CUDA runtime in a CUDA build)
 # into the wheel under names of their own (sluice.libs/libprotobuf-<hash>.so)
-# and tags it manylinux_2_X for the newest glibc symbol the build uses
-# (manylinux_2_34 on Debian 12). cuBLAS, cuDNN and NVRTC are not in it: they
+# and tags it manylinux_2_X for the newest glibc and libstdc++ symbols the
+# build uses (manylinux_2_35 on Debian 12: glibc's are 2.34, GCC 12's
+# libstdc++ makes it 2.35). cuBLAS, cuDNN and NVRTC are not in it: they
 # are opened at run time, from the nvidia-* pip packages (`sluice[cuda]`)
 # first, then the system's (device/dynamic_library.h). Nor is MPI: the
 # wheel carries the shim sluice/libsluice_mpi.so, which a job under mpirun

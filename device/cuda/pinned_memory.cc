@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/tensor.h"
 #include "cuda_runtime_api.h"
+#include "device/cpu_memory.h"
 #include "device/cuda/cuda_status.h"
 
 namespace sluice {
@@ -82,7 +83,9 @@ bool IsPageLocked(const Tensor& t) {
   }
   if (t.allocator() == PinnedHostAllocator()) return true;
   // sluice's own pageable memory, without asking CUDA twice per copy.
-  if (t.allocator() == CpuAllocator()) return false;
+  if (t.allocator() == CpuAllocator() || t.allocator() == CachedCpuAllocator()) {
+    return false;
+  }
   return IsPageLockedRange(t.raw_data(), t.bytes());
 }
 

@@ -215,8 +215,9 @@ class Session {
   // Hands the GPU memory this session reserved but holds no tensor in back
   // to the driver (as PyTorch's torch.cuda.empty_cache), and the host
   // blocks of 1 MiB and more that CPU steps freed and sluice keeps for the
-  // next steps (up to 1 GiB a process; also given back when a session is
-  // destroyed) to the C library; returns the bytes. Memory that cached
+  // next steps to the C library (those are the process's, kept for every
+  // session's steps, up to 1 GiB, and given back anyway when the last
+  // session is destroyed); returns the bytes. Memory that cached
   // plans' CUDA graphs keep stays (see the plan cache bounds in
   // proto/config.proto). Safe to call while steps run.
   virtual int64_t ReleaseUnusedMemory() = 0;

@@ -3,7 +3,11 @@
 // place tried when it is missing.
 #include "distributed/mpi_library.h"
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
@@ -38,6 +42,14 @@ TEST(MpiLibraryTest, LoadsTheShimTheBuildMadeWithEveryEntryPoint) {
         reinterpret_cast<const void*>(mpi.Get_count)}) {
     EXPECT_NE(fn, nullptr);
   }
+  // The handles an MPI defines as its globals' addresses (Open MPI) or as
+  // numbers (MPICH) were read where MPI is linked: none is a zero value.
+  EXPECT_NE(mpi.comm_world, MPI_Comm{});
+  EXPECT_NE(mpi.byte, MPI_Datatype{});
+  EXPECT_NE(mpi.int64, MPI_Datatype{});
+  EXPECT_NE(mpi.uint64, MPI_Datatype{});
+  EXPECT_NE(mpi.errors_return, MPI_Errhandler{});
+  EXPECT_NE(mpi.int64, mpi.uint64);
   // Callable before MPI_Init (the MPI standard allows these two).
   int initialized = -1;
   EXPECT_EQ(mpi.Initialized(&initialized), MPI_SUCCESS);
@@ -50,14 +62,32 @@ TEST(MpiLibraryTest, LoadsTheShimTheBuildMadeWithEveryEntryPoint) {
   EXPECT_EQ(*LoadMpi(), *api);
 }
 
-TEST(MpiLibraryTest, AMissingShimIsNamedWithTheLoadersReason) {
+TEST(MpiLibraryTest, AMissingShimNamesEveryPlaceLookedIn) {
   absl::StatusOr<const MpiApi*> api = LoadMpiFrom(
       {"/nonexistent/lib/libsluice_mpi.so", "libsluice_mpi_nonexistent.so"});
   ASSERT_FALSE(api.ok());
   EXPECT_EQ(api.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(api.status().message(), HasSubstr("/nonexistent/lib/libsluice_mpi.so"));
   EXPECT_THAT(api.status().message(), HasSubstr("libsluice_mpi_nonexistent.so"));
-  EXPECT_THAT(api.status().message(), HasSubstr("No such file"));
+  EXPECT_THAT(api.status().message(), HasSubstr("nor where the dynamic loader looks"));
+}
+
+TEST(MpiLibraryTest, AShimThatIsThereButDoesNotLoadIsTheErrorReported) {
+  // As a shim whose libmpi is missing: the file is there, the loader
+  // refuses it, and its reason is what the user reads, before any other
+  // place's.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("sluice_mpi_library_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string broken = (dir / kMpiShimName).string();
+  { std::ofstream(broken) << "not a shared library"; }
+  absl::StatusOr<const MpiApi*> api =
+      LoadMpiFrom({"/nonexistent/libsluice_mpi.so", broken, kMpiShimName});
+  std::filesystem::remove_all(dir);
+  ASSERT_FALSE(api.ok());
+  EXPECT_THAT(api.status().message(), HasSubstr(broken));
+  EXPECT_THAT(api.status().message(), ::testing::Not(HasSubstr("/nonexistent/")));
 }
 
 TEST(MpiLibraryTest, ALibraryWithoutTheTableIsRefusedByName) {

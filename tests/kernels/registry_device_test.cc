@@ -159,6 +159,24 @@ TEST(LimitedAllocatorTest, ARetiredAllocatorServesTheBuffersItHandedOut) {
   LimitedAllocator::Retire(std::make_unique<LimitedAllocator>(&base, "/cpu:1", 64));
 }
 
+TEST(LimitedAllocatorTest, AnEmptyBufferKeepsARetiredAllocatorToo) {
+  // An empty tensor holds a buffer of 0 bytes whose release still calls
+  // the allocator: retirement must wait for it (ASan's builds fail here on
+  // a use after free otherwise).
+  CountingAllocator base;
+  auto a = std::make_unique<LimitedAllocator>(&base, "/cpu:0", 1 << 20);
+  absl::StatusOr<Tensor> empty = Tensor::Create(DT_FLOAT, Shape({0, 3}), a.get());
+  absl::StatusOr<Tensor> full = Tensor::Create(DT_FLOAT, Shape({8}), a.get());
+  ASSERT_TRUE(empty.ok() && full.ok());
+  EXPECT_EQ(a->bytes_in_use(), 32);
+  LimitedAllocator::Retire(std::move(a));
+  *full = Tensor();   // bytes in use 0, one allocation left
+  EXPECT_EQ(base.counts().frees, 1);
+  *empty = Tensor();  // the last one: deletes the allocator
+  EXPECT_EQ(base.counts().frees, 2);
+  EXPECT_EQ(base.counts().live_bytes, 0);
+}
+
 TEST(DeviceNameTest, ParsesAndPrints) {
   struct Case {
     const char* in;

@@ -142,6 +142,9 @@ TEST(TransposeKernelTest, InnermostAxisMovesMatchTheIndexFormulaOnEveryPoolSize)
       {{300, 17}, {1, 0}},
       {{1, 1, 33}, {2, 0, 1}},             // size-1 axes dropped
       {{2, 3, 4, 5, 6}, {4, 0, 3, 1, 2}},
+      // Past ParallelFor's threshold, so the pools split the tiles.
+      {{2, 64, 56, 56}, {0, 2, 3, 1}},
+      {{1, 56, 56, 72}, {0, 3, 1, 2}},
   };
   for (const Case& c : cases) {
     int64_t n = 1;
@@ -178,6 +181,25 @@ TEST(TransposeKernelTest, InnermostAxisMovesMatchTheIndexFormulaOnEveryPoolSize)
         ExpectTensor((*out)[0], Shape(out_dims), ws);
       }
     }
+  }
+}
+
+// An Expand whose last axis repeats one input value (stride 0) while
+// another axis is the input's contiguous one takes the same tiled path.
+TEST(TransposeKernelTest, ExpandAlongTheLastAxisOnEveryPoolSize) {
+  const int64_t n = 300, m = 200;
+  std::vector<double> x(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<double>(i) - 7;
+  std::vector<double> want;
+  for (int64_t i = 0; i < n; ++i) want.insert(want.end(), m, x[i]);
+  for (int threads : {1, 2, 8}) {
+    SCOPED_TRACE(::testing::Message() << "threads " << threads);
+    RunOptions options;
+    options.intra_op_threads = threads;
+    auto out = RunOp("Expand", {MakeTensor(DT_FLOAT, {n, 1}, x)},
+                     {{"shape", IntListAttr({n, m})}}, options);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectTensor((*out)[0], {n, m}, want);
   }
 }
 

@@ -283,12 +283,13 @@ def test_probe_sees_a_call_that_holds_the_gil():
 
 
 def test_gil_released_while_running():
-    # 2,000 Neg nodes on 64 Ki floats in one step on the CPU (a GPU would
-    # finish it too soon to tell): another Python thread must make progress
-    # in the middle of it.
-    sess = sluice.Session(identity_graph("float32", shape=(65536,), ops=("Neg",) * 2000),
+    # 2,000 Neg nodes on 256 Ki floats in one step on the CPU (a GPU would
+    # finish it too soon to tell; 64 Ki floats took under the 20 ms the probe
+    # needs on a 2-core VM): another Python thread must make progress in the
+    # middle of it.
+    sess = sluice.Session(identity_graph("float32", shape=(262144,), ops=("Neg",) * 2000),
                           config=sluice.Config(optimization_level="none"), device="cpu:0")
-    x = np.ones(65536, np.float32)
+    x = np.ones(262144, np.float32)
     sess.run("y", {"x": x})  # plan and allocate outside the measured step
     assert _ticks_during(lambda: sess.run("y", {"x": x})) > 0
 

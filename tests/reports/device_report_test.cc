@@ -45,6 +45,19 @@ TEST(DeviceReportTest, JsonAndTextTellTheSameInventory) {
   EXPECT_THAT(text.str(), HasSubstr("\nMPI: "));
 }
 
+TEST(DeviceReportTest, MpiThatDoesNotLoadHereSaysWhyInBothForms) {
+  DeviceReport report = BuildDeviceReport(NoGpu());
+  report.mpi.clear();
+  report.mpi_unavailable = "cannot open /x/libsluice_mpi.so: libmpi.so.40: not found";
+  std::ostringstream text;
+  PrintDeviceReport(report, text);
+  EXPECT_THAT(text.str(), HasSubstr("\nMPI: not available here (needed only for jobs "
+                                    "under mpirun): cannot open /x/libsluice_mpi.so"));
+  const nlohmann::json j = DeviceReportJson(report);
+  EXPECT_EQ(j["mpi"], "");
+  EXPECT_EQ(j["mpi_unavailable"], report.mpi_unavailable);
+}
+
 TEST(DeviceReportTest, AConfigAddsWhatEachDeviceWouldGet) {
   DeviceReport report = BuildDeviceReport(NoGpu());
   absl::StatusOr<RuntimeConfig> config =
