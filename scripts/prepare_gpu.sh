@@ -42,9 +42,14 @@ for bin in "$BUILD"/tests/sluice_*_test "$BUILD"/tests/sluice_onnx_node_runner \
   [[ -x "$bin" ]] && cp "$bin" .gpu/bin/
 done
 
+# The MPI shim (decision 52) in .gpu/lib, which the binaries in .gpu/bin
+# look for as ../lib; ldd below brings its libmpi and what that needs.
+if [[ -f "$BUILD/lib/libsluice_mpi.so" ]]; then cp "$BUILD/lib/libsluice_mpi.so" .gpu/lib/; fi
+
 # Libraries: everything ldd resolves except the C/C++ runtime (present on
 # Ubuntu 24.04 in newer versions) and CUDA (in /usr/local/cuda there).
-for bin in .gpu/bin/*; do
+for bin in .gpu/bin/* .gpu/lib/libsluice_mpi.so; do
+  [[ -e "$bin" ]] || continue
   ldd "$bin" | awk '/=> \// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
@@ -67,6 +72,9 @@ if [[ -n "${PYEXT:-}" ]]; then
   mkdir -p .gpu/python
   cp -r python/sluice .gpu/python/sluice
   cp "$PYEXT" .gpu/python/sluice/
+  if [[ -f .gpu/lib/libsluice_mpi.so ]]; then
+    cp .gpu/lib/libsluice_mpi.so .gpu/python/sluice/
+  fi
 fi
 echo "prepared .gpu/: $(ls .gpu/bin | wc -l) binaries, $(ls .gpu/lib | wc -l) libraries"
 ls .gpu/bin
