@@ -127,8 +127,13 @@ absl::Status PollRequest(MPI_Request* request, MPI_Status* status,
 
 class MpiProcessGroup final : public ProcessGroup {
  public:
-  MpiProcessGroup(MPI_Comm comm, int rank, int size, std::string library)
-      : comm_(comm), rank_(rank), size_(size), library_(std::move(library)) {}
+  MpiProcessGroup(MPI_Comm comm, int rank, int size, std::string library,
+                  size_t piece)
+      : comm_(comm),
+        rank_(rank),
+        size_(size),
+        library_(std::move(library)),
+        piece_(piece) {}
   ~MpiProcessGroup() override {
     const absl::Time deadline = absl::Now() + absl::Seconds(10);
     bool pending = false;
@@ -223,27 +228,48 @@ class MpiProcessGroup final : public ProcessGroup {
                     size_t bytes) override {
     RETURN_IF_ERROR(Failure());
     RETURN_IF_ERROR(CheckPeer(dst, tag));
-    if (bytes > static_cast<size_t>(INT_MAX)) {
-      return absl::UnimplementedError(absl::StrCat(
-          "a message of ", bytes, " bytes to rank ", dst,
-          ": MPI messages are limited to ", INT_MAX, " bytes here"));
+    // Pieces of piece_ bytes, in order on the tag; a message whose last
+    // piece is full ends with an empty one, so the receiver knows it ended
+    // (Recv stops at the first piece shorter than piece_). A message below
+    // piece_ bytes is one piece, as any MPI program would send it.
+    const char* at = static_cast<const char*>(data);
+    size_t left = bytes;
+    while (true) {
+      const size_t n = std::min(left, piece_);
+      MPI_Request request;
+      SLUICE_MPI_CALL(Mpi().Isend(at, static_cast<int>(n), Mpi().byte, dst, tag,
+                                  comm_, &request),
+                      absl::StrCat("send to rank ", dst));
+      {
+        absl::MutexLock lock(&mu_);
+        sends_[tag / kTagsPerStep].push_back(request);
+      }
+      if (n < piece_) return absl::OkStatus();
+      at += n;
+      left -= n;
     }
-    MPI_Request request;
-    SLUICE_MPI_CALL(Mpi().Isend(data, static_cast<int>(bytes), Mpi().byte, dst,
-                              tag, comm_, &request),
-                    absl::StrCat("send to rank ", dst));
-    absl::MutexLock lock(&mu_);
-    sends_[tag / kTagsPerStep].push_back(request);
-    return absl::OkStatus();
   }
 
   absl::StatusOr<size_t> Recv(int src, int tag, void* data, size_t capacity,
                               absl::Time deadline) override {
     RETURN_IF_ERROR(Failure());
     RETURN_IF_ERROR(CheckPeer(src, tag));
+    // The pieces Send cut the message into, up to the first short one.
+    char* at = static_cast<char*>(data);
+    size_t got = 0;
+    while (true) {
+      const size_t want = std::min(capacity - got, piece_);
+      ASSIGN_OR_RETURN(const size_t n, RecvPiece(src, tag, at + got, want, deadline));
+      got += n;
+      if (n < piece_) return got;
+    }
+  }
+
+  // One MPI message of at most `bytes` bytes (a piece of one Recv).
+  absl::StatusOr<size_t> RecvPiece(int src, int tag, void* data, size_t bytes,
+                                   absl::Time deadline) {
     const int abort_tag = AbortTag(tag / kTagsPerStep);
-    const int count =
-        static_cast<int>(std::min<size_t>(capacity, static_cast<size_t>(INT_MAX)));
+    const int count = static_cast<int>(bytes);
     const std::string what =
         absl::StrCat("rank ", rank_, ": receive from rank ", src);
     MPI_Request request;
@@ -474,6 +500,7 @@ class MpiProcessGroup final : public ProcessGroup {
   const int rank_;
   const int size_;
   const std::string library_;
+  const size_t piece_;  // ProcessGroupOptions::max_message_bytes
   mutable absl::Mutex mu_;
   // Per step channel: the sends not yet waited for, and the abort
   // messages' payloads (stable addresses for Isend).
@@ -520,7 +547,9 @@ absl::StatusOr<std::unique_ptr<ProcessGroup>> ConnectMpiProcessGroup(
   }
   return std::unique_ptr<ProcessGroup>(
       new MpiProcessGroup(comm, rank, size,
-                          MpiLibraryVersion().value_or("unknown MPI")));
+                          MpiLibraryVersion().value_or("unknown MPI"),
+                          std::clamp<size_t>(options.max_message_bytes, 1,
+                                             static_cast<size_t>(INT_MAX))));
 }
 
 }  // namespace sluice

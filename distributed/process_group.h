@@ -80,7 +80,9 @@ class ProcessGroup {
   // Starts sending `bytes` at `data` to rank `dst` with `tag` (0 <= tag <
   // kMaxMessageTag) and returns; `data` must stay valid until WaitSends
   // returns. Messages with the same (source, destination, tag) arrive in
-  // the order they were sent. UNIMPLEMENTED where !HasMessages().
+  // the order they were sent; any size (MPI: in pieces of
+  // ProcessGroupOptions::max_message_bytes). UNIMPLEMENTED where
+  // !HasMessages().
   virtual absl::Status Send(int dst, int tag, const void* data,
                             size_t bytes) = 0;
   // Receives the next message from `src` with `tag` into `data` (at most
@@ -120,6 +122,10 @@ struct ProcessGroupOptions {
   absl::Duration join_timeout = absl::Minutes(5);
   // How long a control collective waits (a step's status exchange).
   absl::Duration collective_timeout = absl::Minutes(5);
+  // MPI: a message larger than this goes as several pieces of this size
+  // (MPI counts are ints), in order on its tag; tests set it small.
+  // REQUIRES: 0 < max_message_bytes <= INT_MAX.
+  size_t max_message_bytes = size_t{1} << 30;
 };
 
 // The process group of `info`'s job: over MPI when the job was started by

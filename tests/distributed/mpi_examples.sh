@@ -157,6 +157,18 @@ expect_failure bootstrap_host_tensors "start the job with mpirun" \
   --output-dir "$WORK/b0"
 wait
 
+# The MPI group's messages in pieces (sluice_distributed_test's
+# MpiProcessGroupTest, which needs two ranks): both ranks pass it.
+if [[ -n "${SLUICE_DISTRIBUTED_TEST:-}" ]]; then
+  if ! timeout 60 "${MPIRUN[@]}" "$SLUICE_DISTRIBUTED_TEST" \
+      --gtest_filter='MpiProcessGroupTest.*' --gtest_color=no >"$WORK/pieces.log" 2>&1 ||
+      [[ $(grep -c '^\[  PASSED  \] 1 test' "$WORK/pieces.log") != 2 ]] ||
+      grep -q 'SKIPPED' "$WORK/pieces.log"; then
+    echo "FAIL: MpiProcessGroupTest under mpirun:"; cat "$WORK/pieces.log"; exit 1
+  fi
+  echo "ok: MPI messages of any size, in pieces, on both ranks"
+fi
+
 # A machine without libmpi (the wheel on a machine without Open MPI): a
 # process that a launcher's variables say is rank 0 of 2 ends with an error
 # that says MPI could not be loaded and what to do, not a crash. Needs a
