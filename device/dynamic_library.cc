@@ -76,11 +76,6 @@ std::vector<std::string> DynamicLibrary::PackageLibraryDirs() {
 }
 
 absl::StatusOr<DynamicLibrary> DynamicLibrary::Open(
-    const std::vector<std::string>& names) {
-  return Open(names, Scope::kLocal);
-}
-
-absl::StatusOr<DynamicLibrary> DynamicLibrary::Open(
     const std::vector<std::string>& names, Scope scope) {
   const int flags =
       RTLD_NOW | (scope == Scope::kGlobal ? RTLD_GLOBAL : RTLD_LOCAL);

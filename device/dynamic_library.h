@@ -37,21 +37,19 @@ namespace sluice {
 
 class DynamicLibrary {
  public:
-  // Opens the first of `names` that loads (RTLD_NOW | RTLD_LOCAL): each
+  // Opens the first of `names` that loads (RTLD_NOW, and `scope`): each
   // bare file name (no '/') first from the package library folders
   // (PackageLibraryDirs), in their order, then every name as dlopen looks it
   // up. NOT_FOUND naming every name tried, the folders searched and the
   // loader's reason for each name when none loads. REQUIRES: `names` is not
   // empty.
-  static absl::StatusOr<DynamicLibrary> Open(const std::vector<std::string>& names);
-
-  // Whose symbol lookups see the library's symbols and its dependencies':
-  // its own users' only (RTLD_LOCAL, the default), or every library loaded
+  // `scope`: whose symbol lookups see the library's symbols and its
+  // dependencies': its own users' only (RTLD_LOCAL), or every library loaded
   // later too (RTLD_GLOBAL: MPI, whose plugins, opened by MPI itself, take
   // their symbols from the libmpi already loaded).
   enum class Scope { kLocal, kGlobal };
   static absl::StatusOr<DynamicLibrary> Open(const std::vector<std::string>& names,
-                                             Scope scope);
+                                             Scope scope = Scope::kLocal);
 
   // Replaces the package roots (site-packages folders) whose nvidia/*/lib
   // folders Open searches first; {} searches none. Libraries already opened

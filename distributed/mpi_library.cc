@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -54,22 +55,21 @@ std::vector<std::string> MpiShimCandidates() {
 
 absl::StatusOr<const MpiApi*> LoadMpiFrom(
     const std::vector<std::string>& candidates) {
-  // A shim that is there but does not load is the answer (its libmpi is
-  // missing, most likely): its own error, not the other places'.
-  std::vector<std::string> names;
-  for (const std::string& c : candidates) {
-    std::error_code ec;
-    if (c.find('/') == std::string::npos || std::filesystem::exists(c, ec)) {
-      names.push_back(c);
-    }
-  }
-  if (names.empty()) {
+  // The first candidate that is there (a bare name: wherever the loader
+  // finds it). A shim that is there but does not load is the answer (its
+  // libmpi is missing, most likely): its own error, not the other places'.
+  const auto chosen = std::find_if(
+      candidates.begin(), candidates.end(), [](const std::string& c) {
+        std::error_code ec;
+        return c.find('/') == std::string::npos || std::filesystem::exists(c, ec);
+      });
+  if (chosen == candidates.end()) {
     return absl::NotFoundError(absl::StrCat(
         "no ", kMpiShimName, " in ", absl::StrJoin(candidates, ", ")));
   }
-  absl::StatusOr<DynamicLibrary> opened = DynamicLibrary::Open(
-      {names.front()}, DynamicLibrary::Scope::kGlobal);
-  if (!opened.ok() && names.front().find('/') == std::string::npos) {
+  absl::StatusOr<DynamicLibrary> opened =
+      DynamicLibrary::Open({*chosen}, DynamicLibrary::Scope::kGlobal);
+  if (!opened.ok() && chosen->find('/') == std::string::npos) {
     return absl::NotFoundError(absl::StrCat(
         "no ", kMpiShimName, " beside sluice (", absl::StrJoin(candidates, ", "),
         ") nor where the dynamic loader looks"));
