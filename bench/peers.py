@@ -41,7 +41,8 @@ mobilenet_v2_b32 (bench/models/mobilenet_v2.py: depthwise convolutions,
 ReLU6 as Clip) and densenet121_b1 / densenet121_b32
 (bench/models/densenet121.py: Concat, AveragePool), each run in PyTorch
 node by node from the same ONNX file with torch.nn.functional; with
-`--only zoo` (or zoo_NAME_b1), torchvision's CNNs of bench/cpu_zoo.py
+`--only zoo` (or zoo_NAME_b1; zoo_b32 or zoo_NAME_b32 at batch 32),
+torchvision's CNNs of bench/cpu_zoo.py
 (bench/models/torchvision_zoo.py), PyTorch running torchvision's module;
 and, when
 torchvision and transformers are importable and time allows,
@@ -270,20 +271,22 @@ def cnn_workload(work, model, batch, quick):
             "warmup_cpu": 1, "files": [paths["onnx"], paths["x"]]}
 
 
-def zoo_workload(work, model, quick):
-    """torchvision's `model` at batch 1 as bench/models/torchvision_zoo.py
+def zoo_workload(work, model, quick, batch=1):
+    """torchvision's `model` at `batch` as bench/models/torchvision_zoo.py
     exports it for cpu_zoo.py (random weights and BatchNormalization
     statistics from its seed), PyTorch running torchvision's own module."""
-    paths = torchvision_zoo.write(os.path.join(work, "zoo"), model)
+    paths = torchvision_zoo.write(os.path.join(work, f"zoo_b{batch}"), model, batch)
 
     def make_torch(torch, device):
         module = torchvision_zoo._module(model).to(device)
         return lambda x: module(x)
 
-    return {"name": f"zoo_{model}_b1", "title": f"{model} (torchvision), 1x3x224x224",
+    big = batch > 1
+    return {"name": f"zoo_{model}_b{batch}",
+            "title": f"{model} (torchvision), {batch}x3x224x224",
             "onnx": paths["onnx"], "feeds": {"x": np.load(paths["x"])},
-            "torch": make_torch, "runs_gpu": 30 if quick else 100,
-            "runs_cpu": 3 if quick else 10, "warmup_cpu": 1,
+            "torch": make_torch, "runs_gpu": (20 if big else 30) if quick else (50 if big else 100),
+            "runs_cpu": 1 if big else (3 if quick else 10), "warmup_cpu": 1,
             "files": [paths["onnx"], paths["x"]]}
 
 
@@ -821,10 +824,10 @@ def main():
                          "matmul_8192 neg_chain resnet50_b1 resnet50_b32 "
                          "mobilenet_v2_b1 mobilenet_v2_b32 densenet121_b1 "
                          "densenet121_b32 zoo (torchvision's CNNs of cpu_zoo.py, "
-                         "or one: zoo_mobilenet_v3_large_b1 ...) real_models real_models_base: "
+                         "or one: zoo_mobilenet_v3_large_b1 ...; zoo_b32 or zoo_NAME_b32 at batch 32) real_models real_models_base: "
                          "BERT-base b1/b8, GPT-2 124M and T5-small's encoder at sequence 128, or one of them: bert_base_b1 bert_base_b8 gpt2_b1 t5_encoder_b1)")
     ap.add_argument("--budget-s", type=float, default=200,
-                    help="start no real model after this many seconds (default 200)")
+                    help="start no real model, and none of the CNNs and zoo models that run after them, after this many seconds (default 200)")
     ap.add_argument("--timeout", type=float, default=300,
                     help="limit for each sluice command in seconds")
     ap.add_argument("--precision", choices=("float16", "bfloat16"),
@@ -894,7 +897,7 @@ def main():
         builders.append(("neg_chain", lambda: neg_chain_workload(work, args.quick)))
     # ResNet-50 where it always was; the other CNNs after the real models,
     # so that they do not eat into --budget-s, which the real models count
-    # from the start.
+    # from the start (none of these starts after it either).
     late = []
     for model in CNNS:
         for b in (1, 32):
@@ -905,16 +908,23 @@ def main():
 
     # torchvision's zoo (cpu_zoo.py's models, issue 32), only when named:
     # "zoo" for all of them or zoo_NAME_b1 for one; after the real models.
-    for model in torchvision_zoo.MODELS:
-        if "zoo" in only or f"zoo_{model}_b1" in only:
-            late.append((f"zoo_{model}_b1",
-                         lambda m=model: zoo_workload(work, m, args.quick)))
+    # "zoo_b32" for all of them at batch 32, or zoo_NAME_b32 for one.
+    for batch, every in ((1, "zoo"), (32, "zoo_b32")):
+        for model in torchvision_zoo.MODELS:
+            if every in only or f"zoo_{model}_b{batch}" in only:
+                late.append((f"zoo_{model}_b{batch}",
+                             lambda m=model, b=batch: zoo_workload(work, m, args.quick, b)))
 
     workloads = []
 
-    def run_builders(todo):
+    def run_builders(todo, budgeted=False):
         for name, build in todo:
-            log(f"{name} ({time.perf_counter() - start:.0f} s)")
+            elapsed = time.perf_counter() - start
+            if budgeted and elapsed > args.budget_s:
+                notes.append(f"{name} skipped: {elapsed:.0f} s spent, "
+                             f"budget {args.budget_s:.0f} s")
+                continue
+            log(f"{name} ({elapsed:.0f} s)")
             try:
                 wl = build()
             except Exception as e:
@@ -956,7 +966,7 @@ def main():
                 cleanup(wl, args.keep)
         except Exception as e:  # torchvision / transformers missing, ...
             notes.append(one_line(f"real models skipped: {type(e).__name__}: {e}"))
-    run_builders(late)
+    run_builders(late, budgeted=True)
 
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)

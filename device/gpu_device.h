@@ -27,6 +27,7 @@
 #ifndef SLUICE_DEVICE_GPU_DEVICE_H_
 #define SLUICE_DEVICE_GPU_DEVICE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -151,6 +152,16 @@ class GpuDevice : public Device {
     int64_t to_host_staged = 0;
   };
   virtual HostCopyStats host_copy_stats() const { return {}; }
+  // Waits for the GPU inside kernels, which read a value back to size an
+  // output or check one (NonZero's count, NonMaxSuppression's rows,
+  // computed Gather indices, an integer divisor, Loop's condition): the
+  // kernels note each one here (kernels/cuda/cuda_kernel_util.h).
+  void NoteKernelHostWait() {
+    kernel_host_waits_.fetch_add(1, std::memory_order_relaxed);
+  }
+  int64_t kernel_host_waits() const {
+    return kernel_host_waits_.load(std::memory_order_relaxed);
+  }
   // This device -> `dst_device` (this one, another logical GPU, or a peer
   // over NVLink / PCIe). Asynchronous on this device's device-to-device
   // stream; both compute streams are ordered after it. `dst` lies in
@@ -243,6 +254,7 @@ class GpuDevice : public Device {
  private:
   mutable absl::Mutex cublas_mu_;
   mutable absl::Mutex capture_mu_;
+  std::atomic<int64_t> kernel_host_waits_{0};
   absl::Mutex resource_mu_;
   std::map<std::string, std::unique_ptr<Resource>> resources_
       ABSL_GUARDED_BY(resource_mu_);

@@ -94,6 +94,11 @@ std::unique_ptr<GpuGraphRunner> GpuGraphRunner::ForPlan(
       gpu = static_cast<GpuDevice*>(pn.device);
       absl::StatusOr<const KernelDef*> def =
           KernelRegistry::Global()->Find(*pn.node, DeviceType::kGpu);
+      if (def.ok() && (*def)->sizes_outputs_from_gpu_values) {
+        return no(absl::StrCat(pn.node->name(), " (", pn.node->op(),
+                               ") sizes its output from values on the GPU, "
+                               "waiting for them inside the step"));
+      }
       for (size_t in = 0; in < pn.input_slots.size(); ++in) {
         const int slot = pn.input_slots[in];
         const bool stageable =

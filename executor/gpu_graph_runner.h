@@ -12,7 +12,9 @@
 // the next replay writes them again.
 //
 // A plan qualifies when every kernel runs on one GPU, none runs subgraphs
-// (If, Loop, Scan), every kernel that reads a fed value in host memory can
+// (If, Loop, Scan) or sizes its outputs from values on the GPU
+// (KernelDef::sizes_outputs_from_gpu_values: NonZero), every kernel that
+// reads a fed value in host memory can
 // also read it in the GPU's memory when recorded
 // (KernelDef::stageable_host_inputs: Gather's indices, such as token ids),
 // and the only copies bring feeds to that GPU and take results back to the

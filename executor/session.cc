@@ -428,12 +428,31 @@ class SessionImpl final : public Session {
       s.gpu_graph_direct_feeds += cached.graph_runner->direct_host_feeds();
       s.gpu_graph_copied_feeds += cached.graph_runner->copied_host_feeds();
     }
+    bool has_gpu = false;
     for (const auto& d : devices_) {
       if (d->type() != DeviceType::kGpu) continue;
-      const GpuDevice::HostCopyStats c =
-          static_cast<const GpuDevice*>(d.get())->host_copy_stats();
+      has_gpu = true;
+      const auto* gpu = static_cast<const GpuDevice*>(d.get());
+      const GpuDevice::HostCopyStats c = gpu->host_copy_stats();
       s.host_copies_direct += c.to_device_direct + c.to_host_direct;
       s.host_copies_staged += c.to_device_staged + c.to_host_staged;
+      s.gpu_kernel_host_waits += gpu->kernel_host_waits();
+    }
+    if (has_gpu) {
+      for (const std::string& key : lru_) {  // most recently used first
+        const CachedPlan& cached = plans_.at(key).cached;
+        if (cached.graph_runner != nullptr) {
+          if (cached.graph_runner->active()) break;
+          const std::string failure = cached.graph_runner->failure();
+          if (failure.empty()) break;
+          s.gpu_graph_why_not = "recording it failed: " + failure;
+          break;
+        }
+        if (!cached.graph_why_not.empty()) {
+          s.gpu_graph_why_not = cached.graph_why_not;
+          break;
+        }
+      }
     }
     return s;
   }
@@ -957,6 +976,7 @@ class SessionImpl final : public Session {
   struct CachedPlan {
     std::shared_ptr<const ExecutionPlan> plan;
     std::shared_ptr<GpuGraphRunner> graph_runner;  // null: ordinary steps
+    std::string graph_why_not;  // why graph_runner is null
   };
 
   absl::StatusOr<CachedPlan> GetPlan(const std::string& key,
@@ -1000,7 +1020,7 @@ class SessionImpl final : public Session {
     // (executor/gpu_graph_runner.h).
     if ((!config_.has_gpu_graphs() || config_.gpu_graphs()) &&
         cluster_ == nullptr) {
-      entry.graph_runner = GpuGraphRunner::ForPlan(entry.plan);
+      entry.graph_runner = GpuGraphRunner::ForPlan(entry.plan, &entry.graph_why_not);
     }
     absl::MutexLock lock(&mu_);
     auto [it, inserted] = plans_.try_emplace(key);

@@ -46,10 +46,44 @@ std::vector<std::string> Names(absl::Span<const AlgorithmCandidate> candidates) 
   return names;
 }
 
+// AlgorithmCache::ProcessActivity's figures.
+struct ActivityState {
+  absl::Mutex mu;
+  int64_t problems_timed ABSL_GUARDED_BY(mu) = 0;
+  std::string timing_now ABSL_GUARDED_BY(mu);
+};
+
+ActivityState& SharedActivity() {
+  static ActivityState* state = new ActivityState;
+  return *state;
+}
+
+// Marks a problem of `library` as being timed while it lives.
+class TimingNow {
+ public:
+  explicit TimingNow(const std::string& library) {
+    absl::MutexLock lock(&SharedActivity().mu);
+    SharedActivity().timing_now = library.empty() ? "kernel" : library;
+  }
+  ~TimingNow() {
+    absl::MutexLock lock(&SharedActivity().mu);
+    SharedActivity().timing_now.clear();
+    ++SharedActivity().problems_timed;
+  }
+  TimingNow(const TimingNow&) = delete;
+  TimingNow& operator=(const TimingNow&) = delete;
+};
+
 }  // namespace
+
+AlgorithmCache::Activity AlgorithmCache::ProcessActivity() {
+  absl::MutexLock lock(&SharedActivity().mu);
+  return {SharedActivity().problems_timed, SharedActivity().timing_now};
+}
 
 absl::Status AlgorithmCache::Time(absl::Span<const AlgorithmCandidate> candidates,
                                   const Options& options, Device* device, Entry* e) {
+  TimingNow timing_now(options.library);
   const int n = static_cast<int>(candidates.size());
   e->times_ms.assign(n, -1);
   std::vector<bool> failed(n, false);

@@ -127,6 +127,16 @@ class AlgorithmCache {
   // What is known of `key` of `library` (nullopt-like: an Entry never run).
   Entry Find(const std::string& library, const std::string& key) const;
 
+  // Timing in this process, over every cache: how many problems have had
+  // their candidates timed, and the library of one being timed now ("" when
+  // none is), for a progress line while a first step searches
+  // (tools/progress_line.h).
+  struct Activity {
+    int64_t problems_timed = 0;
+    std::string timing_now;
+  };
+  static Activity ProcessActivity();
+
  private:
   // Times the candidates into *e.
   absl::Status Time(absl::Span<const AlgorithmCandidate> candidates,

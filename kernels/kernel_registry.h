@@ -78,6 +78,11 @@ struct KernelDef {
   // replayed step copies fed values of these into GPU buffers of its own
   // (executor/gpu_graph_runner.h). Gather's indices.
   std::vector<int> stageable_host_inputs;
+  // The kernel reads values computed on the GPU back to the host to size
+  // its outputs (NonZero, NonMaxSuppression: output sizes that depend on
+  // the data), so it waits for the GPU inside the step and a recorded CUDA
+  // graph could not replay it (executor/gpu_graph_runner.h says why not).
+  bool sizes_outputs_from_gpu_values = false;
 };
 
 class KernelRegistry {

@@ -1,5 +1,7 @@
 #include "kernels/vision_params.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "graph/runtime_params.h"
@@ -498,6 +500,42 @@ absl::Status CheckRoiAlignInputs(const Tensor& x, const Tensor& rois,
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<NmsAttrs> ParseNmsAttrs(const Node& node) {
+  NmsAttrs a;
+  ASSIGN_OR_RETURN(int64_t c, node.attrs().GetInt("center_point_box"));
+  if (c != 0 && c != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("center_point_box must be 0 or 1, got ", c));
+  }
+  a.center = c == 1;
+  return a;
+}
+
+absl::StatusOr<NmsPlan> PlanNms(const Tensor& boxes, const Tensor& scores,
+                                const Tensor& max_per_class,
+                                const Tensor& iou_threshold,
+                                const Tensor& score_threshold) {
+  if (boxes.rank() != 3 || boxes.shape().dim(2) != 4 || scores.rank() != 3 ||
+      scores.shape().dim(0) != boxes.shape().dim(0) ||
+      scores.shape().dim(2) != boxes.shape().dim(1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NonMaxSuppression needs boxes [B, N, 4] and scores [B, C, N], got ",
+        boxes.shape().DebugString(), " and ", scores.shape().DebugString()));
+  }
+  NmsPlan p;
+  p.batches = boxes.shape().dim(0);
+  p.classes = scores.shape().dim(1);
+  p.boxes = boxes.shape().dim(1);
+  p.max_per_class = max_per_class.NumElements() > 0
+                        ? std::max<int64_t>(max_per_class.data<int64_t>()[0], 0)
+                        : 0;
+  p.iou_threshold =
+      iou_threshold.NumElements() > 0 ? iou_threshold.data<float>()[0] : 0.0f;
+  p.thresholded = score_threshold.NumElements() > 0;
+  p.score_threshold = p.thresholded ? score_threshold.data<float>()[0] : 0.0f;
+  return p;
 }
 
 }  // namespace sluice

@@ -1,6 +1,6 @@
 // The parsed attributes and the shape checks of the vision ops (Resize,
 // Pad, PoolND and MaxPoolWithIndices, GridSample, ConvND, ConvTranspose,
-// Col2Im, AffineGrid, MaxUnpool, RoiAlign), shared by their CPU kernels
+// Col2Im, AffineGrid, MaxUnpool, RoiAlign, NonMaxSuppression), shared by their CPU kernels
 // (kernels/cpu/) and GPU kernels (kernels/cuda/), so both accept and reject
 // the same nodes with the same messages. Device-neutral.
 //
@@ -167,6 +167,25 @@ absl::StatusOr<RoiAlignAttrs> ParseRoiAlignAttrs(const Node& node);
 // in [0, N).
 absl::Status CheckRoiAlignInputs(const Tensor& x, const Tensor& rois,
                                  absl::Span<const int64_t> batch);
+
+struct NmsAttrs {
+  bool center = false;  // center_point_box: [xc, yc, w, h] boxes
+};
+// INVALID_ARGUMENT unless center_point_box is 0 or 1.
+absl::StatusOr<NmsAttrs> ParseNmsAttrs(const Node& node);
+struct NmsPlan {
+  int64_t batches = 0, classes = 0, boxes = 0;
+  int64_t max_per_class = 0;  // 0 when the input is empty or negative
+  float iou_threshold = 0;
+  bool thresholded = false;  // a score threshold was given
+  float score_threshold = 0;
+};
+// Checks boxes [B, N, 4] and scores [B, C, N] and reads the parameters
+// (inputs 2-4, in host memory; an empty one takes its default).
+absl::StatusOr<NmsPlan> PlanNms(const Tensor& boxes, const Tensor& scores,
+                                const Tensor& max_per_class,
+                                const Tensor& iou_threshold,
+                                const Tensor& score_threshold);
 
 }  // namespace sluice
 

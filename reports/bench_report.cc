@@ -183,8 +183,10 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   r.after_create = ReadHostMemoryUsage();
   r.first_step_peak_known = ResetPeakHostMemory();
   Clock::time_point start = Clock::now();
+  if (settings.first_step_running) settings.first_step_running(true);
   absl::StatusOr<std::vector<Tensor>> first =
       session.Run(step_feeds, {}, Limited(step, settings));
+  if (settings.first_step_running) settings.first_step_running(false);
   if (!first.ok()) {
     return settings.first_step_error ? settings.first_step_error(first.status())
                                      : first.status();
@@ -210,6 +212,7 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   }
 
   std::vector<double>& latencies = r.latencies_s;
+  const int64_t waits_before = session.stats().gpu_kernel_host_waits;
   const Clock::time_point timed = Clock::now();
   while (true) {
     const double elapsed = Seconds(timed, Clock::now());
@@ -233,6 +236,9 @@ absl::StatusOr<BenchReport> BenchSession(Session& session, const Feeds& feeds,
   }
   r.timed_s = Seconds(timed, Clock::now());
   r.session_stats = session.stats();
+  r.gpu_kernel_host_waits_per_step =
+      static_cast<double>(r.session_stats.gpu_kernel_host_waits - waits_before) /
+      static_cast<double>(latencies.size());
   std::sort(latencies.begin(), latencies.end());
 
   // One more step, profiled node by node.
@@ -267,6 +273,8 @@ json BenchReportJson(const BenchReport& r) {
                    {"max", sorted.back()}}},
                  {"steps_per_s", StepsPerSecond(r)},
                  {"gpu_graph_steps", s.gpu_graph_steps},
+                 {"gpu_graph_why_not", s.gpu_graph_why_not},
+                 {"gpu_kernel_host_waits_per_step", r.gpu_kernel_host_waits_per_step},
                  {"host_copies",
                   {{"direct", s.host_copies_direct},
                    {"staged", s.host_copies_staged},
@@ -334,6 +342,15 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
         << " (the first, kernel-by-kernel step's peak above the weights: "
         << FormatBytes(r.first_step_peak_bytes) << ", and the "
         << FormatBytes(r.cublas_workspace_bytes) << " cuBLAS workspace it uses)\n";
+  }
+  if (!s.gpu_graph_why_not.empty()) {
+    out << "not replayed as a CUDA graph: " << s.gpu_graph_why_not << "\n";
+  }
+  if (r.gpu_kernel_host_waits_per_step > 0) {
+    out << "waits for the GPU inside a step: "
+        << absl::StrFormat("%.4g", r.gpu_kernel_host_waits_per_step)
+        << " (kernels that read a count or a check back: NonZero, "
+           "NonMaxSuppression, computed Gather indices, ...)\n";
   }
   if (s.host_copies_direct + s.host_copies_staged + s.gpu_graph_direct_feeds +
           s.gpu_graph_copied_feeds >

@@ -59,6 +59,9 @@ struct BenchSettings {
   // Called with the fraction done after each timed step (a progress bar);
   // may be empty.
   std::function<void(double)> progress;
+  // Called with true just before the first step and false just after (a
+  // progress line while it runs); may be empty.
+  std::function<void(bool running)> first_step_running;
   // Makes the error reported when the first step fails from that step's
   // error (the CLI adds a hint to give the inputs); may be empty.
   std::function<absl::Status(const absl::Status&)> first_step_error;
@@ -72,6 +75,9 @@ struct BenchReport {
   std::vector<double> latencies_s;  // the timed steps', sorted
   double timed_s = 0;               // wall time of the timed steps
   Session::Stats session_stats;     // after the timed steps
+  // Waits for the GPU inside kernels (Session::Stats::
+  // gpu_kernel_host_waits) per timed step.
+  double gpu_kernel_host_waits_per_step = 0;
   // The first (kernel-by-kernel) step's GPU peak above what the session
   // held before it, and the cuBLAS workspace the GPUs set aside.
   int64_t first_step_peak_bytes = 0;

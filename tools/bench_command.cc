@@ -8,6 +8,7 @@
 // (tools/trace.h). A progress line (creation's stages, then the runs) shows
 // on a terminal and stays out of pipes and --json.
 #include <chrono>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "tools/cli_util.h"
 #include "tools/commands.h"
 #include "tools/feeds.h"
+#include "tools/first_step_progress.h"
 #include "tools/progress_line.h"
 #include "tools/trace.h"
 
@@ -114,6 +116,14 @@ absl::StatusOr<BenchReport> BenchCommandSession(Session& session,
   settings.pinned = options.pinned;
   settings.step_timeout_s = options.timeout;
   settings.progress = [&progress](double done) { progress.Fraction(done); };
+  std::unique_ptr<FirstStepProgress> first_step;
+  settings.first_step_running = [&](bool running) {
+    if (running) {
+      first_step = std::make_unique<FirstStepProgress>(&progress);
+    } else {
+      first_step.reset();
+    }
+  };
   settings.first_step_error = [&](const absl::Status& status) {
     return WithFeedHint(status, session.graph(), feeds, options.random_inputs);
   };

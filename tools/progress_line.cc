@@ -32,12 +32,14 @@ std::string ProgressLine::StageText(const CreationProgress& p) {
   return text;
 }
 
-void ProgressLine::Stage(const CreationProgress& p) {
+void ProgressLine::Stage(const CreationProgress& p) { Timed(StageText(p)); }
+
+void ProgressLine::Timed(const std::string& text) {
   if (out_ == nullptr) return;
   const double s = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start_)
                        .count();
-  Write(absl::StrFormat("%s, %.1f s", StageText(p), s));
+  Write(absl::StrFormat("%s, %.1f s", text, s));
 }
 
 void ProgressLine::Fraction(double fraction) {

@@ -1,5 +1,6 @@
 // ProgressLine: one line on a terminal that says how far long work is
-// (session creation's stages and passes, bench's timed runs), rewritten in
+// (session creation's stages and passes, the first step: tools/
+// first_step_progress.h, bench's timed runs), rewritten in
 // place and erased when the work is done, so that nothing of it stays in
 // the output. Off when the stream is not a terminal or JSON is printed.
 //
@@ -41,6 +42,10 @@ class ProgressLine {
   void Stage(const CreationProgress& p);
   // A bar for a fraction from 0 to 1.
   void Fraction(double fraction);
+  // "`text`, 1.4 s" (the time since the line was made or restarted).
+  void Timed(const std::string& text);
+  // Counts Timed's and Stage's time from now.
+  void Restart() { start_ = std::chrono::steady_clock::now(); }
   // Erases the line (once; a later Stage or Fraction writes again).
   void Clear();
   // Calls Stage; valid while this line lives.

@@ -38,6 +38,7 @@
 #include "onnx/tensor_file.h"
 #include "tools/cli_util.h"
 #include "tools/feeds.h"
+#include "tools/first_step_progress.h"
 #include "tools/progress_line.h"
 #include "tools/trace.h"
 #include "tools/commands.h"
@@ -296,7 +297,12 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                         std::chrono::duration<double>(options.timeout));
   }
-  absl::StatusOr<std::vector<Tensor>> outputs = (*session)->Run(feeds, names, step);
+  absl::StatusOr<std::vector<Tensor>> outputs;
+  {
+    ProgressLine line = ProgressLine::ForStderr(!options.json);
+    FirstStepProgress progress(&line);  // cuDNN's algorithm search, say
+    outputs = (*session)->Run(feeds, names, step);
+  }
   if (!outputs.ok()) {
     absl::Status status =
         WithFeedHint(outputs.status(), graph, feeds, options.random_inputs);

@@ -286,6 +286,16 @@ class Session {
     // own pinned buffers first (cached plans only, as gpu_graph_steps).
     int64_t gpu_graph_direct_feeds = 0;
     int64_t gpu_graph_copied_feeds = 0;
+    // Waits for a GPU inside kernels that read a value back to size an
+    // output or check one (NonZero's count, NonMaxSuppression's rows,
+    // computed Gather indices, ...) on the session's GPUs since the
+    // session began (copies of results to the host not counted).
+    int64_t gpu_kernel_host_waits = 0;
+    // Why the most recently used cached plan that runs on a GPU does not
+    // replay a CUDA graph ("NonZero_3 (NonZero) sizes its output from
+    // values on the GPU, ..."); empty when it does, when graphs are off or
+    // when the session has no GPU.
+    std::string gpu_graph_why_not;
   };
   virtual Stats stats() const = 0;
 };

@@ -1,19 +1,24 @@
 // NonMaxSuppression: for each (batch, class), the boxes above the score
-// threshold in order of decreasing score (ties: lower index first), each
-// kept unless its IoU with a box already kept exceeds the IoU threshold, at
-// most max_output_boxes_per_class of them. Output rows are
+// threshold (NaN scores never) in order of decreasing score (ties: lower
+// index first), each kept unless its IoU with a box already kept exceeds
+// the IoU threshold, at most max_output_boxes_per_class of them. Output rows are
 // [batch, class, box]. Boxes are [y1, x1, y2, x2] (any corner order), or
 // [x_center, y_center, width, height] with center_point_box = 1. An empty
 // parameter input takes the default: 0 boxes, IoU threshold 0, no score
-// threshold.
+// threshold. The GPU kernel (kernels/cuda/nms.h) keeps the same boxes: this
+// file is built with -ffp-contract=off so that the IoU's products and sums
+// round one by one there too.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/launch_kernel.h"
+#include "kernels/vision_params.h"
 
 namespace sluice::cpu {
 namespace {
@@ -46,66 +51,39 @@ bool Suppresses(const Box& a, const Box& b, float iou_threshold) {
   return inter / uni > iou_threshold;
 }
 
-class NmsKernel final : public OpKernel {
+class NmsKernel final : public LaunchKernel<NmsAttrs, ParseNmsAttrs> {
  public:
-  struct Attrs {
-    bool center = false;
-  };
-  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    Attrs a;
-    ASSIGN_OR_RETURN(int64_t c, node.attrs().GetInt("center_point_box"));
-    if (c != 0 && c != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("center_point_box must be 0 or 1, got ", c));
-    }
-    a.center = c == 1;
-    return a;
-  }
-  NmsKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+  using LaunchKernel::LaunchKernel;
 
   absl::Status Compute(OpKernelContext* ctx) override {
     RETURN_IF_ERROR(CheckHostInputs(*ctx));
     const Tensor& boxes = ctx->input(0);
     const Tensor& scores = ctx->input(1);
-    if (boxes.rank() != 3 || boxes.shape().dim(2) != 4 || scores.rank() != 3 ||
-        scores.shape().dim(0) != boxes.shape().dim(0) ||
-        scores.shape().dim(2) != boxes.shape().dim(1)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "NonMaxSuppression needs boxes [B, N, 4] and scores [B, C, N], got ",
-          boxes.shape().DebugString(), " and ", scores.shape().DebugString()));
-    }
-    const Tensor& max_t = ctx->input(2);
-    const Tensor& iou_t = ctx->input(3);
-    const Tensor& score_t = ctx->input(4);
-    const int64_t max_out =
-        max_t.NumElements() > 0 ? std::max<int64_t>(max_t.data<int64_t>()[0], 0)
-                                : 0;
-    const float iou = iou_t.NumElements() > 0 ? iou_t.data<float>()[0] : 0.0f;
-    const bool thresholded = score_t.NumElements() > 0;
-    const float min_score = thresholded ? score_t.data<float>()[0] : 0.0f;
-    const int64_t batches = boxes.shape().dim(0);
-    const int64_t classes = scores.shape().dim(1);
-    const int64_t n = boxes.shape().dim(1);
+    ASSIGN_OR_RETURN(NmsPlan p, PlanNms(boxes, scores, ctx->input(2),
+                                        ctx->input(3), ctx->input(4)));
+    const bool center = attrs().center;
+    const int64_t n = p.boxes;
     std::vector<std::array<int64_t, 3>> picked;
     std::vector<int64_t> order, kept;
-    for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t b = 0; b < p.batches; ++b) {
       const float* bx = boxes.data<float>() + b * n * 4;
-      for (int64_t c = 0; c < classes; ++c) {
-        const float* sc = scores.data<float>() + (b * classes + c) * n;
+      for (int64_t c = 0; c < p.classes; ++c) {
+        const float* sc = scores.data<float>() + (b * p.classes + c) * n;
         order.clear();
         for (int64_t i = 0; i < n; ++i) {
-          if (!thresholded || sc[i] > min_score) order.push_back(i);
+          if (std::isnan(sc[i])) continue;
+          if (!p.thresholded || sc[i] > p.score_threshold) order.push_back(i);
         }
         std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
           return sc[x] > sc[y];
         });
         kept.clear();
         for (int64_t i : order) {
-          if (static_cast<int64_t>(kept.size()) >= max_out) break;
-          const Box cand = ToBox(bx + i * 4, attrs_.center);
+          if (static_cast<int64_t>(kept.size()) >= p.max_per_class) break;
+          const Box cand = ToBox(bx + i * 4, center);
           bool keep = true;
           for (int64_t k : kept) {
-            if (Suppresses(cand, ToBox(bx + k * 4, attrs_.center), iou)) {
+            if (Suppresses(cand, ToBox(bx + k * 4, center), p.iou_threshold)) {
               keep = false;
               break;
             }
@@ -125,9 +103,6 @@ class NmsKernel final : public OpKernel {
     }
     return absl::OkStatus();
   }
-
- private:
-  const Attrs attrs_;
 };
 
 }  // namespace

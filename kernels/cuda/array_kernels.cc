@@ -278,6 +278,7 @@ class GatherKernel final : public OpKernel {
     unsigned long long position = 0;
     RETURN_IF_ERROR(Cuda(cudaMemcpyAsync(&position, bad, sizeof(position),
                                          cudaMemcpyDeviceToHost, gpu.stream)));
+    gpu.device->NoteKernelHostWait();
     RETURN_IF_ERROR(Cuda(cudaStreamSynchronize(gpu.stream)));
     if (position == 0) return absl::OkStatus();
     return ReadBadIndex(indices, i64, axis_dim, position);

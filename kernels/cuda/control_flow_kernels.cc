@@ -29,6 +29,7 @@ class GpuControlFlowMemory final : public ControlFlowMemory {
       return absl::OkStatus();
     }
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    gpu.device->NoteKernelHostWait();
     RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(dst, t.raw_data(), bytes,
                                                cudaMemcpyDeviceToHost,
                                                gpu.stream),

@@ -172,10 +172,10 @@ absl::StatusOr<IndexMap> CopyMap(const std::vector<int64_t>& dims,
   return Merge(dims, {src_strides, dst_strides});
 }
 
-void RegisterGpu(KernelRegistry* registry, std::string op,
-                 std::map<std::string, std::vector<DataType>> constraints,
-                 KernelFactory factory, std::vector<int> host_memory_inputs,
-                 KernelSupports supports) {
+KernelDef GpuKernelDef(std::string op,
+                       std::map<std::string, std::vector<DataType>> constraints,
+                       KernelFactory factory, std::vector<int> host_memory_inputs,
+                       KernelSupports supports) {
   KernelDef def;
   def.op = std::move(op);
   def.device = DeviceType::kGpu;
@@ -183,7 +183,17 @@ void RegisterGpu(KernelRegistry* registry, std::string op,
   def.factory = std::move(factory);
   def.host_memory_inputs = std::move(host_memory_inputs);
   def.supports = std::move(supports);
-  registry->Register(std::move(def));
+  return def;
+}
+
+void RegisterGpu(KernelRegistry* registry, std::string op,
+                 std::map<std::string, std::vector<DataType>> constraints,
+                 KernelFactory factory, std::vector<int> host_memory_inputs,
+                 KernelSupports supports) {
+  registry->Register(GpuKernelDef(std::move(op), std::move(constraints),
+                                  std::move(factory),
+                                  std::move(host_memory_inputs),
+                                  std::move(supports)));
 }
 
 KernelSupports RanksAtMost(int max_rank) {
@@ -211,7 +221,9 @@ absl::Status CudaStatus(cudaError_t err, const char* what) {
                                           " (", cudaGetErrorName(err), ")"));
 }
 
-absl::StatusOr<uint64_t> ReadDeviceFlag(const void* flag, cudaStream_t stream) {
+absl::StatusOr<uint64_t> ReadDeviceFlag(const GpuContext& gpu, const void* flag) {
+  cudaStream_t stream = gpu.stream;
+  gpu.device->NoteKernelHostWait();
   uint64_t value = 0;
   RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(&value, flag, sizeof(value),
                                              cudaMemcpyDeviceToHost, stream),

@@ -73,6 +73,11 @@ absl::StatusOr<IndexMap> CopyMap(const std::vector<int64_t>& dims,
 
 // Registers a GPU kernel for `op`, with its capability check (empty: any
 // node its dtypes match).
+// The KernelDef RegisterGpu registers, for a kernel that sets more of it.
+KernelDef GpuKernelDef(std::string op,
+                       std::map<std::string, std::vector<DataType>> constraints,
+                       KernelFactory factory, std::vector<int> host_memory_inputs = {},
+                       KernelSupports supports = {});
 void RegisterGpu(KernelRegistry* registry, std::string op,
                  std::map<std::string, std::vector<DataType>> constraints,
                  KernelFactory factory, std::vector<int> host_memory_inputs = {},
@@ -88,9 +93,10 @@ KernelSupports RanksAtMost(int max_rank);
 absl::Status CudaStatus(cudaError_t err, const char* what);
 
 // Copies one 8-byte value from device memory to the host after the work
-// enqueued on `stream` so far, and waits for it: a host synchronisation,
-// for the error flags kernels leave in device memory.
-absl::StatusOr<uint64_t> ReadDeviceFlag(const void* flag, cudaStream_t stream);
+// enqueued on gpu's stream so far, and waits for it: a host
+// synchronisation, for the error flags and counts kernels leave in device
+// memory (noted on the device: GpuDevice::kernel_host_waits).
+absl::StatusOr<uint64_t> ReadDeviceFlag(const GpuContext& gpu, const void* flag);
 
 // A string attribute (default when absent); INVALID_ARGUMENT when it is
 // of another kind.

@@ -64,7 +64,7 @@ absl::Status CheckIntegerOperand(OpKernelContext* ctx, const GpuContext& gpu,
   auto* bad = static_cast<unsigned long long*>(flag.raw_data());
   RETURN_IF_ERROR(LaunchOperandCheck(op, ToGpuDtype(b.dtype()), b.raw_data(),
                                      b.NumElements(), bad, gpu.stream));
-  ASSIGN_OR_RETURN(uint64_t position, ReadDeviceFlag(bad, gpu.stream));
+  ASSIGN_OR_RETURN(uint64_t position, ReadDeviceFlag(gpu, bad));
   if (position == ~uint64_t{0}) return absl::OkStatus();
   const int64_t i = static_cast<int64_t>(position);
   if (op != BinaryOp::kPow) {

@@ -1,10 +1,12 @@
-// CUDA OpKernels for TopK, OneHot, EyeLike, Compress, ReverseSequence,
-// TensorScatter and Dropout (inference). Their parameters (k, depth and the
+// CUDA OpKernels for TopK, OneHot, EyeLike, Compress, NonZero, Unique,
+// ReverseSequence, TensorScatter and Dropout (inference). Their parameters (k, depth and the
 // off/on values, the condition, the sequence lengths, the write indices,
 // Dropout's ratio and mode) arrive in host memory and are checked there as
 // on the CPU (kernels/host_params.h); Compress, ReverseSequence and
 // TensorScatter are then strided copies (copy.h), one per run of kept
-// entries or per batch entry.
+// entries or per batch entry. NonZero and Unique select on the GPU
+// (nonzero.h, unique.h) and read only the count back, to size their
+// outputs.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -17,7 +19,9 @@
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/fill.h"
+#include "kernels/cuda/nonzero.h"
 #include "kernels/cuda/select.h"
+#include "kernels/cuda/unique.h"
 #include "kernels/host_params.h"
 #include "kernels/launch_kernel.h"
 #include "kernels/select_params.h"
@@ -138,6 +142,124 @@ class CompressKernel final
     }
     return absl::OkStatus();
   }
+};
+
+// The positions are selected on the GPU; the count comes back to the host
+// (a wait for the GPU: the output's size depends on it), then the positions
+// are unravelled into y [rank, count].
+class NonZeroKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+  static absl::Status Supports(const Node& node) {
+    const Shape& x = node.input_shape(0);
+    if (!x.unknown_rank() && x.rank() > kMaxSmallInt64s) {
+      return absl::UnimplementedError(absl::StrCat(
+          "NonZero of rank ", x.rank(), " > ", kMaxSmallInt64s, " on the GPU"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    const int rank = x.rank();
+    if (rank > kMaxSmallInt64s) {
+      return absl::UnimplementedError(
+          absl::StrCat("NonZero of rank ", rank, " on the GPU"));
+    }
+    const int64_t n = x.NumElements();
+    if (n == 0) return ctx->allocate_output(0, Shape({rank, 0})).status();
+    const GpuDtype dtype = ToGpuDtype(x.dtype());
+    ASSIGN_OR_RETURN(size_t scratch_bytes, NonZeroScratchBytes(dtype, n));
+    ASSIGN_OR_RETURN(Tensor positions, ctx->allocate_temp(DT_INT64, Shape({n + 1})));
+    ASSIGN_OR_RETURN(Tensor scratch,
+                     ctx->allocate_temp(DT_UINT8, Shape({static_cast<int64_t>(
+                                                      std::max<size_t>(scratch_bytes, 1))})));
+    int64_t* count_on_gpu = positions.data<int64_t>() + n;
+    RETURN_IF_ERROR(LaunchNonZeroPositions(dtype, x.raw_data(), n,
+                                           positions.data<int64_t>(),
+                                           count_on_gpu, scratch.raw_data(),
+                                           scratch_bytes, gpu.stream));
+    ASSIGN_OR_RETURN(uint64_t count, ReadDeviceFlag(gpu, count_on_gpu));
+    const int64_t m = static_cast<int64_t>(count);
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({rank, m}), DT_INT64));
+    SmallInt64s dims;
+    dims.count = rank;
+    for (int d = 0; d < rank; ++d) dims.values[d] = x.dim(d);
+    return LaunchUnravelPositions(positions.data<int64_t>(), m, dims,
+                                  y->data<int64_t>(), gpu.stream);
+  }
+};
+
+// Unique of the flattened input (or of a rank-1 one along its axis): sorted
+// and grouped on the GPU (unique.h); the number of groups is read back
+// (a wait for the GPU) to allocate the outputs. Unique over slices
+// (flatten = 0 on rank 2 and up) runs on the CPU.
+class UniqueKernel final : public OpKernel {
+ public:
+  struct Attrs {
+    bool sorted = true;
+  };
+  static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
+    Attrs a;
+    ASSIGN_OR_RETURN(a.sorted, node.attrs().GetBool("sorted"));
+    return a;
+  }
+  UniqueKernel(const Node& node, Attrs attrs) : OpKernel(node), attrs_(attrs) {}
+
+  static absl::Status Supports(const Node& node) {
+    ASSIGN_OR_RETURN(bool flatten, node.attrs().GetBool("flatten"));
+    const Shape& x = node.input_shape(0);
+    if (flatten || (!x.unknown_rank() && x.rank() == 1)) return absl::OkStatus();
+    return absl::UnimplementedError(
+        "Unique over slices (flatten = 0) of a tensor of rank other than 1 on "
+        "the GPU");
+  }
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
+    const Tensor& x = ctx->input(0);
+    ASSIGN_OR_RETURN(bool flatten, node().attrs().GetBool("flatten"));
+    if (!flatten) {
+      if (x.rank() != 1) {
+        return absl::UnimplementedError(absl::StrCat(
+            "Unique over slices of a rank-", x.rank(), " tensor on the GPU"));
+      }
+      ASSIGN_OR_RETURN(int64_t axis, node().attrs().GetInt("axis"));
+      RETURN_IF_ERROR(NormalizeAxis(axis, 1).status());
+    }
+    const int64_t n = x.NumElements();
+    const GpuDtype dtype = ToGpuDtype(x.dtype());
+    uint64_t u = 0;
+    Tensor scratch;
+    size_t bytes = 0;
+    if (n > 0) {
+      ASSIGN_OR_RETURN(bytes, UniqueScratchBytes(dtype, n));
+      ASSIGN_OR_RETURN(scratch, ctx->allocate_temp(
+                                    DT_UINT8, Shape({static_cast<int64_t>(bytes)})));
+      RETURN_IF_ERROR(LaunchUniqueGroups(dtype, x.raw_data(), n, scratch.raw_data(),
+                                         bytes, gpu.stream));
+      ASSIGN_OR_RETURN(const int64_t* groups,
+                       UniqueGroupCount(dtype, n, scratch.raw_data()));
+      ASSIGN_OR_RETURN(u, ReadDeviceFlag(gpu, groups));
+    }
+    const int64_t m = static_cast<int64_t>(u);
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({m}), x.dtype()));
+    ASSIGN_OR_RETURN(Tensor * indices, ctx->allocate_output(1, Shape({m}), DT_INT64));
+    ASSIGN_OR_RETURN(Tensor * inverse, ctx->allocate_output(2, Shape({n}), DT_INT64));
+    ASSIGN_OR_RETURN(Tensor * counts, ctx->allocate_output(3, Shape({m}), DT_INT64));
+    if (n == 0) return absl::OkStatus();
+    return LaunchUniqueOutputs(dtype, x.raw_data(), n, m, attrs_.sorted,
+                               scratch.raw_data(), bytes, y->raw_data(),
+                               indices->data<int64_t>(), inverse->data<int64_t>(),
+                               counts->data<int64_t>(), gpu.stream);
+  }
+
+ private:
+  const Attrs attrs_;
 };
 
 // sequence_lens in host memory: per batch entry, one copy with a negative
@@ -270,6 +392,17 @@ void RegisterSelectKernels(KernelRegistry* registry) {
               MakeKernel<EyeLikeKernel>);
   RegisterGpu(registry, "Compress", {{"T", GpuAllTypes()}},
               MakeKernel<CompressKernel>, /*host_memory_inputs=*/{1});
+  KernelDef nonzero = GpuKernelDef(
+      "NonZero", {{"T", GpuTypesWhere(HasNonZeroKernel, GpuAllTypes())}},
+      MakeKernel<NonZeroKernel>, /*host_memory_inputs=*/{},
+      NonZeroKernel::Supports);
+  nonzero.sizes_outputs_from_gpu_values = true;
+  registry->Register(std::move(nonzero));
+  KernelDef unique = GpuKernelDef(
+      "Unique", {{"T", GpuTypesWhere(HasUniqueKernel, GpuAllTypes())}},
+      MakeKernel<UniqueKernel>, /*host_memory_inputs=*/{}, UniqueKernel::Supports);
+  unique.sizes_outputs_from_gpu_values = true;
+  registry->Register(std::move(unique));
   RegisterGpu(registry, "ReverseSequence", {{"T", GpuAllTypes()}},
               MakeKernel<ReverseSequenceKernel>, /*host_memory_inputs=*/{1});
   RegisterGpu(registry, "TensorScatter", {{"T", GpuAllTypes()}},

@@ -1,8 +1,9 @@
 // CUDA OpKernels for Resize, Pad, PoolND, MaxPoolWithIndices, GridSample,
-// AffineGrid, MaxUnpool and RoiAlign. Parameters that ONNX passes as
-// inputs (Resize's roi, scales and sizes; Pad's pads, value and axes;
-// AffineGrid's size; MaxUnpool's indices and output_shape; RoiAlign's
-// batch_indices) are host-memory inputs, read here
+// AffineGrid, MaxUnpool, RoiAlign and NonMaxSuppression. Parameters that
+// ONNX passes as inputs (Resize's roi, scales and sizes; Pad's pads, value
+// and axes; AffineGrid's size; MaxUnpool's indices and output_shape;
+// RoiAlign's batch_indices; NonMaxSuppression's count and thresholds) are
+// host-memory inputs, read here
 // as the CPU kernels read them; the attributes, shapes and error messages
 // come from the functions the CPU kernels use (kernels/vision_params.h,
 // graph/vision_shapes.h).
@@ -18,6 +19,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/nms.h"
 #include "kernels/cuda/pool_grid.h"
 #include "kernels/cuda/resize_pad.h"
 #include "kernels/cuda/scatter_gather.h"
@@ -363,6 +365,45 @@ class RoiAlignKernel final
   }
 };
 
+// Boxes and scores on the GPU, the parameters in host memory; the row
+// count is read back (a wait for the GPU) to allocate the output.
+class NmsKernel final : public LaunchKernel<NmsAttrs, ParseNmsAttrs> {
+ public:
+  using LaunchKernel::LaunchKernel;
+
+  absl::Status Compute(OpKernelContext* ctx) override {
+    ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
+    RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu, /*host_inputs=*/{2, 3, 4}));
+    const Tensor& boxes = ctx->input(0);
+    const Tensor& scores = ctx->input(1);
+    ASSIGN_OR_RETURN(NmsPlan plan, PlanNms(boxes, scores, ctx->input(2),
+                                           ctx->input(3), ctx->input(4)));
+    NmsProblem p;
+    p.batches = plan.batches;
+    p.classes = plan.classes;
+    p.boxes = plan.boxes;
+    p.max_per_class = plan.max_per_class;
+    p.iou_threshold = plan.iou_threshold;
+    p.thresholded = plan.thresholded;
+    p.score_threshold = plan.score_threshold;
+    p.center = attrs().center;
+    if (p.batches * p.classes * p.boxes == 0 || p.max_per_class == 0) {
+      return ctx->allocate_output(0, Shape({0, 3})).status();
+    }
+    ASSIGN_OR_RETURN(size_t bytes, NmsScratchBytes(p));
+    ASSIGN_OR_RETURN(Tensor scratch,
+                     ctx->allocate_temp(DT_UINT8, Shape({static_cast<int64_t>(bytes)})));
+    RETURN_IF_ERROR(LaunchNmsSelect(boxes.data<float>(), scores.data<float>(), p,
+                                    scratch.raw_data(), bytes, gpu.stream));
+    ASSIGN_OR_RETURN(const int64_t* total, NmsTotal(p, scratch.raw_data()));
+    ASSIGN_OR_RETURN(uint64_t rows, ReadDeviceFlag(gpu, total));
+    ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(
+                                     0, Shape({static_cast<int64_t>(rows), 3})));
+    if (rows == 0) return absl::OkStatus();
+    return LaunchNmsWrite(p, scratch.raw_data(), y->data<int64_t>(), gpu.stream);
+  }
+};
+
 // Enum values the launchers' copies must share.
 static_assert(static_cast<int>(PadMode::kWrap) ==
               static_cast<int>(GpuPadMode::kWrap));
@@ -391,6 +432,10 @@ void RegisterVisionKernels(KernelRegistry* registry) {
   RegisterGpu(registry, "RoiAlign",
               {{"T", GpuTypesWhere(HasGridSampleKernel, GpuFloatTypes())}},
               MakeKernel<RoiAlignKernel>, /*host_memory_inputs=*/{2});
+  KernelDef nms = GpuKernelDef("NonMaxSuppression", {}, MakeKernel<NmsKernel>,
+                               /*host_memory_inputs=*/{2, 3, 4});
+  nms.sizes_outputs_from_gpu_values = true;
+  registry->Register(std::move(nms));
 }
 
 }  // namespace sluice::cuda

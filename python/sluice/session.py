@@ -443,12 +443,15 @@ class Session:
         """The devices this session set up ("/cpu:0", "/gpu:0")."""
         return self._s.devices()
 
-    def stats(self) -> Dict[str, int]:
+    def stats(self) -> Dict[str, Union[int, str]]:
         """runs, plans_compiled, plans_cached, plans_evicted,
         plan_cache_bytes, gpu_graphs, gpu_graph_steps, and the host copies:
         host_copies_direct (one DMA from or into pinned memory, such as a
         ``pin_memory()`` feed), host_copies_staged, gpu_graph_direct_feeds,
-        gpu_graph_copied_feeds."""
+        gpu_graph_copied_feeds; gpu_kernel_host_waits (waits for a GPU
+        inside kernels that read a count or a check back: NonZero,
+        NonMaxSuppression, ...) and gpu_graph_why_not (a string: why the
+        last plan used on a GPU is not replayed as a CUDA graph, or "")."""
         return self._s.stats()
 
     def release_unused_memory(self) -> int:

@@ -503,6 +503,8 @@ class PySession {
     d["host_copies_staged"] = s.host_copies_staged;
     d["gpu_graph_direct_feeds"] = s.gpu_graph_direct_feeds;
     d["gpu_graph_copied_feeds"] = s.gpu_graph_copied_feeds;
+    d["gpu_kernel_host_waits"] = s.gpu_kernel_host_waits;
+    d["gpu_graph_why_not"] = s.gpu_graph_why_not;
     return d;
   }
   std::vector<std::string> Devices() const {

@@ -6,11 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "device/device.h"
+#include "device/discovery.h"
 #include "executor/session.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "testing/gpu_required.h"
 
 namespace sluice {
 namespace {
@@ -29,8 +32,14 @@ constexpr char kNonZeroModel[] = R"pb(
   signature { inputs { name: "x" } outputs { name: "y" tensor: "neg" } }
 )pb";
 
-std::unique_ptr<Session> MakeSession(RuntimeConfig config) {
-  config.set_use_gpu(false);
+// On the CPU, or every node on /gpu:0 (`gpu`).
+std::unique_ptr<Session> MakeSession(RuntimeConfig config, bool gpu = false) {
+  if (gpu) {
+    config.set_default_device("gpu:0");
+    config.set_placement_strategy(PLACEMENT_MANUAL);
+  } else {
+    config.set_use_gpu(false);
+  }
   config.set_optimization_level(OPTIMIZATION_NONE);
   GraphDef def;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kNonZeroModel,
@@ -89,6 +98,44 @@ TEST(DataDependentSessionTest, LimitIsEnforcedWhenTheSizeIsKnownNamingTheNode) {
   out = s->Run({{"x", WithNonZeros(1000)}});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].shape(), Shape({3, 1000}));
+}
+
+// NonZero's GPU kernel: the positions are selected on the GPU and only the
+// count comes back (one wait for the GPU a step, counted in the stats), and
+// the plan says why it is not replayed as a CUDA graph.
+TEST(DataDependentSessionTest, OnTheGpuTheCountIsReadBackAndTheStepNotReplayed) {
+  DeviceInventory inv = DiscoverDevices();
+  bool usable = false;
+  for (const GpuInfo& gpu : inv.gpus) usable = usable || gpu.usable;
+  if (!usable) SLUICE_GPU_UNAVAILABLE("no usable GPU: " + inv.no_gpu_reason);
+  std::unique_ptr<Session> s = MakeSession({}, /*gpu=*/true);
+  ASSERT_NE(s, nullptr);
+  for (const Node& n : s->graph().nodes()) {
+    if (n.name() != "nz") continue;
+    ASSERT_NE(s->assignment()[n.id()], nullptr);
+    EXPECT_EQ(s->assignment()[n.id()]->type(), DeviceType::kGpu);
+  }
+  const int64_t waits_before = s->stats().gpu_kernel_host_waits;
+  const std::vector<int64_t> counts = {5, 0, 20000, kSize, 5};
+  for (int64_t count : counts) {
+    SCOPED_TRACE(count);
+    absl::StatusOr<std::vector<Tensor>> out =
+        s->Run({{"x", WithNonZeros(count)}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ((*out)[0].shape(), Shape({3, count}));
+    const int64_t* rows = (*out)[0].data<int64_t>();
+    for (int64_t i = 0; i < count; ++i) {
+      ASSERT_EQ(rows[i], -(i / (2 * 16384))) << i;
+      ASSERT_EQ(rows[count + i], -((i / 16384) % 2)) << i;
+      ASSERT_EQ(rows[2 * count + i], -(i % 16384)) << i;
+    }
+  }
+  const Session::Stats st = s->stats();
+  EXPECT_EQ(st.gpu_kernel_host_waits - waits_before,
+            static_cast<int64_t>(counts.size()));
+  EXPECT_EQ(st.gpu_graph_steps, 0);
+  EXPECT_THAT(st.gpu_graph_why_not,
+              HasSubstr("nz (NonZero) sizes its output from values on the GPU"));
 }
 
 }  // namespace

@@ -68,6 +68,7 @@ class FakeDevice final : public AlgorithmCache::Device {
   bool CanTime() const override { return can_time; }
   absl::StatusOr<float> Time(const std::function<absl::Status()>& run) override {
     ++timings;
+    seen_while_timing = AlgorithmCache::ProcessActivity().timing_now;
     RETURN_IF_ERROR(run());  // untimed, as the GPU's timer does
     const float start = call_->clock_ms;
     RETURN_IF_ERROR(run());
@@ -77,6 +78,7 @@ class FakeDevice final : public AlgorithmCache::Device {
   int64_t room = int64_t{1} << 30;
   bool can_time = true;
   int timings = 0;
+  std::string seen_while_timing;
 
  private:
   const FakeCall* const call_;
@@ -112,6 +114,23 @@ TEST(AlgorithmCacheTest, KeepsTheFastestAndTimesAProblemOnce) {
   EXPECT_EQ(e.last, "fast");
   EXPECT_THAT(e.timings, HasSubstr("fast 1 ms"));
   EXPECT_THAT(e.timings, HasSubstr(": fast"));
+}
+
+// What a progress line reads: the library being timed while it is, and
+// one more problem timed after, process-wide; nothing for a cached choice.
+TEST(AlgorithmCacheTest, ProcessActivityCountsTheProblemsTimed) {
+  const FakeAlgorithm a("a", 1), b("b", 2);
+  FakeCall call;
+  FakeDevice device(&call);
+  AlgorithmCache cache;
+  const int64_t before = AlgorithmCache::ProcessActivity().problems_timed;
+  ASSERT_TRUE(cache.Run<FakeCall>("p", Algorithms{&a, &b}, call, Lib(), &device).ok());
+  EXPECT_EQ(device.seen_while_timing, "fakeLib");
+  AlgorithmCache::Activity after = AlgorithmCache::ProcessActivity();
+  EXPECT_EQ(after.problems_timed, before + 1);
+  EXPECT_EQ(after.timing_now, "");
+  ASSERT_TRUE(cache.Run<FakeCall>("p", Algorithms{&a, &b}, call, Lib(), &device).ok());
+  EXPECT_EQ(AlgorithmCache::ProcessActivity().problems_timed, before + 1);
 }
 
 TEST(AlgorithmCacheTest, EachProblemAndLibraryIsTimedOnItsOwn) {

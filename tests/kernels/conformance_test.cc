@@ -509,6 +509,64 @@ void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
                       {{DT_FLOAT, Shape({4, 6})}},
                       {{"DstT", TypeAttr(t)}, {"k", IntAttr(k)}}});
   }
+  // NonZero: output sizes from the data (selected on the GPU, the count
+  // read back); -0.0 is zero and NaN is not; many CUB tiles in the large one.
+  cases->push_back({"NonZero_float_signed_zero_nan", "NonZero",
+                    {{DT_FLOAT, Shape({2, 4}),
+                      std::vector<double>{0, -0.0, 1.5, std::nan(""), -2, 0, 0, 3}}}});
+  for (DataType t : {DT_INT32, DT_INT8, DT_UINT64, DT_FLOAT16, DT_BFLOAT16, DT_DOUBLE,
+                     DT_INT64, DT_UINT16}) {
+    const bool is_unsigned = t == DT_UINT64 || t == DT_UINT16;  // 0 to 6
+    cases->push_back({"NonZero_rank3_" + DtypeSuffix(t), "NonZero",
+                      {{t, Shape({3, 5, 4}), is_unsigned ? Range::kPositive : Range::kSmallInts}}});
+  }
+  cases->push_back({"NonZero_bool_rank1", "NonZero", {{DT_BOOL, Shape({37}), Range::kBool}}});
+  cases->push_back({"NonZero_large_int32", "NonZero",
+                    {{DT_INT32, Shape({64, 257}), Range::kSmallInts}}});
+  cases->push_back({"NonZero_scalar", "NonZero", {{DT_FLOAT, Shape(), std::vector<double>{3}}}});
+  cases->push_back({"NonZero_empty", "NonZero", {{DT_FLOAT, Shape({2, 0})}}});
+  cases->push_back({"NonZero_none", "NonZero",
+                    {{DT_INT64, Shape({3, 2}), std::vector<double>(6, 0)}}});
+  // Unique: every output (y, first occurrences, each element's group,
+  // counts), ascending and by first occurrence; -0.0 equals 0.0, NaNs are
+  // one group after every number; a rank-1 input along its axis too.
+  const std::vector<double> uniq = {2, -0.0, std::nan(""), 0, -1, 2, std::nan(""), 7, -1, 0};
+  cases->push_back({"Unique_float_zeros_nans", "Unique", {{DT_FLOAT, Shape({2, 5}), uniq}}});
+  cases->push_back({"Unique_unsorted_float", "Unique", {{DT_FLOAT, Shape({10}), uniq}},
+                    {{"sorted", BoolAttr(false)}}});
+  for (DataType t : {DT_INT32, DT_INT64, DT_INT8, DT_FLOAT16, DT_BFLOAT16, DT_DOUBLE}) {
+    cases->push_back({"Unique_" + DtypeSuffix(t), "Unique",
+                      {{t, Shape({4, 33}), Range::kSmallInts}}});
+    cases->push_back({"Unique_unsorted_" + DtypeSuffix(t), "Unique",
+                      {{t, Shape({3, 7, 5}), Range::kSmallInts}},
+                      {{"sorted", BoolAttr(false)}}});
+  }
+  cases->push_back({"Unique_uint16", "Unique", {{DT_UINT16, Shape({50}), Range::kPositive}}});
+  cases->push_back({"Unique_bool", "Unique", {{DT_BOOL, Shape({3, 4}), Range::kBool}}});
+  cases->push_back({"Unique_axis0_rank1", "Unique", {{DT_INT32, Shape({40}), Range::kSmallInts}},
+                    {{"flatten", BoolAttr(false)}, {"axis", IntAttr(0)}}});
+  cases->push_back({"Unique_large_int64", "Unique", {{DT_INT64, Shape({5000}), Range::kWide}}});
+  cases->push_back({"Unique_empty", "Unique", {{DT_FLOAT, Shape({0, 3})}}});
+  // NonMaxSuppression: boxes [B, N, 4], scores [B, C, N]; the count and the
+  // thresholds are host inputs (an empty one takes its default). Over 64
+  // candidates a segment crosses the GPU kernel's tiles; kHalves scores tie.
+  auto nms = [&](std::string name, int64_t b, int64_t c, int64_t n, Range scores,
+                 std::vector<double> max_out, std::vector<double> iou,
+                 std::vector<double> threshold, int64_t center) {
+    cases->push_back({"NonMaxSuppression_" + name, "NonMaxSuppression",
+                      {{DT_FLOAT, Shape({b, n, 4}), center ? Range::kPositive : Range::kSigned},
+                       {DT_FLOAT, Shape({b, c, n}), scores},
+                       {DT_INT64, Shape({static_cast<int64_t>(max_out.size())}), max_out},
+                       {DT_FLOAT, Shape({static_cast<int64_t>(iou.size())}), iou},
+                       {DT_FLOAT, Shape({static_cast<int64_t>(threshold.size())}), threshold}},
+                      {{"center_point_box", IntAttr(center)}}});
+  };
+  nms("corners", 2, 3, 50, Range::kSigned, {10}, {0.3}, {0.0}, 0);
+  nms("center_two_tiles", 1, 2, 150, Range::kSigned, {1000}, {0.5}, {}, 1);
+  nms("tied_scores", 2, 2, 90, Range::kHalves, {1000}, {0.1}, {-1.5}, 0);
+  nms("many_boxes", 1, 1, 700, Range::kSigned, {1000}, {0.6}, {-1}, 0);
+  nms("defaults_keep_none", 1, 2, 20, Range::kSigned, {}, {}, {}, 0);
+  nms("none_above_threshold", 1, 2, 20, Range::kSigned, {5}, {0.5}, {3}, 0);
   const std::vector<double> cond = {1, 1, 0, 1, 0, 0, 1};
   cases->push_back({"Compress_axis1", "Compress",
                     {{DT_FLOAT, Shape({3, 7, 2})}, {DT_BOOL, Shape({7}), cond}},
@@ -1719,8 +1777,7 @@ TEST(ConformanceCoverageTest, EveryOpHasAGpuKernelInCudaBuilds) {
   // their GPU kernels later); the placer puts them on the CPU. The list may
   // only shrink: an op on it that gains a GPU kernel fails here.
   const std::set<std::string> cpu_only = {
-      "DeformConv", "Det", "LRN", "NonMaxSuppression", "NonZero",
-      "TreeEnsemble", "Unique"};
+      "DeformConv", "Det", "LRN", "TreeEnsemble"};
   std::set<std::string> tested;
   for (const auto& [op, file] : CheckedElsewhere()) tested.insert(op);
   for (const Case& c : AllCases()) tested.insert(c.op);

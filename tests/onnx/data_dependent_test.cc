@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "device/device.h"
+#include "device/discovery.h"
 #include "executor/session.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
@@ -18,6 +20,7 @@
 #include "sluice/npy.h"
 #include "tests/onnx/onnx_test_util.h"
 #include "tests/test_data.h"
+#include "testing/gpu_required.h"
 
 namespace sluice::onnx_test {
 namespace {
@@ -80,6 +83,53 @@ TEST(DataDependentShapesTest, TinyDetectorMatchesOnnxruntimeThroughOneSession) {
   // for the third, through the same plan cache.
   EXPECT_NE(detections[0], detections[1]);
   EXPECT_EQ(detections[2], 0);
+}
+
+// The same detector on a GPU (manual placement there): NonZero and
+// NonMaxSuppression run their GPU kernels, which size their outputs from a
+// count read back from the GPU, and every output still matches
+// onnxruntime's at each input, twice (a later step of the same plan).
+TEST(DataDependentShapesTest, TinyDetectorRunsNonZeroAndNmsOnTheGpu) {
+  DeviceInventory inv = DiscoverDevices();
+  bool usable = false;
+  for (const GpuInfo& gpu : inv.gpus) usable = usable || gpu.usable;
+  if (!usable) SLUICE_GPU_UNAVAILABLE("no usable GPU: " + inv.no_gpu_reason);
+  RuntimeConfig config;
+  config.set_default_device("gpu:0");
+  config.set_placement_strategy(PLACEMENT_MANUAL);
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      Session::CreateFromFile(Data("tiny_detector.onnx"), config);
+  ASSERT_TRUE(session.ok()) << session.status();
+  int on_gpu = 0;
+  for (const Node& n : (*session)->graph().nodes()) {
+    if (n.op() != "NonZero" && n.op() != "NonMaxSuppression") continue;
+    const Device* d = (*session)->assignment()[n.id()];
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->type(), DeviceType::kGpu) << n.name() << " (" << n.op() << ")";
+    ++on_gpu;
+  }
+  EXPECT_GE(on_gpu, 2);
+  absl::StatusOr<Tensor> feat = ReadNpy(Data("tiny_detector.in.feat.npy"));
+  ASSERT_TRUE(feat.ok()) << feat.status();
+  std::vector<std::string> fetches(std::begin(kDetectorOutputs),
+                                   std::end(kDetectorOutputs));
+  for (const std::string tag : {"a", "b", "c", "a"}) {
+    SCOPED_TRACE(tag);
+    absl::StatusOr<Tensor> x =
+        ReadNpy(Data("tiny_detector." + tag + ".in.x.npy"));
+    ASSERT_TRUE(x.ok()) << x.status();
+    for (int step = 0; step < 2; ++step) {
+      absl::StatusOr<std::vector<Tensor>> out =
+          (*session)->Run({{"x", *x}, {"feat", *feat}}, fetches);
+      ASSERT_TRUE(out.ok()) << out.status();
+      for (size_t i = 0; i < fetches.size(); ++i) {
+        absl::StatusOr<Tensor> want = ReadNpy(
+            Data("tiny_detector." + tag + ".out." + fetches[i] + ".npy"));
+        ASSERT_TRUE(want.ok()) << want.status();
+        ExpectClose((*out)[i], *want, 1e-5, fetches[i]);
+      }
+    }
+  }
 }
 
 // x of element type float with every dim symbolic, into `op` -> y.

@@ -1,0 +1,55 @@
+#!/bin/bash
+# One ten-minute device call beside scripts/gpu_call.sh (the suite): the
+# models users bring, on the GPU. Parts ($PARTS, in this order by default):
+#   progress   the first step's progress line (tools/first_step_progress.h)
+#              on a pseudo-terminal (`script`), for ResNet-50 on /gpu:0:
+#              $OUT/progress_tty.txt keeps what the terminal got
+#   detection  torchvision's detection models (bench/models/detection.py,
+#              exported there) on /gpu:0 against onnxruntime's CPU provider
+#              (bench/detection_check.py): NonZero and NonMaxSuppression on
+#              their GPU kernels; $OUT/detection.md
+#   zoo        torchvision's CNNs (bench/models/torchvision_zoo.py) through
+#              bench/peers.py on /gpu:0 against PyTorch eager, its CUDA graph
+#              and torch.compile (reduce-overhead), float32, TF32 off;
+#              ZOO (default "zoo": batch 1; "zoo_b32": batch 32) names the
+#              workloads; $OUT/zoo/peers.md
+# Each part runs under a limit so that a call cut short keeps what finished.
+#
+#   # there (device tool, carry [".gpupack"], made as scripts/gpu_call.sh says):
+#   LIMIT=570 scripts/gpu_zoo_call.sh
+set -u
+cd "$(dirname "$0")/.."
+T0=$(date +%s); el() { echo $(( $(date +%s)-T0 )); }
+LIMIT=${LIMIT:-570}
+left() { echo $(( LIMIT - $(el) )); }
+{ .gpupack/zstd -d -q --long=30 -c .gpupack/gpu.tar.zst || zstd -d -q --long=30 -c .gpupack/gpu.tar.zst; } | tar xf - || { echo "unpack failed" > $OUT/zoo_call.txt; exit 3; }
+S=$OUT/zoo_call.txt
+B=.gpu/bin
+export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64" PATH=/usr/local/cuda/bin:$PATH
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
+echo "unpacked at $(el)s; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
+want() { [[ " ${PARTS:-progress detection zoo} " == *" $1 "* ]]; }
+W=/tmp/zoo_work; mkdir -p $W
+
+if want progress; then
+  python3 bench/models/resnet50.py --out $W/r50 > $W/r50.log 2>&1
+  model=$(ls $W/r50/*.onnx | head -1)
+  timeout 120 script -qfec "$B/sluice bench $model --device gpu:0 --runs 5" /dev/null \
+    > $OUT/progress_tty.txt 2>&1
+  echo "progress exit $? at $(el)s: $(grep -ao 'sluice: first step[^,]*, timing [A-Za-z]* algorithms[^,]*' $OUT/progress_tty.txt | tail -1)" >> $S
+fi
+
+if want detection && (( $(left) > 120 )); then
+  timeout $(( $(left) > 300 ? 200 : $(left) / 2 )) bash -c "
+    python3 bench/models/detection.py --out $W/det > $OUT/detection_export.log 2>&1 &&
+    python3 bench/detection_check.py --sluice $B/sluice --dir $W/det --device gpu:0" \
+    > $OUT/detection.md 2> $OUT/detection.err
+  echo "detection exit $? at $(el)s" >> $S
+fi
+
+if want zoo && (( $(left) > 90 )); then
+  timeout $(( $(left) - 20 )) python3 bench/peers.py --sluice $B/sluice --out $OUT/zoo \
+    --no-cpu --compile --only ${ZOO:-zoo} --budget-s $(( $(left) - 120 )) > $OUT/zoo.log 2>&1
+  echo "zoo exit $? at $(el)s" >> $S
+fi
+echo "done at $(el)s" >> $S
