@@ -4,6 +4,9 @@
 #   progress   the first step's progress line (tools/first_step_progress.h)
 #              on a pseudo-terminal (`script`), for ResNet-50 on /gpu:0:
 #              $OUT/progress_tty.txt keeps what the terminal got
+#   hostmem    a GPU session's host memory: ResNet-50 against a model of
+#              one convolution and one GEMM (the CUDA libraries' share);
+#              $OUT/hostmem.txt
 #   detection  torchvision's detection models (bench/models/detection.py,
 #              exported there) on /gpu:0 against onnxruntime's CPU provider
 #              (bench/detection_check.py): NonZero and NonMaxSuppression on
@@ -28,15 +31,39 @@ B=.gpu/bin
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64" PATH=/usr/local/cuda/bin:$PATH
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 echo "unpacked at $(el)s; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
-want() { [[ " ${PARTS:-progress detection zoo} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-progress hostmem detection zoo} " == *" $1 "* ]]; }
 W=/tmp/zoo_work; mkdir -p $W
 
 if want progress; then
   python3 bench/models/resnet50.py --out $W/r50 > $W/r50.log 2>&1
   model=$(ls $W/r50/*.onnx | head -1)
-  timeout 120 script -qfec "$B/sluice bench $model --device gpu:0 --runs 5" /dev/null \
+  timeout 120 script -qfec "$B/sluice bench $model --random-inputs --device gpu:0 --runs 5" /dev/null \
     > $OUT/progress_tty.txt 2>&1
   echo "progress exit $? at $(el)s: $(grep -ao 'sluice: first step[^,]*, timing [A-Za-z]* algorithms[^,]*' $OUT/progress_tty.txt | tail -1)" >> $S
+fi
+
+# Issue 29's GPU host memory: a GPU session's peak RSS for ResNet-50 (98 MB
+# of weights) against a one-convolution, one-GEMM model's, whose peak is the
+# CUDA libraries' host side (cuDNN's and cuBLAS's kernels) and little else.
+if want hostmem && [[ -f $W/r50/resnet50_b1.onnx ]]; then
+  python3 - $W/tiny.onnx <<'PY' > $OUT/hostmem.txt 2>&1
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+w = numpy_helper.from_array(np.ones((8, 3, 3, 3), np.float32), "w")
+m = numpy_helper.from_array(np.ones((8, 4), np.float32), "m")
+g = helper.make_graph(
+    [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+     helper.make_node("ReduceMean", ["c"], ["r"], axes=[2, 3], keepdims=0),
+     helper.make_node("MatMul", ["r", "m"], ["y"])],
+    "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 224, 224])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w, m])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PY
+  for model in $W/tiny.onnx $W/r50/resnet50_b1.onnx; do
+    timeout 60 $B/sluice bench $model --random-inputs --device gpu:0 --runs 20 --json > $W/hm.json 2>>$OUT/hostmem.txt
+    python3 -c "import json,sys;r=json.load(open('$W/hm.json'));h=r['host_memory'];print('$(basename $model)', 'create', round(r['session_create_s'],3), 's; peak RSS after create', h['peak_rss_after_create_bytes']>>20, 'MiB, first step', h['peak_rss_first_step_bytes']>>20, 'MiB')" >> $OUT/hostmem.txt 2>&1
+  done
+  echo "hostmem at $(el)s" >> $S
 fi
 
 if want detection && (( $(left) > 120 )); then
