@@ -448,8 +448,8 @@ class SessionImpl final : public Session {
           s.gpu_graph_why_not = "recording it failed: " + failure;
           break;
         }
-        if (!cached.graph_why_not.empty()) {
-          s.gpu_graph_why_not = cached.graph_why_not;
+        if (cached.graph_why_not != nullptr) {
+          s.gpu_graph_why_not = *cached.graph_why_not;
           break;
         }
       }
@@ -976,7 +976,9 @@ class SessionImpl final : public Session {
   struct CachedPlan {
     std::shared_ptr<const ExecutionPlan> plan;
     std::shared_ptr<GpuGraphRunner> graph_runner;  // null: ordinary steps
-    std::string graph_why_not;  // why graph_runner is null
+    // Why graph_runner is null, for a plan with a GPU kernel (shared: the
+    // entry is copied for every step).
+    std::shared_ptr<const std::string> graph_why_not;
   };
 
   absl::StatusOr<CachedPlan> GetPlan(const std::string& key,
@@ -1020,7 +1022,15 @@ class SessionImpl final : public Session {
     // (executor/gpu_graph_runner.h).
     if ((!config_.has_gpu_graphs() || config_.gpu_graphs()) &&
         cluster_ == nullptr) {
-      entry.graph_runner = GpuGraphRunner::ForPlan(entry.plan, &entry.graph_why_not);
+      std::string why_not;
+      entry.graph_runner = GpuGraphRunner::ForPlan(entry.plan, &why_not);
+      bool on_gpu = false;
+      for (const PlanNode& pn : entry.plan->nodes) {
+        on_gpu = on_gpu || (!pn.is_copy && pn.device->type() == DeviceType::kGpu);
+      }
+      if (entry.graph_runner == nullptr && on_gpu) {
+        entry.graph_why_not = std::make_shared<const std::string>(std::move(why_not));
+      }
     }
     absl::MutexLock lock(&mu_);
     auto [it, inserted] = plans_.try_emplace(key);

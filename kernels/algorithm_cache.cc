@@ -50,7 +50,8 @@ std::vector<std::string> Names(absl::Span<const AlgorithmCandidate> candidates) 
 struct ActivityState {
   absl::Mutex mu;
   int64_t problems_timed ABSL_GUARDED_BY(mu) = 0;
-  std::string timing_now ABSL_GUARDED_BY(mu);
+  int timing ABSL_GUARDED_BY(mu) = 0;  // problems being timed now
+  std::string last_library ABSL_GUARDED_BY(mu);  // of the latest to start
 };
 
 ActivityState& SharedActivity() {
@@ -58,27 +59,34 @@ ActivityState& SharedActivity() {
   return *state;
 }
 
-// Marks a problem of `library` as being timed while it lives.
+// Marks a problem of `library` as being timed while it lives; counted as
+// timed when Done() was called.
 class TimingNow {
  public:
   explicit TimingNow(const std::string& library) {
     absl::MutexLock lock(&SharedActivity().mu);
-    SharedActivity().timing_now = library.empty() ? "kernel" : library;
+    ++SharedActivity().timing;
+    SharedActivity().last_library = library.empty() ? "kernel" : library;
   }
   ~TimingNow() {
     absl::MutexLock lock(&SharedActivity().mu);
-    SharedActivity().timing_now.clear();
-    ++SharedActivity().problems_timed;
+    --SharedActivity().timing;
+    if (done_) ++SharedActivity().problems_timed;
   }
+  void Done() { done_ = true; }
   TimingNow(const TimingNow&) = delete;
   TimingNow& operator=(const TimingNow&) = delete;
+
+ private:
+  bool done_ = false;
 };
 
 }  // namespace
 
 AlgorithmCache::Activity AlgorithmCache::ProcessActivity() {
   absl::MutexLock lock(&SharedActivity().mu);
-  return {SharedActivity().problems_timed, SharedActivity().timing_now};
+  const ActivityState& a = SharedActivity();
+  return {a.problems_timed, a.timing > 0 ? a.last_library : std::string()};
 }
 
 absl::Status AlgorithmCache::Time(absl::Span<const AlgorithmCandidate> candidates,
@@ -143,6 +151,7 @@ absl::Status AlgorithmCache::Time(absl::Span<const AlgorithmCandidate> candidate
   e->timings = absl::StrCat(absl::StrJoin(tried, ", "), ": ",
                             any_timed ? candidates[e->order[0]].name
                                       : std::string("none ran"));
+  timing_now.Done();
   return absl::OkStatus();
 }
 

@@ -127,10 +127,11 @@ class AlgorithmCache {
   // What is known of `key` of `library` (nullopt-like: an Entry never run).
   Entry Find(const std::string& library, const std::string& key) const;
 
-  // Timing in this process, over every cache: how many problems have had
-  // their candidates timed, and the library of one being timed now ("" when
-  // none is), for a progress line while a first step searches
-  // (tools/progress_line.h).
+  // Timing in this process, over every cache (every GPU and session): how
+  // many problems have had their candidates timed, and while any is being
+  // timed the library of the latest to start ("" when none is), for a
+  // progress line while a first step searches
+  // (tools/first_step_progress.h).
   struct Activity {
     int64_t problems_timed = 0;
     std::string timing_now;

@@ -291,10 +291,11 @@ class Session {
     // computed Gather indices, ...) on the session's GPUs since the
     // session began (copies of results to the host not counted).
     int64_t gpu_kernel_host_waits = 0;
-    // Why the most recently used cached plan that runs on a GPU does not
-    // replay a CUDA graph ("NonZero_3 (NonZero) sizes its output from
-    // values on the GPU, ..."); empty when it does, when graphs are off or
-    // when the session has no GPU.
+    // Why the most recently used cached plan with a GPU kernel does not
+    // replay a CUDA graph ("nz (NonZero) sizes its output from values on
+    // the GPU, ..."; "x runs on /cpu:0" when it has CPU kernels too); empty
+    // when it does, when graphs are off, when no cached plan has a GPU
+    // kernel or when the most recent one has none.
     std::string gpu_graph_why_not;
   };
   virtual Stats stats() const = 0;

@@ -121,23 +121,27 @@ struct Box {
   float x_min, x_max, y_min, y_max;
 };
 
+// std::min and std::max as the CPU kernel calls them (a NaN goes where
+// they put it), unlike fminf / fmaxf.
+__device__ float Min(float a, float b) { return (b < a) ? b : a; }
+__device__ float Max(float a, float b) { return (a < b) ? b : a; }
+
 __device__ Box ToBox(const float* b, bool center) {
   if (center) {
     const float hw = b[2] / 2, hh = b[3] / 2;  // exact: halving
     return {__fsub_rn(b[0], hw), __fadd_rn(b[0], hw), __fsub_rn(b[1], hh),
             __fadd_rn(b[1], hh)};
   }
-  return {fminf(b[1], b[3]), fmaxf(b[1], b[3]), fminf(b[0], b[2]),
-          fmaxf(b[0], b[2])};
+  return {Min(b[1], b[3]), Max(b[1], b[3]), Min(b[0], b[2]), Max(b[0], b[2])};
 }
 
 // kernels/cpu/nms.cc's Suppresses, each operation rounded on its own.
 __device__ bool Suppresses(const Box& a, const Box& b, float iou_threshold) {
-  const float ix_min = fmaxf(a.x_min, b.x_min);
-  const float ix_max = fminf(a.x_max, b.x_max);
+  const float ix_min = Max(a.x_min, b.x_min);
+  const float ix_max = Min(a.x_max, b.x_max);
   if (ix_max <= ix_min) return false;
-  const float iy_min = fmaxf(a.y_min, b.y_min);
-  const float iy_max = fminf(a.y_max, b.y_max);
+  const float iy_min = Max(a.y_min, b.y_min);
+  const float iy_max = Min(a.y_max, b.y_max);
   if (iy_max <= iy_min) return false;
   const float inter = __fmul_rn(__fsub_rn(ix_max, ix_min), __fsub_rn(iy_max, iy_min));
   const float area_a = __fmul_rn(__fsub_rn(a.x_max, a.x_min), __fsub_rn(a.y_max, a.y_min));
@@ -157,7 +161,7 @@ __global__ void SelectKernel(const float* boxes, const uint64_t* keys,
   const float* batch_boxes = boxes + (segment / classes) * n * 4;
   __shared__ Box tile[kTile];
   __shared__ int32_t tile_index[kTile];
-  __shared__ int removed[kTile];
+  __shared__ unsigned long long removed;  // bit t: a kept box suppresses t
   __shared__ unsigned long long mask[kTile];
   __shared__ int64_t kept_n;
 
@@ -174,11 +178,11 @@ __global__ void SelectKernel(const float* boxes, const uint64_t* keys,
   for (int64_t start = 0; start < candidates && kept_n < max_keep; start += kTile) {
     const int m = candidates - start < kTile ? static_cast<int>(candidates - start) : kTile;
     const int64_t known = kept_n;
+    if (threadIdx.x == 0) removed = 0;
     if (threadIdx.x < m) {
       const int32_t index = order[base + start + threadIdx.x];
       tile_index[threadIdx.x] = index;
       tile[threadIdx.x] = ToBox(batch_boxes + int64_t{index} * 4, center);
-      removed[threadIdx.x] = 0;
       mask[threadIdx.x] = 0;
     }
     __syncthreads();
@@ -186,9 +190,8 @@ __global__ void SelectKernel(const float* boxes, const uint64_t* keys,
     for (int64_t q = threadIdx.x; q < m * known; q += blockDim.x) {
       const int t = static_cast<int>(q % m);
       const int64_t k = q / m;
-      if (removed[t]) continue;
       const Box other = ToBox(batch_boxes + int64_t{kept[base + k]} * 4, center);
-      if (Suppresses(tile[t], other, iou_threshold)) removed[t] = 1;
+      if (Suppresses(tile[t], other, iou_threshold)) atomicOr(&removed, 1ull << t);
     }
     // Within the tile: bit j of mask[i] when i would suppress j (j > i).
     for (int q = threadIdx.x; q < m * m; q += blockDim.x) {
@@ -199,10 +202,7 @@ __global__ void SelectKernel(const float* boxes, const uint64_t* keys,
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-      unsigned long long gone = 0;
-      for (int t = 0; t < m; ++t) {
-        if (removed[t]) gone |= 1ull << t;
-      }
+      unsigned long long gone = removed;
       int64_t count = kept_n;
       for (int i = 0; i < m && count < max_keep; ++i) {
         if ((gone >> i) & 1ull) continue;

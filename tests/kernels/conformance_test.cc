@@ -565,7 +565,23 @@ void AddReduceSelectMiscGpuCases(std::vector<Case>* cases) {
   nms("center_two_tiles", 1, 2, 150, Range::kSigned, {1000}, {0.5}, {}, 1);
   nms("tied_scores", 2, 2, 90, Range::kHalves, {1000}, {0.1}, {-1.5}, 0);
   nms("many_boxes", 1, 1, 700, Range::kSigned, {1000}, {0.6}, {-1}, 0);
+  // The count reached in the second tile (64 kept of the first, then 6).
+  nms("max_in_second_tile", 1, 2, 150, Range::kSigned, {70}, {0.95}, {}, 0);
   nms("defaults_keep_none", 1, 2, 20, Range::kSigned, {}, {}, {}, 0);
+  // NaN scores are never kept; -0.0 ties with 0.0 (index order); a box with
+  // a NaN corner goes where std::min / std::max put it on both devices.
+  const double nan = std::nan("");
+  cases->push_back({"NonMaxSuppression_nan_and_signed_zero", "NonMaxSuppression",
+                    {{DT_FLOAT, Shape({1, 8, 4}),
+                      std::vector<double>{0, 0, 1, 1,    0, 0, 1, 1.1,  nan, 0, 1, 1,
+                                          0.5, 0.5, 2, 2, 0, nan, 1, 1,  3, 3, 4, 4,
+                                          0.1, 0, 1, 1,  3, 3, 4.2, 4}},
+                     {DT_FLOAT, Shape({1, 1, 8}),
+                      std::vector<double>{0.5, -0.0, nan, 0.0, 0.9, 0.5, nan, 0.1}},
+                     {DT_INT64, Shape({1}), std::vector<double>{100}},
+                     {DT_FLOAT, Shape({1}), std::vector<double>{0.3}},
+                     {DT_FLOAT, Shape({0}), std::vector<double>{}}},
+                    {{"center_point_box", IntAttr(0)}}});
   nms("none_above_threshold", 1, 2, 20, Range::kSigned, {5}, {0.5}, {3}, 0);
   const std::vector<double> cond = {1, 1, 0, 1, 0, 0, 1};
   cases->push_back({"Compress_axis1", "Compress",
