@@ -79,11 +79,21 @@ def iou(a, b):
     return inter / np.maximum(area(a) + area(b) - inter, 1e-12)
 
 
+def expanded(box, scale=30 / 28):
+    """The box torchvision pastes a 28 x 28 mask into: its paste pads the
+    mask by one pixel each side and widens the box by (28 + 2) / 28 about
+    its centre (roi_heads.expand_boxes) before rounding to whole pixels."""
+    half = (box[2:] - box[:2]) * 0.5 * scale
+    centre = (box[2:] + box[:2]) * 0.5
+    return np.concatenate([centre - half, centre + half])
+
+
 def straddles(a, b):
     """Whether boxes a and b (nearly equal) paste at different whole pixels:
-    a corner on either side of a pixel edge, or a size rounded up
-    differently (torchvision's _onnx_paste_mask_in_image)."""
+    a corner of the widened box on either side of a pixel edge, or a size
+    rounded up differently (torchvision's _onnx_paste_mask_in_image)."""
     size = lambda x: np.ceil(x[2:] - x[:2] + 1)
+    a, b = expanded(a), expanded(b)
     return bool(np.any(np.floor(a) != np.floor(b)) or
                 np.any(size(a) != size(b)))
 
