@@ -67,7 +67,9 @@ PY
 fi
 
 if want detection && (( $(left) > 120 )); then
-  timeout $(( $(left) > 300 ? 200 : $(left) / 2 )) bash -c "
+  t=$(( $(left) - 15 ))  # half of what is left when the zoo comes after
+  if want zoo; then t=$(( $(left) > 300 ? 200 : $(left) / 2 )); fi
+  timeout $t bash -c "
     python3 bench/models/detection.py --out $W/det > $OUT/detection_export.log 2>&1 &&
     python3 bench/detection_check.py --sluice $B/sluice --dir $W/det --device gpu:0" \
     > $OUT/detection.md 2> $OUT/detection.err

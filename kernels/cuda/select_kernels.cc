@@ -212,7 +212,7 @@ class UniqueKernel final : public OpKernel {
   static absl::Status Supports(const Node& node) {
     ASSIGN_OR_RETURN(bool flatten, node.attrs().GetBool("flatten"));
     const Shape& x = node.input_shape(0);
-    if (flatten || (!x.unknown_rank() && x.rank() == 1)) return absl::OkStatus();
+    if (flatten || x.unknown_rank() || x.rank() == 1) return absl::OkStatus();
     return absl::UnimplementedError(
         "Unique over slices (flatten = 0) of a tensor of rank other than 1 on "
         "the GPU");
