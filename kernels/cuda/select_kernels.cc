@@ -196,7 +196,8 @@ class NonZeroKernel final : public OpKernel {
 // Unique of the flattened input (or of a rank-1 one along its axis): sorted
 // and grouped on the GPU (unique.h); the number of groups is read back
 // (a wait for the GPU) to allocate the outputs. Unique over slices
-// (flatten = 0 on rank 2 and up) runs on the CPU.
+// (flatten = 0 on rank 2 and up) runs on the CPU when the rank is known at
+// placement; one whose rank was unknown then fails here with UNIMPLEMENTED.
 class UniqueKernel final : public OpKernel {
  public:
   struct Attrs {
