@@ -84,8 +84,8 @@ class TimingNow {
 }  // namespace
 
 AlgorithmCache::Activity AlgorithmCache::ProcessActivity() {
-  absl::MutexLock lock(&SharedActivity().mu);
-  const ActivityState& a = SharedActivity();
+  ActivityState& a = SharedActivity();
+  absl::MutexLock lock(&a.mu);
   return {a.problems_timed, a.timing > 0 ? a.last_library : std::string()};
 }
 
