@@ -48,6 +48,29 @@ const char* const kDetectorOutputs[] = {
     "det_boxes", "det_labels", "det_scores", "rank",  "classes",
     "counts",    "strong",     "pooled",     "areas", "flat"};
 
+// Runs the detector on input `tag` ("a", "b", "c") and checks every output
+// against onnxruntime's; the number of detections goes to *detections.
+void ExpectDetectorStep(Session& session, const std::string& tag,
+                        int64_t* detections) {
+  SCOPED_TRACE(tag);
+  absl::StatusOr<Tensor> feat = ReadNpy(Data("tiny_detector.in.feat.npy"));
+  ASSERT_TRUE(feat.ok()) << feat.status();
+  absl::StatusOr<Tensor> x = ReadNpy(Data("tiny_detector." + tag + ".in.x.npy"));
+  ASSERT_TRUE(x.ok()) << x.status();
+  std::vector<std::string> fetches(std::begin(kDetectorOutputs),
+                                   std::end(kDetectorOutputs));
+  absl::StatusOr<std::vector<Tensor>> out =
+      session.Run({{"x", *x}, {"feat", *feat}}, fetches);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    absl::StatusOr<Tensor> want =
+        ReadNpy(Data("tiny_detector." + tag + ".out." + fetches[i] + ".npy"));
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectClose((*out)[i], *want, 1e-5, fetches[i]);
+  }
+  *detections = (*out)[0].shape().dim(0);
+}
+
 TEST(DataDependentShapesTest, TinyDetectorMatchesOnnxruntimeThroughOneSession) {
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::CreateFromFile(Data("tiny_detector.onnx"));
@@ -58,26 +81,10 @@ TEST(DataDependentShapesTest, TinyDetectorMatchesOnnxruntimeThroughOneSession) {
       EXPECT_FALSE(out.shape.IsFullyDefined()) << out.shape.DebugString();
     }
   }
-  absl::StatusOr<Tensor> feat = ReadNpy(Data("tiny_detector.in.feat.npy"));
-  ASSERT_TRUE(feat.ok()) << feat.status();
-  std::vector<std::string> fetches(std::begin(kDetectorOutputs),
-                                   std::end(kDetectorOutputs));
   std::vector<int64_t> detections;
   for (const std::string tag : {"a", "b", "c", "a"}) {
-    SCOPED_TRACE(tag);
-    absl::StatusOr<Tensor> x =
-        ReadNpy(Data("tiny_detector." + tag + ".in.x.npy"));
-    ASSERT_TRUE(x.ok()) << x.status();
-    absl::StatusOr<std::vector<Tensor>> out =
-        (*session)->Run({{"x", *x}, {"feat", *feat}}, fetches);
-    ASSERT_TRUE(out.ok()) << out.status();
-    for (size_t i = 0; i < fetches.size(); ++i) {
-      absl::StatusOr<Tensor> want = ReadNpy(
-          Data("tiny_detector." + tag + ".out." + fetches[i] + ".npy"));
-      ASSERT_TRUE(want.ok()) << want.status();
-      ExpectClose((*out)[i], *want, 1e-5, fetches[i]);
-    }
-    detections.push_back((*out)[0].shape().dim(0));
+    detections.push_back(-1);
+    ASSERT_NO_FATAL_FAILURE(ExpectDetectorStep(**session, tag, &detections.back()));
   }
   // Different inputs gave different numbers of detections, none at all
   // for the third, through the same plan cache.
@@ -109,25 +116,10 @@ TEST(DataDependentShapesTest, TinyDetectorRunsNonZeroAndNmsOnTheGpu) {
     ++on_gpu;
   }
   EXPECT_GE(on_gpu, 2);
-  absl::StatusOr<Tensor> feat = ReadNpy(Data("tiny_detector.in.feat.npy"));
-  ASSERT_TRUE(feat.ok()) << feat.status();
-  std::vector<std::string> fetches(std::begin(kDetectorOutputs),
-                                   std::end(kDetectorOutputs));
   for (const std::string tag : {"a", "b", "c", "a"}) {
-    SCOPED_TRACE(tag);
-    absl::StatusOr<Tensor> x =
-        ReadNpy(Data("tiny_detector." + tag + ".in.x.npy"));
-    ASSERT_TRUE(x.ok()) << x.status();
     for (int step = 0; step < 2; ++step) {
-      absl::StatusOr<std::vector<Tensor>> out =
-          (*session)->Run({{"x", *x}, {"feat", *feat}}, fetches);
-      ASSERT_TRUE(out.ok()) << out.status();
-      for (size_t i = 0; i < fetches.size(); ++i) {
-        absl::StatusOr<Tensor> want = ReadNpy(
-            Data("tiny_detector." + tag + ".out." + fetches[i] + ".npy"));
-        ASSERT_TRUE(want.ok()) << want.status();
-        ExpectClose((*out)[i], *want, 1e-5, fetches[i]);
-      }
+      int64_t detections = -1;
+      ASSERT_NO_FATAL_FAILURE(ExpectDetectorStep(**session, tag, &detections));
     }
   }
 }
