@@ -65,6 +65,33 @@ TEST(BenchReportTest, TimesTheRunsAskedForAndProfilesOneStep) {
   EXPECT_THAT(text.str(), HasSubstr("model: mlp\nsession creation: 500.000 ms\n"));
   EXPECT_THAT(text.str(), HasSubstr("timed runs: 5 in "));
   EXPECT_THAT(text.str(), HasSubstr("bytes copied per link: none"));
+  // A CPU session: no GPU waits, no replay reason, and no lines for them.
+  EXPECT_EQ(j["gpu_kernel_host_waits_per_step"], 0.0);
+  EXPECT_EQ(j["gpu_graph_why_not"], "");
+  EXPECT_THAT(text.str(), ::testing::Not(HasSubstr("waits for the GPU")));
+  EXPECT_THAT(text.str(), ::testing::Not(HasSubstr("not replayed")));
+}
+
+// The first step is bracketed by the hook (a progress line's), and what a
+// GPU session's stats say of waits and replays is printed.
+TEST(BenchReportTest, TheFirstStepHookAndTheGpuLines) {
+  std::unique_ptr<Session> session = MlpSession();
+  ASSERT_NE(session, nullptr);
+  BenchSettings settings;
+  settings.runs = 2;
+  std::vector<bool> calls;
+  settings.first_step_running = [&](bool running) { calls.push_back(running); };
+  absl::StatusOr<BenchReport> report = BenchSession(*session, MlpFeeds(), settings, 0);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(calls, (std::vector<bool>{true, false}));
+  report->session_stats.gpu_graph_why_not =
+      "nz (NonZero) sizes its output from values on the GPU";
+  report->gpu_kernel_host_waits_per_step = 2;
+  std::ostringstream text;
+  PrintBenchReport(*report, text);
+  EXPECT_THAT(text.str(),
+              HasSubstr("not replayed as a CUDA graph: nz (NonZero) sizes its output"));
+  EXPECT_THAT(text.str(), HasSubstr("waits for the GPU inside a step: 2 ("));
 }
 
 TEST(BenchReportTest, AFailedFirstStepGoesThroughTheHook) {
