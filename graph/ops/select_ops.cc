@@ -3,6 +3,7 @@
 // size depends on the data (Unique, NonZero, Compress, and TopK or OneHot
 // when k or depth is computed at run time) leave that dimension unknown
 // (-1); their kernels size the outputs at run time.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -91,10 +92,13 @@ absl::Status UniqueFn(InferenceContext& c) {
   return absl::OkStatus();
 }
 
+// A scalar counts as one element of rank 1 ([1, count]), as NumPy and
+// onnxruntime have it.
 absl::Status NonZeroFn(InferenceContext& c) {
   const Shape& in = c.input_shape(0);
   c.set_output_shape(
-      0, Shape({in.unknown_rank() ? kUnknownDim : in.rank(), kUnknownDim}));
+      0, Shape({in.unknown_rank() ? kUnknownDim : std::max(in.rank(), 1),
+                kUnknownDim}));
   return absl::OkStatus();
 }
 
@@ -229,7 +233,8 @@ void RegisterSelectOps(OpRegistry* r) {
                        .TypeAttr("T", NumericAndBool())
                        .ShapeFn(NonZeroFn)
                        .Doc("The indices of the nonzero elements of x, as "
-                            "[rank, count] int64, in row-major order.")
+                            "[rank, count] int64, in row-major order (a "
+                            "scalar as [1, count]).")
                        .Build());
   RegisterOrDie(
       r, OpDefBuilder("Compress")

@@ -50,15 +50,18 @@ class NonZeroKernel final : public OpKernel {
       }
       return absl::OkStatus();
     }));
-    const int rank = x.rank();
+    // A scalar is one element of rank 1 (NumPy's and onnxruntime's rule).
+    std::vector<int64_t> dims(x.shape().dims().begin(), x.shape().dims().end());
+    if (dims.empty()) dims.push_back(1);
+    const int rank = static_cast<int>(dims.size());
     const int64_t n = static_cast<int64_t>(hits.size());
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({rank, n})));
     int64_t* out = y->data<int64_t>();
     for (int64_t h = 0; h < n; ++h) {
       int64_t flat = hits[h];
       for (int d = rank - 1; d >= 0; --d) {
-        out[d * n + h] = flat % x.dim(d);
-        flat /= x.dim(d);
+        out[d * n + h] = flat % dims[d];
+        flat /= dims[d];
       }
     }
     return absl::OkStatus();

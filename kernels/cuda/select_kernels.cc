@@ -164,7 +164,7 @@ class NonZeroKernel final : public OpKernel {
     ASSIGN_OR_RETURN(GpuContext gpu, GetGpu(ctx));
     RETURN_IF_ERROR(CheckGpuInputs(*ctx, gpu));
     const Tensor& x = ctx->input(0);
-    const int rank = x.rank();
+    const int rank = std::max(x.rank(), 1);  // a scalar: one element of rank 1
     if (rank > kMaxSmallInt64s) {
       return absl::UnimplementedError(
           absl::StrCat("NonZero of rank ", rank, " on the GPU"));
@@ -187,7 +187,7 @@ class NonZeroKernel final : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * y, ctx->allocate_output(0, Shape({rank, m}), DT_INT64));
     SmallInt64s dims;
     dims.count = rank;
-    for (int d = 0; d < rank; ++d) dims.values[d] = x.dim(d);
+    for (int d = 0; d < rank; ++d) dims.values[d] = x.rank() == 0 ? 1 : x.dim(d);
     return LaunchUnravelPositions(positions.data<int64_t>(), m, dims,
                                   y->data<int64_t>(), gpu.stream);
   }

@@ -73,6 +73,13 @@ TEST(SelectKernelTest, NonZeroListsIndicesPerDimension) {
   auto none = RunOp("NonZero", {F32({0, 0}, {2})});
   ASSERT_TRUE(none.ok()) << none.status();
   ExpectTensor((*none)[0], {1, 0}, {});
+  // A scalar is one element of rank 1, as NumPy and onnxruntime have it.
+  auto scalar = RunOp("NonZero", {F32({3}, {})});
+  ASSERT_TRUE(scalar.ok()) << scalar.status();
+  ExpectTensor((*scalar)[0], {1, 1}, {0});
+  auto zero = RunOp("NonZero", {F32({0}, {})});
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  ExpectTensor((*zero)[0], {1, 0}, {});
 }
 
 TEST(SelectKernelTest, CompressAlongAnAxisAndFlattened) {
