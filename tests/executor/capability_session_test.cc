@@ -103,10 +103,8 @@ TEST(CapabilitySessionTest, CpuSessionPlacesWithTheKernelQueryAndRuns) {
 }
 
 TEST(CapabilitySessionTest, NodeTheGpuKernelCannotRunRunsOnTheCpuAndSaysWhy) {
-  DeviceInventory inv = DiscoverDevices();
-  bool usable = false;
-  for (const GpuInfo& gpu : inv.gpus) usable = usable || gpu.usable;
-  if (!usable) SLUICE_GPU_UNAVAILABLE("no usable GPU: " + inv.no_gpu_reason);
+  const std::string no_gpu = ::sluice::testing::NoUsableGpuReason();
+  if (!no_gpu.empty()) SLUICE_GPU_UNAVAILABLE(no_gpu);
   absl::StatusOr<std::unique_ptr<const Graph>> g = BuildGraph(DeepTransposeDef());
   ASSERT_TRUE(g.ok()) << g.status();
   RuntimeConfig config;

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "device/device.h"
-#include "device/discovery.h"
 #include "executor/session.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -104,10 +103,8 @@ TEST(DataDependentSessionTest, LimitIsEnforcedWhenTheSizeIsKnownNamingTheNode) {
 // count comes back (one wait for the GPU a step, counted in the stats), and
 // the plan says why it is not replayed as a CUDA graph.
 TEST(DataDependentSessionTest, OnTheGpuTheCountIsReadBackAndTheStepNotReplayed) {
-  DeviceInventory inv = DiscoverDevices();
-  bool usable = false;
-  for (const GpuInfo& gpu : inv.gpus) usable = usable || gpu.usable;
-  if (!usable) SLUICE_GPU_UNAVAILABLE("no usable GPU: " + inv.no_gpu_reason);
+  const std::string no_gpu = ::sluice::testing::NoUsableGpuReason();
+  if (!no_gpu.empty()) SLUICE_GPU_UNAVAILABLE(no_gpu);
   std::unique_ptr<Session> s = MakeSession({}, /*gpu=*/true);
   ASSERT_NE(s, nullptr);
   for (const Node& n : s->graph().nodes()) {

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "device/device.h"
-#include "device/discovery.h"
 #include "executor/session.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
@@ -97,10 +96,8 @@ TEST(DataDependentShapesTest, TinyDetectorMatchesOnnxruntimeThroughOneSession) {
 // count read back from the GPU, and every output still matches
 // onnxruntime's at each input, twice (a later step of the same plan).
 TEST(DataDependentShapesTest, TinyDetectorRunsNonZeroAndNmsOnTheGpu) {
-  DeviceInventory inv = DiscoverDevices();
-  bool usable = false;
-  for (const GpuInfo& gpu : inv.gpus) usable = usable || gpu.usable;
-  if (!usable) SLUICE_GPU_UNAVAILABLE("no usable GPU: " + inv.no_gpu_reason);
+  const std::string no_gpu = ::sluice::testing::NoUsableGpuReason();
+  if (!no_gpu.empty()) SLUICE_GPU_UNAVAILABLE(no_gpu);
   RuntimeConfig config;
   config.set_default_device("gpu:0");
   config.set_placement_strategy(PLACEMENT_MANUAL);

@@ -70,10 +70,8 @@ TEST(DynamicShapesTest, TransformerImportsOnceAndRunsAtThreeShapes) {
 // CUDA kernel (their parameters arrive in host memory), and the results
 // match onnxruntime at each shape.
 TEST(DynamicShapesTest, TransformerRunsItsDynamicOpsOnTheGpu) {
-  DeviceInventory inv = DiscoverDevices();
-  bool usable = false;
-  for (const GpuInfo& gpu : inv.gpus) usable = usable || gpu.usable;
-  if (!usable) SLUICE_GPU_UNAVAILABLE("no usable GPU: " + inv.no_gpu_reason);
+  const std::string no_gpu = ::sluice::testing::NoUsableGpuReason();
+  if (!no_gpu.empty()) SLUICE_GPU_UNAVAILABLE(no_gpu);
   RuntimeConfig config;
   config.set_default_device("gpu:0");
   config.set_placement_strategy(PLACEMENT_MANUAL);

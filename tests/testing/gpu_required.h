@@ -5,10 +5,14 @@
 //
 //   const Gpus& gpus = GetGpus();
 //   if (gpus.plain.empty()) SLUICE_GPU_UNAVAILABLE(gpus.skip_reason);
+//   const std::string why = ::sluice::testing::NoUsableGpuReason();
+//   if (!why.empty()) SLUICE_GPU_UNAVAILABLE(why);
 //
 // MachineHasGpu reads the device inventory once per process (thread-safe).
 #ifndef SLUICE_TESTS_TESTING_GPU_REQUIRED_H_
 #define SLUICE_TESTS_TESTING_GPU_REQUIRED_H_
+
+#include <string>
 
 #include "device/discovery.h"
 #include "gtest/gtest.h"
@@ -19,6 +23,16 @@ namespace sluice::testing {
 inline bool MachineHasGpu() {
   static const bool has = !DiscoverDevices().gpus.empty();
   return has;
+}
+
+// Empty when some GPU of the machine is usable; otherwise "no usable GPU: "
+// and the inventory's reason, for SLUICE_GPU_UNAVAILABLE.
+inline std::string NoUsableGpuReason() {
+  const DeviceInventory inv = DiscoverDevices();
+  for (const GpuInfo& gpu : inv.gpus) {
+    if (gpu.usable) return "";
+  }
+  return "no usable GPU: " + inv.no_gpu_reason;
 }
 
 }  // namespace sluice::testing

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace sluice {
 namespace {
@@ -14,15 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 
-std::string Written(std::FILE* f) {
-  std::fflush(f);
-  std::rewind(f);
-  std::string text;
-  for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) {
-    text.push_back(static_cast<char>(c));
-  }
-  return text;
-}
+using ::sluice::testing::WrittenTo;
 
 TEST(FirstStepProgressTest, TextSaysWhatIsBeingTimed) {
   const AlgorithmCache::Activity start{5, ""};
@@ -46,7 +39,7 @@ TEST(FirstStepProgressTest, ALongStepShowsTheLineAndErasesIt) {
       FirstStepProgress progress(&line, milliseconds(0), milliseconds(5));
       std::this_thread::sleep_for(milliseconds(60));
     }
-    const std::string text = Written(f);
+    const std::string text = WrittenTo(f);
     EXPECT_THAT(text, HasSubstr("\rsluice: first step, 0."));
     EXPECT_EQ(text.back(), '\r');  // erased
     EXPECT_EQ(text.substr(text.rfind("\r", text.size() - 2)).find_first_not_of("\r "),
@@ -66,7 +59,7 @@ TEST(FirstStepProgressTest, AQuickStepLeavesNoTrace) {
     FirstStepProgress progress(&line, std::chrono::seconds(30), milliseconds(5));
   }
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
-  EXPECT_EQ(Written(f), "");
+  EXPECT_EQ(WrittenTo(f), "");
   std::fclose(f);
 }
 
@@ -78,7 +71,7 @@ TEST(FirstStepProgressTest, ADisabledLineWritesNothing) {
     FirstStepProgress progress(&line, milliseconds(0), milliseconds(1));
     std::this_thread::sleep_for(milliseconds(20));
   }
-  EXPECT_EQ(Written(f), "");
+  EXPECT_EQ(WrittenTo(f), "");
   std::fclose(f);
 }
 

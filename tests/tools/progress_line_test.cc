@@ -7,22 +7,14 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace sluice {
 namespace {
 
 using ::testing::HasSubstr;
 
-// What a line wrote to a temporary file.
-std::string Written(std::FILE* f) {
-  std::fflush(f);
-  std::rewind(f);
-  std::string text;
-  for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) {
-    text.push_back(static_cast<char>(c));
-  }
-  return text;
-}
+using ::sluice::testing::WrittenTo;
 
 TEST(ProgressLineTest, StageTextNamesThePassAndItsNumber) {
   EXPECT_EQ(ProgressLine::StageText({"optimizing", "constant_folding", 2, 21}),
@@ -39,7 +31,7 @@ TEST(ProgressLineTest, RewritesOneLineAndErasesIt) {
     line.Stage({"placing", "", 0, 0});
     line.Fraction(0.5);
   }
-  const std::string text = Written(f);
+  const std::string text = WrittenTo(f);
   std::fclose(f);
   EXPECT_THAT(text, HasSubstr("\rsluice: optimizing: pass 1 of 4 (cse), "));
   EXPECT_THAT(text, HasSubstr("\rsluice: placing, "));
@@ -60,7 +52,7 @@ TEST(ProgressLineTest, DisabledWritesNothingAndGivesNoCallback) {
     line.Stage({"placing", "", 0, 0});
     line.Fraction(1);
   }
-  EXPECT_EQ(Written(f), "");
+  EXPECT_EQ(WrittenTo(f), "");
   std::fclose(f);
   // Not a terminal (the tests' stderr is a pipe or a file under CTest).
   if (!isatty(STDERR_FILENO)) {
