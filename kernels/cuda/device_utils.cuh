@@ -47,6 +47,16 @@ inline absl::Status LaunchStatus(const char* what) {
                                           cudaGetErrorName(err), ")"));
 }
 
+// The status of a CUDA library call (CUB's) made for `op`: OK, or INTERNAL
+// "op: what: error (name)", with the sticky last error cleared.
+inline absl::Status CallStatus(cudaError_t err, const char* op, const char* what) {
+  if (err == cudaSuccess) return absl::OkStatus();
+  cudaGetLastError();
+  return absl::InternalError(absl::StrCat(op, ": ", what, ": ",
+                                          cudaGetErrorString(err), " (",
+                                          cudaGetErrorName(err), ")"));
+}
+
 // Wide type a value is computed in: float for 16-bit floats and float,
 // double for double, uint64 for uint64, int64 for the other integers and
 // bool.

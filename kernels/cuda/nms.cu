@@ -44,11 +44,7 @@ const T* At(const void* base, size_t offset) {
 }
 
 absl::Status CubStatus(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return absl::OkStatus();
-  cudaGetLastError();
-  return absl::InternalError(absl::StrCat("NonMaxSuppression: ", what, ": ",
-                                          cudaGetErrorString(err), " (",
-                                          cudaGetErrorName(err), ")"));
+  return CallStatus(err, "NonMaxSuppression", what);
 }
 
 absl::StatusOr<Layout> MakeLayout(const NmsProblem& p) {

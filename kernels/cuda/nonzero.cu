@@ -78,11 +78,7 @@ __global__ void UnravelKernel(const int64_t* positions, int64_t count,
 }
 
 absl::Status CubStatus(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return absl::OkStatus();
-  cudaGetLastError();
-  return absl::InternalError(absl::StrCat("NonZero: ", what, ": ",
-                                          cudaGetErrorString(err), " (",
-                                          cudaGetErrorName(err), ")"));
+  return CallStatus(err, "NonZero", what);
 }
 
 }  // namespace

@@ -64,11 +64,7 @@ struct Layout {
 };
 
 absl::Status CubStatus(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return absl::OkStatus();
-  cudaGetLastError();
-  return absl::InternalError(absl::StrCat("Unique: ", what, ": ",
-                                          cudaGetErrorString(err), " (",
-                                          cudaGetErrorName(err), ")"));
+  return CallStatus(err, "Unique", what);
 }
 
 template <typename U>
