@@ -31,7 +31,7 @@ trap finish EXIT
 part() { local t=$1; shift; (( $(left) > 20 )) || { echo "no time for $* at $(el)s" >> $S; return; }
   (( t > $(left) - 10 )) && t=$(( $(left) - 10 ))
   OUT=$LOGS PARTS="$*" BENCH=0 timeout $t scripts/gpu_suite.sh >> $S 2>&1; echo "suite($*) exit $? at $(el)s" >> $S; }
-part 220 tests
+part 220 tests mpi
 part 100 sanitize
 B=.gpu/bin
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64" SLUICE_TEST_DATA_DIR=$PWD PATH=/usr/local/cuda/bin:$PATH

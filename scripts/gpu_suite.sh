@@ -13,7 +13,7 @@
 # compute-sanitizer memcheck on the GPU tests (conformance suite, GPU device
 # tests); tests/python with torch. Exit status: 0 when every step
 # passed. Set SANITIZE=0 to skip memcheck, BENCH=0 to skip the benchmarks,
-# or PARTS to a subset of "tests sanitize replays examples cli bench onnx
+# or PARTS to a subset of "tests mpi sanitize replays examples cli bench onnx
 # cudnn cudnn-memcheck nhwc resnet precision cudakernel python" (the default is all of
 # them; a 10-minute
 # device call does not fit them all). The cudnn part runs the convolution
@@ -58,7 +58,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 # Tests read examples/ and tests/*/testdata from this checkout.
 export SLUICE_TEST_DATA_DIR="$PWD"
 
-want() { [[ " ${PARTS:-tests sanitize replays examples cli bench onnx cudnn cudnn-memcheck nhwc resnet precision cudakernel python} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-tests mpi sanitize replays examples cli bench onnx cudnn cudnn-memcheck nhwc resnet precision cudakernel python} " == *" $1 "* ]]; }
 
 status=0
 # Skips: on this machine a test may skip only when tests/gpu_skips_allowed.txt
@@ -126,6 +126,16 @@ done
 # replay lock: 20 more times.
 want tests && [[ -x .gpu/bin/sluice_examples_test ]] && step examples-four-threads-x20 \
   .gpu/bin/sluice_examples_test --gtest_filter='*FourThreads*' --gtest_repeat=20
+
+# Two ranks under this machine's mpirun (tests/distributed/mpi_examples.sh,
+# CTest's mpi_two_ranks): one graph over two processes, and the MPI group's
+# own test (MpiProcessGroupTest, which skips outside two ranks and so is on
+# tests/gpu_skips_allowed.txt for the plain run above). Exit 77 (no mpirun)
+# fails here: the GPU machine has Open MPI. Part "mpi".
+want mpi && [[ -x .gpu/bin/sluice && -x .gpu/bin/sluice_distributed_test ]] &&
+  SLUICE_DISTRIBUTED_TEST=$PWD/.gpu/bin/sluice_distributed_test step mpi-two-ranks \
+    tests/distributed/mpi_examples.sh .gpu/bin/sluice \
+    $([[ -x .gpu/bin/cluster_pipeline_bench ]] && echo .gpu/bin/cluster_pipeline_bench)
 
 if [[ "${SANITIZE:-1}" != 0 ]] && command -v compute-sanitizer >/dev/null; then
   GPU_FILTER='AllOps/*:GpuKernelErrorTest.*:GpuDeviceTest.*'
