@@ -12,7 +12,6 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -57,6 +56,21 @@ enum KeyField { kN, kC, kH, kW, kO, kKh, kKw, kOh, kOw, kThreads, kBias,
                 kSide, kPadTop, kPadBottom, kO0, kAct, kKeyFields };
 using PlanKey = std::array<int64_t, kKeyFields>;
 
+// One execution's memory objects, made once per plan and pointed at each
+// call's buffers: making them and an argument map on every call cost about
+// a third of a batch-1 1 x 1 convolution on a 1 x 1 image (a
+// squeeze-and-excitation block's; bench/RESULTS.md, 2026-12-06). `scratch`
+// owns its buffer where the plan's scratchpad is at most kOwnScratchBytes,
+// else points at the call's.
+struct Args {
+  memory src, dst, bias, side, scratch;
+};
+
+// Scratchpads up to this size live with their Args (oneDNN's convolutions
+// asked for 8 KiB or none on the zoo's CNNs at one and two threads);
+// larger ones are the call's temporaries, counted against the device.
+constexpr size_t kOwnScratchBytes = size_t{64} << 10;
+
 struct Plan {
   dnnl::convolution_forward conv;
   memory::desc src, dst, weights, user_weights, bias, scratch;
@@ -69,6 +83,52 @@ struct Plan {
   // The residual: read in place by a binary add post-op, or (where the
   // primitive takes no such post-op) copied into y for a `sum` post-op.
   bool side_by_sum = false;
+  // Args no call is using: a call takes one, or makes one, and gives it
+  // back, so that calls running at once each have their own.
+  mutable absl::Mutex args_mu;
+  mutable std::vector<std::unique_ptr<Args>> idle_args
+      ABSL_GUARDED_BY(args_mu);
+
+  bool OwnsScratch() const { return scratch.get_size() <= kOwnScratchBytes; }
+};
+
+// A plan's Args for one call, given back when it ends. Throws dnnl::error
+// (making the memory objects).
+class LeasedArgs {
+ public:
+  explicit LeasedArgs(const Plan& plan) : plan_(plan) {
+    {
+      absl::MutexLock lock(&plan.args_mu);
+      if (!plan.idle_args.empty()) {
+        args_ = std::move(plan.idle_args.back());
+        plan.idle_args.pop_back();
+      }
+    }
+    if (args_ != nullptr) return;
+    const dnnl::engine& engine = OneDnnEngine();
+    args_ = std::make_unique<Args>();
+    args_->src = memory(plan.src, engine, DNNL_MEMORY_NONE);
+    args_->dst = memory(plan.dst, engine, DNNL_MEMORY_NONE);
+    args_->bias = memory(plan.bias, engine, DNNL_MEMORY_NONE);
+    args_->side = memory(plan.dst, engine, DNNL_MEMORY_NONE);
+    if (plan.scratch.get_size() > 0) {
+      args_->scratch = plan.OwnsScratch()
+                           ? memory(plan.scratch, engine)
+                           : memory(plan.scratch, engine, DNNL_MEMORY_NONE);
+    }
+  }
+  ~LeasedArgs() {
+    absl::MutexLock lock(&plan_.args_mu);
+    plan_.idle_args.push_back(std::move(args_));
+  }
+  LeasedArgs(const LeasedArgs&) = delete;
+  LeasedArgs& operator=(const LeasedArgs&) = delete;
+
+  Args& operator*() const { return *args_; }
+
+ private:
+  const Plan& plan_;
+  std::unique_ptr<Args> args_;
 };
 
 // The taps [first, last) of one spatial axis of a convolution that read
@@ -203,7 +263,10 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
         plans[i] = GetPlan(key);
         if (plans[i] == nullptr) return false;
         weights[i] = GetWeights(*plans[i], f);
-        scratch_bytes = std::max(scratch_bytes, plans[i]->scratch.get_size());
+        if (!plans[i]->OwnsScratch()) {
+          scratch_bytes =
+              std::max(scratch_bytes, plans[i]->scratch.get_size());
+        }
       }
       return true;
     };
@@ -220,7 +283,8 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
                                               e.what(), " (status ", e.status,
                                               ")"));
     }
-    // One scratchpad per slice, 64-byte aligned.
+    // One scratchpad per slice, 64-byte aligned, where the plans' are
+    // larger than their Args keep.
     const int64_t scratch_floats =
         static_cast<int64_t>((scratch_bytes + 63) / 64 * 16);
     Tensor scratch;
@@ -273,25 +337,32 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
         }
       }
       try {
-        dnnl::engine& engine = OneDnnEngine();
-        std::unordered_map<int, memory> args = {
-            {DNNL_ARG_SRC, memory(plan.src, engine, const_cast<float*>(src))},
-            {DNNL_ARG_WEIGHTS, weights[i]->value},
-            {DNNL_ARG_DST, memory(plan.dst, engine, dst)}};
-        if (bias != nullptr) {
-          args.emplace(DNNL_ARG_BIAS, memory(plan.bias, engine,
-                                             const_cast<float*>(bias) + sl.o0));
-        }
+        LeasedArgs leased(plan);
+        Args& a = *leased;
+        // The C interface takes the arguments as an array: no map.
+        std::array<dnnl_exec_arg_t, 5> args;
+        int count = 0;
+        auto pass = [&](int arg, const memory& m, const float* data) {
+          if (data != nullptr) m.set_data_handle(const_cast<float*>(data));
+          args[count++] = {arg, m.get()};
+        };
+        pass(DNNL_ARG_SRC, a.src, src);
+        pass(DNNL_ARG_WEIGHTS, weights[i]->value, nullptr);
+        pass(DNNL_ARG_DST, a.dst, dst);
+        if (bias != nullptr) pass(DNNL_ARG_BIAS, a.bias, bias + sl.o0);
         if (res != nullptr && !plan.side_by_sum) {
-          args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                       memory(plan.dst, engine, const_cast<float*>(res)));
+          pass(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, a.side,
+               res);
         }
         if (plan.scratch.get_size() > 0) {
-          args.emplace(DNNL_ARG_SCRATCHPAD,
-                       memory(plan.scratch, engine,
-                              scratch.data<float>() + i * scratch_floats));
+          pass(DNNL_ARG_SCRATCHPAD, a.scratch,
+               plan.OwnsScratch() ? nullptr
+                                  : scratch.data<float>() + i * scratch_floats);
         }
-        plan.conv.execute(OneDnnThreadStream(), args);
+        dnnl::error::wrap_c_api(
+            dnnl_primitive_execute(plan.conv.get(), OneDnnThreadStream().get(),
+                                   count, args.data()),
+            "could not execute the convolution");
       } catch (const dnnl::error& e) {
         absl::MutexLock lock(&mu);
         status = absl::InternalError(absl::StrCat(
