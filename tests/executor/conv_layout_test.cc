@@ -6,6 +6,7 @@
 // float16 and bfloat16 at batch 1 and 3, over steps that replay as a CUDA
 // graph; AUTO picks NHWC for a GPU session with cuDNN and a 16-bit
 // precision and NCHW otherwise; an unknown conv_layout value is a config error.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -185,6 +186,57 @@ TEST(ConvLayoutSessionTest, AutoIsNhwcOnTheCpuWithOneDnnInFloat32) {
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(cpu::OneDnnConvNhwcRuns(), runs + 4);
   EXPECT_LT(RelL2((*got)[0], (*want)[0]), 1e-6);
+}
+
+// Each oneDNN plan keeps the memory objects it passes and points them at a
+// call's buffers (onednn_conv_nhwc.cc): steps from four threads at once,
+// each with inputs of its own at batch 1 and 2, give what the NCHW session
+// gives for those inputs, so no call reads another's buffers or an earlier
+// step's.
+TEST(ConvLayoutSessionTest, OneDnnChannelsLastStepsFromFourThreadsMatchNchw) {
+  if (!cpu::OneDnnConvolutionsBuiltIn()) {
+    GTEST_SKIP() << "this build has no oneDNN convolution";
+  }
+  RuntimeConfig nchw;
+  nchw.set_use_gpu(false);
+  nchw.set_conv_layout(CONV_LAYOUT_NCHW);
+  RuntimeConfig config;
+  config.set_use_gpu(false);
+  config.set_intra_op_threads(2);
+  auto a = MakeSession(nchw);
+  auto s = MakeSession(config);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(NhwcNodes(**s), 5);
+  constexpr int kThreads = 4, kSteps = 12;
+  std::vector<Tensor> inputs, wants;
+  for (int i = 0; i < kThreads * kSteps; ++i) {
+    inputs.push_back(Input(1 + i % 2, i));
+    auto want = (*a)->Run({{"x", inputs.back()}});
+    ASSERT_TRUE(want.ok()) << want.status();
+    wants.push_back((*want)[0]);
+  }
+  std::vector<double> worst(kThreads, 0.0);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < kSteps; ++k) {
+        const int i = t * kSteps + k;
+        auto got = (*s)->Run({{"x", inputs[i]}});
+        if (!got.ok()) {
+          errors[t] = got.status().ToString();
+          return;
+        }
+        worst[t] = std::max(worst[t], RelL2((*got)[0], wants[i]));
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(errors[t], "") << "thread " << t;
+    EXPECT_LT(worst[t], 1e-6) << "thread " << t;
+  }
 }
 
 // Such a session runs its nodes one at a time unless inter_op_threads is
