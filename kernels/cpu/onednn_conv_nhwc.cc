@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "Eigen/Core"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -83,6 +84,9 @@ struct Plan {
   // The residual: read in place by a binary add post-op, or (where the
   // primitive takes no such post-op) copied into y for a `sum` post-op.
   bool side_by_sum = false;
+  // SiLU applied by sluice over what the primitive wrote, not as oneDNN's
+  // swish post-op (SiluAfterTheCall).
+  bool silu_after = false;
   // Args no call is using: a call takes one, or makes one, and gives it
   // back, so that calls running at once each have their own.
   mutable absl::Mutex args_mu;
@@ -196,6 +200,30 @@ void CopyOnPool(const Eigen::ThreadPoolDevice* pool, int threads,
     const int64_t b0 = count * b / blocks, b1 = count * (b + 1) / blocks;
     std::memcpy(to + b0, from + b0, (b1 - b0) * sizeof(float));
   });
+}
+
+// SiLU is applied after the call rather than as oneDNN's swish post-op:
+// oneDNN 2.6's brgemm convolutions (AVX-512) spend about 0.5 ns an element
+// on that post-op, so that EfficientNet-B0's expansion 1 x 1 (16 -> 96
+// channels on 112 x 112) took 1.12 ms with it and 0.49 ms without, while
+// Eigen's logistic over the output takes about 0.26 ns an element
+// (bench/RESULTS.md, 2026-12-06).
+// v * sigmoid(v) over `count` floats in place, on up to `threads` of the
+// pool.
+void SiluOnPool(const Eigen::ThreadPoolDevice* pool, int threads, float* v,
+                int64_t count) {
+  constexpr int64_t kChunk = 16384;  // floats: 64 KiB, within L2
+  const int64_t chunks = (count + kChunk - 1) / kChunk;
+  auto chunk = [&](int64_t c) {
+    const int64_t c0 = c * kChunk, n = std::min(kChunk, count - c0);
+    Eigen::Map<Eigen::ArrayXf> a(v + c0, n);
+    a = a * a.logistic();
+  };
+  if (threads <= 1 || chunks == 1) {
+    for (int64_t c = 0; c < chunks; ++c) chunk(c);
+    return;
+  }
+  RunBlocks(pool, chunks, chunk);
 }
 
 // A filter reordered for one plan.
@@ -369,6 +397,10 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
             "oneDNN convolution (NHWC): ", e.what(), " (status ", e.status,
             ")"));
         return;
+      }
+      if (plan.silu_after) {
+        SiluOnPool(pool, team ? threads : 1, dst,
+                   (sl.n1 - sl.n0) * (sl.out1 - sl.out0) * ow * (sl.o1 - sl.o0));
       }
       if (part) {
         CopyChannelsInto(sl, dst, side == nullptr
@@ -553,7 +585,13 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
         ops.append_binary(dnnl::algorithm::binary_add, plan->dst);
       }
     }
-    if (key[kAct] != 0) AppendActivation(act_, &ops);
+    if (key[kAct] != 0) {
+      if (act_ == ConvActivation::kSilu) {
+        plan->silu_after = true;
+      } else {
+        AppendActivation(act_, &ops);
+      }
+    }
     attr.set_post_ops(ops);
     dnnl::convolution_forward::primitive_desc pd;
     try {

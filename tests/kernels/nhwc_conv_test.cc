@@ -326,6 +326,14 @@ TEST(NhwcOneDnnBandsTest, TwoThreadsCutIntoBandsMatchTheLoops) {
                    {Shape({1, 256, 5, 5}), Shape({128, 256, 3, 3}),
                     Shape({128}), Shape({1, 128, 5, 5})},
                    small});
+  // SiLU is applied by sluice after the call (not oneDNN's swish post-op):
+  // here over a channel run's own buffer before it is copied into y.
+  Attrs runs_silu = Window({1, 1}, {1, 1, 1, 1}, {1, 1});
+  runs_silu["activation"] = StringAttr("silu");
+  cases.push_back({"channel_runs_silu", "FusedConv2D",
+                   {Shape({1, 256, 5, 5}), Shape({128, 256, 3, 3}),
+                    Shape({128})},
+                   runs_silu});
   Attrs small_relu = Window({2, 2}, {0, 0, 0, 0}, {1, 1});
   small_relu["activation"] = StringAttr("relu");
   cases.push_back({"channel_runs_strided_1x1_relu", "FusedConv2D",
