@@ -365,6 +365,38 @@ TEST(NhwcOneDnnBandsTest, TwoThreadsCutIntoBandsMatchTheLoops) {
   }
 }
 
+// With more than two intra-op threads a call is one primitive on an
+// OpenMP team, and SiLU, applied by sluice after it, runs in chunks on the
+// pool: an output of 147,456 floats (nine chunks) matches the NCHW loops.
+TEST(NhwcOneDnnBandsTest, FourThreadsRunOneTeamCallWithSiluAfterIt) {
+  if (!cpu::OneDnnConvolutionsBuiltIn()) {
+    GTEST_SKIP() << "this build has no oneDNN convolution";
+  }
+  Attrs attrs = Window({1, 1}, {1, 1, 1, 1}, {1, 1});
+  attrs["activation"] = StringAttr("silu");
+  const NhwcCase c = {"team_silu", "FusedConv2D",
+                      {Shape({1, 16, 48, 48}), Shape({64, 16, 3, 3}),
+                       Shape({64})},
+                      attrs};
+  std::vector<Tensor> nchw, nhwc;
+  MakeInputs(c, DT_FLOAT, &nchw, &nhwc);
+  SetTestCpuConvolutions(CpuConvPath::kLoops);
+  absl::StatusOr<std::vector<Tensor>> ref = RunOp(c.op, nchw, c.attrs);
+  SetTestCpuConvolutions(CpuConvPath::kAuto);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  const int64_t runs = cpu::OneDnnConvNhwcRuns();
+  ::sluice::testing::RunOptions four;
+  four.intra_op_threads = 4;
+  absl::StatusOr<std::vector<Tensor>> got =
+      RunOp(c.op, nhwc, WithNhwc(c.attrs), four);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(cpu::OneDnnConvNhwcRuns(), runs + 1);
+  Shape want_shape;
+  std::vector<double> want =
+      Permute(ToDoubles((*ref)[0]), (*ref)[0].shape(), kToNhwc, &want_shape);
+  ExpectClose((*got)[0], want, want_shape, 1e-5, c.name);
+}
+
 TEST(NhwcAttrTest, AnUnknownDataFormatIsAClearError) {
   const Tensor x = MakeTensor(DT_FLOAT, Shape({1, 4, 4, 2}), std::vector<double>(32, 1.0));
   const Tensor w = MakeTensor(DT_FLOAT, Shape({3, 1, 1, 2}), std::vector<double>(6, 1.0));
