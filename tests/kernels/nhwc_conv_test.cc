@@ -289,6 +289,29 @@ TEST_P(NhwcCpuTest, OneDnnChannelsLastMatchesTheLoops) {
   ExpectClose((*got)[0], want, want_shape, conv ? 1e-5 : 0.0, c.name);
 }
 
+// Runs `c` NHWC at `threads` intra-op threads, expecting one call on
+// oneDNN, against the NCHW loops at one thread, to `rtol`.
+void ExpectOneDnnCallMatchesTheLoops(const NhwcCase& c, int threads,
+                                     double rtol) {
+  std::vector<Tensor> nchw, nhwc;
+  MakeInputs(c, DT_FLOAT, &nchw, &nhwc);
+  SetTestCpuConvolutions(CpuConvPath::kLoops);
+  absl::StatusOr<std::vector<Tensor>> ref = RunOp(c.op, nchw, c.attrs);
+  SetTestCpuConvolutions(CpuConvPath::kAuto);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  const int64_t runs = cpu::OneDnnConvNhwcRuns();
+  ::sluice::testing::RunOptions options;
+  options.intra_op_threads = threads;
+  absl::StatusOr<std::vector<Tensor>> got =
+      RunOp(c.op, nhwc, WithNhwc(c.attrs), options);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(cpu::OneDnnConvNhwcRuns(), runs + 1);
+  Shape want_shape;
+  std::vector<double> want =
+      Permute(ToDoubles((*ref)[0]), (*ref)[0].shape(), kToNhwc, &want_shape);
+  ExpectClose((*got)[0], want, want_shape, rtol, c.name);
+}
+
 // With two intra-op threads an NHWC call on oneDNN is cut into bands of
 // output rows, or runs of output channels where a filter of 1 MiB or more
 // outweighs the output, for the pool (onednn_conv_nhwc.h; large enough problems: each
@@ -342,26 +365,10 @@ TEST(NhwcOneDnnBandsTest, TwoThreadsCutIntoBandsMatchTheLoops) {
                    small_relu});
   for (const NhwcCase& c : cases) {
     SCOPED_TRACE(c.name);
-    std::vector<Tensor> nchw, nhwc;
-    MakeInputs(c, DT_FLOAT, &nchw, &nhwc);
-    SetTestCpuConvolutions(CpuConvPath::kLoops);
-    absl::StatusOr<std::vector<Tensor>> ref = RunOp(c.op, nchw, c.attrs);
-    SetTestCpuConvolutions(CpuConvPath::kAuto);
-    ASSERT_TRUE(ref.ok()) << ref.status();
-    const int64_t runs = cpu::OneDnnConvNhwcRuns();
-    ::sluice::testing::RunOptions two;
-    two.intra_op_threads = 2;
-    absl::StatusOr<std::vector<Tensor>> got =
-        RunOp(c.op, nhwc, WithNhwc(c.attrs), two);
-    ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(cpu::OneDnnConvNhwcRuns(), runs + 1);
-    Shape want_shape;
-    std::vector<double> want =
-        Permute(ToDoubles((*ref)[0]), (*ref)[0].shape(), kToNhwc, &want_shape);
     // The channel runs' sums have 1,024 and 2,304 terms (the others 288
     // to 432), summed in another order than the loops'.
     const double rtol = absl::StartsWith(c.name, "channel_runs") ? 1e-4 : 1e-5;
-    ExpectClose((*got)[0], want, want_shape, rtol, c.name);
+    ExpectOneDnnCallMatchesTheLoops(c, /*threads=*/2, rtol);
   }
 }
 
@@ -378,23 +385,7 @@ TEST(NhwcOneDnnBandsTest, FourThreadsRunOneTeamCallWithSiluAfterIt) {
                       {Shape({1, 16, 48, 48}), Shape({64, 16, 3, 3}),
                        Shape({64})},
                       attrs};
-  std::vector<Tensor> nchw, nhwc;
-  MakeInputs(c, DT_FLOAT, &nchw, &nhwc);
-  SetTestCpuConvolutions(CpuConvPath::kLoops);
-  absl::StatusOr<std::vector<Tensor>> ref = RunOp(c.op, nchw, c.attrs);
-  SetTestCpuConvolutions(CpuConvPath::kAuto);
-  ASSERT_TRUE(ref.ok()) << ref.status();
-  const int64_t runs = cpu::OneDnnConvNhwcRuns();
-  ::sluice::testing::RunOptions four;
-  four.intra_op_threads = 4;
-  absl::StatusOr<std::vector<Tensor>> got =
-      RunOp(c.op, nhwc, WithNhwc(c.attrs), four);
-  ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(cpu::OneDnnConvNhwcRuns(), runs + 1);
-  Shape want_shape;
-  std::vector<double> want =
-      Permute(ToDoubles((*ref)[0]), (*ref)[0].shape(), kToNhwc, &want_shape);
-  ExpectClose((*got)[0], want, want_shape, 1e-5, c.name);
+  ExpectOneDnnCallMatchesTheLoops(c, /*threads=*/4, 1e-5);
 }
 
 TEST(NhwcAttrTest, AnUnknownDataFormatIsAClearError) {
