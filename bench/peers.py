@@ -397,6 +397,7 @@ def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout,
                 "peak_memory": data.get("peak_memory"),
                 "gpu_graph_steps": data.get("gpu_graph_steps"),
                 "gpu_graph_bytes": data.get("gpu_graph_bytes"),
+                "gpu_graph_why_not": data.get("gpu_graph_why_not"),
                 "first_step_peak_bytes": data.get("first_step_peak_bytes"),
                 "cublas_workspace_bytes": data.get("cublas_workspace_bytes"),
                 "top_ops": data.get("profile", {}).get("top_ops"),
@@ -758,10 +759,11 @@ def markdown(report):
     lines += ["", "sluice GPU's steps replayed as a CUDA graph, and the GPU memory "
               "the replayed graph holds (its cuBLAS workspace included) beside "
               "what the first (kernel-by-kernel) step uses: its peak above the "
-              "weights plus the device's cuBLAS workspace (issue 14: at most 1.2x):", "",
+              "weights plus the device's cuBLAS workspace (issue 14: at most 1.2x), "
+              "and why a plan is not replayed where it is not:", "",
               "| workload | replayed steps / timed+warm-up+first | graph MiB | "
-              "first step peak MiB + cuBLAS workspace MiB | ratio |",
-              "|---|---|---|---|---|"]
+              "first step peak MiB + cuBLAS workspace MiB | ratio | not replayed because |",
+              "|---|---|---|---|---|---|"]
     for w in report["workloads"]:
         sg = (w.get("peers") or {}).get("sluice_gpu") or {}
         if "ms" not in sg:
@@ -771,7 +773,8 @@ def markdown(report):
         ratio = f"{gb / (fp + ws):.2f}x" if gb and fp else "—"
         total = sg.get("runs", 0) + sg.get("warmup", 0) + 1
         lines.append(f"| {w['name']} | {sg.get('gpu_graph_steps', '—')} / {total} | "
-                     f"{gb / 2**20:.1f} | {fp / 2**20:.1f} + {ws / 2**20:.1f} | {ratio} |")
+                     f"{gb / 2**20:.1f} | {fp / 2**20:.1f} + {ws / 2**20:.1f} | {ratio} | "
+                     f"{(sg.get('gpu_graph_why_not') or '—').replace('|', '/')} |")
     lines += ["", "Data already on the GPU: sluice with `--io-device gpu:0` (feeds "
               "copied there once, results left there) beside PyTorch's compute-only "
               "steps (inputs on the GPU, no copies); (ratio) = PyTorch ms / sluice ms:",

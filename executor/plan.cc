@@ -301,6 +301,23 @@ class PlanBuilder {
           x.producer.port, " does not match the devices the plan has"));
     }
     const Node& producer = graph_.node(x.producer.node);
+    // A constant crossing devices is a constant on the device that reads
+    // it, not a copy every step: a GPU kernel that reads it in host memory
+    // (Resize's sizes) takes the host value, and a plan replayed as a CUDA
+    // graph has no copy to the host to refuse (executor/gpu_graph_runner.h).
+    if (producer.is_const() && producer.const_value() != nullptr && !x.fed &&
+        !x.fetched) {
+      Tensor value = *producer.const_value();
+      if (options_.constant_on && dst != options_.host) {
+        absl::StatusOr<Tensor> on_dst = options_.constant_on(producer, dst);
+        if (!on_dst.ok()) return WithDevice(producer, *dst, on_dst.status());
+        value = *std::move(on_dst);
+      }
+      const int constant = NewSlot(dst, -1);
+      plan_->constant_slots.emplace_back(constant, std::move(value));
+      copies_[t] = constant;
+      return constant;
+    }
     PlanNode pn;
     pn.node = &producer;
     pn.device = dst;

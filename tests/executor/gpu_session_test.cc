@@ -691,6 +691,51 @@ TEST(GpuGraphTest, GatherOfConstantIndicesReplays) {
   EXPECT_EQ((*s)->stats().gpu_graph_steps, 3);
 }
 
+// Resize reads its sizes in host memory. The constant lives on the GPU
+// with Neg; the plan gives Resize a host constant, not a copy to the host
+// every step, so the steps replay (DeepLabV3's decoder: 0 of 104 steps
+// replayed on an H100 before, 2026-12-06).
+TEST(GpuGraphTest, ResizeToConstantSizesReplays) {
+  SKIP_WITHOUT_GPU();
+  constexpr char kModel[] = R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 1 dim: 1 dim: 2 dim: 2 } } } }
+    node { name: "none" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 0 } } } } }
+    node { name: "sizes" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_INT64 shape { dim: 4 }
+                                                int_val: 1 int_val: 1 int_val: 4
+                                                int_val: 4 } } } }
+    node { name: "n" op: "Neg" input: "x" }
+    node { name: "r" op: "Resize" input: "n" input: "none" input: "none"
+           input: "sizes" attr { key: "mode" value { s: "nearest" } } }
+    signature { inputs { name: "x" } outputs { name: "r" tensor: "r" } }
+  )pb";
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kModel, &def));
+  auto s = MakeSession(def, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (int step = 0; step < 4; ++step) {
+    const float b = static_cast<float>(step);
+    auto out = (*s)->Run({{"x", Tensor::FromVector<float>({b, 1, 2, 3},
+                                                          Shape({1, 1, 2, 2}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ((*out)[0].NumElements(), 16);
+    auto v = (*out)[0].flat<float>();
+    // Nearest, twice as large: each value in a 2x2 block.
+    const float want[4] = {-b, -1, -2, -3};
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 4; ++j) {
+        EXPECT_EQ(v[i * 4 + j], want[(i / 2) * 2 + j / 2])
+            << "step " << step << " at " << i << "," << j;
+      }
+    }
+  }
+  EXPECT_EQ((*s)->stats().gpu_graph_why_not, "");
+  EXPECT_EQ((*s)->stats().gpu_graph_steps, 3);
+}
+
 // y = -emb[ids]: token ids fed in host memory, as exported transformers
 // take them.
 GraphDef EmbeddingDef() {
