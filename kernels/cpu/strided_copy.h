@@ -71,6 +71,42 @@ inline void Transpose8x8(const uint32_t* src, int64_t src_stride, uint32_t* dst,
 inline constexpr int64_t kTile = 16;
 inline constexpr int64_t kBand = 16 * kTile;
 
+// Rows of a run of interleaving: enough to outweigh a task, few enough to
+// split an image between threads.
+inline constexpr int64_t kInterleaveRun = 4096;
+
+// out[m][i * C + j] = in[m][i + j * col_stride] for every matrix m of the
+// other dimensions (extents od, input strides ois, output strides oos,
+// outermost first): C planes of `rows` values interleaved.
+template <typename T, int C>
+void InterleaveMatrices(const OpKernelContext& ctx, const T* in, T* out,
+                        const std::array<int64_t, kMaxRank>& od,
+                        const std::array<int64_t, kMaxRank>& ois,
+                        const std::array<int64_t, kMaxRank>& oos, int orank,
+                        int64_t rows, int64_t col_stride, int64_t total) {
+  const int64_t runs = (rows + kInterleaveRun - 1) / kInterleaveRun;
+  const int64_t items = total / (rows * C) * runs;
+  const double cost = static_cast<double>(std::min(rows, kInterleaveRun) * C);
+  ParallelFor(ctx, items, cost, [&](int64_t b, int64_t e) {
+    for (int64_t item = b; item < e; ++item) {
+      int64_t in_off = 0, out_off = 0, rem = item / runs;
+      for (int d = orank - 1; d >= 0; --d) {
+        in_off += rem % od[d] * ois[d];
+        out_off += rem % od[d] * oos[d];
+        rem /= od[d];
+      }
+      const int64_t i0 = item % runs * kInterleaveRun;
+      const int64_t i1 = std::min(rows, i0 + kInterleaveRun);
+      const T* planes[C];
+      for (int j = 0; j < C; ++j) planes[j] = in + in_off + j * col_stride;
+      T* dst = out + out_off;
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int j = 0; j < C; ++j) dst[i * C + j] = planes[j][i];
+      }
+    }
+  });
+}
+
 // out = in transposed for every index of the other dimensions, where
 // dims/strides are merged (r of them), `k` is the dimension read with
 // stride 1 ("rows" here) and the last one (r - 1, "columns") is written
@@ -94,6 +130,16 @@ void TiledTranspose(const OpKernelContext& ctx, const T* in, T* out,
     ois[orank] = ms[d];
     oos[orank] = os[d];
     ++orank;
+  }
+  if (cols <= 4 && row_stride == cols) {
+    // A few planes interleaved (NCHW -> NHWC of an RGB image): rows in
+    // runs, each written whole with the plane count a constant.
+    switch (cols) {
+      case 2: return InterleaveMatrices<T, 2>(ctx, in, out, od, ois, oos, orank, rows, col_stride, total);
+      case 3: return InterleaveMatrices<T, 3>(ctx, in, out, od, ois, oos, orank, rows, col_stride, total);
+      case 4: return InterleaveMatrices<T, 4>(ctx, in, out, od, ois, oos, orank, rows, col_stride, total);
+      default: break;
+    }
   }
   const int64_t row_bands = (rows + kTile - 1) / kTile;
   const int64_t col_bands = (cols + kBand - 1) / kBand;

@@ -145,6 +145,12 @@ TEST(TransposeKernelTest, InnermostAxisMovesMatchTheIndexFormulaOnEveryPoolSize)
       // Past ParallelFor's threshold, so the pools split the tiles.
       {{2, 64, 56, 56}, {0, 2, 3, 1}},
       {{1, 56, 56, 72}, {0, 3, 1, 2}},
+      // Two to four planes interleaved, in runs of rows: past one run,
+      // not a multiple of it, under a batch axis.
+      {{2, 3, 70, 90}, {0, 2, 3, 1}},
+      {{1, 2, 5000}, {0, 2, 1}},
+      {{4, 4099}, {1, 0}},
+      {{3, 2}, {1, 0}},
   };
   for (const Case& c : cases) {
     int64_t n = 1;
@@ -185,9 +191,12 @@ TEST(TransposeKernelTest, InnermostAxisMovesMatchTheIndexFormulaOnEveryPoolSize)
 }
 
 // An Expand whose last axis repeats one input value (stride 0) while
-// another axis is the input's contiguous one takes the same tiled path.
+// another axis is the input's contiguous one takes the same tiled path
+// (200 columns), or the interleaving one (3).
 TEST(TransposeKernelTest, ExpandAlongTheLastAxisOnEveryPoolSize) {
-  const int64_t n = 300, m = 200;
+  for (const int64_t m : {200, 3}) {
+  SCOPED_TRACE(::testing::Message() << "columns " << m);
+  const int64_t n = 300;
   std::vector<double> x(n);
   for (int64_t i = 0; i < n; ++i) x[i] = static_cast<double>(i) - 7;
   std::vector<double> want;
@@ -200,6 +209,7 @@ TEST(TransposeKernelTest, ExpandAlongTheLastAxisOnEveryPoolSize) {
                      {{"shape", IntListAttr({n, m})}}, options);
     ASSERT_TRUE(out.ok()) << out.status();
     ExpectTensor((*out)[0], {n, m}, want);
+  }
   }
 }
 
