@@ -238,6 +238,185 @@ bool Gather(const FusedElementwiseLayout& w, size_t i, const T* src,
   return splat;
 }
 
+// A program that is a chain on one input of the output's shape: each op
+// takes the previous result and, if binary, an input that is a scalar or
+// one value per element of the merged inner dimension, the same for every
+// row (a per-channel scale or shift, channels last): batch norm and ReLU
+// before each of DenseNet's convolutions. Such a program runs op by op over
+// chunks of a row, in place in the output, each op one vector loop.
+struct ChainStep {
+  ElementwiseOpcode op = ElementwiseOpcode::kNeg;
+  int other = -1;          // the input beside the previous result; -1: none
+  bool other_scalar = false;
+  bool prev_first = true;  // the previous result is the op's left side
+};
+
+// The chain's first `affine` steps are y = alpha * x + beta per element
+// of the row (Mul, Add and Sub on either side, Neg, Div by a row): they
+// run as one pass with alpha and beta made once a call, with the step
+// after them too when it is Relu (`relu`), then the other steps one by one.
+struct RowChain {
+  int flat = -1;  // the input the chain starts from
+  std::vector<ChainStep> steps;
+  int affine = 0;
+  bool relu = false;
+};
+
+bool IsAffineStep(const ChainStep& s) {
+  switch (s.op) {
+    case ElementwiseOpcode::kMul:
+    case ElementwiseOpcode::kAdd:
+    case ElementwiseOpcode::kSub:
+    case ElementwiseOpcode::kNeg:
+      return true;
+    case ElementwiseOpcode::kDiv:
+      return s.prev_first;
+    default:
+      return false;
+  }
+}
+
+// alpha[0, inner), beta[0, inner) of the chain's affine steps.
+template <typename C>
+void MakeAffine(const RowChain& chain, const std::vector<const C*>& in,
+                int64_t inner, C* alpha, C* beta) {
+  std::fill(alpha, alpha + inner, C(1));
+  std::fill(beta, beta + inner, C(0));
+  for (int k = 0; k < chain.affine; ++k) {
+    const ChainStep& s = chain.steps[k];
+    const C* r = s.other >= 0 ? in[s.other] : nullptr;
+    for (int64_t j = 0; j < inner; ++j) {
+      const C v = r == nullptr ? C(0) : r[s.other_scalar ? 0 : j];
+      switch (s.op) {
+        case ElementwiseOpcode::kMul: alpha[j] *= v; beta[j] *= v; break;
+        case ElementwiseOpcode::kAdd: beta[j] += v; break;
+        case ElementwiseOpcode::kSub:
+          if (s.prev_first) {
+            beta[j] -= v;
+          } else {
+            alpha[j] = -alpha[j];
+            beta[j] = v - beta[j];
+          }
+          break;
+        case ElementwiseOpcode::kNeg: alpha[j] = -alpha[j]; beta[j] = -beta[j]; break;
+        case ElementwiseOpcode::kDiv: alpha[j] /= v; beta[j] /= v; break;
+        default: break;
+      }
+    }
+  }
+}
+
+// Rows narrower than this run the general way (a chunk would be mostly
+// loop overhead).
+constexpr int64_t kMinChainRow = 16;
+// Elements of a row run op by op: a chunk stays in L1 across the ops.
+constexpr int64_t kChainChunk = 1024;
+
+bool MakeRowChain(const ElementwiseProgram& program,
+                  const FusedElementwiseLayout& l, RowChain* chain) {
+  const int m = l.rank;
+  if (m < 1 || l.dims[m - 1] < kMinChainRow) return false;
+  const int n_in = program.num_inputs;
+  auto per_row = [&](int i) {
+    if (l.access[i] == FusedInputAccess::kScalar) return true;
+    if (l.access[i] != FusedInputAccess::kStrided || l.strides[i][m - 1] != 1) {
+      return false;
+    }
+    for (int d = 0; d < m - 1; ++d) {
+      if (l.strides[i][d] != 0) return false;
+    }
+    return true;
+  };
+  int prev = -1;
+  for (size_t k = 0; k < program.instructions.size(); ++k) {
+    const ElementwiseInstruction& ins = program.instructions[k];
+    if (k == 0) {
+      // The chain's start: the flat side of the first op.
+      for (int side : {ins.a, ins.b}) {
+        if (side >= 0 && side < n_in && l.access[side] == FusedInputAccess::kFlat) {
+          prev = side;
+          break;
+        }
+      }
+      if (prev < 0) return false;
+      chain->flat = prev;
+    }
+    ChainStep step;
+    step.op = ins.op;
+    if (ins.a == prev) {
+      step.other = ins.b;
+    } else if (ins.b == prev) {
+      step.other = ins.a;
+      step.prev_first = false;
+    } else {
+      return false;
+    }
+    if (IsBinary(ins.op) != (step.other >= 0)) return false;
+    if (step.other >= 0) {
+      if (step.other >= n_in || step.other == chain->flat || !per_row(step.other)) {
+        return false;
+      }
+      step.other_scalar = l.access[step.other] == FusedInputAccess::kScalar;
+    }
+    chain->steps.push_back(step);
+    prev = n_in + static_cast<int>(k);
+  }
+  if (chain->steps.empty()) return false;
+  while (chain->affine < static_cast<int>(chain->steps.size()) &&
+         IsAffineStep(chain->steps[chain->affine])) {
+    ++chain->affine;
+  }
+  chain->relu = chain->affine > 0 &&
+                chain->affine < static_cast<int>(chain->steps.size()) &&
+                chain->steps[chain->affine].op == ElementwiseOpcode::kRelu;
+  return true;
+}
+
+// The chain over output items [begin, end): item i is chunk i % chunks of
+// row i / chunks.
+// alpha and beta: MakeAffine's, where chain.affine > 0.
+template <typename C>
+void RunRowChain(const RowChain& chain, const FusedElementwiseLayout& l,
+                 const std::vector<const C*>& in, const C* alpha,
+                 const C* beta, C* out, int64_t begin, int64_t end) {
+  const int64_t inner = l.dims[l.rank - 1];
+  const int64_t chunks = (inner + kChainChunk - 1) / kChainChunk;
+  const int first = chain.affine + (chain.relu ? 1 : 0);
+  for (int64_t item = begin; item < end; ++item) {
+    const int64_t j0 = item % chunks * kChainChunk;
+    const int64_t at = item / chunks * inner + j0;
+    const int64_t n = std::min(kChainChunk, inner - j0);
+    C* dst = out + at;
+    Operand<C> prev{in[chain.flat] + at};
+    if (chain.affine > 0) {
+      const C* x = prev.p;
+      const C* a = alpha + j0;
+      const C* b = beta + j0;
+      if (chain.relu) {
+        for (int64_t j = 0; j < n; ++j) dst[j] = std::max(a[j] * x[j] + b[j], C(0));
+      } else {
+        for (int64_t j = 0; j < n; ++j) dst[j] = a[j] * x[j] + b[j];
+      }
+      prev = {dst};
+    }
+    for (size_t k = first; k < chain.steps.size(); ++k) {
+      const ChainStep& step = chain.steps[k];
+      if (step.other < 0) {
+        Apply<C>(step.op, prev, {}, dst, n);
+      } else {
+        Operand<C> other{in[step.other] + (step.other_scalar ? 0 : j0),
+                         step.other_scalar};
+        if (step.prev_first) {
+          Apply<C>(step.op, prev, other, dst, n);
+        } else {
+          Apply<C>(step.op, other, prev, dst, n);
+        }
+      }
+      prev = {dst};
+    }
+  }
+}
+
 class FusedElementwiseKernel final : public OpKernel {
  public:
   struct Attrs {
@@ -320,6 +499,24 @@ class FusedElementwiseKernel final : public OpKernel {
       std::vector<const T*> in;
       for (int i = 0; i < n_in; ++i) in.push_back(ctx->input(i).data<T>());
       T* out = y->data<T>();
+      if constexpr (std::is_same_v<T, C>) {
+        RowChain chain;
+        if (MakeRowChain(a_.program, layout, &chain)) {
+          const int64_t inner = layout.dims[layout.rank - 1];
+          const int64_t chunks = (inner + kChainChunk - 1) / kChainChunk;
+          std::vector<C> affine(chain.affine > 0 ? 2 * inner : 0);
+          if (chain.affine > 0) {
+            MakeAffine<C>(chain, in, inner, affine.data(), affine.data() + inner);
+          }
+          ParallelFor(*ctx, n / inner * chunks,
+                      cost_ * std::min(inner, kChainChunk),
+                      [&](int64_t b, int64_t e) {
+                        RunRowChain<C>(chain, layout, in, affine.data(),
+                                       affine.data() + inner, out, b, e);
+                      });
+          return absl::OkStatus();
+        }
+      }
       const int64_t block = BlockLength(layout);
       const int64_t blocks = (n + block - 1) / block;
       ParallelFor(*ctx, blocks, cost_ * block, [&](int64_t b, int64_t e) {

@@ -102,6 +102,23 @@ std::vector<KernelCase> Cases() {
       {"batchnorm_relu", {{"Mul", "Add", "Relu"}, {0, 1, 3, 2, 4, -1}},
        {Shape({2, 16, 7, 7}), Shape({16, 1, 1}), Shape({16, 1, 1})},
        {false, false, false}},
+      // The same channels last: a chain on x with per-channel rows, run
+      // op by op over chunks of each row in place.
+      {"batchnorm_relu_channels_last", {{"Mul", "Add", "Relu"}, {0, 1, 3, 2, 4, -1}},
+       {Shape({2, 7, 7, 48}), Shape({48}), Shape({48})}, {false, false, false}},
+      // A chain with the previous result on either side, scalars and rows
+      // of 2500 (three chunks a row).
+      {"chain_both_sides",
+       {{"Sub", "Mul", "Maximum", "Div", "Neg"}, {1, 0, 4, 2, 2, 5, 6, 3, 7, -1}},
+       {Shape({3, 5, 2500}), Shape({2500}), Shape(), Shape({1, 1, 2500})},
+       {false, false, false, true}},
+      // Every affine step (a chain's first steps, folded into one
+      // alpha * x + beta a call), ending the chain.
+      {"chain_affine_forms",
+       {{"Neg", "Sub", "Sub", "Div", "Add", "Mul"},
+        {0, -1, 4, 1, 2, 5, 6, 3, 1, 7, 2, 8}},
+       {Shape({2, 3, 40}), Shape({40}), Shape(), Shape({40})},
+       {false, false, false, true}},
       // A transformer's (x + bias) * scale + mask, mask [B, 1, 1, S].
       {"bias_scale_mask", {{"Add", "Mul", "Add"}, {0, 1, 4, 2, 5, 3}},
        {Shape({2, 4, 5, 33}), Shape({33}), Shape(), Shape({2, 1, 1, 33})},
@@ -185,6 +202,36 @@ TEST(FusedElementwiseCpuTest, ManyBlocksOnSeveralThreads) {
   absl::StatusOr<Tensor> want = RunUnfused(p, inputs);
   ASSERT_TRUE(want.ok()) << want.status();
   ExpectNear((*fused)[0], *want, 1e-5, "threads");
+}
+
+// Chains (a flat input, then ops with per-channel rows or scalars) split
+// over threads by chunks of rows, and of one long row.
+TEST(FusedElementwiseCpuTest, ChainsOnSeveralThreads) {
+  const Program bn{{"Mul", "Add", "Relu"}, {0, 1, 3, 2, 4, -1}};
+  const Program scaled{{"Mul", "Relu"}, {0, 1, 2, -1}};
+  struct Run {
+    const Program* p;
+    std::vector<Shape> shapes;
+  };
+  for (const Run& r : {Run{&bn, {Shape({1, 28, 28, 96}), Shape({96}), Shape({96})}},
+                       Run{&bn, {Shape({1, 7, 7, 1500}), Shape({1500}), Shape({1500})}},
+                       Run{&scaled, {Shape({50000}), Shape()}}}) {
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < r.shapes.size(); ++i) {
+      inputs.push_back(Random(DT_FLOAT, r.shapes[i], 11 + i, false));
+    }
+    const std::string what = r.shapes[0].DebugString();
+    for (int threads : {2, 4}) {
+      absl::StatusOr<std::vector<Tensor>> fused = RunOp(
+          "FusedElementwise", inputs,
+          ProgramAttrs(*r.p, static_cast<int>(inputs.size()), DT_FLOAT),
+          {.intra_op_threads = threads});
+      ASSERT_TRUE(fused.ok()) << what << ": " << fused.status();
+      absl::StatusOr<Tensor> want = RunUnfused(*r.p, inputs);
+      ASSERT_TRUE(want.ok()) << what << ": " << want.status();
+      ExpectNear((*fused)[0], *want, 1e-5, absl::StrCat(what, " threads ", threads));
+    }
+  }
 }
 
 TEST(FusedElementwiseCpuTest, EmptyOutputIsEmpty) {
