@@ -52,20 +52,20 @@ absl::StatusOr<double> RawGemmSeconds(int n, RawGemm type, int iters) {
   const int64_t bytes = elems * (bf16 ? 2 : 4);
   void *a = nullptr, *b = nullptr, *c = nullptr;
   absl::Status s = Check(cudaMalloc(&a, bytes), "cudaMalloc");
-  if (s.ok()) s = Check(cudaMalloc(&b, bytes), "cudaMalloc");
-  if (s.ok()) s = Check(cudaMalloc(&c, bytes), "cudaMalloc");
+  if (s.ok()) s.Update(Check(cudaMalloc(&b, bytes), "cudaMalloc"));
+  if (s.ok()) s.Update(Check(cudaMalloc(&c, bytes), "cudaMalloc"));
   cublasHandle_t handle = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   std::vector<double> times;
   if (s.ok() && bf16) {
-    s = Fill(static_cast<__nv_bfloat16*>(a), elems, 1);
-    if (s.ok()) s = Fill(static_cast<__nv_bfloat16*>(b), elems, 2);
+    s.Update(Fill(static_cast<__nv_bfloat16*>(a), elems, 1));
+    if (s.ok()) s.Update(Fill(static_cast<__nv_bfloat16*>(b), elems, 2));
   } else if (s.ok()) {
-    s = Fill(static_cast<float*>(a), elems, 1);
-    if (s.ok()) s = Fill(static_cast<float*>(b), elems, 2);
+    s.Update(Fill(static_cast<float*>(a), elems, 1));
+    if (s.ok()) s.Update(Fill(static_cast<float*>(b), elems, 2));
   }
   if (s.ok() && cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
-    s = absl::InternalError("cublasCreate failed");
+    s.Update(absl::InternalError("cublasCreate failed"));
   }
   if (s.ok()) {
     // As sluice's GPU device sets its handle.
@@ -80,7 +80,7 @@ absl::StatusOr<double> RawGemmSeconds(int n, RawGemm type, int iters) {
       if (cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b,
                        data, n, a, data, n, &zero, c, data, n, compute,
                        CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
-        s = absl::InternalError("cublasGemmEx failed");
+        s.Update(absl::InternalError("cublasGemmEx failed"));
       }
       cudaEventRecord(stop);
       s.Update(Check(cudaEventSynchronize(stop), "sync"));
@@ -105,21 +105,21 @@ absl::StatusOr<double> RawHostToDeviceGBps(int64_t bytes, bool pinned,
   void* dev = nullptr;
   absl::Status s;
   if (pinned) {
-    s = Check(cudaMallocHost(&host, bytes), "cudaMallocHost");
+    s.Update(Check(cudaMallocHost(&host, bytes), "cudaMallocHost"));
   } else {
     host = std::malloc(bytes);
-    if (host == nullptr) s = absl::ResourceExhaustedError("malloc");
+    if (host == nullptr) s.Update(absl::ResourceExhaustedError("malloc"));
   }
   if (s.ok()) std::memset(host, 1, bytes);
-  if (s.ok()) s = Check(cudaMalloc(&dev, bytes), "cudaMalloc");
+  if (s.ok()) s.Update(Check(cudaMalloc(&dev, bytes), "cudaMalloc"));
   std::vector<double> rates;
   cudaEvent_t start = nullptr, stop = nullptr;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   for (int i = 0; i < iters + 1 && s.ok(); ++i) {
     cudaEventRecord(start);
-    s = Check(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice),
-              "cudaMemcpyAsync");
+    s.Update(Check(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice),
+              "cudaMemcpyAsync"));
     cudaEventRecord(stop);
     s.Update(Check(cudaEventSynchronize(stop), "sync"));
     float ms = 0;
@@ -147,17 +147,17 @@ absl::StatusOr<double> RawPeerCopyGBps(int64_t bytes, int iters) {
   void* src = nullptr;
   void* dst = nullptr;
   absl::Status s = Check(cudaSetDevice(1), "cudaSetDevice");
-  if (s.ok()) s = Check(cudaMalloc(&dst, bytes), "cudaMalloc");
-  if (s.ok()) s = Check(cudaSetDevice(0), "cudaSetDevice");
-  if (s.ok()) s = Check(cudaMalloc(&src, bytes), "cudaMalloc");
-  if (s.ok()) s = Check(cudaMemset(src, 1, bytes), "cudaMemset");
+  if (s.ok()) s.Update(Check(cudaMalloc(&dst, bytes), "cudaMalloc"));
+  if (s.ok()) s.Update(Check(cudaSetDevice(0), "cudaSetDevice"));
+  if (s.ok()) s.Update(Check(cudaMalloc(&src, bytes), "cudaMalloc"));
+  if (s.ok()) s.Update(Check(cudaMemset(src, 1, bytes), "cudaMemset"));
   std::vector<double> rates;
   cudaEvent_t start = nullptr, stop = nullptr;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   for (int i = 0; i < iters + 1 && s.ok(); ++i) {
     cudaEventRecord(start);
-    s = Check(cudaMemcpyPeerAsync(dst, 1, src, 0, bytes), "cudaMemcpyPeerAsync");
+    s.Update(Check(cudaMemcpyPeerAsync(dst, 1, src, 0, bytes), "cudaMemcpyPeerAsync"));
     cudaEventRecord(stop);
     s.Update(Check(cudaEventSynchronize(stop), "sync"));
     float ms = 0;
