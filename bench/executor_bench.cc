@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "core/process_mutexes.h"
 #include "executor/session.h"
 #include "graph/loader.h"
 
@@ -156,4 +157,11 @@ BENCHMARK(BM_MatMul)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)
 }  // namespace
 }  // namespace sluice
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  sluice::UseReleaseMutexes();  // as the `sluice` command
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -56,6 +56,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/process_mutexes.h"
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -480,6 +481,7 @@ absl::StatusOr<bool> Soak(const SoakOptions& o,
 }  // namespace sluice
 
 int main(int argc, char** argv) {
+  sluice::UseReleaseMutexes();  // as the `sluice` command
   sluice::SoakOptions o;
   sluice::ConfigFlagValues config;
   CLI::App app(

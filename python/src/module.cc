@@ -11,6 +11,7 @@
 #include "nanobind/nanobind.h"
 #include "nanobind/stl/string.h"
 #include "nanobind/stl/vector.h"
+#include "core/process_mutexes.h"
 #include "device/discovery.h"
 #include "device/dynamic_library.h"
 #include "executor/runtime_config.h"
@@ -125,6 +126,9 @@ bool HasCuda() {
 NB_MODULE(_sluice, m) {
   using namespace sluice::python;
   m.doc() = "sluice's engine; use the sluice package.";
+  // Python's process is not a C++ program with mutexes of its own to check
+  // (wheels carry their own Abseil, if any): as for the `sluice` command.
+  sluice::UseReleaseMutexes();
   if (!InitNumpy()) throw nb::python_error();
   RegisterStatusErrors(m);
   BindConfig(m);
