@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "Eigen/Core"
+#include "absl/container/inlined_vector.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -172,6 +173,10 @@ struct Slice {
   int64_t n0, n1, out0, out1, in0, in1, pad_top, pad_bottom, o0, o1;
 };
 
+// A call's slices: as many as the pool's threads, inline up to this.
+constexpr size_t kInlineSlices = 4;
+using SliceList = absl::InlinedVector<Slice, kInlineSlices>;
+
 // With at most this many pool threads a call is cut into slices for them
 // (Slices) instead of running on an OpenMP team.
 constexpr int kMostPoolThreadsForSlices = 2;
@@ -261,8 +266,8 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     // threads on a loaded 2-core VM: 1,745 ms a step on a team, 17.6 ms
     // with the workers sleeping; bench/RESULTS.md, 2026-12-05).
     const bool team = threads > kMostPoolThreadsForSlices;
-    std::vector<Slice> slices =
-        team ? std::vector<Slice>{Whole(x, *y)} : Slices(x, f, *y, threads);
+    SliceList slices =
+        team ? SliceList{Whole(x, *y)} : Slices(x, f, *y, threads);
     std::optional<OmpThreads> omp;
     if (team) {
       omp.emplace(threads);  // primitives are made and run with their team
@@ -270,8 +275,10 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
       SerialOnThisThread();
     }
     const int team_threads = team ? threads : 1;
-    std::vector<const Plan*> plans;
-    std::vector<std::shared_ptr<const Weights>> weights;
+    // Inline: a call has one slice a thread, and allocations per call
+    // are a measurable part of a small convolution's cost.
+    absl::InlinedVector<const Plan*, kInlineSlices> plans;
+    absl::InlinedVector<std::shared_ptr<const Weights>, kInlineSlices> weights;
     size_t scratch_bytes = 0;
     // Each slice's plan and filter; false where oneDNN declines one.
     // Throws dnnl::error.
@@ -326,7 +333,7 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     const int64_t oh = y->dim(1), ow = y->dim(2), o = y->dim(3);
     // Where each slice of some of the channels writes: its own run of one
     // buffer, [images, rows, ow, channels].
-    std::vector<int64_t> part_at(slices.size(), -1);
+    absl::InlinedVector<int64_t, kInlineSlices> part_at(slices.size(), -1);
     int64_t part_floats = 0;
     for (size_t i = 0; i < slices.size(); ++i) {
       const Slice& sl = slices[i];
@@ -454,14 +461,14 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
   // rows; no slice below kMinConvSliceMacs of work (one slice where the
   // call has less). A band reads the input rows its window covers, padded
   // where they pass the image's edge as the whole call pads it.
-  std::vector<Slice> Slices(const Tensor& x, const Tensor& f, const Tensor& y,
+  SliceList Slices(const Tensor& x, const Tensor& f, const Tensor& y,
                             int threads) const {
     const Conv2DParams& p = params_;
     const int64_t n = x.dim(0), h = x.dim(1), oh = y.dim(1);
     // Per image; the filter is [O, KH, KW, C/group].
     const int64_t macs =
         oh * y.dim(2) * y.dim(3) * f.dim(1) * f.dim(2) * f.dim(3);
-    std::vector<Slice> out;
+    SliceList out;
     if (n >= threads) {
       const int64_t parts = std::min<int64_t>(
           threads, std::max<int64_t>(1, n * macs / kMinConvSliceMacs));
