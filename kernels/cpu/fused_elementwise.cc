@@ -504,15 +504,19 @@ class FusedElementwiseKernel final : public OpKernel {
         if (MakeRowChain(a_.program, layout, &chain)) {
           const int64_t inner = layout.dims[layout.rank - 1];
           const int64_t chunks = (inner + kChainChunk - 1) / kChainChunk;
-          std::vector<C> affine(chain.affine > 0 ? 2 * inner : 0);
+          std::vector<C> affine;
+          const C* alpha = nullptr;
+          const C* beta = nullptr;
           if (chain.affine > 0) {
+            affine.resize(2 * inner);
             MakeAffine<C>(chain, in, inner, affine.data(), affine.data() + inner);
+            alpha = affine.data();
+            beta = affine.data() + inner;
           }
           ParallelFor(*ctx, n / inner * chunks,
                       cost_ * std::min(inner, kChainChunk),
                       [&](int64_t b, int64_t e) {
-                        RunRowChain<C>(chain, layout, in, affine.data(),
-                                       affine.data() + inner, out, b, e);
+                        RunRowChain<C>(chain, layout, in, alpha, beta, out, b, e);
                       });
           return absl::OkStatus();
         }
