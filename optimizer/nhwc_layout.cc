@@ -20,7 +20,11 @@
 // transposed: a copy of N*C values), Concat on the channel axis (axis 3 instead of 1), ReduceMean
 // over H and W (over 1, 2 instead; with keepdims false its [N, C] is the
 // value itself), GlobalAvgPool (a ReduceMean over 1, 2 keeping dims), and
-// a Transpose (the two permutations composed). Where an NCHW reader, a
+// a Transpose (the two permutations composed). A model's own
+// Transpose(0, 3, 1, 2) of any rank-4 value has that value as its NHWC
+// form (ConvNeXt: permute to channels last, LayerNorm and Linear layers,
+// permute back, residual Add), so its converted readers need no Transpose.
+// Where an NCHW reader, a
 // graph output or a fetch by name needs the value, a Transpose(0, 3, 1, 2)
 // (a Reshape for a [N, 1, 1, C] value) named as the original node gives
 // it, so names keep meaning what the file says; an NHWC node is named
@@ -369,10 +373,23 @@ class Rewrite {
   // composed (redundant_nodes drops it when that is the identity).
   absl::Status TransposeOf(const Node& n) {
     const TensorRef in = n.input(0);
-    if (!HasNhwc(in) || !IsRank4(n.input_shape(0))) return absl::OkStatus();
+    if (!IsRank4(n.input_shape(0))) return absl::OkStatus();
     ASSIGN_OR_RETURN(std::vector<int64_t> perm, n.attrs().GetIntList("perm"));
     if (perm.empty()) perm = {3, 2, 1, 0};
     if (perm.size() != 4) return absl::OkStatus();
+    if (!HasNhwc(in)) {
+      // The model's own move to NCHW (ConvNeXt's permute back after its
+      // channels-last LayerNorm and Linear layers): its input is the
+      // result's NHWC form, so readers converted here read that and the
+      // residual Add behind it stays channels last.
+      for (int i = 0; i < 4; ++i) {
+        if ((perm[i] < 0 ? perm[i] + 4 : perm[i]) != kToNchw[i]) {
+          return absl::OkStatus();
+        }
+      }
+      nhwc_[{n.id(), 0}] = Ref(in);
+      return absl::OkStatus();
+    }
     std::vector<int64_t> composed(4);
     for (int i = 0; i < 4; ++i) {
       const int64_t p = perm[i] < 0 ? perm[i] + 4 : perm[i];
@@ -439,8 +456,9 @@ class Rewrite {
   const Graph& g_;
   GraphRewriter& rw_;
   std::vector<std::string>& changes_;
-  // The NHWC form of old NCHW tensors (new nodes' names).
-  absl::flat_hash_map<TensorRef, std::string> nhwc_;
+  // The NHWC form of old NCHW tensors: new nodes' names, or an old tensor
+  // that already is it (a model's Transpose(0, 3, 1, 2) input).
+  absl::flat_hash_map<TensorRef, Ref> nhwc_;
   // Consts of rank < 4 read by converted elementwise ops, made rank 4 and
   // channels last.
   absl::flat_hash_map<TensorRef, std::string> broadcast_consts_;

@@ -409,6 +409,39 @@ TEST(NhwcLayoutPassTest, AModelTransposeComposesWithTheLayout) {
   ExpectSameOutputs(*g, clean, RandomFeeds(*g, 11));
 }
 
+TEST(NhwcLayoutPassTest, AModelsPermuteBackFeedsTheResidualAddChannelsLast) {
+  // ConvNeXt's block: depthwise conv, permute to channels last, a Linear
+  // layer over C, permute back, residual Add; then the next conv. The Add
+  // reads the Linear layer's output as its NHWC form: one Transpose in,
+  // one out, none around the block.
+  GraphMaker m;
+  m.Input("x", {1, 4, 6, 6})
+      .Const("w0", Values(4 * 4 * 9, 21, -1, 1), {4, 4, 3, 3})
+      .Const("wd", Values(4 * 9, 22, -1, 1), {4, 1, 3, 3})
+      .Const("lin", Values(4 * 4, 23, -1, 1), {4, 4})
+      .Const("w1", Values(4 * 4 * 9, 24, -1, 1), {4, 4, 3, 3})
+      .Op("c0", "Conv2D", {"x", "w0"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Op("dw", "Conv2D", {"c0", "wd"},
+          {{"pads", Ints({1, 1, 1, 1})}, {"group", MakeIntAttr(4)}})
+      .Op("to_last", "Transpose", {"dw"}, {{"perm", Ints({0, 2, 3, 1})}})
+      .Op("mm", "MatMul", {"to_last", "lin"})
+      .Op("back", "Transpose", {"mm"}, {{"perm", Ints({0, 3, 1, 2})}})
+      .Op("sum", "Add", {"back", "c0"})
+      .Op("c1", "Conv2D", {"sum", "w1"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Output("c1");
+  auto g = m.Build();
+  auto nhwc = RunNhwc(*g);
+  ASSERT_NE(nhwc, nullptr);
+  PassOutput r = RunPass(*MakeRedundantNodePass(), *nhwc);
+  const Graph& out = r.graph != nullptr ? *r.graph : *nhwc;
+  PassOutput d = RunPass(*MakeDeadNodePass(), out);
+  const Graph& clean = d.graph != nullptr ? *d.graph : out;
+  EXPECT_EQ(OpOf(clean, "sum/nhwc"), "Add");
+  EXPECT_EQ(LiveTransposes(clean), 2);
+  EXPECT_EQ(CountNhwc(clean, "Conv2D"), 3);
+  ExpectSameOutputs(*g, clean, RandomFeeds(*g, 25));
+}
+
 TEST(NhwcLayoutPassTest, LeavesWhatItCannotOrNeedNotConvert) {
   // Unknown channels, a 3-D ConvND, and a Conv2D already NHWC.
   GraphMaker m;
