@@ -16,6 +16,10 @@
 #              and torch.compile (reduce-overhead), float32, TF32 off;
 #              ZOO (default "zoo": batch 1; "zoo_b32": batch 32) names the
 #              workloads; $OUT/zoo/peers.md
+#   layouts    ConvNeXt-T, MobileNetV3-large and ResNet-50 on /gpu:0 with
+#              convolutions NCHW and NHWC (--conv-layout), float32:
+#              ConvNeXt permutes to channels last itself, so NHWC drops
+#              its Transposes; $OUT/layouts.txt (p50 and replays each)
 # Each part runs under a limit so that a call cut short keeps what finished.
 #
 #   # there (device tool, carry [".gpupack"], made as scripts/gpu_call.sh says):
@@ -31,7 +35,7 @@ B=.gpu/bin
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64" PATH=/usr/local/cuda/bin:$PATH
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 echo "unpacked at $(el)s; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
-want() { [[ " ${PARTS:-progress hostmem detection zoo} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-progress hostmem layouts detection zoo} " == *" $1 "* ]]; }
 W=/tmp/zoo_work; mkdir -p $W
 
 if want progress; then
@@ -64,6 +68,20 @@ PY
     python3 -c "import json,sys;r=json.load(open('$W/hm.json'));h=r['host_memory'];print('$(basename $model)', 'create', round(r['session_create_s'],3), 's; peak RSS after create', h['peak_rss_after_create_bytes']>>20, 'MiB, first step', h['peak_rss_first_step_bytes']>>20, 'MiB')" >> $OUT/hostmem.txt 2>&1
   done
   echo "hostmem at $(el)s" >> $S
+fi
+
+if want layouts; then
+  timeout 120 python3 bench/models/torchvision_zoo.py --out $W/tv \
+    --models convnext_tiny mobilenet_v3_large resnet50 > $W/tv.log 2>&1
+  for m in convnext_tiny mobilenet_v3_large resnet50; do
+    for layout in nchw nhwc; do
+      [[ -f $W/tv/$m.onnx ]] || continue
+      r=$(timeout 60 $B/sluice bench $W/tv/$m.onnx --input x=$W/tv/${m}_x.npy --device gpu:0 \
+        --conv-layout $layout --runs 300 2>&1 | grep -E "latency|replayed" | tr '\n' ' ')
+      echo "$m $layout: $r" >> $OUT/layouts.txt
+    done
+  done
+  echo "layouts at $(el)s" >> $S
 fi
 
 if want detection && (( $(left) > 120 )); then
