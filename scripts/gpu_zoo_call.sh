@@ -15,7 +15,8 @@
 #              bench/peers.py on /gpu:0 against PyTorch eager, its CUDA graph
 #              and torch.compile (reduce-overhead), float32, TF32 off;
 #              ZOO (default "zoo": batch 1; "zoo_b32": batch 32) names the
-#              workloads; $OUT/zoo/peers.md
+#              workloads; PRECISION=bfloat16 (or float16) runs sluice with
+#              --precision and PyTorch under torch.autocast; $OUT/zoo/peers.md
 #   layouts    ConvNeXt-T, MobileNetV3-large and ResNet-50 on /gpu:0 with
 #              convolutions NCHW and NHWC (--conv-layout), float32:
 #              ConvNeXt permutes to channels last itself, so NHWC drops
@@ -96,7 +97,7 @@ fi
 
 if want zoo && (( $(left) > 90 )); then
   timeout $(( $(left) - 20 )) python3 bench/peers.py --sluice $B/sluice --out $OUT/zoo \
-    --no-cpu --compile --only ${ZOO:-zoo} --budget-s $(( $(left) - 120 )) > $OUT/zoo.log 2>&1
+    --no-cpu --compile --only ${ZOO:-zoo} ${PRECISION:+--precision $PRECISION} --budget-s $(( $(left) - 120 )) > $OUT/zoo.log 2>&1
   echo "zoo exit $? at $(el)s" >> $S
 fi
 echo "done at $(el)s" >> $S
