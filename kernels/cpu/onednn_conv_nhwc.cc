@@ -31,9 +31,11 @@
 namespace sluice::cpu {
 namespace {
 std::atomic<int64_t> nhwc_runs{0};
+std::atomic<int64_t> winograd_slices{0};
 }  // namespace
 
 int64_t OneDnnConvNhwcRuns() { return nhwc_runs.load(); }
+int64_t OneDnnConvNhwcWinogradSlices() { return winograd_slices.load(); }
 
 #if !SLUICE_HAVE_ONEDNN_CONV
 
@@ -41,6 +43,8 @@ std::unique_ptr<OneDnnConvNhwc> OneDnnConvNhwc::Create(const Conv2DParams&,
                                                        ConvActivation) {
   return nullptr;
 }
+
+bool OneDnnConvNhwcHasWinograd() { return false; }
 
 #else
 
@@ -66,6 +70,9 @@ using PlanKey = std::array<int64_t, kKeyFields>;
 // else points at the call's.
 struct Args {
   memory src, dst, bias, side, scratch;
+  // A Winograd plan's activations in its blocked layouts (the call's
+  // temporaries).
+  memory blocked_src, blocked_dst;
 };
 
 // Scratchpads up to this size live with their Args (oneDNN's convolutions
@@ -88,6 +95,19 @@ struct Plan {
   // SiLU applied by sluice over what the primitive wrote, not as oneDNN's
   // swish post-op (SiluAfterTheCall).
   bool silu_after = false;
+  // A Winograd primitive (WinogradPays): it reads and writes channel
+  // blocks, so the slice's rows are reordered into blocked_src before it
+  // and out of blocked_dst after it.
+  bool winograd = false;
+  memory::desc blocked_src, blocked_dst;
+  dnnl::reorder to_blocked, from_blocked;
+  // Bytes of the call's temporaries a slice needs for the two, each
+  // rounded up to 64.
+  size_t BlockedBytes() const {
+    if (!winograd) return 0;
+    return (blocked_src.get_size() + 63) / 64 * 64 +
+           (blocked_dst.get_size() + 63) / 64 * 64;
+  }
   // Args no call is using: a call takes one, or makes one, and gives it
   // back, so that calls running at once each have their own.
   mutable absl::Mutex args_mu;
@@ -116,6 +136,10 @@ class LeasedArgs {
     args_->dst = memory(plan.dst, engine, DNNL_MEMORY_NONE);
     args_->bias = memory(plan.bias, engine, DNNL_MEMORY_NONE);
     args_->side = memory(plan.dst, engine, DNNL_MEMORY_NONE);
+    if (plan.winograd) {
+      args_->blocked_src = memory(plan.blocked_src, engine, DNNL_MEMORY_NONE);
+      args_->blocked_dst = memory(plan.blocked_dst, engine, DNNL_MEMORY_NONE);
+    }
     if (plan.scratch.get_size() > 0) {
       args_->scratch = plan.OwnsScratch()
                            ? memory(plan.scratch, engine)
@@ -195,6 +219,13 @@ constexpr int64_t kMinChannelRun = 64;
 // channels, DenseNet-121 at two threads ran 36% slower (bench/RESULTS.md,
 // 2026-12-05).
 constexpr int64_t kMinChannelRunFilterBytes = int64_t{1} << 20;
+
+// A slice runs on oneDNN's Winograd convolution (where WinogradPays) only
+// with at least this many multiply-adds: below it, on 7 x 7 images of
+// DenseNet-121's 3 x 3 layers (128 -> 32 channels, 1.8 M), it measured
+// no faster than the direct convolution, and its filter takes 1.8 to 4
+// times the memory.
+constexpr int64_t kMinWinogradMacs = int64_t{2} << 20;
 
 // Copies `count` floats on up to `threads` of the pool.
 void CopyOnPool(const Eigen::ThreadPoolDevice* pool, int threads,
@@ -280,12 +311,14 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     absl::InlinedVector<const Plan*, kInlineSlices> plans;
     absl::InlinedVector<std::shared_ptr<const Weights>, kInlineSlices> weights;
     size_t scratch_bytes = 0;
+    size_t blocked_bytes = 0;
     // Each slice's plan and filter; false where oneDNN declines one.
     // Throws dnnl::error.
     auto plan_slices = [&]() {
       plans.assign(slices.size(), nullptr);
       weights.assign(slices.size(), nullptr);
       scratch_bytes = 0;
+      blocked_bytes = 0;
       for (size_t i = 0; i < slices.size(); ++i) {
         const Slice& sl = slices[i];
         const bool part = sl.o1 - sl.o0 != f.dim(0);
@@ -302,6 +335,7 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
           scratch_bytes =
               std::max(scratch_bytes, plans[i]->scratch.get_size());
         }
+        blocked_bytes = std::max(blocked_bytes, plans[i]->BlockedBytes());
       }
       return true;
     };
@@ -326,6 +360,15 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     if (scratch_floats > 0) {
       ASSIGN_OR_RETURN(scratch, ctx->allocate_temp(
                                     DT_FLOAT, Shape({scratch_floats *
+                                                     static_cast<int64_t>(
+                                                         slices.size())})));
+    }
+    // A Winograd slice's blocked input and output, one run a slice.
+    const int64_t blocked_floats = static_cast<int64_t>(blocked_bytes / 4);
+    Tensor blocked;
+    if (blocked_floats > 0) {
+      ASSIGN_OR_RETURN(blocked, ctx->allocate_temp(
+                                    DT_FLOAT, Shape({blocked_floats *
                                                      static_cast<int64_t>(
                                                          slices.size())})));
     }
@@ -381,9 +424,22 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
           if (data != nullptr) m.set_data_handle(const_cast<float*>(data));
           args[count++] = {arg, m.get()};
         };
-        pass(DNNL_ARG_SRC, a.src, src);
-        pass(DNNL_ARG_WEIGHTS, weights[i]->value, nullptr);
-        pass(DNNL_ARG_DST, a.dst, dst);
+        if (plan.winograd) {
+          float* at = blocked.data<float>() + i * blocked_floats;
+          a.src.set_data_handle(const_cast<float*>(src));
+          a.blocked_src.set_data_handle(at);
+          a.blocked_dst.set_data_handle(
+              at + (plan.blocked_src.get_size() + 63) / 64 * 16);
+          a.dst.set_data_handle(dst);
+          plan.to_blocked.execute(OneDnnThreadStream(), a.src, a.blocked_src);
+          pass(DNNL_ARG_SRC, a.blocked_src, nullptr);
+          pass(DNNL_ARG_WEIGHTS, weights[i]->value, nullptr);
+          pass(DNNL_ARG_DST, a.blocked_dst, nullptr);
+        } else {
+          pass(DNNL_ARG_SRC, a.src, src);
+          pass(DNNL_ARG_WEIGHTS, weights[i]->value, nullptr);
+          pass(DNNL_ARG_DST, a.dst, dst);
+        }
         if (bias != nullptr) pass(DNNL_ARG_BIAS, a.bias, bias + sl.o0);
         if (res != nullptr && !plan.side_by_sum) {
           pass(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, a.side,
@@ -398,6 +454,11 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
             dnnl_primitive_execute(plan.conv.get(), OneDnnThreadStream().get(),
                                    count, args.data()),
             "could not execute the convolution");
+        if (plan.winograd) {
+          plan.from_blocked.execute(OneDnnThreadStream(), a.blocked_dst,
+                                    a.dst);
+          winograd_slices.fetch_add(1);
+        }
       } catch (const dnnl::error& e) {
         absl::MutexLock lock(&mu);
         status = absl::InternalError(absl::StrCat(
@@ -551,6 +612,20 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     return result;
   }
 
+  // Whether a slice runs on oneDNN's Winograd convolution: a 3 x 3
+  // window at stride 1, undilated and ungrouped, all of its taps live, no
+  // residual.
+  bool WinogradPays(const PlanKey& key, int64_t kh, int64_t kw) const {
+    const Conv2DParams& p = params_;
+    if (key[kKh] != 3 || key[kKw] != 3 || kh != 3 || kw != 3 ||
+        p.group != 1 || p.strides[0] != 1 || p.strides[1] != 1 ||
+        p.dilations[0] != 1 || p.dilations[1] != 1 || key[kSide] != 0) {
+      return false;
+    }
+    const int64_t macs = key[kN] * key[kOh] * key[kOw] * key[kO] * key[kC] * 9;
+    return macs >= kMinWinogradMacs;
+  }
+
   // The primitive for `key`, the residual added as `side_by_sum` says;
   // nullptr where oneDNN has none, or only one it declines.
   std::unique_ptr<Plan> MakePlan(const PlanKey& key, bool side_by_sum) const {
@@ -601,6 +676,36 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     }
     attr.set_post_ops(ops);
     dnnl::convolution_forward::primitive_desc pd;
+    if (WinogradPays(key, kh, kw)) {
+      try {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference,
+            dnnl::algorithm::convolution_winograd,
+            memory::desc(plan->src.dims(), kF32, Tag::any),
+            memory::desc(w_dims, kF32, Tag::any),
+            key[kBias] != 0 ? plan->bias : memory::desc(),
+            memory::desc(plan->dst.dims(), kF32, Tag::any), {1, 1}, {0, 0},
+            {rows.pad_begin, cols.pad_begin}, {rows.pad_end, cols.pad_end});
+        dnnl::convolution_forward::primitive_desc wpd(desc, attr,
+                                                      OneDnnEngine());
+        plan->blocked_src = wpd.src_desc();
+        plan->blocked_dst = wpd.dst_desc();
+        plan->to_blocked = dnnl::reorder(dnnl::reorder::primitive_desc(
+            OneDnnEngine(), plan->src, OneDnnEngine(), plan->blocked_src));
+        plan->from_blocked = dnnl::reorder(dnnl::reorder::primitive_desc(
+            OneDnnEngine(), plan->blocked_dst, OneDnnEngine(), plan->dst));
+        pd = wpd;
+        plan->winograd = true;
+      } catch (const dnnl::error&) {
+        plan->winograd = false;  // none for this problem: direct
+      }
+    }
+    if (plan->winograd) {
+      plan->weights = pd.weights_desc();
+      plan->scratch = pd.scratchpad_desc();
+      plan->conv = dnnl::convolution_forward(pd);
+      return plan;
+    }
     try {
       dnnl::convolution_forward::desc desc(
           dnnl::prop_kind::forward_inference,
@@ -636,8 +741,18 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     memory user(plan.user_weights, OneDnnEngine(),
                 const_cast<float*>(f.data<float>()) + plan.weights_offset);
     w->value = memory(plan.weights, OneDnnEngine());
-    dnnl::reorder(user, w->value)
-        .execute(OneDnnThreadStream(), user, w->value);
+    if (plan.winograd) {
+      // oneDNN reorders into a Winograd filter layout only from a plain
+      // one: OIHW first.
+      memory plain(memory::desc(plan.user_weights.dims(), kF32, Tag::oihw),
+                   OneDnnEngine());
+      dnnl::reorder(user, plain).execute(OneDnnThreadStream(), user, plain);
+      dnnl::reorder(plain, w->value)
+          .execute(OneDnnThreadStream(), plain, w->value);
+    } else {
+      dnnl::reorder(user, w->value)
+          .execute(OneDnnThreadStream(), user, w->value);
+    }
     OneDnnThreadStream().wait();
     weights_.Add(w);
     return w;
@@ -655,6 +770,24 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
 };
 
 }  // namespace
+
+bool OneDnnConvNhwcHasWinograd() {
+  static const bool has = [] {
+    try {
+      const memory::desc act({1, 64, 28, 28}, kF32, Tag::any);
+      dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference,
+          dnnl::algorithm::convolution_winograd, act,
+          memory::desc({64, 64, 3, 3}, kF32, Tag::any), act, {1, 1}, {0, 0},
+          {1, 1}, {1, 1});
+      dnnl::convolution_forward::primitive_desc pd(desc, OneDnnEngine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return has;
+}
 
 std::unique_ptr<OneDnnConvNhwc> OneDnnConvNhwc::Create(
     const Conv2DParams& params, ConvActivation activation) {

@@ -5,7 +5,14 @@
 // residual (a binary add post-op reading the side tensor in place) and the
 // activation (conv_activation.h, as eltwise post-ops) run inside the
 // primitive. A dilated window whose taps mostly read padding (DeepLabV3's
-// ASPP) runs as one GEMM per tap instead (conv_tap_gemms.h).
+// ASPP) runs as one GEMM per tap instead (conv_tap_gemms.h). A 3 x 3
+// window at stride 1 (ungrouped, undilated, no residual, at least 2 M
+// multiply-adds a slice) runs on oneDNN's Winograd convolution where this
+// CPU has one (AVX-512): its rows reordered into channel blocks and back
+// around each call, 1.2 to 2.7 times faster than the direct convolution
+// on ResNet-50's and DenseNet-121's 3 x 3 layers, with its filter in
+// Winograd's layout taking 1.8 to 4 times the filter's memory
+// (bench/RESULTS.md, 2026-12-06).
 //
 //   std::unique_ptr<OneDnnConvNhwc> conv = OneDnnConvNhwc::Create(p, act);
 //   ASSIGN_OR_RETURN(bool ran, conv->Compute(ctx, x, f, bias, side, y));
@@ -70,6 +77,11 @@ class OneDnnConvNhwc {
 // How many Compute calls ran on oneDNN since the process started (tests
 // check that the path they mean to test was taken). Thread-safe.
 int64_t OneDnnConvNhwcRuns();
+// How many slices of those calls ran on oneDNN's Winograd convolution.
+int64_t OneDnnConvNhwcWinogradSlices();
+// Whether oneDNN has a Winograd convolution on this CPU (it makes one for
+// a 64-channel 3 x 3 problem): false without AVX-512, or without oneDNN.
+bool OneDnnConvNhwcHasWinograd();
 
 }  // namespace sluice::cpu
 
