@@ -356,22 +356,20 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     // larger than their Args keep.
     const int64_t scratch_floats =
         static_cast<int64_t>((scratch_bytes + 63) / 64 * 16);
+    // A temporary of the call holding `floats` for each slice (none for 0).
+    auto per_slice = [&](int64_t floats, Tensor* t) -> absl::Status {
+      if (floats == 0) return absl::OkStatus();
+      ASSIGN_OR_RETURN(*t, ctx->allocate_temp(
+                               DT_FLOAT, Shape({floats * static_cast<int64_t>(
+                                                             slices.size())})));
+      return absl::OkStatus();
+    };
     Tensor scratch;
-    if (scratch_floats > 0) {
-      ASSIGN_OR_RETURN(scratch, ctx->allocate_temp(
-                                    DT_FLOAT, Shape({scratch_floats *
-                                                     static_cast<int64_t>(
-                                                         slices.size())})));
-    }
-    // A Winograd slice's blocked input and output, one run a slice.
+    RETURN_IF_ERROR(per_slice(scratch_floats, &scratch));
+    // A Winograd slice's blocked input and output.
     const int64_t blocked_floats = static_cast<int64_t>(blocked_bytes / 4);
     Tensor blocked;
-    if (blocked_floats > 0) {
-      ASSIGN_OR_RETURN(blocked, ctx->allocate_temp(
-                                    DT_FLOAT, Shape({blocked_floats *
-                                                     static_cast<int64_t>(
-                                                         slices.size())})));
-    }
+    RETURN_IF_ERROR(per_slice(blocked_floats, &blocked));
     const int64_t h = x.dim(1), w = x.dim(2), c = x.dim(3);
     const int64_t oh = y->dim(1), ow = y->dim(2), o = y->dim(3);
     // Where each slice of some of the channels writes: its own run of one

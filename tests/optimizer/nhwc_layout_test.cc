@@ -63,6 +63,18 @@ std::unique_ptr<const Graph> RunNhwc(const Graph& g, PassOutput* out = nullptr) 
   return result;
 }
 
+// RunNhwc, then redundant_nodes and dead_nodes again (the Transposes that
+// compose to the identity go).
+std::unique_ptr<const Graph> RunNhwcThenClean(const Graph& g) {
+  std::unique_ptr<const Graph> out = RunNhwc(g);
+  if (out == nullptr) return nullptr;
+  PassOutput r = RunPass(*MakeRedundantNodePass(), *out);
+  if (r.graph != nullptr) out = std::move(r.graph);
+  PassOutput d = RunPass(*MakeDeadNodePass(), *out);
+  if (d.graph != nullptr) out = std::move(d.graph);
+  return out;
+}
+
 // x [2,3,8,8] -> conv a (8) -> Relu -> conv b (8, 3x3, stride 2) -> Relu.
 GraphMaker ConvChain() {
   GraphMaker m;
@@ -398,12 +410,9 @@ TEST(NhwcLayoutPassTest, AModelTransposeComposesWithTheLayout) {
       .Op("y", "Transpose", {"c"}, {{"perm", Ints({0, 2, 3, 1})}})
       .Output("y");
   auto g = m.Build();
-  auto nhwc = RunNhwc(*g);
-  ASSERT_NE(nhwc, nullptr);
-  PassOutput r = RunPass(*MakeRedundantNodePass(), *nhwc);
-  const Graph& out = r.graph != nullptr ? *r.graph : *nhwc;
-  PassOutput d = RunPass(*MakeDeadNodePass(), out);
-  const Graph& clean = d.graph != nullptr ? *d.graph : out;
+  auto out = RunNhwcThenClean(*g);
+  ASSERT_NE(out, nullptr);
+  const Graph& clean = *out;
   EXPECT_EQ(LiveTransposes(clean), 0);
   EXPECT_EQ(CountNhwc(clean, "Conv2D"), 1);
   ExpectSameOutputs(*g, clean, RandomFeeds(*g, 11));
@@ -430,12 +439,9 @@ TEST(NhwcLayoutPassTest, AModelsPermuteBackFeedsTheResidualAddChannelsLast) {
       .Op("c1", "Conv2D", {"sum", "w1"}, {{"pads", Ints({1, 1, 1, 1})}})
       .Output("c1");
   auto g = m.Build();
-  auto nhwc = RunNhwc(*g);
-  ASSERT_NE(nhwc, nullptr);
-  PassOutput r = RunPass(*MakeRedundantNodePass(), *nhwc);
-  const Graph& out = r.graph != nullptr ? *r.graph : *nhwc;
-  PassOutput d = RunPass(*MakeDeadNodePass(), out);
-  const Graph& clean = d.graph != nullptr ? *d.graph : out;
+  auto out = RunNhwcThenClean(*g);
+  ASSERT_NE(out, nullptr);
+  const Graph& clean = *out;
   EXPECT_EQ(OpOf(clean, "sum/nhwc"), "Add");
   EXPECT_EQ(LiveTransposes(clean), 2);
   EXPECT_EQ(CountNhwc(clean, "Conv2D"), 3);
