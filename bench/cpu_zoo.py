@@ -18,7 +18,8 @@ onnxruntime, OpenVINO, then again for --rounds rounds) so that drift of a
 shared machine shows in all; each figure is the median of the rounds' p50
 over --runs steps after --warmup. The load average is recorded before and
 after each model. sluice's and OpenVINO's outputs are compared with
-onnxruntime's (max |d| and relative L2).
+onnxruntime's (max |d| and relative L2). Where OpenVINO is not installed
+(the GPU machine's host), onnxruntime alone is the peer.
 
     /work/venv-zoo/bin/python bench/cpu_zoo.py --sluice build/tools/sluice \\
         --out DIR [--models mobilenet_v3_small ...] [--threads 1 2] \\
@@ -188,27 +189,33 @@ def run_model(args, ort, ov_core, name, threads):
     y_sluice = sluice_output(args, paths["onnx"], paths["x"], config,
                              os.path.join(args.out, f"{name}_out"))
     rec["sluice_vs_ort"] = compare(y_sluice, y_ort)
-    compiled = ov_compiled(ov_core, paths["onnx"], threads)
-    req = compiled.create_infer_request()
-    y_ov = np.array(req.infer({0: x})[0])
-    rec["ov_vs_ort"] = compare(y_ov, y_ort)
+    req = None
+    if ov_core is not None:
+        compiled = ov_compiled(ov_core, paths["onnx"], threads)
+        req = compiled.create_infer_request()
+        y_ov = np.array(req.infer({0: x})[0])
+        rec["ov_vs_ort"] = compare(y_ov, y_ort)
     sl, orr, ovv = [], [], []
     for _ in range(args.rounds):
         data = sluice_bench(args, paths["onnx"], paths["x"], config)
         sl.append(data["latency_s"]["p50"] * 1e3)
         orr.append(median_ms(lambda: sess.run(None, {"x": x}), args.runs,
                              args.warmup)[0])
-        ovv.append(median_ms(lambda: req.infer({0: x}), args.runs,
-                             args.warmup)[0])
+        ov_text = "absent"
+        if req is not None:
+            ovv.append(median_ms(lambda: req.infer({0: x}), args.runs,
+                                 args.warmup)[0])
+            ov_text = f"{ovv[-1]:.2f} ms"
         log(f"  {name} t{threads}: sluice {sl[-1]:.2f} ms, onnxruntime "
-            f"{orr[-1]:.2f} ms, OpenVINO {ovv[-1]:.2f} ms "
+            f"{orr[-1]:.2f} ms, OpenVINO {ov_text} "
             f"(load {os.getloadavg()[0]:.2f})")
     rec.update({"sluice_ms": float(np.median(sl)),
                 "ort_ms": float(np.median(orr)),
-                "ov_ms": float(np.median(ovv)),
                 "sluice_rounds_ms": sl, "ort_rounds_ms": orr,
-                "ov_rounds_ms": ovv, "load_after": loadavg()})
-    rec["best_peer_ms"] = min(rec["ort_ms"], rec["ov_ms"])
+                "load_after": loadavg()})
+    if ovv:
+        rec.update({"ov_ms": float(np.median(ovv)), "ov_rounds_ms": ovv})
+    rec["best_peer_ms"] = min(rec["ort_ms"], rec.get("ov_ms", float("inf")))
     # Above 1: sluice is faster than the faster of the two.
     rec["ratio"] = rec["best_peer_ms"] / rec["sluice_ms"]
     if args.profile:
@@ -219,8 +226,10 @@ def run_model(args, ort, ov_core, name, threads):
             "onnxruntime": ort_profile(
                 ort, paths["onnx"], threads, x, args.runs,
                 os.path.join(args.out, f"ort_{name}_t{threads}")),
-            "openvino": ov_profile(ov_core, paths["onnx"], threads, x,
-                                   args.runs)}
+        }
+        if ov_core is not None:
+            rec["profile"]["openvino"] = ov_profile(ov_core, paths["onnx"],
+                                                    threads, x, args.runs)
     return rec
 
 
@@ -243,11 +252,14 @@ def markdown(report):
                          f"{r['error']} | | | | | | |")
             continue
         ratios[r["threads"]].append(r["ratio"])
+        ov_ms = f"{r['ov_ms']:.2f}" if "ov_ms" in r else "—"
+        ov_l2 = (f"{r['ov_vs_ort'].get('rel_l2', float('nan')):.1e}"
+                 if "ov_vs_ort" in r else "—")
         lines.append(
             f"| {r['name']} | {r['threads']} | {r['sluice_ms']:.2f} | "
-            f"{r['ort_ms']:.2f} | {r['ov_ms']:.2f} | {r['ratio']:.2f} | "
+            f"{r['ort_ms']:.2f} | {ov_ms} | {r['ratio']:.2f} | "
             f"{r['sluice_vs_ort'].get('rel_l2', float('nan')):.1e} | "
-            f"{r['ov_vs_ort'].get('rel_l2', float('nan')):.1e} | "
+            f"{ov_l2} | "
             f"{r['load_before'][0]:.1f}/{r['load_after'][0]:.1f} |")
     for t, rs in sorted(ratios.items()):
         gm = float(np.exp(np.mean(np.log(rs))))
@@ -263,9 +275,10 @@ def profile_markdown(report, top=10):
     for r in report["models"]:
         if "profile" not in r:
             continue
+        ov = f"{r['ov_ms']:.2f} ms" if "ov_ms" in r else "absent"
         lines.append(f"## {r['name']}, {r['threads']} threads "
                      f"(sluice {r['sluice_ms']:.2f} ms, onnxruntime "
-                     f"{r['ort_ms']:.2f} ms, OpenVINO {r['ov_ms']:.2f} ms)")
+                     f"{r['ort_ms']:.2f} ms, OpenVINO {ov})")
         lines.append("")
         for who, prof in r["profile"].items():
             items = sorted(prof.items(), key=lambda kv: -kv[1][0])[:top]
@@ -296,10 +309,14 @@ def main():
     args.models_dir = args.models_dir or os.path.join(args.out, "models")
     os.makedirs(args.out, exist_ok=True)
     import onnxruntime as ort
-    import openvino as ov
-    ov_core = ov.Core()
-    versions = {"numpy": np.__version__, "onnxruntime": ort.__version__,
-                "openvino": ov.__version__}
+    versions = {"numpy": np.__version__, "onnxruntime": ort.__version__}
+    try:  # absent on the GPU machine: onnxruntime alone is the peer there
+        import openvino as ov
+        ov_core = ov.Core()
+        versions["openvino"] = ov.__version__
+    except ImportError:
+        ov_core = None
+        versions["openvino"] = "absent"
     models = []
     for name in args.models:
         for threads in args.threads:

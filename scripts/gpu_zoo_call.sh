@@ -17,6 +17,9 @@
 #              ZOO (default "zoo": batch 1; "zoo_b32": batch 32) names the
 #              workloads; PRECISION=bfloat16 (or float16) runs sluice with
 #              --precision and PyTorch under torch.autocast; $OUT/zoo/peers.md
+#   cpuzoo     bench/cpu_zoo.py on this host's CPU with the GPU hidden, at
+#              1, 4 and 16 threads against onnxruntime (issue 32's 16-thread
+#              target; no OpenVINO there); $OUT/cpuzoo/cpu_zoo.md
 #   layouts    ConvNeXt-T, MobileNetV3-large and ResNet-50 on /gpu:0 with
 #              convolutions NCHW and NHWC (--conv-layout), float32:
 #              ConvNeXt permutes to channels last itself, so NHWC drops
@@ -36,7 +39,7 @@ B=.gpu/bin
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64" PATH=/usr/local/cuda/bin:$PATH
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 echo "unpacked at $(el)s; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
-want() { [[ " ${PARTS:-progress hostmem layouts detection zoo} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-progress hostmem layouts detection zoo cpuzoo} " == *" $1 "* ]]; }
 W=/tmp/zoo_work; mkdir -p $W
 
 if want progress; then
@@ -99,5 +102,11 @@ if want zoo && (( $(left) > 90 )); then
   timeout $(( $(left) - 20 )) python3 bench/peers.py --sluice $B/sluice --out $OUT/zoo \
     --no-cpu --compile --only ${ZOO:-zoo} ${PRECISION:+--precision $PRECISION} --budget-s $(( $(left) - 120 )) > $OUT/zoo.log 2>&1
   echo "zoo exit $? at $(el)s" >> $S
+fi
+if want cpuzoo && (( $(left) > 60 )); then
+  CUDA_VISIBLE_DEVICES= timeout $(( $(left) - 10 )) python3 bench/cpu_zoo.py --sluice $B/sluice \
+    --models-dir $W/cpuzoo_models --out $OUT/cpuzoo --threads 1 4 16 --runs 30 --rounds 2 \
+    > $OUT/cpuzoo.log 2>&1
+  echo "cpuzoo exit $? at $(el)s" >> $S
 fi
 echo "done at $(el)s" >> $S
