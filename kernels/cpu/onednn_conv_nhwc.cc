@@ -57,9 +57,10 @@ constexpr auto kF32 = memory::data_type::f32;
 // kH, kOh, kPadTop and kPadBottom are those of the slice the plan runs
 // (the whole call's where it is one slice); kO and kO0 its output channels
 // [kO0, kO0 + kO); kAct whether the primitive applies the activation (a
-// slice of channels with a residual adds it and activates as it copies).
+// slice of channels with a residual adds it and activates as it copies);
+// kAllO the whole filter's output channels.
 enum KeyField { kN, kC, kH, kW, kO, kKh, kKw, kOh, kOw, kThreads, kBias,
-                kSide, kPadTop, kPadBottom, kO0, kAct, kKeyFields };
+                kSide, kPadTop, kPadBottom, kO0, kAct, kAllO, kKeyFields };
 using PlanKey = std::array<int64_t, kKeyFields>;
 
 // One execution's memory objects, made once per plan and pointed at each
@@ -226,6 +227,17 @@ constexpr int64_t kMinChannelRunFilterBytes = int64_t{1} << 20;
 // no faster than the direct convolution, and its filter takes 1.8 to 4
 // times the memory.
 constexpr int64_t kMinWinogradMacs = int64_t{2} << 20;
+// Nor with a filter larger than this: Winograd's copy of it (F(2x2, 3x3):
+// 16 floats a 3 x 3 tap set, against 9) sits beside the model's own, and
+// with ResNet-50's layers 3 and 4 (2.3 and 9.4 MB filters) the first
+// step's host memory passed issue 29's bound (1.5 x the weights + the
+// activations + 100 MiB: 253 MiB; 282 MiB measured).
+constexpr int64_t kMaxWinogradFilterBytes = int64_t{1} << 20;
+// Nor where its scratchpad (the transformed input and output tiles, a
+// temporary of each call) is larger than this: F(4x4, 3x3) on ResNet-50's
+// 28 x 28 layers asked for 10 MB, and the first step passed the bound
+// above by 4 MiB with it.
+constexpr size_t kMaxWinogradScratchBytes = size_t{4} << 20;
 
 // Copies `count` floats on up to `threads` of the pool.
 void CopyOnPool(const Eigen::ThreadPoolDevice* pool, int threads,
@@ -327,7 +339,7 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
                              sl.out1 - sl.out0, y->dim(2), team_threads,
                              bias != nullptr, side != nullptr && !part,
                              sl.pad_top, sl.pad_bottom, sl.o0,
-                             !(part && side != nullptr)};
+                             !(part && side != nullptr), f.dim(0)};
         plans[i] = GetPlan(key);
         if (plans[i] == nullptr) return false;
         weights[i] = GetWeights(*plans[i], f);
@@ -621,7 +633,8 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
       return false;
     }
     const int64_t macs = key[kN] * key[kOh] * key[kOw] * key[kO] * key[kC] * 9;
-    return macs >= kMinWinogradMacs;
+    const int64_t filter_bytes = key[kAllO] * key[kC] * 9 * 4;
+    return macs >= kMinWinogradMacs && filter_bytes <= kMaxWinogradFilterBytes;
   }
 
   // The primitive for `key`, the residual added as `side_by_sum` says;
@@ -686,6 +699,9 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
             {rows.pad_begin, cols.pad_begin}, {rows.pad_end, cols.pad_end});
         dnnl::convolution_forward::primitive_desc wpd(desc, attr,
                                                       OneDnnEngine());
+        if (wpd.scratchpad_desc().get_size() > kMaxWinogradScratchBytes) {
+          throw dnnl::error(dnnl_unimplemented, "scratchpad too large");
+        }
         plan->blocked_src = wpd.src_desc();
         plan->blocked_dst = wpd.dst_desc();
         plan->to_blocked = dnnl::reorder(dnnl::reorder::primitive_desc(

@@ -6,13 +6,15 @@
 // activation (conv_activation.h, as eltwise post-ops) run inside the
 // primitive. A dilated window whose taps mostly read padding (DeepLabV3's
 // ASPP) runs as one GEMM per tap instead (conv_tap_gemms.h). A 3 x 3
-// window at stride 1 (ungrouped, undilated, no residual, at least 2 M
-// multiply-adds a slice) runs on oneDNN's Winograd convolution where this
-// CPU has one (AVX-512): its rows reordered into channel blocks and back
-// around each call, 1.2 to 2.7 times faster than the direct convolution
-// on ResNet-50's and DenseNet-121's 3 x 3 layers, with its filter in
-// Winograd's layout taking 1.8 to 4 times the filter's memory
-// (bench/RESULTS.md, 2026-12-06).
+// window at stride 1 (ungrouped, undilated, no residual) with at least
+// 2 M multiply-adds a slice, a filter of at most 1 MiB and a scratchpad of
+// at most 4 MiB runs on oneDNN's Winograd convolution where this CPU has
+// one (AVX-512), its rows reordered into channel blocks and back around
+// each call: in practice F(2x2, 3x3) on whole images (one thread, or a
+// team), as the bands of two threads pad unevenly and only F(4x4, 3x3),
+// with a 7 MB scratchpad, takes those. The limits keep the first step's
+// host memory within issue 29's bound (Winograd's filter copy is 16/9 of
+// the filter; bench/RESULTS.md, 2026-12-06).
 //
 //   std::unique_ptr<OneDnnConvNhwc> conv = OneDnnConvNhwc::Create(p, act);
 //   ASSIGN_OR_RETURN(bool ran, conv->Compute(ctx, x, f, bias, side, y));
