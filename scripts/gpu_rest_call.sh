@@ -28,6 +28,6 @@ done
 OUT=$L PARTS="replays examples" BENCH=0 timeout 120 scripts/gpu_suite.sh >> $S 2>&1
 echo "replays examples exit $? at $(el)s" >> $S
 # A hazard's report (kernel, addresses, lines) comes back on its own.
-grep -v '^\[' $L/racecheck-graph-replays.log 2>/dev/null | head -c 2000000 > $OUT/racecheck-replays.txt
+cat $L/racecheck-graph-one-thread.log $L/racecheck-graph-replays.log 2>/dev/null | grep -v '^\[' | head -c 2000000 > $OUT/racecheck-replays.txt
 OUT=$L PARTS="onnx cli" BENCH=0 timeout $(( LIMIT - $(el) )) scripts/gpu_suite.sh >> $S 2>&1
 echo "onnx cli exit $? at $(el)s" >> $S

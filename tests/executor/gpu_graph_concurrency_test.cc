@@ -178,6 +178,46 @@ TEST(GpuGraphConcurrencyTest, IntegerModelIsExactOnTheCpu) {
   }
 }
 
+// The three kinds of step the threads below run, one after another on one
+// thread: replays of the z plan's graph, the z+h plan's own graph, and
+// profiled steps kernel by kernel; each exact. The same kernels as below
+// in a few seconds, for compute-sanitizer's racecheck (a shared-memory
+// hazard is a kernel's, whichever thread launched it).
+TEST(GpuGraphConcurrencyTest, OneThreadReplaysBothPlansAndProfilesExactly) {
+  SKIP_WITHOUT_GPU();
+  absl::StatusOr<std::unique_ptr<Session>> created =
+      IntegerMlpSession(RuntimeConfig());
+  ASSERT_TRUE(created.ok()) << created.status();
+  Session& session = **created;
+  for (int step = 0; step < 3; ++step) {
+    for (int kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE(absl::StrCat("step ", step, ", kind ", kind));
+      const std::vector<int> x = Input(kind, step);
+      const std::vector<std::string> fetches =
+          kind == 1 ? std::vector<std::string>{"z", "h"}
+                    : std::vector<std::string>{"z"};
+      absl::StatusOr<std::vector<Tensor>> out;
+      if (kind == 2) {
+        StepStats stats;
+        out = session.RunWithStats(Feed(x), fetches, &stats);
+      } else {
+        out = session.Run(Feed(x), fetches);
+      }
+      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_EQ(out->size(), fetches.size());
+      const Expected want = Reference(x);
+      EXPECT_EQ(Mismatch((*out)[0], want.z), "");
+      if (kind == 1) {
+        EXPECT_EQ(Mismatch((*out)[1], want.h), "");
+      }
+    }
+  }
+  // Both plans recorded a graph and replayed it from their second step.
+  const Session::Stats st = session.stats();
+  EXPECT_EQ(st.gpu_graphs, 2);
+  EXPECT_GT(st.gpu_graph_steps, 0);
+}
+
 // 8 threads, 10,000 steps in all, each with its own input and checked
 // exactly against the CPU:
 //   threads 0, 1, 3, 4 call Run for z: the plan replays its graph, and a
