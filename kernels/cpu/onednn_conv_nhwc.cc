@@ -103,11 +103,13 @@ struct Plan {
   memory::desc blocked_src, blocked_dst;
   dnnl::reorder to_blocked, from_blocked;
   // Bytes of the call's temporaries a slice needs for the two, each
-  // rounded up to 64.
+  // rounded up to 64: blocked_src's first, then blocked_dst's.
+  size_t BlockedSrcBytes() const {
+    return winograd ? (blocked_src.get_size() + 63) / 64 * 64 : 0;
+  }
   size_t BlockedBytes() const {
     if (!winograd) return 0;
-    return (blocked_src.get_size() + 63) / 64 * 64 +
-           (blocked_dst.get_size() + 63) / 64 * 64;
+    return BlockedSrcBytes() + (blocked_dst.get_size() + 63) / 64 * 64;
   }
   // Args no call is using: a call takes one, or makes one, and gives it
   // back, so that calls running at once each have their own.
@@ -238,6 +240,20 @@ constexpr int64_t kMaxWinogradFilterBytes = int64_t{1} << 20;
 // 28 x 28 layers asked for 10 MB, and the first step passed the bound
 // above by 4 MiB with it.
 constexpr size_t kMaxWinogradScratchBytes = size_t{4} << 20;
+
+// Runs `reorder` from `from` to `to` on this thread's stream, its
+// arguments an array for the C interface (the C++ call builds a map each
+// time).
+void ExecuteReorder(const dnnl::reorder& reorder, const memory& from,
+                    const memory& to) {
+  const std::array<dnnl_exec_arg_t, 2> args = {
+      dnnl_exec_arg_t{DNNL_ARG_FROM, from.get()},
+      dnnl_exec_arg_t{DNNL_ARG_TO, to.get()}};
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(reorder.get(), OneDnnThreadStream().get(),
+                             static_cast<int>(args.size()), args.data()),
+      "could not execute a reorder");
+}
 
 // Copies `count` floats on up to `threads` of the pool.
 void CopyOnPool(const Eigen::ThreadPoolDevice* pool, int threads,
@@ -438,10 +454,9 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
           float* at = blocked.data<float>() + i * blocked_floats;
           a.src.set_data_handle(const_cast<float*>(src));
           a.blocked_src.set_data_handle(at);
-          a.blocked_dst.set_data_handle(
-              at + (plan.blocked_src.get_size() + 63) / 64 * 16);
+          a.blocked_dst.set_data_handle(at + plan.BlockedSrcBytes() / 4);
           a.dst.set_data_handle(dst);
-          plan.to_blocked.execute(OneDnnThreadStream(), a.src, a.blocked_src);
+          ExecuteReorder(plan.to_blocked, a.src, a.blocked_src);
           pass(DNNL_ARG_SRC, a.blocked_src, nullptr);
           pass(DNNL_ARG_WEIGHTS, weights[i]->value, nullptr);
           pass(DNNL_ARG_DST, a.blocked_dst, nullptr);
@@ -465,8 +480,7 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
                                    count, args.data()),
             "could not execute the convolution");
         if (plan.winograd) {
-          plan.from_blocked.execute(OneDnnThreadStream(), a.blocked_dst,
-                                    a.dst);
+          ExecuteReorder(plan.from_blocked, a.blocked_dst, a.dst);
           winograd_slices.fetch_add(1);
         }
       } catch (const dnnl::error& e) {
@@ -637,6 +651,46 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     return macs >= kMinWinogradMacs && filter_bytes <= kMaxWinogradFilterBytes;
   }
 
+  // Makes `plan` (its src, dst and bias set) a Winograd plan: the
+  // primitive, its blocked layouts and the reorders into and out of them.
+  // False, `plan` unchanged, where oneDNN has none for the problem or its
+  // scratchpad passes kMaxWinogradScratchBytes.
+  static bool MakeWinograd(const memory::dims& w_dims, bool bias,
+                           const Taps& rows, const Taps& cols,
+                           const dnnl::primitive_attr& attr, Plan* plan) {
+    try {
+      dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference,
+          dnnl::algorithm::convolution_winograd,
+          memory::desc(plan->src.dims(), kF32, Tag::any),
+          memory::desc(w_dims, kF32, Tag::any),
+          bias ? plan->bias : memory::desc(),
+          memory::desc(plan->dst.dims(), kF32, Tag::any), {1, 1}, {0, 0},
+          {rows.pad_begin, cols.pad_begin}, {rows.pad_end, cols.pad_end});
+      dnnl::convolution_forward::primitive_desc pd(desc, attr,
+                                                   OneDnnEngine());
+      if (pd.scratchpad_desc().get_size() > kMaxWinogradScratchBytes) {
+        return false;
+      }
+      dnnl::reorder to_blocked(dnnl::reorder::primitive_desc(
+          OneDnnEngine(), plan->src, OneDnnEngine(), pd.src_desc()));
+      dnnl::reorder from_blocked(dnnl::reorder::primitive_desc(
+          OneDnnEngine(), pd.dst_desc(), OneDnnEngine(), plan->dst));
+      dnnl::convolution_forward conv(pd);
+      plan->winograd = true;
+      plan->blocked_src = pd.src_desc();
+      plan->blocked_dst = pd.dst_desc();
+      plan->to_blocked = std::move(to_blocked);
+      plan->from_blocked = std::move(from_blocked);
+      plan->weights = pd.weights_desc();
+      plan->scratch = pd.scratchpad_desc();
+      plan->conv = std::move(conv);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;  // none for this problem: direct
+    }
+  }
+
   // The primitive for `key`, the residual added as `side_by_sum` says;
   // nullptr where oneDNN has none, or only one it declines.
   std::unique_ptr<Plan> MakePlan(const PlanKey& key, bool side_by_sum) const {
@@ -686,40 +740,11 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
       }
     }
     attr.set_post_ops(ops);
-    dnnl::convolution_forward::primitive_desc pd;
-    if (WinogradPays(key, kh, kw)) {
-      try {
-        dnnl::convolution_forward::desc desc(
-            dnnl::prop_kind::forward_inference,
-            dnnl::algorithm::convolution_winograd,
-            memory::desc(plan->src.dims(), kF32, Tag::any),
-            memory::desc(w_dims, kF32, Tag::any),
-            key[kBias] != 0 ? plan->bias : memory::desc(),
-            memory::desc(plan->dst.dims(), kF32, Tag::any), {1, 1}, {0, 0},
-            {rows.pad_begin, cols.pad_begin}, {rows.pad_end, cols.pad_end});
-        dnnl::convolution_forward::primitive_desc wpd(desc, attr,
-                                                      OneDnnEngine());
-        if (wpd.scratchpad_desc().get_size() > kMaxWinogradScratchBytes) {
-          throw dnnl::error(dnnl_unimplemented, "scratchpad too large");
-        }
-        plan->blocked_src = wpd.src_desc();
-        plan->blocked_dst = wpd.dst_desc();
-        plan->to_blocked = dnnl::reorder(dnnl::reorder::primitive_desc(
-            OneDnnEngine(), plan->src, OneDnnEngine(), plan->blocked_src));
-        plan->from_blocked = dnnl::reorder(dnnl::reorder::primitive_desc(
-            OneDnnEngine(), plan->blocked_dst, OneDnnEngine(), plan->dst));
-        pd = wpd;
-        plan->winograd = true;
-      } catch (const dnnl::error&) {
-        plan->winograd = false;  // none for this problem: direct
-      }
-    }
-    if (plan->winograd) {
-      plan->weights = pd.weights_desc();
-      plan->scratch = pd.scratchpad_desc();
-      plan->conv = dnnl::convolution_forward(pd);
+    if (WinogradPays(key, kh, kw) &&
+        MakeWinograd(w_dims, key[kBias] != 0, rows, cols, attr, plan.get())) {
       return plan;
     }
+    dnnl::convolution_forward::primitive_desc pd;
     try {
       dnnl::convolution_forward::desc desc(
           dnnl::prop_kind::forward_inference,
