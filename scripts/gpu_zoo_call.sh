@@ -25,6 +25,8 @@
 #              ConvNeXt permutes to channels last itself, so NHWC drops
 #              its Transposes; $OUT/layouts.txt (p50 and replays each)
 # Each part runs under a limit so that a call cut short keeps what finished.
+# At the end the summaries stay in $OUT and everything else goes into
+# $OUT/logs.tgz (the tool brings back eight files at most).
 #
 #   # there (device tool, carry [".gpupack"], made as scripts/gpu_call.sh says):
 #   LIMIT=570 scripts/gpu_zoo_call.sh
@@ -110,3 +112,15 @@ if want cpuzoo && (( $(left) > 60 )); then
   echo "cpuzoo exit $? at $(el)s" >> $S
 fi
 echo "done at $(el)s" >> $S
+# The device tool returns at most eight files: the summaries stay as files,
+# the rest (logs, JSON, the per-model outputs' logs) travel in one archive.
+cd $OUT && {
+  [ -f zoo/peers.md ] && cp zoo/peers.md peers.md
+  [ -f cpuzoo/cpu_zoo.md ] && cp cpuzoo/cpu_zoo.md cpu_zoo.md
+  tar czf /tmp/zoo_logs.tgz --exclude='*.npy' . 2>/dev/null
+  for f in * .[!.]*; do
+    case "$f" in zoo_call.txt|layouts.txt|detection.md|hostmem.txt|progress_tty.txt|peers.md|cpu_zoo.md) ;;
+      *) rm -rf -- "$f" ;; esac
+  done
+  mv /tmp/zoo_logs.tgz logs.tgz
+}
