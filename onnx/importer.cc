@@ -17,6 +17,7 @@
 #include "graph/attr_map.h"
 #include "onnx/graph_emitter.h"
 #include "onnx/import_context.h"
+#include "onnx/inline_weights.h"
 #include "onnx/model_checker.h"
 #include "onnx/onnx_external.h"
 #include "onnx/onnx_tensor.h"
@@ -260,7 +261,8 @@ void ReleaseInlineData(onnx::TensorProto* init) {
 absl::StatusOr<GraphDef> ImportModel(
     onnx::ModelProto* model_ptr, const std::string& base_dir,
     const OnnxImportOptions& options, absl::string_view model_name,
-    absl::flat_hash_map<std::string, Tensor>* values = nullptr) {
+    absl::flat_hash_map<std::string, Tensor>* values = nullptr,
+    const WeightsInFile* weights_in_file = nullptr) {
   const onnx::ModelProto& model = *model_ptr;
   RETURN_IF_ERROR(CheckOnnxModel(model, model_name));
   ASSIGN_OR_RETURN(int opset, DefaultOpset(model, model_name));
@@ -278,8 +280,9 @@ absl::StatusOr<GraphDef> ImportModel(
 
   for (int i = 0; i < graph.initializer_size(); ++i) {
     const onnx::TensorProto& init = graph.initializer(i);
-    absl::StatusOr<ValuePtr> v =
-        AddInitializer(em, init, base_dir, !options.embed_external_data);
+    absl::StatusOr<ValuePtr> v = AddInitializer(
+        em, init, base_dir, !options.embed_external_data,
+        weights_in_file == nullptr ? nullptr : weights_in_file->Find(i));
     if (!v.ok()) return fail(v.status());
     ctx.Bind(init.name(), *std::move(v));
     ReleaseInlineData(model_ptr->mutable_graph()->mutable_initializer(i));
@@ -462,11 +465,13 @@ absl::StatusOr<std::unique_ptr<onnx::ModelProto>> ParseModel(
   return model;
 }
 
-// The parsed model at `path`, read from the file in pieces (protobuf's
-// FileInputStream): the file's bytes are never held whole beside the
-// parsed model.
-absl::StatusOr<std::unique_ptr<onnx::ModelProto>> ReadModel(
-    const std::string& path, std::string* base_dir) {
+// The parsed model at `path`, its large initializer raw_data left in the
+// file (onnx/inline_weights.h) and read into the tensors by ImportModel;
+// a file that walk does not follow is parsed by protobuf from the file in
+// pieces (FileInputStream), for protobuf's verdict. Either way the file's
+// bytes are never held whole beside the parsed model.
+absl::StatusOr<ModelLeavingWeightsInFile> ReadModel(const std::string& path,
+                                                    std::string* base_dir) {
   // stat before opening: opening a FIFO would block.
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(path, ec);
@@ -481,11 +486,28 @@ absl::StatusOr<std::unique_ptr<onnx::ModelProto>> ReadModel(
         absl::StrCat("cannot open ONNX model '", path, "'"));
   }
   struct stat info;
-  const bool too_big = fstat(fd, &info) == 0 &&
-                       info.st_size > static_cast<off_t>(INT32_MAX);
-  auto model = std::make_unique<onnx::ModelProto>();
-  const bool parsed = !too_big && model->ParseFromFileDescriptor(fd);
-  close(fd);
+  const bool stat_ok = fstat(fd, &info) == 0;
+  const bool too_big =
+      stat_ok && info.st_size > static_cast<off_t>(INT32_MAX);
+  ModelLeavingWeightsInFile read;
+  bool parsed = false;
+  if (stat_ok && !too_big) {
+    // The result owns fd from here, also when the walk fails.
+    absl::StatusOr<ModelLeavingWeightsInFile> walked =
+        ReadModelLeavingWeightsInFile(fd, static_cast<int64_t>(info.st_size));
+    if (walked.ok()) {
+      read = *std::move(walked);
+      parsed = true;
+    } else {
+      read.model = std::make_unique<onnx::ModelProto>();
+      const int again = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      parsed = again >= 0 && read.model->ParseFromFileDescriptor(again);
+      if (again >= 0) close(again);
+    }
+  } else {
+    close(fd);
+  }
+  const onnx::ModelProto* model = read.model.get();
   if (!parsed) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": not a valid ONNX model (the ModelProto does not parse",
@@ -499,7 +521,7 @@ absl::StatusOr<std::unique_ptr<onnx::ModelProto>> ReadModel(
   }
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   *base_dir = dir.empty() ? std::string(".") : dir.string();
-  return model;
+  return read;
 }
 
 }  // namespace
@@ -516,19 +538,19 @@ absl::StatusOr<GraphDef> ImportOnnxBytes(absl::string_view bytes,
 absl::StatusOr<GraphDef> ImportOnnx(const std::string& path,
                                     const OnnxImportOptions& options) {
   std::string base_dir;
-  ASSIGN_OR_RETURN(std::unique_ptr<onnx::ModelProto> model,
-                   ReadModel(path, &base_dir));
-  return ImportModel(model.get(), base_dir, options, path);
+  ASSIGN_OR_RETURN(ModelLeavingWeightsInFile read, ReadModel(path, &base_dir));
+  return ImportModel(read.model.get(), base_dir, options, path, nullptr,
+                     &read.weights);
 }
 
 absl::StatusOr<OnnxImport> ImportOnnxSharingValues(
     const std::string& path, const OnnxImportOptions& options) {
   std::string base_dir;
-  ASSIGN_OR_RETURN(std::unique_ptr<onnx::ModelProto> model,
-                   ReadModel(path, &base_dir));
+  ASSIGN_OR_RETURN(ModelLeavingWeightsInFile read, ReadModel(path, &base_dir));
   OnnxImport out;
-  ASSIGN_OR_RETURN(out.def, ImportModel(model.get(), base_dir, options, path,
-                                        &out.const_values));
+  ASSIGN_OR_RETURN(out.def,
+                   ImportModel(read.model.get(), base_dir, options, path,
+                               &out.const_values, &read.weights));
   return out;
 }
 

@@ -142,7 +142,8 @@ absl::StatusOr<std::optional<OnnxExternalTensor>> ReadOnnxExternalTensor(
 absl::StatusOr<ValuePtr> AddInitializer(GraphEmitter& em,
                                         const onnx::TensorProto& proto,
                                         const std::string& base_dir,
-                                        bool reference_external) {
+                                        bool reference_external,
+                                        const RawDataInFile* raw_in_file) {
   std::optional<OnnxExternalTensor> ext;
   // Embedded: the bytes are copied into the GraphDef anyway, so they are
   // read as before rather than mapped (a snapshot of the file).
@@ -150,7 +151,7 @@ absl::StatusOr<ValuePtr> AddInitializer(GraphEmitter& em,
     ASSIGN_OR_RETURN(ext, ReadOnnxExternalTensor(proto, base_dir));
   }
   if (!ext.has_value()) {
-    ASSIGN_OR_RETURN(Tensor t, TensorFromOnnx(proto, base_dir));
+    ASSIGN_OR_RETURN(Tensor t, TensorFromOnnx(proto, base_dir, raw_in_file));
     return em.AddConstant(std::move(t), proto.name());
   }
   ValuePtr v = em.AddConstant(std::move(ext->tensor), proto.name());

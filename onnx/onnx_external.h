@@ -19,6 +19,7 @@
 #include "core/tensor.h"
 #include "onnx/graph_emitter.h"
 #include "onnx/onnx_pb.h"
+#include "onnx/onnx_tensor.h"
 #include "proto/types.pb.h"
 
 namespace sluice {
@@ -49,11 +50,12 @@ absl::StatusOr<std::optional<OnnxExternalTensor>> ReadOnnxExternalTensor(
 // through ReadOnnxExternalTensor where it applies, with the value's
 // `external` set (its Const node then refers to the file); otherwise, and
 // for every other initializer, through TensorFromOnnx (read, then copied
-// into the GraphDef when a node uses it).
-absl::StatusOr<ValuePtr> AddInitializer(GraphEmitter& em,
-                                        const onnx::TensorProto& proto,
-                                        const std::string& base_dir,
-                                        bool reference_external);
+// into the GraphDef when a node uses it), with `raw_in_file` (its raw_data
+// left in the model's file, onnx/inline_weights.h) where given.
+absl::StatusOr<ValuePtr> AddInitializer(
+    GraphEmitter& em, const onnx::TensorProto& proto,
+    const std::string& base_dir, bool reference_external,
+    const RawDataInFile* raw_in_file = nullptr);
 
 }  // namespace sluice
 

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <limits>
 
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 
@@ -20,6 +22,30 @@ using OnnxTensor = onnx::TensorProto;
 absl::Status TensorError(const OnnxTensor& proto, absl::string_view message) {
   return absl::InvalidArgumentError(
       absl::StrCat("ONNX tensor '", proto.name(), "': ", message));
+}
+
+// Reads `raw`'s bytes of the model's file into `dst`.
+absl::Status ReadRawDataInFile(const OnnxTensor& proto,
+                               const RawDataInFile& raw, char* dst) {
+  int64_t done = 0;
+  while (done < raw.length) {
+    const ssize_t got =
+        pread(raw.fd, dst + done,
+              static_cast<size_t>(std::min<int64_t>(raw.length - done,
+                                                    int64_t{1} << 30)),
+              static_cast<off_t>(raw.offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      return absl::DataLossError(absl::StrCat(
+          "ONNX tensor '", proto.name(), "': its raw_data (", raw.length,
+          " bytes at offset ", raw.offset,
+          " of the model file) could not be read: ",
+          got < 0 ? std::strerror(errno)
+                  : "the file ended early (it changed while loading)"));
+    }
+    done += got;
+  }
+  return absl::OkStatus();
 }
 
 // Copies a typed repeated field into `out`, converting each value.
@@ -345,7 +371,8 @@ std::string OnnxTypeName(int32_t elem_type) {
 }
 
 absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
-                                      const std::string& base_dir) {
+                                      const std::string& base_dir,
+                                      const RawDataInFile* raw_in_file) {
   absl::StatusOr<DataType> dtype = DataTypeFromOnnx(proto.data_type());
   if (!dtype.ok()) return TensorError(proto, dtype.status().message());
   if (proto.dims_size() > kMaxRank) {
@@ -372,15 +399,25 @@ absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
     CanonicalizeBools(&t);
     return t;
   }
-  if (proto.has_raw_data()) {
+  if (raw_in_file != nullptr || proto.has_raw_data()) {
     const int64_t want = PackedBytes(*dtype, *n);
-    if (static_cast<int64_t>(proto.raw_data().size()) != want) {
-      return TensorError(
-          proto, absl::StrCat("raw_data holds ", proto.raw_data().size(),
-                              " bytes, the tensor needs ", want));
+    const int64_t have = raw_in_file != nullptr
+                             ? raw_in_file->length
+                             : static_cast<int64_t>(proto.raw_data().size());
+    if (have != want) {
+      return TensorError(proto, absl::StrCat("raw_data holds ", have,
+                                             " bytes, the tensor needs ",
+                                             want));
     }
     ASSIGN_OR_RETURN(t, Tensor::Create(*dtype, shape));
-    if (IsSubByte(*dtype)) {
+    if (raw_in_file != nullptr) {
+      std::string packed;
+      if (IsSubByte(*dtype)) packed.resize(static_cast<size_t>(want));
+      char* dst = IsSubByte(*dtype) ? packed.data()
+                                    : static_cast<char*>(t.raw_data());
+      RETURN_IF_ERROR(ReadRawDataInFile(proto, *raw_in_file, dst));
+      if (IsSubByte(*dtype)) UnpackSubByte(packed.data(), &t);
+    } else if (IsSubByte(*dtype)) {
       UnpackSubByte(proto.raw_data().data(), &t);
     } else if (t.bytes() > 0) {
       std::memcpy(t.raw_data(), proto.raw_data().data(), t.bytes());

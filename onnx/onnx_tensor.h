@@ -48,8 +48,19 @@ std::string OnnxTypeName(int32_t elem_type);
 // which are spread to one byte per element. External locations must be
 // relative paths that stay inside `base_dir` (ExternalPath); an empty
 // base_dir allows no external data. Errors name the tensor.
-absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto,
-                                      const std::string& base_dir);
+//
+// `raw_in_file`, where given, is the proto's raw_data left in the model's
+// file (onnx/inline_weights.h): it is checked like raw_data and read from
+// the file into the tensor's memory; a file that no longer holds the range
+// is DATA_LOSS, naming the tensor.
+struct RawDataInFile {
+  int fd = -1;
+  int64_t offset = 0;
+  int64_t length = 0;
+};
+absl::StatusOr<Tensor> TensorFromOnnx(
+    const onnx::TensorProto& proto, const std::string& base_dir,
+    const RawDataInFile* raw_in_file = nullptr);
 
 // The file an external data `location` of `proto` names: a relative path
 // without "..", which also resolves (following symbolic links) inside
