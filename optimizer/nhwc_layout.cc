@@ -81,9 +81,20 @@ void Permute4(const T* src, T* dst, const int64_t o[4], const int64_t st[4]) {
 // A rank-4 host tensor's value permuted (any dtype, by element size): one
 // typed copy per element, so that a filter (OIHW -> OHWI) is permuted at
 // about memory speed rather than a memcpy call per element.
+// Where the permutation moves only axes of size 1 (a 1 x 1 filter's OIHW ->
+// OHWI), the bytes are already in the new order: the result is the same
+// buffer under the new shape, no copy and no new memory.
 absl::StatusOr<Tensor> PermuteValue(const Tensor& t, const Perm& perm) {
   const Shape& s = t.shape();
   const Shape o({s.dim(perm[0]), s.dim(perm[1]), s.dim(perm[2]), s.dim(perm[3])});
+  int last = -1;  // the input axis of the last output axis above size 1
+  bool in_order = true;
+  for (int a : perm) {
+    if (s.dim(a) == 1) continue;
+    in_order = in_order && a > last;
+    last = a;
+  }
+  if (in_order) return t.Reshaped(o);
   ASSIGN_OR_RETURN(Tensor out, Tensor::Create(t.dtype(), o));
   int64_t stride[4];
   stride[3] = 1;

@@ -117,6 +117,31 @@ TEST(NhwcLayoutPassTest, AConvChainHasOneTransposeInAndOneOut) {
   ExpectSameOutputs(*g, *out, RandomFeeds(*g, 3));
 }
 
+TEST(NhwcLayoutPassTest, AOneByOneFilterSharesItsBytesWithTheOriginal) {
+  // OIHW -> OHWI moves only the two axes of size 1: the NHWC filter is the
+  // original buffer under the new shape; a 3 x 3 one is a new buffer.
+  GraphMaker m;
+  m.Input("x", {1, 4, 5, 5})
+      .Const("w1", Values(6 * 4, 1, -1, 1), {6, 4, 1, 1})
+      .Const("w3", Values(6 * 6 * 3 * 3, 2, -1, 1), {6, 6, 3, 3})
+      .Op("a", "Conv2D", {"x", "w1"})
+      .Op("b", "Conv2D", {"a", "w3"}, {{"pads", Ints({1, 1, 1, 1})}})
+      .Output("b");
+  auto g = m.Build();
+  auto out = RunNhwc(*g);
+  ASSERT_NE(out, nullptr);
+  const Node& w1 = out->node(out->FindNode("a/nhwc")->input(1).node);
+  const Node& w3 = out->node(out->FindNode("b/nhwc")->input(1).node);
+  ASSERT_TRUE(w1.is_const());
+  ASSERT_TRUE(w3.is_const());
+  EXPECT_EQ(w1.output_shape(0), Shape({6, 1, 1, 4}));
+  EXPECT_EQ(w1.const_value()->raw_data(),
+            g->FindNode("w1")->const_value()->raw_data());
+  EXPECT_NE(w3.const_value()->raw_data(),
+            g->FindNode("w3")->const_value()->raw_data());
+  ExpectSameOutputs(*g, *out, RandomFeeds(*g, 5));
+}
+
 TEST(NhwcLayoutPassTest, HardSwishAndHardSigmoidStayChannelsLast) {
   // MobileNetV3's activations between convolutions: no Transpose around
   // them (the chain has one in and one out).
