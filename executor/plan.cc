@@ -301,17 +301,12 @@ class PlanBuilder {
           x.producer.port, " does not match the devices the plan has"));
     }
     const Node& producer = graph_.node(x.producer.node);
-    // A constant crossing into or out of host memory is a constant on the
-    // device that reads it, not a copy every step: a GPU kernel that reads
-    // it in host memory (Resize's sizes) takes the host value, and a plan
-    // replayed as a CUDA graph has no copy inside it to refuse
-    // (executor/gpu_graph_runner.h). Between two GPUs the copy stays: a
-    // weight both read (tied embeddings) would otherwise be held twice,
-    // beyond what the placer counted, and such a plan is not replayed.
-    const bool host_side = src->type() == DeviceType::kCpu ||
-                           dst->type() == DeviceType::kCpu;
-    if (host_side && producer.is_const() && producer.const_value() != nullptr &&
-        !x.fed && !x.fetched) {
+    // A constant the destination holds itself (Transfer::constant,
+    // placer/constants_where_read.h) is a constant slot there, not a copy
+    // every step: a GPU kernel that reads it in host memory (Resize's
+    // sizes) takes the host value, and a plan replayed as a CUDA graph has
+    // no copy inside it to refuse (executor/gpu_graph_runner.h).
+    if (x.constant && producer.const_value() != nullptr) {
       Tensor value = *producer.const_value();
       if (options_.constant_on && dst != options_.host) {
         absl::StatusOr<Tensor> on_dst = options_.constant_on(producer, dst);

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/dtype.h"
+#include "placer/constants_where_read.h"
 #include "core/status_macros.h"
 #include "core/tensor_proto.h"
 #include "graph/attr_map.h"
@@ -263,6 +264,7 @@ std::vector<bool> ComputedNodes(const Graph& graph,
 void SumLinks(Partitioning* out) {
   std::map<std::pair<int, int>, LinkTraffic> links;
   for (const Transfer& t : out->transfers) {
+    if (t.constant) continue;  // held where read: nothing moves per step
     LinkTraffic& l = links[{t.src_device, t.dst_device}];
     l.src = t.src_device;
     l.dst = t.dst_device;
@@ -448,6 +450,12 @@ absl::StatusOr<Partitioning> PartitionGraph(const Graph& graph,
     if (out.computed[v]) {
       out.partitions[part_of[placement.device_of_node[v]]].nodes.push_back(v);
     }
+  }
+  for (Transfer& t : out.transfers) {
+    t.constant = !t.fed && !t.fetched &&
+                 same_host(t.src_device, t.dst_device) &&
+                 HeldWhereRead(graph.node(t.producer.node), t.bytes,
+                               is_cpu(t.src_device) || is_cpu(t.dst_device));
   }
   SumLinks(&out);
   for (int t = 0; t < static_cast<int>(out.transfers.size()); ++t) {

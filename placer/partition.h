@@ -68,6 +68,10 @@ struct Transfer {
   bool fed = false;                // the value is fed: it starts where the
                                    // feed arrives (Partitioning::feed_devices)
   bool fetched = false;            // returned to the caller from dst_device
+  // A Const's value that dst_device holds itself from plan compilation on
+  // (placer/constants_where_read.h): no copy per step, not in `links`.
+  // Never for a fed or fetched value, or between processes.
+  bool constant = false;
   std::string send_node;           // names in the partitions' GraphDefs
   std::string recv_node;
   std::vector<Consumer> consumers;  // on dst_device (reading it there, or

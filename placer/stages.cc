@@ -5,6 +5,7 @@
 #include <numeric>
 #include <utility>
 
+#include "placer/constants_where_read.h"
 #include "placer/memory_tracker.h"
 
 namespace sluice {
@@ -74,7 +75,11 @@ StagePlanner::StagePlanner(const Graph& graph, const DeviceTopology& topo,
         last = std::max(last, pos_[k.node]);
       }
       last_use_[o] = last;
-      if (last > pos_[v]) {
+      // A small constant read after a cut is held on both sides
+      // (placer/constants_where_read.h): it does not cross.
+      if (last > pos_[v] &&
+          !HeldWhereRead(node, cost.output_bytes_flat(o),
+                         /*host_memory_end=*/false)) {
         count_diff[pos_[v] + 1] += 1;
         count_diff[last + 1] -= 1;
         bytes_diff[pos_[v] + 1] += cost.output_bytes_flat(o);

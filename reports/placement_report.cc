@@ -111,14 +111,29 @@ void PrintText(const PlacementReport& r, std::ostream& out) {
                              h.transfers == 1 ? "" : "s");
     }
   }
+  // Constants the reading device holds itself: copied there once, when
+  // the plan is made, not each step (Transfer::constant).
+  int held = 0;
+  int64_t held_bytes = 0;
+  for (const Transfer& t : parts.transfers) {
+    held += t.constant;
+    held_bytes += t.constant ? t.bytes : 0;
+  }
+  if (held > 0) {
+    out << absl::StrFormat(
+        "constants held where read: %d (%s), placed there once, not copied "
+        "per step\n",
+        held, HumanBytes(held_bytes));
+  }
   if (explain && !parts.transfers.empty()) {
     out << "transfers:\n";
     for (const Transfer& t : parts.transfers) {
-      out << absl::StrFormat("  %-30s %s -> %s  %s\n",
+      out << absl::StrFormat("  %-30s %s -> %s  %s%s\n",
                              EscapeForTerminal(TransferLabel(g, t), 200),
                              topo.devices[t.src_device].name,
                              topo.devices[t.dst_device].name,
-                             HumanBytes(t.bytes));
+                             HumanBytes(t.bytes),
+                             t.constant ? "  (constant, held there)" : "");
     }
   }
   for (const std::string& note : p.notes) {
@@ -173,7 +188,7 @@ json ToJson(const PlacementReport& r) {
          {"src", topo.devices[t.src_device].name},
          {"dst", topo.devices[t.dst_device].name},
          {"bytes", t.bytes}, {"fed", t.fed}, {"fetched", t.fetched},
-         {"consumers", t.consumers.size()}});
+         {"constant", t.constant}, {"consumers", t.consumers.size()}});
   }
   std::vector<std::string> all_notes = notes;
   all_notes.insert(all_notes.end(), p.notes.begin(), p.notes.end());

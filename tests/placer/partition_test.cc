@@ -102,6 +102,63 @@ TEST(PartitionTest, OneTransferPerProducerOutputAndDestination) {
   EXPECT_EQ(FindDef(parts->partitions[0].def, "a"), nullptr);
 }
 
+TEST(PartitionTest, ConstantsAreHeldWhereReadWhenSmallOrInHostMemory) {
+  // "s" (256 bytes) and "big" (128 KiB) are read on /gpu:1 and the CPU;
+  // both live on /gpu:0. s is held by its readers: no copy per step.
+  // big is copied to /gpu:1 each step (held twice it would pass what the
+  // placer counted) but held by the CPU, which reads it in host memory.
+  // Fetched, s comes back by a copy like any result.
+  DefWriter w;
+  std::string x = w.Input("x", {64});
+  std::string s = w.Const("s", {64});
+  std::string big = w.Const("big", {512, 64});
+  w.Op("Add", "a", {x, s});
+  w.Op("Add", "b", {x, s});
+  w.Op("Neg", "nb", {big});
+  w.Op("Abs", "cb", {big});
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Gpu(kMiB), Gpu(kMiB), Cpu()});
+  Placement p = PlaceByName(*g, {{"x", 1}, {"a", 1}, {"b", 2}, {"nb", 1},
+                                 {"cb", 2}});
+  const int s_id = g->FindNode("s")->id();
+  const std::vector<TensorRef> none;
+  std::vector<TensorRef> fetches;
+  for (const char* name : {"a", "b", "nb", "cb"}) {
+    fetches.push_back({g->FindNode(name)->id(), 0});
+  }
+  std::vector<TensorRef> fetch_s = fetches;
+  fetch_s.push_back({s_id, 0});
+  PartitionOptions o;
+  o.feeds = &none;
+  o.fetches = &fetches;
+  absl::StatusOr<Partitioning> parts = PartitionGraph(*g, topo, p, o);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  auto find = [&](const Partitioning& pt, const std::string& name, int dst) {
+    const int t = pt.FindTransfer({g->FindNode(name)->id(), 0}, dst);
+    EXPECT_GE(t, 0) << name << " to " << dst;
+    return t < 0 ? Transfer() : pt.transfers[t];
+  };
+  EXPECT_TRUE(find(*parts, "s", 1).constant);
+  EXPECT_TRUE(find(*parts, "s", 2).constant);
+  EXPECT_FALSE(find(*parts, "big", 1).constant);
+  EXPECT_TRUE(find(*parts, "big", 2).constant);
+  // Between the GPUs only big's copy moves bytes per step (the results
+  // go to the host).
+  for (const LinkTraffic& l : parts->links) {
+    if (l.src == 0 && l.dst == 1) {
+      EXPECT_EQ(l.bytes, 512 * 64 * 4);
+      EXPECT_EQ(l.transfers, 1);
+    }
+    EXPECT_FALSE(l.src == 0 && l.dst == 2) << "nothing goes /gpu:0 -> CPU";
+  }
+  o.fetches = &fetch_s;
+  parts = PartitionGraph(*g, topo, p, o);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_TRUE(find(*parts, "s", 2).fetched);
+  EXPECT_FALSE(find(*parts, "s", 2).constant);
+}
+
 TEST(PartitionTest, CarriesControlEdgesAcrossDevices) {
   DefWriter w;
   std::string x = w.Input("x", {2});

@@ -142,6 +142,13 @@ void CheckPlacement(const Graph& g, const RandomCase& c, const Placement& p) {
     EXPECT_TRUE(seen.insert({t.producer.node, t.producer.port, t.dst_device})
                     .second);
     EXPECT_NE(t.src_device, t.dst_device);
+    // A constant held where read moves nothing per step: a Const's value,
+    // neither fed nor fetched.
+    if (t.constant) {
+      EXPECT_TRUE(g.node(t.producer.node).is_const());
+      EXPECT_FALSE(t.fed || t.fetched);
+      continue;
+    }
     bytes += t.bytes;
   }
   int64_t link_bytes = 0;

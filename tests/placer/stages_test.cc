@@ -23,6 +23,7 @@ namespace sluice {
 namespace {
 
 using testing_util::AllKernels;
+using testing_util::DefWriter;
 using testing_util::EncoderStack;
 using testing_util::FakeTopology;
 using testing_util::Gpu;
@@ -109,6 +110,60 @@ TEST(StagesTest, EncoderOverManySmallDevicesFlowsOneWay) {
   ExpectForwardOnly(parts, {0, 1, 2, 3, 4, 5});
   // One value (a layer's output) per boundary between stages.
   EXPECT_EQ(static_cast<int>(parts.transfers.size()), DevicesUsed(p) - 1);
+}
+
+// A stack of layers out = x + (Relu(x W_i) T + gamma), where every layer
+// reads the same two constants: "gamma" [64] (256 bytes: like the ones and
+// zeros common_subexpressions merges in exported models) and "table"
+// [320, 64] (80 KiB, above kMaxConstantHeldWhereReadBytes). 80 KiB of
+// weights a layer.
+std::unique_ptr<const Graph> SharedConstantStack(int layers) {
+  DefWriter w;
+  std::string x = w.Input("x", {16, 64});
+  const std::string gamma = w.Const("gamma", {64});
+  const std::string table = w.Const("table", {320, 64});
+  for (int i = 0; i < layers; ++i) {
+    const std::string p = absl::StrCat("l", i, "/");
+    std::string h = w.Op("Relu", p + "h", {w.Dense(p + "ff1", x, 64, 320)});
+    std::string y = w.Op("MatMul", p + "y", {h, table});
+    std::string g = w.Op("Add", p + "g", {y, gamma});
+    x = w.Op("Add", p + "out", {x, g});
+  }
+  return w.Build();
+}
+
+TEST(StagesTest, ASmallConstantEveryLayerReadsIsHeldOnBothSidesOfTheCut) {
+  auto g = SharedConstantStack(8);
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Gpu(512 * kKiB), Gpu(512 * kKiB)});
+  ASSERT_OK_AND_ASSIGN(Placement p, PlaceGraph(*g, topo, Auto()));
+  ASSERT_EQ(DevicesUsed(p), 2);
+  ASSERT_OK_AND_ASSIGN(Partitioning parts, PartitionGraph(*g, topo, p));
+  ExpectForwardOnly(parts, {0, 1});
+  // Per step: the layer output at the cut and the large constant; gamma is
+  // held by the second GPU too, a transfer that moves nothing per step.
+  int per_step = 0;
+  bool gamma_held = false;
+
+  for (const Transfer& t : parts.transfers) {
+    const std::string& name = g->node(t.producer.node).name();
+    if (t.constant) {
+      EXPECT_EQ(name, "gamma");
+      gamma_held = true;
+      continue;
+    }
+    ++per_step;
+    EXPECT_TRUE(name == "table" || name.substr(name.find('/') + 1) == "out")
+        << name;
+  }
+  EXPECT_TRUE(gamma_held);
+  EXPECT_EQ(per_step, 2);
+  int64_t link_bytes = 0;
+  for (const LinkTraffic& l : parts.links) link_bytes += l.bytes;
+  EXPECT_EQ(link_bytes, 16 * 64 * 4 + 320 * 64 * 4);
+  // The placer's note counts what crosses per step, gamma not included.
+  EXPECT_THAT(p.notes, ::testing::Contains(HasSubstr(
+                           "2 values crossing between them per step")));
 }
 
 TEST(StagesTest, ModelThatFitsOnOneDeviceIsPlacedByEarliestFinish) {

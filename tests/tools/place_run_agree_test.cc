@@ -1,6 +1,7 @@
 // One plan from placement to execution: for every example model and device
-// set, the transfers `sluice place` reports are exactly the copies a step of
-// `sluice run` (a session with the same config) executes.
+// set, the transfers `sluice place` reports (but the constants it says are
+// held where read) are exactly the copies a step of `sluice run` (a session
+// with the same config) executes.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +57,7 @@ nlohmann::json PlaceJson(const std::string& model, const std::string& config) {
 TransferSet PlacedTransfers(const nlohmann::json& j) {
   TransferSet out;
   for (const auto& t : j["transfers"]) {
+    if (t["constant"]) continue;  // held where read: no copy in a step
     std::string tensor = t["tensor"];
     tensor = tensor.substr(0, tensor.rfind(':'));
     ++out[{tensor, t["src"], t["dst"]}];
