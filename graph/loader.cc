@@ -1,7 +1,11 @@
-// Reading and writing GraphDef files. The file is read whole (its size comes
-// from the filesystem, never from its content) and parsed by protobuf, which
-// bounds every length by the bytes present.
+// Reading and writing GraphDef files. A binary file is parsed by protobuf
+// from the file in pieces, a text one read whole first (its size comes from
+// the filesystem, never from its content); protobuf bounds every length by
+// the bytes present.
 #include "graph/loader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,6 +20,7 @@
 #include "core/escape.h"
 #include "core/status_macros.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/text_format.h"
 
@@ -35,7 +40,8 @@ Format FormatOf(const std::string& path) {
   return Format::kUnknown;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
+// Checks that `path` is a regular file within kMaxModelFileBytes; its size.
+absl::StatusOr<uintmax_t> CheckModelFile(const std::string& path) {
   std::error_code ec;
   std::filesystem::file_status st = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(st)) {
@@ -57,16 +63,22 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
         " bytes; GraphDef files are limited to 2 GiB (store weights as "
         "external data)"));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int err = errno;
-    if (err == EACCES) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot read ", path, ": permission denied"));
-    }
-    return absl::NotFoundError(
-        absl::StrCat("cannot open ", path, ": ", std::strerror(err)));
+  return size;
+}
+
+absl::Status OpenError(const std::string& path, int err) {
+  if (err == EACCES) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot read ", path, ": permission denied"));
   }
+  return absl::NotFoundError(
+      absl::StrCat("cannot open ", path, ": ", std::strerror(err)));
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  ASSIGN_OR_RETURN(uintmax_t size, CheckModelFile(path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return OpenError(path, errno);
   std::string data(static_cast<size_t>(size), '\0');
   if (size > 0) in.read(data.data(), static_cast<std::streamsize>(size));
   if (!in || in.gcount() != static_cast<std::streamsize>(size)) {
@@ -155,6 +167,27 @@ absl::Status ParseBinary(const std::string& data, const std::string& path,
   return absl::OkStatus();
 }
 
+// ParseBinary from the file itself, read in pieces: the file's bytes are
+// never held whole beside the parsed GraphDef (whose Const values are most
+// of a model's size).
+absl::Status ParseBinaryFile(const std::string& path, GraphDef* def) {
+  RETURN_IF_ERROR(CheckModelFile(path).status());
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return OpenError(path, errno);
+  google::protobuf::io::FileInputStream stream(fd);
+  stream.SetCloseOnDelete(true);
+  google::protobuf::LogSilencer quiet;
+  if (!def->ParseFromZeroCopyStream(&stream)) {
+    if (stream.GetErrno() != 0) {
+      return absl::DataLossError(absl::StrCat(
+          "cannot read ", path, ": ", std::strerror(stream.GetErrno())));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not a valid binary GraphDef (truncated or corrupt)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseText(const std::string& data, const std::string& path,
                        GraphDef* def, GraphSource* source) {
   google::protobuf::TextFormat::Parser parser;
@@ -185,15 +218,18 @@ absl::Status ParseText(const std::string& data, const std::string& path,
 }  // namespace
 
 absl::StatusOr<LoadedGraphDef> LoadGraphDef(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string data, ReadFile(path));
   LoadedGraphDef loaded;
   loaded.source.path = path;
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   loaded.source.base_dir = dir.empty() ? "." : dir.string();
+  if (FormatOf(path) == Format::kBinary) {
+    RETURN_IF_ERROR(ParseBinaryFile(path, &loaded.def));
+    return loaded;
+  }
+  ASSIGN_OR_RETURN(std::string data, ReadFile(path));
   switch (FormatOf(path)) {
     case Format::kBinary:
-      RETURN_IF_ERROR(ParseBinary(data, path, &loaded.def));
-      break;
+      break;  // above
     case Format::kText:
       RETURN_IF_ERROR(ParseText(data, path, &loaded.def, &loaded.source));
       break;

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "core/tensor_proto.h"
 #include "graph/builder.h"
 #include "model/prepared_model.h"
 
@@ -61,12 +62,38 @@ absl::StatusOr<LoadedGraphDef> LoadModel(
   return out;
 }
 
+namespace {
+
+// The values of `def`'s top-level Consts, each decoded and then dropped
+// from the GraphDef before the next, so that the parsed file and the
+// graph's tensors never both hold the weights. A value that does not
+// decode stays in the GraphDef, for BuildGraph to report with its node.
+absl::flat_hash_map<std::string, Tensor> TakeConstValues(
+    GraphDef* def, const GraphSource& source) {
+  absl::flat_hash_map<std::string, Tensor> values;
+  for (NodeDef& n : *def->mutable_node()) {
+    if (n.op() != "Const" || values.contains(n.name())) continue;
+    auto it = n.mutable_attr()->find("value");
+    if (it == n.mutable_attr()->end() || !it->second.has_tensor()) continue;
+    absl::StatusOr<Tensor> t = TensorFromProto(
+        it->second.tensor(), source.base_dir, source.external_data);
+    if (!t.ok()) continue;
+    values.emplace(n.name(), *std::move(t));
+    ClearTensorData(it->second.mutable_tensor());
+  }
+  return values;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<const Graph>> LoadModelGraph(
     const std::string& path, const OnnxImportOptions& onnx_options) {
   RETURN_IF_ERROR(NotAPreparedModel(path));
   if (!IsOnnxPath(path)) {
     ASSIGN_OR_RETURN(LoadedGraphDef model, LoadGraphDef(path));
-    return BuildGraph(model.def, model.source);
+    absl::flat_hash_map<std::string, Tensor> values =
+        TakeConstValues(&model.def, model.source);
+    return BuildGraphSharingConsts(model.def, model.source, values);
   }
   // The importer's Tensors become the graph's: the GraphDef between them
   // holds no weights (ImportOnnxSharingValues), and it and the importer's
