@@ -62,12 +62,6 @@ absl::StatusOr<LoadedGraphDef> LoadModel(
   return out;
 }
 
-namespace {
-
-// The values of `def`'s top-level Consts, each decoded and then dropped
-// from the GraphDef before the next, so that the parsed file and the
-// graph's tensors never both hold the weights. A value that does not
-// decode stays in the GraphDef, for BuildGraph to report with its node.
 absl::flat_hash_map<std::string, Tensor> TakeConstValues(
     GraphDef* def, const GraphSource& source) {
   absl::flat_hash_map<std::string, Tensor> values;
@@ -83,8 +77,6 @@ absl::flat_hash_map<std::string, Tensor> TakeConstValues(
   }
   return values;
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<const Graph>> LoadModelGraph(
     const std::string& path, const OnnxImportOptions& onnx_options) {

@@ -16,7 +16,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "core/tensor.h"
 #include "graph/graph.h"
 #include "graph/loader.h"
 #include "onnx/importer.h"
@@ -33,8 +35,18 @@ bool IsOnnxPath(const std::string& path);
 absl::StatusOr<LoadedGraphDef> LoadModel(
     const std::string& path, const OnnxImportOptions& onnx_options = {});
 
+// The values of `def`'s top-level Consts (decoded as BuildGraph decodes
+// them with `source`), each dropped from the GraphDef as soon as it is
+// decoded, so that the parsed file and the tensors never both hold the
+// weights; for BuildGraphSharingConsts (graph/builder.h). A value that
+// does not decode stays in the GraphDef, for BuildGraph's error naming its
+// node.
+absl::flat_hash_map<std::string, Tensor> TakeConstValues(
+    GraphDef* def, const GraphSource& source);
+
 // LoadModel then BuildGraph; for .onnx, through ImportOnnxSharingValues,
-// so that the weights are held once, by the graph's Tensors. Both refuse a
+// so that the weights are held once, by the graph's Tensors; for a
+// GraphDef, through TakeConstValues. Both refuse a
 // prepared model (model/prepared_model.h; Session::CreateFromFile takes
 // it) with INVALID_ARGUMENT naming its source.
 absl::StatusOr<std::unique_ptr<const Graph>> LoadModelGraph(

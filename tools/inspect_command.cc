@@ -21,6 +21,7 @@
 #include "core/byte_size.h"
 #include "executor/runtime_config.h"
 #include "executor/session_model.h"
+#include "graph/builder.h"
 #include "graph/loader.h"
 #include "kernels/providers.h"
 #include "nlohmann/json.hpp"
@@ -383,10 +384,16 @@ int RunInspect(const InspectOptions& options, std::ostream& out,
     // Describing a graph needs no splat made (a few bytes of file can ask
     // for 1 GiB of zeros); the passes of --optimized fold values, so they
     // get every value, as a session would.
-    absl::StatusOr<std::unique_ptr<const Graph>> graph = BuildGraph(
-        loaded->def, loaded->source,
-        options.optimized ? ConstValues::kMake
-                          : ConstValues::kDescribeSplats);
+    // For the passes, the values move out of the GraphDef as they are
+    // decoded (TakeConstValues): the weights are held once, as a
+    // session holds them.
+    absl::StatusOr<std::unique_ptr<const Graph>> graph =
+        options.optimized
+            ? BuildGraphSharingConsts(
+                  loaded->def, loaded->source,
+                  TakeConstValues(&loaded->def, loaded->source))
+            : BuildGraph(loaded->def, loaded->source,
+                         ConstValues::kDescribeSplats);
     if (graph.ok() && options.optimized) {
       // The passes a session on this machine with these flags' config
       // would run.
