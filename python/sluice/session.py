@@ -394,9 +394,10 @@ class Session:
         this machine with this session's config (after the environment
         overrides): ``devices`` (name, type, memory_limit, budget, nodes,
         weight_bytes, peak_activation_bytes, busy_seconds), ``nodes`` (name,
-        op, device, reason), ``links``, ``transfers``,
-        ``estimated_step_seconds``, ``strategy``, ``optimization``,
-        ``notes``."""
+        op, device, reason), ``links``, ``transfers`` (each with
+        ``constant``: a constant the destination holds itself, not copied
+        per step), ``estimated_step_seconds``, ``strategy``,
+        ``optimization``, ``notes``."""
         return Report.wrap(self._s.placement())
 
     def bench(self, feeds: Optional[Mapping[str, Any]] = None, *,
