@@ -222,28 +222,24 @@ absl::StatusOr<LoadedGraphDef> LoadGraphDef(const std::string& path) {
   loaded.source.path = path;
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   loaded.source.base_dir = dir.empty() ? "." : dir.string();
-  if (FormatOf(path) == Format::kBinary) {
+  const Format format = FormatOf(path);
+  if (format == Format::kBinary) {
     RETURN_IF_ERROR(ParseBinaryFile(path, &loaded.def));
     return loaded;
   }
   ASSIGN_OR_RETURN(std::string data, ReadFile(path));
-  switch (FormatOf(path)) {
-    case Format::kBinary:
-      break;  // above
-    case Format::kText:
-      RETURN_IF_ERROR(ParseText(data, path, &loaded.def, &loaded.source));
-      break;
-    case Format::kUnknown: {
-      absl::Status binary = ParseBinary(data, path, &loaded.def);
-      if (binary.ok()) break;
-      loaded.def.Clear();
-      absl::Status text =
-          ParseText(data, path, &loaded.def, &loaded.source);
-      if (text.ok()) break;
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ": neither a binary nor a text GraphDef (as text: ",
-          text.message(), ")"));
-    }
+  if (format == Format::kText) {
+    RETURN_IF_ERROR(ParseText(data, path, &loaded.def, &loaded.source));
+    return loaded;
+  }
+  // Unknown extension: binary if it parses as binary, else text.
+  if (ParseBinary(data, path, &loaded.def).ok()) return loaded;
+  loaded.def.Clear();
+  absl::Status text = ParseText(data, path, &loaded.def, &loaded.source);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": neither a binary nor a text GraphDef (as text: ",
+        text.message(), ")"));
   }
   return loaded;
 }

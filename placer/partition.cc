@@ -11,10 +11,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/dtype.h"
-#include "placer/constants_where_read.h"
 #include "core/status_macros.h"
 #include "core/tensor_proto.h"
 #include "graph/attr_map.h"
+#include "placer/constants_where_read.h"
 #include "placer/cost_model.h"
 
 namespace sluice {
