@@ -206,6 +206,7 @@ absl::StatusOr<std::unique_ptr<CudnnGraphConv>> CudnnGraphConv::Create(
         "cudnnBackendGetAttribute (heuristics results)"));
   }
   const bool no_tensor_cores = p.dtype == DT_FLOAT && !allow_tf32;
+  const bool depthwise = p.group > 1 && p.group == p.in_channels;
   for (int64_t i = 0; i < got && g->num_plans() < max_plans; ++i) {
     ASSIGN_OR_RETURN(cudnnBackendDescriptor_t engine, make(CUDNN_BACKEND_ENGINE_DESCRIPTOR));
     int64_t one = 0;
@@ -236,7 +237,7 @@ absl::StatusOr<std::unique_ptr<CudnnGraphConv>> CudnnGraphConv::Create(
       }
     }
     for (int64_t k = 0; k < n_behavior && k < CUDNN_BEHAVIOR_NOTE_TYPE_COUNT; ++k) {
-      if (behavior[k] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) usable = false;
+      if (behavior[k] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION && !depthwise) usable = false;
     }
     if (!usable) continue;
     Plan plan;
