@@ -221,6 +221,8 @@ std::vector<PreparedKeyPart> PreparedModelKey(const RuntimeConfig& config,
                        : DataTypeName(o.reduced_precision));
   add("conv_layout", DataFormatName(o.conv_layout));
   add("grouped convolutions stay NCHW", YesNo(o.keep_grouped_convs_nchw));
+  add("channels last where it leaves fewer Transposes",
+      YesNo(o.nhwc_where_fewer_transposes));
   add("smooth activations fused into convolutions",
       YesNo(o.fuse_conv_smooth_activations));
   add("resource_limits",

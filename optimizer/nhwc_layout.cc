@@ -138,6 +138,19 @@ absl::StatusOr<Tensor> PermuteValue(const Tensor& t, const Perm& perm) {
 
 bool IsRank4(const Shape& s) { return !s.unknown_rank() && s.rank() == 4; }
 
+// The Transposes something reads: a consumer or a graph output (the dead
+// ones dead_nodes drops later are not counted).
+int LiveTransposes(const Graph& g) {
+  int k = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.op() != "Transpose") continue;
+    bool read = !g.consumers(n.id(), 0).empty();
+    for (const GraphOutput& o : g.outputs()) read = read || o.tensor.node == n.id();
+    k += read;
+  }
+  return k;
+}
+
 // One-input ops outside elementwise programs that map each element on its
 // own, whatever the layout (their attributes are scalars): MobileNetV3's
 // HardSwish and HardSigmoid would otherwise sit between two Transposes.
@@ -487,7 +500,11 @@ class NhwcLayoutPass final : public Pass {
   absl::StatusOr<PassOutput> Run(const Graph& g,
                                  const PassOptions& options) const override {
     PassOutput out;
-    if (options.conv_layout != DataFormat::kNhwc) return out;
+    // With NCHW asked for (AUTO's choice), channels last is only tried:
+    // kept where it leaves fewer Transposes than the model has.
+    const bool trial = options.conv_layout != DataFormat::kNhwc &&
+                       options.nhwc_where_fewer_transposes;
+    if (options.conv_layout != DataFormat::kNhwc && !trial) return out;
     // Nothing to do without a convolution or pooling to convert.
     bool any = false;
     for (const Node& n : g.nodes()) {
@@ -516,7 +533,34 @@ class NhwcLayoutPass final : public Pass {
     RETURN_IF_ERROR(rewrite.Run());
     if (!rw.changed()) return out;
     ASSIGN_OR_RETURN(out.graph, rw.Build());
+    if (trial) return KeepIfFewerTransposes(g, std::move(out), options);
     return out;
+  }
+
+ private:
+  // The trial's verdict: `converted` (the rewrite of `g`) when it has fewer
+  // Transposes than `g` once redundant_nodes has composed its Transposes
+  // with the model's (as the pipeline runs it next), else no change.
+  static absl::StatusOr<PassOutput> KeepIfFewerTransposes(const Graph& g,
+                                                          PassOutput converted,
+                                                          const PassOptions& options) {
+    ASSIGN_OR_RETURN(PassOutput composed,
+                     MakeRedundantNodePass()->Run(*converted.graph, options));
+    const int before = LiveTransposes(g);
+    const int after =
+        LiveTransposes(composed.graph != nullptr ? *composed.graph : *converted.graph);
+    if (after >= before) {
+      PassOutput kept;
+      kept.changes.push_back(absl::StrCat(
+          "kept NCHW (conv_layout auto): channels last would leave ", after,
+          " Transposes, the model has ", before));
+      return kept;
+    }
+    converted.changes.insert(
+        converted.changes.begin(),
+        absl::StrCat("channels last (conv_layout auto): ", before,
+                     " Transposes in the model, ", after, " channels last"));
+    return converted;
   }
 };
 

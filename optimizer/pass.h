@@ -43,6 +43,12 @@ struct PassOptions {
   // kernels: docs/design.md decision 31). The CPU's oneDNN converts them:
   // MobileNetV2 ran 3.1x faster channels last there.
   bool keep_grouped_convs_nchw = false;
+  // Whether nhwc_layout, with conv_layout NCHW, still converts a graph that
+  // comes out of it (and redundant_nodes) with fewer Transposes than it has:
+  // a model that permutes its activations to channels last itself. Set when
+  // conv_layout is AUTO's choice of NCHW for a target that asks for it
+  // (OptimizationTarget::nhwc_where_fewer_transposes).
+  bool nhwc_where_fewer_transposes = false;
   // Whether conv_activation_fusion also fuses HardSwish, HardSigmoid,
   // Sigmoid and SiLU into FusedConv2D: set for a target whose kernels take
   // them (the CPU provider's: PassOptionsFromConfig).

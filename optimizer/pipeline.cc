@@ -46,16 +46,17 @@ DataFormat ResolveConvLayout(const RuntimeConfig& config,
 
 std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
                                                   DataType reduced_precision,
-                                                  DataFormat conv_layout) {
+                                                  DataFormat conv_layout,
+                                                  bool nhwc_where_fewer_transposes) {
   std::vector<std::unique_ptr<Pass>> passes;
   level = EffectiveLevel(level);
-  const bool nhwc = conv_layout == DataFormat::kNhwc;
+  const bool nhwc = conv_layout == DataFormat::kNhwc || nhwc_where_fewer_transposes;
   if (reduced_precision != DT_INVALID) {
     // Whatever the level: the config asked for it. After the fusions, so
     // the fused ops are what it converts; dead_nodes drops the float32
     // constants no reader is left for.
     std::vector<std::unique_ptr<Pass>> before =
-        PassesForLevel(level, DT_INVALID, conv_layout);
+        PassesForLevel(level, DT_INVALID, conv_layout, nhwc_where_fewer_transposes);
     before.push_back(MakeReducedPrecisionPass());
     before.push_back(MakeDeadNodePass());
     return before;
@@ -114,6 +115,9 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config,
   options.keep_grouped_convs_nchw = config.conv_layout() == CONV_LAYOUT_AUTO &&
                                     options.conv_layout == DataFormat::kNhwc &&
                                     target.grouped_convs_stay_nchw;
+  options.nhwc_where_fewer_transposes = config.conv_layout() == CONV_LAYOUT_AUTO &&
+                                        options.conv_layout == DataFormat::kNchw &&
+                                        target.nhwc_where_fewer_transposes;
   options.fuse_conv_smooth_activations = target.convs_apply_smooth_activations;
   options.transpose_4k_row_weights = target.gemm_weights_transposed_at_4k_rows;
   return options;
@@ -132,7 +136,8 @@ absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
   std::vector<std::string> original_names;
   for (const Node& n : graph->nodes()) original_names.push_back(n.name());
   const std::vector<std::unique_ptr<Pass>> passes =
-      PassesForLevel(level, options.reduced_precision, options.conv_layout);
+      PassesForLevel(level, options.reduced_precision, options.conv_layout,
+                     options.nhwc_where_fewer_transposes);
   for (const std::unique_ptr<Pass>& pass : passes) {
     PassRecord record;
     record.pass = std::string(pass->name());

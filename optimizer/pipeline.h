@@ -108,11 +108,12 @@ OptimizationLevel EffectiveLevel(OptimizationLevel level);
 std::string OptimizationLevelName(OptimizationLevel level);
 // The passes a level runs, in order; with a reduced precision
 // (DT_FLOAT16 / DT_BFLOAT16), reduced_precision and dead_nodes after them,
-// at every level; with conv_layout NHWC, nhwc_layout where the order above
-// says.
+// at every level; with conv_layout NHWC (or nhwc_where_fewer_transposes:
+// PassOptions), nhwc_layout where the order above says.
 std::vector<std::unique_ptr<Pass>> PassesForLevel(
     OptimizationLevel level, DataType reduced_precision = DT_INVALID,
-    DataFormat conv_layout = DataFormat::kNchw);
+    DataFormat conv_layout = DataFormat::kNchw,
+    bool nhwc_where_fewer_transposes = false);
 // PRECISION_FLOAT16 -> DT_FLOAT16, PRECISION_BFLOAT16 -> DT_BFLOAT16, else
 // DT_INVALID (the model's dtypes).
 DataType ReducedPrecisionType(Precision precision);

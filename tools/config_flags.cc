@@ -64,8 +64,8 @@ const std::vector<FlagDef>& Flags() {
       {kConvLayoutFlag, "--conv-layout", "conv_layout",
        "Convolutions NCHW or NHWC (channels last between them, filters "
        "transposed once); auto: NHWC on a GPU with --precision "
-       "float16/bfloat16 and on the CPU alone in float32 with oneDNN, else "
-       "NCHW",
+       "float16/bfloat16 or where the model's own permutes to channels last "
+       "then cancel, and on the CPU alone in float32 with oneDNN, else NCHW",
        "auto", {}, {}},
       {kCpuConvolutionsFlag, "--cpu-convolutions", "cpu_convolutions",
        "The CPU's float32 convolutions: auto (oneDNN where it measured "

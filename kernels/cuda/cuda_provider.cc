@@ -24,6 +24,7 @@ OptimizationTarget CudaProvider::Target() const {
   // Without cuDNN the direct kernels run, no faster channels last.
   if (options_.use_cudnn && options_.cudnn_usable) {
     target.conv_layout_reduced = DataFormat::kNhwc;
+    target.nhwc_where_fewer_transposes = true;
   }
   target.grouped_convs_stay_nchw = true;
   return target;

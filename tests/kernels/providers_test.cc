@@ -112,6 +112,7 @@ TEST(CudaProviderTest, PrefersChannelsLastFor16BitsOnCudnn) {
   EXPECT_EQ(t.conv_layout_float32, DataFormat::kNchw);
   EXPECT_EQ(t.conv_layout_reduced, DataFormat::kNhwc);
   EXPECT_TRUE(t.grouped_convs_stay_nchw);
+  EXPECT_TRUE(t.nhwc_where_fewer_transposes);
   EXPECT_FALSE(t.convs_apply_smooth_activations);  // relu and relu6 only
   // Without cuDNN (off, or not loadable) the direct kernels run: NCHW.
   EXPECT_EQ(CudaProvider({.use_cudnn = false, .cudnn_usable = true}).Target().conv_layout_reduced,
@@ -120,6 +121,9 @@ TEST(CudaProviderTest, PrefersChannelsLastFor16BitsOnCudnn) {
                 .Target()
                 .conv_layout_reduced,
             DataFormat::kNchw);
+  EXPECT_FALSE(CudaProvider({.use_cudnn = false, .cudnn_usable = true})
+                   .Target()
+                   .nhwc_where_fewer_transposes);
   const std::vector<LibraryReport> off =
       CudaProvider({.use_cudnn = false, .cudnn_usable = true}).Libraries();
   ASSERT_EQ(off.size(), 1u);

@@ -530,6 +530,80 @@ TEST(NhwcLayoutPassTest, AutoKeepsAModelWithGroupedConvolutionsInNchw) {
   EXPECT_EQ(CountNhwc(*converted->graph, "Conv2D"), 2);
 }
 
+GraphMaker ResidualBlock();
+
+// A ConvNeXt block: a depthwise 7 x 7 convolution, then the model permutes
+// to channels last itself for LayerNorm and the pointwise Linears, and back
+// for the residual Add: two Transposes a block in NCHW.
+GraphMaker ConvNextBlocks() {
+  GraphMaker m;
+  m.Input("x", {1, 8, 6, 6})
+      .Const("w1", Values(8 * 49, 31, -1, 1), {8, 1, 7, 7})
+      .Const("fc1", Values(8 * 8, 32, -1, 1), {8, 8})
+      .Const("w2", Values(8 * 49, 33, -1, 1), {8, 1, 7, 7})
+      .Const("fc2", Values(8 * 8, 34, -1, 1), {8, 8})
+      .Op("dw1", "Conv2D", {"x", "w1"}, {{"pads", Ints({3, 3, 3, 3})}, {"group", MakeIntAttr(8)}})
+      .Op("p1", "Transpose", {"dw1"}, {{"perm", Ints({0, 2, 3, 1})}})
+      .Op("l1", "MatMul", {"p1", "fc1"})
+      .Op("g1", "Relu", {"l1"})
+      .Op("q1", "Transpose", {"g1"}, {{"perm", Ints({0, 3, 1, 2})}})
+      .Op("r1", "Add", {"q1", "x"})
+      .Op("dw2", "Conv2D", {"r1", "w2"}, {{"pads", Ints({3, 3, 3, 3})}, {"group", MakeIntAttr(8)}})
+      .Op("p2", "Transpose", {"dw2"}, {{"perm", Ints({0, 2, 3, 1})}})
+      .Op("l2", "MatMul", {"p2", "fc2"})
+      .Op("q2", "Transpose", {"l2"}, {{"perm", Ints({0, 3, 1, 2})}})
+      .Op("y", "Add", {"q2", "r1"})
+      .Output("y");
+  return m;
+}
+
+PassOptions NchwUnlessFewerTransposes() {
+  PassOptions o;
+  o.nhwc_where_fewer_transposes = true;
+  return o;
+}
+
+TEST(NhwcLayoutPassTest, AutoGoesChannelsLastWhereTheModelsPermutesCancel) {
+  auto g = ConvNextBlocks().Build();
+  ASSERT_EQ(LiveTransposes(*g), 4);
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(Copy(*g), OPTIMIZATION_ALL, NchwUnlessFewerTransposes());
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  EXPECT_EQ(CountNhwc(*opt->graph, "Conv2D"), 2);
+  EXPECT_LT(LiveTransposes(*opt->graph), 4);
+  bool said = false;
+  for (const PassRecord& r : opt->records) {
+    EXPECT_EQ(r.error, "") << r.pass;
+    if (r.pass == "nhwc_layout" && !r.changes.empty()) {
+      said = r.changes[0].find("channels last (conv_layout auto): 4 Transposes in the "
+                               "model") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(said);
+  ExpectSameOutputs(*g, *opt->graph, RandomFeeds(*g, 35));
+}
+
+TEST(NhwcLayoutPassTest, AutoKeepsNchwWhereChannelsLastAddsTransposes) {
+  // A conv chain and a ResNet-like block have no Transpose of their own:
+  // channels last would add one in (and one out).
+  for (GraphMaker m : {ConvChain(), ResidualBlock()}) {
+    auto g = m.Build();
+    absl::StatusOr<PassOutput> out =
+        MakeNhwcLayoutPass()->Run(*g, NchwUnlessFewerTransposes());
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(out->graph, nullptr);
+    ASSERT_EQ(out->changes.size(), 1u);
+    EXPECT_NE(out->changes[0].find("kept NCHW (conv_layout auto): channels last would "
+                                   "leave"),
+              std::string::npos)
+        << out->changes[0];
+    absl::StatusOr<OptimizedGraph> opt =
+        OptimizeGraph(Copy(*g), OPTIMIZATION_ALL, NchwUnlessFewerTransposes());
+    ASSERT_TRUE(opt.ok()) << opt.status();
+    EXPECT_EQ(LiveTransposes(*opt->graph), 0);
+  }
+}
+
 TEST(NhwcLayoutPassTest, DoesNothingWhenTheLayoutIsNchw) {
   auto g = ConvChain().Build();
   absl::StatusOr<PassOutput> out = MakeNhwcLayoutPass()->Run(*g, PassOptions{});
@@ -617,6 +691,7 @@ OptimizationTarget CudnnTarget() {
   t.provider = "cuda";
   t.conv_layout_reduced = DataFormat::kNhwc;
   t.grouped_convs_stay_nchw = true;
+  t.nhwc_where_fewer_transposes = true;
   return t;
 }
 
@@ -663,6 +738,17 @@ TEST(NhwcLayoutPipelineTest, GroupedConvolutionsStayNchwOnlyForCudnnsAuto) {
   // float32 on cuDNN: NCHW, so nothing to keep.
   EXPECT_EQ(PassOptionsFromConfig(cpu, CudnnTarget()).conv_layout, DataFormat::kNchw);
   EXPECT_FALSE(PassOptionsFromConfig(cpu, CudnnTarget()).keep_grouped_convs_nchw);
+}
+
+TEST(NhwcLayoutPipelineTest, ChannelsLastWhereFewerTransposesOnlyForAutosNchw) {
+  RuntimeConfig config;
+  EXPECT_TRUE(PassOptionsFromConfig(config, CudnnTarget()).nhwc_where_fewer_transposes);
+  EXPECT_FALSE(PassOptionsFromConfig(config, OneDnnTarget()).nhwc_where_fewer_transposes);
+  config.set_conv_layout(CONV_LAYOUT_NCHW);  // asked for: kept
+  EXPECT_FALSE(PassOptionsFromConfig(config, CudnnTarget()).nhwc_where_fewer_transposes);
+  RuntimeConfig half;
+  half.set_precision(PRECISION_FLOAT16);  // AUTO's choice is NHWC already
+  EXPECT_FALSE(PassOptionsFromConfig(half, CudnnTarget()).nhwc_where_fewer_transposes);
 }
 
 }  // namespace
