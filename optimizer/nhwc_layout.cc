@@ -528,25 +528,34 @@ class NhwcLayoutPass final : public Pass {
       }
     }
     if (!any) return out;
+    // A model with no Transpose of its own has none for channels last to
+    // cancel: the trial could only add some.
+    const int transposes = trial ? LiveTransposes(g) : 0;
+    if (trial && transposes == 0) {
+      out.changes.push_back(
+          "kept NCHW (conv_layout auto): the model has no Transposes for channels "
+          "last to cancel");
+      return out;
+    }
     GraphRewriter rw(g);
     Rewrite rewrite(g, &rw, &out.changes);
     RETURN_IF_ERROR(rewrite.Run());
     if (!rw.changed()) return out;
     ASSIGN_OR_RETURN(out.graph, rw.Build());
-    if (trial) return KeepIfFewerTransposes(g, std::move(out), options);
+    if (trial) return KeepIfFewerTransposes(transposes, std::move(out), options);
     return out;
   }
 
  private:
-  // The trial's verdict: `converted` (the rewrite of `g`) when it has fewer
-  // Transposes than `g` once redundant_nodes has composed its Transposes
-  // with the model's (as the pipeline runs it next), else no change.
-  static absl::StatusOr<PassOutput> KeepIfFewerTransposes(const Graph& g,
+  // The trial's verdict: `converted` (the rewrite of a graph with `before`
+  // live Transposes) when it has fewer once redundant_nodes has composed its
+  // Transposes with the model's (as the pipeline runs it next), else no
+  // change.
+  static absl::StatusOr<PassOutput> KeepIfFewerTransposes(int before,
                                                           PassOutput converted,
                                                           const PassOptions& options) {
     ASSIGN_OR_RETURN(PassOutput composed,
                      MakeRedundantNodePass()->Run(*converted.graph, options));
-    const int before = LiveTransposes(g);
     const int after =
         LiveTransposes(composed.graph != nullptr ? *composed.graph : *converted.graph);
     if (after >= before) {
