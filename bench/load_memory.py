@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Load cost of generated large-weight models: session creation time and peak
-host RSS of `sluice bench --runs 1` (CPU), beside onnxruntime's (issue 29).
+host RSS of `sluice bench --runs 1`, beside onnxruntime's (issue 29).
 
     python3 bench/load_memory.py --sluice build/tools/sluice --dir /tmp/lc \
-        [--weights-mb 300 4096] [--ort]
+        [--weights-mb 300 4096] [--ort] [--device gpu:0]
 
 For each size, writes (once) bench/models/large_weights.py's model with its
 weights inline (sizes under 2 GiB: protobuf's limit) and as external data,
-runs `sluice bench MODEL --runs 1 --warmup 0 --json --device cpu` and reads
-its host_memory figures (peak RSS to the end of session creation, the first
-step's peak), and with --ort runs onnxruntime in a fresh Python process
+runs `sluice bench MODEL --runs 1 --warmup 0 --json --device DEVICE` (cpu
+unless --device says) and reads its host_memory figures (peak RSS to the end
+of session creation and the RSS then, the first step's peak and the RSS
+after it: on a GPU, what the session keeps once its weights are there), and
+with --ort runs onnxruntime in a fresh Python process
 (create a CPU session, one step; ru_maxrss, which includes Python's own
 ~50 MB). Prints a Markdown table for bench/RESULTS.md. Not a test: the 4 GB
 model needs the disk and memory of a workstation.
@@ -52,9 +54,9 @@ def ensure_model(python, out, mb, external):
     return path
 
 
-def run_sluice(sluice, path, x):
+def run_sluice(sluice, path, x, device):
     cmd = [sluice, "bench", path, "--runs", "1", "--warmup", "0", "--json",
-           "--device", "cpu", "--input", f"x={x}"]
+           "--device", device, "--input", f"x={x}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return {"error": (r.stdout + r.stderr).strip()[-400:]}
@@ -62,7 +64,9 @@ def run_sluice(sluice, path, x):
     hm = j.get("host_memory", {})
     return {"create_s": j["session_create_s"], "first_s": j["first_run_s"],
             "peak_create": hm.get("peak_rss_after_create_bytes", -1),
-            "peak_step": hm.get("peak_rss_first_step_bytes", -1)}
+            "peak_step": hm.get("peak_rss_first_step_bytes", -1),
+            "rss_create": hm.get("rss_after_create_bytes", -1),
+            "rss_step": hm.get("rss_after_first_step_bytes", -1)}
 
 
 def run_ort(python, path, x):
@@ -85,6 +89,9 @@ def main():
     p.add_argument("--weights-mb", type=int, nargs="+", default=[300])
     p.add_argument("--python", default=sys.executable)
     p.add_argument("--ort", action="store_true")
+    p.add_argument("--device", default="cpu",
+                   help="sluice's device (cpu, gpu:0); onnxruntime runs on "
+                        "the CPU")
     a = p.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     rows = []
@@ -98,22 +105,24 @@ def main():
             weights = path[:-5] + ".weights"
             if os.path.exists(weights):
                 size += os.path.getsize(weights)
-            s = run_sluice(a.sluice, path, x)
+            s = run_sluice(a.sluice, path, x, a.device)
             o = run_ort(a.python, path, x) if a.ort else {}
             rows.append((os.path.basename(path), size, s, o))
             print(os.path.basename(path), s, o, file=sys.stderr)
-    print("| model (weights) | sluice create | sluice peak RSS: create / "
-          "first step | onnxruntime create, peak RSS |")
-    print("|---|---|---|---|")
+    print(f"| model (weights) | sluice create ({a.device}) | sluice peak RSS: "
+          "create / first step | sluice RSS after: create / first step | "
+          "onnxruntime create, peak RSS (CPU) |")
+    print("|---|---|---|---|---|")
     for name, size, s, o in rows:
         if "error" in s:
             sl = f"error: {s['error']}"
-            print(f"| {name} ({mib(size)}) | {sl} | | |")
+            print(f"| {name} ({mib(size)}) | {sl} | | | |")
             continue
         ort = (f"{o['create_s']:.2f} s, {mib(o['peak'])}" if "peak" in o
                else o.get("error", "not run"))
         print(f"| {name} ({mib(size)}) | {s['create_s']:.2f} s | "
-              f"{mib(s['peak_create'])} / {mib(s['peak_step'])} | {ort} |")
+              f"{mib(s['peak_create'])} / {mib(s['peak_step'])} | "
+              f"{mib(s['rss_create'])} / {mib(s['rss_step'])} | {ort} |")
     return 0
 
 

@@ -5,6 +5,10 @@
 #include <functional>
 #include <iterator>
 #include <list>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <map>
 #include <thread>
 
 #define EIGEN_USE_THREADS
@@ -16,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "core/byte_size.h"
 #include "core/status_macros.h"
 #include "device/cpu_device.h"
 #include "device/cpu_memory.h"
@@ -49,6 +54,10 @@ constexpr bool kCudaBuild = true;
 constexpr bool kCudaBuild = false;
 #endif
 
+// Moving at least this many bytes of weights to the GPUs trims the C
+// library's heap afterwards (MoveWeightsToDevices).
+constexpr int64_t kTrimAfterMovingBytes = int64_t{16} << 20;
+
 int ThreadCount(int configured) {
   if (configured > 0) return configured;
   return std::max(1u, std::thread::hardware_concurrency());
@@ -76,8 +85,17 @@ class SessionImpl final : public Session {
         static_cast<GpuDevice*>(d.get())->Synchronize().IgnoreError();
       }
     }
-    absl::MutexLock lock(&mu_);
-    plans_.clear();
+    {
+      absl::MutexLock lock(&mu_);
+      plans_.clear();
+    }
+    // Weights moved to a GPU (MoveWeightsToDevices) go back to its
+    // allocator before the device does.
+    {
+      absl::MutexLock lock(&constants_mu_);
+      constants_.clear();
+    }
+    graph_.reset();
   }
 
   absl::Status Init(const CreateOptions& options) {
@@ -144,7 +162,7 @@ class SessionImpl final : public Session {
     plan_options_.constant_on = [this](const Node& n, Device* d) {
       return ConstantOn(n, d);
     };
-    return absl::OkStatus();
+    return MoveWeightsToDevices();
   }
 
   absl::StatusOr<std::vector<Tensor>> Run(
@@ -965,10 +983,85 @@ class SessionImpl final : public Session {
     auto key = std::make_pair(node.id(), device);
     auto it = constants_.find(key);
     if (it != constants_.end()) return it->second;
-    ASSIGN_OR_RETURN(Tensor value,
-                     CopyTensor(*node.const_value(), host_, device));
+    const Tensor& held = *node.const_value();
+    if (!held.on_host()) {
+      // Moved to the one GPU that reads it (MoveWeightsToDevices).
+      if (device->type() == DeviceType::kGpu &&
+          static_cast<GpuDevice*>(device)->HoldsMemoryOf(held)) {
+        return held;
+      }
+      return absl::InternalError(absl::StrCat(
+          node.DebugName(), " is held in another device's memory, not ",
+          device->name(), "'s"));
+    }
+    ASSIGN_OR_RETURN(Tensor value, CopyTensor(held, host_, device));
     constants_.emplace(key, value);
     return value;
+  }
+
+  // A GPU session's weights go to the GPU that reads them now, at
+  // creation (GpuDevice::CopyHostToDevice: through its two pinned staging
+  // buffers, chunk by chunk), and the graph's host copy is released, so
+  // that the host holds a model's weights once while it loads, not for the
+  // session's life. A Const keeps its host value where a CPU node reads it,
+  // where a GPU kernel reads it in host memory (Reshape's shape:
+  // KernelHostMemoryInputs), or where another device reads it. A step that
+  // fetches one copies it back from its GPU.
+  absl::Status MoveWeightsToDevices() {
+    struct Moved {
+      int constants = 0;
+      int64_t bytes = 0;
+    };
+    std::map<std::string, Moved> moved;  // by device name, in order
+    // The session owns its graph and nothing else reads it yet
+    // (Graph::MoveConstValue).
+    Graph& graph = const_cast<Graph&>(*graph_);
+    for (const Node& n : graph.nodes()) {
+      if (!n.is_const() || n.const_value() == nullptr ||
+          !n.const_value()->on_host()) {
+        continue;
+      }
+      Device* device = assignment_[n.id()];
+      if (device == nullptr || device->type() != DeviceType::kGpu ||
+          !OnlyReadInMemoryOf(n, device)) {
+        continue;
+      }
+      if (moved.empty()) Progress("moving the weights to the GPUs");
+      ASSIGN_OR_RETURN(Tensor on_device, ConstantOn(n, device));
+      const int64_t bytes = static_cast<int64_t>(on_device.bytes());
+      RETURN_IF_ERROR(graph.MoveConstValue(n.id(), std::move(on_device)));
+      Moved& m = moved[device->name()];
+      ++m.constants;
+      m.bytes += bytes;
+    }
+    int64_t total = 0;
+    for (const auto& [name, m] : moved) total += m.bytes;
+#ifdef __GLIBC__
+    // Weights the loader read into the heap (not mapped from a file) leave
+    // free pages inside it that glibc keeps resident; hand them back.
+    if (total >= kTrimAfterMovingBytes) malloc_trim(0);
+#endif
+    for (const auto& [name, m] : moved) {
+      log_.push_back(absl::StrCat(
+          "weights: ", m.constants, " constants (", FormatBytes(m.bytes),
+          ") moved to ", name, " at creation; their host copies released"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Whether every reader of Const `n` runs on `device` and reads it in that
+  // device's memory.
+  bool OnlyReadInMemoryOf(const Node& n, Device* device) const {
+    for (const Consumer& c : graph_->consumers(n.id(), 0)) {
+      if (assignment_[c.node] != device) return false;
+      const std::vector<int> host_inputs =
+          KernelHostMemoryInputs(graph_->node(c.node), device->type());
+      if (std::find(host_inputs.begin(), host_inputs.end(), c.input) !=
+          host_inputs.end()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // A compiled plan and, where it qualifies and the config allows, the

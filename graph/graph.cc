@@ -19,6 +19,23 @@ const Node* Graph::FindNode(std::string_view name) const {
   return it == index_.end() ? nullptr : &nodes_[it->second];
 }
 
+absl::Status Graph::MoveConstValue(int id, Tensor value) {
+  if (id < 0 || id >= num_nodes() || !nodes_[id].is_const() ||
+      !nodes_[id].const_value_.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "MoveConstValue: node ", id, " is not a Const with a value"));
+  }
+  Node& n = nodes_[id];
+  if (value.dtype() != n.const_value_->dtype() ||
+      value.shape() != n.const_value_->shape()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "MoveConstValue: ", n.DebugName(), " holds ",
+        n.const_value_->DebugString(0), ", not ", value.DebugString(0)));
+  }
+  n.const_value_ = std::move(value);
+  return absl::OkStatus();
+}
+
 const GraphInput* Graph::FindInput(std::string_view name) const {
   for (const GraphInput& in : inputs_) {
     if (in.name == name) return &in;

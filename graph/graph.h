@@ -10,7 +10,9 @@
 //     ...
 //   }
 //
-// Immutable after construction; thread-safe to read.
+// Immutable after construction, but for one change its owner may make
+// before anyone else reads it: a Const's value moved into a device's memory
+// (MoveConstValue). Thread-safe to read.
 #ifndef SLUICE_GRAPH_GRAPH_H_
 #define SLUICE_GRAPH_GRAPH_H_
 
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "core/shape.h"
 #include "core/tensor.h"
@@ -98,6 +101,7 @@ class Node {
 
  private:
   friend class GraphBuilder;  // graph/builder.cc fills nodes in
+  friend class Graph;         // MoveConstValue
   int id_ = -1;
   std::string name_;
   const OpDef* op_def_ = nullptr;  // owned by the OpRegistry
@@ -164,6 +168,15 @@ class Graph {
   const GraphDef& def() const { return def_; }
   // Folder that external weights paths were resolved against ("" if none).
   const std::string& base_dir() const { return base_dir_; }
+
+  // Makes `value`, of the same dtype and shape, Const node `id`'s value in
+  // place of the one it had, which is released: for a session that owns
+  // the graph and has moved a weight into the memory of the GPU that reads
+  // it, so that the host copy is freed (executor/session.cc). Its value is
+  // then not host memory (Tensor::on_host), and what reads it must be done
+  // before the device that holds it goes. Errors: not a Const with a value,
+  // or another dtype or shape.
+  absl::Status MoveConstValue(int id, Tensor value);
 
  private:
   friend class GraphBuilder;

@@ -11,6 +11,12 @@
 #              exported there) on /gpu:0 against onnxruntime's CPU provider
 #              (bench/detection_check.py): NonZero and NonMaxSuppression on
 #              their GPU kernels; $OUT/detection.md
+#   loadmem    issue 29's load cost on the GPU: bench/load_memory.py's
+#              generated models (300 MB inline and external, 4 GB external)
+#              on /gpu:0, peak and resident host memory after creation and
+#              the first step; with .gpu/bin/sluice_old (an earlier CLI put
+#              in the pack by hand) the two alternate, old first;
+#              $OUT/loadmem.md
 #   zoo        torchvision's CNNs (bench/models/torchvision_zoo.py) through
 #              bench/peers.py on /gpu:0 against PyTorch eager, its CUDA graph
 #              and torch.compile (reduce-overhead), float32, TF32 off;
@@ -41,7 +47,7 @@ B=.gpu/bin
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:/usr/local/cuda/lib64" PATH=/usr/local/cuda/bin:$PATH
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 echo "unpacked at $(el)s; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" > $S
-want() { [[ " ${PARTS:-progress hostmem layouts detection zoo cpuzoo} " == *" $1 "* ]]; }
+want() { [[ " ${PARTS:-progress hostmem loadmem layouts detection zoo cpuzoo} " == *" $1 "* ]]; }
 W=/tmp/zoo_work; mkdir -p $W
 
 if want progress; then
@@ -69,11 +75,22 @@ g = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w, m])
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
 PY
-  for model in $W/tiny.onnx $W/r50/resnet50_b1.onnx; do
-    timeout 60 $B/sluice bench $model --random-inputs --device gpu:0 --runs 20 --json > $W/hm.json 2>>$OUT/hostmem.txt
-    python3 -c "import json,sys;r=json.load(open('$W/hm.json'));h=r['host_memory'];print('$(basename $model)', 'create', round(r['session_create_s'],3), 's; peak RSS after create', h['peak_rss_after_create_bytes']>>20, 'MiB, first step', h['peak_rss_first_step_bytes']>>20, 'MiB')" >> $OUT/hostmem.txt 2>&1
+  for bin in $(ls $B | grep -x -e sluice_old -e sluice | sort -r); do
+    for model in $W/tiny.onnx $W/r50/resnet50_b1.onnx; do
+      timeout 60 $B/$bin bench $model --random-inputs --device gpu:0 --runs 20 --json > $W/hm.json 2>>$OUT/hostmem.txt
+      python3 -c "import json,sys;r=json.load(open('$W/hm.json'));h=r['host_memory'];print('$bin', '$(basename $model)', 'create', round(r['session_create_s'],3), 's; peak RSS after create', h['peak_rss_after_create_bytes']>>20, 'MiB (now', h['rss_after_create_bytes']>>20, 'MiB), first step', h['peak_rss_first_step_bytes']>>20, 'MiB (after', h['rss_after_first_step_bytes']>>20, 'MiB)')" >> $OUT/hostmem.txt 2>&1
+    done
   done
   echo "hostmem at $(el)s" >> $S
+fi
+
+if want loadmem && (( $(left) > 120 )); then
+  for bin in $(ls $B | grep -x -e sluice_old -e sluice | sort -r) $(ls $B | grep -x -e sluice_old -e sluice | sort -r); do
+    echo "### $bin" >> $OUT/loadmem.md
+    timeout $(( $(left) > 300 ? 150 : $(left) / 3 )) python3 bench/load_memory.py --sluice $B/$bin \
+      --dir $W/lc --weights-mb 300 4096 --device gpu:0 >> $OUT/loadmem.md 2>>$OUT/loadmem.err
+  done
+  echo "loadmem at $(el)s" >> $S
 fi
 
 if want layouts; then

@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <thread>
 #include <map>
+#include <memory>
 #include <string>
 
+#include "absl/strings/str_join.h"
 #include "device/cpu_memory.h"
 #include "device/device.h"
 #include "device/discovery.h"
@@ -134,6 +136,86 @@ TEST(GpuSessionTest, FetchesIntermediateValuesFromTheGpu) {
   std::vector<float> z = MlpReference(def, x, 3);
   auto r = (*out)[0].flat<float>();
   for (int i = 0; i < 3 * 64; ++i) ASSERT_NEAR(r[i], z[i] - x[i], 1e-4f);
+}
+
+// Issue 29: a GPU session moves the weights its GPU reads there at
+// creation and releases the graph's host copy; a step that fetches one
+// copies it back. Optimizer off, so the session's w is the loaded buffer.
+TEST(GpuSessionTest, WeightsMoveToTheGpuAtCreationAndTheHostCopyIsReleased) {
+  SKIP_WITHOUT_GPU();
+  GraphDef def = MlpDef();
+  auto g = BuildGraph(def);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::weak_ptr<Buffer> host_w = (*g)->FindNode("w")->const_value()->buffer();
+  auto s = Session::Create(*std::move(g), AsWritten());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(host_w.expired()) << "the host copy of w is still held";
+  const Tensor* w = (*s)->graph().FindNode("w")->const_value();
+  ASSERT_NE(w, nullptr);
+  EXPECT_FALSE(w->on_host());
+  EXPECT_EQ((*s)->DeviceOf(*w), "/gpu:0");
+  EXPECT_THAT(absl::StrJoin((*s)->log(), "\n"),
+              HasSubstr("weights: 1 constants (16.0 KiB) moved to /gpu:0 at "
+                        "creation; their host copies released"));
+  for (int rows : {3, 5}) {  // a second shape compiles a second plan
+    std::vector<float> x = Input(rows, rows);
+    auto out = (*s)->Run({{"x", Tensor::FromVector(x, Shape({rows, 64}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectNear((*out)[0], MlpReference(def, x, rows));
+  }
+  auto fetched = (*s)->Run({}, {"w"});
+  ASSERT_TRUE(fetched.ok()) << fetched.status();
+  ASSERT_TRUE((*fetched)[0].on_host());
+  const auto& want = def.node(1).attr().at("value").tensor().float_val();
+  auto got = (*fetched)[0].flat<float>();
+  ASSERT_EQ(got.size(), static_cast<size_t>(want.size()));
+  for (int i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+}
+
+// Weights stay in host memory where the CPU reads them too (w, read by a
+// node the file puts on /cpu:0) or a GPU kernel reads them there (Reshape's
+// shape); a Const only the GPU reads (b) moves.
+TEST(GpuSessionTest, WeightsTheHostReadsKeepTheirHostCopy) {
+  SKIP_WITHOUT_GPU();
+  constexpr char kModel[] = R"pb(
+    node { name: "x" op: "Input"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim: 2 dim: 2 } } } }
+    node { name: "w" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 2 dim: 2 }
+                                                float_val: 1 float_val: 2
+                                                float_val: 3 float_val: 4 } } } }
+    node { name: "b" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 2 dim: 2 }
+                                                float_val: 10 float_val: 20
+                                                float_val: 30 float_val: 40 } } } }
+    node { name: "shape" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_INT64 shape { dim: 1 }
+                                                int_val: 4 } } } }
+    node { name: "on_gpu" op: "MatMul" input: "x" input: "w" }
+    node { name: "on_cpu" op: "MatMul" input: "x" input: "w" device: "/cpu:0" }
+    node { name: "sum" op: "Add" input: "on_gpu" input: "b" }
+    node { name: "total" op: "Add" input: "sum" input: "on_cpu" }
+    node { name: "flat" op: "Reshape" input: "total" input: "shape" }
+    signature { inputs { name: "x" } outputs { name: "y" tensor: "flat" } }
+  )pb";
+  GraphDef def;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kModel, &def));
+  auto s = MakeSession(def, AsWritten());
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Graph& g = (*s)->graph();
+  ASSERT_EQ((*s)->assignment()[g.FindNode("on_cpu")->id()]->name(), "/cpu:0");
+  ASSERT_EQ((*s)->assignment()[g.FindNode("flat")->id()]->name(), "/gpu:0");
+  EXPECT_TRUE(g.FindNode("w")->const_value()->on_host());
+  EXPECT_TRUE(g.FindNode("shape")->const_value()->on_host());
+  EXPECT_FALSE(g.FindNode("b")->const_value()->on_host());
+  auto out = (*s)->Run(
+      {{"x", Tensor::FromVector<float>({1, 0, 0, 1}, Shape({2, 2}))}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto v = (*out)[0].flat<float>();
+  // x is the identity: total = 2w + b.
+  EXPECT_THAT(std::vector<float>(v.begin(), v.end()),
+              ::testing::ElementsAre(12, 24, 36, 48));
 }
 
 TEST(GpuSessionTest, MemoryLimitFromConfigWithAndWithoutGrowth) {
