@@ -4,8 +4,9 @@
 // (+ residual)) applied to each tile of the product on the thread that
 // computed it, while the tile is in cache. float32; float16 and bfloat16
 // run through float32_fallback.cc.
-#include <cmath>
 #include <string>
+
+#include "Eigen/Core"
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -28,11 +29,24 @@ absl::StatusOr<Activation> ParseActivation(const std::string& s) {
       "got \"", s, "\""));
 }
 
-// 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), as the Gelu kernel's
-// tanh form.
-inline float GeluTanh(float v) {
-  constexpr float kSqrt2OverPi = 0.7978845608028654f;
-  return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+// y = act(y + bias (+ residual)) over one row of a tile, in Eigen's
+// packets: GELU's tanh is Eigen's vectorised one, as the Gelu kernel's
+// (elementwise_unary.cc); std::tanh an element at a time took 4.5 of the
+// 7.5 ms of GPT-2's [128, 768] x [768, 3072] projection at two threads.
+void Epilogue(float* y, const float* bias, const float* residual, int64_t n,
+              Activation act) {
+  using Row = Eigen::Map<Eigen::ArrayXf>;
+  using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
+  Row v(y, n);
+  v += ConstRow(bias, n);
+  if (residual != nullptr) v += ConstRow(residual, n);
+  if (act == Activation::kRelu) {
+    v = v.max(0.0f);
+  } else if (act == Activation::kGeluTanh) {
+    // 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))).
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    v = v * (0.5f + 0.5f * (kSqrt2OverPi * (v + 0.044715f * v.cube())).tanh());
+  }
 }
 
 class FusedMatMulKernel final : public OpKernel {
@@ -92,19 +106,11 @@ class FusedMatMulKernel final : public OpKernel {
     Gemm<float>(ctx->device()->eigen_cpu_device(), a.data<float>(),
                 b.data<float>(), y, rows, n, k, /*transpose_a=*/false,
                 attrs_.transpose_b, [&](const GemmTile& t) {
+                  const int64_t len = t.col_end - t.col_begin;
                   for (int64_t r = t.row_begin; r < t.row_end; ++r) {
-                    float* row = y + r * n;
-                    const float* res = rv == nullptr ? nullptr : rv + r * n;
-                    for (int64_t j = t.col_begin; j < t.col_end; ++j) {
-                      float v = row[j] + bv[j];
-                      if (res != nullptr) v += res[j];
-                      if (act == Activation::kRelu) {
-                        v = v < 0.0f ? 0.0f : v;
-                      } else if (act == Activation::kGeluTanh) {
-                        v = GeluTanh(v);
-                      }
-                      row[j] = v;
-                    }
+                    const int64_t at = r * n + t.col_begin;
+                    Epilogue(y + at, bv + t.col_begin,
+                             rv == nullptr ? nullptr : rv + at, len, act);
                   }
                 });
     return absl::OkStatus();
