@@ -173,8 +173,8 @@ TEST(GpuSessionTest, WeightsMoveToTheGpuAtCreationAndTheHostCopyIsReleased) {
 }
 
 // Weights stay in host memory where the CPU reads them too (w, read by a
-// node the file puts on /cpu:0) or a GPU kernel reads them there (Reshape's
-// shape); a Const only the GPU reads (b) moves.
+// node the file puts on /cpu:0) or a GPU kernel reads them there (Resize's
+// sizes); a Const only the GPU reads (b) moves.
 TEST(GpuSessionTest, WeightsTheHostReadsKeepTheirHostCopy) {
   SKIP_WITHOUT_GPU();
   constexpr char kModel[] = R"pb(
@@ -189,15 +189,21 @@ TEST(GpuSessionTest, WeightsTheHostReadsKeepTheirHostCopy) {
            attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 2 dim: 2 }
                                                 float_val: 10 float_val: 20
                                                 float_val: 30 float_val: 40 } } } }
-    node { name: "shape" op: "Const"
-           attr { key: "value" value { tensor { dtype: DT_INT64 shape { dim: 1 }
+    node { name: "none" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_FLOAT shape { dim: 0 } } } } }
+    node { name: "sizes" op: "Const"
+           attr { key: "value" value { tensor { dtype: DT_INT64 shape { dim: 4 }
+                                                int_val: 1 int_val: 1 int_val: 4
                                                 int_val: 4 } } } }
     node { name: "on_gpu" op: "MatMul" input: "x" input: "w" }
     node { name: "on_cpu" op: "MatMul" input: "x" input: "w" device: "/cpu:0" }
     node { name: "sum" op: "Add" input: "on_gpu" input: "b" }
     node { name: "total" op: "Add" input: "sum" input: "on_cpu" }
-    node { name: "flat" op: "Reshape" input: "total" input: "shape" }
-    signature { inputs { name: "x" } outputs { name: "y" tensor: "flat" } }
+    node { name: "image" op: "Reshape" input: "total"
+           attr { key: "shape" value { list { i: 1 i: 1 i: 2 i: 2 } } } }
+    node { name: "big" op: "Resize" input: "image" input: "none" input: "none"
+           input: "sizes" attr { key: "mode" value { s: "nearest" } } }
+    signature { inputs { name: "x" } outputs { name: "y" tensor: "big" } }
   )pb";
   GraphDef def;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kModel, &def));
@@ -205,17 +211,22 @@ TEST(GpuSessionTest, WeightsTheHostReadsKeepTheirHostCopy) {
   ASSERT_TRUE(s.ok()) << s.status();
   const Graph& g = (*s)->graph();
   ASSERT_EQ((*s)->assignment()[g.FindNode("on_cpu")->id()]->name(), "/cpu:0");
-  ASSERT_EQ((*s)->assignment()[g.FindNode("flat")->id()]->name(), "/gpu:0");
+  ASSERT_EQ((*s)->assignment()[g.FindNode("big")->id()]->name(), "/gpu:0");
   EXPECT_TRUE(g.FindNode("w")->const_value()->on_host());
-  EXPECT_TRUE(g.FindNode("shape")->const_value()->on_host());
+  EXPECT_TRUE(g.FindNode("sizes")->const_value()->on_host());
   EXPECT_FALSE(g.FindNode("b")->const_value()->on_host());
-  auto out = (*s)->Run(
-      {{"x", Tensor::FromVector<float>({1, 0, 0, 1}, Shape({2, 2}))}});
-  ASSERT_TRUE(out.ok()) << out.status();
-  auto v = (*out)[0].flat<float>();
-  // x is the identity: total = 2w + b.
-  EXPECT_THAT(std::vector<float>(v.begin(), v.end()),
-              ::testing::ElementsAre(12, 24, 36, 48));
+  for (int step = 0; step < 2; ++step) {  // the second may replay
+    auto out = (*s)->Run(
+        {{"x", Tensor::FromVector<float>({1, 0, 0, 1}, Shape({2, 2}))}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ((*out)[0].NumElements(), 16);
+    auto v = (*out)[0].flat<float>();
+    // x is the identity: total = 2w + b, each value in a 2 x 2 block.
+    EXPECT_THAT(std::vector<float>(v.begin(), v.end()),
+                ::testing::ElementsAre(12, 12, 24, 24, 12, 12, 24, 24,
+                                       36, 36, 48, 48, 36, 36, 48, 48))
+        << "step " << step;
+  }
 }
 
 TEST(GpuSessionTest, MemoryLimitFromConfigWithAndWithoutGrowth) {
