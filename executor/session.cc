@@ -1004,7 +1004,7 @@ class SessionImpl final : public Session {
   // buffers, chunk by chunk), and the graph's host copy is released, so
   // that the host holds a model's weights once while it loads, not for the
   // session's life. A Const keeps its host value where a CPU node reads it,
-  // where a GPU kernel reads it in host memory (Reshape's shape:
+  // where a GPU kernel reads it in host memory (Resize's sizes:
   // KernelHostMemoryInputs), or where another device reads it. A step that
   // fetches one copies it back from its GPU.
   absl::Status MoveWeightsToDevices() {
