@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "Eigen/Core"
 #include "core/status_macros.h"
 #include "kernels/cpu/fused_attention.h"
 
@@ -115,32 +116,39 @@ void AttendBlock(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
   }
   std::vector<float> inv(m);
   constexpr float kInf = std::numeric_limits<float>::infinity();
+  using RowArray = Eigen::Map<Eigen::ArrayXf>;
   for (int64_t r = 0; r < m; ++r) {
     const int64_t i = i0 + r;
-    float* sr = s.data() + r * d.sk;
+    // Keys past `limit` are masked out (causal: aligned to the last key).
     const int64_t limit = a.causal ? i + d.sk - d.sq : d.sk - 1;
-    const float* mr = mask == nullptr ? nullptr
-                                      : mask + b * d.mask_stride[0] +
-                                            h * d.mask_stride[1] +
-                                            i * d.mask_stride[2];
-    float mx = -kInf;
-    for (int64_t j = 0; j < d.sk; ++j) {
-      float x = j > limit ? -kInf : a.scale * sr[j];
-      if (mr != nullptr && j <= limit) x += mr[j * d.mask_stride[3]];
-      sr[j] = x;
-      if (x > mx) mx = x;
+    const int64_t valid = std::clamp<int64_t>(limit + 1, 0, d.sk);
+    // The row in Eigen's packets: std::exp an element at a time took most
+    // of Whisper's and GPT-2's attention at two threads.
+    RowArray row(s.data() + r * d.sk, valid);
+    row *= a.scale;
+    if (mask != nullptr && valid > 0) {
+      const float* mr = mask + b * d.mask_stride[0] + h * d.mask_stride[1] +
+                        i * d.mask_stride[2];
+      const int64_t ms = d.mask_stride[3];
+      if (ms == 0) {
+        row += mr[0];
+      } else if (ms == 1) {
+        row += Eigen::Map<const Eigen::ArrayXf>(mr, valid);
+      } else {
+        row += Eigen::Map<const Eigen::ArrayXf, 0, Eigen::InnerStride<>>(
+            mr, valid, Eigen::InnerStride<>(ms));
+      }
     }
+    float* tail = s.data() + r * d.sk + valid;
+    const float mx = valid > 0 ? row.maxCoeff() : -kInf;
     if (mx == -kInf) {  // every key masked out: zeros
-      std::fill(sr, sr + d.sk, 0.f);
+      std::fill(s.data() + r * d.sk, s.data() + (r + 1) * d.sk, 0.f);
       inv[r] = 0.f;
       continue;
     }
-    float sum = 0;
-    for (int64_t j = 0; j < d.sk; ++j) {
-      sr[j] = std::exp(sr[j] - mx);
-      sum += sr[j];
-    }
-    inv[r] = 1.f / sum;
+    row = (row - mx).exp();
+    std::fill(tail, s.data() + (r + 1) * d.sk, 0.f);
+    inv[r] = 1.f / row.sum();
   }
   Sgemm(false, false, m, d.dv, d.sk, s.data(), d.sk, vh, d.v.stride[2], ob, ldo);
   for (int64_t r = 0; r < m; ++r) {
