@@ -58,6 +58,22 @@ def loadavg():
     return list(os.getloadavg())
 
 
+def peer_runtimes():
+    """onnxruntime, an OpenVINO Core (None where OpenVINO is not installed:
+    the GPU machine's host, where onnxruntime alone is the peer) and their
+    versions."""
+    import onnxruntime as ort
+    versions = {"numpy": np.__version__, "onnxruntime": ort.__version__}
+    try:
+        import openvino as ov
+        ov_core = ov.Core()
+        versions["openvino"] = ov.__version__
+    except ImportError:
+        ov_core = None
+        versions["openvino"] = "absent"
+    return ort, ov_core, versions
+
+
 def sluice_config(path, threads):
     with open(path, "w") as f:
         f.write("use_gpu: false\n"
@@ -308,15 +324,7 @@ def main():
     args.sluice = os.path.abspath(args.sluice)
     args.models_dir = args.models_dir or os.path.join(args.out, "models")
     os.makedirs(args.out, exist_ok=True)
-    import onnxruntime as ort
-    versions = {"numpy": np.__version__, "onnxruntime": ort.__version__}
-    try:  # absent on the GPU machine: onnxruntime alone is the peer there
-        import openvino as ov
-        ov_core = ov.Core()
-        versions["openvino"] = ov.__version__
-    except ImportError:
-        ov_core = None
-        versions["openvino"] = "absent"
+    ort, ov_core, versions = peer_runtimes()
     models = []
     for name in args.models:
         for threads in args.threads:

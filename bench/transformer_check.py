@@ -38,7 +38,8 @@ sys.path.insert(0, os.path.join(HERE, "models"))
 sys.path.insert(0, HERE)
 import transformer_zoo  # noqa: E402  (bench/models/transformer_zoo.py)
 from bench_env import cpu_model, tool_env  # noqa: E402
-from cpu_zoo import loadavg, log, ort_session, ov_compiled, sluice_config  # noqa: E402
+from cpu_zoo import (loadavg, log, ort_session, ov_compiled,  # noqa: E402
+                     peer_runtimes, sluice_config)
 from peers import compare, median_ms, one_line, output_file  # noqa: E402
 
 
@@ -152,15 +153,7 @@ def main():
     args.sluice = os.path.abspath(args.sluice)
     args.models_dir = args.models_dir or os.path.join(args.out, "models")
     os.makedirs(args.out, exist_ok=True)
-    import onnxruntime as ort
-    versions = {"numpy": np.__version__, "onnxruntime": ort.__version__}
-    try:
-        import openvino as ov
-        ov_core = ov.Core()
-        versions["openvino"] = ov.__version__
-    except ImportError:
-        ov_core = None
-        versions["openvino"] = "absent"
+    ort, ov_core, versions = peer_runtimes()
     records, bad = [], 0
     for name in args.models:
         for exporter in args.exporter:
