@@ -7,6 +7,7 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/wide_sums.h"
 #include "kernels/launch_kernel.h"
 #include "kernels/normalization_params.h"
 
@@ -14,23 +15,11 @@ namespace sluice::cpu {
 namespace {
 
 template <typename T>
-double Wide(T v) {
-  return static_cast<double>(static_cast<typename ComputeType<T>::type>(v));
-}
-
-template <typename T>
 void NormalizeRow(const T* x, const T* scale, const T* bias, float eps,
                   int64_t n, T* y) {
   using C = typename ComputeType<T>::type;
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += Wide(x[i]);
-  const double mean = sum / static_cast<double>(n);
-  double sq = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = Wide(x[i]) - mean;
-    sq += d * d;
-  }
-  const double var = sq / static_cast<double>(n);
+  const double mean = WideSum(x, n) / static_cast<double>(n);
+  const double var = WideSquaredDistance(x, n, mean) / static_cast<double>(n);
   const C inv = static_cast<C>(1.0 / std::sqrt(var + eps));
   const C m = static_cast<C>(mean);
   for (int64_t i = 0; i < n; ++i) {

@@ -6,6 +6,7 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/kernel_util.h"
+#include "kernels/cpu/wide_sums.h"
 #include "kernels/launch_kernel.h"
 #include "kernels/normalization_params.h"
 
@@ -15,12 +16,8 @@ namespace {
 template <typename T>
 void RmsNormalizeRow(const T* x, const T* scale, float eps, int64_t n, T* y) {
   using C = typename ComputeType<T>::type;
-  double sq = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = static_cast<double>(static_cast<C>(x[i]));
-    sq += v * v;
-  }
-  const double mean_sq = sq / static_cast<double>(n);
+  const double mean_sq =
+      WideSquaredDistance(x, n, 0.0) / static_cast<double>(n);
   const C inv = static_cast<C>(1.0 / std::sqrt(mean_sq + eps));
   for (int64_t i = 0; i < n; ++i) {
     y[i] = static_cast<T>(static_cast<C>(x[i]) * inv *
