@@ -89,6 +89,9 @@ void AttendRow(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
 // the products on the CPU's sgemm, so it runs as fast as the unfused
 // MatMuls.
 constexpr int64_t kBlockRows = 64;
+// Score rows are padded to a multiple of this many floats (a whole number
+// of the widest packets).
+constexpr int64_t kRowPad = 16;
 
 void AttendBlock(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
                  const float* q, const float* k, const float* v,
@@ -107,50 +110,60 @@ void AttendBlock(const FusedAttentionDims& d, const FusedAttentionAttrs& a,
     for (int64_t r = 0; r < m; ++r) std::fill(ob + r * ldo, ob + r * ldo + d.dv, 0.f);
     return;
   }
-  std::vector<float> s(m * d.sk);
+  // Score rows padded to whole packets at aligned addresses: the softmax's
+  // exponentials and sum then run in Eigen's packets over the whole padded
+  // row, whatever its length or address, so a step's result does not
+  // depend on where its buffer landed (a scalar head or tail would go
+  // through std::exp, which rounds differently from Eigen's packet exp).
+  const int64_t ld = (d.sk + kRowPad - 1) / kRowPad * kRowPad;
+  std::vector<float, Eigen::aligned_allocator<float>> s(m * ld);
   if (d.d > 0) {
     Sgemm(false, true, m, d.sk, d.d, qb, d.q.stride[2], kh, d.k.stride[2],
-          s.data(), d.sk);
+          s.data(), ld);
   } else {
     std::fill(s.begin(), s.end(), 0.f);
   }
   std::vector<float> inv(m);
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  using RowArray = Eigen::Map<Eigen::ArrayXf>;
+  using PaddedRow = Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax>;
   for (int64_t r = 0; r < m; ++r) {
     const int64_t i = i0 + r;
     // Keys past `limit` are masked out (causal: aligned to the last key).
     const int64_t limit = a.causal ? i + d.sk - d.sq : d.sk - 1;
     const int64_t valid = std::clamp<int64_t>(limit + 1, 0, d.sk);
-    // The row in Eigen's packets: std::exp an element at a time took most
-    // of Whisper's and GPT-2's attention at two threads.
-    RowArray row(s.data() + r * d.sk, valid);
-    row *= a.scale;
+    float* sr = s.data() + r * ld;
+    PaddedRow row(sr, ld);
+    // Scaling and the mask are exact: any split into packets gives the same.
+    row.head(valid) *= a.scale;
     if (mask != nullptr && valid > 0) {
       const float* mr = mask + b * d.mask_stride[0] + h * d.mask_stride[1] +
                         i * d.mask_stride[2];
       const int64_t ms = d.mask_stride[3];
       if (ms == 0) {
-        row += mr[0];
+        row.head(valid) += mr[0];
       } else if (ms == 1) {
-        row += Eigen::Map<const Eigen::ArrayXf>(mr, valid);
+        row.head(valid) += Eigen::Map<const Eigen::ArrayXf>(mr, valid);
       } else {
-        row += Eigen::Map<const Eigen::ArrayXf, 0, Eigen::InnerStride<>>(
-            mr, valid, Eigen::InnerStride<>(ms));
+        row.head(valid) +=
+            Eigen::Map<const Eigen::ArrayXf, 0, Eigen::InnerStride<>>(
+                mr, valid, Eigen::InnerStride<>(ms));
       }
     }
-    float* tail = s.data() + r * d.sk + valid;
-    const float mx = valid > 0 ? row.maxCoeff() : -kInf;
+    std::fill(sr + valid, sr + ld, -kInf);
+    const float mx = row.maxCoeff();
     if (mx == -kInf) {  // every key masked out: zeros
-      std::fill(s.data() + r * d.sk, s.data() + (r + 1) * d.sk, 0.f);
+      std::fill(sr, sr + ld, 0.f);
       inv[r] = 0.f;
       continue;
     }
+    // Eigen's exp leaves about 3e-39 (a denormal, slow in the product
+    // after) for -inf, where std::exp gives 0: weights below the smallest
+    // normal float are zero.
     row = (row - mx).exp();
-    std::fill(tail, s.data() + (r + 1) * d.sk, 0.f);
+    row = (row < std::numeric_limits<float>::min()).select(0.f, row);
     inv[r] = 1.f / row.sum();
   }
-  Sgemm(false, false, m, d.dv, d.sk, s.data(), d.sk, vh, d.v.stride[2], ob, ldo);
+  Sgemm(false, false, m, d.dv, d.sk, s.data(), ld, vh, d.v.stride[2], ob, ldo);
   for (int64_t r = 0; r < m; ++r) {
     float* orow = ob + r * ldo;
     for (int64_t x = 0; x < d.dv; ++x) orow[x] *= inv[r];

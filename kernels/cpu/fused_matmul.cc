@@ -4,6 +4,7 @@
 // (+ residual)) applied to each tile of the product on the thread that
 // computed it, while the tile is in cache. float32; float16 and bfloat16
 // run through float32_fallback.cc.
+#include <algorithm>
 #include <string>
 
 #include "Eigen/Core"
@@ -29,6 +30,9 @@ absl::StatusOr<Activation> ParseActivation(const std::string& s) {
       "got \"", s, "\""));
 }
 
+constexpr int64_t kGeluChunk = 256;  // floats
+constexpr int64_t kPad = 16;         // floats: a whole number of packets
+
 // y = act(y + bias (+ residual)) over one row of a tile, in Eigen's
 // packets: GELU's tanh is Eigen's vectorised one, as the Gelu kernel's
 // (elementwise_unary.cc); std::tanh an element at a time took 4.5 of the
@@ -43,9 +47,23 @@ void Epilogue(float* y, const float* bias, const float* residual, int64_t n,
   if (act == Activation::kRelu) {
     v = v.max(0.0f);
   } else if (act == Activation::kGeluTanh) {
-    // 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))).
-    constexpr float kSqrt2OverPi = 0.7978845608028654f;
-    v = v * (0.5f + 0.5f * (kSqrt2OverPi * (v + 0.044715f * v.cube())).tanh());
+    // Through an aligned buffer padded to whole packets, so that every
+    // value takes Eigen's packet tanh: on the row in place, where the
+    // output happened to be aligned decided which values took the scalar
+    // path instead, and results differed from step to step.
+    alignas(64) float buf[kGeluChunk];
+    using Chunk = Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64>;
+    for (int64_t c = 0; c < n; c += kGeluChunk) {
+      const int64_t len = std::min(kGeluChunk, n - c);
+      const int64_t padded = (len + kPad - 1) / kPad * kPad;
+      std::copy(y + c, y + c + len, buf);
+      std::fill(buf + len, buf + padded, 0.0f);
+      Chunk g(buf, padded);
+      // 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))).
+      constexpr float kSqrt2OverPi = 0.7978845608028654f;
+      g = g * (0.5f + 0.5f * (kSqrt2OverPi * (g + 0.044715f * g.cube())).tanh());
+      std::copy(buf, buf + len, y + c);
+    }
   }
 }
 
