@@ -1013,6 +1013,7 @@ class SessionImpl final : public Session {
       int64_t bytes = 0;
     };
     std::map<std::string, Moved> moved;  // by device name, in order
+    int64_t total = 0;
     // The session owns its graph and nothing else reads it yet
     // (Graph::MoveConstValue).
     Graph& graph = const_cast<Graph&>(*graph_);
@@ -1033,9 +1034,8 @@ class SessionImpl final : public Session {
       Moved& m = moved[device->name()];
       ++m.constants;
       m.bytes += bytes;
+      total += bytes;
     }
-    int64_t total = 0;
-    for (const auto& [name, m] : moved) total += m.bytes;
 #ifdef __GLIBC__
     // Weights the loader read into the heap (not mapped from a file) leave
     // free pages inside it that glibc keeps resident; hand them back.
