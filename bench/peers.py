@@ -44,7 +44,10 @@ node by node from the same ONNX file with torch.nn.functional; with
 `--only zoo` (or zoo_NAME_b1; zoo_b32 or zoo_NAME_b32 at batch 32),
 torchvision's CNNs of bench/cpu_zoo.py
 (bench/models/torchvision_zoo.py), PyTorch running torchvision's module;
-and, when
+with `--only tzoo` (or tzoo_NAME_b1; tzoo_b16 or tzoo_NAME_b16 at batch
+16), bench/models/transformer_zoo.py's GPT-2, DistilBERT, Llama (GQA) and
+Whisper encoder exported with TorchScript, PyTorch running the transformers
+module; and, when
 torchvision and transformers are importable and time allows,
 scripts/real_onnx_models.py's ResNet-18, small GPT-2 and small BERT. Without
 torch the PyTorch columns are skipped, without a GPU the GPU columns; every
@@ -70,6 +73,7 @@ import encoder_layer  # noqa: E402  (bench/models/encoder_layer.py)
 import mobilenet_v2  # noqa: E402  (bench/models/mobilenet_v2.py)
 import resnet50  # noqa: E402  (bench/models/resnet50.py)
 import torchvision_zoo  # noqa: E402  (bench/models/torchvision_zoo.py)
+import transformer_zoo  # noqa: E402  (bench/models/transformer_zoo.py)
 from bench_env import cpu_model, sluice_gpus, tool_env  # noqa: E402
 
 GPU_PEERS = ("torch_eager", "torch_graph", "torch_compiled")
@@ -288,6 +292,33 @@ def zoo_workload(work, model, quick, batch=1):
             "torch": make_torch, "runs_gpu": (20 if big else 30) if quick else (50 if big else 100),
             "runs_cpu": 1 if big else (3 if quick else 10), "warmup_cpu": 1,
             "files": [paths["onnx"], paths["x"]]}
+
+
+# The transformer zoo's large batch (sequences of 128 tokens; Whisper:
+# spectrograms of 500 frames).
+TZOO_BIG_BATCH = 16
+
+
+def tzoo_workload(work, model, quick, batch=1):
+    """bench/models/transformer_zoo.py's `model` at `batch`, exported here
+    with TorchScript (random weights from its seed), PyTorch running the
+    same transformers module."""
+    paths = transformer_zoo.write(os.path.join(work, "tzoo"), model,
+                                  "torchscript", batch=batch)
+
+    def make_torch(torch, device):
+        module = transformer_zoo._module(model, batch)[0].to(device)
+        return lambda x: module(x)
+
+    feeds = dict(np.load(paths["inputs"]))
+    big = batch > 1
+    shapes = ", ".join(f"{k} {list(v.shape)}" for k, v in feeds.items())
+    return {"name": f"tzoo_{model}_b{batch}",
+            "title": f"{model} (transformers; {shapes})",
+            "onnx": paths["onnx"], "feeds": feeds,
+            "torch": make_torch, "runs_gpu": (20 if big else 30) if quick else (50 if big else 100),
+            "runs_cpu": 1 if big else (3 if quick else 10), "warmup_cpu": 1,
+            "files": [paths["onnx"], paths["inputs"], paths["torch_y"]]}
 
 
 def resnet50_workload(work, batch, quick):
@@ -827,7 +858,9 @@ def main():
                          "matmul_8192 neg_chain resnet50_b1 resnet50_b32 "
                          "mobilenet_v2_b1 mobilenet_v2_b32 densenet121_b1 "
                          "densenet121_b32 zoo (torchvision's CNNs of cpu_zoo.py, "
-                         "or one: zoo_mobilenet_v3_large_b1 ...; zoo_b32 or zoo_NAME_b32 at batch 32) real_models real_models_base: "
+                         "or one: zoo_mobilenet_v3_large_b1 ...; zoo_b32 or zoo_NAME_b32 at batch 32) "
+                         "tzoo (bench/models/transformer_zoo.py's models at batch 1, or one: tzoo_llama_gqa_b1 ...; "
+                         "tzoo_b16 or tzoo_NAME_b16 at batch 16) real_models real_models_base: "
                          "BERT-base b1/b8, GPT-2 124M and T5-small's encoder at sequence 128, or one of them: bert_base_b1 bert_base_b8 gpt2_b1 t5_encoder_b1)")
     ap.add_argument("--budget-s", type=float, default=200,
                     help="start no real model, and none of the CNNs and zoo models that run after them, after this many seconds (default 200)")
@@ -917,6 +950,13 @@ def main():
             if every in only or f"zoo_{model}_b{batch}" in only:
                 late.append((f"zoo_{model}_b{batch}",
                              lambda m=model, b=batch: zoo_workload(work, m, args.quick, b)))
+    # The transformer zoo (issue 31), only when named: "tzoo" (batch 1),
+    # "tzoo_b16" (TZOO_BIG_BATCH), or tzoo_NAME_b1 / tzoo_NAME_b16.
+    for batch, every in ((1, "tzoo"), (TZOO_BIG_BATCH, f"tzoo_b{TZOO_BIG_BATCH}")):
+        for model in transformer_zoo.MODELS:
+            if every in only or f"tzoo_{model}_b{batch}" in only:
+                late.append((f"tzoo_{model}_b{batch}",
+                             lambda m=model, b=batch: tzoo_workload(work, m, args.quick, b)))
 
     workloads = []
 

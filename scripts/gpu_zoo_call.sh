@@ -20,8 +20,9 @@
 #   zoo        torchvision's CNNs (bench/models/torchvision_zoo.py) through
 #              bench/peers.py on /gpu:0 against PyTorch eager, its CUDA graph
 #              and torch.compile (reduce-overhead), float32, TF32 off;
-#              ZOO (default "zoo": batch 1; "zoo_b32": batch 32) names the
-#              workloads; PRECISION=bfloat16 (or float16) runs sluice with
+#              ZOO (default "zoo": batch 1; "zoo_b32": batch 32; "tzoo",
+#              "tzoo_b16": the transformer zoo, bench/models/
+#              transformer_zoo.py, at batch 1 and 16) names the workloads; PRECISION=bfloat16 (or float16) runs sluice with
 #              --precision and PyTorch under torch.autocast; $OUT/zoo/peers.md
 #   cpuzoo     bench/cpu_zoo.py on this host's CPU with the GPU hidden, at
 #              1, 4 and 16 threads against onnxruntime (issue 32's 16-thread

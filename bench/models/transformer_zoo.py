@@ -22,13 +22,14 @@ inside it where the model takes one.
 
     /work/venv-zoo/bin/python bench/models/transformer_zoo.py --out DIR \\
         [--models gpt2_6l distilbert llama_gqa whisper_encoder] \\
-        [--exporter torchscript dynamo]
+        [--exporter torchscript dynamo] [--batch N]
 
 torchscript: torch.onnx.export(dynamo=False) at opset 17, writes
 DIR/<model>.onnx; dynamo: torch.export through torch.onnx.export(dynamo=
 True) at opset 18, writes DIR/<model>_dynamo.onnx. Either way the inputs go
 to DIR/<model>_inputs.npz (keyed by input name) and PyTorch's own output to
-DIR/<model>_torch_y.npy. Needs torch, transformers and onnx (and onnxscript
+DIR/<model>_torch_y.npy; with --batch N other than 1 every name starts
+<model>_bN. Needs torch, transformers and onnx (and onnxscript
 for dynamo). The .onnx files (up to 270 MB) stay out of git.
 """
 import argparse
@@ -43,16 +44,16 @@ SEED = 20261205
 SEQUENCE = 128
 
 
-def _module(name):
+def _module(name, batch=1):
     """The wrapped model, its input's name and a function making the input
-    from a numpy Generator."""
+    (`batch` sequences) from a numpy Generator."""
     import torch
     import transformers
 
     torch.manual_seed(SEED)
 
     def token_ids(vocab):
-        return lambda rng: rng.integers(0, vocab, (1, SEQUENCE)).astype(
+        return lambda rng: rng.integers(0, vocab, (batch, SEQUENCE)).astype(
             np.int64)
 
     if name == "gpt2_6l":
@@ -84,7 +85,7 @@ def _module(name):
                 return self.inner(input_features).last_hidden_state
 
         return (Encoder(encoder), "input_features",
-                lambda rng: rng.standard_normal((1, 80, 500)).astype(
+                lambda rng: rng.standard_normal((batch, 80, 500)).astype(
                     np.float32))
     else:
         raise ValueError(name)
@@ -105,22 +106,23 @@ def _module(name):
     return Out(m), "input_ids", make
 
 
-def paths(out_dir, name, exporter="torchscript"):
-    stem = os.path.join(out_dir, name)
+def paths(out_dir, name, exporter="torchscript", batch=1):
+    stem = os.path.join(out_dir, name + ("" if batch == 1 else f"_b{batch}"))
     return {"onnx": stem + ("_dynamo" if exporter == "dynamo" else "") +
             ".onnx",
             "inputs": stem + "_inputs.npz", "torch_y": stem + "_torch_y.npy"}
 
 
-def write(out_dir, name, exporter="torchscript", force=False):
-    """Exports `name` to out_dir once (kept if there); returns its paths."""
+def write(out_dir, name, exporter="torchscript", force=False, batch=1):
+    """Exports `name` at `batch` to out_dir once (kept if there); returns
+    its paths."""
     import torch
 
-    p = paths(out_dir, name, exporter)
+    p = paths(out_dir, name, exporter, batch)
     if all(os.path.exists(p[k]) for k in p) and not force:
         return p
     os.makedirs(out_dir, exist_ok=True)
-    m, input_name, make = _module(name)
+    m, input_name, make = _module(name, batch)
     x = make(np.random.default_rng(SEED))
     with torch.no_grad():
         y = m(torch.from_numpy(x)).numpy()
@@ -145,6 +147,9 @@ def main():
     ap.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     ap.add_argument("--exporter", nargs="+", default=["torchscript"],
                     choices=EXPORTERS)
+    ap.add_argument("--batch", type=int, default=1,
+                    help="sequences (or spectrograms) in the input; files "
+                         "of a batch other than 1 end in _bN")
     ap.add_argument("--force", action="store_true",
                     help="export again even where the file exists")
     args = ap.parse_args()
@@ -152,7 +157,8 @@ def main():
     for name in args.models:
         for exporter in args.exporter:
             try:
-                p = write(args.out, name, exporter, force=args.force)
+                p = write(args.out, name, exporter, force=args.force,
+                          batch=args.batch)
                 print(f"wrote {p['onnx']}")
             except Exception as e:  # the exporter's failure, said and passed
                 failed += 1
