@@ -27,6 +27,12 @@
 #   cpuzoo     bench/cpu_zoo.py on this host's CPU with the GPU hidden, at
 #              1, 4 and 16 threads against onnxruntime (issue 32's 16-thread
 #              target; no OpenVINO there); $OUT/cpuzoo/cpu_zoo.md
+#   probe      (only when named) bench/threading_probe.sh on this host's
+#              CPU with the GPU hidden: .gpu/bin/sluice_old (an earlier CLI
+#              put in the pack by hand) against .gpu/bin/sluice and
+#              onnxruntime at THREADS (default "16 8 4") on torchvision's
+#              zoo, RUNS (default 40) steps each, 300 s at most where
+#              more than 400 are left; $OUT/probe.txt
 #   layouts    ConvNeXt-T, MobileNetV3-large and ResNet-50 on /gpu:0 with
 #              convolutions NCHW and NHWC (--conv-layout), float32:
 #              ConvNeXt permutes to channels last itself, so NHWC drops
@@ -118,6 +124,13 @@ if want detection && (( $(left) > 120 )); then
   echo "detection exit $? at $(el)s" >> $S
 fi
 
+if want probe && [[ -x $B/sluice_old ]] && (( $(left) > 60 )); then
+  python3 bench/models/torchvision_zoo.py --out $W/tv > $W/tv.log 2>&1
+  CUDA_VISIBLE_DEVICES= BINS="old=$B/sluice_old new=$B/sluice" DIR=$W/tv \
+    THREADS="${THREADS:-16 8 4}" RUNS=${RUNS:-40} PYTHON=python3 \
+    timeout $(( $(left) > 400 ? 300 : $(left) - 10 )) bench/threading_probe.sh > $OUT/probe.txt 2>&1
+  echo "probe exit $? at $(el)s" >> $S
+fi
 if want zoo && (( $(left) > 90 )); then
   timeout $(( $(left) - 20 )) python3 bench/peers.py --sluice $B/sluice --out $OUT/zoo \
     --no-cpu --compile --only ${ZOO:-zoo} ${PRECISION:+--precision $PRECISION} --budget-s $(( $(left) - 120 )) > $OUT/zoo.log 2>&1
@@ -137,7 +150,7 @@ cd $OUT && {
   [ -f cpuzoo/cpu_zoo.md ] && cp cpuzoo/cpu_zoo.md cpu_zoo.md
   tar czf /tmp/zoo_logs.tgz --exclude='*.npy' . 2>/dev/null
   for f in * .[!.]*; do
-    case "$f" in zoo_call.txt|layouts.txt|detection.md|hostmem.txt|progress_tty.txt|peers.md|cpu_zoo.md) ;;
+    case "$f" in zoo_call.txt|layouts.txt|detection.md|hostmem.txt|progress_tty.txt|peers.md|cpu_zoo.md|probe.txt) ;;
       *) rm -rf -- "$f" ;; esac
   done
   mv /tmp/zoo_logs.tgz logs.tgz
