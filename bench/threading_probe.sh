@@ -15,6 +15,8 @@
 #            prefixed "VAR=value," for an environment setting, e.g.
 #            "passive=OMP_WAIT_POLICY=PASSIVE,.gpu/bin/sluice")
 #   DIR      folder of MODEL.onnx and MODEL_x.npy (bench/models/torchvision_zoo.py)
+#            or MODEL_inputs.npz, every input by name (bench/models/
+#            transformer_zoo.py)
 #   MODELS   model names (default: every *.onnx in DIR)
 #   THREADS  thread counts (default "16 4")
 #   RUNS     steps per figure (default 40)
@@ -28,6 +30,12 @@ THREADS=${THREADS:-"16 4"}
 RUNS=${RUNS:-40}
 PYTHON=${PYTHON:-python3}
 MODELS=${MODELS:-$(cd "$DIR" && ls *.onnx | sed 's/\.onnx$//')}
+# A model's --input: its .npz of every input, else x=MODEL_x.npy.
+feeds() {
+  local base=${1%_dynamo}
+  if [[ -f "$DIR/${base}_inputs.npz" ]]; then echo "$DIR/${base}_inputs.npz"
+  else echo "x=$DIR/${1}_x.npy"; fi
+}
 cfg=$(mktemp -d)
 trap 'rm -rf "$cfg"' EXIT
 for t in $THREADS; do
@@ -39,12 +47,12 @@ for t in $THREADS; do
       bin=${spec#*=}
       envs=""
       if [[ "$bin" == *,* ]]; then envs=${bin%%,*}; bin=${bin#*,}; fi
-      ms=$(env $envs timeout 120 "$bin" bench "$DIR/$m.onnx" --input "x=$DIR/${m}_x.npy" \
+      ms=$(env $envs timeout 120 "$bin" bench "$DIR/$m.onnx" --input "$(feeds "$m")" \
              --device cpu:0 --config "$cfg/t$t.pbtxt" --runs "$RUNS" 2>&1 |
            grep -o "p50 [0-9.]* ms" | awk '{print $2}')
       line="$line $name=${ms:-failed}"
     done
-    ort=$(timeout 120 "$PYTHON" - "$DIR/$m.onnx" "$DIR/${m}_x.npy" "$t" "$RUNS" <<'EOF' 2>&1 | tail -1
+    ort=$(timeout 120 "$PYTHON" - "$DIR/$m.onnx" "$(feeds "$m")" "$t" "$RUNS" <<'EOF' 2>&1 | tail -1
 import sys, time
 import numpy as np
 import onnxruntime as ort
@@ -53,8 +61,10 @@ so = ort.SessionOptions()
 so.intra_op_num_threads = threads
 so.inter_op_num_threads = 1
 s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-x = np.load(x_path)
-feed = {s.get_inputs()[0].name: x}
+if x_path.endswith(".npz"):
+    feed = dict(np.load(x_path))
+else:
+    feed = {s.get_inputs()[0].name: np.load(x_path.split("=", 1)[1])}
 for _ in range(5):
     s.run(None, feed)
 times = []

@@ -31,7 +31,7 @@
 #              CPU with the GPU hidden: .gpu/bin/sluice_old (an earlier CLI
 #              put in the pack by hand) against .gpu/bin/sluice and
 #              onnxruntime at THREADS (default "16 8 4") on torchvision's
-#              zoo, RUNS (default 40) steps each, 300 s at most where
+#              zoo and the transformer zoo (TorchScript exports), RUNS (default 40) steps each, 300 s at most where
 #              more than 400 are left; $OUT/probe.txt
 #   layouts    ConvNeXt-T, MobileNetV3-large and ResNet-50 on /gpu:0 with
 #              convolutions NCHW and NHWC (--conv-layout), float32:
@@ -126,6 +126,7 @@ fi
 
 if want probe && [[ -x $B/sluice_old ]] && (( $(left) > 60 )); then
   python3 bench/models/torchvision_zoo.py --out $W/tv > $W/tv.log 2>&1
+  python3 bench/models/transformer_zoo.py --out $W/tv >> $W/tv.log 2>&1
   CUDA_VISIBLE_DEVICES= BINS="old=$B/sluice_old new=$B/sluice" DIR=$W/tv \
     THREADS="${THREADS:-16 8 4}" RUNS=${RUNS:-40} PYTHON=python3 \
     timeout $(( $(left) > 400 ? 300 : $(left) - 10 )) bench/threading_probe.sh > $OUT/probe.txt 2>&1
