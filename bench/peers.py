@@ -275,6 +275,13 @@ def cnn_workload(work, model, batch, quick):
             "warmup_cpu": 1, "files": [paths["onnx"], paths["x"]]}
 
 
+def zoo_runs(batch, quick):
+    """Steps for a zoo model (torchvision's or the transformer zoo's)."""
+    big = batch > 1
+    return {"runs_gpu": (20 if big else 30) if quick else (50 if big else 100),
+            "runs_cpu": 1 if big else (3 if quick else 10), "warmup_cpu": 1}
+
+
 def zoo_workload(work, model, quick, batch=1):
     """torchvision's `model` at `batch` as bench/models/torchvision_zoo.py
     exports it for cpu_zoo.py (random weights and BatchNormalization
@@ -285,12 +292,10 @@ def zoo_workload(work, model, quick, batch=1):
         module = torchvision_zoo._module(model).to(device)
         return lambda x: module(x)
 
-    big = batch > 1
     return {"name": f"zoo_{model}_b{batch}",
             "title": f"{model} (torchvision), {batch}x3x224x224",
             "onnx": paths["onnx"], "feeds": {"x": np.load(paths["x"])},
-            "torch": make_torch, "runs_gpu": (20 if big else 30) if quick else (50 if big else 100),
-            "runs_cpu": 1 if big else (3 if quick else 10), "warmup_cpu": 1,
+            "torch": make_torch, **zoo_runs(batch, quick),
             "files": [paths["onnx"], paths["x"]]}
 
 
@@ -311,13 +316,11 @@ def tzoo_workload(work, model, quick, batch=1):
         return lambda x: module(x)
 
     feeds = dict(np.load(paths["inputs"]))
-    big = batch > 1
     shapes = ", ".join(f"{k} {list(v.shape)}" for k, v in feeds.items())
     return {"name": f"tzoo_{model}_b{batch}",
             "title": f"{model} (transformers; {shapes})",
             "onnx": paths["onnx"], "feeds": feeds,
-            "torch": make_torch, "runs_gpu": (20 if big else 30) if quick else (50 if big else 100),
-            "runs_cpu": 1 if big else (3 if quick else 10), "warmup_cpu": 1,
+            "torch": make_torch, **zoo_runs(batch, quick),
             "files": [paths["onnx"], paths["inputs"], paths["torch_y"]]}
 
 

@@ -22,8 +22,9 @@
 #              and torch.compile (reduce-overhead), float32, TF32 off;
 #              ZOO (default "zoo": batch 1; "zoo_b32": batch 32; "tzoo",
 #              "tzoo_b16": the transformer zoo, bench/models/
-#              transformer_zoo.py, at batch 1 and 16) names the workloads; PRECISION=bfloat16 (or float16) runs sluice with
-#              --precision and PyTorch under torch.autocast; $OUT/zoo/peers.md
+#              transformer_zoo.py, at batch 1 and 16) names the workloads;
+#              PRECISION=bfloat16 (or float16) runs sluice with --precision
+#              and PyTorch under torch.autocast; $OUT/zoo/peers.md
 #   cpuzoo     bench/cpu_zoo.py on this host's CPU with the GPU hidden, at
 #              1, 4 and 16 threads against onnxruntime (issue 32's 16-thread
 #              target; no OpenVINO there); $OUT/cpuzoo/cpu_zoo.md
@@ -31,8 +32,9 @@
 #              CPU with the GPU hidden: .gpu/bin/sluice_old (an earlier CLI
 #              put in the pack by hand) against .gpu/bin/sluice and
 #              onnxruntime at THREADS (default "16 8 4") on torchvision's
-#              zoo and the transformer zoo (TorchScript exports), RUNS (default 40) steps each, 300 s at most where
-#              more than 400 are left; $OUT/probe.txt
+#              zoo and the transformer zoo (TorchScript exports), RUNS
+#              (default 40) steps each, 300 s at most where more than 400
+#              are left; $OUT/probe.txt
 #   layouts    ConvNeXt-T, MobileNetV3-large and ResNet-50 on /gpu:0 with
 #              convolutions NCHW and NHWC (--conv-layout), float32:
 #              ConvNeXt permutes to channels last itself, so NHWC drops
@@ -124,7 +126,9 @@ if want detection && (( $(left) > 120 )); then
   echo "detection exit $? at $(el)s" >> $S
 fi
 
-if want probe && [[ -x $B/sluice_old ]] && (( $(left) > 60 )); then
+if want probe && [[ ! -x $B/sluice_old ]]; then
+  echo "probe skipped: no $B/sluice_old in the pack" >> $S
+elif want probe && (( $(left) > 60 )); then
   python3 bench/models/torchvision_zoo.py --out $W/tv > $W/tv.log 2>&1
   python3 bench/models/transformer_zoo.py --out $W/tv >> $W/tv.log 2>&1
   CUDA_VISIBLE_DEVICES= BINS="old=$B/sluice_old new=$B/sluice" DIR=$W/tv \

@@ -314,14 +314,14 @@ def test_ctrl_c_stops_the_step_it_interrupts_and_the_session_runs_on():
     # seconds on any machine; a SIGINT 50 ms in stops the step at its next
     # node and raises KeyboardInterrupt (without the cancellation it would
     # come only after the whole step). On the CPU: a GPU runs it in ms.
+    sess = sluice.Session(identity_graph("float32", shape=(-1,), ops=("Neg",) * 4000),
+                          config=sluice.Config(optimization_level="none"), device="cpu:0")
+    x = np.ones(1 << 22, np.float32)
     # Python's own handler for the test, whatever the process inherited: a
     # shell starts a background job (`cmd &`, nohup) with SIGINT ignored,
     # and then no Ctrl-C reaches Python at all.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        sess = sluice.Session(identity_graph("float32", shape=(-1,), ops=("Neg",) * 4000),
-                              config=sluice.Config(optimization_level="none"), device="cpu:0")
-        x = np.ones(1 << 22, np.float32)
         timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
         start = time.perf_counter()
         timer.start()
