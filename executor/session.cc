@@ -134,18 +134,19 @@ class SessionImpl final : public Session {
     RETURN_IF_ERROR(cluster_ != nullptr ? PlaceOverCluster()
                                         : PlaceAndSetUpDevices());
     int inter = ThreadCount(config_.inter_op_threads());
-    // A provider whose kernels take every core themselves (the CPU's
-    // convolutions channels last on oneDNN's OpenMP team) has the session
-    // run its nodes one at a time, unless the config sets inter_op_threads:
-    // teams started from several inter-op threads would share the cores.
+    // A provider whose kernels take every core themselves (the CPU's on
+    // OpenMP teams: its channels-last convolutions on oneDNN's, and from
+    // 8 intra-op threads every parallel region) has the session run its
+    // nodes one at a time, unless the config sets inter_op_threads: teams
+    // started from several inter-op threads would share the cores.
     if (config_.inter_op_threads() == 0 && inter > 1) {
       if (const ExecutionProvider* p = ProviderWantingOneAtATime()) {
         inter = 1;
         log_.push_back(absl::StrCat(
             "threads: nodes run one at a time: the ", std::string(p->name()),
-            " provider's convolutions run channels last on oneDNN's OpenMP "
-            "team of the intra-op thread count (inter_op_threads set in the "
-            "config runs them in parallel)"));
+            " provider's kernels run on OpenMP teams of the intra-op thread "
+            "count (inter_op_threads set in the config runs them in "
+            "parallel)"));
       }
     }
     if (inter > 1) {

@@ -1,7 +1,11 @@
 // The CPU's execution provider (kernels/cpu/cpu_provider.h).
 #include "kernels/cpu/cpu_provider.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/omp_threads.h"
 #include "kernels/cpu/onednn_conv_nhwc.h"
 #include "kernels/cpu/sgemm.h"
 
@@ -20,6 +24,10 @@ CpuProviderOptions CpuProviderOptionsFromConfig(const RuntimeConfig& config) {
       options.convolutions = CpuConvPath::kAuto;
       break;
   }
+  options.intra_op_threads =
+      config.intra_op_threads() > 0
+          ? config.intra_op_threads()
+          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return options;
 }
 
@@ -71,6 +79,10 @@ std::vector<LibraryReport> CpuProvider::Libraries() const {
 
 bool CpuProvider::RunsNodesOneAtATime(const Graph& graph,
                                       absl::Span<const int> nodes) const {
+  if (cpu::OmpTeamsBuiltIn() &&
+      options_.intra_op_threads >= cpu::kLeastThreadsForTeamRegions) {
+    return !nodes.empty();
+  }
   if (!RunsNhwcConvolutionsOnOneDnn()) return false;
   for (int id : nodes) {
     const Node& n = graph.node(id);

@@ -31,6 +31,9 @@ enum class CpuConvPath {
 
 struct CpuProviderOptions {
   CpuConvPath convolutions = CpuConvPath::kAuto;
+  // The CPU devices' intra-op thread count (RuntimeConfig's, 0 there meaning
+  // every core); 0 here: not known (a provider no session made).
+  int intra_op_threads = 0;
 };
 
 // The options a config asks for.
@@ -56,11 +59,13 @@ class CpuProvider final : public ExecutionProvider {
   DeviceType device_type() const override { return DeviceType::kCpu; }
   OptimizationTarget Target() const override;
   std::vector<LibraryReport> Libraries() const override;
-  // True when oneDNN runs convolutions channels last and `nodes` hold one:
-  // each such call takes every core on an OpenMP team of the intra-op
-  // thread count, and teams started from several inter-op threads at once
-  // would share the cores (ResNet-50 batch 1 on 16 cores: 10.6 ms with 16
-  // inter-op threads, 7.3-9.3 ms with one).
+  // True when `nodes` hold a node that takes every core on an OpenMP team
+  // of the intra-op thread count: any node, where that count's parallel
+  // regions all run on OpenMP teams (kLeastThreadsForTeamRegions, design
+  // decision 66), else a convolution channels last on oneDNN. Teams started
+  // from several inter-op threads at once would share the cores (ResNet-50
+  // batch 1 on 16 cores: 10.6 ms with 16 inter-op threads, 7.3-9.3 ms
+  // with one), and each inter-op thread would keep a team of its own.
   bool RunsNodesOneAtATime(const Graph& graph,
                            absl::Span<const int> nodes) const override;
 

@@ -2,9 +2,13 @@
 #include "kernels/cpu/omp_threads.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #if SLUICE_HAVE_ONEDNN_CONV
+#ifndef _OPENMP
+#error "omp_threads.cc needs OpenMP (-fopenmp, kernels/CMakeLists.txt)"
+#endif
 #include <omp.h>
 
 #include "absl/base/thread_annotations.h"
@@ -19,6 +23,12 @@ namespace sluice::cpu {
 // No OpenMP teams without oneDNN.
 OmpThreads::OmpThreads(int threads) : on_(false) { (void)threads; }
 OmpThreads::~OmpThreads() { (void)on_, (void)held_; }
+bool RunOnOmpTeam(int threads, absl::FunctionRef<void()> work) {
+  (void)threads, (void)work;
+  return false;
+}
+bool InOmpTeam() { return false; }
+bool OmpTeamsBuiltIn() { return false; }
 int OmpCoresFree() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -66,19 +76,40 @@ class CoreBudget {
   int free_ ABSL_GUARDED_BY(mu_);
 };
 
+// The team size of the OmpThreads scope this thread is in; 0 outside one.
+thread_local int team_on_this_thread = 0;
+
 }  // namespace
 
-OmpThreads::OmpThreads(int threads) : on_(threads > 1) {
+OmpThreads::OmpThreads(int threads)
+    : on_(threads > 1 && omp_get_level() == 0) {
   SerialOnThisThread();
   if (!on_) return;
   held_ = CoreBudget::Get().Acquire(threads);
   omp_set_num_threads(threads);
+  team_on_this_thread = threads;
 }
 
 OmpThreads::~OmpThreads() {
   if (!on_) return;
+  team_on_this_thread = 0;
   omp_set_num_threads(1);
   CoreBudget::Get().Release(held_);
+}
+
+bool InOmpTeam() { return omp_get_level() > 0; }
+bool OmpTeamsBuiltIn() { return true; }
+
+bool RunOnOmpTeam(int threads, absl::FunctionRef<void()> work) {
+  std::optional<OmpThreads> scope;
+  if (team_on_this_thread > 0) {
+    threads = team_on_this_thread;
+  } else {
+    scope.emplace(threads);
+  }
+#pragma omp parallel num_threads(threads)
+  work();
+  return true;
 }
 
 int OmpCoresFree() { return CoreBudget::Get().free(); }

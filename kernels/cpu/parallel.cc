@@ -7,6 +7,7 @@
 #include <thread>
 
 #define EIGEN_USE_THREADS
+#include "kernels/cpu/omp_threads.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace sluice::cpu {
@@ -48,6 +49,22 @@ void RunBlocks(const Eigen::ThreadPoolDevice* pool, int64_t blocks,
   if (helpers <= 0) {
     for (int64_t b = 0; b < blocks; ++b) fn(b);
     return;
+  }
+  if (pool->numThreads() >= kLeastThreadsForTeamRegions) {
+    // One team of fixed size for every region (decision 66): the workers
+    // oneDNN's convolutions run on, so that no second set spins beside
+    // them. A team's threads that find no block left wait at its barrier.
+    if (InOmpTeam()) {  // a block of a region: this thread alone
+      for (int64_t b = 0; b < blocks; ++b) fn(b);
+      return;
+    }
+    static const int cores = static_cast<int>(
+        std::max(1u, std::thread::hardware_concurrency()));
+    Region region(blocks, fn);
+    if (RunOnOmpTeam(std::min(pool->numThreads(), cores),
+                     [&] { region.Work(); })) {
+      return;
+    }
   }
   auto region = std::make_shared<Region>(blocks, fn);
   for (int64_t h = 0; h < helpers; ++h) {

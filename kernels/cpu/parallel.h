@@ -12,7 +12,11 @@
 // starts late (asleep, or its core busy) holds the whole region back, and
 // the caller needs a wake-up at the end. Here the caller starts at once, a
 // late helper finds fewer (or no) blocks left, and the caller is never
-// woken. Thread-safe; `pool` may be null (all blocks on the calling
+// woken. From kLeastThreadsForTeamRegions (8) pool threads up the blocks
+// are claimed the same way by an OpenMP team of min(pool threads, cores)
+// instead (omp_threads.h): the team oneDNN's convolutions run on, so that
+// one set of workers, not two, waits for work between nodes (design
+// decision 66). Thread-safe; `pool` may be null (all blocks on the calling
 // thread). fn runs concurrently on different blocks.
 #ifndef SLUICE_KERNELS_CPU_PARALLEL_H_
 #define SLUICE_KERNELS_CPU_PARALLEL_H_

@@ -21,6 +21,7 @@
 #include "graph/attr_map.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/omp_threads.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_conv_nhwc.h"
 #include "tests/executor/gpu_test_util.h"
@@ -132,6 +133,8 @@ TEST(ConvLayoutSessionTest, NhwcMatchesNchwOnTheCpu) {
   RuntimeConfig nchw;
   nchw.set_use_gpu(false);
   nchw.set_conv_layout(CONV_LAYOUT_NCHW);
+  // Below the thread count whose regions all run on OpenMP teams.
+  nchw.set_intra_op_threads(2);
   RuntimeConfig nhwc = nchw;
   nhwc.set_conv_layout(CONV_LAYOUT_NHWC);
   auto a = MakeSession(nchw);
@@ -167,6 +170,8 @@ TEST(ConvLayoutSessionTest, AutoIsNhwcOnTheCpuWithOneDnnInFloat32) {
   RuntimeConfig nchw;
   nchw.set_use_gpu(false);
   nchw.set_conv_layout(CONV_LAYOUT_NCHW);
+  // Below the thread count whose regions all run on OpenMP teams.
+  nchw.set_intra_op_threads(2);
   RuntimeConfig config;
   config.set_use_gpu(false);
   auto a = MakeSession(nchw);
@@ -200,6 +205,8 @@ TEST(ConvLayoutSessionTest, OneDnnChannelsLastStepsFromFourThreadsMatchNchw) {
   RuntimeConfig nchw;
   nchw.set_use_gpu(false);
   nchw.set_conv_layout(CONV_LAYOUT_NCHW);
+  // Below the thread count whose regions all run on OpenMP teams.
+  nchw.set_intra_op_threads(2);
   RuntimeConfig config;
   config.set_use_gpu(false);
   config.set_intra_op_threads(2);
@@ -266,6 +273,8 @@ TEST(ConvLayoutSessionTest, OneDnnChannelsLastRunsNodesOneAtATime) {
   RuntimeConfig nchw;
   nchw.set_use_gpu(false);
   nchw.set_conv_layout(CONV_LAYOUT_NCHW);
+  // Below the thread count whose regions all run on OpenMP teams.
+  nchw.set_intra_op_threads(2);
   auto loops = MakeSession(nchw);
   ASSERT_TRUE(loops.ok()) << loops.status();
   EXPECT_FALSE(said(**loops));
@@ -286,7 +295,9 @@ bool SaysOneAtATime(const Session& s) {
 
 // The rule is the CPU provider's, asked about the nodes placed on it: a
 // float32 model without convolutions (two towers of MatMuls) keeps its
-// inter-op threads, whatever oneDNN would do with convolutions.
+// inter-op threads below the thread count whose regions run on OpenMP
+// teams, whatever oneDNN would do with convolutions; from it, it runs one
+// node at a time.
 TEST(ConvLayoutSessionTest, ModelsWithoutConvolutionsKeepTheirInterOpThreads) {
   DefMaker m;
   m.Node("x", "Input", {},
@@ -303,6 +314,15 @@ TEST(ConvLayoutSessionTest, ModelsWithoutConvolutionsKeepTheirInterOpThreads) {
   RuntimeConfig config;
   config.set_use_gpu(false);
   config.set_inter_op_threads(0);
+  config.set_intra_op_threads(cpu::kLeastThreadsForTeamRegions);
+  absl::StatusOr<std::unique_ptr<const Graph>> g2 = BuildGraph(m.def());
+  ASSERT_TRUE(g2.ok()) << g2.status();
+  auto teams = Session::Create(*std::move(g2), config);
+  ASSERT_TRUE(teams.ok()) << teams.status();
+  // (One core has one inter-op thread anyway.)
+  EXPECT_EQ(SaysOneAtATime(**teams),
+            cpu::OmpTeamsBuiltIn() && std::thread::hardware_concurrency() > 1);
+  config.set_intra_op_threads(cpu::kLeastThreadsForTeamRegions - 1);
   auto s = Session::Create(*std::move(g), config);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_FALSE(SaysOneAtATime(**s));

@@ -12,6 +12,7 @@
 #include "graph/attr_map.h"
 #include "graph/loader.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/omp_threads.h"
 #include "kernels/cpu/onednn_conv.h"
 
 namespace sluice {
@@ -103,6 +104,29 @@ TEST(CpuProviderTest, RunsNodesOneAtATimeOnlyForItsChannelsLastConvolutions) {
       *nchw, {nchw->FindNode("y")->id()}));
   const CpuProvider loops({.convolutions = CpuConvPath::kLoops});
   EXPECT_FALSE(loops.RunsNodesOneAtATime(*nhwc, {input, conv}));
+}
+
+// From kLeastThreadsForTeamRegions intra-op threads every parallel region is
+// on an OpenMP team, so any node on the CPU runs one at a time; below, only
+// the channels-last convolutions do.
+TEST(CpuProviderTest, RunsEveryNodeOneAtATimeWhereItsRegionsAreOnTeams) {
+  std::unique_ptr<const Graph> nchw = ConvGraph("NCHW");
+  ASSERT_NE(nchw, nullptr);
+  const int input = nchw->FindNode("x")->id();
+  const CpuProvider teams({.convolutions = CpuConvPath::kLoops,
+                           .intra_op_threads = cpu::kLeastThreadsForTeamRegions});
+  EXPECT_EQ(teams.RunsNodesOneAtATime(*nchw, {input}),
+            cpu::OmpTeamsBuiltIn());
+  EXPECT_FALSE(teams.RunsNodesOneAtATime(*nchw, {}));
+  const CpuProvider pool(
+      {.convolutions = CpuConvPath::kLoops,
+       .intra_op_threads = cpu::kLeastThreadsForTeamRegions - 1});
+  EXPECT_FALSE(pool.RunsNodesOneAtATime(*nchw, {input}));
+  RuntimeConfig config;
+  config.set_intra_op_threads(5);
+  EXPECT_EQ(CpuProviderOptionsFromConfig(config).intra_op_threads, 5);
+  config.set_intra_op_threads(0);
+  EXPECT_GE(CpuProviderOptionsFromConfig(config).intra_op_threads, 1);
 }
 
 TEST(CudaProviderTest, PrefersChannelsLastFor16BitsOnCudnn) {
