@@ -350,6 +350,9 @@ TEST(ConvLayoutSessionTest, ModelsWithoutConvolutionsKeepTheirInterOpThreads) {
 TEST(ConvLayoutSessionTest, CpuConvolutionsLoopsStaysNchwOnTheLoops) {
   RuntimeConfig config;
   config.set_use_gpu(false);
+  // Below the thread count whose regions all run on OpenMP teams (there
+  // every node runs one at a time, convolutions or not).
+  config.set_intra_op_threads(cpu::kLeastThreadsForTeamRegions - 1);
   RuntimeConfig loops = config;
   loops.set_cpu_convolutions(CPU_CONVOLUTIONS_LOOPS);
   auto a = MakeSession(config);
