@@ -11,6 +11,7 @@
 #include "core/host_memory.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/sanitizers.h"
 
 namespace sluice {
 namespace {
@@ -76,6 +77,7 @@ TEST(FingerprintTest, AFileIsFingerprintedByItsBytes) {
 // fingerprint of its bytes in one piece, and hashing it leaves no more than
 // a window or two of it resident (the mapping's pages are dropped behind).
 TEST(FingerprintTest, ALargeFileIsHashedWindowByWindowAndNotHeldResident) {
+  if (testing::kThreadSanitizer) GTEST_SKIP() << testing::kTsanRssReason;
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / "sluice_fingerprint_large.bin";
   const std::string s = Bytes((size_t{40} << 20) + 37);
