@@ -62,6 +62,8 @@ class CoreBudget {
     cv_.SignalAll();
   }
 
+  int cores() const { return cores_; }
+
   int free() {
     absl::MutexLock lock(&mu_);
     return free_;
@@ -105,6 +107,7 @@ bool RunOnOmpTeam(int threads, absl::FunctionRef<void()> work) {
   if (team_on_this_thread > 0) {
     threads = team_on_this_thread;
   } else {
+    threads = std::min(threads, CoreBudget::Get().cores());
     scope.emplace(threads);
   }
 #pragma omp parallel num_threads(threads)

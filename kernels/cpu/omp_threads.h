@@ -42,14 +42,14 @@ class OmpThreads {
   int held_ = 0;  // cores taken from the budget
 };
 
-// Runs work() once on each thread of an OpenMP team of `threads` (the
-// calling thread one of them) and returns when all have returned; the team
-// is admitted like an OmpThreads scope, or is the size of the scope this
-// thread holds. libgomp keeps a master thread's workers for its next team
-// of the same size, so a fixed `threads` starts no thread after the first
-// call (design decision 66). Returns false, having run nothing, in a build
-// without OpenMP teams (the caller runs the work itself). Not inside a
-// team's work (InOmpTeam).
+// Runs work() once on each thread of an OpenMP team of min(threads,
+// cores) (the calling thread one of them) and returns when all have
+// returned; the team is admitted like an OmpThreads scope, or is the size
+// of the scope this thread holds. libgomp keeps a master thread's workers
+// for its next team of the same size, so a fixed `threads` starts no
+// thread after the first call (design decision 66). Returns false, having
+// run nothing, in a build without OpenMP teams (OmpTeamsBuiltIn). Not
+// inside a team's work (InOmpTeam).
 bool RunOnOmpTeam(int threads, absl::FunctionRef<void()> work);
 
 // Whether this thread is running a team's work (RunOnOmpTeam's, or

@@ -58,11 +58,9 @@ void RunBlocks(const Eigen::ThreadPoolDevice* pool, int64_t blocks,
       for (int64_t b = 0; b < blocks; ++b) fn(b);
       return;
     }
-    static const int cores = static_cast<int>(
-        std::max(1u, std::thread::hardware_concurrency()));
-    Region region(blocks, fn);
-    if (RunOnOmpTeam(std::min(pool->numThreads(), cores),
-                     [&] { region.Work(); })) {
+    if (OmpTeamsBuiltIn()) {
+      Region region(blocks, fn);
+      RunOnOmpTeam(pool->numThreads(), [&] { region.Work(); });
       return;
     }
   }

@@ -47,15 +47,15 @@ TEST(RunBlocksTest, ReturnsOnlyWhenSlowBlocksOnOtherThreadsAreDone) {
   EXPECT_EQ(done.load(), 8);
 }
 
-TEST(RunBlocksTest, ConcurrentAndNestedCallsShareOnePool) {
-  CpuDevice cpu(0, 0, 3);
+// Four callers, each splitting blocks that split again on the same pool;
+// returns how many inner blocks ran (want 4 * 20 * 5 * 3).
+int64_t ConcurrentNestedBlocks(const CpuDevice& cpu) {
   std::vector<std::thread> callers;
   std::atomic<int64_t> total{0};
   for (int c = 0; c < 4; ++c) {
     callers.emplace_back([&] {
       for (int round = 0; round < 20; ++round) {
         RunBlocks(cpu.eigen_cpu_device(), 5, [&](int64_t) {
-          // A block that splits again on the same pool.
           RunBlocks(cpu.eigen_cpu_device(), 3,
                     [&](int64_t) { total.fetch_add(1); });
         });
@@ -63,25 +63,19 @@ TEST(RunBlocksTest, ConcurrentAndNestedCallsShareOnePool) {
     });
   }
   for (std::thread& t : callers) t.join();
-  EXPECT_EQ(total.load(), 4 * 20 * 5 * 3);
+  return total.load();
 }
 
+TEST(RunBlocksTest, ConcurrentAndNestedCallsShareOnePool) {
+  CpuDevice cpu(0, 0, 3);
+  EXPECT_EQ(ConcurrentNestedBlocks(cpu), 4 * 20 * 5 * 3);
+}
+
+// From kLeastThreadsForTeamRegions threads the regions run on OpenMP teams,
+// which give their cores back.
 TEST(RunBlocksTest, ConcurrentAndNestedCallsOnATeamSizedPool) {
   CpuDevice cpu(0, 0, 16);
-  std::vector<std::thread> callers;
-  std::atomic<int64_t> total{0};
-  for (int c = 0; c < 3; ++c) {
-    callers.emplace_back([&] {
-      for (int round = 0; round < 20; ++round) {
-        RunBlocks(cpu.eigen_cpu_device(), 5, [&](int64_t) {
-          RunBlocks(cpu.eigen_cpu_device(), 3,
-                    [&](int64_t) { total.fetch_add(1); });
-        });
-      }
-    });
-  }
-  for (std::thread& t : callers) t.join();
-  EXPECT_EQ(total.load(), 3 * 20 * 5 * 3);
+  EXPECT_EQ(ConcurrentNestedBlocks(cpu), 4 * 20 * 5 * 3);
   EXPECT_EQ(OmpCoresFree(),
             static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 }
