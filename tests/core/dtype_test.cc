@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::dtype_test {
 namespace {
 
 TEST(DTypeTest, SizesAndNames) {
@@ -75,4 +75,4 @@ TEST(DTypeTest, NewTypesSizesBitsAndNames) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::dtype_test

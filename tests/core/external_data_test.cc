@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::external_data_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -224,4 +224,4 @@ TEST(ExternalDataTest, TensorFromProtoNamesTheTensorInFileErrors) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::external_data_test

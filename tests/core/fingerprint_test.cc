@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/sanitizers.h"
 
-namespace sluice {
+namespace sluice::fingerprint_test {
 namespace {
 
 std::string Bytes(size_t n) {
@@ -95,4 +95,4 @@ TEST(FingerprintTest, ALargeFileIsHashedWindowByWindowAndNotHeldResident) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::fingerprint_test

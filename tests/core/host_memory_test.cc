@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::host_memory_test {
 namespace {
 
 TEST(HostMemoryTest, ReadsResidentAndPeak) {
@@ -40,4 +40,4 @@ TEST(HostMemoryTest, PeakCountsTouchedMemoryAndResetLowersIt) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::host_memory_test

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "testing/element_values.h"
 
-namespace sluice {
+namespace sluice::npy_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -384,4 +384,4 @@ TEST(NpyTest, ReadNpyChecksSizesLikeParseNpy) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::npy_test

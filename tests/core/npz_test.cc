@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::npz_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -73,4 +73,4 @@ TEST(NpzTest, TruncatedOrForeignBytesAreErrorsNamingTheFile) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::npz_test

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/sanitizers.h"
 
-namespace sluice {
+namespace sluice::process_mutexes_test {
 namespace {
 
 TEST(ProcessMutexesTest, AfterItBothLockOrdersPass) {
@@ -34,4 +34,4 @@ TEST(ProcessMutexesTest, AfterItBothLockOrdersPass) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::process_mutexes_test

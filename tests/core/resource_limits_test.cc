@@ -3,7 +3,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::resource_limits_test {
 namespace {
 
 using ::testing::AllOf;
@@ -93,4 +93,4 @@ TEST(ResourceLimitsTest, EffectiveLimitsReadTheConfigAndItsDeprecatedFields) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::resource_limits_test

@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::shape_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -70,4 +70,4 @@ TEST(ShapeTest, FromProtoRejectsBadShapes) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::shape_test

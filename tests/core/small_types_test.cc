@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::small_types_test {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -149,4 +149,4 @@ TEST(SmallIntTest, WrapsLikeMlDtypes) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::small_types_test

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::tensor_proto_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -296,4 +296,4 @@ TEST(TensorProtoTest, RejectsExternalRangesPastTheFile) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::tensor_proto_test

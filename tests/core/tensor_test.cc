@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::tensor_test {
 namespace {
 
 TEST(TensorTest, CreateChecksShapeAndDtype) {
@@ -68,4 +68,4 @@ TEST(TensorTest, DebugStringShowsDtypeShapeAndValues) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::tensor_test

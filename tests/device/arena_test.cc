@@ -18,7 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::arena_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -475,4 +475,4 @@ TEST(ArenaPoolTest, InterleavedPoolsNeverOverlap) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::arena_test

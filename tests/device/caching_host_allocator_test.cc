@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "testing/counting_allocator.h"
 
-namespace sluice {
+namespace sluice::caching_host_allocator_test {
 namespace {
 
 using CountingBase = ::sluice::testing::CountingAllocator;
@@ -124,4 +124,4 @@ TEST(CachingHostAllocatorTest, TheNameAndAccessAreTheBases) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::caching_host_allocator_test

@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::cublas_api_test {
 namespace {
 
 bool CublasIsMapped() {
@@ -58,6 +58,6 @@ TEST(CublasApiTest, StatusNamesTheCallAndTheCublasError) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cublas_api_test
 
 #endif  // SLUICE_WITH_CUDA

@@ -10,7 +10,7 @@
 
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::cublaslt_api_test {
 namespace {
 
 TEST(CublasLtApiTest, LoadsOnceAndResolvesEveryEntryPoint) {
@@ -55,6 +55,6 @@ TEST(CublasLtApiTest, StatusNamesTheCallAndNotSupportedIsUnimplemented) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cublaslt_api_test
 
 #endif  // SLUICE_WITH_CUDA

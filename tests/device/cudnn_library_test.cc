@@ -14,7 +14,7 @@
 #include "device/cuda/cudnn_library.h"
 #endif
 
-namespace sluice {
+namespace sluice::cudnn_library_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -119,4 +119,4 @@ TEST(CudnnLibraryTest, ALibraryWithoutTheEntryPointsIsRefusedNamingThem) {
 #endif  // SLUICE_WITH_CUDA
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cudnn_library_test

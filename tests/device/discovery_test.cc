@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::discovery_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -127,4 +127,4 @@ TEST(DiscoverDevicesTest, ListsGpusOrSaysWhyNot) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::discovery_test

@@ -15,7 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::dynamic_library_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -190,4 +190,4 @@ TEST_F(PackageRootsTest, NotFoundNamesTheFoldersSearchedAndACopyThatDidNotLoad) 
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::dynamic_library_test

@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::fault_injector_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -100,4 +100,4 @@ TEST(FaultInjectorTest, ScopesSetTheThreadsInjectorAndNest) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::fault_injector_test

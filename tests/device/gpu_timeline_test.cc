@@ -11,7 +11,7 @@
 #include "proto/config.pb.h"
 #include "testing/gpu_required.h"
 
-namespace sluice {
+namespace sluice::gpu_timeline_test {
 namespace {
 
 #ifdef SLUICE_WITH_CUDA
@@ -74,4 +74,4 @@ TEST(GpuTimelineTest, CpuOnlyBuildSaysSo) {
 #endif
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::gpu_timeline_test

@@ -19,7 +19,7 @@
 #include "proto/config.pb.h"
 #include "testing/gpu_required.h"
 
-namespace sluice {
+namespace sluice::pinned_memory_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -183,4 +183,4 @@ TEST(PinnedMemoryTest, PinnedTensorsOutliveTheDevices) {
 #endif  // SLUICE_WITH_CUDA
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::pinned_memory_test

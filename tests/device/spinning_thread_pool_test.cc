@@ -10,7 +10,7 @@
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::spinning_thread_pool_test {
 namespace {
 
 TEST(SpinningThreadPoolTest, RunsEveryTaskOnceFromAnyThread) {
@@ -74,4 +74,4 @@ TEST(SpinningThreadPoolTest, DestructorRunsQueuedTasks) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::spinning_thread_pool_test

@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::bootstrap_message_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -128,4 +128,4 @@ TEST(BootstrapMessageTest, RefusalBecomesItsStatus) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::bootstrap_message_test

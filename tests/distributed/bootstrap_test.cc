@@ -25,7 +25,7 @@
 
 extern char** environ;
 
-namespace sluice {
+namespace sluice::bootstrap_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -701,4 +701,4 @@ TEST(BootstrapProcessTest, ProcessWithAnotherModelIsRefusedByName) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::bootstrap_test

@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::mpi_library_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -98,4 +98,4 @@ TEST(MpiLibraryTest, ALibraryWithoutTheTableIsRefusedByName) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::mpi_library_test

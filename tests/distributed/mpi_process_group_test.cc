@@ -15,7 +15,7 @@
 #include "distributed/process_group.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::mpi_process_group_test {
 namespace {
 
 bool UnderTwoMpiRanks() {
@@ -70,4 +70,4 @@ TEST(MpiProcessGroupTest, MessagesOfAnySizeArriveWholeInPieces) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::mpi_process_group_test

@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::process_group_info_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -256,4 +256,4 @@ TEST(ProcessGroupInfoTest, ConstantTimeEqualsComparesWholeStrings) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::process_group_info_test

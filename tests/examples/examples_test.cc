@@ -28,7 +28,7 @@
 #include "tests/test_data.h"
 #include "testing/compare.h"
 
-namespace sluice {
+namespace sluice::examples_test {
 namespace {
 
 #define EXAMPLES_ASSERT_OK_AND_ASSIGN_IMPL(var, lhs, expr) \
@@ -287,4 +287,4 @@ TEST(ExamplesTest, CnnRunsConcurrentlyFromFourThreads) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::examples_test

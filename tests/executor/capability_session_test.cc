@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "testing/gpu_required.h"
 
-namespace sluice {
+namespace sluice::capability_session_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -131,4 +131,4 @@ TEST(CapabilitySessionTest, NodeTheGpuKernelCannotRunRunsOnTheCpuAndSaysWhy) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::capability_session_test

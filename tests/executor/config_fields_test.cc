@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "proto/config.pb.h"
 
-namespace sluice {
+namespace sluice::config_fields_test {
 namespace {
 
 namespace pb = google::protobuf;
@@ -188,4 +188,4 @@ TEST(ConfigTextTest, OneLinePerFieldThatParsesBackToTheSameConfig) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::config_fields_test

@@ -29,7 +29,7 @@
 #include "graph/loader.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::control_flow_limits_test {
 namespace {
 
 using ::testing::ContainsRegex;
@@ -345,4 +345,4 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<LimitsCase>& info) { return info.param.name; });
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::control_flow_limits_test

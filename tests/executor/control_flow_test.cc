@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "kernels/kernel_registry.h"
 
-namespace sluice {
+namespace sluice::control_flow_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -366,4 +366,4 @@ TEST(ControlFlowTest, ScanWithInputsOfDifferentLengthsIsAnError) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::control_flow_test

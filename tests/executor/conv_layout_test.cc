@@ -26,7 +26,7 @@
 #include "kernels/cpu/onednn_conv_nhwc.h"
 #include "tests/executor/gpu_test_util.h"
 
-namespace sluice {
+namespace sluice::conv_layout_test {
 namespace {
 
 // Deterministic weights in [-0.5, 0.5).
@@ -426,4 +426,4 @@ TEST(ConvLayoutSessionTest, NhwcMatchesNchwOnTheGpu) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::conv_layout_test

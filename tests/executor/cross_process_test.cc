@@ -23,7 +23,7 @@
 #include "placer/cluster_topology.h"
 #include "placer/partition.h"
 
-namespace sluice {
+namespace sluice::cross_process_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -368,4 +368,4 @@ TEST_F(CrossProcessTest, ASilentRankIsADeadlineNamingIt) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cross_process_test

@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/executor/gpu_test_util.h"
 
-namespace sluice {
+namespace sluice::cuda_kernel_session_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -175,4 +175,4 @@ TEST(CudaKernelSessionTest, ACompileErrorNamesTheNodeAndCarriesTheLog) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cuda_kernel_session_test

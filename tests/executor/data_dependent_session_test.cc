@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "testing/gpu_required.h"
 
-namespace sluice {
+namespace sluice::data_dependent_session_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -136,4 +136,4 @@ TEST(DataDependentSessionTest, OnTheGpuTheCountIsReadBackAndTheStepNotReplayed) 
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::data_dependent_session_test

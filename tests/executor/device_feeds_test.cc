@@ -15,7 +15,7 @@
 #include "graph/loader.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::device_feeds_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -205,4 +205,4 @@ TEST(DeviceFeedsTest, CopyToTheHostWorksAndToAGpuItDoesNotHaveIsAnError) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::device_feeds_test

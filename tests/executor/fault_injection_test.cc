@@ -23,7 +23,7 @@
 #include "gtest/gtest.h"
 #include "test_data.h"
 
-namespace sluice {
+namespace sluice::fault_injection_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -346,4 +346,4 @@ TEST(FaultInjectionTest, ConcurrentStepsOfTheSessionAreUntouched) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::fault_injection_test

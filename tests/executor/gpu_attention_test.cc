@@ -16,7 +16,7 @@
 #include "tests/executor/gpu_test_util.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::gpu_attention_test {
 namespace {
 
 using optimizer_test::GraphMaker;
@@ -169,4 +169,4 @@ TEST(GpuAttentionTest, ReducedPrecisionStaysClose) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::gpu_attention_test

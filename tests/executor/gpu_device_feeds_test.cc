@@ -22,7 +22,7 @@
 #include "gtest/gtest.h"
 #include "tests/executor/gpu_test_util.h"
 
-namespace sluice {
+namespace sluice::gpu_device_feeds_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -381,4 +381,4 @@ TEST(GpuDeviceFeedsTest, GpuFeedsAndFetchesReplayAndResultsStayTheirOwn) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::gpu_device_feeds_test

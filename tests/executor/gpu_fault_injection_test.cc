@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "test_data.h"
 
-namespace sluice {
+namespace sluice::gpu_fault_injection_test {
 namespace {
 
 using ::sluice::testing::CompareOutputs;
@@ -239,4 +239,4 @@ TEST(GpuFaultInjectionTest, OutOfMemoryAndFailuresDuringCudnnsAlgorithmSearch) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::gpu_fault_injection_test

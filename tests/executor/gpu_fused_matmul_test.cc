@@ -16,7 +16,7 @@
 #include "optimizer/pipeline.h"
 #include "tests/executor/gpu_test_util.h"
 
-namespace sluice {
+namespace sluice::gpu_fused_matmul_test {
 namespace {
 
 // h = relu(x w1 + b1 + x); y = gelu_tanh(h w2 + b2), x float32[?, 64].
@@ -121,4 +121,4 @@ TEST(GpuFusedMatMulTest, StepsReplayAsACudaGraphAndMatchTheCpu) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::gpu_fused_matmul_test

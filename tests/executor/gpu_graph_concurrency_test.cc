@@ -27,7 +27,7 @@
 #include "gtest/gtest.h"
 #include "tests/executor/gpu_test_util.h"
 
-namespace sluice {
+namespace sluice::gpu_graph_concurrency_test {
 namespace {
 
 constexpr int kRows = 32;
@@ -308,4 +308,4 @@ TEST(GpuGraphConcurrencyTest, ReplaysOverlapOrdinaryStepsWithIdenticalResults) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::gpu_graph_concurrency_test

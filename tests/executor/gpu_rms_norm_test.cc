@@ -18,7 +18,7 @@
 #include "optimizer/pipeline.h"
 #include "tests/executor/gpu_test_util.h"
 
-namespace sluice {
+namespace sluice::gpu_rms_norm_test {
 namespace {
 
 // y = x * rsqrt(mean(x^2, -1) + 1e-6) * w, x float32[?, cols].
@@ -123,4 +123,4 @@ TEST(GpuRMSNormTest, StepsReplayAsACudaGraphAndMatchTheCpu) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::gpu_rms_norm_test

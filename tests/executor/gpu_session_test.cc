@@ -27,7 +27,7 @@
 #include "tests/executor/gpu_test_util.h"
 #include "testing/compare.h"
 
-namespace sluice {
+namespace sluice::gpu_session_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -479,9 +479,9 @@ TEST(GpuSessionTest, ManualPlacementOnTheGpuKeepsNodesWithGpuKernelsThere) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::gpu_session_test
 
-namespace sluice {
+namespace sluice::gpu_session_test {
 namespace {
 
 // A profiled step on the GPU: every kernel and transfer has a GPU slice on
@@ -536,9 +536,9 @@ TEST(GpuSessionStatsTest, GpuSlicesAreTimedOnTheirStreamsInDataflowOrder) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::gpu_session_test
 
-namespace sluice {
+namespace sluice::gpu_session_test {
 namespace {
 
 // CUDA graph replay (executor/gpu_graph_runner.h): the first step runs
@@ -1017,4 +1017,4 @@ TEST(GpuGraphTest, ReplayedStepHoldsAboutTheLiveSet) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::gpu_session_test

@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "graph/loader.h"
 
-namespace sluice {
+namespace sluice::multi_gpu_test {
 namespace {
 
 constexpr int kWidth = 2048;   // 16 MiB of float32 weights per layer
@@ -171,4 +171,4 @@ TEST(MultiGpuTest, ModelLargerThanOneGpuBudgetSplitsAcrossTwoAndMatchesCpu) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::multi_gpu_test

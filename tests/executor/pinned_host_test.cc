@@ -25,7 +25,7 @@
 #include "testing/counting_allocator.h"
 #include "tests/executor/gpu_test_util.h"
 
-namespace sluice {
+namespace sluice::pinned_host_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -346,4 +346,4 @@ TEST(PinnedHostTest, APinnedFetchFedBackGivesThePageableLoopsValues) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::pinned_host_test

@@ -15,7 +15,7 @@
 #include "placer/device_spec.h"
 #include "placer/partition.h"
 
-namespace sluice {
+namespace sluice::plan_test {
 namespace {
 
 // y = x + c + Neg(c); c and n on device 1, the Adds on device 0.
@@ -125,4 +125,4 @@ TEST_F(PlanTransfersTest, TheStepReadsTheConstantsValueOnTheOtherDevice) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::plan_test

@@ -24,7 +24,7 @@
 #include "tests/test_data.h"
 #include "tools/convert_command.h"
 
-namespace sluice {
+namespace sluice::prepared_model_session_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -331,4 +331,4 @@ TEST_F(PreparedCacheTest, TheFieldIsReadFromAConfigFile) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::prepared_model_session_test

@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::runtime_config_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -436,4 +436,4 @@ TEST(MergeRuntimeConfigTest, TheOverlayWinsFieldByFieldAndGpusMergeByIndex) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::runtime_config_test

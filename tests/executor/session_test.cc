@@ -19,7 +19,7 @@
 #include "testing/compare.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::session_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -439,9 +439,9 @@ TEST(SessionTest, ConcurrentRunsFromManyThreadsGiveCorrectResults) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::session_test
 
-namespace sluice {
+namespace sluice::session_test {
 namespace {
 
 // Two logical CPUs; the middle node asks for /cpu:1, so its input is copied
@@ -551,9 +551,9 @@ TEST(SessionDevicesTest, ManualPlacementOnTheCpuSetsUpTheGpuANodeRequests) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::session_test
 
-namespace sluice {
+namespace sluice::session_test {
 namespace {
 
 // x [?,256] -> 4 x (MatMul with 256x256 weights, Tanh): 1 MiB of weights.
@@ -631,9 +631,9 @@ TEST(SessionDevicesTest, ManualPlacementOnAFullCpuStillSetsUpTheGpus) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::session_test
 
-namespace sluice {
+namespace sluice::session_test {
 namespace {
 
 TEST(SessionStatsTest, RunWithStatsTimesEveryNodeInsideTheStep) {
@@ -713,4 +713,4 @@ TEST(SessionTest, CreationReportsItsStagesAndEachPass) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::session_test

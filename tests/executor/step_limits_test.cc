@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "tests/executor/gpu_test_util.h"
 
-namespace sluice {
+namespace sluice::step_limits_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -243,4 +243,4 @@ TEST(StepLimitsTest, NoLimitsCheckNothing) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::step_limits_test

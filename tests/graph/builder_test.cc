@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "test_util.h"
 
-namespace sluice {
+namespace sluice::builder_test {
 namespace {
 
 using ::sluice::testing_util::ParseGraphDef;
@@ -560,9 +560,9 @@ TEST(ParseInputStringTest, ParsesAllForms) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::builder_test
 
-namespace sluice {
+namespace sluice::builder_test {
 namespace {
 
 TEST(GraphBuilderRuntimeAttrTest, KeepsAttributesStartingWithUnderscore) {
@@ -580,4 +580,4 @@ TEST(GraphBuilderRuntimeAttrTest, KeepsAttributesStartingWithUnderscore) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::builder_test

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "test_util.h"
 
-namespace sluice {
+namespace sluice::cuda_kernel_spec_test {
 namespace {
 
 using ::sluice::testing_util::InferOp;
@@ -180,4 +180,4 @@ TEST(CudaKernelLaunchTest, OutputShapesFollowTheRunTimeInputs) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cuda_kernel_spec_test

@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::einsum_equation_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -60,4 +60,4 @@ TEST(EinsumEquationTest, MalformedEquationsNameTheProblem) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::einsum_equation_test

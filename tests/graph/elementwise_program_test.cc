@@ -10,7 +10,7 @@
 #include "graph/loader.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::elementwise_program_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -108,4 +108,4 @@ TEST(FusedElementwiseOpTest, AnInvalidProgramFailsTheGraph) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::elementwise_program_test

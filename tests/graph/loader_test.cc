@@ -11,7 +11,7 @@
 #include "test_util.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::loader_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -304,4 +304,4 @@ TEST(LoaderTest, AttributeErrorsAreAllReported) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::loader_test

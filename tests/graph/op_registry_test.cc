@@ -8,7 +8,7 @@
 #include "graph/attr_map.h"
 #include "graph/shape_fns.h"
 
-namespace sluice {
+namespace sluice::op_registry_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -133,4 +133,4 @@ TEST(AttrMapTest, GettersCheckPresenceAndType) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::op_registry_test

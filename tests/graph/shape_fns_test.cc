@@ -7,7 +7,7 @@
 #include "graph/attr_map.h"
 #include "test_util.h"
 
-namespace sluice {
+namespace sluice::shape_fns_test {
 namespace {
 
 using ::sluice::testing_util::InferOne;
@@ -480,4 +480,4 @@ TEST(OpShapeTest, PoolsNeedKernelShape) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::shape_fns_test

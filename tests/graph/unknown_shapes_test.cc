@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/graph/test_util.h"
 
-namespace sluice {
+namespace sluice::unknown_shapes_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -116,4 +116,4 @@ TEST(UnknownShapesTest, RoiAlignTakesTheBoxCountFromWhicheverInputKnowsIt) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::unknown_shapes_test

@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::algorithm_cache_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -306,4 +306,4 @@ TEST(AlgorithmCacheTest, SaysWhyWhenNothingCanImplement) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::algorithm_cache_test

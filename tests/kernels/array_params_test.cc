@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernels/kernel_test_util.h"
 
-namespace sluice {
+namespace sluice::array_params_test {
 namespace {
 
 using ::sluice::testing::F32;
@@ -97,4 +97,4 @@ TEST(SplitPlanTest, SplitsBySizesAndRefusesAnotherNumberOfOutputs) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::array_params_test

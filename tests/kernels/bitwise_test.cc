@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::bitwise_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -91,4 +91,4 @@ TEST(BitwiseKernelTest, BitCastRefusesDifferentWidths) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::bitwise_test

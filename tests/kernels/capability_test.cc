@@ -13,7 +13,7 @@
 #include "kernel_test_util.h"
 #include "kernels/kernel_registry.h"
 
-namespace sluice::testing {
+namespace sluice::testing::capability_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -251,4 +251,4 @@ TEST(KernelCapabilityTest, CudaMatMulRefusesSizesCublasCannotTake) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::capability_test

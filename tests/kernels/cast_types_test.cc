@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::cast_types_test {
 namespace {
 
 std::vector<double> CastF32(const std::vector<float>& v, DataType to,
@@ -82,4 +82,4 @@ TEST(CastTypesTest, WideIntegersSaturateFromFloat) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::cast_types_test

@@ -34,7 +34,7 @@
 #include "testing/gpu_required.h"
 #include "test_data.h"
 
-namespace sluice {
+namespace sluice::conformance_test {
 namespace {
 
 using ::sluice::testing::Attrs;
@@ -1981,4 +1981,4 @@ TEST(GpuDeviceTest, LogicalGpusSplitOnePhysicalGpu) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::conformance_test

@@ -9,7 +9,7 @@
 #include "kernel_test_util.h"
 #include "kernels/cpu/onednn_conv.h"
 
-namespace sluice::testing {
+namespace sluice::testing::conv_pool_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -441,4 +441,4 @@ TEST(PoolKernelTest, GlobalAvgPool) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::conv_pool_test

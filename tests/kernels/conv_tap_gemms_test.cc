@@ -13,7 +13,7 @@
 #include "kernel_test_util.h"
 #include "kernels/cpu/onednn_conv.h"
 
-namespace sluice {
+namespace sluice::conv_tap_gemms_test {
 namespace {
 
 using ::sluice::testing::Attrs;
@@ -154,4 +154,4 @@ TEST(ConvTapGemmsTest, MatchesTheLoopsAtOneAndTwoThreads) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::conv_tap_gemms_test

@@ -26,7 +26,7 @@
 #include "kernels/cuda/cublaslt_matmul.h"
 #endif
 
-namespace sluice {
+namespace sluice::cublaslt_matmul_test {
 namespace {
 
 using ::sluice::testing::Attrs;
@@ -215,4 +215,4 @@ TEST(CublasLtMatmulTest, NeedsCuda) {
 #endif  // SLUICE_WITH_CUDA
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cublaslt_matmul_test

@@ -22,9 +22,10 @@
 #ifdef SLUICE_WITH_CUDA
 #include "device/cuda/nvrtc_library.h"
 #include "kernels/cuda/nvrtc_kernel_cache.h"
+#include "tests/kernels/nvrtc_required.h"
 #endif
 
-namespace sluice::testing {
+namespace sluice::testing::cuda_kernel_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -93,15 +94,8 @@ TEST(CudaKernelCpuTest, RunningOnTheCpuFailsWithoutComputing) {
 
 #ifdef SLUICE_WITH_CUDA
 
-// Skips the test where NVRTC cannot be loaded.
-#define SKIP_WITHOUT_NVRTC()                                         \
-  do {                                                               \
-    absl::StatusOr<const NvrtcApi*> nvrtc = GetNvrtc();              \
-    if (!nvrtc.ok()) GTEST_SKIP() << nvrtc.status().message();       \
-  } while (0)
-
 TEST(NvrtcTest, CompilesAnExternCKernelToACubin) {
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   auto out = cuda::CompileToCubin(kSaxpy, "saxpy", {}, 90);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->lowered_name, "saxpy");
@@ -110,7 +104,7 @@ TEST(NvrtcTest, CompilesAnExternCKernelToACubin) {
 }
 
 TEST(NvrtcTest, ATemplateNameExpressionIsInstantiatedAndMangled) {
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   auto out = cuda::CompileToCubin(kTwoOutputs, "abs_and_count<float>", {}, 90);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_NE(out->lowered_name, "abs_and_count<float>");
@@ -118,7 +112,7 @@ TEST(NvrtcTest, ATemplateNameExpressionIsInstantiatedAndMangled) {
 }
 
 TEST(NvrtcTest, ASyntaxErrorReturnsTheCompilerLog) {
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   auto out = cuda::CompileToCubin(kSyntaxError, "broken", {}, 90);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
@@ -128,7 +122,7 @@ TEST(NvrtcTest, ASyntaxErrorReturnsTheCompilerLog) {
 }
 
 TEST(NvrtcTest, AnUnknownKernelNameIsACompileError) {
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   auto out = cuda::CompileToCubin(kSaxpy, "saxpy_typo", {}, 90);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
@@ -136,7 +130,7 @@ TEST(NvrtcTest, AnUnknownKernelNameIsACompileError) {
 }
 
 TEST(NvrtcTest, OptionsReachTheCompiler) {
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   auto out = cuda::CompileToCubin(kSaxpy, "saxpy", {"--no-such-nvrtc-flag"}, 90);
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out.status().message(), HasSubstr("--no-such-nvrtc-flag"));
@@ -187,7 +181,7 @@ const TestGpu& GetTestGpu() {
 
 TEST(CudaKernelGpuTest, SaxpyMatchesTheHost) {
   SKIP_WITHOUT_GPU();
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   const int n = 1000;  // not a multiple of the block: the last block's tail
   std::vector<float> x = Ramp(n, 0.25f, -3.0f), y = Ramp(n, -0.5f, 1.0f);
   auto out = RunOpOnGpu(GetTestGpu().gpu.get(), "CudaKernel",
@@ -201,7 +195,7 @@ TEST(CudaKernelGpuTest, SaxpyMatchesTheHost) {
 
 TEST(CudaKernelGpuTest, TwoOutputsOfATemplateWithAFixedShapeAndAnExplicitGrid) {
   SKIP_WITHOUT_GPU();
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   const int n = 777;
   std::vector<float> x = Ramp(n, 0.5f, -20.0f);
   Attrs attrs = {
@@ -225,7 +219,7 @@ TEST(CudaKernelGpuTest, TwoOutputsOfATemplateWithAFixedShapeAndAnExplicitGrid) {
 
 TEST(CudaKernelGpuTest, ASyntaxErrorFailsKernelCreationWithTheLog) {
   SKIP_WITHOUT_GPU();
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   auto out = RunOpOnGpu(GetTestGpu().gpu.get(), "CudaKernel",
                         {F32({1}, {1})},
                         {{"Tin", MakeTypeListAttr({DT_FLOAT})},
@@ -240,7 +234,7 @@ TEST(CudaKernelGpuTest, ASyntaxErrorFailsKernelCreationWithTheLog) {
 
 TEST(CudaKernelGpuTest, TheSameSourceCompilesOncePerProcess) {
   SKIP_WITHOUT_GPU();
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   const std::string source = absl::StrCat(kSaxpy, "// cache test\n");
   auto first = RunOpOnGpu(GetTestGpu().gpu.get(), "CudaKernel",
                           {F32({1, 2}, {2}), F32({3, 4}, {2})},
@@ -257,7 +251,7 @@ TEST(CudaKernelGpuTest, TheSameSourceCompilesOncePerProcess) {
 
 TEST(CudaKernelGpuTest, AnEmptyOutputLaunchesNothing) {
   SKIP_WITHOUT_GPU();
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   auto out = RunOpOnGpu(GetTestGpu().gpu.get(), "CudaKernel",
                         {F32({}, {0, 3}), F32({}, {0, 3})}, SaxpyAttrs());
   ASSERT_TRUE(out.ok()) << out.status();
@@ -267,4 +261,4 @@ TEST(CudaKernelGpuTest, AnEmptyOutputLaunchesNothing) {
 #endif  // SLUICE_WITH_CUDA
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::cuda_kernel_test

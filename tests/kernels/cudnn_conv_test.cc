@@ -33,7 +33,7 @@
 #include "kernels/cuda/cudnn_conv.h"
 #endif
 
-namespace sluice {
+namespace sluice::cudnn_conv_test {
 namespace {
 
 using ::sluice::testing::Attrs;
@@ -822,4 +822,4 @@ TEST(CudnnConvGraphTest, TheGraphApiIsTimedWithTheOtherWays) {
 #endif  // SLUICE_WITH_CUDA
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cudnn_conv_test

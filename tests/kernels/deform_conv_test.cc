@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::deform_conv_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -57,4 +57,4 @@ TEST(DeformConvKernelTest, RefusesOffsetsOfTheWrongShape) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::deform_conv_test

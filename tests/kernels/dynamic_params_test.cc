@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernels/kernel_test_util.h"
 
-namespace sluice {
+namespace sluice::dynamic_params_test {
 namespace {
 
 using ::sluice::testing::F32;
@@ -76,4 +76,4 @@ TEST(RangePlanTest, TheCpuKernelSaysWhatTheSetupSays) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::dynamic_params_test

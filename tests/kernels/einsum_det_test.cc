@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::einsum_det_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -134,4 +134,4 @@ TEST(ReduceKernelTest, SixteenBitFloatsReduceInFloat) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::einsum_det_test

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::elementwise_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -338,4 +338,4 @@ TEST(WhereKernelTest, NonBoolConditionIsRejected) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::elementwise_test

@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice {
+namespace sluice::fused_attention_test {
 namespace {
 
 using ::sluice::testing::Attrs;
@@ -349,4 +349,4 @@ TEST(FusedAttentionCpuTest, RejectsBadLayouts) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::fused_attention_test

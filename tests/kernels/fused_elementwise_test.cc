@@ -26,9 +26,10 @@
 #include "device/cuda/nvrtc_library.h"
 #include "kernels/cuda/fused_elementwise.h"
 #include "kernels/cuda/nvrtc_kernel_cache.h"
+#include "tests/kernels/nvrtc_required.h"
 #endif
 
-namespace sluice::testing {
+namespace sluice::testing::fused_elementwise_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -310,16 +311,10 @@ TEST(FusedElementwiseSourceTest, RefusesMoreDimensionsThanTheGpuIndexes) {
 
 #ifdef SLUICE_WITH_CUDA
 
-#define SKIP_WITHOUT_NVRTC()                                         \
-  do {                                                               \
-    absl::StatusOr<const NvrtcApi*> nvrtc = GetNvrtc();              \
-    if (!nvrtc.ok()) GTEST_SKIP() << nvrtc.status();                 \
-  } while (0)
-
 // Every dtype and broadcast class of the cases compiles with NVRTC (for
 // sm_90, the H200's; no GPU needed).
 TEST(FusedElementwiseNvrtcTest, GeneratedSourcesCompile) {
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   for (const KernelCase& c : Cases()) {
     absl::StatusOr<ElementwiseProgram> p = MakeElementwiseProgram(
         static_cast<int>(c.shapes.size()), c.program.ops, c.program.operands);
@@ -345,7 +340,7 @@ TEST(FusedElementwiseNvrtcTest, GeneratedSourcesCompile) {
 // A source NVRTC rejects is an INVALID_ARGUMENT carrying NVRTC's log, not
 // a crash: the generated source with one expression broken.
 TEST(FusedElementwiseNvrtcTest, ACompileErrorReturnsTheCompilerLog) {
-  SKIP_WITHOUT_NVRTC();
+  SLUICE_SKIP_WITHOUT_NVRTC();
   absl::StatusOr<ElementwiseProgram> p =
       MakeElementwiseProgram(2, {"Add", "Relu"}, {0, 1, 2, -1});
   ASSERT_TRUE(p.ok());
@@ -381,4 +376,4 @@ TEST(FusedElementwiseNvrtcTest, CompileRefusesAnUnsupportedDtype) {
 #endif  // SLUICE_WITH_CUDA
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::fused_elementwise_test

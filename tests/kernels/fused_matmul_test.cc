@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/kernels/kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::fused_matmul_test {
 namespace {
 
 std::vector<float> Random(int64_t n, uint32_t seed) {
@@ -146,4 +146,4 @@ TEST(FusedMatMulKernelTest, UnknownActivationIsAnError) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::fused_matmul_test

@@ -12,7 +12,7 @@
 #include "device/cpu_device.h"
 #include "gtest/gtest.h"
 
-namespace sluice::cpu {
+namespace sluice::cpu::gemm_test {
 namespace {
 
 // Every (m, n, k) the tests use: odd sizes, vectors, one row or column, an
@@ -168,4 +168,4 @@ TEST(GemmFilledTest, FillsEveryElementOnceBeforeItIsRead) {
 }
 
 }  // namespace
-}  // namespace sluice::cpu
+}  // namespace sluice::cpu::gemm_test

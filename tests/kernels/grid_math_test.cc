@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::grid_math_test {
 namespace {
 
 TEST(GridMathTest, ReflectsIntoTheRangeAsOftenAsItTakes) {
@@ -72,4 +72,4 @@ TEST(GridMathTest, RoiBinsAndBilinearSamples) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::grid_math_test

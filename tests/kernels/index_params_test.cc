@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernels/kernel_test_util.h"
 
-namespace sluice {
+namespace sluice::index_params_test {
 namespace {
 
 using ::sluice::testing::F32;
@@ -95,4 +95,4 @@ TEST(TriluPlanTest, TheCpuKernelSaysWhatTheSetupSays) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::index_params_test

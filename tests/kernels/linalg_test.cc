@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::linalg_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -340,4 +340,4 @@ TEST(CastKernelTest, HalfRoundTripKeepsRepresentableValues) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::linalg_test

@@ -9,7 +9,7 @@
 #include "kernel_test_util.h"
 #include "kernels/normalization_params.h"
 
-namespace sluice::testing {
+namespace sluice::testing::lrn_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -68,4 +68,4 @@ TEST(LrnPlanTest, RefusesASizeBelowOne) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::lrn_test

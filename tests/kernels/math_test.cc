@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::math_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -305,4 +305,4 @@ TEST(ScatterGatherKernelTest, NdTuplesAddressSlices) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::math_test

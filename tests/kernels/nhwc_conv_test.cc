@@ -36,7 +36,7 @@
 #include "kernels/cuda/cudnn_conv.h"
 #endif
 
-namespace sluice {
+namespace sluice::nhwc_conv_test {
 namespace {
 
 using ::sluice::testing::Attrs;
@@ -656,4 +656,4 @@ TEST(NhwcCudnnCanExpressTest, TakesForward2dOnly) {
 #endif  // SLUICE_WITH_CUDA
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::nhwc_conv_test

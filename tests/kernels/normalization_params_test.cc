@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernels/kernel_test_util.h"
 
-namespace sluice {
+namespace sluice::normalization_params_test {
 namespace {
 
 using ::sluice::testing::F32;
@@ -115,4 +115,4 @@ TEST(NormPlanTest, RefusesAScalarInput) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::normalization_params_test

@@ -38,7 +38,7 @@
 #include "kernels/kernel.h"
 #include "kernels/kernel_registry.h"
 
-namespace sluice {
+namespace sluice::onednn_conv_test {
 namespace {
 
 using ::sluice::testing::Attrs;
@@ -594,4 +594,4 @@ TEST(OneDnnConvFallbackTest, SwitchedOffRunsNothingOnOneDnn) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::onednn_conv_test

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/omp_threads.h"
 
-namespace sluice::cpu {
+namespace sluice::cpu::parallel_test {
 namespace {
 
 void ExpectEachBlockOnce(const CpuDevice& cpu, int64_t blocks) {
@@ -129,4 +129,4 @@ TEST(RunBlocksTest, RegionsInsideAConvolutionsTeamAndTeamsInsideABlock) {
 }
 
 }  // namespace
-}  // namespace sluice::cpu
+}  // namespace sluice::cpu::parallel_test

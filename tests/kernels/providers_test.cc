@@ -15,7 +15,7 @@
 #include "kernels/cpu/omp_threads.h"
 #include "kernels/cpu/onednn_conv.h"
 
-namespace sluice {
+namespace sluice::providers_test {
 namespace {
 
 TEST(CpuProviderTest, PrefersChannelsLastInFloat32WhereOneDnnRunsIt) {
@@ -224,4 +224,4 @@ TEST(ProviderSetTest, DevicesPointToTheirProvider) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::providers_test

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernels/kernel_test_util.h"
 
-namespace sluice {
+namespace sluice::reduce_params_test {
 namespace {
 
 using ::sluice::testing::F32;
@@ -69,4 +69,4 @@ TEST(ReducePlanTest, RefusesAnIntegerMeanOfNothing) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::reduce_params_test

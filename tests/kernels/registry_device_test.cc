@@ -12,7 +12,7 @@
 #include "kernels/kernel_registry.h"
 #include "testing/counting_allocator.h"
 
-namespace sluice::testing {
+namespace sluice::testing::registry_device_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -204,4 +204,4 @@ TEST(DeviceNameTest, ParsesAndPrints) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::registry_device_test

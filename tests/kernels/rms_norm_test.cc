@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::rms_norm_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -111,4 +111,4 @@ TEST(RMSNormKernelTest, AxisOutOfRangeIsAnError) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::rms_norm_test

@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 
-namespace sluice::cpu {
+namespace sluice::cpu::row_copy_test {
 namespace {
 
 TEST(RowCopyTest, CopiesExactlyTheRunAtEveryLengthAndAlignment) {
@@ -45,4 +45,4 @@ TEST(RowCopyTest, ZeroesExactlyTheRunAtEveryLengthAndAlignment) {
 }
 
 }  // namespace
-}  // namespace sluice::cpu
+}  // namespace sluice::cpu::row_copy_test

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "kernels/kernel_test_util.h"
 
-namespace sluice {
+namespace sluice::scatter_gather_params_test {
 namespace {
 
 using ::sluice::testing::Attrs;
@@ -155,4 +155,4 @@ TEST(ScatterGatherPlanTest, TheCpuKernelSaysWhatTheSetupSays) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::scatter_gather_params_test

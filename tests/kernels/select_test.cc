@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::select_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -145,4 +145,4 @@ TEST(SelectKernelTest, DropoutPassesThroughWithAllTrueMask) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::select_test

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::seq_signal_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -197,4 +197,4 @@ TEST(NmsKernelTest, SuppressesOverlapsAndHonoursLimits) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::seq_signal_test

@@ -12,7 +12,7 @@
 
 #include "gtest/gtest.h"
 
-namespace sluice::cpu {
+namespace sluice::cpu::sgemm_test {
 namespace {
 
 struct Case {
@@ -82,4 +82,4 @@ TEST(SgemmTest, UsesOneDnnExactlyWhenBuiltWithIt) {
 }
 
 }  // namespace
-}  // namespace sluice::cpu
+}  // namespace sluice::cpu::sgemm_test

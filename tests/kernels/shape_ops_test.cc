@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::shape_ops_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -413,4 +413,4 @@ TEST(IdentityKernelTest, ForwardsBufferEveryDtype) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::shape_ops_test

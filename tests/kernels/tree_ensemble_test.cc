@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::tree_ensemble_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -110,4 +110,4 @@ TEST(TreeEnsembleKernelTest, RefusesAnUnknownAggregate) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::tree_ensemble_test

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "kernel_test_util.h"
 
-namespace sluice::testing {
+namespace sluice::testing::vision_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -222,4 +222,4 @@ TEST(RoiAlignKernelTest, OneSampleIsBilinear) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::vision_test

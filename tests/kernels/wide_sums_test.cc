@@ -11,7 +11,7 @@
 #include "core/dtype.h"
 #include "gtest/gtest.h"
 
-namespace sluice::cpu {
+namespace sluice::cpu::wide_sums_test {
 namespace {
 
 TEST(WideSumsTest, SumsAndSquaredDistancesAreExactAtEveryLength) {
@@ -45,4 +45,4 @@ TEST(WideSumsTest, SixteenBitFloatsAreWidened) {
 }
 
 }  // namespace
-}  // namespace sluice::cpu
+}  // namespace sluice::cpu::wide_sums_test

@@ -16,7 +16,7 @@
 #include "model/prepared_model.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::model_loader_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -95,4 +95,4 @@ TEST(ModelLoaderTest, AConstantThatDoesNotDecodeIsAnErrorNamingItsNode) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::model_loader_test

@@ -17,7 +17,7 @@
 #include "graph/loader.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::prepared_model_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -227,4 +227,4 @@ TEST_F(PreparedModelTest, RefusesAFileThatIsNoPreparedModel) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::prepared_model_test

@@ -15,7 +15,7 @@
 #include "tests/test_data.h"
 #include "tools/commands.h"
 
-namespace sluice {
+namespace sluice::convert_command_test {
 namespace {
 
 using ::testing::Contains;
@@ -120,4 +120,4 @@ TEST(ConvertCommandTest, OptimizedNeedsASluicemodelOutAndTheFlagsNeedIt) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::convert_command_test

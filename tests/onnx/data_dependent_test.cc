@@ -21,7 +21,7 @@
 #include "tests/test_data.h"
 #include "testing/gpu_required.h"
 
-namespace sluice::onnx_test {
+namespace sluice::onnx_test::data_dependent_test {
 namespace {
 
 std::string Data(const std::string& file) {
@@ -288,4 +288,4 @@ TEST(DataDependentShapesTest, AnErrorTheModelSurelyHasIsReportedAtLoad) {
 }
 
 }  // namespace
-}  // namespace sluice::onnx_test
+}  // namespace sluice::onnx_test::data_dependent_test

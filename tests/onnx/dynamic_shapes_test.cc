@@ -19,7 +19,7 @@
 #include "tests/test_data.h"
 #include "testing/gpu_required.h"
 
-namespace sluice {
+namespace sluice::dynamic_shapes_test {
 namespace {
 
 std::string Data(const std::string& file) {
@@ -175,4 +175,4 @@ TEST(DynamicShapesTest, AWrongRuntimeShapeIsAnErrorNamingTheNode) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::dynamic_shapes_test

@@ -21,7 +21,7 @@
 #include "onnx/onnx_pb.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::external_data_test {
 namespace {
 
 using ::testing::AllOf;
@@ -284,4 +284,4 @@ TEST_F(OnnxExternalDataTest, TamperedRangesAtBuildAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::external_data_test

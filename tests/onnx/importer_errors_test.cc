@@ -23,7 +23,7 @@
 #include "tests/onnx/onnx_test_util.h"
 #include "tests/test_data.h"
 
-namespace sluice::onnx_test {
+namespace sluice::onnx_test::importer_errors_test {
 namespace {
 
 using ::testing::AllOf;
@@ -664,4 +664,4 @@ TEST(OnnxImporterErrorTest, RangeWithAHugeCountIsTooLong) {
 }
 
 }  // namespace
-}  // namespace sluice::onnx_test
+}  // namespace sluice::onnx_test::importer_errors_test

@@ -20,7 +20,7 @@
 #include "onnx/importer.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::inline_weights_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -282,4 +282,4 @@ TEST_F(InlineWeightsTest, BytesTheWalkCannotFollowGetProtobufsVerdict) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::inline_weights_test

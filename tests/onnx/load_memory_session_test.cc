@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/onnx/large_model_writer.h"
 
-namespace sluice {
+namespace sluice::load_memory_session_test {
 namespace {
 
 using onnx_test::kDim;
@@ -67,4 +67,4 @@ INSTANTIATE_TEST_SUITE_P(Weights, LoadMemorySessionTest, ::testing::Bool(),
                          });
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::load_memory_session_test

@@ -20,7 +20,7 @@
 #include "model/model_loader.h"
 #include "tests/onnx/large_model_writer.h"
 
-namespace sluice {
+namespace sluice::load_memory_test {
 namespace {
 
 using onnx_test::kDim;
@@ -70,4 +70,4 @@ INSTANTIATE_TEST_SUITE_P(Weights, LoadMemoryTest, ::testing::Bool(),
                          });
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::load_memory_test

@@ -21,7 +21,7 @@
 #include "tools/commands.h"
 #include "tools/convert_command.h"
 
-namespace sluice::onnx_test {
+namespace sluice::onnx_test::model_checker_test {
 namespace {
 
 using ::testing::AllOf;
@@ -353,4 +353,4 @@ TEST(OnnxModelCheckTest, ExternalDataThroughALinkOutOfTheFolderIsRefused) {
 }
 
 }  // namespace
-}  // namespace sluice::onnx_test
+}  // namespace sluice::onnx_test::model_checker_test

@@ -18,7 +18,7 @@
 #include "tests/test_data.h"
 #include "testing/compare.h"
 
-namespace sluice {
+namespace sluice::onnx_models_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -245,4 +245,4 @@ TEST(OnnxImportTest, ConvertedModelRoundTripsThroughPbAndLoadModel) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::onnx_models_test

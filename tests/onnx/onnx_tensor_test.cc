@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::onnx_tensor_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -146,4 +146,4 @@ TEST(OnnxTensorTest, ExternalDataShorterThanTheShapeIsAnErrorBeforeAllocating) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::onnx_tensor_test

@@ -13,7 +13,7 @@
 #include "onnx/importer.h"
 #include "onnx/onnx_pb.h"
 
-namespace sluice {
+namespace sluice::ops_control_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -249,4 +249,4 @@ TEST(OnnxControlFlowTest, Scan8IsRefusedByVersion) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::ops_control_test

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "onnx_test_util.h"
 
-namespace sluice::onnx_test {
+namespace sluice::onnx_test::ops_ml_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -107,4 +107,4 @@ TEST(OnnxMlTest, ProbitIsRefused) {
 }
 
 }  // namespace
-}  // namespace sluice::onnx_test
+}  // namespace sluice::onnx_test::ops_ml_test

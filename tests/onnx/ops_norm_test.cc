@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/onnx/onnx_test_util.h"
 
-namespace sluice::onnx_test {
+namespace sluice::onnx_test::ops_norm_test {
 namespace {
 
 void SetInt(onnx::NodeProto* n, const std::string& name, int64_t v) {
@@ -130,4 +130,4 @@ TEST(OnnxRmsNormTest, AxisOutOfRangeIsAnError) {
 }
 
 }  // namespace
-}  // namespace sluice::onnx_test
+}  // namespace sluice::onnx_test::ops_norm_test

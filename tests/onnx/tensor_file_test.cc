@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::tensor_file_test {
 namespace {
 
 std::string TempPath(const std::string& name) {
@@ -62,4 +62,4 @@ TEST(OnnxTensorFileTest, MissingOrForeignFilesAreErrorsNamingThem) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::tensor_file_test

@@ -8,7 +8,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::attention_fusion_test {
 namespace {
 
 constexpr float kMin = -3.4028234663852886e38f;  // torch.finfo(float32).min
@@ -696,4 +696,4 @@ TEST(AttentionFusionPassTest, PropertyLayoutsSameOutputs) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::attention_fusion_test

@@ -2,7 +2,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::common_subexpressions_test {
 namespace {
 
 TEST(CommonSubexpressionPassTest, MergesSameOpAttrsAndInputs) {
@@ -87,4 +87,4 @@ TEST(CommonSubexpressionPassTest, KeepsDifferentAttrsAndGraphOutputs) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::common_subexpressions_test

@@ -2,7 +2,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::constant_folding_test {
 namespace {
 
 TEST(ConstantFoldingPassTest, FoldsChainsOfConstantsUnderTheirNames) {
@@ -86,4 +86,4 @@ TEST(ConstantFoldingPassTest, DoesNotFoldWhatDependsOnInputs) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::constant_folding_test

@@ -6,7 +6,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::conv_activation_fusion_test {
 namespace {
 
 
@@ -264,4 +264,4 @@ TEST(ConvActivationFusionPassTest, ASiluWhoseInputIsReadElsewhereIsNotFused) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::conv_activation_fusion_test

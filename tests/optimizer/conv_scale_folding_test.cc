@@ -4,7 +4,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::conv_scale_folding_test {
 namespace {
 
 
@@ -62,4 +62,4 @@ TEST(ConvScaleFoldingPassTest, LeavesNonPerChannelConstants) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::conv_scale_folding_test

@@ -2,7 +2,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::dead_nodes_test {
 namespace {
 
 TEST(DeadNodePassTest, RemovesWhatNoOutputNeeds) {
@@ -50,4 +50,4 @@ TEST(DeadNodePassTest, EveryOutputOfTheDefaultSignatureIsKept) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::dead_nodes_test

@@ -11,7 +11,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::elementwise_fusion_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -282,4 +282,4 @@ TEST(ElementwiseFusionPassTest, ReducedPrecisionConvertsProgramsWithoutExp) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::elementwise_fusion_test

@@ -2,7 +2,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::gelu_fusion_test {
 namespace {
 
 TEST(GeluFusionPassTest, FusesTheErfFormInEachOrder) {
@@ -84,4 +84,4 @@ TEST(GeluFusionPassTest, LeavesWrongConstants) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::gelu_fusion_test

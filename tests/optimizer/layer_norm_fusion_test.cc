@@ -2,7 +2,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::layer_norm_fusion_test {
 namespace {
 
 // LayerNorm over the last axis as PyTorch (opset < 17) exports it.
@@ -75,4 +75,4 @@ TEST(LayerNormFusionPassTest, LeavesAPatternWhoseInsideIsRead) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::layer_norm_fusion_test

@@ -10,7 +10,7 @@
 #include "testing/compare.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::matmul_bias_fusion_test {
 namespace {
 
 // A linear layer's tail: x [2, 3, 8] x w [8, 6] -> + b [6] (bias first, as
@@ -468,4 +468,4 @@ TEST(MatMulBiasFusionPassTest, PipelineDropsTheUntransposedWeight) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::matmul_bias_fusion_test

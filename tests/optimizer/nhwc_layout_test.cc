@@ -18,7 +18,7 @@
 #include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::nhwc_layout_test {
 namespace {
 
 PassOptions Nhwc() {
@@ -767,4 +767,4 @@ TEST(NhwcLayoutPipelineTest, ChannelsLastWhereFewerTransposesOnlyForAutosNchw) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::nhwc_layout_test

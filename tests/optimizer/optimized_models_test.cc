@@ -24,7 +24,7 @@
 #include "tests/optimizer/optimizer_test_util.h"
 #include "tests/test_data.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::optimized_models_test {
 namespace {
 
 constexpr double kRtol = 1e-4;
@@ -342,4 +342,4 @@ TEST(OptimizedModelsComparisonTest, CatchesAPassThatChangesValues) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::optimized_models_test

@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::pipeline_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -185,4 +185,4 @@ TEST(PipelineTest, TheDeprecatedFoldingCapIsReadAndNoted) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::pipeline_test

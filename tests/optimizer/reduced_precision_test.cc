@@ -6,7 +6,7 @@
 #include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::reduced_precision_test {
 namespace {
 
 
@@ -239,4 +239,4 @@ TEST(ReducedPrecisionPipelineTest, SessionRunsTheModelInBfloat16) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::reduced_precision_test

@@ -2,7 +2,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::redundant_nodes_test {
 namespace {
 
 TEST(RedundantNodePassTest, InverseTransposesAndIdentitiesGo) {
@@ -81,4 +81,4 @@ TEST(RedundantNodePassTest, KeepsATransposeThatMoves) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::redundant_nodes_test

@@ -8,7 +8,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::rms_norm_fusion_test {
 namespace {
 
 enum class Square { kPow, kMul };
@@ -284,4 +284,4 @@ TEST(RMSNormFusionPassTest, LeavesAMulByAnotherTensor) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::rms_norm_fusion_test

@@ -2,7 +2,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::shape_simplification_test {
 namespace {
 
 TEST(ShapeSimplificationPassTest, StaticShapeAndSizeBecomeConstants) {
@@ -68,4 +68,4 @@ TEST(ShapeSimplificationPassTest,
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::shape_simplification_test

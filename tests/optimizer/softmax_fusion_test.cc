@@ -2,7 +2,7 @@
 #include "optimizer/pass.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice::optimizer_test {
+namespace sluice::optimizer_test::softmax_fusion_test {
 namespace {
 
 std::map<std::string, AttrValue> Reduce(int64_t axis) {
@@ -48,4 +48,4 @@ TEST(SoftmaxFusionPassTest, LeavesMismatchedAxes) {
 }
 
 }  // namespace
-}  // namespace sluice::optimizer_test
+}  // namespace sluice::optimizer_test::softmax_fusion_test

@@ -11,7 +11,7 @@
 #include "placer/placer.h"
 #include "placer_test_util.h"
 
-namespace sluice {
+namespace sluice::capability_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -134,4 +134,4 @@ TEST(PlacerCapabilityTest, PlacingWithoutAKernelQueryIsAnError) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::capability_test

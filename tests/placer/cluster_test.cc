@@ -18,7 +18,7 @@
 #include "tests/test_data.h"
 #include "tools/place_command.h"
 
-namespace sluice {
+namespace sluice::cluster_test {
 namespace {
 
 using testing_util::AllKernels;
@@ -214,4 +214,4 @@ TEST(ClusterPlacementTest, PlaceReportsBytesBetweenHosts) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cluster_test

@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
-namespace sluice {
+namespace sluice::cost_model_test {
 namespace {
 
 using optimizer_test::GraphMaker;
@@ -42,4 +42,4 @@ TEST(CostModelTest, FusedAttentionFlopsAreTheSameInEveryLayout) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cost_model_test

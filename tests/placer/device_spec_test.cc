@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::device_spec_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -90,4 +90,4 @@ TEST(DeviceSpecTest, HumanUnits) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::device_spec_test

@@ -5,7 +5,7 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::machine_topology_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -106,4 +106,4 @@ TEST(MachineTopologyTest, UsedGpusAreThoseWithNodes) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::machine_topology_test

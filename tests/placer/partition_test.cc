@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "placer_test_util.h"
 
-namespace sluice {
+namespace sluice::partition_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -358,4 +358,4 @@ TEST(PartitionTest, RejectsPlacementOfWrongSize) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::partition_test

@@ -8,7 +8,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::place_command_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -101,4 +101,4 @@ TEST(PlaceCommandTest, BadDeviceSpecAndStrategyAreReported) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::place_command_test

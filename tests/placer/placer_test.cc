@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "placer_test_util.h"
 
-namespace sluice {
+namespace sluice::placer_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -499,4 +499,4 @@ TEST(PlacerTest, OptionsFromConfig) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::placer_test

@@ -16,7 +16,7 @@
 #include "placer/placer.h"
 #include "placer_test_util.h"
 
-namespace sluice {
+namespace sluice::property_test {
 namespace {
 
 using testing_util::AllKernels;
@@ -187,4 +187,4 @@ TEST(PlacerPropertyTest, BudgetsHoldOverRandomGraphs) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::property_test

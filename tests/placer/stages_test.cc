@@ -19,7 +19,7 @@
 #include "tests/test_data.h"
 #include "tools/place_command.h"
 
-namespace sluice {
+namespace sluice::stages_test {
 namespace {
 
 using testing_util::AllKernels;
@@ -295,4 +295,4 @@ TEST(StagesTest, EveryExampleSplitByMemoryFlowsOneWay) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::stages_test

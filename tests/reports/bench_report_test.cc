@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::bench_report_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -108,4 +108,4 @@ TEST(BenchReportTest, AFailedFirstStepGoesThroughTheHook) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::bench_report_test

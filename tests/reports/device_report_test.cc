@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice {
+namespace sluice::device_report_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -76,4 +76,4 @@ TEST(DeviceReportTest, AConfigAddsWhatEachDeviceWouldGet) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::device_report_test

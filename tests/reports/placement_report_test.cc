@@ -11,7 +11,7 @@
 #include "model/model_loader.h"
 #include "tests/test_data.h"
 
-namespace sluice {
+namespace sluice::placement_report_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -73,4 +73,4 @@ TEST(PlacementReportTest, ABadDevicesSpecIsInvalidArgument) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::placement_report_test

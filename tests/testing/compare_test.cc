@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace sluice::testing {
+namespace sluice::testing::compare_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -115,4 +115,4 @@ TEST(CompareTest, CompareValuesReportsTheFirstMismatchesAndTheirCount) {
 }
 
 }  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::compare_test

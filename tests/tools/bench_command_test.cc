@@ -10,7 +10,7 @@
 #include "tests/tools/tools_test_util.h"
 #include "tools/commands.h"
 
-namespace sluice {
+namespace sluice::bench_command_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -118,9 +118,9 @@ TEST(BenchCommandTest, UsageErrorsExitTwo) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::bench_command_test
 
-namespace sluice {
+namespace sluice::bench_command_test {
 namespace {
 
 TEST(BenchCommandTest, ProfilesOpsAndWritesAChromeTrace) {
@@ -191,4 +191,4 @@ TEST(BenchCommandTest, ProfilesOpsAndWritesAChromeTrace) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::bench_command_test

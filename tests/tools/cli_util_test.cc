@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/tools/tools_test_util.h"
 
-namespace sluice {
+namespace sluice::cli_util_test {
 namespace {
 
 TEST(CliUtilTest, EscapesControlCharactersAndInvalidUtf8) {
@@ -46,4 +46,4 @@ TEST(CliUtilTest, RegularFileCheckNamesWhatThePathIs) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::cli_util_test

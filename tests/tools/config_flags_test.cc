@@ -21,7 +21,7 @@
 #include "tools/commands.h"
 #include "tools/place_command.h"
 
-namespace sluice {
+namespace sluice::config_flags_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -220,4 +220,4 @@ TEST(ConfigFlagsTest, PlaceTakesTheStrategyFlagThroughTheConfig) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::config_flags_test

@@ -5,7 +5,7 @@
 #include "tests/tools/tools_test_util.h"
 #include "tools/commands.h"
 
-namespace sluice {
+namespace sluice::devices_command_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -144,4 +144,4 @@ TEST(DevicesCommandTest, HelpExitsZero) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::devices_command_test

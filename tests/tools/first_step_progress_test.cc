@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "testing/file_text.h"
 
-namespace sluice {
+namespace sluice::first_step_progress_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -76,4 +76,4 @@ TEST(FirstStepProgressTest, ADisabledLineWritesNothing) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::first_step_progress_test

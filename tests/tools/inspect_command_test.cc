@@ -9,7 +9,7 @@
 #include "tools/commands.h"
 #include "tools/convert_command.h"
 
-namespace sluice {
+namespace sluice::inspect_command_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -227,4 +227,4 @@ TEST(InspectCommandTest, HelpExitsZero) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::inspect_command_test

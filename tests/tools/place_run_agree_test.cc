@@ -22,7 +22,7 @@
 #include "tests/tools/tools_test_util.h"
 #include "tools/place_command.h"
 
-namespace sluice {
+namespace sluice::place_run_agree_test {
 namespace {
 
 // (producer node, source device, destination device) -> count.
@@ -207,4 +207,4 @@ TEST(PlaceRunAgreeTest, GpuAndCpu) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::place_run_agree_test

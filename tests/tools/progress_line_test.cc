@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "testing/file_text.h"
 
-namespace sluice {
+namespace sluice::progress_line_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -62,4 +62,4 @@ TEST(ProgressLineTest, DisabledWritesNothingAndGivesNoCallback) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::progress_line_test

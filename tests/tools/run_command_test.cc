@@ -20,7 +20,7 @@
 #include "onnx/onnx_pb.h"
 #endif
 
-namespace sluice {
+namespace sluice::run_command_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -388,4 +388,4 @@ TEST(SluiceMainTest, UsageErrorsExitTwo) {
 }
 
 }  // namespace
-}  // namespace sluice
+}  // namespace sluice::run_command_test
