@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 
 namespace sluice {
@@ -73,6 +74,12 @@ int DataTypeBits(DataType dtype) {
 std::string DataTypeName(DataType dtype) {
   const DtypeInfo* d = Find(dtype);
   return d == nullptr ? "invalid" : d->name;
+}
+
+std::string DataTypeNames(absl::Span<const DataType> dtypes) {
+  return absl::StrJoin(dtypes, ", ", [](std::string* out, DataType t) {
+    absl::StrAppend(out, DataTypeName(t));
+  });
 }
 
 namespace {

@@ -9,7 +9,10 @@
 #ifndef SLUICE_CORE_DTYPE_H_
 #define SLUICE_CORE_DTYPE_H_
 
+#include <string>
+
 #include "Eigen/Core"
+#include "absl/types/span.h"
 #include "core/small_types.h"  // IWYU pragma: export
 #include "sluice/dtype.h"  // IWYU pragma: export
 
@@ -37,6 +40,9 @@ SLUICE_SMALL_DTYPE(DT_UINT4, uint4)
 SLUICE_SMALL_DTYPE(DT_INT2, int2)
 SLUICE_SMALL_DTYPE(DT_UINT2, uint2)
 #undef SLUICE_SMALL_DTYPE
+
+// The dtypes' names joined with ", " (for messages): "float32, int64".
+std::string DataTypeNames(absl::Span<const DataType> dtypes);
 
 }  // namespace sluice
 

@@ -30,10 +30,6 @@
 namespace sluice {
 namespace {
 
-absl::Status Invalid(const std::string& msg) {
-  return absl::InvalidArgumentError(msg);
-}
-
 uintptr_t PageSize() {
   static const uintptr_t kPage = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   return kPage;

@@ -20,10 +20,6 @@ namespace {
 // beyond this the data must be stored explicitly.
 constexpr int64_t kMaxSplatBytes = int64_t{1} << 30;
 
-absl::Status Invalid(const std::string& msg) {
-  return absl::InvalidArgumentError(msg);
-}
-
 // Whether `v` is a value of the integer type T (float lists never fill
 // integers, so only integral sources are checked).
 template <typename T, typename Src>

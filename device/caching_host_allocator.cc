@@ -9,7 +9,7 @@ namespace {
 
 constexpr size_t kGranule = 4096;
 
-size_t RoundUp(size_t bytes) {
+size_t RoundUpToGranule(size_t bytes) {
   const size_t n = std::max<size_t>(bytes, 1);
   return (n + kGranule - 1) / kGranule * kGranule;
 }
@@ -27,7 +27,7 @@ CachingHostAllocator::~CachingHostAllocator() { ReleaseCached(); }
 
 absl::StatusOr<void*> CachingHostAllocator::Allocate(size_t bytes) {
   if (bytes < min_cached_bytes_) return base_->Allocate(bytes);
-  const size_t size = RoundUp(bytes);
+  const size_t size = RoundUpToGranule(bytes);
   {
     absl::MutexLock lock(&mu_);
     auto it = free_.lower_bound(size);

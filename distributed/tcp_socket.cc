@@ -91,7 +91,7 @@ std::string FormatAddress(const sockaddr_storage& ss) {
   return "?";
 }
 
-std::string Seconds(absl::Duration d) {
+std::string SecondsText(absl::Duration d) {
   return absl::StrFormat("%.1f s", absl::ToDoubleSeconds(d));
 }
 
@@ -122,9 +122,9 @@ absl::Status ReadExact(const TcpSocket& socket, char* out, size_t n,
     }
     ASSIGN_OR_RETURN(bool ready, WaitFor(socket.fd(), POLLIN, deadline));
     if (!ready) {
-      return absl::DeadlineExceededError(
-          absl::StrCat(peer, " sent ", got, " of the ", n, " bytes of ", what,
-                       " and then nothing for ", Seconds(absl::Now() - start)));
+      return absl::DeadlineExceededError(absl::StrCat(
+          peer, " sent ", got, " of the ", n, " bytes of ", what,
+          " and then nothing for ", SecondsText(absl::Now() - start)));
     }
   }
   return absl::OkStatus();

@@ -11,10 +11,6 @@
 namespace sluice {
 namespace {
 
-absl::Status Invalid(const std::string& message) {
-  return absl::InvalidArgumentError(message);
-}
-
 // A block or grid: 1 to 3 positive entries within `limits`, padded with 1s.
 absl::StatusOr<std::array<int64_t, 3>> LaunchDims(
     const char* attr, const std::vector<int64_t>& v,

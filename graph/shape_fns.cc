@@ -14,10 +14,6 @@ namespace {
 
 using Int128 = __int128;
 
-absl::Status Invalid(const std::string& msg) {
-  return absl::InvalidArgumentError(msg);
-}
-
 bool Known(int64_t d) { return d >= 0; }
 
 // The single dimension two partial dimensions agree on; error when both are
@@ -71,6 +67,11 @@ absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
     out.AddDim(d);
   }
   return out;
+}
+
+Shape UnknownDims(int64_t rank) {
+  if (rank < 0) return Shape::UnknownRank();
+  return Shape(std::vector<int64_t>(rank, kUnknownDim));
 }
 
 absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank) {

@@ -24,6 +24,9 @@
 
 namespace sluice {
 
+// `rank` dims, each unknown; an unknown rank when `rank` < 0.
+Shape UnknownDims(int64_t rank);
+
 // NumPy broadcasting: shapes aligned on the right; a dimension of 1 stretches;
 // 0 behaves like any other size.
 absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b);

@@ -7,14 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/shape.h"
+#include "core/status_macros.h"
 #include "graph/shape_fns.h"
 
 namespace sluice {
 namespace {
-
-absl::Status Invalid(const std::string& msg) {
-  return absl::InvalidArgumentError(msg);
-}
 
 // A size computed in double, checked to be a valid dimension.
 absl::StatusOr<int64_t> CheckedDim(double v, absl::string_view what) {

@@ -9,7 +9,7 @@ namespace {
 
 // The 16-bit and 32/64-bit storage types: T in memory, C in registers,
 // with ld (T -> C) and st (C -> T).
-constexpr char kFloatTypes[] = R"cuda(typedef float T;
+constexpr char kFloatTypedefs[] = R"cuda(typedef float T;
 typedef float C;
 __device__ __forceinline__ C ld(T x) { return x; }
 __device__ __forceinline__ T st(C x) { return x; }
@@ -168,7 +168,7 @@ absl::StatusOr<std::string> FusedElementwiseSource(
                                  "\n");
   std::string f = "f";
   switch (dtype) {
-    case DT_FLOAT: src += kFloatTypes; break;
+    case DT_FLOAT: src += kFloatTypedefs; break;
     case DT_DOUBLE: src += kDoubleTypes; f = ""; break;
     case DT_FLOAT16: src += kHalfTypes; break;
     case DT_BFLOAT16: src += kBFloat16Types; break;

@@ -16,6 +16,20 @@ std::string NodeLabel(const onnx::NodeProto& node) {
   return absl::StrCat("node '", name, "' (", node.op_type(), ")");
 }
 
+absl::Status Bad(const onnx::NodeProto& node, absl::string_view message) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(NodeLabel(node), ": ", message));
+}
+
+bool HasInput(const onnx::NodeProto& node, int i) {
+  return node.input_size() > i && !node.input(i).empty();
+}
+
+ValuePtr Scalar(ImportContext& ctx, DataType dtype, double v,
+                absl::string_view hint) {
+  return ctx.em().AddConstant(ScalarTensor(dtype, v), hint);
+}
+
 absl::StatusOr<ValuePtr> ImportContext::OptionalInput(
     const onnx::NodeProto& node, int i) {
   if (i >= node.input_size() || node.input(i).empty()) return nullptr;

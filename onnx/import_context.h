@@ -166,6 +166,13 @@ absl::StatusOr<ValuePtr> EmitCastTo(ImportContext& ctx, absl::string_view hint,
                                     ValuePtr x, DataType dtype);
 // "node 'name' (Op)": how errors name an ONNX node.
 std::string NodeLabel(const onnx::NodeProto& node);
+// INVALID_ARGUMENT "node 'name' (Op): <message>".
+absl::Status Bad(const onnx::NodeProto& node, absl::string_view message);
+// Whether the node has input i and it is not left out ("").
+bool HasInput(const onnx::NodeProto& node, int i);
+// Emits a scalar constant of `dtype` holding v.
+ValuePtr Scalar(ImportContext& ctx, DataType dtype, double v,
+                absl::string_view hint);
 
 }  // namespace sluice
 

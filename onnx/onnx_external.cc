@@ -17,11 +17,6 @@ namespace {
 
 using OnnxTensor = onnx::TensorProto;
 
-absl::Status TensorError(const OnnxTensor& proto, absl::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("ONNX tensor '", proto.name(), "': ", message));
-}
-
 // The tensor's shape, checked as TensorFromOnnx checks it.
 absl::StatusOr<Shape> OnnxShape(const OnnxTensor& proto) {
   if (proto.dims_size() > kMaxRank) {

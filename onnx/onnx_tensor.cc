@@ -15,14 +15,16 @@
 #include "core/status_macros.h"
 
 namespace sluice {
-namespace {
 
-using OnnxTensor = onnx::TensorProto;
-
-absl::Status TensorError(const OnnxTensor& proto, absl::string_view message) {
+absl::Status TensorError(const onnx::TensorProto& proto,
+                         absl::string_view message) {
   return absl::InvalidArgumentError(
       absl::StrCat("ONNX tensor '", proto.name(), "': ", message));
 }
+
+namespace {
+
+using OnnxTensor = onnx::TensorProto;
 
 // Reads `raw`'s bytes of the model's file into `dst`.
 absl::Status ReadRawDataInFile(const OnnxTensor& proto,

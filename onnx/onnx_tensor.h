@@ -13,7 +13,9 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/tensor.h"
 #include "onnx/onnx_pb.h"
 
@@ -39,6 +41,9 @@ absl::StatusOr<DataType> DataTypeFromOnnx(int32_t elem_type);
 // "FLOAT", "INT64", "FLOAT8E4M3FN", ...; "type N" for numbers neither this
 // libonnx nor the constants above know.
 std::string OnnxTypeName(int32_t elem_type);
+// INVALID_ARGUMENT "ONNX tensor '<name>': <message>".
+absl::Status TensorError(const onnx::TensorProto& proto,
+                         absl::string_view message);
 
 // Builds a host tensor from an ONNX tensor. Sizes are checked before any
 // allocation: every dim >= 0, at most kMaxElements elements, and the data

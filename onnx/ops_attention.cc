@@ -24,10 +24,6 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-bool HasInput(const onnx::NodeProto& node, int i) {
-  return node.input_size() > i && !node.input(i).empty();
-}
-
 std::string CheckAttention(const onnx::NodeProto& node, int opset) {
   if (HasInput(node, 6) && HasInput(node, 4)) {
     return "nonpad_kv_seqlen cannot be combined with past_key/past_value";

@@ -27,11 +27,6 @@ const absl::flat_hash_map<std::string, std::string>& BinaryOps() {
   return *ops;
 }
 
-ValuePtr Scalar(ImportContext& ctx, DataType dtype, double v,
-                absl::string_view hint) {
-  return ctx.em().AddConstant(ScalarTensor(dtype, v), hint);
-}
-
 absl::Status ConvertUnary(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr x, ctx.Input(node, 0));
   ASSIGN_OR_RETURN(ValuePtr y, ctx.em().Emit1(UnaryOps().at(node.op_type()),

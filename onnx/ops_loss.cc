@@ -16,7 +16,7 @@
 namespace sluice {
 namespace {
 
-std::string CheckReduction(const onnx::NodeProto& node, int opset) {
+std::string CheckLossReduction(const onnx::NodeProto& node, int opset) {
   const std::string r = AttrString(node, "reduction", "mean");
   if (r != "none" && r != "sum" && r != "mean") {
     return absl::StrCat("reduction \"", r, "\"");
@@ -158,9 +158,9 @@ absl::Status ConvertSoftmaxCrossEntropy(const onnx::NodeProto& node,
 }  // namespace
 
 void AddLossOps(OnnxOpTable* table) {
-  (*table)["NegativeLogLikelihoodLoss"] = {ConvertNll, CheckReduction};
+  (*table)["NegativeLogLikelihoodLoss"] = {ConvertNll, CheckLossReduction};
   (*table)["SoftmaxCrossEntropyLoss"] = {ConvertSoftmaxCrossEntropy,
-                                         CheckReduction};
+                                         CheckLossReduction};
 }
 
 }  // namespace sluice

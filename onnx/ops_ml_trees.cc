@@ -98,10 +98,6 @@ std::vector<std::string> Strings(const onnx::NodeProto& node,
   return v;
 }
 
-absl::Status Bad(const onnx::NodeProto& node, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(NodeLabel(node), ": ", what));
-}
-
 // Versions 1 and 3: nodes_* lists branch nodes and leaves of every tree
 // (children by node id within the tree); the leaves' weights come from
 // `prefix`_treeids/_nodeids/_ids/_weights (target_ or class_).

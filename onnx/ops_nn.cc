@@ -12,16 +12,6 @@
 namespace sluice {
 namespace {
 
-absl::Status Bad(const onnx::NodeProto& node, absl::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(NodeLabel(node), ": ", message));
-}
-
-ValuePtr Scalar(ImportContext& ctx, DataType dtype, double v,
-                absl::string_view hint) {
-  return ctx.em().AddConstant(ScalarTensor(dtype, v), hint);
-}
-
 absl::Status ConvertMatMul(const onnx::NodeProto& node, ImportContext& ctx) {
   ASSIGN_OR_RETURN(ValuePtr a, ctx.Input(node, 0));
   ASSIGN_OR_RETURN(ValuePtr b, ctx.Input(node, 1));

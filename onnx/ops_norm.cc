@@ -19,11 +19,6 @@
 namespace sluice {
 namespace {
 
-ValuePtr Scalar(ImportContext& ctx, DataType dtype, double v,
-                absl::string_view hint) {
-  return ctx.em().AddConstant(ScalarTensor(dtype, v), hint);
-}
-
 // The axes [axis, rank) of x, for normalisations over the trailing dims.
 absl::StatusOr<std::vector<int64_t>> TrailingAxes(const ValuePtr& x,
                                                   int64_t axis) {

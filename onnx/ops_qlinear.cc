@@ -24,11 +24,6 @@ namespace {
 constexpr double kExactFloat = 16777216.0;  // 2^24
 constexpr double kMaxProduct = 255.0 * 255.0;
 
-ValuePtr Scalar(ImportContext& ctx, DataType dtype, double v,
-                absl::string_view hint) {
-  return ctx.em().AddConstant(ScalarTensor(dtype, v), hint);
-}
-
 absl::StatusOr<std::pair<double, double>> IntRange(DataType t) {
   switch (t) {
     case DT_UINT8: return std::make_pair(0.0, 255.0);

@@ -36,10 +36,6 @@ absl::StatusOr<ValuePtr> Zeros(ImportContext& ctx, DataType dtype,
       [](Tensor& t) { std::memset(t.raw_data(), 0, t.bytes()); }, hint);
 }
 
-bool HasInput(const onnx::NodeProto& node, int i) {
-  return node.input_size() > i && !node.input(i).empty();
-}
-
 absl::Status NeedShape(const ValuePtr& v, int rank, absl::string_view name) {
   if (!v->shape.IsFullyDefined() || (rank >= 0 && v->shape.rank() != rank)) {
     return absl::UnimplementedError(absl::StrCat(

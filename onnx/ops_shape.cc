@@ -20,11 +20,6 @@
 namespace sluice {
 namespace {
 
-absl::Status Bad(const onnx::NodeProto& node, absl::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(NodeLabel(node), ": ", message));
-}
-
 absl::Status SetConst(const onnx::NodeProto& node, ImportContext& ctx,
                       Tensor value) {
   return ctx.SetOutput(node, 0,

@@ -16,11 +16,6 @@
 namespace sluice {
 namespace {
 
-absl::Status Bad(const onnx::NodeProto& node, absl::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(NodeLabel(node), ": ", message));
-}
-
 ValuePtr Empty(ImportContext& ctx, const onnx::NodeProto& node, DataType dt) {
   Tensor t = *Tensor::Zeros(dt, Shape({0}));
   return ctx.em().AddConstant(std::move(t), ctx.Hint(node, "empty"));

@@ -44,13 +44,6 @@ bool IsPerChannelConst(const Graph& g, TensorRef ref, int64_t channels) {
   return true;
 }
 
-// A two-input Add reading `ref` on one side and producing `shape`.
-bool IsAddOf(const Graph& g, int id, TensorRef ref, const Shape& shape) {
-  const Node& n = g.node(id);
-  return n.op() == "Add" && n.num_inputs() == 2 &&
-         OtherOperand(n, ref).has_value() && n.output_shape(0) == shape;
-}
-
 // Whether node `id` is `op` (Maximum or Minimum) of `ref` and a float32
 // scalar Const equal to `value`, producing `shape`.
 bool IsClipAt(const Graph& g, int id, TensorRef ref, std::string_view op,

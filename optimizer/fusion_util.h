@@ -101,6 +101,13 @@ inline bool KeepsRank(const Graph& g, int last, TensorRef x) {
   return !a.unknown_rank() && !b.unknown_rank() && a.rank() == b.rank();
 }
 
+// A two-input Add reading `ref` on one side and producing `shape`.
+inline bool IsAddOf(const Graph& g, int id, TensorRef ref, const Shape& shape) {
+  const Node& n = g.node(id);
+  return n.op() == "Add" && n.num_inputs() == 2 &&
+         OtherOperand(n, ref).has_value() && n.output_shape(0) == shape;
+}
+
 // Whether none of the pattern's nodes has control inputs.
 inline bool NoControlInputs(const Graph& g, const std::vector<int>& pattern) {
   for (int id : pattern) {

@@ -77,13 +77,6 @@ bool IsColumnBias(const Graph& g, TensorRef ref, int64_t n, int max_rank,
   return true;
 }
 
-// A two-input Add reading `ref` on one side and producing `shape`.
-bool IsAddOf(const Graph& g, int id, TensorRef ref, const Shape& shape) {
-  const Node& n = g.node(id);
-  return n.op() == "Add" && n.num_inputs() == 2 &&
-         OtherOperand(n, ref).has_value() && n.output_shape(0) == shape;
-}
-
 // The cuBLASLt activation node `id` is, or "" when it is none of them.
 std::string EpilogueActivation(const Graph& g, int id) {
   const Node& n = g.node(id);

@@ -7,10 +7,13 @@
 # wheel (scripts/python_test.sh; skip with SLUICE_SKIP_PYTHON=1). Then the
 # sanitizer build (scripts/sanitize.sh: clang, ASan + UBSan, -Wthread-safety,
 # CPU only, in build-asan/) runs the whole CTest suite again and each libFuzzer
-# target for 20 s. CI runs all of this (.ci/run).
+# target for 20 s, and the ThreadSanitizer build (scripts/tsan.sh, with its own
+# instrumented Abseil, in build-tsan/) runs it a third time. CI runs all of
+# this (.ci/run).
 #
 #   scripts/test.sh
-#   SLUICE_SKIP_SANITIZE=1 scripts/test.sh   # without the sanitizer build
+#   SLUICE_SKIP_SANITIZE=1 scripts/test.sh   # without the ASan + UBSan build
+#   SLUICE_SKIP_TSAN=1 scripts/test.sh       # without the TSan build
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,4 +53,7 @@ if [[ "${SLUICE_SKIP_PYTHON:-0}" != "1" ]]; then
 fi
 if [[ "${SLUICE_SKIP_SANITIZE:-0}" != "1" ]]; then
   "$ROOT/scripts/sanitize.sh"
+fi
+if [[ "${SLUICE_SKIP_TSAN:-0}" != "1" ]]; then
+  "$ROOT/scripts/tsan.sh"
 fi

@@ -2,8 +2,8 @@
 # The ThreadSanitizer build of the CPU test suite: clang with
 # -fsanitize=thread, CPU only (-DSLUICE_WITH_CUDA=OFF), -O1 with line
 # tables, into build-tsan/; then the whole CTest suite of that build, where a
-# test with a race report fails (TSan exits 66). Not run by CI
-# (scripts/test.sh) yet; docs/reliability.md has the runs and what they found.
+# test with a race report fails (TSan exits 66). CI runs it last
+# (scripts/test.sh); docs/reliability.md has the runs and what they found.
 #
 # TSan sees only what was compiled with it. sluice locks with absl::Mutex,
 # and Debian's Abseil is not instrumented (its Mutex waits on futexes TSan
@@ -92,7 +92,7 @@ if has_step build; then
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -Dabsl_DIR:PATH="$ABSEIL_PREFIX/lib/cmake/absl" \
     -DSLUICE_WITH_CUDA=OFF -DSLUICE_BUILD_BENCH=OFF \
-    -DSLUICE_SANITIZE=thread -DSLUICE_TEST_SHARDS=4 \
+    -DSLUICE_SANITIZE=thread -DSLUICE_TEST_SHARDS=4 -DCMAKE_UNITY_BUILD=ON \
     "${launcher[@]}" "$@"
   # Refuse a build that found Debian's Abseil after all.
   grep -q "^absl_DIR:[A-Z]*=$ABSEIL_PREFIX/lib/cmake/absl$" "$BUILD/CMakeCache.txt" ||

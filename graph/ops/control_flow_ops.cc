@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "core/dtype.h"
 #include "core/status_macros.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
@@ -30,12 +30,6 @@ Shape MergeShapes(const Shape& a, const Shape& b) {
   return out;
 }
 
-std::string TypeNames(const std::vector<DataType>& types) {
-  return absl::StrJoin(types, ", ", [](std::string* out, DataType t) {
-    absl::StrAppend(out, DataTypeName(t));
-  });
-}
-
 // The subgraph of `attr`, checked to take `inputs` and give `outputs`
 // (their number and dtypes, in order).
 absl::StatusOr<const Graph*> CheckedSubgraph(
@@ -52,14 +46,14 @@ absl::StatusOr<const Graph*> CheckedSubgraph(
   if (got_in != inputs) {
     return absl::InvalidArgumentError(absl::StrCat(
         "subgraph '", attr, "' takes ", got_in.size(), " inputs (",
-        TypeNames(got_in), "), the node passes ", inputs.size(), " (",
-        TypeNames(inputs), ")"));
+        DataTypeNames(got_in), "), the node passes ", inputs.size(), " (",
+        DataTypeNames(inputs), ")"));
   }
   if (got_out != outputs) {
     return absl::InvalidArgumentError(absl::StrCat(
         "subgraph '", attr, "' gives ", got_out.size(), " outputs (",
-        TypeNames(got_out), "), the node needs ", outputs.size(), " (",
-        TypeNames(outputs), ")"));
+        DataTypeNames(got_out), "), the node needs ", outputs.size(), " (",
+        DataTypeNames(outputs), ")"));
   }
   return g;
 }

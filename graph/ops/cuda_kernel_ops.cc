@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "core/dtype.h"
 #include "core/status_macros.h"
 #include "graph/cuda_kernel_spec.h"
 #include "graph/graph.h"
@@ -17,12 +17,6 @@
 
 namespace sluice {
 namespace {
-
-std::string TypeNames(const std::vector<DataType>& types) {
-  return absl::StrJoin(types, ", ", [](std::string* out, DataType t) {
-    absl::StrAppend(out, DataTypeName(t));
-  });
-}
 
 // The fallback takes the node's inputs and gives its outputs, by dtype.
 absl::Status CheckFallback(const InferenceContext& c, const Graph& g) {
@@ -33,9 +27,9 @@ absl::Status CheckFallback(const InferenceContext& c, const Graph& g) {
   for (const GraphOutput& out : g.outputs()) got_out.push_back(out.dtype);
   if (got_in != want_in || got_out != want_out) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cpu_fallback takes (", TypeNames(got_in), ") and gives (",
-        TypeNames(got_out), "); the node passes (", TypeNames(want_in),
-        ") and gives (", TypeNames(want_out), ")"));
+        "cpu_fallback takes (", DataTypeNames(got_in), ") and gives (",
+        DataTypeNames(got_out), "); the node passes (", DataTypeNames(want_in),
+        ") and gives (", DataTypeNames(want_out), ")"));
   }
   return absl::OkStatus();
 }

@@ -17,11 +17,6 @@ namespace sluice {
 namespace {
 
 // A shape of `rank` unknown dimensions, or of unknown rank when rank < 0.
-Shape UnknownDims(int64_t rank) {
-  if (rank < 0) return Shape::UnknownRank();
-  return Shape(std::vector<int64_t>(rank, kUnknownDim));
-}
-
 // The number of values a rank-1 parameter input holds, -1 when unknown.
 int64_t ParamLength(const Shape& s) {
   if (s.unknown_rank()) return -1;

@@ -17,11 +17,6 @@
 namespace sluice {
 namespace {
 
-Shape UnknownDims(int64_t rank) {
-  if (rank < 0) return Shape::UnknownRank();
-  return Shape(std::vector<int64_t>(rank, kUnknownDim));
-}
-
 bool FullyKnown(const Shape& s) { return s.IsFullyDefined(); }
 
 absl::StatusOr<std::optional<std::vector<int64_t>>> KnownInts(

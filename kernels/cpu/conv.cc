@@ -353,14 +353,14 @@ absl::StatusOr<Conv2DParams> ReadParams(const AttrMap& attrs) {
   return p;
 }
 
-struct ConvAttrs {
+struct Conv2DAttrs {
   Conv2DParams conv;
   DataFormat format = DataFormat::kNchw;
   ConvActivation activation = ConvActivation::kNone;  // FusedConv2D
 };
 
-absl::StatusOr<ConvAttrs> ReadConvAttrs(const AttrMap& attrs) {
-  ConvAttrs a;
+absl::StatusOr<Conv2DAttrs> ReadConvAttrs(const AttrMap& attrs) {
+  Conv2DAttrs a;
   ASSIGN_OR_RETURN(a.conv, ReadParams(attrs));
   ASSIGN_OR_RETURN(a.format, GetDataFormat(attrs));
   return a;
@@ -369,7 +369,7 @@ absl::StatusOr<ConvAttrs> ReadConvAttrs(const AttrMap& attrs) {
 // The output's shape in the node's format, after the checks every
 // convolution makes of its input and filter.
 absl::StatusOr<Shape> CheckedOutputShape(const OpKernelContext& ctx,
-                                         const ConvAttrs& a) {
+                                         const Conv2DAttrs& a) {
   RETURN_IF_ERROR(CheckHostInputs(ctx));
   const Tensor& x = ctx.input(0);
   const Tensor& f = ctx.input(1);
@@ -397,7 +397,7 @@ absl::Status ConvCompute(OpKernelContext* ctx, const Tensor& x,
 // device's provider allows it (CpuProviderOptions::convolutions) and it
 // takes the shape. NHWC: on `onednn_nhwc` (channels last in place) on the
 // same terms, else the NCHW computation between permutations.
-absl::Status ConvInto(OpKernelContext* ctx, const ConvAttrs& a,
+absl::Status ConvInto(OpKernelContext* ctx, const Conv2DAttrs& a,
                       const ConvEpilogue* epilogue, OneDnnConv* onednn,
                       OneDnnConvNhwc* onednn_nhwc, const Tensor* side) {
   ASSIGN_OR_RETURN(Shape shape, CheckedOutputShape(*ctx, a));
@@ -521,7 +521,7 @@ absl::Status ConvCompute(OpKernelContext* ctx, const Tensor& x,
 }
 
 // The channels-last oneDNN path of a node, for data_format NHWC only.
-std::unique_ptr<OneDnnConvNhwc> MaybeNhwc(const ConvAttrs& a,
+std::unique_ptr<OneDnnConvNhwc> MaybeNhwc(const Conv2DAttrs& a,
                                           ConvActivation act) {
   if (a.format != DataFormat::kNhwc) return nullptr;
   return OneDnnConvNhwc::Create(a.conv, act);
@@ -529,7 +529,7 @@ std::unique_ptr<OneDnnConvNhwc> MaybeNhwc(const ConvAttrs& a,
 
 class Conv2DKernel final : public OpKernel {
  public:
-  using Attrs = ConvAttrs;
+  using Attrs = Conv2DAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     return ReadConvAttrs(node.attrs());
   }
@@ -545,7 +545,7 @@ class Conv2DKernel final : public OpKernel {
   }
 
  private:
-  const ConvAttrs attrs_;
+  const Conv2DAttrs attrs_;
   // nullptr: the loops here (no oneDNN in this build, or switched off).
   const std::unique_ptr<OneDnnConv> onednn_;
   // Only for data_format NHWC.
@@ -556,9 +556,9 @@ class Conv2DKernel final : public OpKernel {
 // to each tile of the output as it is computed.
 class FusedConv2DKernel final : public OpKernel {
  public:
-  using Attrs = ConvAttrs;
+  using Attrs = Conv2DAttrs;
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
-    ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(node.attrs()));
+    ASSIGN_OR_RETURN(Conv2DAttrs a, ReadConvAttrs(node.attrs()));
     ASSIGN_OR_RETURN(std::string act, node.attrs().GetString("activation"));
     ASSIGN_OR_RETURN(a.activation, ParseConvActivation(act));
     return a;
@@ -597,9 +597,11 @@ class FusedConv2DKernel final : public OpKernel {
   }
 
  private:
-  static ConvActivation Activation(const ConvAttrs& a) { return a.activation; }
+  static ConvActivation Activation(const Conv2DAttrs& a) {
+    return a.activation;
+  }
 
-  const ConvAttrs attrs_;
+  const Conv2DAttrs attrs_;
   // nullptr: the loops here (no oneDNN in this build, or switched off).
   const std::unique_ptr<OneDnnConv> onednn_;
   // Only for data_format NHWC.

@@ -209,7 +209,7 @@ void RunBinary(const OpKernelContext& ctx, const Tensor& x, const Tensor& y,
               });
 }
 
-enum class Family { kArith, kComparable };
+enum class BinaryFamily { kArith, kComparable };
 
 // The binary kernels also take int8, int16 and the unsigned integers (ONNX
 // models compare and do arithmetic on them); the other families do not yet.
@@ -248,7 +248,7 @@ absl::Status VisitBinary(DataType dtype, F&& f) {
   }
 }
 
-template <typename Op, Family kFamily, bool kBoolOut>
+template <typename Op, BinaryFamily kFamily, bool kBoolOut>
 class BinaryKernel final : public OpKernel {
  public:
   struct Attrs {
@@ -277,7 +277,7 @@ class BinaryKernel final : public OpKernel {
       RunBinary<Op, T, R>(*ctx, x, y, z);
       return absl::OkStatus();
     };
-    if constexpr (kFamily == Family::kComparable) {
+    if constexpr (kFamily == BinaryFamily::kComparable) {
       return VisitBinary</*kWithBool=*/true>(t, run);
     } else {
       return VisitBinary</*kWithBool=*/false>(t, run);
@@ -290,8 +290,9 @@ class BinaryKernel final : public OpKernel {
 
 template <typename Op>
 void RegisterArith(KernelRegistry* r, const char* op) {
-  r->Register(CpuKernel(op, {{"T", BinaryTypes(false)}},
-                        MakeKernel<BinaryKernel<Op, Family::kArith, false>>));
+  r->Register(
+      CpuKernel(op, {{"T", BinaryTypes(false)}},
+                MakeKernel<BinaryKernel<Op, BinaryFamily::kArith, false>>));
 }
 
 }  // namespace
@@ -306,14 +307,15 @@ void RegisterBinaryKernels(KernelRegistry* r) {
   RegisterArith<FModOp>(r, "FMod");
   RegisterArith<MaximumOp>(r, "Maximum");
   RegisterArith<MinimumOp>(r, "Minimum");
+  r->Register(CpuKernel(
+      "Equal", {{"T", BinaryTypes(true)}},
+      MakeKernel<BinaryKernel<EqualOp, BinaryFamily::kComparable, true>>));
   r->Register(
-      CpuKernel("Equal", {{"T", BinaryTypes(true)}},
-                MakeKernel<BinaryKernel<EqualOp, Family::kComparable, true>>));
-  r->Register(CpuKernel("Less", {{"T", BinaryTypes(false)}},
-                        MakeKernel<BinaryKernel<LessOp, Family::kArith, true>>));
-  r->Register(
-      CpuKernel("Greater", {{"T", BinaryTypes(false)}},
-                MakeKernel<BinaryKernel<GreaterOp, Family::kArith, true>>));
+      CpuKernel("Less", {{"T", BinaryTypes(false)}},
+                MakeKernel<BinaryKernel<LessOp, BinaryFamily::kArith, true>>));
+  r->Register(CpuKernel(
+      "Greater", {{"T", BinaryTypes(false)}},
+      MakeKernel<BinaryKernel<GreaterOp, BinaryFamily::kArith, true>>));
 }
 
 }  // namespace sluice::cpu

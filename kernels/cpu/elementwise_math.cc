@@ -82,12 +82,12 @@ constexpr auto kThresholdedRelu = [](auto x, const Params& p) {
   return x > C(p.alpha) ? x : C(0);
 };
 
-enum class Family { kArith, kFloat };
+enum class MathFamily { kArith, kFloat };
 
 // The float attributes an op reads into Params.
 enum class ParamSet { kNone, kAlpha, kAlphaBeta, kAlphaGamma };
 
-template <auto kFn, Family kFamily, ParamSet kAttrs = ParamSet::kNone>
+template <auto kFn, MathFamily kFamily, ParamSet kAttrs = ParamSet::kNone>
 class MathKernel final : public OpKernel {
  public:
   using Attrs = Params;
@@ -125,7 +125,7 @@ class MathKernel final : public OpKernel {
                   });
       return absl::OkStatus();
     };
-    if constexpr (kFamily == Family::kArith) {
+    if constexpr (kFamily == MathFamily::kArith) {
       return VisitArith(x.dtype(), run);
     } else {
       return VisitFloat(x.dtype(), run);
@@ -138,8 +138,9 @@ class MathKernel final : public OpKernel {
 
 template <auto kFn, ParamSet kAttrs = ParamSet::kNone>
 void RegisterFloat(KernelRegistry* r, const char* op) {
-  r->Register(CpuKernel(op, {{"T", CpuFloatTypes()}},
-                        MakeKernel<MathKernel<kFn, Family::kFloat, kAttrs>>));
+  r->Register(
+      CpuKernel(op, {{"T", CpuFloatTypes()}},
+                MakeKernel<MathKernel<kFn, MathFamily::kFloat, kAttrs>>));
 }
 
 }  // namespace
@@ -160,7 +161,7 @@ void RegisterMathKernels(KernelRegistry* r) {
   RegisterFloat<kCeil>(r, "Ceil");
   RegisterFloat<kRound>(r, "Round");
   r->Register(CpuKernel("Sign", {{"T", CpuArithTypes()}},
-                        MakeKernel<MathKernel<kSign, Family::kArith>>));
+                        MakeKernel<MathKernel<kSign, MathFamily::kArith>>));
   RegisterFloat<kSoftplus>(r, "Softplus");
   RegisterFloat<kSoftsign>(r, "Softsign");
   RegisterFloat<kMish>(r, "Mish");

@@ -101,9 +101,9 @@ void UnaryRange(const T* x, T* y, int64_t n) {
   }
 }
 
-enum class Family { kArith, kFloat };
+enum class UnaryFamily { kArith, kFloat };
 
-template <typename Op, Family kFamily>
+template <typename Op, UnaryFamily kFamily>
 class UnaryKernel final : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -122,7 +122,7 @@ class UnaryKernel final : public OpKernel {
                   });
       return absl::OkStatus();
     };
-    if constexpr (kFamily == Family::kArith) {
+    if constexpr (kFamily == UnaryFamily::kArith) {
       return VisitArith(x.dtype(), run);
     } else {
       return VisitFloat(x.dtype(), run);
@@ -141,10 +141,10 @@ absl::StatusOr<std::unique_ptr<OpKernel>> MakeGelu(const Node& node) {
   }
   const std::string approximate = attr == nullptr ? "none" : attr->s();
   if (approximate == "none") {
-    return MakeKernel<UnaryKernel<GeluErfOp, Family::kFloat>>(node);
+    return MakeKernel<UnaryKernel<GeluErfOp, UnaryFamily::kFloat>>(node);
   }
   if (approximate == "tanh") {
-    return MakeKernel<UnaryKernel<GeluTanhOp, Family::kFloat>>(node);
+    return MakeKernel<UnaryKernel<GeluTanhOp, UnaryFamily::kFloat>>(node);
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "Gelu: approximate must be \"none\" or \"tanh\", got \"", approximate,
@@ -154,18 +154,18 @@ absl::StatusOr<std::unique_ptr<OpKernel>> MakeGelu(const Node& node) {
 template <typename Op>
 void RegisterFloat(KernelRegistry* r, const char* op) {
   r->Register(CpuKernel(op, {{"T", CpuFloatTypes()}},
-                        MakeKernel<UnaryKernel<Op, Family::kFloat>>));
+                        MakeKernel<UnaryKernel<Op, UnaryFamily::kFloat>>));
 }
 
 }  // namespace
 
 void RegisterUnaryKernels(KernelRegistry* r) {
   r->Register(CpuKernel("Neg", {{"T", CpuArithTypes()}},
-                        MakeKernel<UnaryKernel<NegOp, Family::kArith>>));
+                        MakeKernel<UnaryKernel<NegOp, UnaryFamily::kArith>>));
   r->Register(CpuKernel("Abs", {{"T", CpuArithTypes()}},
-                        MakeKernel<UnaryKernel<AbsOp, Family::kArith>>));
+                        MakeKernel<UnaryKernel<AbsOp, UnaryFamily::kArith>>));
   r->Register(CpuKernel("Relu", {{"T", CpuArithTypes()}},
-                        MakeKernel<UnaryKernel<ReluOp, Family::kArith>>));
+                        MakeKernel<UnaryKernel<ReluOp, UnaryFamily::kArith>>));
   RegisterFloat<ExpOp>(r, "Exp");
   RegisterFloat<LogOp>(r, "Log");
   RegisterFloat<SqrtOp>(r, "Sqrt");

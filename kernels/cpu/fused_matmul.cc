@@ -19,12 +19,12 @@
 namespace sluice::cpu {
 namespace {
 
-enum class Activation { kNone, kRelu, kGeluTanh };
+enum class MatMulActivation { kNone, kRelu, kGeluTanh };
 
-absl::StatusOr<Activation> ParseActivation(const std::string& s) {
-  if (s == "none") return Activation::kNone;
-  if (s == "relu") return Activation::kRelu;
-  if (s == "gelu_tanh") return Activation::kGeluTanh;
+absl::StatusOr<MatMulActivation> ParseActivation(const std::string& s) {
+  if (s == "none") return MatMulActivation::kNone;
+  if (s == "relu") return MatMulActivation::kRelu;
+  if (s == "gelu_tanh") return MatMulActivation::kGeluTanh;
   return absl::InvalidArgumentError(absl::StrCat(
       "FusedMatMul: activation must be \"none\", \"relu\" or \"gelu_tanh\", "
       "got \"", s, "\""));
@@ -38,15 +38,15 @@ constexpr int64_t kPad = 16;         // floats: a whole number of packets
 // (elementwise_unary.cc); std::tanh an element at a time took 4.5 of the
 // 7.5 ms of GPT-2's [128, 768] x [768, 3072] projection at two threads.
 void Epilogue(float* y, const float* bias, const float* residual, int64_t n,
-              Activation act) {
+              MatMulActivation act) {
   using Row = Eigen::Map<Eigen::ArrayXf>;
   using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
   Row v(y, n);
   v += ConstRow(bias, n);
   if (residual != nullptr) v += ConstRow(residual, n);
-  if (act == Activation::kRelu) {
+  if (act == MatMulActivation::kRelu) {
     v = v.max(0.0f);
-  } else if (act == Activation::kGeluTanh) {
+  } else if (act == MatMulActivation::kGeluTanh) {
     // Through an aligned buffer padded to whole packets, so that every
     // value takes Eigen's packet tanh: on the row in place, where the
     // output happened to be aligned decided which values took the scalar
@@ -71,7 +71,7 @@ class FusedMatMulKernel final : public OpKernel {
  public:
   struct Attrs {
     bool transpose_b = false;
-    Activation activation = Activation::kNone;
+    MatMulActivation activation = MatMulActivation::kNone;
   };
   static absl::StatusOr<Attrs> ParseAttrs(const Node& node) {
     Attrs a;
@@ -120,7 +120,7 @@ class FusedMatMulKernel final : public OpKernel {
     float* y = out->data<float>();
     const float* bv = bias.data<float>();
     const float* rv = residual == nullptr ? nullptr : residual->data<float>();
-    const Activation act = attrs_.activation;
+    const MatMulActivation act = attrs_.activation;
     Gemm<float>(ctx->device()->eigen_cpu_device(), a.data<float>(),
                 b.data<float>(), y, rows, n, k, /*transpose_a=*/false,
                 attrs_.transpose_b, [&](const GemmTile& t) {

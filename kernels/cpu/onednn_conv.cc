@@ -60,7 +60,7 @@ std::atomic<int64_t> min_slice_macs{0};  // 0: kMinConvSliceMacs
 // (about a microsecond: the call, its reorders' setup).
 constexpr int64_t kSliceOverheadMacs = int64_t{1} << 14;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t CeilDivide(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The channel block of oneDNN's direct convolutions on this CPU: 16 floats
 // with AVX-512, else 8 (without oneDNN: 16). Defined below.
@@ -103,15 +103,16 @@ ConvSlicing PlanConvSlicing(int64_t units, int64_t rows, int64_t macs,
   ConvSlicing best;
   if (threads <= 1 || batch >= threads || units < 1 || rows < 1) return best;
   // More slices than a few per thread only add calls.
-  const int64_t per_image = CeilDiv(threads, std::max<int64_t>(batch, 1));
+  const int64_t per_image = CeilDivide(threads, std::max<int64_t>(batch, 1));
   const int64_t most = std::max<int64_t>(
       1, std::min(4 * per_image, macs / std::max<int64_t>(min_slice_macs, 1)));
   const double cell = static_cast<double>(macs) /
                       static_cast<double>(units * rows);  // per unit-row
   auto cost = [&](int64_t cu, int64_t r) {
-    const int64_t waves = CeilDiv(batch * cu * r, threads);
+    const int64_t waves = CeilDivide(batch * cu * r, threads);
     return static_cast<double>(waves) *
-           (static_cast<double>(CeilDiv(units, cu) * CeilDiv(rows, r)) * cell +
+           (static_cast<double>(CeilDivide(units, cu) * CeilDivide(rows, r)) *
+                cell +
             static_cast<double>(kSliceOverheadMacs));
   };
   double best_cost = cost(1, 1);
@@ -389,7 +390,7 @@ void AddSrcChunks(int layout, int64_t c, int64_t h, int64_t w, int64_t parts,
   if (layout > 0) {
     const int64_t blocks = (c + layout - 1) / layout;
     const int64_t bands = static_cast<int64_t>(plan->bands.size());
-    const int64_t per_band = std::min(blocks, CeilDiv(parts, bands));
+    const int64_t per_band = std::min(blocks, CeilDivide(parts, bands));
     for (const Band& b : plan->bands) {
       const int64_t bh = b.ih1 - b.ih0;
       for (int64_t i = 0; i < per_band; ++i) {
@@ -786,7 +787,7 @@ class OneDnnConvImpl final : public OneDnnConv {
     plan->reorder_src = layout != 1 || bands.size() > 1;
     if (plan->reorder_src) {
       AddSrcChunks(layout, c, h, w,
-                   CeilDiv(key[kThreads], std::max<int64_t>(key[kBatch], 1)),
+                   CeilDivide(key[kThreads], std::max<int64_t>(key[kBatch], 1)),
                    whole.src, plan.get());
     }
     return plan;

@@ -30,21 +30,22 @@ constexpr int64_t kOneDnnColumnBlock = 48;
 namespace sluice::cpu {
 namespace {
 
-using RowMatrix =
+using FloatRowMatrix =
     Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using StridedMap = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
-using ConstStridedMap = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
+using FloatStridedMap = Eigen::Map<FloatRowMatrix, 0, Eigen::OuterStride<>>;
+using ConstFloatStridedMap =
+    Eigen::Map<const FloatRowMatrix, 0, Eigen::OuterStride<>>;
 
 void EigenSgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                 const float* a, int64_t lda, const float* b, int64_t ldb,
                 float* c, int64_t ldc, bool accumulate) {
-  StridedMap ct(c, m, n, Eigen::OuterStride<>(ldc));
+  FloatStridedMap ct(c, m, n, Eigen::OuterStride<>(ldc));
   if (k == 0) {
     if (!accumulate) ct.setZero();
     return;
   }
-  ConstStridedMap at(a, ta ? k : m, ta ? m : k, Eigen::OuterStride<>(lda));
-  ConstStridedMap bt(b, tb ? n : k, tb ? k : n, Eigen::OuterStride<>(ldb));
+  ConstFloatStridedMap at(a, ta ? k : m, ta ? m : k, Eigen::OuterStride<>(lda));
+  ConstFloatStridedMap bt(b, tb ? n : k, tb ? k : n, Eigen::OuterStride<>(ldb));
   if (accumulate) {
     if (!ta && !tb) {
       ct.noalias() += at * bt;

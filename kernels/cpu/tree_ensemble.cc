@@ -16,7 +16,7 @@ namespace {
 
 using Attrs = TreeEnsembleAttrs;
 
-absl::Status Bad(absl::string_view what) {
+absl::Status TreeEnsembleError(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("TreeEnsemble ", what));
 }
 
@@ -29,8 +29,9 @@ absl::StatusOr<Attrs::Mode> ParseMode(const std::string& m) {
   for (const auto& [name, mode] : kModes) {
     if (m == name) return mode;
   }
-  return Bad(absl::StrCat("node_modes: unknown mode '", m,
-                          "' (LEQ, LT, GTE, GT, EQ, NEQ or MEMBER)"));
+  return TreeEnsembleError(
+      absl::StrCat("node_modes: unknown mode '", m,
+                   "' (LEQ, LT, GTE, GT, EQ, NEQ or MEMBER)"));
 }
 
 // Every reference (a root or child) names a node or a leaf.
@@ -38,9 +39,9 @@ absl::Status CheckRef(const Attrs& a, int64_t ref, absl::string_view where) {
   const int64_t nodes = static_cast<int64_t>(a.features.size());
   const int64_t leaves = static_cast<int64_t>(a.leaf_begin.size()) - 1;
   if (ref >= nodes || -1 - ref >= leaves) {
-    return Bad(absl::StrCat(where, " ", ref, " names neither one of the ",
-                            nodes, " nodes nor one of the ", leaves,
-                            " leaves (-1 - k)"));
+    return TreeEnsembleError(
+        absl::StrCat(where, " ", ref, " names neither one of the ", nodes,
+                     " nodes nor one of the ", leaves, " leaves (-1 - k)"));
   }
   return absl::OkStatus();
 }
@@ -56,8 +57,8 @@ absl::Status CheckTrees(const Attrs& a) {
       stack.pop_back();
       if (n < 0) continue;
       if (seen[n] == static_cast<int64_t>(t)) {
-        return Bad(absl::StrCat("tree ", t, " reaches node ", n,
-                                " twice: a tree cannot loop"));
+        return TreeEnsembleError(absl::StrCat("tree ", t, " reaches node ", n,
+                                              " twice: a tree cannot loop"));
       }
       seen[n] = static_cast<int64_t>(t);
       stack.push_back(a.true_child[n]);
@@ -106,13 +107,13 @@ class TreeEnsembleKernel final
     const Tensor& x = ctx->input(0);
     const Attrs& a = attrs();
     if (x.rank() != 2) {
-      return Bad(
+      return TreeEnsembleError(
           absl::StrCat("needs an input [N, F], got ", x.shape().DebugString()));
     }
     const int64_t rows = x.dim(0), features = x.dim(1);
     if (a.max_feature >= features) {
-      return Bad(absl::StrCat("reads feature ", a.max_feature,
-                              " of an input with ", features));
+      return TreeEnsembleError(absl::StrCat("reads feature ", a.max_feature,
+                                            " of an input with ", features));
     }
     ASSIGN_OR_RETURN(Tensor * y,
                      ctx->allocate_output(0, Shape({rows, a.n_targets})));
@@ -178,7 +179,7 @@ absl::StatusOr<TreeEnsembleAttrs> ParseTreeEnsembleAttrs(const Node& node) {
   Attrs a;
   const AttrMap& m = node.attrs();
   ASSIGN_OR_RETURN(a.n_targets, m.GetInt("n_targets"));
-  if (a.n_targets < 1) return Bad("n_targets must be >= 1");
+  if (a.n_targets < 1) return TreeEnsembleError("n_targets must be >= 1");
   ASSIGN_OR_RETURN(std::string aggregate, m.GetString("aggregate"));
   if (aggregate == "SUM") {
     a.aggregate = Attrs::Aggregate::kSum;
@@ -189,8 +190,8 @@ absl::StatusOr<TreeEnsembleAttrs> ParseTreeEnsembleAttrs(const Node& node) {
   } else if (aggregate == "MAX") {
     a.aggregate = Attrs::Aggregate::kMax;
   } else {
-    return Bad(absl::StrCat("aggregate '", aggregate,
-                            "' is not SUM, AVERAGE, MIN or MAX"));
+    return TreeEnsembleError(absl::StrCat("aggregate '", aggregate,
+                                          "' is not SUM, AVERAGE, MIN or MAX"));
   }
   ASSIGN_OR_RETURN(a.base_values, m.GetFloatList("base_values"));
   ASSIGN_OR_RETURN(a.roots, m.GetIntList("tree_roots"));
@@ -211,7 +212,7 @@ absl::StatusOr<TreeEnsembleAttrs> ParseTreeEnsembleAttrs(const Node& node) {
   if (a.thresholds.size() != nodes || modes.size() != nodes ||
       a.true_child.size() != nodes || a.false_child.size() != nodes ||
       (!missing.empty() && missing.size() != nodes)) {
-    return Bad(absl::StrCat(
+    return TreeEnsembleError(absl::StrCat(
         "node_features, node_thresholds, node_modes, node_true, node_false "
         "(and node_missing_true if given) must be as long; got ",
         nodes, ", ", a.thresholds.size(), ", ", modes.size(), ", ",
@@ -219,8 +220,9 @@ absl::StatusOr<TreeEnsembleAttrs> ParseTreeEnsembleAttrs(const Node& node) {
   }
   if (!a.base_values.empty() &&
       static_cast<int64_t>(a.base_values.size()) != a.n_targets) {
-    return Bad(absl::StrCat("base_values has ", a.base_values.size(),
-                            " values for ", a.n_targets, " targets"));
+    return TreeEnsembleError(absl::StrCat("base_values has ",
+                                          a.base_values.size(), " values for ",
+                                          a.n_targets, " targets"));
   }
   for (const std::string& mode : modes) {
     ASSIGN_OR_RETURN(Attrs::Mode parsed, ParseMode(mode));
@@ -233,7 +235,7 @@ absl::StatusOr<TreeEnsembleAttrs> ParseTreeEnsembleAttrs(const Node& node) {
       (a.member_begin.size() != nodes + 1 || a.member_begin.front() != 0 ||
        a.member_begin.back() != static_cast<int64_t>(a.member_values.size()) ||
        !std::is_sorted(a.member_begin.begin(), a.member_begin.end()))) {
-    return Bad(
+    return TreeEnsembleError(
         "member_begin must be nodes + 1 ascending offsets into "
         "member_values");
   }
@@ -241,19 +243,20 @@ absl::StatusOr<TreeEnsembleAttrs> ParseTreeEnsembleAttrs(const Node& node) {
       a.leaf_begin.back() != static_cast<int64_t>(a.leaf_targets.size()) ||
       a.leaf_weights.size() != a.leaf_targets.size() ||
       !std::is_sorted(a.leaf_begin.begin(), a.leaf_begin.end())) {
-    return Bad(
+    return TreeEnsembleError(
         "leaf_begin must be leaves + 1 ascending offsets into "
         "leaf_targets and leaf_weights (as long as each other)");
   }
   for (int64_t t : a.leaf_targets) {
     if (t < 0 || t >= a.n_targets) {
-      return Bad(
+      return TreeEnsembleError(
           absl::StrCat("leaf_targets has target ", t, " of ", a.n_targets));
     }
   }
   for (size_t n = 0; n < nodes; ++n) {
     if (a.features[n] < 0) {
-      return Bad(absl::StrCat("node_features has feature ", a.features[n]));
+      return TreeEnsembleError(
+          absl::StrCat("node_features has feature ", a.features[n]));
     }
     a.max_feature = std::max(a.max_feature, a.features[n]);
     RETURN_IF_ERROR(CheckRef(a, a.true_child[n], "node_true"));
