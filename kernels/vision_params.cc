@@ -336,10 +336,14 @@ absl::StatusOr<cpu::WindowNd> Col2ImWindow(const Col2ImAttrs& a,
   cpu::WindowNd g;
   g.in = image;
   g.kernel = block;
-  g.strides = a.strides.empty() ? std::vector<int64_t>(n, 1) : a.strides;
-  g.dilations = a.dilations.empty() ? std::vector<int64_t>(n, 1) : a.dilations;
-  std::vector<int64_t> pads =
-      a.pads.empty() ? std::vector<int64_t>(2 * n, 0) : a.pads;
+  // assign() rather than `empty() ? vector(n, 1) : attr`: GCC 12 at -O3
+  // reports a false -Wfree-nonheap-object on the conditional's temporary.
+  g.strides = a.strides;
+  if (g.strides.empty()) g.strides.assign(n, 1);
+  g.dilations = a.dilations;
+  if (g.dilations.empty()) g.dilations.assign(n, 1);
+  std::vector<int64_t> pads = a.pads;
+  if (pads.empty()) pads.assign(2 * n, 0);
   RETURN_IF_ERROR(CheckWindowAttrs(n, block, g.strides, pads, g.dilations));
   g.pad_begin.assign(pads.begin(), pads.begin() + n);
   for (size_t i = 0; i < n; ++i) {

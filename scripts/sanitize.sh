@@ -45,10 +45,8 @@ if has_step build; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
   # -O1: quick to compile and fast enough under ASan; line tables for the
-  # reports; assertions stay on (no NDEBUG). A unity build (eight sources a
-  # unit; the tests are one in every build): this build is for the checks,
-  # and it takes the library's compile time down by about half (design
-  # decision 67). The release build compiles one file a unit.
+  # reports; assertions stay on (no NDEBUG). Like every build, a unity
+  # build (eight sources a unit; design decisions 67, 68).
   cmake -S "$ROOT" -B "$BUILD" -G Ninja \
     -DCMAKE_C_COMPILER="clang-$CLANG_VERSION" \
     -DCMAKE_CXX_COMPILER="clang++-$CLANG_VERSION" \
@@ -57,7 +55,6 @@ if has_step build; then
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DSLUICE_WITH_CUDA=OFF -DSLUICE_BUILD_BENCH=OFF \
     -DSLUICE_SANITIZE=address,undefined -DSLUICE_FUZZ=ON -DSLUICE_TEST_SHARDS=4 \
-    -DCMAKE_UNITY_BUILD=ON \
     "${launcher[@]}" "$@"
   cmake --build "$BUILD" --parallel "$JOBS" ${SLUICE_NINJA_ARGS:+-- $SLUICE_NINJA_ARGS}
 

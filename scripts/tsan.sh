@@ -92,7 +92,7 @@ if has_step build; then
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -Dabsl_DIR:PATH="$ABSEIL_PREFIX/lib/cmake/absl" \
     -DSLUICE_WITH_CUDA=OFF -DSLUICE_BUILD_BENCH=OFF \
-    -DSLUICE_SANITIZE=thread -DSLUICE_TEST_SHARDS=4 -DCMAKE_UNITY_BUILD=ON \
+    -DSLUICE_SANITIZE=thread -DSLUICE_TEST_SHARDS=4 \
     "${launcher[@]}" "$@"
   # Refuse a build that found Debian's Abseil after all.
   grep -q "^absl_DIR:[A-Z]*=$ABSEIL_PREFIX/lib/cmake/absl$" "$BUILD/CMakeCache.txt" ||

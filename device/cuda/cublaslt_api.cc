@@ -11,7 +11,7 @@ namespace {
 #define SLUICE_LT_STR2(x) #x
 #define SLUICE_LT_STR(x) SLUICE_LT_STR2(x)
 
-absl::StatusOr<CublasLtApi> LoadOnce() {
+absl::StatusOr<CublasLtApi> LoadCublasLtOnce() {
   absl::StatusOr<DynamicLibrary> lib =
       DynamicLibrary::Open({CublasLtLibraryName()});
   if (!lib.ok()) {
@@ -55,7 +55,7 @@ const char* CublasLtLibraryName() {
 
 absl::StatusOr<const CublasLtApi*> LoadCublasLt() {
   static const absl::StatusOr<CublasLtApi>* const loaded =
-      new absl::StatusOr<CublasLtApi>(LoadOnce());
+      new absl::StatusOr<CublasLtApi>(LoadCublasLtOnce());
   if (!loaded->ok()) return loaded->status();
   return &**loaded;
 }

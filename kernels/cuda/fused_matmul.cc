@@ -39,18 +39,21 @@ RowActivation ToRowActivation(MatMulActivation a) {
   }
 }
 
-struct GemmTypes {
+struct FusedGemmTypes {
   cudaDataType_t data;
   cublasComputeType_t compute;
 };
 
-absl::StatusOr<GemmTypes> GemmTypesFor(DataType dtype, bool allow_tf32) {
+absl::StatusOr<FusedGemmTypes> GemmTypesFor(DataType dtype, bool allow_tf32) {
   switch (dtype) {
     case DT_FLOAT:
-      return GemmTypes{CUDA_R_32F, allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                              : CUBLAS_COMPUTE_32F};
-    case DT_FLOAT16: return GemmTypes{CUDA_R_16F, CUBLAS_COMPUTE_32F};
-    case DT_BFLOAT16: return GemmTypes{CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+      return FusedGemmTypes{CUDA_R_32F, allow_tf32
+                                            ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                            : CUBLAS_COMPUTE_32F};
+    case DT_FLOAT16:
+      return FusedGemmTypes{CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    case DT_BFLOAT16:
+      return FusedGemmTypes{CUDA_R_16BF, CUBLAS_COMPUTE_32F};
     default:
       return absl::UnimplementedError(
           absl::StrCat("no CUDA FusedMatMul for ", DataTypeName(dtype)));
@@ -147,7 +150,7 @@ class FusedMatMulKernel final : public OpKernel {
           "FusedMatMul dimensions above 2^31 (rows=", rows, ", n=", n,
           ", k=", k, ")"));
     }
-    ASSIGN_OR_RETURN(GemmTypes types,
+    ASSIGN_OR_RETURN(FusedGemmTypes types,
                      GemmTypesFor(dtype, gpu.device->allow_tf32()));
     ASSIGN_OR_RETURN(const CublasApi* cublas, LoadCublas());
     auto* handle = static_cast<cublasHandle_t>(gpu.device->cublas_handle());
