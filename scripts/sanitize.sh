@@ -65,13 +65,27 @@ if has_step build; then
   cuda_include="${CUDA_HOME:-/usr/local/cuda}/include"
   if [[ -f "$cuda_include/cuda_runtime.h" ]]; then
     echo "sanitize: -Wthread-safety on the CUDA host sources"
+    flags=(-std=c++20 -march=x86-64-v3 -DSLUICE_WITH_CUDA=1
+      "-DSLUICE_CUDA_ARCHITECTURES=\"90\""
+      -I"$ROOT" -I"$ROOT/include" -I"$BUILD/include/sluice"
+      -I"$BUILD/include" -isystem /usr/include/eigen3 -isystem "$cuda_include"
+      -Wall -Wextra -Werror -Wno-unused-parameter -Wthread-safety)
+    # The third-party headers every one of them parses (the standard
+    # library's, Abseil's, Eigen's, the CUDA runtime's), precompiled once:
+    # a file's check takes 1.5 s instead of 4.
+    pch_dir="$BUILD/cuda-host-check"
+    mkdir -p "$pch_dir"
+    printf '#include <%s>\n' algorithm cmath cstdint cstring functional map \
+      memory optional string utility vector absl/status/status.h \
+      absl/status/statusor.h absl/strings/str_cat.h absl/strings/str_join.h \
+      absl/strings/string_view.h absl/types/span.h \
+      absl/container/flat_hash_map.h absl/synchronization/mutex.h Eigen/Core \
+      cuda_runtime.h > "$pch_dir/common.h"
+    "clang++-$CLANG_VERSION" "${flags[@]}" -x c++-header "$pch_dir/common.h" \
+      -o "$pch_dir/common.h.pch"
     (cd "$ROOT" && ls device/cuda/*.cc kernels/cuda/*.cc) |
       xargs -P "$JOBS" -I{} "clang++-$CLANG_VERSION" -fsyntax-only \
-        -std=c++20 -march=x86-64-v3 -DSLUICE_WITH_CUDA=1 \
-        -DSLUICE_CUDA_ARCHITECTURES='"90"' \
-        -I"$ROOT" -I"$ROOT/include" -I"$BUILD/include/sluice" \
-        -I"$BUILD/include" -isystem /usr/include/eigen3 -isystem "$cuda_include" \
-        -Wall -Wextra -Werror -Wno-unused-parameter -Wthread-safety "$ROOT/{}"
+        "${flags[@]}" -include-pch "$pch_dir/common.h.pch" "$ROOT/{}"
   else
     echo "sanitize: no CUDA toolkit ($cuda_include); CUDA host sources not checked"
   fi
