@@ -20,7 +20,12 @@ copy the inputs in from pinned host tensors, run, take the output with
 .cpu(), with torch.cuda.synchronize() before and after. PyTorch's time with
 the output copied into a pinned tensor instead (pinned_out_ms), and without
 any copy (compute_ms, device-resident inputs), are in peers.json and in
-peers.md's second table. float32 with TF32 off everywhere, unless
+peers.md's second table. The copies are not quite alike in the first table
+(sluice feeds from ordinary memory, PyTorch from pinned tensors), which
+shows at large inputs; sluice's GPU step is also timed with `--pinned`
+(pinned_ms: feeds and results in page-locked memory) and with
+`--io-device` (io_device_ms: no copies), beside PyTorch's pinned-output and
+compute-only steps in peers.md's last two tables. float32 with TF32 off everywhere, unless
 --precision float16|bfloat16: then sluice's GPU peer runs with that
 `--precision` and PyTorch's GPU peers under torch.autocast("cuda", dtype),
 eager and captured alike (the CPU peers stay float32). With --tf32 both
@@ -450,6 +455,20 @@ def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout,
             res["io_device_ms"] = io_data["latency_s"]["p50"] * 1e3
         else:
             res["io_device_error"] = one_line(io.stderr or io.stdout)
+        # And from and to page-locked host memory (--pinned): the copies
+        # PyTorch's step makes (inputs from pinned tensors; its pinned-output
+        # variant), which ordinary memory's staged copies cannot match on a
+        # large input or output.
+        pin = subprocess.run(bench_cmd + ["--pinned"], capture_output=True,
+                             text=True, env=env, timeout=timeout)
+        try:
+            pin_data = json.loads(pin.stdout)
+        except ValueError:
+            pin_data = {}
+        if pin.returncode == 0 and pin_data.get("ok"):
+            res["pinned_ms"] = pin_data["latency_s"]["p50"] * 1e3
+        else:
+            res["pinned_error"] = one_line(pin.stderr or pin.stdout)
     return res, y
 
 
@@ -829,6 +848,27 @@ def markdown(report):
 
         lines.append(f"| {w['name']} | {io_ms:.3f} | {vs('torch_eager')} | "
                      f"{vs('torch_graph')} | {vs('torch_compiled')} |")
+    lines += ["", "Both sides from and to page-locked host memory: sluice with "
+              "`--pinned` (feeds in pinned buffers, results fetched into pinned "
+              "memory) beside PyTorch's step with pinned inputs and its output "
+              "copied into a pinned tensor; (ratio) = PyTorch ms / sluice ms:",
+              "", "| workload | sluice GPU --pinned ms | torch eager pinned ms (ratio) | "
+              "torch CUDA graph pinned ms (ratio) | torch.compile pinned ms (ratio) |",
+              "|---|---|---|---|---|"]
+    for w in report["workloads"]:
+        sg = (w.get("peers") or {}).get("sluice_gpu") or {}
+        if "pinned_ms" not in sg:
+            continue
+        pin_ms = sg["pinned_ms"]
+
+        def pinned_vs(k):
+            r = (w.get("peers") or {}).get(k) or {}
+            if "pinned_out_ms" not in r:
+                return "—"
+            return f"{r['pinned_out_ms']:.3f} ({r['pinned_out_ms'] / pin_ms:.2f}x)"
+
+        lines.append(f"| {w['name']} | {pin_ms:.3f} | {pinned_vs('torch_eager')} | "
+                     f"{pinned_vs('torch_graph')} | {pinned_vs('torch_compiled')} |")
     errors = [(w["name"], k, r[kind]) for w in report["workloads"]
               for k, r in w.get("peers", {}).items()
               for kind in ("error", "warning") if kind in r]
