@@ -444,31 +444,23 @@ def run_sluice(sluice, wl, feed_files, device, runs, warmup, out_dir, timeout,
                 "notes": data.get("notes")})
     if device.startswith("gpu"):
         # Again with the feeds and results kept on the GPU (--io-device):
-        # what PyTorch's compute-only figures are compared with.
-        io = subprocess.run(bench_cmd + ["--io-device", device], capture_output=True,
-                            text=True, env=env, timeout=timeout)
-        try:
-            io_data = json.loads(io.stdout)
-        except ValueError:
-            io_data = {}
-        if io.returncode == 0 and io_data.get("ok"):
-            res["io_device_ms"] = io_data["latency_s"]["p50"] * 1e3
-        else:
-            res["io_device_error"] = one_line(io.stderr or io.stdout)
-        # And from and to page-locked host memory (--pinned): the copies
-        # PyTorch's step makes (inputs from pinned tensors; its pinned-output
-        # variant), which ordinary memory's staged copies cannot match on a
-        # large input or output.
-        pin = subprocess.run(bench_cmd + ["--pinned"], capture_output=True,
-                             text=True, env=env, timeout=timeout)
-        try:
-            pin_data = json.loads(pin.stdout)
-        except ValueError:
-            pin_data = {}
-        if pin.returncode == 0 and pin_data.get("ok"):
-            res["pinned_ms"] = pin_data["latency_s"]["p50"] * 1e3
-        else:
-            res["pinned_error"] = one_line(pin.stderr or pin.stdout)
+        # what PyTorch's compute-only figures are compared with. And from and
+        # to page-locked host memory (--pinned): the copies PyTorch's step
+        # makes (inputs from pinned tensors; its pinned-output variant),
+        # which ordinary memory's staged copies cannot match on a large
+        # input or output.
+        for key, flags in (("io_device", ["--io-device", device]),
+                           ("pinned", ["--pinned"])):
+            run = subprocess.run(bench_cmd + flags, capture_output=True,
+                                 text=True, env=env, timeout=timeout)
+            try:
+                run_data = json.loads(run.stdout)
+            except ValueError:
+                run_data = {}
+            if run.returncode == 0 and run_data.get("ok"):
+                res[f"{key}_ms"] = run_data["latency_s"]["p50"] * 1e3
+            else:
+                res[f"{key}_error"] = one_line(run.stderr or run.stdout)
     return res, y
 
 
@@ -732,6 +724,29 @@ def fmt_diff(res):
     return f"{res['max_abs_diff']:.1e}"
 
 
+def sluice_against_torch(report, sluice_key, torch_key, intro, sluice_head,
+                         torch_head):
+    """peers.md lines: a table of sluice GPU's `sluice_key` time beside each
+    PyTorch GPU peer's `torch_key` time, (ratio) = PyTorch ms / sluice ms."""
+    lines = ["", intro + "; (ratio) = PyTorch ms / sluice ms:", "",
+             f"| workload | {sluice_head} | torch eager {torch_head} ms (ratio) | "
+             f"torch CUDA graph {torch_head} ms (ratio) | "
+             f"torch.compile {torch_head} ms (ratio) |",
+             "|---|---|---|---|---|"]
+    for w in report["workloads"]:
+        peers = w.get("peers") or {}
+        ms = (peers.get("sluice_gpu") or {}).get(sluice_key)
+        if ms is None:
+            continue
+        cells = []
+        for k in ("torch_eager", "torch_graph", "torch_compiled"):
+            r = peers.get(k) or {}
+            cells.append(f"{r[torch_key]:.3f} ({r[torch_key] / ms:.2f}x)"
+                         if torch_key in r else "—")
+        lines.append(f"| {w['name']} | {ms:.3f} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown(report):
     m = report["machine"]
     lines = [
@@ -828,47 +843,19 @@ def markdown(report):
         lines.append(f"| {w['name']} | {sg.get('gpu_graph_steps', '—')} / {total} | "
                      f"{gb / 2**20:.1f} | {fp / 2**20:.1f} + {ws / 2**20:.1f} | {ratio} | "
                      f"{(sg.get('gpu_graph_why_not') or '—').replace('|', '/')} |")
-    lines += ["", "Data already on the GPU: sluice with `--io-device gpu:0` (feeds "
-              "copied there once, results left there) beside PyTorch's compute-only "
-              "steps (inputs on the GPU, no copies); (ratio) = PyTorch ms / sluice ms:",
-              "", "| workload | sluice GPU, io on GPU ms | torch eager compute ms (ratio) | "
-              "torch CUDA graph compute ms (ratio) | torch.compile compute ms (ratio) |",
-              "|---|---|---|---|---|"]
-    for w in report["workloads"]:
-        sg = (w.get("peers") or {}).get("sluice_gpu") or {}
-        if "io_device_ms" not in sg:
-            continue
-        io_ms = sg["io_device_ms"]
-
-        def vs(k):
-            r = (w.get("peers") or {}).get(k) or {}
-            if "compute_ms" not in r:
-                return "—"
-            return f"{r['compute_ms']:.3f} ({r['compute_ms'] / io_ms:.2f}x)"
-
-        lines.append(f"| {w['name']} | {io_ms:.3f} | {vs('torch_eager')} | "
-                     f"{vs('torch_graph')} | {vs('torch_compiled')} |")
-    lines += ["", "Both sides from and to page-locked host memory: sluice with "
-              "`--pinned` (feeds in pinned buffers, results fetched into pinned "
-              "memory) beside PyTorch's step with pinned inputs and its output "
-              "copied into a pinned tensor; (ratio) = PyTorch ms / sluice ms:",
-              "", "| workload | sluice GPU --pinned ms | torch eager pinned ms (ratio) | "
-              "torch CUDA graph pinned ms (ratio) | torch.compile pinned ms (ratio) |",
-              "|---|---|---|---|---|"]
-    for w in report["workloads"]:
-        sg = (w.get("peers") or {}).get("sluice_gpu") or {}
-        if "pinned_ms" not in sg:
-            continue
-        pin_ms = sg["pinned_ms"]
-
-        def pinned_vs(k):
-            r = (w.get("peers") or {}).get(k) or {}
-            if "pinned_out_ms" not in r:
-                return "—"
-            return f"{r['pinned_out_ms']:.3f} ({r['pinned_out_ms'] / pin_ms:.2f}x)"
-
-        lines.append(f"| {w['name']} | {pin_ms:.3f} | {pinned_vs('torch_eager')} | "
-                     f"{pinned_vs('torch_graph')} | {pinned_vs('torch_compiled')} |")
+    lines += sluice_against_torch(
+        report, "io_device_ms", "compute_ms",
+        "Data already on the GPU: sluice with `--io-device gpu:0` (feeds "
+        "copied there once, results left there) beside PyTorch's compute-only "
+        "steps (inputs on the GPU, no copies)",
+        "sluice GPU, io on GPU ms", "compute")
+    lines += sluice_against_torch(
+        report, "pinned_ms", "pinned_out_ms",
+        "Both sides from and to page-locked host memory: sluice with "
+        "`--pinned` (feeds in pinned buffers, results fetched into pinned "
+        "memory) beside PyTorch's step with pinned inputs and its output "
+        "copied into a pinned tensor",
+        "sluice GPU --pinned ms", "pinned")
     errors = [(w["name"], k, r[kind]) for w in report["workloads"]
               for k, r in w.get("peers", {}).items()
               for kind in ("error", "warning") if kind in r]
