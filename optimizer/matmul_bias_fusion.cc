@@ -33,14 +33,13 @@
 //     device (a node placed by hand is not merged into another's request).
 // The fused node takes the last node's name.
 //
-// For a target whose float32 GEMM runs slower on a [k, n] weight with rows
-// a multiple of 4096 bytes (PassOptions::transpose_4k_row_weights: the CPU
-// provider's, oneDNN's dnnl_sgemm ran BERT's 768->3072 FFN 2.8x slower so,
-// docs/design.md decision 47), a float32 weight Const [k, n] with n * 4 a
-// multiple of 4096, read by this MatMul alone and not transposed, is
-// replaced by a new Const "<matmul name>/weight_t" holding it transposed,
-// [n, k], which the FusedMatMul reads with transpose_b; the old Const then
-// has no reader, and dead_nodes removes it (no second copy stays alive).
+// A layer without a bias (Llama's projections; a Gemm whose zero bias the
+// exporter dropped): MatMul(x, W) -> Add(residual) and/or the activation
+// fuse the same way, the FusedMatMul given a Const of n zeros as its bias.
+// A bias-less MatMul with nothing after it to take in stays a MatMul.
+//
+// The weight stays as it is: gemm_weight_layout, after this pass, stores it
+// in the layout the target's GEMM wants.
 //
 // Runs after gelu_fusion (which
 // makes the Gelu nodes) and before elementwise_fusion (which would
@@ -98,43 +97,6 @@ int64_t WeightColumns(const Graph& g, const Node& mm, bool transpose_b) {
   return w->dim(transpose_b ? 0 : 1);
 }
 
-// Whether the MatMul's weight should be stored transposed for the target
-// (PassOptions::transpose_4k_row_weights): a float32 Const [k, n], not yet
-// transposed, whose rows are a multiple of 4096 bytes, read by `mm` alone.
-bool TransposesWeight(const Graph& g, const Node& mm, bool transpose_b,
-                      const PassOptions& options) {
-  if (!options.transpose_4k_row_weights || transpose_b) return false;
-  const Tensor* w = ConstValueOf(g, mm.input(1));
-  if (w == nullptr || !w->on_host() || w->dtype() != DT_FLOAT ||
-      w->rank() != 2 || w->dim(1) <= 0 || w->dim(1) * 4 % 4096 != 0) {
-    return false;
-  }
-  return SoleReader(g, mm.input(1).node) == mm.id();
-}
-
-// `w` [k, n] as [n, k].
-absl::StatusOr<Tensor> Transposed(const Tensor& w) {
-  const int64_t k = w.dim(0), n = w.dim(1);
-  ASSIGN_OR_RETURN(Tensor t, Tensor::Create(DT_FLOAT, Shape({n, k})));
-  const float* src = w.data<float>();
-  float* dst = t.data<float>();
-  // In 8 x 8 tiles, each written row by row: the rows this transposes are
-  // multiples of 4096 bytes, so the lines of a taller tile (64 x 64 here
-  // before: 21 ms for [768, 3072] on the 2-core development VM, 4 ms in
-  // 8 x 8) fall into a few cache sets and evict each other.
-  constexpr int64_t kTile = 8;
-  for (int64_t i0 = 0; i0 < k; i0 += kTile) {
-    const int64_t i1 = std::min(k, i0 + kTile);
-    for (int64_t j0 = 0; j0 < n; j0 += kTile) {
-      const int64_t j1 = std::min(n, j0 + kTile);
-      for (int64_t j = j0; j < j1; ++j) {
-        for (int64_t i = i0; i < i1; ++i) dst[j * k + i] = src[i * n + j];
-      }
-    }
-  }
-  return t;
-}
-
 // Moves the Reshape `reshape` (attribute form) after the fused node `last`:
 // the node `after` that read it (an activation or the residual Add, now in
 // the fused node) is replaced by the Reshape of `last`, under after's name.
@@ -160,8 +122,8 @@ class MatMulBiasFusionPass final : public Pass {
  public:
   std::string_view name() const override { return "matmul_bias_fusion"; }
 
-  absl::StatusOr<PassOutput> Run(const Graph& g,
-                                 const PassOptions& options) const override {
+  absl::StatusOr<PassOutput> Run(
+      const Graph& g, const PassOptions& /*options*/) const override {
     PassOutput out;
     GraphRewriter rw(g);
     // Nodes already in a pattern: an Add reading two MatMul branches is a
@@ -181,19 +143,22 @@ class MatMulBiasFusionPass final : public Pass {
       const TensorRef x = mm.input(0);
       if (g.node(x.node).output_dtype(x.port) != dtype) continue;
       std::vector<int> pattern = {mm.id()};
-      // The bias.
+      // The bias, if the layer has one.
       const int bias_add = SoleReader(g, mm.id());
       auto same_device = [&](int id) {
         return g.node(id).requested_device() == mm.requested_device();
       };
-      if (bias_add < 0 || used.count(bias_add) > 0 || !same_device(bias_add) ||
-          !IsAddOf(g, bias_add, {mm.id(), 0}, shape)) {
-        continue;
+      std::optional<TensorRef> bias;
+      if (bias_add >= 0 && used.count(bias_add) == 0 && same_device(bias_add) &&
+          IsAddOf(g, bias_add, {mm.id(), 0}, shape)) {
+        const TensorRef b = *OtherOperand(g.node(bias_add), {mm.id(), 0});
+        if (IsColumnBias(g, b, n, shape.rank(), dtype)) bias = b;
       }
-      const TensorRef bias = *OtherOperand(g.node(bias_add), {mm.id(), 0});
-      if (!IsColumnBias(g, bias, n, shape.rank(), dtype)) continue;
-      pattern.push_back(bias_add);
-      int last = bias_add;
+      int last = mm.id();
+      if (bias) {
+        pattern.push_back(bias_add);
+        last = bias_add;
+      }
       // A residual of the output's own shape (no broadcast).
       std::optional<TensorRef> residual;
       const int res_add = SoleReader(g, last);
@@ -261,6 +226,12 @@ class MatMulBiasFusionPass final : public Pass {
           }
         }
       }
+      // Without a bias, only a residual or an activation to take in makes a
+      // FusedMatMul (with a zero bias) worth it.
+      if (!bias && !residual && activation == "none" && reshape < 0 &&
+          res_reshape < 0) {
+        continue;
+      }
       if (!NoControlInputs(g, pattern)) continue;
       used.insert(pattern.begin(), pattern.end());
       std::string residual_name;
@@ -293,42 +264,34 @@ class MatMulBiasFusionPass final : public Pass {
       }
       // Intermediate results are not fetched: SoleReader checked every
       // node but the last.
-      std::variant<TensorRef, std::string> bias_input = bias;
-      const Tensor* b = ConstValueOf(g, bias);
-      if (b->rank() != 1) {
+      std::variant<TensorRef, std::string> bias_input;
+      if (!bias) {
+        // n zeros (common_subexpressions merges those of one width).
+        ASSIGN_OR_RETURN(Tensor zeros, Filled(dtype, Shape({n}), 0.0));
+        const std::string bname =
+            rw.UniqueName(absl::StrCat(mm.name(), "/zero_bias"));
+        rw.Add(mm.id(), ConstNode(bname, std::move(zeros),
+                                  mm.requested_device(), mm.source_line()));
+        bias_input = bname;
+      } else if (const Tensor* b = ConstValueOf(g, *bias); b->rank() != 1) {
         const std::string bname =
             rw.UniqueName(absl::StrCat(mm.name(), "/fused_bias"));
         rw.Add(mm.id(), ConstNode(bname, b->Reshaped(Shape({n})),
-                                  g.node(bias.node).requested_device(),
+                                  g.node(bias->node).requested_device(),
                                   mm.source_line()));
         bias_input = bname;
-      }
-      std::variant<TensorRef, std::string> weight_input = mm.input(1);
-      bool fused_transpose_b = transpose_b;
-      if (TransposesWeight(g, mm, transpose_b, options)) {
-        const Tensor* w = ConstValueOf(g, mm.input(1));
-        ASSIGN_OR_RETURN(Tensor wt, Transposed(*w));
-        const std::string wname =
-            rw.UniqueName(absl::StrCat(mm.name(), "/weight_t"));
-        rw.Add(mm.id(), ConstNode(wname, std::move(wt),
-                                  g.node(mm.input(1).node).requested_device(),
-                                  mm.source_line()));
-        out.changes.push_back(absl::StrCat(
-            "stored '", g.node(mm.input(1).node).name(), "' [", w->dim(0),
-            ", ", w->dim(1), "] transposed as '", wname,
-            "' (rows of 4096 bytes multiply slower on this target)"));
-        weight_input = wname;
-        fused_transpose_b = true;
+      } else {
+        bias_input = *bias;
       }
       NewNode fused;
       fused.op = "FusedMatMul";
       fused.attrs["T"] = MakeTypeAttr(dtype);
-      fused.attrs["transpose_b"] = MakeBoolAttr(fused_transpose_b);
+      fused.attrs["transpose_b"] = MakeBoolAttr(transpose_b);
       fused.attrs["activation"] = MakeStringAttr(activation);
       const bool has_residual = residual.has_value() || !residual_name.empty();
       fused.attrs["num_args"] = MakeIntAttr(has_residual ? 2 : 1);
       fused.inputs.push_back(x);
-      fused.inputs.push_back(weight_input);
+      fused.inputs.push_back(mm.input(1));
       fused.inputs.push_back(bias_input);
       if (residual) fused.inputs.push_back(*residual);
       if (!residual_name.empty()) fused.inputs.push_back(residual_name);

@@ -53,10 +53,10 @@ struct PassOptions {
   // Sigmoid and SiLU into FusedConv2D: set for a target whose kernels take
   // them (the CPU provider's: PassOptionsFromConfig).
   bool fuse_conv_smooth_activations = false;
-  // Whether matmul_bias_fusion stores a float32 weight [k, n] whose rows
+  // Whether gemm_weight_layout stores a float32 weight [k, n] whose rows
   // are a multiple of 4096 bytes transposed, [n, k], for a transpose_b
-  // FusedMatMul: set for a target whose GEMM runs such weights slower
-  // (OptimizationTarget::gemm_weights_transposed_at_4k_rows).
+  // MatMul or FusedMatMul: set for a target whose GEMM runs such weights
+  // slower (OptimizationTarget::gemm_weights_transposed_at_4k_rows).
   bool transpose_4k_row_weights = false;
 };
 
@@ -77,6 +77,12 @@ class Pass {
   // records why, so a failing pass never stops a model from running.
   virtual absl::StatusOr<PassOutput> Run(const Graph& graph,
                                          const PassOptions& options) const = 0;
+  // Whether the pipeline runs the pass again on its own result until it
+  // changes nothing (one record for all the rounds): a pass that rewrites
+  // a bounded share of the weights per run, so that the old weights go
+  // with each run's input graph before the next run copies more, and the
+  // host never holds all of them twice (gemm_weight_layout).
+  virtual bool RunsInRounds() const { return false; }
 };
 
 // The passes, in pipeline order (optimizer/pipeline.h says what each does).
@@ -93,6 +99,7 @@ std::unique_ptr<Pass> MakeSoftmaxFusionPass();
 std::unique_ptr<Pass> MakeAttentionFusionPass();
 std::unique_ptr<Pass> MakeConvActivationFusionPass();
 std::unique_ptr<Pass> MakeMatMulBiasFusionPass();
+std::unique_ptr<Pass> MakeGemmWeightLayoutPass();
 std::unique_ptr<Pass> MakeElementwiseFusionPass();
 std::unique_ptr<Pass> MakeReducedPrecisionPass();
 std::unique_ptr<Pass> MakeNhwcLayoutPass();

@@ -93,14 +93,19 @@ std::vector<std::unique_ptr<Pass>> PassesForLevel(OptimizationLevel level,
       passes.push_back(MakeRedundantNodePass());
     }
     passes.push_back(MakeMatMulBiasFusionPass());
+    // After it, so that the fused node is what reads the weight.
+    passes.push_back(MakeGemmWeightLayoutPass());
     passes.push_back(MakeCommonSubexpressionPass());
     // After the pattern fusions (what they leave) and after common
     // subexpressions (duplicate constants read once).
     passes.push_back(MakeElementwiseFusionPass());
     passes.push_back(MakeDeadNodePass());
-  } else if (nhwc) {
-    passes.push_back(MakeNhwcLayoutPass());
-    passes.push_back(MakeRedundantNodePass());
+  } else {
+    passes.push_back(MakeGemmWeightLayoutPass());
+    if (nhwc) {
+      passes.push_back(MakeNhwcLayoutPass());
+      passes.push_back(MakeRedundantNodePass());
+    }
     passes.push_back(MakeDeadNodePass());
   }
   return passes;
@@ -147,16 +152,24 @@ absl::StatusOr<OptimizedGraph> OptimizeGraph(std::unique_ptr<const Graph> graph,
     }
     record.nodes_before = graph->num_nodes();
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<PassOutput> result = pass->Run(*graph, options);
+    // Each round's input graph is released as the next begins.
+    for (bool again = true; again;) {
+      absl::StatusOr<PassOutput> result = pass->Run(*graph, options);
+      again = false;
+      if (!result.ok()) {
+        record.error = std::string(result.status().message());
+      } else {
+        for (std::string& c : result->changes)
+          record.changes.push_back(std::move(c));
+        if (result->graph != nullptr) {
+          graph = std::move(result->graph);
+          again = pass->RunsInRounds();
+        }
+      }
+    }
     record.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    if (!result.ok()) {
-      record.error = std::string(result.status().message());
-    } else {
-      record.changes = std::move(result->changes);
-      if (result->graph != nullptr) graph = std::move(result->graph);
-    }
     record.nodes_after = graph->num_nodes();
     out.records.push_back(std::move(record));
   }

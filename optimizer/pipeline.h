@@ -24,6 +24,7 @@
 //                                 Div chains (BatchNormalization): the scale
 //                                 goes into the filter, one Add stays
 //          dead_nodes             what no graph output needs
+//          gemm_weight_layout     (at its end, then dead_nodes) as below
 //   all    layer_norm_fusion      the decomposed LayerNorm exporters emit
 //          rms_norm_fusion        the decomposed RMSNorm (LLaMA's
 //                                 x * rsqrt(mean(x^2) + eps) * w, also
@@ -39,6 +40,10 @@
 //          matmul_bias_fusion     MatMul(x, const W) -> Add(bias)
 //                                 [-> Add(residual)] [-> Relu | tanh Gelu]
 //                                 into one FusedMatMul (cuBLASLt epilogue)
+//          gemm_weight_layout     float32 weights with rows of a multiple
+//                                 of 4096 bytes stored transposed for a
+//                                 MatMul or FusedMatMul, where the target's
+//                                 GEMM asks (PassOptions)
 //          common_subexpressions, dead_nodes   (what fusion orphaned)
 // layout (PassOptions.conv_layout NHWC: RuntimeConfig.conv_layout NHWC, or
 // AUTO where the target provider prefers it; at any level):
@@ -88,7 +93,8 @@ struct PassRecord {
   int nodes_before = 0;
   int nodes_after = 0;
   std::vector<std::string> changes;  // the pass's lines
-  std::string error;  // non-empty: the pass failed and changed nothing
+  std::string error;  // non-empty: the pass (its last round) failed and
+                      // changed nothing (earlier rounds' changes stand)
   double seconds = 0;
 };
 
