@@ -114,7 +114,12 @@ TEST(GpuSessionTest, RunsOnGpuByDefaultAndMatchesReference) {
   auto s = MakeSession(def, {});
   ASSERT_TRUE(s.ok()) << s.status();
   const Graph& g = (*s)->graph();
-  EXPECT_EQ((*s)->assignment()[g.FindNode("mm")->id()]->name(), "/gpu:0");
+  // The optimizer fuses mm and r into one FusedMatMul named r.
+  const Node* product = g.FindNode("r");
+  ASSERT_NE(product, nullptr);
+  EXPECT_EQ(product->op(), "FusedMatMul");
+  ASSERT_NE(g.FindNode("z"), nullptr);
+  EXPECT_EQ((*s)->assignment()[product->id()]->name(), "/gpu:0");
   EXPECT_EQ((*s)->assignment()[g.FindNode("z")->id()]->name(), "/gpu:0");
   for (int rows : {1, 5, 33}) {
     std::vector<float> x = Input(rows, rows);
