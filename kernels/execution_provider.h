@@ -62,15 +62,12 @@ struct OptimizationTarget {
   // silu itself, so the optimizer may fold them into the convolution
   // (docs/design.md decision 40); relu and relu6 every provider takes.
   bool convs_apply_smooth_activations = false;
-  // Whether its float32 GEMM runs faster on a weight stored transposed,
+  // Nonzero: its float32 GEMM runs faster on a weight stored transposed,
   // [n, k] with transpose_b, when a row of the [k, n] weight is a multiple
-  // of 4096 bytes (n * 4 % 4096 == 0), so matmul_bias_fusion stores such
-  // weights transposed (docs/design.md decision 47). oneDNN 2.6's
-  // dnnl_sgemm at one thread on a 2-core AMD EPYC, 4096-byte aligned
-  // buffers (2026-12-05): 128x3072x768 NN 17.9 ms, NT 6.4 ms; 256x1024x1024
-  // NN 15.5, NT 6.4; other shapes equal or NN slightly faster
-  // (128x768x3072 NN 6.4 / NT 6.9), so only these rows are transposed.
-  bool gemm_weights_transposed_at_4k_rows = false;
+  // of this many bytes, so gemm_weight_layout stores such weights
+  // transposed (docs/design.md decisions 47, 69). 0: weights stay as they
+  // are.
+  int64_t gemm_transposed_weight_row_bytes = 0;
 };
 
 class ExecutionProvider {

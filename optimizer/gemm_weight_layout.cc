@@ -1,9 +1,10 @@
 // gemm_weight_layout: float32 weights stored in the layout the target's
-// GEMM multiplies fastest (docs/design.md decision 47). For a target whose
-// float32 GEMM runs slower on a [k, n] weight with rows a multiple of 4096
-// bytes (PassOptions::transpose_4k_row_weights: the CPU provider's;
-// oneDNN's dnnl_sgemm ran BERT's 768->3072 FFN 2.8x slower so), a float32
-// weight Const [k, n] with n * 4 a multiple of 4096, read by one MatMul or
+// GEMM multiplies fastest (docs/design.md decisions 47, 69). For a target
+// whose float32 GEMM runs slower on a [k, n] weight with rows a multiple of
+// R bytes (PassOptions::transpose_weight_row_bytes: the CPU provider's
+// 2048; oneDNN's dnnl_sgemm ran BERT's 768->3072 FFN 2.8x slower so, and
+// Llama's 1376->512 projection 1.4x), a float32 weight Const [k, n] with
+// n * 4 a multiple of R, read by one MatMul or
 // FusedMatMul alone and not transposed, is replaced by a new Const
 // "<node name>/weight_t" holding it transposed, [n, k], which the node reads
 // with transpose_b; the old Const is removed (no second copy stays alive).
@@ -36,8 +37,8 @@ namespace {
 
 // Whether node `mm` multiplies by a weight to store transposed: a MatMul or
 // FusedMatMul, not transpose_a or transpose_b, whose b is a float32 Const
-// [k, n] with rows a multiple of 4096 bytes that `mm` alone reads.
-bool TransposesWeight(const Graph& g, const Node& mm) {
+// [k, n] with rows a multiple of `row_bytes` that `mm` alone reads.
+bool TransposesWeight(const Graph& g, const Node& mm, int64_t row_bytes) {
   if ((mm.op() != "MatMul" && mm.op() != "FusedMatMul") ||
       mm.num_inputs() < 2 ||
       mm.attrs().GetBool("transpose_a").value_or(false) ||
@@ -46,7 +47,7 @@ bool TransposesWeight(const Graph& g, const Node& mm) {
   }
   const Tensor* w = ConstValueOf(g, mm.input(1));
   if (w == nullptr || !w->on_host() || w->dtype() != DT_FLOAT ||
-      w->rank() != 2 || w->dim(1) <= 0 || w->dim(1) * 4 % 4096 != 0) {
+      w->rank() != 2 || w->dim(1) <= 0 || w->dim(1) * 4 % row_bytes != 0) {
     return false;
   }
   // A MatMul of two Consts is constant folding's; the other operand may be
@@ -62,9 +63,9 @@ absl::StatusOr<Tensor> Transposed(const Tensor& w) {
   const float* src = w.data<float>();
   float* dst = t.data<float>();
   // In 8 x 8 tiles, each written row by row: the rows this transposes are
-  // multiples of 4096 bytes, so the lines of a taller tile (64 x 64 here
-  // before: 21 ms for [768, 3072] on the 2-core development VM, 4 ms in
-  // 8 x 8) fall into a few cache sets and evict each other.
+  // multiples of 2048 or 4096 bytes, so the lines of a taller tile (64 x 64
+  // here before: 21 ms for [768, 3072] on the 2-core development VM, 4 ms in 8
+  // x 8) fall into a few cache sets and evict each other.
   constexpr int64_t kTile = 8;
   for (int64_t i0 = 0; i0 < k; i0 += kTile) {
     const int64_t i1 = std::min(k, i0 + kTile);
@@ -100,12 +101,13 @@ class GemmWeightLayoutPass final : public Pass {
   absl::StatusOr<PassOutput> Run(const Graph& g,
                                  const PassOptions& options) const override {
     PassOutput out;
-    if (!options.transpose_4k_row_weights) return out;
+    const int64_t row_bytes = options.transpose_weight_row_bytes;
+    if (row_bytes <= 0) return out;
     GraphRewriter rw(g);
     const int64_t budget = RoundBytes(g);
     int64_t transposed = 0;
     for (const Node& mm : g.nodes()) {
-      if (!TransposesWeight(g, mm)) continue;
+      if (!TransposesWeight(g, mm, row_bytes)) continue;
       const Node& wnode = g.node(mm.input(1).node);
       const Tensor* w = ConstValueOf(g, mm.input(1));
       const int64_t bytes = static_cast<int64_t>(w->bytes());
@@ -116,10 +118,11 @@ class GemmWeightLayoutPass final : public Pass {
           rw.UniqueName(absl::StrCat(mm.name(), "/weight_t"));
       rw.Add(mm.id(), ConstNode(wname, std::move(wt), wnode.requested_device(),
                                 mm.source_line()));
-      out.changes.push_back(absl::StrCat(
-          "stored '", wnode.name(), "' [", w->dim(0), ", ", w->dim(1),
-          "] transposed as '", wname, "' for '", mm.name(), "' (", mm.op(),
-          "; rows of 4096 bytes multiply slower on this target)"));
+      out.changes.push_back(
+          absl::StrCat("stored '", wnode.name(), "' [", w->dim(0), ", ",
+                       w->dim(1), "] transposed as '", wname, "' for '",
+                       mm.name(), "' (", mm.op(), "; rows of a multiple of ",
+                       row_bytes, " bytes multiply slower on this target)"));
       NewNode node;
       node.name = mm.name();
       node.op = mm.op();

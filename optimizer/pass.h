@@ -53,11 +53,11 @@ struct PassOptions {
   // Sigmoid and SiLU into FusedConv2D: set for a target whose kernels take
   // them (the CPU provider's: PassOptionsFromConfig).
   bool fuse_conv_smooth_activations = false;
-  // Whether gemm_weight_layout stores a float32 weight [k, n] whose rows
-  // are a multiple of 4096 bytes transposed, [n, k], for a transpose_b
-  // MatMul or FusedMatMul: set for a target whose GEMM runs such weights
-  // slower (OptimizationTarget::gemm_weights_transposed_at_4k_rows).
-  bool transpose_4k_row_weights = false;
+  // Nonzero: gemm_weight_layout stores a float32 weight [k, n] whose rows
+  // are a multiple of this many bytes transposed, [n, k], for a
+  // transpose_b MatMul or FusedMatMul: set for a target whose GEMM runs
+  // such weights slower (OptimizationTarget::gemm_transposed_weight_row_bytes).
+  int64_t transpose_weight_row_bytes = 0;
 };
 
 struct PassOutput {

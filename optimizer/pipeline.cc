@@ -124,7 +124,7 @@ PassOptions PassOptionsFromConfig(const RuntimeConfig& config,
                                         options.conv_layout == DataFormat::kNchw &&
                                         target.nhwc_where_fewer_transposes;
   options.fuse_conv_smooth_activations = target.convs_apply_smooth_activations;
-  options.transpose_4k_row_weights = target.gemm_weights_transposed_at_4k_rows;
+  options.transpose_weight_row_bytes = target.gemm_transposed_weight_row_bytes;
   return options;
 }
 

@@ -41,7 +41,7 @@
 //                                 [-> Add(residual)] [-> Relu | tanh Gelu]
 //                                 into one FusedMatMul (cuBLASLt epilogue)
 //          gemm_weight_layout     float32 weights with rows of a multiple
-//                                 of 4096 bytes stored transposed for a
+//                                 of 2048 bytes stored transposed for a
 //                                 MatMul or FusedMatMul, where the target's
 //                                 GEMM asks (PassOptions)
 //          common_subexpressions, dead_nodes   (what fusion orphaned)

@@ -48,8 +48,10 @@ OptimizationTarget CpuProvider::Target() const {
   target.provider = std::string(name());
   target.convs_apply_smooth_activations = true;  // kernels/cpu/conv_activation.h
   // dnnl_sgemm ran [k, n] weights with 4096-byte rows 2.4-2.8x slower than
-  // the same weights transposed (kernels/execution_provider.h).
-  target.gemm_weights_transposed_at_4k_rows = true;
+  // the same weights transposed (AVX-512, 2026-12-05), and with 2048-byte
+  // rows (n = 512, 1536) 25-40% slower on AVX2 (2026-12-07), other rows at
+  // most 5% either way (docs/design.md decisions 47, 69).
+  target.gemm_transposed_weight_row_bytes = 2048;
   // Float32 channels last where oneDNN runs it, grouped models too
   // (MobileNetV2 ran 3.1x faster so); 16-bit convolutions have no fast
   // path here, and stay NCHW.

@@ -34,7 +34,7 @@ GraphMaker WideLinear(int64_t k, int64_t n, bool shared, bool bias = true) {
 
 PassOptions Transposing() {
   PassOptions options;
-  options.transpose_4k_row_weights = true;
+  options.transpose_weight_row_bytes = 2048;
   return options;
 }
 
@@ -86,22 +86,28 @@ TEST(GemmWeightLayoutPassTest,
 // bias the exporter dropped) is a plain MatMul, and its weight is as slow
 // to multiply untransposed.
 TEST(GemmWeightLayoutPassTest, StoresAPlainMatMulsWeightTransposed) {
-  auto g = WideLinear(768, 1024, false, /*bias=*/false).Build();
-  PassOutput out = RunPass(*MakeGemmWeightLayoutPass(), *g, Transposing());
-  ASSERT_NE(out.graph, nullptr);
-  const Node* y = out.graph->FindNode("y");
-  EXPECT_EQ(y->op(), "MatMul");
-  EXPECT_TRUE(y->attrs().GetBool("transpose_b").value());
-  auto [name, wt] = Weight(*out.graph);
-  EXPECT_EQ(name, "y/weight_t");
-  ASSERT_NE(wt, nullptr);
-  ExpectTransposed(*ConstValueOf(*g, {g->FindNode("w")->id(), 0}), *wt);
-  ASSERT_EQ(out.changes.size(), 1u);
-  EXPECT_NE(out.changes[0].find(
-                "'w' [768, 1024] transposed as 'y/weight_t' for 'y' (MatMul"),
-            std::string::npos)
-      << out.changes[0];
-  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 30));
+  // Rows of 4096 and 2048 bytes (Llama's 1376 -> 512 down projection).
+  for (auto [k, n] : {std::pair<int64_t, int64_t>{768, 1024}, {1376, 512}}) {
+    SCOPED_TRACE(absl::StrCat(k, " x ", n));
+    auto g = WideLinear(k, n, false, /*bias=*/false).Build();
+    PassOutput out = RunPass(*MakeGemmWeightLayoutPass(), *g, Transposing());
+    ASSERT_NE(out.graph, nullptr);
+    const Node* y = out.graph->FindNode("y");
+    EXPECT_EQ(y->op(), "MatMul");
+    EXPECT_TRUE(y->attrs().GetBool("transpose_b").value());
+    auto [name, wt] = Weight(*out.graph);
+    EXPECT_EQ(name, "y/weight_t");
+    ASSERT_NE(wt, nullptr);
+    ExpectTransposed(*ConstValueOf(*g, {g->FindNode("w")->id(), 0}), *wt);
+    ASSERT_EQ(out.changes.size(), 1u);
+    EXPECT_NE(out.changes[0].find(
+                  absl::StrCat("'w' [", k, ", ", n,
+                               "] transposed as 'y/weight_t' for 'y' (MatMul; "
+                               "rows of a multiple of 2048 bytes")),
+              std::string::npos)
+        << out.changes[0];
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 30));
+  }
 }
 
 TEST(GemmWeightLayoutPassTest,
@@ -114,6 +120,8 @@ TEST(GemmWeightLayoutPassTest,
   for (const Case& c :
        {Case{"768-float rows", 1024, 768, false, true, true},
         Case{"768-float rows, no bias", 1024, 768, false, true, false},
+        Case{"1376-float rows (Llama's up projection)", 512, 1376, false, true,
+             false},
         Case{"option off", 768, 1024, false, false, true},
         Case{"option off, no bias", 768, 1024, false, false, false},
         Case{"second reader", 768, 1024, true, true, true},
