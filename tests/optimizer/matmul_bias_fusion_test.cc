@@ -140,61 +140,70 @@ TEST(MatMulBiasFusionPassTest, FusesGemmWithTransposedWeight) {
   ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 26));
 }
 
-TEST(MatMulBiasFusionPassTest, FusesAnActivationBehindAReshape) {
-  // GPT-2's MLP: Gemm on [B*S, K], its bias, a Reshape back to [B, S, N],
-  // then the tanh Gelu.
+// GPT-2's Gemm on [B*S, K] with its bias (or without one, as the dynamo
+// exporter leaves a zero bias) -> Reshape back to [B, S, N] -> `tail`: the
+// tanh Gelu, or the residual Add of the block's input h. The fused node is
+// named after the bias Add, or after the MatMul without a bias.
+GraphMaker GemmReshapeTail(bool bias, bool residual) {
   GraphMaker m;
-  m.Input("x", {6, 8})
-      .Const("w", Values(8 * 10, 9, -1, 1), {8, 10})
-      .Const("b", Values(10, 10, -1, 1), {10})
-      .Op("mm", "MatMul", {"x", "w"})
-      .Op("bias", "Add", {"mm", "b"})
-      .Op("r", "Reshape", {"bias"}, {{"shape", Ints({2, 3, 10})}})
-      .Op("y", "Gelu", {"r"}, {{"approximate", MakeStringAttr("tanh")}})
-      .Output("y");
-  auto g = m.Build();
-  PassOutput out = RunPass(*MakeMatMulBiasFusionPass(), *g);
-  ASSERT_NE(out.graph, nullptr);
-  EXPECT_EQ(OpOf(*out.graph, "bias"), "FusedMatMul");
-  EXPECT_EQ(
-      out.graph->FindNode("bias")->attrs().GetString("activation").value(),
-      "gelu_tanh");
-  EXPECT_EQ(OpOf(*out.graph, "y"), "Reshape");
-  EXPECT_EQ(OpOf(*out.graph, "r"), "(none)");
-  EXPECT_EQ(out.graph->FindNode("y")->output_shape(0), Shape({2, 3, 10}));
-  EXPECT_EQ(OpCounts(*out.graph)["Gelu"], 0);
-  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 28));
+  m.Input("x", {6, 8});
+  if (residual) m.Input("h", {2, 3, 10});
+  m.Const("w", Values(8 * 10, 9, -1, 1), {8, 10})
+      .Op("mm", "MatMul", {"x", "w"});
+  std::string product = "mm";
+  if (bias) {
+    m.Const("b", Values(10, 10, -1, 1), {10}).Op("bias", "Add", {"mm", "b"});
+    product = "bias";
+  }
+  m.Op("r", "Reshape", {product}, {{"shape", Ints({2, 3, 10})}});
+  if (residual) {
+    m.Op("y", "Add", {"h", "r"});
+  } else {
+    m.Op("y", "Gelu", {"r"}, {{"approximate", MakeStringAttr("tanh")}});
+  }
+  m.Output("y");
+  return m;
+}
+
+TEST(MatMulBiasFusionPassTest, FusesAnActivationBehindAReshape) {
+  for (bool bias : {true, false}) {
+    SCOPED_TRACE(bias ? "bias" : "no bias");
+    auto g = GemmReshapeTail(bias, /*residual=*/false).Build();
+    PassOutput out = RunPass(*MakeMatMulBiasFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr);
+    const char* fused_name = bias ? "bias" : "mm";
+    const Node* fused = out.graph->FindNode(fused_name);
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(fused->op(), "FusedMatMul");
+    EXPECT_EQ(fused->attrs().GetString("activation").value(), "gelu_tanh");
+    EXPECT_EQ(OpOf(*out.graph, "y"), "Reshape");
+    EXPECT_EQ(OpOf(*out.graph, "r"), "(none)");
+    EXPECT_EQ(out.graph->FindNode("y")->output_shape(0), Shape({2, 3, 10}));
+    EXPECT_EQ(OpCounts(*out.graph)["Gelu"], 0);
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 28));
+  }
 }
 
 TEST(MatMulBiasFusionPassTest, FusesAResidualBehindAReshape) {
-  // GPT-2's attention output: Gemm on [B*S, K], its bias, a Reshape back to
-  // [B, S, N], then the residual Add of the block's input.
-  GraphMaker m;
-  m.Input("x", {6, 8})
-      .Input("h", {2, 3, 10})
-      .Const("w", Values(8 * 10, 9, -1, 1), {8, 10})
-      .Const("b", Values(10, 10, -1, 1), {10})
-      .Op("mm", "MatMul", {"x", "w"})
-      .Op("bias", "Add", {"mm", "b"})
-      .Op("r", "Reshape", {"bias"}, {{"shape", Ints({2, 3, 10})}})
-      .Op("y", "Add", {"h", "r"})
-      .Output("y");
-  auto g = m.Build();
-  PassOutput out = RunPass(*MakeMatMulBiasFusionPass(), *g);
-  ASSERT_NE(out.graph, nullptr);
-  const Node* fused = out.graph->FindNode("bias");
-  ASSERT_NE(fused, nullptr);
-  EXPECT_EQ(fused->op(), "FusedMatMul");
-  ASSERT_EQ(fused->num_inputs(), 4);
-  const Node& view = out.graph->node(fused->input(3).node);
-  EXPECT_EQ(view.op(), "Reshape");
-  EXPECT_EQ(view.output_shape(0), Shape({6, 10}));
-  EXPECT_EQ(out.graph->node(view.input(0).node).name(), "h");
-  EXPECT_EQ(OpOf(*out.graph, "y"), "Reshape");
-  EXPECT_EQ(OpOf(*out.graph, "r"), "(none)");
-  EXPECT_EQ(out.graph->FindNode("y")->output_shape(0), Shape({2, 3, 10}));
-  EXPECT_EQ(OpCounts(*out.graph)["Add"], 0);
-  ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 29));
+  for (bool bias : {true, false}) {
+    SCOPED_TRACE(bias ? "bias" : "no bias");
+    auto g = GemmReshapeTail(bias, /*residual=*/true).Build();
+    PassOutput out = RunPass(*MakeMatMulBiasFusionPass(), *g);
+    ASSERT_NE(out.graph, nullptr);
+    const Node* fused = out.graph->FindNode(bias ? "bias" : "mm");
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(fused->op(), "FusedMatMul");
+    ASSERT_EQ(fused->num_inputs(), 4);
+    const Node& view = out.graph->node(fused->input(3).node);
+    EXPECT_EQ(view.op(), "Reshape");
+    EXPECT_EQ(view.output_shape(0), Shape({6, 10}));
+    EXPECT_EQ(out.graph->node(view.input(0).node).name(), "h");
+    EXPECT_EQ(OpOf(*out.graph, "y"), "Reshape");
+    EXPECT_EQ(OpOf(*out.graph, "r"), "(none)");
+    EXPECT_EQ(out.graph->FindNode("y")->output_shape(0), Shape({2, 3, 10}));
+    EXPECT_EQ(OpCounts(*out.graph)["Add"], 0);
+    ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 29));
+  }
 }
 
 TEST(MatMulBiasFusionPassTest, LeavesAResidualBehindAReshapeThatOthersRead) {
