@@ -86,8 +86,15 @@ inline void ReplacePattern(GraphRewriter& rw, const std::vector<int>& pattern,
     absl::StrAppend(&names, names.empty() ? "" : ", ", "'", g.node(id).name(),
                     "'");
   }
-  changes->push_back(absl::StrCat("fused ", pattern.size(), " nodes (", names,
-                                  ") into ", fused.op, " '", fused.name, "'"));
+  if (pattern.size() == 1) {  // a node that takes in what follows it
+    changes->push_back(absl::StrCat("replaced ", names, " (", last.op(),
+                                    ") with ", fused.op, " '", fused.name,
+                                    "'"));
+  } else {
+    changes->push_back(absl::StrCat("fused ", pattern.size(), " nodes (", names,
+                                    ") into ", fused.op, " '", fused.name,
+                                    "'"));
+  }
   for (size_t i = 0; i + 1 < pattern.size(); ++i) rw.Remove(pattern[i]);
   rw.Replace(pattern.back(), std::move(fused));
 }

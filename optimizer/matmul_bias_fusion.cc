@@ -272,6 +272,9 @@ class MatMulBiasFusionPass final : public Pass {
             rw.UniqueName(absl::StrCat(mm.name(), "/zero_bias"));
         rw.Add(mm.id(), ConstNode(bname, std::move(zeros),
                                   mm.requested_device(), mm.source_line()));
+        out.changes.push_back(absl::StrCat(
+            "'", mm.name(), "' (MatMul) has no bias: its FusedMatMul adds '",
+            bname, "' (", n, " zeros)"));
         bias_input = bname;
       } else if (const Tensor* b = ConstValueOf(g, *bias); b->rank() != 1) {
         const std::string bname =
