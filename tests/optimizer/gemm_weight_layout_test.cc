@@ -61,6 +61,22 @@ void ExpectTransposed(const Tensor& w, const Tensor& wt) {
   EXPECT_EQ(wrong, 0);
 }
 
+// What the pass left for product y of `given` (op `op`): y reads
+// "y/weight_t", given's w transposed, with transpose_b, and w is gone.
+void ExpectStoredTransposed(const Graph& given, const Graph& out,
+                            const std::string& op) {
+  const Node* y = out.FindNode("y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->op(), op);
+  EXPECT_TRUE(y->attrs().GetBool("transpose_b").value());
+  auto [name, wt] = Weight(out);
+  EXPECT_EQ(name, "y/weight_t");
+  ASSERT_NE(wt, nullptr);
+  ExpectTransposed(*ConstValueOf(given, {given.FindNode("w")->id(), 0}), *wt);
+  // The old Const is gone with the pass's input graph.
+  EXPECT_EQ(out.FindNode("w"), nullptr);
+}
+
 TEST(GemmWeightLayoutPassTest,
      StoresAFusedMatMulsWeightWith4KiBRowsTransposed) {
   auto g = WideLinear(768, 1024, false).Build();
@@ -70,15 +86,7 @@ TEST(GemmWeightLayoutPassTest,
   PassOutput out =
       RunPass(*MakeGemmWeightLayoutPass(), *fused.graph, Transposing());
   ASSERT_NE(out.graph, nullptr);
-  const Node* y = out.graph->FindNode("y");
-  EXPECT_EQ(y->op(), "FusedMatMul");
-  EXPECT_TRUE(y->attrs().GetBool("transpose_b").value());
-  auto [name, wt] = Weight(*out.graph);
-  EXPECT_EQ(name, "y/weight_t");
-  ASSERT_NE(wt, nullptr);
-  ExpectTransposed(*ConstValueOf(*g, {g->FindNode("w")->id(), 0}), *wt);
-  // The old Const is gone with the pass's input graph.
-  EXPECT_EQ(out.graph->FindNode("w"), nullptr);
+  ExpectStoredTransposed(*g, *out.graph, "FusedMatMul");
   ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 28));
 }
 
@@ -92,13 +100,7 @@ TEST(GemmWeightLayoutPassTest, StoresAPlainMatMulsWeightTransposed) {
     auto g = WideLinear(k, n, false, /*bias=*/false).Build();
     PassOutput out = RunPass(*MakeGemmWeightLayoutPass(), *g, Transposing());
     ASSERT_NE(out.graph, nullptr);
-    const Node* y = out.graph->FindNode("y");
-    EXPECT_EQ(y->op(), "MatMul");
-    EXPECT_TRUE(y->attrs().GetBool("transpose_b").value());
-    auto [name, wt] = Weight(*out.graph);
-    EXPECT_EQ(name, "y/weight_t");
-    ASSERT_NE(wt, nullptr);
-    ExpectTransposed(*ConstValueOf(*g, {g->FindNode("w")->id(), 0}), *wt);
+    ExpectStoredTransposed(*g, *out.graph, "MatMul");
     ASSERT_EQ(out.changes.size(), 1u);
     EXPECT_NE(out.changes[0].find(
                   absl::StrCat("'w' [", k, ", ", n,
