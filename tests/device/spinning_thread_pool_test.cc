@@ -16,11 +16,13 @@ namespace {
 TEST(SpinningThreadPoolTest, RunsEveryTaskOnceFromAnyThread) {
   std::atomic<int> runs{0};
   {
+    // What the tasks touch is declared before the pool, so it outlives the
+    // workers: the pool's destructor joins them.
+    absl::Notification done;
+    std::atomic<int> left{1000};
     SpinningThreadPool pool(3);
     EXPECT_EQ(pool.NumThreads(), 3);
     EXPECT_EQ(pool.CurrentThreadId(), -1);
-    absl::Notification done;
-    std::atomic<int> left{1000};
     for (int i = 0; i < 500; ++i) {
       // Each task schedules one more from its worker.
       pool.Schedule([&] {
@@ -38,11 +40,11 @@ TEST(SpinningThreadPoolTest, RunsEveryTaskOnceFromAnyThread) {
 }
 
 TEST(SpinningThreadPoolTest, WorkersKnowTheirIndex) {
-  SpinningThreadPool pool(4);
   absl::Mutex mu;
   std::set<int> ids;
   absl::Notification done;
   std::atomic<int> left{64};
+  SpinningThreadPool pool(4);
   for (int i = 0; i < 64; ++i) {
     pool.Schedule([&] {
       const int id = pool.CurrentThreadId();
@@ -64,8 +66,10 @@ TEST(SpinningThreadPoolTest, WorkersKnowTheirIndex) {
 TEST(SpinningThreadPoolTest, DestructorRunsQueuedTasks) {
   std::atomic<int> runs{0};
   {
-    SpinningThreadPool pool(1);
+    // Declared before the pool, so it outlives the worker that waits on it:
+    // the pool's destructor joins that worker.
     absl::Notification release;
+    SpinningThreadPool pool(1);
     pool.Schedule([&] { release.WaitForNotification(); });
     for (int i = 0; i < 10; ++i) pool.Schedule([&] { runs.fetch_add(1); });
     release.Notify();
