@@ -342,19 +342,8 @@ absl::StatusOr<Placement> PlaceOnce(const Graph& graph,
                                     const DeviceTopology& topo,
                                     const PlacerOptions& options,
                                     bool* fits_no_device = nullptr) {
-  if (static_cast<int>(topo.links.size()) !=
-      topo.num_devices() * topo.num_devices()) {
-    return absl::InvalidArgumentError(
-        "device topology has no link table (call BuildLinks)");
-  }
-  KernelQuery has_kernel = options.has_kernel;
-  if (has_kernel && GpuFirstApplies(topo, options)) {
-    has_kernel = GpuFirst(std::move(has_kernel));
-  }
   ASSIGN_OR_RETURN(NodeConstraints constraints,
-                   ComputeConstraints(graph, topo, has_kernel,
-                                      options.soft_placement,
-                                      options.colocation_groups));
+                   PlacementConstraints(graph, topo, options));
   CostModel cost(graph, options.cost);
   std::vector<int> order = RankOrder(graph, topo, cost, constraints);
   Inputs in{graph, topo, cost, constraints, order, options, fits_no_device};
@@ -412,6 +401,22 @@ absl::StatusOr<Placement> PlaceKeepingOneDeviceUnlessWorthIt(
 }
 
 }  // namespace
+
+absl::StatusOr<NodeConstraints> PlacementConstraints(
+    const Graph& graph, const DeviceTopology& topo,
+    const PlacerOptions& options) {
+  if (static_cast<int>(topo.links.size()) !=
+      topo.num_devices() * topo.num_devices()) {
+    return absl::InvalidArgumentError(
+        "device topology has no link table (call BuildLinks)");
+  }
+  KernelQuery has_kernel = options.has_kernel;
+  if (has_kernel && GpuFirstApplies(topo, options)) {
+    has_kernel = GpuFirst(std::move(has_kernel));
+  }
+  return ComputeConstraints(graph, topo, has_kernel, options.soft_placement,
+                            options.colocation_groups);
+}
 
 absl::StatusOr<Placement> PlaceGraph(const Graph& graph,
                                      const DeviceTopology& topo,

@@ -145,6 +145,14 @@ PlacerOptions PlacerOptionsFromConfig(const RuntimeConfig& config);
 // session sets none up for `sluice run --device cpu:0`.
 bool StaysOnCpus(const Graph& graph, const PlacerOptions& options);
 
+// The devices each node of `graph` may go to under rules 1-4, as PlaceGraph
+// computes them (GPUs first where it applies); for other placers of the
+// same graph (placer/baechi.h). Errors as PlaceGraph's for these rules, and
+// INVALID_ARGUMENT for a topology without links.
+absl::StatusOr<NodeConstraints> PlacementConstraints(
+    const Graph& graph, const DeviceTopology& topo,
+    const PlacerOptions& options);
+
 // Placement and DeviceUsage are public: sluice/placement.h.
 
 // Places `graph` on `topo`'s devices (1 to 64). Errors: see the contract.

@@ -64,7 +64,12 @@ void PrintText(const PlacementReport& r, std::ostream& out) {
         60, std::max(width, EscapeForTerminal(n.name(), 200).size() +
                                 EscapeForTerminal(n.op(), 100).size() + 3));
   }
-  out << "strategy: " << StrategyName(p.strategy) << "\n";
+  out << "strategy: " << StrategyName(p.strategy);
+  if (r.baseline) {
+    out << " (" << BaechiAlgorithmName(*r.baseline)
+        << ", Baechi's placement, for comparison)";
+  }
+  out << "\n";
   for (const std::string& note : notes) {
     out << "note: " << EscapeForTerminal(note) << "\n";
   }
@@ -192,16 +197,24 @@ json ToJson(const PlacementReport& r) {
   }
   std::vector<std::string> all_notes = notes;
   all_notes.insert(all_notes.end(), p.notes.begin(), p.notes.end());
-  return {{"model", r.model_name}, {"strategy", StrategyName(p.strategy)},
-          {"batch", r.batch}, {"devices", devices}, {"nodes", nodes},
-          {"estimated_step_seconds", p.estimated_step_seconds},
-          {"links", links}, {"host_links", hosts},
-          {"num_hosts", topo.num_hosts}, {"transfers", transfers}, {"notes", all_notes},
-          {"optimization",
-           {{"level", OptimizationLevelName(opt.level)},
-            {"nodes_before", opt.nodes_before},
-            {"nodes_after", g.num_nodes()},
-            {"summary", DescribeOptimization(opt, 0)}}}};
+  return {
+      {"model", r.model_name},
+      {"strategy", StrategyName(p.strategy)},
+      {"algorithm", r.baseline ? BaechiAlgorithmName(*r.baseline) : "sluice"},
+      {"batch", r.batch},
+      {"devices", devices},
+      {"nodes", nodes},
+      {"estimated_step_seconds", p.estimated_step_seconds},
+      {"links", links},
+      {"host_links", hosts},
+      {"num_hosts", topo.num_hosts},
+      {"transfers", transfers},
+      {"notes", all_notes},
+      {"optimization",
+       {{"level", OptimizationLevelName(opt.level)},
+        {"nodes_before", opt.nodes_before},
+        {"nodes_after", g.num_nodes()},
+        {"summary", DescribeOptimization(opt, 0)}}}};
 }
 
 // A DOT string literal; newlines become line breaks in the label.
@@ -341,7 +354,9 @@ absl::StatusOr<PlacementReport> PlaceForReport(
       return KernelRegistry::Global()->Supports(node, DeviceType::kCpu);
     };
   }
-  ASSIGN_OR_RETURN(Placement p, PlaceGraph(*placed, topo, options));
+  ASSIGN_OR_RETURN(Placement p,
+                   o.baseline ? PlaceBaechi(*placed, topo, options, *o.baseline)
+                              : PlaceGraph(*placed, topo, options));
   // The step `sluice run` takes (every input fed, every output fetched),
   // split as the session splits it.
   PartitionOptions po;
@@ -350,6 +365,7 @@ absl::StatusOr<PlacementReport> PlaceForReport(
   po.host_memory_inputs = KernelHostMemoryInputs;
   ASSIGN_OR_RETURN(Partitioning parts, PartitionGraph(*placed, topo, p, po));
   report.model_name = o.model_name;
+  report.baseline = o.baseline;
   report.batch = o.batch;
   report.explain = o.explain;
   report.optimized = std::move(opt);

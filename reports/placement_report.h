@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "graph/graph.h"
 #include "nlohmann/json.hpp"
 #include "optimizer/pipeline.h"
+#include "placer/baechi.h"
 #include "placer/device_spec.h"
 #include "placer/partition.h"
 #include "placer/placer.h"
@@ -45,10 +47,14 @@ struct PlacementRequest {
   bool explain = false;           // reasons per node, the passes' changes
   bool record_reasons = false;    // reasons without `explain` (for DOT)
   bool pipeline_stages = true;    // PlacerOptions::pipeline_stages
+  // Place with one of Baechi's algorithms (placer/baechi.h) instead of
+  // PlaceGraph, for comparison; sessions never do.
+  std::optional<BaechiAlgorithm> baseline;
 };
 
 struct PlacementReport {
   std::string model_name;
+  std::optional<BaechiAlgorithm> baseline;  // as requested
   int64_t batch = 1;
   bool explain = false;
   OptimizedGraph optimized;  // the graph placed: after the config's passes
@@ -74,8 +80,9 @@ absl::StatusOr<PlacementReport> PlaceForReport(
     const PlacementRequest& request, const RuntimeConfig& config,
     std::unique_ptr<const Graph> graph, std::vector<std::string> notes = {});
 
-// {"model", "strategy", "batch", "devices", "nodes" (with "reason" when
-// explained), "estimated_step_seconds", "links", "host_links", "num_hosts",
+// {"model", "strategy", "algorithm" ("sluice", or the baseline's: "m-TOPO",
+// "m-ETF"), "batch", "devices", "nodes" (with "reason" when explained),
+// "estimated_step_seconds", "links", "host_links", "num_hosts",
 // "transfers", "notes", "optimization"}.
 nlohmann::json PlacementReportJson(const PlacementReport& report);
 

@@ -68,6 +68,8 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
   request.explain = o.explain;
   request.record_reasons = !o.dot_path.empty();
   request.pipeline_stages = !o.no_stages;
+  if (o.baseline == "m-topo") request.baseline = BaechiAlgorithm::kTopo;
+  if (o.baseline == "m-etf") request.baseline = BaechiAlgorithm::kEtf;
   ASSIGN_OR_RETURN(PlacementReport report,
                    PlaceForReport(request, config, std::move(loaded),
                                   std::move(notes)));
@@ -115,6 +117,13 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
                 "auto: place a model that no single device holds by "
                 "earliest finish time (HEFT-style) instead of cutting it "
                 "into pipeline stages");
+  app->add_option("--baseline", options->baseline,
+                  "Place with one of Baechi's algorithms (SoCC 2020) instead "
+                  "of sluice's, to compare their transfers and estimated "
+                  "step: m-topo (topological order, each device filled in "
+                  "turn) or m-etf (earliest start first); sessions never "
+                  "use them")
+      ->check(CLI::IsMember({"m-topo", "m-etf"}));
   app->add_option("--batch", options->batch,
                   "Value assumed for unknown dimensions (default 1)")
       ->check(IntegerIn(1, 1000000));

@@ -1,15 +1,16 @@
 // `sluice place MODEL [--config CFG] [--devices SPEC] [--strategy S]
-// [--batch N] [--explain] [--dot FILE] [--json]`: places a model without
-// running it and prints each node's device (with --explain, why), per
-// device the weights, peak activations and budget, the estimated step time
-// and the bytes crossing each link. --devices plans for devices that need
+// [--batch N] [--explain] [--dot FILE] [--json] [--baseline ALGORITHM]`: places
+// a model without running it and prints each node's device (with --explain,
+// why), per device the weights, peak activations and budget, the estimated step
+// time and the bytes crossing each link. --devices plans for devices that need
 // not exist ("4xgpu:80GiB", "2xgpu:16GiB,cpu"); without it the devices are
 // this machine's, as a session with --config would set them up. --dot
 // writes Graphviz (one colour per device, transfers as their own nodes) and
 // an SVG beside it when `dot` is on the PATH. The graph placed is the one
 // a session runs: after the optimisation passes of the config's level (or
 // --optimization-level), said in a note; --explain also lists what each
-// pass did.
+// pass did. --baseline places with one of Baechi's algorithms instead
+// (placer/baechi.h), for comparison.
 //
 //   std::ostringstream out, err;
 //   int code = PlaceMain({"examples/mlp.pbtxt", "--devices", "2xgpu:1GiB",
@@ -47,6 +48,7 @@ struct PlaceOptions {
   std::string dot_path;
   bool json = false;
   bool no_stages = false;  // PlacerOptions::pipeline_stages off
+  std::string baseline;    // "m-topo", "m-etf": PlacementRequest::baseline
 };
 inline constexpr ConfigFlagSet kPlaceConfigFlags =
     kConfigFileFlag | kStrategyFlag | kOptimizationLevelFlag | kPrecisionFlag |
