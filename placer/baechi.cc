@@ -94,9 +94,9 @@ class BaechiState {
     for (int d = 0; d < topo_.num_devices(); ++d) {
       if ((c_.mask[v] & DeviceBit(d)) == 0) continue;
       absl::StrAppend(&budgets, budgets.empty() ? "" : ", ",
-                      topo_.devices[d].name, " ", used_[d], " of ",
-                      topo_.devices[d].memory_budget, " bytes used, needs ",
-                      Needs(v, d), " more");
+                      topo_.devices[d].name, " ", HumanBytes(used_[d]), " of ",
+                      HumanBytes(topo_.devices[d].memory_budget),
+                      " used, needs ", HumanBytes(Needs(v, d)), " more");
     }
     return absl::ResourceExhaustedError(
         absl::StrCat(graph_.node(v).DebugName(),
@@ -169,7 +169,7 @@ absl::Status PlaceEtf(const Graph& graph, const DeviceTopology& topo,
     for (const TensorRef& in : node.inputs()) {
       waiting[v] += s->source(in.node) ? 0 : 1;
     }
-    waiting[v] += static_cast<int>(node.control_inputs().size());
+    for (int k : node.control_inputs()) waiting[v] += s->source(k) ? 0 : 1;
     if (waiting[v] == 0) ready.push_back(v);
   }
   auto start_on = [&](int v, int d) {
@@ -184,7 +184,9 @@ absl::Status PlaceEtf(const Graph& graph, const DeviceTopology& topo,
       }
       t = std::max(t, arrive);
     }
-    for (int k : graph.node(v).control_inputs()) t = std::max(t, finish[k]);
+    for (int k : graph.node(v).control_inputs()) {
+      if (s->dev(k) >= 0) t = std::max(t, finish[k]);
+    }
     return t;
   };
   auto release = [&](int u) {

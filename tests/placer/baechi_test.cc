@@ -138,6 +138,23 @@ TEST(BaechiTest, EtfStaysWithinBudgetsWhenTheModelMustSplit) {
   ExpectWithinBudgets(*g, topo, p);
 }
 
+TEST(BaechiTest, EtfPlacesANodeThatWaitsOnAConstantsControlEdge) {
+  DefWriter w;
+  const std::string x = w.Input("x", {4, 8});
+  const std::string c = w.Const("c", {8});
+  w.Op("Relu", "r", {x});
+  w.last()->add_input("^" + c);
+  w.Op("Tanh", "y", {"r"});
+  auto g = w.Build();
+  ASSERT_NE(g, nullptr);
+  DeviceTopology topo = FakeTopology({Gpu(64 * kMiB), Gpu(64 * kMiB)});
+  for (BaechiAlgorithm a : {BaechiAlgorithm::kTopo, BaechiAlgorithm::kEtf}) {
+    ASSERT_OK_AND_ASSIGN(Placement p, PlaceBaechi(*g, topo, Options(), a));
+    EXPECT_EQ(p.devices[0].num_nodes + p.devices[1].num_nodes, g->num_nodes())
+        << BaechiAlgorithmName(a);
+  }
+}
+
 TEST(BaechiTest, AModelThatFitsNowhereIsRefusedWithTheNumbers) {
   auto g = EncoderStack(8, 16, 64);
   ASSERT_NE(g, nullptr);
