@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "placer/constraints.h"
@@ -243,6 +244,16 @@ absl::Status PlaceEtf(const Graph& graph, const DeviceTopology& topo,
 
 const char* BaechiAlgorithmName(BaechiAlgorithm algorithm) {
   return algorithm == BaechiAlgorithm::kTopo ? "m-TOPO" : "m-ETF";
+}
+
+std::optional<BaechiAlgorithm> ParseBaechiAlgorithm(std::string_view name) {
+  for (BaechiAlgorithm a : {BaechiAlgorithm::kTopo, BaechiAlgorithm::kEtf}) {
+    if (absl::EqualsIgnoreCase(absl::string_view(name.data(), name.size()),
+                               BaechiAlgorithmName(a))) {
+      return a;
+    }
+  }
+  return std::nullopt;
 }
 
 absl::StatusOr<Placement> PlaceBaechi(const Graph& graph,

@@ -33,6 +33,9 @@
 #ifndef SLUICE_PLACER_BAECHI_H_
 #define SLUICE_PLACER_BAECHI_H_
 
+#include <optional>
+#include <string_view>
+
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
 #include "placer/device_spec.h"
@@ -44,6 +47,9 @@ enum class BaechiAlgorithm { kTopo, kEtf };
 
 // "m-TOPO", "m-ETF".
 const char* BaechiAlgorithmName(BaechiAlgorithm algorithm);
+// The algorithm BaechiAlgorithmName names, in any case ("m-etf"); nullopt
+// for another name.
+std::optional<BaechiAlgorithm> ParseBaechiAlgorithm(std::string_view name);
 
 absl::StatusOr<Placement> PlaceBaechi(const Graph& graph,
                                       const DeviceTopology& topo,

@@ -17,6 +17,7 @@
 #include "core/status_macros.h"
 #include "graph/graph.h"
 #include "model/model_loader.h"
+#include "placer/baechi.h"
 #include "reports/placement_report.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
@@ -68,8 +69,7 @@ absl::Status Place(const PlaceOptions& o, std::ostream& out) {
   request.explain = o.explain;
   request.record_reasons = !o.dot_path.empty();
   request.pipeline_stages = !o.no_stages;
-  if (o.baseline == "m-topo") request.baseline = BaechiAlgorithm::kTopo;
-  if (o.baseline == "m-etf") request.baseline = BaechiAlgorithm::kEtf;
+  if (!o.baseline.empty()) request.baseline = ParseBaechiAlgorithm(o.baseline);
   ASSIGN_OR_RETURN(PlacementReport report,
                    PlaceForReport(request, config, std::move(loaded),
                                   std::move(notes)));
@@ -123,7 +123,13 @@ void AddPlaceOptions(CLI::App* app, PlaceOptions* options) {
                   "step: m-topo (topological order, each device filled in "
                   "turn) or m-etf (earliest start first); sessions never "
                   "use them")
-      ->check(CLI::IsMember({"m-topo", "m-etf"}));
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            if (ParseBaechiAlgorithm(name)) return "";
+            return "unknown algorithm '" + name +
+                   "' (expected m-topo or m-etf)";
+          },
+          "ALGORITHM"));
   app->add_option("--batch", options->batch,
                   "Value assumed for unknown dimensions (default 1)")
       ->check(IntegerIn(1, 1000000));

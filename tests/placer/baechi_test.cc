@@ -186,6 +186,11 @@ TEST(BaechiTest, PlaceCommandComparesWithABaseline) {
             0)
       << err.str();
   EXPECT_EQ(nlohmann::json::parse(out.str())["algorithm"], "sluice");
+  for (BaechiAlgorithm a : {BaechiAlgorithm::kTopo, BaechiAlgorithm::kEtf}) {
+    EXPECT_EQ(ParseBaechiAlgorithm(BaechiAlgorithmName(a)), a);
+  }
+  EXPECT_EQ(ParseBaechiAlgorithm("M-Etf"), BaechiAlgorithm::kEtf);
+  EXPECT_EQ(ParseBaechiAlgorithm("m-sct"), std::nullopt);
   std::ostringstream bad_out, bad_err;
   EXPECT_EQ(PlaceMain({model, "--baseline", "m-sct"}, bad_out, bad_err), 2);
   EXPECT_THAT(bad_err.str(), HasSubstr("m-sct"));
