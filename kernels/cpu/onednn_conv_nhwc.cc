@@ -16,12 +16,13 @@
 #include <vector>
 
 #include "Eigen/Core"
-#include "absl/container/inlined_vector.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "device/fault_injector.h"
+#include "kernels/cpu/conv_im2col_gemm.h"
 #include "kernels/cpu/conv_tap_gemms.h"
 #include "kernels/cpu/onednn_runtime.h"
 #include "kernels/cpu/parallel.h"
@@ -317,6 +318,22 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
       return true;
     }
     const int threads = PoolThreads(pool);
+    // Deep inputs on small maps and strided windows: im2col and one GEMM
+    // by the filter as it is (conv_im2col_gemm.h).
+    if (Im2colGemmPays(params_, x.dim(3), f.dim(1), f.dim(2), threads)) {
+      const Im2colGemmPlan plan =
+          PlanIm2colGemm(y->dim(0) * y->dim(1) * y->dim(2), y->dim(3),
+                         f.dim(1) * f.dim(2) * f.dim(3), threads);
+      ASSIGN_OR_RETURN(
+          Tensor scratch,
+          ctx->allocate_temp(DT_FLOAT, Shape({plan.scratch_floats})));
+      RETURN_IF_ERROR(
+          InjectedFault(FaultKind::kLibrary, "oneDNN sgemm (im2col GEMM)"));
+      ConvIm2colGemmNhwc(pool, plan, params_, act_, x, f, bias, side, y,
+                         scratch.data<float>());
+      nhwc_runs.fetch_add(1);
+      return true;
+    }
     // Where the pool has more than two threads, the whole call is one
     // primitive on an OpenMP team of the pool's size (decision 32); with
     // two or fewer, slices on the pool's own threads, each primitive

@@ -22,24 +22,24 @@
 namespace sluice::cuda {
 namespace {
 
-constexpr char kResourceKey[] = "cublaslt_matmul";
-constexpr char kLibrary[] = "cuBLASLt";  // the AlgorithmCache's library
+constexpr char kLtResourceKey[] = "cublaslt_matmul";
+constexpr char kLtLibrary[] = "cuBLASLt";  // the AlgorithmCache's library
 // The most workspace an algorithm may ask for (PyTorch gives cuBLASLt
 // 32 MiB on Hopper); the heuristic only offers algorithms within it.
-constexpr uint64_t kMaxWorkspaceBytes = uint64_t{32} << 20;
-constexpr int kMaxAlgorithms = 8;
+constexpr uint64_t kLtMaxWorkspaceBytes = uint64_t{32} << 20;
+constexpr int kLtMaxAlgorithms = 8;
 
 // The descriptors of one problem, and what was learnt about it.
-struct Entry {
-  explicit Entry(const CublasLtApi* api) : api(api) {}
-  ~Entry() {
+struct LtEntry {
+  explicit LtEntry(const CublasLtApi* api) : api(api) {}
+  ~LtEntry() {
     if (desc != nullptr) api->MatmulDescDestroy(desc);
     if (a != nullptr) api->MatrixLayoutDestroy(a);
     if (b != nullptr) api->MatrixLayoutDestroy(b);
     if (c != nullptr) api->MatrixLayoutDestroy(c);
   }
-  Entry(const Entry&) = delete;
-  Entry& operator=(const Entry&) = delete;
+  LtEntry(const LtEntry&) = delete;
+  LtEntry& operator=(const LtEntry&) = delete;
 
   const CublasLtApi* const api;
   cublasLtMatmulDesc_t desc = nullptr;
@@ -55,14 +55,15 @@ struct CublasLtOptions {
 };
 
 using CublasLtState =
-    LibraryHandleCache<CublasLtApi, cublasLtHandle_t, Entry, CublasLtOptions>;
+    LibraryHandleCache<CublasLtApi, cublasLtHandle_t, LtEntry, CublasLtOptions>;
 
-absl::StatusOr<CublasLtState*> StateFor(GpuDevice* gpu) {
+absl::StatusOr<CublasLtState*> LtStateFor(GpuDevice* gpu) {
   ASSIGN_OR_RETURN(const CublasLtApi* api, LoadCublasLt());
-  return CublasLtState::For(gpu, kResourceKey, api, [&](cublasLtHandle_t* handle) {
-    return CublasLtStatus(api->Create(handle),
-                          absl::StrCat(gpu->name(), ": cublasLtCreate"));
-  });
+  return CublasLtState::For(
+      gpu, kLtResourceKey, api, [&](cublasLtHandle_t* handle) {
+        return CublasLtStatus(api->Create(handle),
+                              absl::StrCat(gpu->name(), ": cublasLtCreate"));
+      });
 }
 
 struct LtTypes {
@@ -135,7 +136,7 @@ absl::Status SetDesc(const CublasLtApi& api, cublasLtMatmulDesc_t desc,
 // Makes e's descriptors and asks the heuristic for its algorithms.
 absl::Status Prepare(const CublasLtState& st, const CublasLtMatmulProblem& p,
                      const LtTypes& t, const Alignments& al, const void* bias,
-                     Entry* e) {
+                     LtEntry* e) {
   const CublasLtApi& api = *st.api();
   RETURN_IF_ERROR(CublasLtStatus(
       api.MatmulDescCreate(&e->desc, t.compute, CUDA_R_32F),
@@ -178,17 +179,17 @@ absl::Status Prepare(const CublasLtState& st, const CublasLtMatmulProblem& p,
         api.MatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)),
         "cublasLtMatmulPreferenceSetAttribute");
   };
-  set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspaceBytes);
+  set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kLtMaxWorkspaceBytes);
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, al.a);
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, al.b);
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, al.c);
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, al.d);
   if (s.ok()) {
-    cublasLtMatmulHeuristicResult_t results[kMaxAlgorithms] = {};
+    cublasLtMatmulHeuristicResult_t results[kLtMaxAlgorithms] = {};
     int returned = 0;
     s = CublasLtStatus(
         api.MatmulAlgoGetHeuristic(st.handle(), e->desc, e->a, e->b, e->c, e->c,
-                                   pref, kMaxAlgorithms, results, &returned),
+                                   pref, kLtMaxAlgorithms, results, &returned),
         "cublasLtMatmulAlgoGetHeuristic");
     for (int i = 0; s.ok() && i < returned; ++i) {
       if (results[i].state == CUBLAS_STATUS_SUCCESS) {
@@ -203,7 +204,7 @@ absl::Status Prepare(const CublasLtState& st, const CublasLtMatmulProblem& p,
 // One call of RunCublasLtMatmul, as its algorithms see it.
 struct LtCall {
   const CublasLtState* st;
-  const Entry* e;
+  const LtEntry* e;
   const void* x;
   const void* w;
   const void* c;  // the residual, or y (beta 0)
@@ -226,7 +227,7 @@ class LtAlgorithm final : public Algorithm<LtCall> {
   // UNIMPLEMENTED (a refusal) where cuBLASLt refuses it at run time.
   absl::Status Run(const LtCall& call, void* workspace) const override {
     const float alpha = 1.0f;
-    const Entry& e = *call.e;
+    const LtEntry& e = *call.e;
     const cublasLtMatmulHeuristicResult_t& algo = e.algorithms[index_];
     RETURN_IF_ERROR(InjectedFault(FaultKind::kLibrary, "cublasLtMatmul"));
     return CublasLtStatus(
@@ -243,7 +244,7 @@ class LtAlgorithm final : public Algorithm<LtCall> {
 }  // namespace
 
 absl::Status DisableCublasLtMatmulForTesting(GpuDevice* gpu, bool disabled) {
-  ASSIGN_OR_RETURN(CublasLtState * st, StateFor(gpu));
+  ASSIGN_OR_RETURN(CublasLtState * st, LtStateFor(gpu));
   absl::MutexLock lock(&st->mu());
   st->options().disabled = disabled;
   return absl::OkStatus();
@@ -269,7 +270,7 @@ absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
   }
   absl::StatusOr<const CublasLtApi*> api = LoadCublasLt();
   if (!api.ok()) return refuse(std::string(api.status().message()));
-  absl::StatusOr<CublasLtState*> state = StateFor(gpu);
+  absl::StatusOr<CublasLtState*> state = LtStateFor(gpu);
   if (!state.ok()) return refuse(std::string(state.status().message()));
   CublasLtState* st = *state;
   const Alignments al{AlignmentOf(w), AlignmentOf(x),
@@ -279,9 +280,9 @@ absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
 
   absl::MutexLock lock(&st->mu());
   if (st->options().disabled) return refuse("disabled for testing");
-  std::unique_ptr<Entry>& slot = st->cache()[key];
+  std::unique_ptr<LtEntry>& slot = st->cache()[key];
   if (slot == nullptr) {
-    auto e = std::make_unique<Entry>(*api);
+    auto e = std::make_unique<LtEntry>(*api);
     // A problem cuBLASLt refuses (NOT_SUPPORTED, no algorithm) runs on the
     // fallback from now on; the GPU tests check that cuBLASLt did run
     // where it should.
@@ -293,7 +294,7 @@ absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
     }
     slot = std::move(e);
   }
-  Entry* e = slot.get();
+  LtEntry* e = slot.get();
   if (!e->unsupported.empty()) return refuse(e->unsupported);
   RETURN_IF_ERROR(SetDesc(**api, e->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                           bias, "CUBLASLT_MATMUL_DESC_BIAS_POINTER"));
@@ -309,8 +310,8 @@ absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
   ASSIGN_OR_RETURN(AlgorithmCache * cache, GpuAlgorithmCache(gpu));
   GpuAlgorithmDevice device(ctx, gpu);
   AlgorithmCache::Options options;
-  options.library = kLibrary;
-  options.max_workspace_bytes = static_cast<int64_t>(kMaxWorkspaceBytes);
+  options.library = kLtLibrary;
+  options.max_workspace_bytes = static_cast<int64_t>(kLtMaxWorkspaceBytes);
   ASSIGN_OR_RETURN(AlgorithmCache::Ran ran,
                    cache->Run<LtCall>(key, list, call, options, &device));
   if (ran.index < 0) return refuse(ran.why_not);
@@ -320,13 +321,13 @@ absl::StatusOr<bool> RunCublasLtMatmul(OpKernelContext* ctx, GpuDevice* gpu,
 std::vector<CublasLtMatmulCacheEntry> CublasLtMatmulCache(GpuDevice* gpu) {
   std::vector<CublasLtMatmulCacheEntry> out;
   if (!LoadCublasLt().ok()) return out;
-  absl::StatusOr<CublasLtState*> st = StateFor(gpu);
+  absl::StatusOr<CublasLtState*> st = LtStateFor(gpu);
   if (!st.ok()) return out;
   absl::StatusOr<AlgorithmCache*> cache = GpuAlgorithmCache(gpu);
   if (!cache.ok()) return out;
   absl::MutexLock lock(&(*st)->mu());
   for (const auto& [key, e] : (*st)->cache()) {
-    const AlgorithmCache::Entry timed = (*cache)->Find(kLibrary, key);
+    const AlgorithmCache::Entry timed = (*cache)->Find(kLtLibrary, key);
     CublasLtMatmulCacheEntry c;
     c.key = key;
     c.algorithms = static_cast<int>(e->algorithms.size());
