@@ -79,11 +79,11 @@ void FinishIm2colPiece(ConvActivation act, float* v, const float* bias,
 }  // namespace
 
 bool Im2colGemmPays(const Conv2DParams& p, int64_t c, int64_t kh, int64_t kw,
-                    int threads) {
+                    int threads, bool avx512) {
   if (p.group != 1 || p.dilations[0] != 1 || p.dilations[1] != 1) {
     return false;
   }
-  if (threads > 2 || c < 128) return false;
+  if (avx512 || threads > 2 || c < 128) return false;
   const bool strided = p.strides[0] > 1 || p.strides[1] > 1;
   // A strided 1 x 1 of 512 channels or more (ResNet-50's 14 x 14 and 7 x 7
   // downsampling) was 4-35% slower than oneDNN's.

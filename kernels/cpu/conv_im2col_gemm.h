@@ -9,7 +9,7 @@
 // not made. Shallow inputs on large maps (64 channels on 56 x 56) stay on
 // the direct kernel, which is faster there (bench/RESULTS.md, 2026-12-07).
 //
-//   if (Im2colGemmPays(params, c, kh, kw, threads)) {
+//   if (Im2colGemmPays(params, c, kh, kw, threads, OneDnnHasAvx512())) {
 //     const Im2colGemmPlan plan =
 //         PlanIm2colGemm(n * oh * ow, o, kh * kw * c, threads);
 //     // scratch: plan.scratch_floats floats
@@ -48,12 +48,13 @@ inline constexpr int64_t kIm2colChunkBytes = int64_t{2} << 20;
 // oneDNN's direct kernel: ungrouped and undilated, at least 128 input
 // channels, and a strided window of several taps, or one over at least 256
 // channels, or a strided 1 x 1 over fewer than 512 (an unstrided 1 x 1 is
-// oneDNN's 1 x 1 kernel, as fast as the GEMM). Measured with one and two
-// threads, where each thread runs its own slice; from three threads up oneDNN
-// runs the whole call on an OpenMP team, which was not compared, so those stay
-// there.
+// oneDNN's 1 x 1 kernel, as fast as the GEMM). Measured on AVX2 with one
+// and two threads, where each thread runs its own slice: from three threads
+// up oneDNN runs the whole call on an OpenMP team, and with AVX-512
+// (`avx512`: OneDnnHasAvx512()) on its brgemm and Winograd kernels, neither
+// compared, so those stay there.
 bool Im2colGemmPays(const Conv2DParams& p, int64_t c, int64_t kh, int64_t kw,
-                    int threads);
+                    int threads, bool avx512);
 
 // How the rows x outputs x depth product is cut (see above).
 struct Im2colGemmPlan {

@@ -139,6 +139,7 @@ int BlockWidth() { return 16; }
 
 bool OneDnnConvolutionsBuiltIn() { return false; }
 std::string OneDnnVersion() { return "not built in"; }
+bool OneDnnHasAvx512() { return false; }
 
 std::unique_ptr<OneDnnConv> OneDnnConv::Create(const Conv2DParams&,
                                                ConvActivation) {
@@ -210,17 +211,19 @@ std::string OneDnnVersion() {
   return absl::StrCat("oneDNN ", v->major, ".", v->minor, ".", v->patch);
 }
 
-namespace {
-
-int BlockWidth() {
+bool OneDnnHasAvx512() {
   // cpu_isa values are bit sets, each ISA's including those it extends.
-  static const int width = [] {
+  static const bool has = [] {
     const auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    return (isa & core) == core ? 16 : 8;
+    return (isa & core) == core;
   }();
-  return width;
+  return has;
 }
+
+namespace {
+
+int BlockWidth() { return OneDnnHasAvx512() ? 16 : 8; }
 
 using dnnl::memory;
 using Tag = memory::format_tag;

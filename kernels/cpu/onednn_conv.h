@@ -72,6 +72,9 @@ class OneDnnConv {
 // RuntimeConfig.cpu_convolutions).
 bool OneDnnConvolutionsBuiltIn();
 std::string OneDnnVersion();
+// Whether oneDNN runs AVX-512 (avx512_core or above) on this CPU; false
+// without it.
+bool OneDnnHasAvx512();
 
 // Whether kAuto runs a convolution with this window, output plane,
 // channels per group, groups, batch and intra-op thread count on oneDNN.

@@ -320,7 +320,8 @@ class OneDnnConvNhwcImpl final : public OneDnnConvNhwc {
     const int threads = PoolThreads(pool);
     // Deep inputs on small maps and strided windows: im2col and one GEMM
     // by the filter as it is (conv_im2col_gemm.h).
-    if (Im2colGemmPays(params_, x.dim(3), f.dim(1), f.dim(2), threads)) {
+    if (Im2colGemmPays(params_, x.dim(3), f.dim(1), f.dim(2), threads,
+                       OneDnnHasAvx512())) {
       const Im2colGemmPlan plan =
           PlanIm2colGemm(y->dim(0) * y->dim(1) * y->dim(2), y->dim(3),
                          f.dim(1) * f.dim(2) * f.dim(3), threads);

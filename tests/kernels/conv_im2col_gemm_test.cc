@@ -40,28 +40,31 @@ Conv2DParams Params(std::vector<int64_t> strides, std::vector<int64_t> pads,
 TEST(Im2colGemmPaysTest, TakesDeepWindowsAndStridedOnes) {
   // ResNet-50's 3 x 3 of 512 and 256 channels, its strided 3 x 3 (128
   // channels) and strided 1 x 1 downsampling.
-  EXPECT_TRUE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 2));
-  EXPECT_TRUE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 256, 3, 3, 1));
-  EXPECT_TRUE(cpu::Im2colGemmPays(Params({2, 2}, {1, 1, 1, 1}), 128, 3, 3, 2));
-  EXPECT_TRUE(cpu::Im2colGemmPays(Params({2, 2}, {0, 0, 0, 0}), 256, 1, 1, 2));
+  EXPECT_TRUE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 2, false));
+  EXPECT_TRUE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 256, 3, 3, 1, false));
+  EXPECT_TRUE(cpu::Im2colGemmPays(Params({2, 2}, {1, 1, 1, 1}), 128, 3, 3, 2, false));
+  EXPECT_TRUE(cpu::Im2colGemmPays(Params({2, 2}, {0, 0, 0, 0}), 256, 1, 1, 2, false));
 }
 
 TEST(Im2colGemmPaysTest, LeavesWhatTheDirectKernelsDoBetter) {
   // Shallow inputs (64 channels on 56 x 56; the 3-channel stem), unstrided
   // 1 x 1 (oneDNN's 1 x 1 kernel), 3 x 3 of 128 channels unstrided.
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 64, 3, 3, 2));
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({2, 2}, {3, 3, 3, 3}), 3, 7, 7, 2));
+  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 64, 3, 3, 2, false));
+  EXPECT_FALSE(cpu::Im2colGemmPays(Params({2, 2}, {3, 3, 3, 3}), 3, 7, 7, 2, false));
   EXPECT_FALSE(
-      cpu::Im2colGemmPays(Params({1, 1}, {0, 0, 0, 0}), 1024, 1, 1, 2));
+      cpu::Im2colGemmPays(Params({1, 1}, {0, 0, 0, 0}), 1024, 1, 1, 2, false));
   // ResNet-50's strided 1 x 1 of 512 and 1024 channels.
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({2, 2}, {0, 0, 0, 0}), 512, 1, 1, 2));
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 128, 3, 3, 2));
+  EXPECT_FALSE(cpu::Im2colGemmPays(Params({2, 2}, {0, 0, 0, 0}), 512, 1, 1, 2, false));
+  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 128, 3, 3, 2, false));
   // Grouped, dilated, and a pool that runs oneDNN on an OpenMP team.
   EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}, {1, 1}, 2), 512,
-                                   3, 3, 2));
+                                   3, 3, 2, false));
   EXPECT_FALSE(
-      cpu::Im2colGemmPays(Params({1, 1}, {2, 2, 2, 2}, {2, 2}), 512, 3, 3, 2));
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 4));
+      cpu::Im2colGemmPays(Params({1, 1}, {2, 2, 2, 2}, {2, 2}), 512, 3, 3, 2, false));
+  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 4, false));
+  // AVX-512: oneDNN's brgemm and Winograd kernels, not compared.
+  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 2,
+                                   true));
 }
 
 TEST(PlanIm2colGemmTest, CutsChannelsOnSmallMapsAndRowsOnLargeOnes) {
@@ -116,6 +119,10 @@ TEST(ConvIm2colGemmTest, MatchesTheLoopsAtOneAndTwoThreads) {
   if (!cpu::OneDnnConvolutionsBuiltIn()) {
     GTEST_SKIP() << "the NHWC fast path needs this build's oneDNN";
   }
+  if (cpu::OneDnnHasAvx512()) {
+    GTEST_SKIP() << "AVX-512: these convolutions stay on oneDNN's kernels "
+                    "(Im2colGemmPays)";
+  }
   const std::vector<Case> cases = {
       // Two threads cut the 136 output channels (8-aligned runs: 64 + 72).
       {"deep_3x3_small_map_residual_relu",
@@ -144,7 +151,7 @@ TEST(ConvIm2colGemmTest, MatchesTheLoopsAtOneAndTwoThreads) {
     SCOPED_TRACE(c.name);
     const Shape& x = c.nhwc[0];
     const Shape& f = c.nhwc[1];
-    ASSERT_TRUE(cpu::Im2colGemmPays(c.params, x.dim(3), f.dim(1), f.dim(2), 2));
+    ASSERT_TRUE(cpu::Im2colGemmPays(c.params, x.dim(3), f.dim(1), f.dim(2), 2, false));
     const std::vector<Tensor> in = Inputs(c);
     SetTestCpuConvolutions(CpuConvPath::kLoops);
     absl::StatusOr<std::vector<Tensor>> want =
