@@ -1,11 +1,16 @@
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice::optimizer_test::attention_fusion_test {
@@ -94,7 +99,7 @@ TEST(AttentionFusionPassTest, FusesMulScaleWithoutMask) {
 // HF's sdpa export (bert_small.onnx, gpt2_small.onnx): sqrt(scale) on Q
 // and on K^T, a Const causal mask of finfo.min, the NaN guard after the
 // softmax.
-TEST(AttentionFusionPassTest, FusesSdpaExportWithCausalMaskAndNanGuard) {
+GraphMaker SdpaExport() {
   GraphMaker m;
   const float c = 1.f / std::sqrt(std::sqrt(8.f));
   m.Input("q", {1, 2, 7, 8})
@@ -116,7 +121,11 @@ TEST(AttentionFusionPassTest, FusesSdpaExportWithCausalMaskAndNanGuard) {
       .Op("guarded", "Where", {"is_nan", "zero", "p"})
       .Op("ctx", "MatMul", {"guarded", "v"})
       .Output("ctx");
-  auto g = m.Build();
+  return m;
+}
+
+TEST(AttentionFusionPassTest, FusesSdpaExportWithCausalMaskAndNanGuard) {
+  auto g = SdpaExport().Build();
   PassOutput out = RunPass(*MakeAttentionFusionPass(), *g);
   ASSERT_NE(out.graph, nullptr);
   const Node& f = Fused(*out.graph, "ctx");
@@ -305,6 +314,26 @@ TEST(AttentionFusionPassTest, PipelineFusesBeforeElementwiseFusion) {
   EXPECT_EQ(OpOf(*opt->graph, "ctx"), "FusedAttention");
   EXPECT_EQ(OpCounts(*opt->graph)["FusedElementwise"], 0);
   ExpectSameOutputs(*g, *opt->graph, RandomFeeds(*g, 17));
+}
+
+// The scale factors become the scale attribute, the causal mask the causal
+// flag, and the NaN guard goes: none of their constants stays.
+TEST(AttentionFusionPassTest, PipelineFreesTheScaleMaskAndGuardConstants) {
+  auto g = SdpaExport().Build();
+  std::map<std::string, std::weak_ptr<Buffer>> constants;
+  for (const char* name : {"c1", "c2", "mask", "false", "zero"}) {
+    constants[name] = ConstBuffer(*g, name);
+    ASSERT_FALSE(constants[name].expired()) << name;
+  }
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(std::move(g), OPTIMIZATION_ALL, PassOptions{});
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  EXPECT_TRUE(*Fused(*opt->graph, "ctx").attrs().GetBool("causal"));
+  for (const auto& [name, buffer] : constants) {
+    EXPECT_TRUE(buffer.expired()) << name;
+  }
+  auto given = SdpaExport().Build();
+  ExpectSameOutputs(*given, *opt->graph, RandomFeeds(*given, 18));
 }
 
 // Same outputs over random shapes, scales and mask shapes.

@@ -1,5 +1,9 @@
+#include <memory>
+#include <utility>
+
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice::optimizer_test::common_subexpressions_test {
@@ -84,6 +88,33 @@ TEST(CommonSubexpressionPassTest, KeepsDifferentAttrsAndGraphOutputs) {
   // n1 and n2 are both graph outputs: fetchable by their names, kept.
   EXPECT_EQ(OpOf(*out.graph, "n1"), "Neg");
   EXPECT_EQ(OpOf(*out.graph, "n2"), "Neg");
+}
+
+TEST(CommonSubexpressionPipelineTest, TheMergedAwayConstantIsFreed) {
+  // c2 equals c1: its readers read c1, and c2's bytes go.
+  GraphMaker m;
+  m.Input("x", {2, 3})
+      .Const("c1", {1, 2, 3}, {3})
+      .Const("c2", {1, 2, 3}, {3})
+      .Op("a", "Add", {"x", "c1"})
+      .Op("p", "Mul", {"x", "c2"})
+      .Op("y", "Sub", {"a", "p"})
+      .Output("y");
+  for (OptimizationLevel level : {OPTIMIZATION_BASIC, OPTIMIZATION_ALL}) {
+    SCOPED_TRACE(OptimizationLevelName(level));
+    auto g = m.Build();
+    std::weak_ptr<Buffer> kept = ConstBuffer(*g, "c1");
+    std::weak_ptr<Buffer> merged = ConstBuffer(*g, "c2");
+    ASSERT_FALSE(merged.expired());
+    absl::StatusOr<OptimizedGraph> opt =
+        OptimizeGraph(std::move(g), level, PassOptions{});
+    ASSERT_TRUE(opt.ok()) << opt.status();
+    EXPECT_EQ(OpOf(*opt->graph, "c2"), "(none)");
+    EXPECT_FALSE(kept.expired());  // read by both now
+    EXPECT_TRUE(merged.expired());
+    auto given = m.Build();
+    ExpectSameOutputs(*given, *opt->graph, RandomFeeds(*given, 4));
+  }
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
+#include <memory>
+#include <utility>
+
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice::optimizer_test::constant_folding_test {
@@ -83,6 +87,34 @@ TEST(ConstantFoldingPassTest, DoesNotFoldWhatDependsOnInputs) {
   m.Input("x", {3}).Const("c", {1, 2, 3}, {3}).Op("y", "Mul", {"x", "c"});
   auto g = m.Build();
   EXPECT_EQ(RunPass(*MakeConstantFoldingPass(), *g).graph, nullptr);
+}
+
+TEST(ConstantFoldingPipelineTest, TheFoldedInputsAreFreed) {
+  // (a + b) * a becomes one Const; a and b are read by nothing then.
+  GraphMaker m;
+  m.Input("x", {2, 3})
+      .Const("a", Values(3, 11, -1, 1), {3})
+      .Const("b", Values(3, 12, -1, 1), {3})
+      .Op("sum", "Add", {"a", "b"})
+      .Op("scaled", "Mul", {"sum", "a"})
+      .Op("y", "Add", {"x", "scaled"})
+      .Output("y");
+  for (OptimizationLevel level : {OPTIMIZATION_BASIC, OPTIMIZATION_ALL}) {
+    SCOPED_TRACE(OptimizationLevelName(level));
+    auto g = m.Build();
+    std::weak_ptr<Buffer> a = ConstBuffer(*g, "a");
+    std::weak_ptr<Buffer> b = ConstBuffer(*g, "b");
+    ASSERT_FALSE(a.expired());
+    ASSERT_FALSE(b.expired());
+    absl::StatusOr<OptimizedGraph> opt =
+        OptimizeGraph(std::move(g), level, PassOptions{});
+    ASSERT_TRUE(opt.ok()) << opt.status();
+    EXPECT_EQ(OpOf(*opt->graph, "scaled"), "Const");
+    EXPECT_TRUE(a.expired());
+    EXPECT_TRUE(b.expired());
+    auto given = m.Build();  // its own constants, not a's or b's
+    ExpectSameOutputs(*given, *opt->graph, RandomFeeds(*given, 13));
+  }
 }
 
 }  // namespace

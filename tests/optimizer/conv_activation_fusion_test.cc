@@ -1,9 +1,12 @@
 #include <map>
+#include <memory>
 #include <random>
 #include <utility>
 
 #include "gtest/gtest.h"
+#include "optimizer/graph_rewriter.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice::optimizer_test::conv_activation_fusion_test {
@@ -101,6 +104,30 @@ TEST(ConvActivationFusionPassTest, FusesClipZeroSixAsRelu6) {
   EXPECT_EQ(OpCounts(*out.graph)["Maximum"], 0);
   EXPECT_EQ(OpCounts(*out.graph)["Minimum"], 0);
   ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 10));
+}
+
+// Clip's bounds go into the activation, and the bias [1, 4, 1, 1] in as
+// [4] over the same bytes: the pipeline keeps neither bound.
+TEST(ConvActivationFusionPassTest, PipelineFreesTheClipBounds) {
+  auto g = ConvClip(0.0f, 6.0f).Build();
+  std::weak_ptr<Buffer> lo = ConstBuffer(*g, "lo");
+  std::weak_ptr<Buffer> hi = ConstBuffer(*g, "hi");
+  std::weak_ptr<Buffer> b = ConstBuffer(*g, "b");
+  ASSERT_FALSE(lo.expired());
+  ASSERT_FALSE(hi.expired());
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(std::move(g), OPTIMIZATION_ALL, PassOptions{});
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  const Node* y = opt->graph->FindNode("y");
+  ASSERT_NE(y, nullptr);
+  ASSERT_EQ(y->op(), "FusedConv2D");
+  EXPECT_EQ(y->attrs().GetString("activation").value(), "relu6");
+  EXPECT_TRUE(lo.expired());
+  EXPECT_TRUE(hi.expired());
+  EXPECT_EQ(ConstValueOf(*opt->graph, y->input(2))->buffer().get(),
+            b.lock().get());
+  auto given = ConvClip(0.0f, 6.0f).Build();
+  ExpectSameOutputs(*given, *opt->graph, RandomFeeds(*given, 12));
 }
 
 TEST(ConvActivationFusionPassTest, AnotherClipIsNotRelu6) {

@@ -1,7 +1,12 @@
+#include <map>
+#include <memory>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice::optimizer_test::conv_scale_folding_test {
@@ -59,6 +64,28 @@ TEST(ConvScaleFoldingPassTest, LeavesNonPerChannelConstants) {
       .Output("y");
   auto g = m.Build();
   EXPECT_EQ(RunPass(*MakeConvScaleFoldingPass(), *g).graph, nullptr);
+}
+
+TEST(ConvScaleFoldingPipelineTest, TheOldFilterAndTheScaleConstantsAreFreed) {
+  for (OptimizationLevel level : {OPTIMIZATION_BASIC, OPTIMIZATION_ALL}) {
+    SCOPED_TRACE(OptimizationLevelName(level));
+    auto g = ConvBn(false).Build();
+    std::map<std::string, std::weak_ptr<Buffer>> old;
+    for (const char* name : {"w", "b", "scale", "shift"}) {
+      old[name] = ConstBuffer(*g, name);
+      ASSERT_FALSE(old[name].expired()) << name;
+    }
+    absl::StatusOr<OptimizedGraph> opt =
+        OptimizeGraph(std::move(g), level, PassOptions{});
+    ASSERT_TRUE(opt.ok()) << opt.status();
+    EXPECT_EQ(OpOf(*opt->graph, "conv/scaled_filter"), "Const");
+    EXPECT_EQ(OpCounts(*opt->graph)["Mul"], 0);
+    for (const auto& [name, buffer] : old) {
+      EXPECT_TRUE(buffer.expired()) << name;
+    }
+    auto given = ConvBn(false).Build();
+    ExpectSameOutputs(*given, *opt->graph, RandomFeeds(*given, 9));
+  }
 }
 
 }  // namespace

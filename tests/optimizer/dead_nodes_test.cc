@@ -1,5 +1,9 @@
+#include <memory>
+#include <utility>
+
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice::optimizer_test::dead_nodes_test {
@@ -47,6 +51,23 @@ TEST(DeadNodePassTest, EveryOutputOfTheDefaultSignatureIsKept) {
   auto g = m.Build();
   PassOutput out = RunPass(*MakeDeadNodePass(), *g);
   EXPECT_EQ(out.graph, nullptr);
+}
+
+TEST(DeadNodePipelineTest, AConstantNoOutputNeedsIsFreed) {
+  GraphMaker m;
+  m.Input("x", {3})
+      .Const("c", {1, 2, 3}, {3})
+      .Const("unread", {4, 5, 6}, {3})
+      .Op("y", "Add", {"x", "c"})
+      .Output("y");
+  auto g = m.Build();
+  std::weak_ptr<Buffer> unread = ConstBuffer(*g, "unread");
+  ASSERT_FALSE(unread.expired());
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(std::move(g), OPTIMIZATION_BASIC, PassOptions{});
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  EXPECT_EQ(OpOf(*opt->graph, "unread"), "(none)");
+  EXPECT_TRUE(unread.expired());
 }
 
 }  // namespace

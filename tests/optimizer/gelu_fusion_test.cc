@@ -1,5 +1,11 @@
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice::optimizer_test::gelu_fusion_test {
@@ -81,6 +87,40 @@ TEST(GeluFusionPassTest, LeavesWrongConstants) {
       .Output("y");
   auto g = m.Build();
   EXPECT_EQ(RunPass(*MakeGeluFusionPass(), *g).graph, nullptr);
+}
+
+TEST(GeluFusionPipelineTest, TheFormulasConstantsAreFreed) {
+  GraphMaker m;
+  m.Input("x", {4, 6})
+      .Const("three", {3}, {})
+      .Const("c", {0.044715f}, {})
+      .Const("k", {0.7978846f}, {})
+      .Const("one", {1}, {})
+      .Const("half", {0.5f}, {})
+      .Op("cube", "Pow", {"x", "three"})
+      .Op("cc", "Mul", {"cube", "c"})
+      .Op("inner", "Add", {"x", "cc"})
+      .Op("scaled", "Mul", {"inner", "k"})
+      .Op("th", "Tanh", {"scaled"})
+      .Op("onep", "Add", {"th", "one"})
+      .Op("h", "Mul", {"half", "x"})
+      .Op("y", "Mul", {"h", "onep"})
+      .Output("y");
+  auto g = m.Build();
+  std::map<std::string, std::weak_ptr<Buffer>> constants;
+  for (const char* name : {"three", "c", "k", "one", "half"}) {
+    constants[name] = ConstBuffer(*g, name);
+    ASSERT_FALSE(constants[name].expired()) << name;
+  }
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(std::move(g), OPTIMIZATION_ALL, PassOptions{});
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  EXPECT_EQ(OpOf(*opt->graph, "y"), "Gelu");
+  for (const auto& [name, buffer] : constants) {
+    EXPECT_TRUE(buffer.expired()) << name;
+  }
+  auto given = m.Build();
+  ExpectSameOutputs(*given, *opt->graph, RandomFeeds(*given, 13));
 }
 
 }  // namespace

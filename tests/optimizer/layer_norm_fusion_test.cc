@@ -1,5 +1,9 @@
+#include <memory>
+#include <utility>
+
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice::optimizer_test::layer_norm_fusion_test {
@@ -72,6 +76,26 @@ TEST(LayerNormFusionPassTest, FusesTheRsqrtFormWithoutAffine) {
 TEST(LayerNormFusionPassTest, LeavesAPatternWhoseInsideIsRead) {
   auto g = Decomposed(true, false, /*mean_read_elsewhere=*/true).Build();
   EXPECT_EQ(RunPass(*MakeLayerNormFusionPass(), *g).graph, nullptr);
+}
+
+TEST(LayerNormFusionPipelineTest, TheExponentAndEpsilonConstantsAreFreed) {
+  // The epsilon becomes an attribute and the square is the kernel's; gamma
+  // and beta are LayerNorm's inputs now.
+  auto g = Decomposed(/*affine=*/true, /*rsqrt=*/false, false).Build();
+  std::weak_ptr<Buffer> two = ConstBuffer(*g, "two");
+  std::weak_ptr<Buffer> eps = ConstBuffer(*g, "eps");
+  std::weak_ptr<Buffer> gamma = ConstBuffer(*g, "gamma");
+  ASSERT_FALSE(two.expired());
+  ASSERT_FALSE(eps.expired());
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(std::move(g), OPTIMIZATION_ALL, PassOptions{});
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  EXPECT_EQ(OpOf(*opt->graph, "y"), "LayerNorm");
+  EXPECT_TRUE(two.expired());
+  EXPECT_TRUE(eps.expired());
+  EXPECT_FALSE(gamma.expired());
+  auto given = Decomposed(true, false, false).Build();
+  ExpectSameOutputs(*given, *opt->graph, RandomFeeds(*given, 11));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "optimizer/graph_rewriter.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "testing/compare.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
@@ -460,6 +461,31 @@ TEST(MatMulBiasFusionPassTest, RunsBeforeElementwiseFusionInThePipeline) {
   EXPECT_EQ(OpOf(*opt->graph, "sum"), "FusedMatMul");
   EXPECT_EQ(OpCounts(*opt->graph)["FusedElementwise"], 0);
   ExpectSameOutputs(*g, *opt->graph, RandomFeeds(*g, 27));
+}
+
+// The pass rewrites no weight, and a [1, N] bias only into a Const of [N]
+// over the same bytes: what the pipeline leaves holds each once.
+TEST(MatMulBiasFusionPassTest, PipelineKeepsOneCopyOfTheWeightAndBias) {
+  auto g = LinearTail(false, "", {1, 6}).Build();
+  std::weak_ptr<Buffer> w = ConstBuffer(*g, "w");
+  std::weak_ptr<Buffer> b = ConstBuffer(*g, "b");
+  ASSERT_FALSE(b.expired());
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(std::move(g), OPTIMIZATION_ALL, PassOptions{});
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  const Node* y = opt->graph->FindNode("bias");
+  ASSERT_NE(y, nullptr);
+  ASSERT_EQ(y->op(), "FusedMatMul");
+  EXPECT_EQ(OpOf(*opt->graph, "b"), "(none)");
+  EXPECT_EQ(ConstValueOf(*opt->graph, y->input(1))->buffer().get(),
+            w.lock().get());
+  EXPECT_EQ(ConstValueOf(*opt->graph, y->input(2))->buffer().get(),
+            b.lock().get());
+  // Held by the optimised graph's Consts alone.
+  EXPECT_EQ(w.use_count(), 1);
+  EXPECT_EQ(b.use_count(), 1);
+  auto given = LinearTail(false, "", {1, 6}).Build();
+  ExpectSameOutputs(*given, *opt->graph, RandomFeeds(*given, 28));
 }
 
 }  // namespace

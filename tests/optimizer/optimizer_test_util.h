@@ -1,6 +1,7 @@
 // Helpers for the optimiser tests: graphs from text, the ops a graph holds,
-// seeded random inputs, and running a graph as it is (optimization level
-// none) to compare a pass's graph with the one it was given.
+// the buffers its constants hold, seeded random inputs, and running a graph
+// as it is (optimization level none) to compare a pass's graph with the one
+// it was given.
 //
 //   std::unique_ptr<const Graph> g = BuildText(R"(node { ... })");
 //   PassOutput out = RunPass(*MakeDeadNodePass(), *g);
@@ -163,6 +164,19 @@ inline std::unique_ptr<const Graph> Copy(const Graph& g) {
       BuildGraphSharingConsts(g.def(), source, values);
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? *std::move(c) : nullptr;
+}
+
+// The buffer of Const `name`'s value in `g`, to see whether what a pass
+// leaves behind still holds it once `g` is moved into OptimizeGraph
+// (expired: freed). Empty, with a failure, when `g` has no such Const.
+inline std::weak_ptr<Buffer> ConstBuffer(const Graph& g,
+                                         const std::string& name) {
+  const Node* n = g.FindNode(name);
+  if (n == nullptr || n->const_value() == nullptr) {
+    ADD_FAILURE() << "no Const '" << name << "'";
+    return {};
+  }
+  return n->const_value()->buffer();
 }
 
 // Seeded random values for every graph input: floats uniform in [-2, 2],

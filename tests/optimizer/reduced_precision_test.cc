@@ -1,6 +1,12 @@
 #include <cmath>
+#include <map>
+#include <memory>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
 #include "optimizer/pipeline.h"
@@ -209,6 +215,36 @@ TEST(ReducedPrecisionPipelineTest, RunsAtEveryLevelAndDropsTheFloat32Weights) {
     EXPECT_EQ(opt->records[opt->records.size() - 2].pass, "reduced_precision");
     EXPECT_EQ(opt->graph->FindNode("w1"), nullptr);  // dead now
     EXPECT_NE(opt->graph->FindNode("w1/bfloat16"), nullptr);
+  }
+}
+
+TEST(ReducedPrecisionPipelineTest, TheFloat32WeightsAreFreed) {
+  for (DataType t : {DT_FLOAT16, DT_BFLOAT16}) {
+    for (OptimizationLevel level : {OPTIMIZATION_NONE, OPTIMIZATION_ALL}) {
+      SCOPED_TRACE(
+          absl::StrCat(DataTypeName(t), " ", OptimizationLevelName(level)));
+      auto g = Mlp().Build();
+      std::map<std::string, std::weak_ptr<Buffer>> float32;
+      for (const char* name : {"w1", "b1", "w2"}) {
+        float32[name] = ConstBuffer(*g, name);
+        ASSERT_FALSE(float32[name].expired()) << name;
+      }
+      absl::StatusOr<OptimizedGraph> opt =
+          OptimizeGraph(std::move(g), level, Reduced(t));
+      ASSERT_TRUE(opt.ok()) << opt.status();
+      const std::string w1 = absl::StrCat("w1/", DataTypeName(t));
+      EXPECT_EQ(OpOf(*opt->graph, w1), "Const");
+      for (const auto& [name, buffer] : float32) {
+        EXPECT_TRUE(buffer.expired()) << name;
+      }
+      auto given = Mlp().Build();
+      Feeds feeds = RandomFeeds(*given, 10);
+      absl::StatusOr<std::vector<Tensor>> want = RunAsIs(*given, feeds);
+      absl::StatusOr<std::vector<Tensor>> got = RunAsIs(*opt->graph, feeds);
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_LT(RelL2((*got)[0], (*want)[0]), t == DT_FLOAT16 ? 2e-3 : 2e-2);
+    }
   }
 }
 

@@ -1,11 +1,15 @@
 // rms_norm_fusion (optimizer/rms_norm_fusion.cc): each form exporters write
 // becomes one RMSNorm with the same outputs; patterns it must not touch
 // stay as they are.
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "optimizer/graph_rewriter.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice::optimizer_test::rms_norm_fusion_test {
@@ -187,6 +191,30 @@ TEST(RMSNormFusionPassTest, ReshapesAScaleWithLeadingOnes) {
   EXPECT_EQ(rms->op(), "RMSNorm");
   EXPECT_EQ(rms->input_shape(1), Shape({8}));
   ExpectSameOutputs(*g, *out.graph, RandomFeeds(*g, 14));
+}
+
+TEST(RMSNormFusionPipelineTest, TheExponentAndEpsilonConstantsAreFreed) {
+  // The scale [1, 1, 8] goes in as [8] over the same bytes.
+  Form f;
+  f.scale = ScaleAt::kLeadingOnes;
+  auto g = Decomposed(f).Build();
+  std::weak_ptr<Buffer> two = ConstBuffer(*g, "two");
+  std::weak_ptr<Buffer> eps = ConstBuffer(*g, "eps");
+  std::weak_ptr<Buffer> scale = ConstBuffer(*g, "w32");
+  ASSERT_FALSE(two.expired());
+  ASSERT_FALSE(eps.expired());
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(std::move(g), OPTIMIZATION_ALL, PassOptions{});
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  const Node* rms = opt->graph->FindNode("y");
+  ASSERT_NE(rms, nullptr);
+  ASSERT_EQ(rms->op(), "RMSNorm");
+  EXPECT_TRUE(two.expired());
+  EXPECT_TRUE(eps.expired());
+  EXPECT_EQ(ConstValueOf(*opt->graph, rms->input(1))->buffer().get(),
+            scale.lock().get());
+  auto given = Decomposed(f).Build();
+  ExpectSameOutputs(*given, *opt->graph, RandomFeeds(*given, 16));
 }
 
 TEST(RMSNormFusionPassTest, FusesTwoTrailingAxes) {

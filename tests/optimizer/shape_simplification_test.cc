@@ -1,5 +1,9 @@
+#include <memory>
+#include <utility>
+
 #include "gtest/gtest.h"
 #include "optimizer/pass.h"
+#include "optimizer/pipeline.h"
 #include "tests/optimizer/optimizer_test_util.h"
 
 namespace sluice::optimizer_test::shape_simplification_test {
@@ -65,6 +69,30 @@ TEST(ShapeSimplificationPassTest,
   EXPECT_EQ(out.graph->FindNode("m")->output_shape(0), Shape({2, 1, 4}));
   ExpectSameOutputs(*g, *out.graph,
                                     RandomFeeds(*g, 5));
+}
+
+TEST(ShapeSimplificationPipelineTest, TheParameterConstantsAreFreed) {
+  // Their values become Reshape's and Unsqueeze's attributes.
+  GraphMaker m;
+  m.Input("x", {2, 3, 4})
+      .ConstInt("shape", {6, -1}, {2})
+      .ConstInt("axes", {1}, {1})
+      .Op("r", "DynamicReshape", {"x", "shape"})
+      .Op("u", "DynamicUnsqueeze", {"r", "axes"})
+      .Output("u");
+  auto g = m.Build();
+  std::weak_ptr<Buffer> shape = ConstBuffer(*g, "shape");
+  std::weak_ptr<Buffer> axes = ConstBuffer(*g, "axes");
+  ASSERT_FALSE(shape.expired());
+  ASSERT_FALSE(axes.expired());
+  absl::StatusOr<OptimizedGraph> opt =
+      OptimizeGraph(std::move(g), OPTIMIZATION_BASIC, PassOptions{});
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  EXPECT_EQ(OpOf(*opt->graph, "u"), "Unsqueeze");
+  EXPECT_TRUE(shape.expired());
+  EXPECT_TRUE(axes.expired());
+  auto given = m.Build();
+  ExpectSameOutputs(*given, *opt->graph, RandomFeeds(*given, 6));
 }
 
 }  // namespace
