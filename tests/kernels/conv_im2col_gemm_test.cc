@@ -40,31 +40,40 @@ Conv2DParams Params(std::vector<int64_t> strides, std::vector<int64_t> pads,
 TEST(Im2colGemmPaysTest, TakesDeepWindowsAndStridedOnes) {
   // ResNet-50's 3 x 3 of 512 and 256 channels, its strided 3 x 3 (128
   // channels) and strided 1 x 1 downsampling.
-  EXPECT_TRUE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 2, false));
-  EXPECT_TRUE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 256, 3, 3, 1, false));
-  EXPECT_TRUE(cpu::Im2colGemmPays(Params({2, 2}, {1, 1, 1, 1}), 128, 3, 3, 2, false));
-  EXPECT_TRUE(cpu::Im2colGemmPays(Params({2, 2}, {0, 0, 0, 0}), 256, 1, 1, 2, false));
+  EXPECT_TRUE(
+      cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 2, false));
+  EXPECT_TRUE(
+      cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 256, 3, 3, 1, false));
+  EXPECT_TRUE(
+      cpu::Im2colGemmPays(Params({2, 2}, {1, 1, 1, 1}), 128, 3, 3, 2, false));
+  EXPECT_TRUE(
+      cpu::Im2colGemmPays(Params({2, 2}, {0, 0, 0, 0}), 256, 1, 1, 2, false));
 }
 
 TEST(Im2colGemmPaysTest, LeavesWhatTheDirectKernelsDoBetter) {
   // Shallow inputs (64 channels on 56 x 56; the 3-channel stem), unstrided
   // 1 x 1 (oneDNN's 1 x 1 kernel), 3 x 3 of 128 channels unstrided.
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 64, 3, 3, 2, false));
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({2, 2}, {3, 3, 3, 3}), 3, 7, 7, 2, false));
+  EXPECT_FALSE(
+      cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 64, 3, 3, 2, false));
+  EXPECT_FALSE(
+      cpu::Im2colGemmPays(Params({2, 2}, {3, 3, 3, 3}), 3, 7, 7, 2, false));
   EXPECT_FALSE(
       cpu::Im2colGemmPays(Params({1, 1}, {0, 0, 0, 0}), 1024, 1, 1, 2, false));
   // ResNet-50's strided 1 x 1 of 512 and 1024 channels.
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({2, 2}, {0, 0, 0, 0}), 512, 1, 1, 2, false));
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 128, 3, 3, 2, false));
+  EXPECT_FALSE(
+      cpu::Im2colGemmPays(Params({2, 2}, {0, 0, 0, 0}), 512, 1, 1, 2, false));
+  EXPECT_FALSE(
+      cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 128, 3, 3, 2, false));
   // Grouped, dilated, and a pool that runs oneDNN on an OpenMP team.
   EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}, {1, 1}, 2), 512,
                                    3, 3, 2, false));
+  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {2, 2, 2, 2}, {2, 2}), 512, 3,
+                                   3, 2, false));
   EXPECT_FALSE(
-      cpu::Im2colGemmPays(Params({1, 1}, {2, 2, 2, 2}, {2, 2}), 512, 3, 3, 2, false));
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 4, false));
+      cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 4, false));
   // AVX-512: oneDNN's brgemm and Winograd kernels, not compared.
-  EXPECT_FALSE(cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 2,
-                                   true));
+  EXPECT_FALSE(
+      cpu::Im2colGemmPays(Params({1, 1}, {1, 1, 1, 1}), 512, 3, 3, 2, true));
 }
 
 TEST(PlanIm2colGemmTest, CutsChannelsOnSmallMapsAndRowsOnLargeOnes) {
@@ -151,7 +160,8 @@ TEST(ConvIm2colGemmTest, MatchesTheLoopsAtOneAndTwoThreads) {
     SCOPED_TRACE(c.name);
     const Shape& x = c.nhwc[0];
     const Shape& f = c.nhwc[1];
-    ASSERT_TRUE(cpu::Im2colGemmPays(c.params, x.dim(3), f.dim(1), f.dim(2), 2, false));
+    ASSERT_TRUE(
+        cpu::Im2colGemmPays(c.params, x.dim(3), f.dim(1), f.dim(2), 2, false));
     const std::vector<Tensor> in = Inputs(c);
     SetTestCpuConvolutions(CpuConvPath::kLoops);
     absl::StatusOr<std::vector<Tensor>> want =
